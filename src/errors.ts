@@ -1,0 +1,45 @@
+/**
+ * Typed errors with stable codes. A `MemvaultError` carries the exact text the model reads
+ * (`message`) and a machine code for logs, audit records and metrics. Anything that is not a
+ * MemvaultError is an internal fault: callers turn it into a generic message so that host paths,
+ * stack traces and keys never reach the model.
+ */
+export type ErrorCode =
+  | 'INVALID_INPUT' // malformed command object: missing or mistyped field, unknown command
+  | 'INVALID_PATH' // rejected by the path guard
+  | 'INVALID_USER' // empty or absurd user id (a host application bug, not the model's)
+  | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
+  | 'NOT_A_FILE'
+  | 'NOT_A_DIRECTORY'
+  | 'NO_MATCH' // str_replace: old_str not found
+  | 'AMBIGUOUS_MATCH' // str_replace: several matches
+  | 'INVALID_RANGE' // view_range / insert_line out of range
+  | 'UNSUPPORTED_CONTENT' // binary content that is not a supported image
+  | 'TOO_LARGE' // file over the line limit or a size cap
+  | 'QUOTA_EXCEEDED'
+  | 'PII_REJECTED'
+  | 'CONFLICT' // too many concurrent writers; retry budget spent
+  | 'PRECONDITION_FAILED' // store level: a conditional write lost
+  | 'STORE_UNAVAILABLE' // store level: the backend failed after retries
+  | 'INTEGRITY' // ciphertext failed to open: tampered, moved or wrong key
+  | 'KEY_UNAVAILABLE' // master key / KMS problem
+  | 'CONFIG' // bad configuration at start-up
+  | 'INTERNAL';
+
+export class MemvaultError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MemvaultError';
+    this.code = code;
+  }
+}
+
+export function isMemvaultError(e: unknown, code?: ErrorCode): e is MemvaultError {
+  return e instanceof MemvaultError && (code === undefined || e.code === code);
+}
+
+/** The text shown to the model for an unexpected fault: nothing of the fault itself. */
+export const INTERNAL_ERROR_MESSAGE =
+  'Error: The memory store failed to complete this command. Nothing was changed; please try again.';

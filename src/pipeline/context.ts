@@ -1,0 +1,43 @@
+import type { ErrorCode } from '../errors.js';
+import type { MemoryCommand, ResultContent } from '../tool/types.js';
+import type { UserFiles } from '../vault/user-files.js';
+
+/** What one command produced: the model sees `content` (and `isError`); `code` is for logs and audit. */
+export interface CommandResult {
+  content: ResultContent;
+  isError: boolean;
+  code?: ErrorCode;
+}
+
+/** Per-command counters that every layer adds to; the audit record and metrics read them. */
+export interface CommandStats {
+  bytesRead: number;
+  bytesWritten: number;
+  /** Store requests by type (GET, PUT, HEAD, LIST, COPY, DELETE, ...). */
+  requests: Record<string, number>;
+}
+
+/**
+ * The state of one command as it travels through the middleware chain.
+ * `input` is the untrusted object from the model. `command` is set by the validation step; after
+ * the path guard, its path fields are canonical (`pathsCanonical`), and nothing below the guard
+ * may act on a command whose paths are not.
+ */
+export interface CommandContext {
+  readonly requestId: string;
+  /** Pseudonymous user id (keyed hash); the only user identifier that logs and audit may carry. */
+  readonly uid: string;
+  readonly input: unknown;
+  command?: MemoryCommand;
+  pathsCanonical: boolean;
+  readonly files: UserFiles;
+  readonly startedAt: number;
+  readonly stats: CommandStats;
+  /** What each middleware decided, keyed by middleware name (e.g. pathGuard, pii, quota). */
+  readonly decisions: Record<string, unknown>;
+  /** Abort signal for the command (set when the host cancels the tool call). */
+  readonly signal?: AbortSignal;
+}
+
+export type Next = () => Promise<CommandResult>;
+export type Middleware = (ctx: CommandContext, next: Next) => Promise<CommandResult>;

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import {
+  PreconditionFailedError,
+  type CopyOptions,
+  type ListOptions,
+  type ListPage,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from './port.js';
+
+interface Entry {
+  body: Uint8Array;
+  etag: string;
+  lastModified: Date;
+  metadata: Record<string, string>;
+  tags: Record<string, string>;
+}
+
+/** Compare keys as S3 does: by their UTF-8 bytes (differs from JS string order for astral characters). */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+export function etagOf(body: Uint8Array): string {
+  return createHash('md5').update(body).digest('hex');
+}
+
+/**
+ * In-process object store for tests and benchmarks. Same semantics as the others (the contract
+ * suite checks it); every call copies bodies so that callers cannot alias stored bytes.
+ * `now` is injectable so that expiry tests can control the clock.
+ */
+export class MemoryStore implements ObjectStore {
+  readonly kind = 'memory';
+  private readonly objects = new Map<string, Entry>();
+  private versionCounter = 0;
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  async get(key: string): Promise<StoredObject | null> {
+    const entry = this.objects.get(key);
+    if (!entry) return null;
+    return { key, size: entry.body.byteLength, etag: entry.etag, lastModified: entry.lastModified, body: entry.body.slice(), metadata: { ...entry.metadata } };
+  }
+
+  async head(key: string): Promise<ObjectInfo | null> {
+    const entry = this.objects.get(key);
+    return entry ? { key, size: entry.body.byteLength, etag: entry.etag, lastModified: entry.lastModified } : null;
+  }
+
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+    this.checkConditions(key, options.ifMatch, options.ifNoneMatch);
+    const entry = this.entry(body.slice(), options.metadata ?? {}, options.tags ?? {});
+    this.objects.set(key, entry);
+    return { etag: entry.etag };
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const maxKeys = Math.min(Math.max(options.maxKeys ?? 1000, 1), 1000);
+    const after = options.continuationToken ?? options.startAfter;
+    const keys = [...this.objects.keys()]
+      .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
+      .sort(compareKeys);
+    const page = keys.slice(0, maxKeys);
+    const objects = page.map((key) => {
+      const e = this.objects.get(key)!;
+      return { key, size: e.body.byteLength, etag: e.etag, lastModified: e.lastModified };
+    });
+    const last = page[page.length - 1];
+    return keys.length > maxKeys && last !== undefined ? { objects, continuationToken: last } : { objects };
+  }
+
+  async copy(sourceKey: string, destinationKey: string, options: CopyOptions = {}): Promise<{ etag: string }> {
+    const source = this.objects.get(sourceKey);
+    if (!source) throw new Error('copy source does not exist');
+    if (options.ifSourceMatch !== undefined && source.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
+    this.checkConditions(destinationKey, undefined, options.ifNoneMatch);
+    const entry = this.entry(source.body.slice(), options.metadata ?? { ...source.metadata }, { ...source.tags });
+    this.objects.set(destinationKey, entry);
+    return { etag: entry.etag };
+  }
+
+  async delete(key: string, options: { ifMatch?: string } = {}): Promise<void> {
+    const entry = this.objects.get(key);
+    if (options.ifMatch !== undefined && entry && entry.etag !== options.ifMatch) throw new PreconditionFailedError(key);
+    this.objects.delete(key);
+  }
+
+  async deleteMany(keys: string[]): Promise<{ failed: string[] }> {
+    for (const key of keys) this.objects.delete(key);
+    return { failed: [] };
+  }
+
+  async close(): Promise<void> {}
+
+  /** Tags of an object (tests of TTL classes read them). */
+  tagsOf(key: string): Record<string, string> | undefined {
+    const entry = this.objects.get(key);
+    return entry ? { ...entry.tags } : undefined;
+  }
+
+  /** Every stored key (tests that scan raw storage use it). */
+  keys(): string[] {
+    return [...this.objects.keys()].sort(compareKeys);
+  }
+
+  private checkConditions(key: string, ifMatch: string | undefined, ifNoneMatch: '*' | undefined): void {
+    const current = this.objects.get(key);
+    if (ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
+    if (ifMatch !== undefined && (!current || current.etag !== ifMatch)) throw new PreconditionFailedError(key);
+  }
+
+  private entry(body: Uint8Array, metadata: Record<string, string>, tags: Record<string, string>): Entry {
+    // A version counter in the ETag keeps rewrites of identical bytes distinguishable, as a
+    // conditional writer needs (S3's MD5 ETag would not change; callers must not rely on that).
+    this.versionCounter += 1;
+    return { body, etag: `${etagOf(body).slice(0, 24)}${this.versionCounter.toString(16).padStart(8, '0')}`, lastModified: this.now(), metadata, tags };
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The object-store port. Every adapter (memory, file, s3) implements exactly this, and the contract
+ * suite in test/store/contract.ts holds each of them to the same behaviour.
+ *
+ * Semantics are S3's: flat keys, strong read-after-write consistency, ETags as opaque version tokens,
+ * conditional writes (`ifMatch`, `ifNoneMatch: '*'`) that fail with `PreconditionFailedError`.
+ * Keys are at most 1,024 bytes of UTF-8 and never start with '/'.
+ */
+export interface ObjectInfo {
+  key: string;
+  /** Stored size in bytes (of the object body as stored, i.e. ciphertext when encrypted). */
+  size: number;
+  /** Opaque version token, without quotes. */
+  etag: string;
+  lastModified: Date;
+}
+
+export interface StoredObject extends ObjectInfo {
+  body: Uint8Array;
+  metadata: Record<string, string>;
+}
+
+export interface PutOptions {
+  /** Write only if the current object has this ETag (optimistic concurrency). */
+  ifMatch?: string;
+  /** '*' = write only if no object exists at the key (create-once). */
+  ifNoneMatch?: '*';
+  metadata?: Record<string, string>;
+  tags?: Record<string, string>;
+}
+
+export interface CopyOptions {
+  /** '*' = copy only if nothing exists at the destination. */
+  ifNoneMatch?: '*';
+  /** Copy only if the source still has this ETag. */
+  ifSourceMatch?: string;
+  /** Replace the metadata instead of copying it (S3 MetadataDirective REPLACE). */
+  metadata?: Record<string, string>;
+}
+
+export interface ListPage {
+  objects: ObjectInfo[];
+  /** Present when more keys follow; pass it back as `continuationToken`. */
+  continuationToken?: string;
+}
+
+export interface ListOptions {
+  continuationToken?: string;
+  /** Page size; adapters cap it at 1,000 (S3's maximum). */
+  maxKeys?: number;
+  /** List keys strictly after this one (S3 StartAfter). */
+  startAfter?: string;
+}
+
+export interface ObjectStore {
+  /** A short name for logs and errors: 'memory', 'file', 's3'. Never a host path or credentials. */
+  readonly kind: string;
+  get(key: string): Promise<StoredObject | null>;
+  head(key: string): Promise<ObjectInfo | null>;
+  /** Returns the new ETag. Throws PreconditionFailedError when a condition fails. */
+  put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }>;
+  /** Keys in lexicographic (UTF-8 byte) order, starting with `prefix`. */
+  list(prefix: string, options?: ListOptions): Promise<ListPage>;
+  copy(sourceKey: string, destinationKey: string, options?: CopyOptions): Promise<{ etag: string }>;
+  /** Deleting a missing key is not an error (S3 semantics). With ifMatch, deletes only that version. */
+  delete(key: string, options?: { ifMatch?: string }): Promise<void>;
+  /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */
+  deleteMany(keys: string[]): Promise<{ failed: string[] }>;
+  close(): Promise<void>;
+}
+
+/** A conditional write or copy lost: someone else wrote first. Callers re-read and retry. */
+export class PreconditionFailedError extends Error {
+  readonly code = 'PRECONDITION_FAILED' as const;
+  constructor(key: string) {
+    // Keys may be derived from user paths; keep them out of the message (it may reach logs).
+    super('precondition failed');
+    this.name = 'PreconditionFailedError';
+    void key;
+  }
+}
+
+/** Iterate every object under a prefix, page by page (one LIST request per 1,000 keys). */
+export async function* listAll(store: ObjectStore, prefix: string, pageSize = 1000): AsyncGenerator<ObjectInfo> {
+  let continuationToken: string | undefined;
+  do {
+    const page = await store.list(prefix, { maxKeys: pageSize, ...(continuationToken ? { continuationToken } : {}) });
+    yield* page.objects;
+    continuationToken = page.continuationToken;
+  } while (continuationToken);
+}

@@ -1,0 +1,49 @@
+/**
+ * One user's files, addressed by canonical memory paths (`/memories` or `/memories/a/b.md`, as the
+ * path guard produces them). Implementations map paths to store keys (plain or encrypted names) and
+ * bodies to stored bytes (plain or sealed), and report every store request into the command's stats.
+ *
+ * Directories are implicit, as in S3: a directory exists while at least one file lies below it.
+ * `/memories` always exists.
+ */
+import type { CommandStats } from '../pipeline/context.js';
+
+export interface FileVersion {
+  /** Plaintext bytes. */
+  data: Uint8Array;
+  /** Opaque version token for a conditional write. */
+  etag: string;
+  lastModified: Date;
+}
+
+export interface ListedFile {
+  /** Canonical path of the file. */
+  path: string;
+  /** Plaintext size in bytes. */
+  size: number;
+  lastModified: Date;
+}
+
+export type PathKind = { kind: 'file'; size: number } | { kind: 'directory' } | null;
+
+export interface WriteCondition {
+  /** Replace only this version of the file. */
+  ifMatch?: string;
+  /** Create only: fail if a file exists at the path. */
+  ifNoneMatch?: boolean;
+}
+
+export interface UserFiles {
+  readonly uid: string;
+  /** Bind request accounting to one command's stats. Returns a view that reports into them. */
+  withStats(stats: CommandStats): UserFiles;
+  read(path: string): Promise<FileVersion | null>;
+  /** Throws PreconditionFailedError when the condition fails. */
+  write(path: string, data: Uint8Array, condition?: WriteCondition): Promise<{ etag: string }>;
+  /** What is at the path. A directory check costs one LIST of at most one key. */
+  kind(path: string): Promise<PathKind>;
+  /** Every file below `dir` (recursively), in path order. */
+  listFiles(dir: string): AsyncIterable<ListedFile>;
+  /** Delete one file (optionally only this version). */
+  remove(path: string, condition?: { ifMatch?: string }): Promise<void>;
+}
