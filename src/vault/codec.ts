@@ -1,0 +1,33 @@
+/**
+ * How one user's files look in the object store. The vault asks a `UserCodec` for every key and
+ * every body; the plain codec (tests, benchmarks) keeps names and bytes readable, the encrypted
+ * codec (src/crypto) hides both. Implementations must be pure functions of their key material so
+ * that two processes agree on every key.
+ */
+export interface UserCodec {
+  /** Pseudonymous user id (a keyed hash of the user id); safe for logs and audit records. */
+  readonly uid: string;
+  /** Prefix of every object of this user's files, ending with '/'. */
+  readonly filesPrefix: string;
+  /** Store key of a canonical path below /memories (never /memories itself). */
+  keyFor(path: string): string;
+  /** Store-key prefix of everything below a canonical directory path, ending with '/'. */
+  prefixFor(dir: string): string;
+  /** Canonical path of a store key under `filesPrefix`. Throws MemvaultError('INTEGRITY') on a foreign key. */
+  pathFor(key: string): string;
+  /** Bytes to store for a file's plaintext at `path`. */
+  seal(path: string, plaintext: Uint8Array): Uint8Array;
+  /** Plaintext of stored bytes read from `path`. Throws MemvaultError('INTEGRITY') if they do not open. */
+  open(path: string, stored: Uint8Array): Uint8Array;
+  /** Plaintext size of a stored object of `storedSize` bytes (listings show plaintext sizes). */
+  plaintextSize(storedSize: number): number;
+}
+
+export interface CodecProvider {
+  /** A short description for start-up logs: 'plain', 'local-master-key', 'kms'. */
+  readonly mode: string;
+  /** The codec of one user; may read or create the user's wrapped data key on first use. */
+  forUser(userId: string): Promise<UserCodec>;
+  /** Wipe cached key material. */
+  close(): Promise<void>;
+}
