@@ -1,0 +1,10 @@
+export {
+  MemvaultStorage,
+  TTL_CLASS_TAG_KEY,
+  type AuditRetentionMode,
+  type MemoryBucketEncryption,
+  type MemvaultStorageProps,
+  type MemvaultSweeperProps,
+} from './memvault-storage.js';
+export { MemvaultStack, type MemvaultStackProps } from './memvault-stack.js';
+export { buildMemvaultApp, type BuildMemvaultAppOptions, type MemvaultApp } from './build-app.js';
