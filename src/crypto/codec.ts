@@ -1,0 +1,295 @@
+/**
+ * The encrypted codec: implements src/vault/codec.ts with per-user data keys (docs/format.md).
+ *
+ * - uid: keyed hash of the user id under the deployment secret (k/_deployment), so user ids never
+ *   reach the store; the secret is re-wrapped (never replaced) by rotation, so uids never change.
+ * - keys: u/{uid}/f/ + each path segment encrypted deterministically (SIV), joined by '/'.
+ * - bodies: XChaCha20-Poly1305 with a committed key; AD binds format version, key version, uid, path.
+ */
+import { MemvaultError } from '../errors.js';
+import type { ObjectStore } from '../store/port.js';
+import type { CodecProvider, UserCodec } from '../vault/codec.js';
+import {
+  CONTENT_OVERHEAD,
+  computeUid,
+  decryptSegment,
+  deriveUserKeys,
+  encryptSegment,
+  NONCE_BYTES,
+  openContent,
+  sealContentWithNonce,
+  type UserKeys,
+} from './format.js';
+import { randomBytes } from 'node:crypto';
+import { describeKey, type KeyProvider } from './key-provider.js';
+import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
+import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, userFilesPrefix, userKeyKey } from './layout.js';
+import { loadSodium, type Sodium } from './sodium.js';
+import { NoMatchingKeyError, readOrCreateSecret, readSecret } from './wrapped-secret.js';
+
+export const MEMORIES_ROOT = '/memories';
+/** S3's key limit; a store adapter that adds its own prefix passes a smaller `maxKeyBytes`. */
+export const MAX_STORE_KEY_BYTES = 1024;
+/** Longest user id accepted (user ids are opaque strings from the host application). */
+export const MAX_USER_ID_LENGTH = 1024;
+
+export interface EncryptedCodecOptions {
+  store: ObjectStore;
+  /** Wraps new keys; also opens records wrapped with it. */
+  keyProvider: KeyProvider;
+  /**
+   * Providers that only open records (the old master key or KMS key while a rotation runs, so
+   * that users already re-wrapped and users not yet re-wrapped both keep working).
+   */
+  previousKeyProviders?: KeyProvider[];
+  cache?: KeyCacheOptions;
+  /** Longest store key this codec may produce. Default 1,024 (S3). */
+  maxKeyBytes?: number;
+}
+
+export interface EncryptedCodecProvider extends CodecProvider {
+  /** Key id of the provider that wraps new keys (for start-up logs). */
+  readonly keyId: string;
+  /** True when this start-up created the deployment record (a new, empty deployment). */
+  readonly createdDeployment: boolean;
+  /** Pseudonymous uid of a user id (pure: no store access). */
+  uidOf(userId: string): string;
+  /** Codec of an existing user by uid (sweeper, export); NOT_FOUND when the user has no key. */
+  forUid(uid: string): Promise<UserCodec>;
+  /** Drop a user's cached key at once (erasure). */
+  evict(uid: string): void;
+  /** Number of users whose keys are cached. */
+  readonly cachedUsers: number;
+}
+
+function validateUserId(userId: unknown): asserts userId is string {
+  if (typeof userId !== 'string' || userId.length === 0 || userId.length > MAX_USER_ID_LENGTH || userId.trim() !== userId) {
+    throw new MemvaultError('INVALID_USER', 'Error: The user id is empty or not valid.');
+  }
+}
+
+function invalidCanonicalPath(): MemvaultError {
+  // Only reachable through a caller bug: the path guard hands the vault canonical paths.
+  return new MemvaultError('INVALID_PATH', 'Error: The path is not a canonical path below /memories.');
+}
+
+/** Segments of a canonical path below /memories ('/memories' itself has none). */
+function segmentsOf(path: string): string[] {
+  if (path === MEMORIES_ROOT) return [];
+  if (!path.startsWith(`${MEMORIES_ROOT}/`)) throw invalidCanonicalPath();
+  const segments = path.slice(MEMORIES_ROOT.length + 1).split('/');
+  if (segments.some((s) => s.length === 0 || s === '.' || s === '..')) throw invalidCanonicalPath();
+  return segments;
+}
+
+class EncryptedUserCodec implements UserCodec {
+  readonly filesPrefix: string;
+
+  constructor(
+    readonly uid: string,
+    private readonly cached: CachedKeys,
+    private readonly maxKeyBytes: number,
+  ) {
+    this.filesPrefix = userFilesPrefix(uid);
+  }
+
+  private get keys(): UserKeys {
+    if (this.cached.wiped) {
+      throw new MemvaultError('KEY_UNAVAILABLE', 'Error: The memory key was released while this command ran; please try again.');
+    }
+    return this.cached.keys;
+  }
+
+  private encryptedSegments(path: string): string {
+    const keys = this.keys;
+    let parent = MEMORIES_ROOT;
+    const out: string[] = [];
+    for (const segment of segmentsOf(path)) {
+      out.push(encryptSegment(keys, parent, segment));
+      parent = `${parent}/${segment}`;
+    }
+    return out.join('/');
+  }
+
+  keyFor(path: string): string {
+    if (path === MEMORIES_ROOT) throw invalidCanonicalPath();
+    const key = this.filesPrefix + this.encryptedSegments(path);
+    if (Buffer.byteLength(key, 'utf8') > this.maxKeyBytes) {
+      throw new MemvaultError(
+        'INVALID_PATH',
+        `Error: The path ${path} is too long to store. Encrypted names are about a third longer than the names themselves, and the store limits a key to ${this.maxKeyBytes} bytes; use shorter names or fewer directory levels.`,
+      );
+    }
+    return key;
+  }
+
+  prefixFor(dir: string): string {
+    const encrypted = this.encryptedSegments(dir);
+    return encrypted.length === 0 ? this.filesPrefix : `${this.filesPrefix}${encrypted}/`;
+  }
+
+  pathFor(key: string): string {
+    if (!key.startsWith(this.filesPrefix)) throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
+    const keys = this.keys;
+    let path = MEMORIES_ROOT;
+    for (const encoded of key.slice(this.filesPrefix.length).split('/')) {
+      path = `${path}/${decryptSegment(keys, path, encoded)}`;
+    }
+    if (path === MEMORIES_ROOT) throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
+    return path;
+  }
+
+  seal(path: string, plaintext: Uint8Array): Uint8Array {
+    segmentsOf(path);
+    return sealContentWithNonce(this.keys, this.uid, path, plaintext, new Uint8Array(randomBytes(NONCE_BYTES)));
+  }
+
+  open(path: string, stored: Uint8Array): Uint8Array {
+    return openContent(this.keys, this.uid, path, stored);
+  }
+
+  plaintextSize(storedSize: number): number {
+    return Math.max(0, storedSize - CONTENT_OVERHEAD);
+  }
+}
+
+class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
+  readonly mode: string;
+  readonly keyId: string;
+  private readonly cache: KeyCache;
+  private readonly inFlight = new Map<string, Promise<CachedKeys>>();
+  private readonly providers: KeyProvider[];
+  private readonly maxKeyBytes: number;
+  private closed = false;
+
+  constructor(
+    private readonly sodium: Sodium,
+    private readonly store: ObjectStore,
+    private readonly primary: KeyProvider,
+    previous: KeyProvider[],
+    private readonly deploymentSecret: Uint8Array,
+    readonly createdDeployment: boolean,
+    cacheOptions: KeyCacheOptions | undefined,
+    maxKeyBytes: number | undefined,
+  ) {
+    this.mode = primary.kind === 'kms' ? 'kms' : 'local-master-key';
+    this.keyId = primary.keyId;
+    this.providers = [primary, ...previous];
+    this.cache = new KeyCache(cacheOptions);
+    this.maxKeyBytes = maxKeyBytes ?? MAX_STORE_KEY_BYTES;
+  }
+
+  get cachedUsers(): number {
+    return this.cache.size;
+  }
+
+  uidOf(userId: string): string {
+    validateUserId(userId);
+    this.assertOpen();
+    return computeUid(this.deploymentSecret, userId);
+  }
+
+  async forUser(userId: string): Promise<UserCodec> {
+    const uid = this.uidOf(userId);
+    return new EncryptedUserCodec(uid, await this.keysOf(uid, true), this.maxKeyBytes);
+  }
+
+  async forUid(uid: string): Promise<UserCodec> {
+    if (!isUid(uid)) throw new MemvaultError('INVALID_USER', 'Error: Not a memvault uid.');
+    return new EncryptedUserCodec(uid, await this.keysOf(uid, false), this.maxKeyBytes);
+  }
+
+  evict(uid: string): void {
+    this.cache.evict(uid);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cache.clear();
+    this.sodium.memzero(this.deploymentSecret);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new MemvaultError('KEY_UNAVAILABLE', 'Error: The memory store is closed.');
+  }
+
+  private keysOf(uid: string, create: boolean): Promise<CachedKeys> {
+    this.assertOpen();
+    const cached = this.cache.get(uid);
+    if (cached) return Promise.resolve(cached);
+    // One store read and one unwrap per user however many commands arrive together.
+    const running = this.inFlight.get(uid);
+    if (running) return running;
+    const loading = this.loadKeys(uid, create).finally(() => this.inFlight.delete(uid));
+    this.inFlight.set(uid, loading);
+    return loading;
+  }
+
+  private async loadKeys(uid: string, create: boolean): Promise<CachedKeys> {
+    const location = { store: this.store, key: userKeyKey(uid), uid };
+    const wipe = (bytes: Uint8Array) => this.sodium.memzero(bytes);
+    const opened = create
+      ? await readOrCreateSecret(location, this.primary, this.providers, wipe)
+      : await readSecret(location, this.providers);
+    if (!opened) throw new MemvaultError('NOT_FOUND', 'Error: No memory key exists for this user.');
+    const keys = deriveUserKeys(opened.secret, opened.record.keyVersion);
+    wipe(opened.secret);
+    this.assertOpen();
+    return this.cache.set(uid, keys);
+  }
+}
+
+/**
+ * Open (or, on a new store, create) the deployment record and return the provider. Start-up
+ * fails with a clear KEY_UNAVAILABLE message when the configured key is not the deployment's.
+ */
+export async function createEncryptedCodecProvider(options: EncryptedCodecOptions): Promise<EncryptedCodecProvider> {
+  const sodium = await loadSodium();
+  const previous = options.previousKeyProviders ?? [];
+  const providers = [options.keyProvider, ...previous];
+  const location = { store: options.store, key: DEPLOYMENT_RECORD_KEY, uid: DEPLOYMENT_CONTEXT_UID };
+  let opened;
+  try {
+    opened = await readOrCreateSecret(location, options.keyProvider, providers, (b) => sodium.memzero(b));
+  } catch (e) {
+    throw explainDeploymentFailure(e, options.keyProvider, previous);
+  }
+  return new EncryptedCodecProviderImpl(
+    sodium,
+    options.store,
+    options.keyProvider,
+    previous,
+    opened.secret,
+    opened.created,
+    options.cache,
+    options.maxKeyBytes,
+  );
+}
+
+function explainDeploymentFailure(e: unknown, primary: KeyProvider, previous: KeyProvider[]): unknown {
+  const configured = [primary, ...previous].map((p) => describeKey(p.kind, p.keyId)).join(', ');
+  if (e instanceof NoMatchingKeyError) {
+    const wrappedWith = describeKey(e.record.kind, e.record.keyId);
+    const hint =
+      e.record.kind === 'local'
+        ? 'Set MEMVAULT_MASTER_KEY (or the master key file) to the master key this deployment was created with; while rotating, configure the old key as a previous key.'
+        : 'Configure that KMS key (kms.keyId) and credentials allowed to use it.';
+    return new MemvaultError(
+      'KEY_UNAVAILABLE',
+      `The configured master key does not match this deployment: its keys are wrapped with the ${wrappedWith}, but the configured key is the ${configured}. ${hint}`,
+      { cause: e },
+    );
+  }
+  if (e instanceof MemvaultError && e.code === 'INTEGRITY') {
+    return new MemvaultError(
+      'KEY_UNAVAILABLE',
+      `The deployment record (${DEPLOYMENT_RECORD_KEY}) does not open with the ${configured}, although the key check matches: the record is damaged. Restore it from a backup.`,
+      { cause: e },
+    );
+  }
+  if (e instanceof MemvaultError && e.code === 'KEY_UNAVAILABLE') {
+    return new MemvaultError('KEY_UNAVAILABLE', `The deployment record could not be opened: ${e.message.replace(/^Error: /, '')}`, { cause: e });
+  }
+  return e;
+}

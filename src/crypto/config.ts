@@ -1,0 +1,189 @@
+/**
+ * From configuration (createVault options and environment) to key providers and the codec.
+ * Precedence: explicit options, then environment, then the embedded default key file (created on
+ * first run). Configuring two key sources at one level is an error rather than a silent choice.
+ */
+import { promises as fs } from 'node:fs';
+import type { KMSClient } from '@aws-sdk/client-kms';
+import { MemvaultError } from '../errors.js';
+import type { ObjectStore } from '../store/port.js';
+import { createEncryptedCodecProvider, type EncryptedCodecProvider } from './codec.js';
+import type { KeyCacheOptions } from './key-cache.js';
+import type { KeyProvider } from './key-provider.js';
+import { createKmsKeyProvider } from './kms-key.js';
+import {
+  createLocalKeyProvider,
+  loadOrCreateLocalMasterKey,
+  MASTER_KEY_ENV,
+  MASTER_KEY_FILE_ENV,
+  parseMasterKey,
+  readMasterKeyFile,
+} from './local-key.js';
+import { loadSodium } from './sodium.js';
+
+export const KMS_KEY_ID_ENV = 'MEMVAULT_KMS_KEY_ID';
+export const PREVIOUS_MASTER_KEY_ENV = 'MEMVAULT_PREVIOUS_MASTER_KEY';
+export const PREVIOUS_MASTER_KEY_FILE_ENV = 'MEMVAULT_PREVIOUS_MASTER_KEY_FILE';
+export const PREVIOUS_KMS_KEY_ID_ENV = 'MEMVAULT_PREVIOUS_KMS_KEY_ID';
+
+export interface KmsConfig {
+  keyId: string;
+  client?: KMSClient;
+}
+
+/** One key source: at most one of the three. */
+export interface KeySourceConfig {
+  /** Base64 of 32 bytes, or the 32 bytes. */
+  masterKey?: string | Uint8Array;
+  /** Path of a file holding the base64 master key, mode 0600. */
+  masterKeyFile?: string;
+  kms?: KmsConfig;
+}
+
+export interface EncryptionConfig extends KeySourceConfig {
+  /** Old keys, used only to open records not yet re-wrapped (during a rotation). */
+  previous?: KeySourceConfig[];
+  cache?: KeyCacheOptions;
+  /** Longest store key (default 1,024); lower it when the store adapter prepends a prefix. */
+  maxKeyBytes?: number;
+}
+
+export interface ResolveKeyOptions {
+  /** Defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** The embedded default: created with a fresh key when no other source is configured. */
+  defaultMasterKeyFile?: string;
+}
+
+export interface ResolvedKeyProvider {
+  keyProvider: KeyProvider;
+  /** Set when this call created the key file (the caller should tell the operator to back it up). */
+  createdMasterKeyFile?: string;
+  /** Where the key came from, for start-up logs ('MEMVAULT_MASTER_KEY', 'kms', a file path). */
+  source: string;
+}
+
+const NO_KEY_MESSAGE =
+  `Encryption is enabled but no master key is configured: set ${MASTER_KEY_ENV} to the base64 of 32 random bytes ` +
+  `(openssl rand -base64 32), set ${MASTER_KEY_FILE_ENV} to a key file (mode 0600), or set ${KMS_KEY_ID_ENV} to use AWS KMS.`;
+
+function countSources(config: KeySourceConfig): number {
+  return [config.masterKey !== undefined, config.masterKeyFile !== undefined, config.kms !== undefined].filter(Boolean).length;
+}
+
+async function providerFromSource(config: KeySourceConfig, label: string): Promise<ResolvedKeyProvider> {
+  await loadSodium();
+  if (config.kms) return { keyProvider: createKmsKeyProvider(config.kms), source: `kms:${config.kms.keyId}` };
+  if (config.masterKey !== undefined) {
+    const key = typeof config.masterKey === 'string' ? parseMasterKey(config.masterKey, label) : new Uint8Array(config.masterKey);
+    return withWipe(key, async () => ({ keyProvider: await createLocalKeyProvider(key), source: label }));
+  }
+  if (config.masterKeyFile !== undefined) {
+    const key = await readMasterKeyFile(config.masterKeyFile);
+    return withWipe(key, async () => ({ keyProvider: await createLocalKeyProvider(key), source: config.masterKeyFile as string }));
+  }
+  throw new MemvaultError('CONFIG', NO_KEY_MESSAGE);
+}
+
+async function withWipe<T>(key: Uint8Array, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } finally {
+    (await loadSodium()).memzero(key);
+  }
+}
+
+/** The key provider that wraps new keys. */
+export async function keyProviderFromConfig(config: KeySourceConfig, options: ResolveKeyOptions = {}): Promise<ResolvedKeyProvider> {
+  const env = options.env ?? process.env;
+  if (countSources(config) > 1) throw new MemvaultError('CONFIG', 'Configure exactly one of encryption.masterKey, encryption.masterKeyFile and encryption.kms.');
+  if (countSources(config) === 1) return providerFromSource(config, 'encryption.masterKey');
+  const fromEnv: KeySourceConfig = {
+    ...(env[MASTER_KEY_ENV] ? { masterKey: env[MASTER_KEY_ENV] } : {}),
+    ...(env[MASTER_KEY_FILE_ENV] ? { masterKeyFile: env[MASTER_KEY_FILE_ENV] } : {}),
+    ...(env[KMS_KEY_ID_ENV] ? { kms: { keyId: env[KMS_KEY_ID_ENV] } } : {}),
+  };
+  if (countSources(fromEnv) > 1) throw new MemvaultError('CONFIG', `Set only one of ${MASTER_KEY_ENV}, ${MASTER_KEY_FILE_ENV} and ${KMS_KEY_ID_ENV}.`);
+  if (countSources(fromEnv) === 1) return providerFromSource(fromEnv, MASTER_KEY_ENV);
+  if (options.defaultMasterKeyFile) {
+    await loadSodium();
+    const { masterKey, created } = await loadOrCreateLocalMasterKey(options.defaultMasterKeyFile);
+    const resolved = await withWipe(masterKey, async () => ({ keyProvider: await createLocalKeyProvider(masterKey), source: options.defaultMasterKeyFile as string }));
+    return created ? { ...resolved, createdMasterKeyFile: options.defaultMasterKeyFile } : resolved;
+  }
+  throw new MemvaultError('CONFIG', NO_KEY_MESSAGE);
+}
+
+/** Old keys from config and MEMVAULT_PREVIOUS_* (for the window of a rotation). */
+export async function previousKeyProvidersFromConfig(config: EncryptionConfig, options: ResolveKeyOptions = {}): Promise<KeyProvider[]> {
+  const env = options.env ?? process.env;
+  const sources: Array<[KeySourceConfig, string]> = (config.previous ?? []).map((c, i) => [c, `encryption.previous[${i}].masterKey`]);
+  if (env[PREVIOUS_MASTER_KEY_ENV]) sources.push([{ masterKey: env[PREVIOUS_MASTER_KEY_ENV] }, PREVIOUS_MASTER_KEY_ENV]);
+  if (env[PREVIOUS_MASTER_KEY_FILE_ENV]) sources.push([{ masterKeyFile: env[PREVIOUS_MASTER_KEY_FILE_ENV] }, PREVIOUS_MASTER_KEY_FILE_ENV]);
+  if (env[PREVIOUS_KMS_KEY_ID_ENV]) sources.push([{ kms: { keyId: env[PREVIOUS_KMS_KEY_ID_ENV] } }, PREVIOUS_KMS_KEY_ID_ENV]);
+  const providers: KeyProvider[] = [];
+  for (const [source, label] of sources) {
+    if (countSources(source) !== 1) throw new MemvaultError('CONFIG', 'Each previous key must name exactly one of masterKey, masterKeyFile and kms.');
+    providers.push((await providerFromSource(source, label)).keyProvider);
+  }
+  return providers;
+}
+
+export interface Encryption {
+  codecProvider: EncryptedCodecProvider;
+  keyProvider: KeyProvider;
+  previousKeyProviders: KeyProvider[];
+  createdMasterKeyFile?: string;
+  /** Lines for the start-up log (no key material). */
+  notices: string[];
+}
+
+/**
+ * Everything createVault needs for `encryption: {...}`: resolves the keys, opens or creates the
+ * deployment record, and returns the codec provider. Start-up errors are MemvaultError 'CONFIG'
+ * (nothing or something malformed configured) or 'KEY_UNAVAILABLE' (the key is not this deployment's).
+ */
+export async function createEncryptionFromConfig(args: {
+  store: ObjectStore;
+  config: EncryptionConfig;
+  env?: NodeJS.ProcessEnv;
+  defaultMasterKeyFile?: string;
+}): Promise<Encryption> {
+  const resolveOptions: ResolveKeyOptions = { ...(args.env ? { env: args.env } : {}), ...(args.defaultMasterKeyFile ? { defaultMasterKeyFile: args.defaultMasterKeyFile } : {}) };
+  const resolved = await keyProviderFromConfig(args.config, resolveOptions);
+  const previousKeyProviders = await previousKeyProvidersFromConfig(args.config, resolveOptions);
+  let codecProvider: EncryptedCodecProvider;
+  try {
+    codecProvider = await createEncryptedCodecProvider({
+      store: args.store,
+      keyProvider: resolved.keyProvider,
+      previousKeyProviders,
+      ...(args.config.cache ? { cache: args.config.cache } : {}),
+      ...(args.config.maxKeyBytes ? { maxKeyBytes: args.config.maxKeyBytes } : {}),
+    });
+  } catch (e) {
+    if (resolved.createdMasterKeyFile && e instanceof MemvaultError && e.code === 'KEY_UNAVAILABLE') {
+      // The key file we just made cannot be this deployment's key: remove it so the next start
+      // does not mistake it for the real one.
+      await fs.rm(resolved.createdMasterKeyFile, { force: true });
+      throw new MemvaultError(
+        'KEY_UNAVAILABLE',
+        `${e.message} No master key file existed at ${resolved.createdMasterKeyFile}, so a new key was generated (and removed again): restore the original key file there.`,
+        { cause: e },
+      );
+    }
+    throw e;
+  }
+  const notices = [`encryption: ${codecProvider.mode}, key ${codecProvider.keyId} (from ${resolved.source})`];
+  if (resolved.createdMasterKeyFile) {
+    notices.push(`created a new master key file at ${resolved.createdMasterKeyFile}: back it up, without it the stored memories cannot be read`);
+  }
+  if (codecProvider.createdDeployment) notices.push('created a new deployment record (k/_deployment)');
+  return {
+    codecProvider,
+    keyProvider: resolved.keyProvider,
+    previousKeyProviders,
+    ...(resolved.createdMasterKeyFile ? { createdMasterKeyFile: resolved.createdMasterKeyFile } : {}),
+    notices,
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * The byte formats of docs/format.md, as pure functions of explicit keys and nonces (the test
+ * vector in docs/format.md is checked against these). Everything here is synchronous and needs
+ * `await loadSodium()` to have run once in the process.
+ *
+ * Content object:  version(1) | keyVersion(u32be) | commitment(32) | nonce(24) | ciphertext | tag(16)
+ * Name segment:    base64url( siv(16) | XChaCha20(segment) ), nonce = siv | 0^8
+ * Local wrap:      version(1) | nonce(24) | ciphertext(32) | tag(16)
+ */
+import { createHmac } from 'node:crypto';
+import { MemvaultError } from '../errors.js';
+import {
+  concatBytes,
+  constantTimeEqual,
+  fromBase64UrlStrict,
+  lengthPrefixed,
+  readU32be,
+  strictUtf8,
+  toBase64Url,
+  u32be,
+  utf8,
+} from './bytes.js';
+import { readySodium } from './sodium.js';
+
+export const FORMAT_VERSION = 1;
+export const KEY_BYTES = 32;
+export const NONCE_BYTES = 24;
+export const TAG_BYTES = 16;
+export const COMMITMENT_BYTES = 32;
+export const SIV_BYTES = 16;
+/** version + key version + commitment + nonce. */
+export const CONTENT_HEADER_BYTES = 1 + 4 + COMMITMENT_BYTES + NONCE_BYTES;
+/** Stored size minus plaintext size of every content object. */
+export const CONTENT_OVERHEAD = CONTENT_HEADER_BYTES + TAG_BYTES;
+export const LOCAL_WRAP_BYTES = 1 + NONCE_BYTES + KEY_BYTES + TAG_BYTES;
+/** Bytes of the keyed hash kept in a uid (24 bytes -> 32 base64url characters). */
+export const UID_HASH_BYTES = 24;
+export const UID_PATTERN = /^[A-Za-z0-9_-]{32}$/;
+
+// Labels for BLAKE2b-keyed derivations. Each derived value has its own label, so no two uses of
+// one key ever hash the same message (domain separation).
+const LABEL_CONTENT_KEY = 'memvault/v1/content-key';
+const LABEL_NAME_KEY = 'memvault/v1/name-key';
+const LABEL_NAME_SIV_KEY = 'memvault/v1/name-siv-key';
+const LABEL_COMMITMENT = 'memvault/v1/key-commitment';
+const LABEL_WRAP_KEY = 'memvault/v1/wrap-key';
+const LABEL_KEY_CHECK = 'memvault/v1/key-check';
+const LABEL_UID = 'memvault/v1/uid\u0000';
+
+/** The text shown when stored bytes do not open. It names no path, user or key on purpose. */
+export const INTEGRITY_MESSAGE =
+  'Error: A stored memory file could not be decrypted: it was damaged, moved from another path or user, or sealed with a different key. Nothing was read.';
+
+export function integrityError(): MemvaultError {
+  return new MemvaultError('INTEGRITY', INTEGRITY_MESSAGE);
+}
+
+/** Keyed BLAKE2b of a label: a PRF output bound to `key` and the label. */
+export function keyedHash(key: Uint8Array, label: string | Uint8Array, length = 32): Uint8Array {
+  return readySodium().crypto_generichash(length, typeof label === 'string' ? utf8(label) : label, key);
+}
+
+/** Subkeys of one user's data key. Wipe with `wipeUserKeys` when done. */
+export interface UserKeys {
+  keyVersion: number;
+  contentKey: Uint8Array;
+  nameKey: Uint8Array;
+  nameSivKey: Uint8Array;
+  /** Key commitment: a collision-resistant hash of the data key, stored in every content header. */
+  commitment: Uint8Array;
+}
+
+export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number): UserKeys {
+  if (dataKey.byteLength !== KEY_BYTES) throw new MemvaultError('KEY_UNAVAILABLE', 'A data key has the wrong length.');
+  return {
+    keyVersion,
+    contentKey: keyedHash(dataKey, LABEL_CONTENT_KEY),
+    nameKey: keyedHash(dataKey, LABEL_NAME_KEY),
+    nameSivKey: keyedHash(dataKey, LABEL_NAME_SIV_KEY),
+    commitment: keyedHash(dataKey, LABEL_COMMITMENT, COMMITMENT_BYTES),
+  };
+}
+
+export function wipeUserKeys(keys: UserKeys): void {
+  const sodium = readySodium();
+  sodium.memzero(keys.contentKey);
+  sodium.memzero(keys.nameKey);
+  sodium.memzero(keys.nameSivKey);
+  sodium.memzero(keys.commitment);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Content
+
+function contentAssociatedData(header: Uint8Array, uid: string, path: string): Uint8Array {
+  // The header minus the nonce (the AEAD takes the nonce itself), then uid and path.
+  return concatBytes(header.subarray(0, 1 + 4 + COMMITMENT_BYTES), lengthPrefixed(utf8(uid)), lengthPrefixed(utf8(path)));
+}
+
+export function sealContentWithNonce(keys: UserKeys, uid: string, path: string, plaintext: Uint8Array, nonce: Uint8Array): Uint8Array {
+  if (nonce.byteLength !== NONCE_BYTES) throw new Error('nonce must be 24 bytes');
+  const header = concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keys.keyVersion), keys.commitment, nonce);
+  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
+    plaintext,
+    contentAssociatedData(header, uid, path),
+    null,
+    nonce,
+    keys.contentKey,
+  );
+  return concatBytes(header, sealed);
+}
+
+/** Key version recorded in a content header, or null when the bytes are too short to be one. */
+export function contentKeyVersion(stored: Uint8Array): number | null {
+  return stored.byteLength >= CONTENT_OVERHEAD ? readU32be(stored, 1) : null;
+}
+
+export function openContent(keys: UserKeys, uid: string, path: string, stored: Uint8Array): Uint8Array {
+  if (stored.byteLength < CONTENT_OVERHEAD || stored[0] !== FORMAT_VERSION) throw integrityError();
+  if (readU32be(stored, 1) !== keys.keyVersion) throw integrityError();
+  // Key commitment first: Poly1305 alone would let a crafted ciphertext open under two keys.
+  if (!constantTimeEqual(stored.subarray(5, 5 + COMMITMENT_BYTES), keys.commitment)) throw integrityError();
+  const header = stored.subarray(0, CONTENT_HEADER_BYTES);
+  const nonce = stored.subarray(5 + COMMITMENT_BYTES, CONTENT_HEADER_BYTES);
+  try {
+    return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
+      null,
+      stored.subarray(CONTENT_HEADER_BYTES),
+      contentAssociatedData(header, uid, path),
+      nonce,
+      keys.contentKey,
+    );
+  } catch {
+    throw integrityError();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+function segmentSiv(keys: UserKeys, parent: string, segment: Uint8Array): Uint8Array {
+  // The parent directory's canonical path is hashed in, so one name in two directories gets two
+  // different ciphertexts (the operator cannot see that two directories hold a same-named file).
+  return keyedHash(keys.nameSivKey, concatBytes(lengthPrefixed(utf8(parent)), segment), SIV_BYTES);
+}
+
+function xchacha20Xor(key: Uint8Array, siv: Uint8Array, data: Uint8Array): Uint8Array {
+  // The standard libsodium build has no bare XChaCha20 stream; the AEAD's detached ciphertext is
+  // exactly that stream XOR the data (its MAC is dropped: the SIV authenticates the name).
+  const nonce = concatBytes(siv, new Uint8Array(NONCE_BYTES - SIV_BYTES));
+  return readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt_detached(data, null, null, nonce, key).ciphertext;
+}
+
+/** Deterministic (SIV) encryption of one path segment below `parent`, base64url without padding. */
+export function encryptSegment(keys: UserKeys, parent: string, segment: string): string {
+  const plain = utf8(segment);
+  const siv = segmentSiv(keys, parent, plain);
+  return toBase64Url(concatBytes(siv, xchacha20Xor(keys.nameKey, siv, plain)));
+}
+
+/** Inverse of encryptSegment; throws the INTEGRITY error unless the SIV checks. */
+export function decryptSegment(keys: UserKeys, parent: string, encoded: string): string {
+  const bytes = fromBase64UrlStrict(encoded);
+  if (!bytes || bytes.byteLength <= SIV_BYTES) throw integrityError();
+  const siv = bytes.subarray(0, SIV_BYTES);
+  const plain = xchacha20Xor(keys.nameKey, siv, bytes.subarray(SIV_BYTES));
+  if (!constantTimeEqual(segmentSiv(keys, parent, plain), siv)) throw integrityError();
+  try {
+    return strictUtf8(plain);
+  } catch {
+    throw integrityError();
+  }
+}
+
+/** Length in characters of an encrypted segment of `segmentBytes` UTF-8 bytes. */
+export function encryptedSegmentLength(segmentBytes: number): number {
+  return Math.ceil(((SIV_BYTES + segmentBytes) * 4) / 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pseudonymous user ids
+
+/** uid = base64url(HMAC-SHA256(deploymentSecret, label | userId)[0..24]): 32 characters. */
+export function computeUid(deploymentSecret: Uint8Array, userId: string): string {
+  const mac = createHmac('sha256', deploymentSecret).update(LABEL_UID).update(userId, 'utf8').digest();
+  return mac.subarray(0, UID_HASH_BYTES).toString('base64url');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local master-key wrapping
+
+export interface LocalMasterKeys {
+  wrapKey: Uint8Array;
+  /** Key check value: identifies the master key without revealing it (`local-` + base64url). */
+  keyId: string;
+}
+
+export function deriveLocalMasterKeys(masterKey: Uint8Array): LocalMasterKeys {
+  return {
+    wrapKey: keyedHash(masterKey, LABEL_WRAP_KEY),
+    keyId: `local-${toBase64Url(keyedHash(masterKey, LABEL_KEY_CHECK, 16).subarray(0, 12))}`,
+  };
+}
+
+function wrapAssociatedData(uid: string, keyVersion: number): Uint8Array {
+  return concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keyVersion), lengthPrefixed(utf8(uid)));
+}
+
+export function localWrapWithNonce(wrapKey: Uint8Array, dataKey: Uint8Array, uid: string, keyVersion: number, nonce: Uint8Array): Uint8Array {
+  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(dataKey, wrapAssociatedData(uid, keyVersion), null, nonce, wrapKey);
+  return concatBytes(Uint8Array.of(FORMAT_VERSION), nonce, sealed);
+}
+
+/** Returns null when the wrapped key does not open (wrong master key, other user, damage). */
+export function localUnwrap(wrapKey: Uint8Array, wrapped: Uint8Array, uid: string, keyVersion: number): Uint8Array | null {
+  if (wrapped.byteLength !== LOCAL_WRAP_BYTES || wrapped[0] !== FORMAT_VERSION) return null;
+  try {
+    return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
+      null,
+      wrapped.subarray(1 + NONCE_BYTES),
+      wrapAssociatedData(uid, keyVersion),
+      wrapped.subarray(1, 1 + NONCE_BYTES),
+      wrapKey,
+    );
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,47 @@
+/** The crypto layer's public surface (what src/index.ts, src/vault and src/cli import). */
+export { loadSodium } from './sodium.js';
+export type { KeyProvider, WrapContext, GeneratedDataKey, KeyRecord } from './key-provider.js';
+export { createLocalKeyProvider, loadOrCreateLocalMasterKey, readMasterKeyFile, parseMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV } from './local-key.js';
+export { createKmsKeyProvider, type KmsKeyProviderOptions } from './kms-key.js';
+export { createEncryptedCodecProvider, type EncryptedCodecOptions, type EncryptedCodecProvider, MAX_STORE_KEY_BYTES } from './codec.js';
+export type { KeyCacheOptions } from './key-cache.js';
+export {
+  KEYS_PREFIX,
+  DEPLOYMENT_RECORD_KEY,
+  userKeyKey,
+  userPrefix,
+  userFilesPrefix,
+  listUsers,
+  iterateUsers,
+  isUid,
+} from './layout.js';
+export {
+  rotateKeys,
+  forgetUser,
+  forgetUid,
+  exportUser,
+  type RotateKeysOptions,
+  type RotationProgress,
+  type RotationResult,
+  type ForgetUserOptions,
+  type ForgetProgress,
+  type ForgetResult,
+  type ExportUserOptions,
+  type ExportProgress,
+  type ExportResult,
+} from './operations.js';
+export {
+  createEncryptionFromConfig,
+  keyProviderFromConfig,
+  previousKeyProvidersFromConfig,
+  KMS_KEY_ID_ENV,
+  PREVIOUS_MASTER_KEY_ENV,
+  PREVIOUS_MASTER_KEY_FILE_ENV,
+  PREVIOUS_KMS_KEY_ID_ENV,
+  type EncryptionConfig,
+  type KeySourceConfig,
+  type KmsConfig,
+  type Encryption,
+  type ResolvedKeyProvider,
+} from './config.js';
+export { CONTENT_OVERHEAD } from './format.js';

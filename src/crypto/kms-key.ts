@@ -1,0 +1,122 @@
+/**
+ * The AWS KMS key provider. Data keys come from GenerateDataKey (AES_256 = 32 bytes) and are opened
+ * with Decrypt; Encrypt wraps an existing secret (the deployment secret, and every key during a
+ * rotation onto KMS). Each request carries the encryption context
+ * `{ 'memvault:uid': uid, 'memvault:key-version': n }`, so a wrapped key copied to another user's
+ * record does not decrypt, and CloudTrail shows which pseudonymous user a key request was for.
+ */
+import { DecryptCommand, EncryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { MemvaultError } from '../errors.js';
+import { KEY_BYTES } from './format.js';
+import type { GeneratedDataKey, KeyProvider, WrapContext } from './key-provider.js';
+
+export interface KmsKeyProviderOptions {
+  /** Key id, key ARN, alias name or alias ARN of a symmetric encryption key. */
+  keyId: string;
+  /** A configured client (region, credentials, endpoint); one is made from the environment otherwise. */
+  client?: KMSClient;
+}
+
+export function kmsEncryptionContext(context: WrapContext): Record<string, string> {
+  return { 'memvault:uid': context.uid, 'memvault:key-version': String(context.keyVersion) };
+}
+
+type KmsOperation = 'GenerateDataKey' | 'Decrypt' | 'Encrypt';
+
+function errorName(e: unknown): string {
+  if (typeof e === 'object' && e !== null && 'name' in e && typeof (e as { name: unknown }).name === 'string') return (e as { name: string }).name;
+  return 'Error';
+}
+
+/**
+ * Clear messages for what an operator can fix. AWS's own message is kept only as the cause (it can
+ * carry account ids and ARNs, which do not belong in text shown to the model).
+ */
+export function mapKmsError(e: unknown, operation: KmsOperation, keyId: string): MemvaultError {
+  const name = errorName(e);
+  const key = `AWS KMS key ${keyId}`;
+  switch (name) {
+    case 'InvalidCiphertextException':
+      return new MemvaultError('INTEGRITY', 'Error: A wrapped key did not decrypt with AWS KMS: the key record is damaged or was moved from another user.', { cause: e });
+    case 'IncorrectKeyException':
+      return new MemvaultError('KEY_UNAVAILABLE', `A wrapped key was encrypted under a different KMS key than ${key}.`, { cause: e });
+    case 'NotFoundException':
+    case 'InvalidArnException':
+      return new MemvaultError('KEY_UNAVAILABLE', `${key} does not exist (check the key id, alias and region).`, { cause: e });
+    case 'DisabledException':
+      return new MemvaultError('KEY_UNAVAILABLE', `${key} is disabled; enable it to use memvault.`, { cause: e });
+    case 'KMSInvalidStateException':
+      return new MemvaultError('KEY_UNAVAILABLE', `${key} is not usable in its current state (pending deletion or import?).`, { cause: e });
+    case 'AccessDeniedException':
+      return new MemvaultError('KEY_UNAVAILABLE', `Access to ${key} was denied for kms:${operation}; grant it in the key policy or IAM policy.`, { cause: e });
+    case 'InvalidKeyUsageException':
+      return new MemvaultError('KEY_UNAVAILABLE', `${key} cannot be used for kms:${operation}: it must be a symmetric ENCRYPT_DECRYPT key.`, { cause: e });
+    case 'CredentialsProviderError':
+      return new MemvaultError('KEY_UNAVAILABLE', 'No AWS credentials were found for KMS; configure credentials for the process.', { cause: e });
+    case 'KeyUnavailableException':
+    case 'DependencyTimeoutException':
+    case 'KMSInternalException':
+    case 'ThrottlingException':
+    case 'LimitExceededException':
+      return new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS is unavailable right now (${name}); please try again.`, { cause: e });
+    default:
+      return new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS ${operation} failed (${name}); please try again.`, { cause: e });
+  }
+}
+
+class KmsKeyProvider implements KeyProvider {
+  readonly kind = 'kms' as const;
+  readonly keyId: string;
+  private readonly client: KMSClient;
+
+  constructor(options: KmsKeyProviderOptions) {
+    if (!options.keyId) throw new MemvaultError('CONFIG', 'A KMS key id is required (kms.keyId or MEMVAULT_KMS_KEY_ID).');
+    this.keyId = options.keyId;
+    this.client = options.client ?? new KMSClient({});
+  }
+
+  async generateDataKey(context: WrapContext): Promise<GeneratedDataKey> {
+    let out;
+    try {
+      out = await this.client.send(
+        new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: kmsEncryptionContext(context) }),
+      );
+    } catch (e) {
+      throw mapKmsError(e, 'GenerateDataKey', this.keyId);
+    }
+    if (!out.Plaintext || out.Plaintext.byteLength !== KEY_BYTES || !out.CiphertextBlob) {
+      throw new MemvaultError('KEY_UNAVAILABLE', 'Error: AWS KMS GenerateDataKey returned an unexpected answer; please try again.');
+    }
+    return { plaintext: out.Plaintext, wrapped: out.CiphertextBlob };
+  }
+
+  async wrap(dataKey: Uint8Array, context: WrapContext): Promise<Uint8Array> {
+    let out;
+    try {
+      out = await this.client.send(new EncryptCommand({ KeyId: this.keyId, Plaintext: dataKey, EncryptionContext: kmsEncryptionContext(context) }));
+    } catch (e) {
+      throw mapKmsError(e, 'Encrypt', this.keyId);
+    }
+    if (!out.CiphertextBlob) throw new MemvaultError('KEY_UNAVAILABLE', 'Error: AWS KMS Encrypt returned no ciphertext; please try again.');
+    return out.CiphertextBlob;
+  }
+
+  async unwrap(wrapped: Uint8Array, context: WrapContext): Promise<Uint8Array> {
+    let out;
+    try {
+      out = await this.client.send(
+        new DecryptCommand({ KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: kmsEncryptionContext(context) }),
+      );
+    } catch (e) {
+      throw mapKmsError(e, 'Decrypt', this.keyId);
+    }
+    if (!out.Plaintext || out.Plaintext.byteLength !== KEY_BYTES) {
+      throw new MemvaultError('INTEGRITY', 'Error: AWS KMS returned a key of the wrong length: the key record is not a memvault key.');
+    }
+    return out.Plaintext;
+  }
+}
+
+export function createKmsKeyProvider(options: KmsKeyProviderOptions): KeyProvider {
+  return new KmsKeyProvider(options);
+}

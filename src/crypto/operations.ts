@@ -1,0 +1,266 @@
+/**
+ * Key and user operations behind the CLI (`memvault keys rotate`, `memvault user forget`,
+ * `memvault user export`). Each takes a store and providers and reports progress through a
+ * callback, so the CLI can drive a progress bar and tests can interrupt and resume.
+ */
+import { pipeline } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+import tar from 'tar-stream';
+import { MemvaultError } from '../errors.js';
+import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
+import type { UserCodec } from '../vault/codec.js';
+import type { EncryptedCodecProvider } from './codec.js';
+import { randomBytes } from 'node:crypto';
+import { decodeKeyRecord, describeKey, encodeKeyRecord, type KeyProvider } from './key-provider.js';
+import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, KEYS_PREFIX, userKeyKey, userPrefix } from './layout.js';
+import { loadSodium } from './sodium.js';
+import { NoMatchingKeyError, openRecord } from './wrapped-secret.js';
+
+// ---------------------------------------------------------------------------------------------
+// Rotation
+
+export interface RotationProgress {
+  done: number;
+  total: number;
+  rewrapped: number;
+  skipped: number;
+}
+
+export interface RotateKeysOptions {
+  store: ObjectStore;
+  /** The key(s) records are wrapped with now. */
+  from: KeyProvider | KeyProvider[];
+  /** The key to re-wrap every record with. */
+  to: KeyProvider;
+  onProgress?: (progress: RotationProgress) => void;
+  /** Conditional-put attempts per record before giving up (a live service rarely rewrites a key record). */
+  maxAttemptsPerRecord?: number;
+}
+
+export interface RotationResult {
+  total: number;
+  rewrapped: number;
+  /** Records already wrapped with `to` (a resumed run) or deleted meanwhile (a forgotten user). */
+  skipped: number;
+}
+
+/**
+ * Re-wrap the deployment record and every user's data key with `to`, without touching content.
+ * Resumable: a record already wrapped with `to` is recognised by its key id and skipped. Safe
+ * beside a running service: each record is replaced with If-Match on the ETag it was read at,
+ * and re-read on conflict. Run the service with `to` as its key and `from` as a previous key while
+ * this runs (or restart it afterwards), so it opens both kinds of record.
+ */
+export async function rotateKeys(options: RotateKeysOptions): Promise<RotationResult> {
+  const sodium = await loadSodium();
+  const { store, to } = options;
+  const from = Array.isArray(options.from) ? options.from : [options.from];
+  const maxAttempts = options.maxAttemptsPerRecord ?? 5;
+  await preflight(to);
+
+  const keys: string[] = [];
+  for await (const object of listAll(store, KEYS_PREFIX)) {
+    if (object.key === DEPLOYMENT_RECORD_KEY || isUid(object.key.slice(KEYS_PREFIX.length))) keys.push(object.key);
+  }
+  // The deployment record first: a failure to open it (wrong --from) stops the run before any user.
+  keys.sort((a, b) => Number(b === DEPLOYMENT_RECORD_KEY) - Number(a === DEPLOYMENT_RECORD_KEY));
+
+  const progress: RotationProgress = { done: 0, total: keys.length, rewrapped: 0, skipped: 0 };
+  options.onProgress?.({ ...progress });
+  for (const key of keys) {
+    const uid = key === DEPLOYMENT_RECORD_KEY ? DEPLOYMENT_CONTEXT_UID : key.slice(KEYS_PREFIX.length);
+    const outcome = await rewrapRecord(store, key, uid, from, to, maxAttempts, (b) => sodium.memzero(b));
+    progress.done += 1;
+    if (outcome === 'rewrapped') progress.rewrapped += 1;
+    else progress.skipped += 1;
+    options.onProgress?.({ ...progress });
+  }
+  return { total: progress.total, rewrapped: progress.rewrapped, skipped: progress.skipped };
+}
+
+/** Prove that `to` can wrap and unwrap (KMS permissions, key state) before any record changes. */
+async function preflight(to: KeyProvider): Promise<void> {
+  const probe = new Uint8Array(randomBytes(32));
+  const context = { uid: '_rotation-check', keyVersion: 1 };
+  const unwrapped = await to.unwrap(await to.wrap(probe, context), context);
+  if (Buffer.compare(Buffer.from(unwrapped), Buffer.from(probe)) !== 0) {
+    throw new MemvaultError('KEY_UNAVAILABLE', `The new key (${describeKey(to.kind, to.keyId)}) did not return what it wrapped; nothing was changed.`);
+  }
+}
+
+async function rewrapRecord(
+  store: ObjectStore,
+  key: string,
+  uid: string,
+  from: KeyProvider[],
+  to: KeyProvider,
+  maxAttempts: number,
+  wipe: (bytes: Uint8Array) => void,
+): Promise<'rewrapped' | 'skipped'> {
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const stored = await store.get(key);
+    if (!stored) return 'skipped';
+    const record = decodeKeyRecord(stored.body);
+    if (record.kind === to.kind && record.keyId === to.keyId) return 'skipped';
+    let secret: Uint8Array;
+    try {
+      secret = await openRecord(record, uid, [...from, to]);
+    } catch (e) {
+      if (e instanceof NoMatchingKeyError) {
+        throw new MemvaultError(
+          'KEY_UNAVAILABLE',
+          `Key record ${key} is wrapped with the ${describeKey(record.kind, record.keyId)}, which is neither the old key nor the new one; give that key as the old key and run again (records done so far stay done).`,
+          { cause: e },
+        );
+      }
+      throw e;
+    }
+    let wrapped: Uint8Array;
+    try {
+      wrapped = await to.wrap(secret, { uid, keyVersion: record.keyVersion });
+    } finally {
+      wipe(secret);
+    }
+    try {
+      await store.put(key, encodeKeyRecord({ kind: to.kind, keyId: to.keyId, keyVersion: record.keyVersion, wrapped }), { ifMatch: stored.etag });
+      return 'rewrapped';
+    } catch (e) {
+      if (!(e instanceof PreconditionFailedError)) throw e;
+      // Someone rewrote the record (another rotation, or the user was forgotten and re-created): read again.
+    }
+  }
+  throw new MemvaultError('CONFLICT', `Key record ${key} kept changing during rotation; run the rotation again.`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Erasure
+
+export interface ForgetProgress {
+  phase: 'key' | 'objects';
+  deleted: number;
+  total: number;
+}
+
+export interface ForgetResult {
+  uid: string;
+  /** False when no key existed (already forgotten, or an interrupted run being finished). */
+  keyDeleted: boolean;
+  objectsDeleted: number;
+}
+
+export interface ForgetUserOptions {
+  store: ObjectStore;
+  codecProvider: EncryptedCodecProvider;
+  userId: string;
+  onProgress?: (progress: ForgetProgress) => void;
+}
+
+/**
+ * Crypto-erase a user: delete the wrapped data key FIRST (after that no copy of their objects,
+ * in old versions or backups, can be decrypted without also restoring the key record), then
+ * every object under the user's prefix. Running it again finishes an interrupted run.
+ */
+export async function forgetUser(options: ForgetUserOptions): Promise<ForgetResult> {
+  return forgetUid({ ...options, uid: options.codecProvider.uidOf(options.userId) });
+}
+
+export async function forgetUid(options: {
+  store: ObjectStore;
+  codecProvider?: EncryptedCodecProvider;
+  uid: string;
+  onProgress?: (progress: ForgetProgress) => void;
+}): Promise<ForgetResult> {
+  const { store, uid } = options;
+  if (!isUid(uid)) throw new MemvaultError('INVALID_USER', 'Not a memvault uid.');
+  options.codecProvider?.evict(uid);
+  const keyKey = userKeyKey(uid);
+  const keyDeleted = (await store.head(keyKey)) !== null;
+  options.onProgress?.({ phase: 'key', deleted: 0, total: 1 });
+  await store.delete(keyKey);
+  if ((await store.head(keyKey)) !== null) {
+    throw new MemvaultError('STORE_UNAVAILABLE', 'The user key could not be deleted; nothing else was deleted. Run the command again.');
+  }
+  options.onProgress?.({ phase: 'key', deleted: 1, total: 1 });
+
+  const keys: string[] = [];
+  for await (const object of listAll(store, userPrefix(uid))) keys.push(object.key);
+  let deleted = 0;
+  options.onProgress?.({ phase: 'objects', deleted, total: keys.length });
+  for (let i = 0; i < keys.length; i += 1000) {
+    const batch = keys.slice(i, i + 1000);
+    const { failed } = await store.deleteMany(batch);
+    for (const key of failed) await store.delete(key);
+    deleted += batch.length;
+    options.onProgress?.({ phase: 'objects', deleted, total: keys.length });
+  }
+  return { uid, keyDeleted, objectsDeleted: keys.length };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export
+
+export interface ExportProgress {
+  files: number;
+  bytes: number;
+}
+
+export interface ExportUserOptions {
+  store: ObjectStore;
+  codecProvider: EncryptedCodecProvider;
+  userId: string;
+  /** Receives the tar archive (e.g. fs.createWriteStream(file)); it is ended when the export ends. */
+  out: Writable;
+  onProgress?: (progress: ExportProgress) => void;
+}
+
+export interface ExportResult {
+  uid: string;
+  files: number;
+  bytes: number;
+}
+
+/**
+ * Write every file of a user, decrypted, into a tar archive at its memory path
+ * (`memories/notes/a.md`). A file that does not decrypt stops the export with INTEGRITY: an access
+ * request answered with silently missing files would be worse than an error.
+ */
+export async function exportUser(options: ExportUserOptions): Promise<ExportResult> {
+  const uid = options.codecProvider.uidOf(options.userId);
+  let codec: UserCodec;
+  try {
+    codec = await options.codecProvider.forUid(uid);
+  } catch (e) {
+    if (e instanceof MemvaultError && e.code === 'NOT_FOUND') throw new MemvaultError('NOT_FOUND', 'No memories are stored for this user.', { cause: e });
+    throw e;
+  }
+  const pack = tar.pack();
+  const written = pipeline(pack, options.out);
+  const progress: ExportProgress = { files: 0, bytes: 0 };
+  try {
+    for await (const object of listAll(options.store, codec.filesPrefix)) {
+      const stored = await options.store.get(object.key);
+      if (!stored) continue; // deleted since the listing
+      const path = codec.pathFor(object.key);
+      const plaintext = codec.open(path, stored.body);
+      await addEntry(pack, path.slice(1), plaintext, stored.lastModified);
+      progress.files += 1;
+      progress.bytes += plaintext.byteLength;
+      options.onProgress?.({ ...progress });
+    }
+    pack.finalize();
+  } catch (e) {
+    pack.destroy(e instanceof Error ? e : new Error('export failed'));
+    await written.catch(() => undefined);
+    throw e;
+  }
+  await written;
+  return { uid, files: progress.files, bytes: progress.bytes };
+}
+
+function addEntry(pack: tar.Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {
+  return new Promise((resolve, reject) => {
+    pack.entry({ name, size: data.byteLength, mtime, mode: 0o600, type: 'file' }, Buffer.from(data.buffer, data.byteOffset, data.byteLength), (err) =>
+      err ? reject(err) : resolve(),
+    );
+  });
+}
