@@ -241,6 +241,7 @@ export class MemvaultStorage extends Construct {
       memoryLimitMiB: options.memoryLimitMiB ?? 512,
       taskRole: role,
     });
+    grantEcrPull(taskDefinition, options.imageUri);
     const logGroup = new logs.LogGroup(this, 'SweeperLogs', {
       retention: options.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });
@@ -368,6 +369,30 @@ function sweeperStatements(scope: SweeperScope): iam.PolicyStatement[] {
       conditions: { StringLike: { 's3:prefix': [`${auditPrefix}*`] } },
     }),
   ];
+}
+
+// account.dkr.ecr.region.amazonaws.com[.cn]/repository[:tag|@digest]
+const ECR_IMAGE_URI = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?\/([a-z0-9._/-]+?)(?:[:@].*)?$/;
+
+/**
+ * fromRegistry keeps the image URI verbatim but grants no pull rights; a private ECR image needs them on
+ * the execution role, scoped to that one repository (GetAuthorizationToken has no resource-level form).
+ */
+function grantEcrPull(taskDefinition: ecs.FargateTaskDefinition, imageUri: string): void {
+  const match = ECR_IMAGE_URI.exec(imageUri);
+  if (!match) return;
+  const [, account, region, china, repository] = match;
+  const partition = china ? 'aws-cn' : 'aws';
+  const executionRole = taskDefinition.obtainExecutionRole();
+  executionRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'],
+      resources: [`arn:${partition}:ecr:${region}:${account}:repository/${repository}`],
+    }),
+  );
+  executionRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
+  );
 }
 
 function checkPrefix(name: string, prefix: string): string {

@@ -335,6 +335,20 @@ describe('MemvaultStorage with TTL classes and a sweeper', () => {
       });
     });
 
+    it('lets the execution role pull only the given ECR repository', () => {
+      const pull = resourcesOf(template, 'AWS::IAM::Policy')
+        .map(([, r]) => (r.Properties as { PolicyDocument: { Statement: PolicyStatementJson[] } }).PolicyDocument.Statement)
+        .flat()
+        .filter((s) => actionsOf(s).some((a) => a.startsWith('ecr:')));
+      expect(pull.map((s) => [actionsOf(s).sort(), s.Resource])).toEqual([
+        [
+          ['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+          'arn:aws:ecr:eu-west-1:123456789012:repository/memvault',
+        ],
+        [['ecr:GetAuthorizationToken'], '*'],
+      ]);
+    });
+
     it('gives the sweeper its own least-privilege role: list, get, delete files; read and write audit records', () => {
       const statements = managedPolicyStatements(template, 'memvault sweeper');
       for (const action of statements.flatMap(actionsOf)) expect(action).not.toContain('*');
