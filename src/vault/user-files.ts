@@ -40,10 +40,16 @@ export interface UserFiles {
   read(path: string): Promise<FileVersion | null>;
   /** Throws PreconditionFailedError when the condition fails. */
   write(path: string, data: Uint8Array, condition?: WriteCondition): Promise<{ etag: string }>;
+  /** The file at the path (one HEAD), or null when there is none. */
+  stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null>;
+  /** True when files lie below the path (one LIST of at most one key). */
+  isDirectory(path: string): Promise<boolean>;
   /** What is at the path. A directory check costs one LIST of at most one key. */
   kind(path: string): Promise<PathKind>;
   /** Every file below `dir` (recursively), in path order. */
   listFiles(dir: string): AsyncIterable<ListedFile>;
   /** Delete one file (optionally only this version). */
   remove(path: string, condition?: { ifMatch?: string }): Promise<void>;
+  /** Delete many files at once (batched: one request per 1,000 on S3). Returns paths that failed. */
+  removeMany(paths: string[]): Promise<{ failed: string[] }>;
 }

@@ -1,0 +1,12 @@
+export { createVault, validateUserId, type Vault, type VaultOptions } from './memvault.js';
+export { MemvaultError, type ErrorCode } from './errors.js';
+export type { ObjectStore, ObjectInfo, StoredObject, PutOptions, CopyOptions, ListPage, ListOptions } from './store/port.js';
+export { PreconditionFailedError, listAll } from './store/port.js';
+export { MemoryStore } from './store/memory.js';
+export { openStore } from './store/open.js';
+export { compose } from './pipeline/compose.js';
+export type { Middleware, CommandContext, CommandResult, CommandStats, Next } from './pipeline/context.js';
+export { canonicalizePath } from './pipeline/path-guard.js';
+export type { MemoryCommand, ResultContent } from './tool/types.js';
+export type { CodecProvider, UserCodec } from './vault/codec.js';
+export type { UserFiles } from './vault/user-files.js';

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
+import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import type { Logger } from 'pino';
+import { MemvaultError } from './errors.js';
+import { compose } from './pipeline/compose.js';
+import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
+import { pathGuard } from './pipeline/path-guard.js';
+import { terminal } from './pipeline/terminal.js';
+import { validateInput } from './pipeline/validate.js';
+import { withRequestCounter } from './store/accounting.js';
+import { defaultStoreUrl, openStore } from './store/open.js';
+import type { ObjectStore } from './store/port.js';
+import { DEFAULT_LIMITS, type CommandLimits } from './tool/commands/env.js';
+import type { ResultContent } from './tool/types.js';
+import type { CodecProvider } from './vault/codec.js';
+import { VaultLocks } from './vault/locks.js';
+import { createPlainCodecProvider } from './vault/plain-codec.js';
+import { StoreUserFiles } from './vault/store-user-files.js';
+import type { UserFiles } from './vault/user-files.js';
+
+export interface VaultOptions {
+  /** 'file:///abs/dir' (default: ./.memvault), 's3://bucket/prefix', 'memory:', or an adapter. */
+  store?: string | ObjectStore;
+  /** For s3:// stores: your S3Client, or its config (region, endpoint, forcePathStyle, credentials). */
+  s3?: unknown;
+  /** Operational logs (never file content, keys or raw user ids). */
+  logger?: Logger;
+  /** How names and bytes are stored. Default: plain until encryption is configured. */
+  codec?: CodecProvider;
+  /** Middlewares between the path guard and the commands (they see canonical paths). */
+  middlewares?: Middleware[];
+  /** Middlewares outside validation and the path guard (audit goes here: it sees rejected commands). */
+  outerMiddlewares?: Middleware[];
+  limits?: Partial<CommandLimits>;
+  /** 'overwrite' (default: the model is told create "creates or overwrites") or 'fail' (reference error). */
+  createMode?: 'overwrite' | 'fail';
+}
+
+export interface Vault {
+  /** Handlers for `betaMemoryTool` from '@anthropic-ai/sdk/helpers/beta/memory'. */
+  handlers(userId: string): MemoryToolHandlers;
+  /** `betaMemoryTool(vault.handlers(userId))`, ready for `client.beta.messages.toolRunner`. */
+  tool(userId: string): ReturnType<typeof betaMemoryTool>;
+  /** Runs one tool input for a user and returns the result without throwing (the CLI uses it). */
+  run(userId: string, input: unknown): Promise<CommandResult>;
+  /** Host-side access to a user's files (import, export), bypassing the model-facing chain. */
+  files(userId: string): Promise<UserFiles>;
+  readonly store: ObjectStore;
+  close(): Promise<void>;
+}
+
+const MAX_USER_ID_LENGTH = 256;
+
+/** User ids come from the host application; an empty or absurd one is a host bug, refused loudly. */
+export function validateUserId(userId: unknown): string {
+  if (typeof userId !== 'string' || userId.trim().length === 0) {
+    throw new MemvaultError('INVALID_USER', 'memvault: the user id must be a non-empty string');
+  }
+  if (userId.length > MAX_USER_ID_LENGTH) {
+    throw new MemvaultError('INVALID_USER', `memvault: the user id is longer than ${MAX_USER_ID_LENGTH} characters`);
+  }
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(userId)) {
+    throw new MemvaultError('INVALID_USER', 'memvault: the user id contains control characters');
+  }
+  return userId;
+}
+
+function toHandlerResult(result: CommandResult): ResultContent {
+  // ToolError content reaches the model verbatim with is_error: true, so spec strings stay exact.
+  if (result.isError) throw new ToolError(result.content);
+  return result.content;
+}
+
+export async function createVault(options: VaultOptions = {}): Promise<Vault> {
+  const store = typeof options.store === 'object' ? options.store : await openStore(options.store ?? defaultStoreUrl(), { s3: options.s3 });
+  const codec = options.codec ?? createPlainCodecProvider();
+  const logger = options.logger;
+  const locks = new VaultLocks();
+  const limits: CommandLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const chain = compose([...(options.outerMiddlewares ?? []), validateInput, pathGuard, ...(options.middlewares ?? [])]);
+  const execute = terminal({
+    env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
+    onInternalError: (error, ctx) =>
+      logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: error instanceof Error ? { name: error.name, code: (error as { code?: unknown }).code } : undefined }, 'memvault command failed'),
+  });
+  logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
+
+  const userFiles = async (userId: string): Promise<StoreUserFiles> =>
+    new StoreUserFiles(store, await codec.forUser(validateUserId(userId)));
+
+  const run = async (userId: string, input: unknown): Promise<CommandResult> => {
+    const files = await userFiles(userId);
+    const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
+    const ctx: CommandContext = {
+      requestId: randomUUID(),
+      uid: files.uid,
+      input,
+      pathsCanonical: false,
+      files: files.withStats(stats),
+      startedAt: performance.now(),
+      stats,
+      decisions: {},
+    };
+    return withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
+  };
+
+  const handlers = (userId: string): MemoryToolHandlers => {
+    validateUserId(userId);
+    const call = async (input: unknown) => toHandlerResult(await run(userId, input));
+    return { view: call, create: call, str_replace: call, insert: call, delete: call, rename: call };
+  };
+
+  return {
+    store,
+    handlers,
+    tool: (userId) => betaMemoryTool(handlers(userId)),
+    run,
+    files: userFiles,
+    close: async () => {
+      await codec.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { MemvaultError } from '../../errors.js';
+import { PreconditionFailedError } from '../../store/port.js';
+import type { VaultLocks } from '../../vault/locks.js';
+import type { UserFiles } from '../../vault/user-files.js';
+
+export interface CommandLimits {
+  /** Characters of file text (or listing) one view returns before it says how to page on. */
+  viewChars: number;
+  /** Bytes one file may hold (plaintext). */
+  maxFileBytes: number;
+  /** Bytes of an image that view returns as an image block. */
+  maxImageBytes: number;
+  /** Conditional-write attempts of one edit before it gives up with a conflict error. */
+  maxWriteAttempts: number;
+}
+
+export const DEFAULT_LIMITS: CommandLimits = {
+  viewChars: 16_000,
+  maxFileBytes: 1024 * 1024,
+  maxImageBytes: 5 * 1024 * 1024,
+  maxWriteAttempts: 10,
+};
+
+export interface CommandEnv {
+  files: UserFiles;
+  locks: VaultLocks;
+  limits: CommandLimits;
+  /** 'overwrite': create replaces an existing file (what the model is told); 'fail': the reference error. */
+  createMode: 'overwrite' | 'fail';
+}
+
+export function fail(code: MemvaultError['code'], message: string): never {
+  throw new MemvaultError(code, message);
+}
+
+/**
+ * Optimistic concurrency: run a read-modify-write until its conditional write wins, re-reading
+ * each time (so the edit is re-applied to what is there now), with a jittered backoff.
+ */
+export async function retryOnConflict<T>(attempts: number, onExhausted: () => never, attempt: () => Promise<T>): Promise<T> {
+  for (let i = 0; i < attempts; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof PreconditionFailedError)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** i)));
+    }
+  }
+  return onExhausted();
+}

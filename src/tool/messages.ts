@@ -1,0 +1,85 @@
+/**
+ * Every string the model reads. Texts marked "spec" are the memory tool's reference strings
+ * (memory_20250818) and must stay exact; the others are memvault's own, written to tell the model
+ * what went wrong and what to do instead.
+ */
+const MAX_ECHO = 500;
+
+/** A user-supplied string echoed back, cut so that a megabyte of old_str does not come back whole. */
+export function echo(text: string): string {
+  if (text.length <= MAX_ECHO) return text;
+  const cut = Array.from(text.slice(0, MAX_ECHO + 1)).slice(0, MAX_ECHO).join('');
+  return `${cut}… (${text.length - cut.length} more characters)`;
+}
+
+export const messages = {
+  // view (spec)
+  dirHeader: (path: string) =>
+    `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:`,
+  fileHeader: (path: string) => `Here's the content of ${path} with line numbers:`,
+  viewMissing: (path: string) => `The path ${path} does not exist. Please provide a valid path.`,
+  tooManyLines: (path: string) => `File ${path} exceeds maximum line limit of 999,999 lines.`,
+  // view (memvault)
+  viewTruncated: (shownFrom: number, shownTo: number, total: number, limit: number) =>
+    `[Showing lines ${shownFrom}-${shownTo} of ${total}: output is capped at ${limit.toLocaleString('en-US')} characters of file text. ` +
+    `To read on, call view with view_range [${shownTo + 1}, -1] (or a smaller range).]`,
+  lineTruncated: (line: number, limit: number) =>
+    `[Line ${line} is longer than ${limit.toLocaleString('en-US')} characters and was cut; the rest of that line cannot be shown by view.]`,
+  listingTruncated: (hidden: number, limit: number) =>
+    `[${hidden} more entries not shown: the listing is capped at ${limit.toLocaleString('en-US')} characters. View a subdirectory to see them.]`,
+  invalidViewRange: (range: string, lines: number) =>
+    lines === 0
+      ? `Error: Invalid \`view_range\` parameter: ${range}. The file is empty, so no line range can be shown; view it without view_range.`
+      : `Error: Invalid \`view_range\` parameter: ${range}. It should be [start, end] with 1 <= start <= end <= ${lines}, or end = -1 for the end of the file: the file has lines [1, ${lines}].`,
+  viewRangeOnDirectory: (path: string) => `Error: view_range cannot be used with a directory: ${path} is a directory.`,
+  binaryFile: (path: string) =>
+    `Error: ${path} holds binary data that is not valid UTF-8 text and not a supported image (.png, .jpg, .jpeg, .gif, .webp), so it cannot be shown.`,
+  imageMismatch: (path: string) => `Error: ${path} has an image file extension but its content is not a valid image of that type.`,
+  imageTooLarge: (path: string, limit: number) =>
+    `Error: The image ${path} is larger than ${Math.floor(limit / (1024 * 1024))} MB and cannot be shown.`,
+  imageCaption: (path: string) => `Here's the image at ${path}:`,
+
+  // create
+  created: (path: string) => `File created successfully at: ${path}`, // spec
+  alreadyExists: (path: string) => `Error: File ${path} already exists`, // spec (createMode 'fail')
+  createOnDirectory: (path: string) => `Error: ${path} is a directory. create needs the path of a file.`,
+  ancestorIsFile: (path: string, ancestor: string) =>
+    `Error: Cannot use ${path}: ${ancestor} is a file, not a directory.`,
+  rootIsDirectory: (command: string) => `Error: /memories is the memory directory itself; ${command} needs the path of a file below it.`,
+
+  // str_replace (spec)
+  edited: (snippet: string) =>
+    `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet}`,
+  editMissing: (path: string) => `Error: The path ${path} does not exist. Please provide a valid path.`,
+  noMatch: (oldStr: string, path: string) =>
+    `No replacement was performed, old_str \`${echo(oldStr)}\` did not appear verbatim in ${path}.`,
+  manyMatches: (oldStr: string, lines: number[]) =>
+    `No replacement was performed. Multiple occurrences of old_str \`${echo(oldStr)}\` in lines: ${lines.join(', ')}. Please ensure it is unique`,
+  emptyOldStr: () => 'Error: old_str must not be empty: give the exact text to replace.',
+
+  // insert (spec)
+  inserted: (path: string) => `The file ${path} has been edited.`,
+  insertMissing: (path: string) => `Error: The path ${path} does not exist`,
+  invalidInsertLine: (line: string, lines: number) =>
+    `Error: Invalid \`insert_line\` parameter: ${line}. It should be within the range of lines of the file: [0, ${lines}]`,
+
+  // delete (spec)
+  deleted: (path: string) => `Successfully deleted ${path}`,
+  deleteMissing: (path: string) => `Error: The path ${path} does not exist`,
+  deleteRoot: () => 'Error: Cannot delete the /memories directory itself',
+
+  // rename (spec)
+  renamed: (from: string, to: string) => `Successfully renamed ${from} to ${to}`,
+  renameMissing: (path: string) => `Error: The path ${path} does not exist`,
+  destinationExists: (path: string) => `Error: The destination ${path} already exists`,
+  renameRoot: () => 'Error: Cannot rename the /memories directory itself',
+  renameIntoItself: (from: string, to: string) => `Error: Cannot move ${from} into itself (${to} is inside it).`,
+
+  // shared (memvault)
+  notAFile: (path: string) => `Error: ${path} is a directory, not a file.`,
+  conflict: (path: string) =>
+    `Error: ${path} was changed by other writers at the same time too often; this edit was not applied. View the file and try again.`,
+  fileTooLarge: (path: string, bytes: number, limit: number) =>
+    `Error: The edit would make ${path} ${bytes.toLocaleString('en-US')} bytes, over the limit of ${limit.toLocaleString('en-US')} bytes per file. Nothing was written; keep the file smaller (split it, or remove old content).`,
+  tooManyLinesWrite: (path: string) => `Error: The edit would make ${path} longer than 999,999 lines. Nothing was written.`,
+} as const;
