@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { countRequest } from './accounting.js';
 import {
   PreconditionFailedError,
   type CopyOptions,
@@ -40,17 +41,20 @@ export class MemoryStore implements ObjectStore {
   constructor(private readonly now: () => Date = () => new Date()) {}
 
   async get(key: string): Promise<StoredObject | null> {
+    countRequest('GET');
     const entry = this.objects.get(key);
     if (!entry) return null;
     return { key, size: entry.body.byteLength, etag: entry.etag, lastModified: entry.lastModified, body: entry.body.slice(), metadata: { ...entry.metadata } };
   }
 
   async head(key: string): Promise<ObjectInfo | null> {
+    countRequest('HEAD');
     const entry = this.objects.get(key);
     return entry ? { key, size: entry.body.byteLength, etag: entry.etag, lastModified: entry.lastModified } : null;
   }
 
   async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+    countRequest('PUT');
     this.checkConditions(key, options.ifMatch, options.ifNoneMatch);
     const entry = this.entry(body.slice(), options.metadata ?? {}, options.tags ?? {});
     this.objects.set(key, entry);
@@ -58,6 +62,7 @@ export class MemoryStore implements ObjectStore {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    countRequest('LIST');
     const maxKeys = Math.min(Math.max(options.maxKeys ?? 1000, 1), 1000);
     const after = options.continuationToken ?? options.startAfter;
     const keys = [...this.objects.keys()]
@@ -73,6 +78,7 @@ export class MemoryStore implements ObjectStore {
   }
 
   async copy(sourceKey: string, destinationKey: string, options: CopyOptions = {}): Promise<{ etag: string }> {
+    countRequest('COPY');
     const source = this.objects.get(sourceKey);
     if (!source) throw new Error('copy source does not exist');
     if (options.ifSourceMatch !== undefined && source.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
@@ -83,12 +89,15 @@ export class MemoryStore implements ObjectStore {
   }
 
   async delete(key: string, options: { ifMatch?: string } = {}): Promise<void> {
+    countRequest('DELETE');
     const entry = this.objects.get(key);
     if (options.ifMatch !== undefined && entry && entry.etag !== options.ifMatch) throw new PreconditionFailedError(key);
     this.objects.delete(key);
   }
 
   async deleteMany(keys: string[]): Promise<{ failed: string[] }> {
+    // One DeleteObjects request carries at most 1,000 keys; an empty batch needs no request.
+    if (keys.length > 0) countRequest('DELETE_MANY', Math.ceil(keys.length / 1000));
     for (const key of keys) this.objects.delete(key);
     return { failed: [] };
   }

@@ -1,0 +1,487 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MemvaultError } from '../errors.js';
+import { countRequest } from './accounting.js';
+import { decodeObject, encodeObject, headerLength, parseHeader, PREAMBLE_BYTES, type ObjectHeader } from './file/format.js';
+import {
+  assertValidKey,
+  breakerFileName,
+  decodeComponent,
+  isWellFormed,
+  keyToComponents,
+  lockFileName,
+  TEMP_MARKER,
+  tempFileName,
+  OBJECT_SUFFIX,
+} from './file/keys.js';
+import { acquireFileLock, inProcessQueue, pidIsAlive, type LockOptions } from './file/lock.js';
+import {
+  PreconditionFailedError,
+  type CopyOptions,
+  type ListOptions,
+  type ListPage,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from './port.js';
+
+export interface FileStoreOptions {
+  /** Clock for lastModified (expiry tests control it). Locks and temp-file ages use the real clock. */
+  now?: () => Date;
+  /** fsync files and directories so that a power loss keeps acknowledged writes (default true). */
+  durable?: boolean;
+  /** A lock file older than this is broken even if its owner pid is alive (default 30 s). */
+  lockStaleMs?: number;
+  /** Waiting for a lock longer than this fails with STORE_UNAVAILABLE (default 20 s). */
+  lockTimeoutMs?: number;
+  /** Temp files older than this, seen while listing, are left-overs of a crash and removed (default 15 min). */
+  tempStaleMs?: number;
+}
+
+interface Location {
+  /** Absolute directory holding the data file, its lock and its temp files. */
+  dir: string;
+  /** Data file name (ends with '~'). */
+  name: string;
+  file: string;
+  lock: string;
+  breaker: string;
+}
+
+interface Candidate {
+  key: string;
+  bytes: Buffer;
+  file: string;
+}
+
+const DELETE_MANY_CONCURRENCY = 8;
+const HEADER_READ_CONCURRENCY = 16;
+
+function errnoOf(e: unknown): string | undefined {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Errors leave the store without host paths: typed errors pass, file-system errors keep only their code. */
+function toStoreError(e: unknown): Error {
+  if (e instanceof MemvaultError || e instanceof PreconditionFailedError) return e;
+  const code = errnoOf(e);
+  return new MemvaultError('STORE_UNAVAILABLE', `the local store failed: ${code && /^E[A-Z0-9]+$/.test(code) ? code : 'EUNKNOWN'}`);
+}
+
+function newEtag(body: Uint8Array): string {
+  // The MD5 part is a checksum people can recognise; the random part makes every write a new version,
+  // even of identical bytes and across processes, which conditional writers rely on.
+  return createHash('md5').update(body).digest('hex').slice(0, 16) + randomBytes(8).toString('hex');
+}
+
+function encodeToken(key: string): string {
+  return Buffer.from(key, 'utf8').toString('base64url');
+}
+
+function decodeToken(token: string): string {
+  const key = Buffer.from(token, 'base64url').toString('utf8');
+  if (key.length === 0 || encodeToken(key) !== token) throw new MemvaultError('INVALID_INPUT', 'invalid list continuation token');
+  return key;
+}
+
+/** Whether some key starting with `start` can also start with `prefix`. */
+function compatible(start: Buffer, prefix: Buffer): boolean {
+  const n = Math.min(start.length, prefix.length);
+  return start.subarray(0, n).equals(prefix.subarray(0, n));
+}
+
+/** Whether every key starting with `start` sorts at or before `after` (the subtree can be skipped). */
+function entirelyBefore(start: Buffer, after: Buffer | undefined): boolean {
+  if (!after) return false;
+  return Buffer.compare(start, after) < 0 && !after.subarray(0, start.length).equals(start);
+}
+
+async function fsyncDirectory(path: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+    await handle.sync();
+  } catch (e) {
+    // Some platforms (Windows) cannot open or fsync a directory; the rename itself is still atomic.
+    if (!['EISDIR', 'EPERM', 'EACCES', 'EINVAL', 'ENOTSUP'].includes(errnoOf(e) ?? '')) throw e;
+  } finally {
+    await handle?.close();
+  }
+}
+
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next;
+      next += 1;
+      results[i] = await fn(items[i]!);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+/**
+ * The embedded object store: a local directory with S3 semantics (see src/store/file/keys.ts for the
+ * key-to-path mapping and src/store/file/format.ts for the file layout).
+ *
+ * - Writes go to a temp file in the object's directory, are fsync'd, renamed over the object and the
+ *   directory is fsync'd: a crash leaves the old object or the new one, never a torn one.
+ * - Every mutation of a key (put, copy onto it, delete) runs under that key's lock, which holds within
+ *   the process (a promise queue) and across processes (an O_EXCL lock file), so conditional writes
+ *   are checked and applied atomically. Reads take no lock: a rename replaces a file atomically.
+ * - Empty directories are pruned after deletes; a writer whose directory vanishes recreates it.
+ * - Errors never carry host paths: file-system failures become STORE_UNAVAILABLE with the errno code.
+ * A local directory only: lock files rely on O_EXCL and pid checks, which network file systems break.
+ */
+export class FileStore implements ObjectStore {
+  readonly kind = 'file';
+  private readonly root: string;
+  private readonly now: () => Date;
+  private readonly durable: boolean;
+  private readonly lockOptions: LockOptions;
+  private readonly tempStaleMs: number;
+  private readonly inflight = new Set<Promise<unknown>>();
+  private closed = false;
+
+  constructor(rootDir: string, options: FileStoreOptions = {}) {
+    this.root = resolve(rootDir);
+    this.now = options.now ?? (() => new Date());
+    this.durable = options.durable ?? true;
+    this.lockOptions = { staleMs: options.lockStaleMs ?? 30_000, timeoutMs: options.lockTimeoutMs ?? 20_000 };
+    this.tempStaleMs = options.tempStaleMs ?? 15 * 60_000;
+  }
+
+  /** Create the root directory (mode 0700, owner only) if needed and return a store on it. */
+  static async open(rootDir: string, options: FileStoreOptions = {}): Promise<FileStore> {
+    try {
+      await mkdir(resolve(rootDir), { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw toStoreError(e);
+    }
+    return new FileStore(rootDir, options);
+  }
+
+  get(key: string): Promise<StoredObject | null> {
+    return this.run('GET', async () => {
+      const loc = this.locate(key);
+      let file: Buffer;
+      try {
+        file = await readFile(loc.file);
+      } catch (e) {
+        if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return null;
+        throw e;
+      }
+      const { header, body } = decodeObject(file);
+      return { ...this.info(key, header), body: new Uint8Array(body), metadata: { ...header.metadata } };
+    });
+  }
+
+  head(key: string): Promise<ObjectInfo | null> {
+    return this.run('HEAD', async () => {
+      const header = await this.readHeader(this.locate(key).file);
+      return header ? this.info(key, header) : null;
+    });
+  }
+
+  put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+    return this.run('PUT', async () => {
+      const loc = this.locate(key);
+      return this.withKeyLock(loc, async () => {
+        if (options.ifMatch !== undefined || options.ifNoneMatch === '*') {
+          const current = await this.readHeader(loc.file);
+          if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
+          if (options.ifMatch !== undefined && current?.etag !== options.ifMatch) throw new PreconditionFailedError(key);
+        }
+        return this.write(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) });
+      });
+    });
+  }
+
+  copy(sourceKey: string, destinationKey: string, options: CopyOptions = {}): Promise<{ etag: string }> {
+    return this.run('COPY', async () => {
+      const source = this.locate(sourceKey);
+      const destination = this.locate(destinationKey);
+      return this.withKeyLock(destination, async () => {
+        // The source is read without its lock (unless it is the destination): a rename-replaced file
+        // is a consistent snapshot, which is all S3 promises for a copy source too.
+        let file: Buffer;
+        try {
+          file = await readFile(source.file);
+        } catch (e) {
+          if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') throw new MemvaultError('NOT_FOUND', 'the copy source does not exist');
+          throw e;
+        }
+        const { header, body } = decodeObject(file);
+        if (options.ifSourceMatch !== undefined && header.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
+        if (options.ifNoneMatch === '*') {
+          const existing = sourceKey === destinationKey ? header : await this.readHeader(destination.file);
+          if (existing) throw new PreconditionFailedError(destinationKey);
+        }
+        return this.write(destination, destinationKey, body, { ...(options.metadata ?? header.metadata) }, { ...header.tags });
+      });
+    });
+  }
+
+  delete(key: string, options: { ifMatch?: string } = {}): Promise<void> {
+    return this.run('DELETE', () => this.deleteOne(key, options.ifMatch));
+  }
+
+  deleteMany(keys: string[]): Promise<{ failed: string[] }> {
+    // One S3 DeleteObjects request carries at most 1,000 keys; an empty batch needs no request.
+    return this.run('DELETE_MANY', async () => {
+      const outcomes = await mapLimit(keys, DELETE_MANY_CONCURRENCY, async (key) => {
+        try {
+          await this.deleteOne(key, undefined);
+          return null;
+        } catch {
+          return key;
+        }
+      });
+      return { failed: outcomes.filter((key): key is string => key !== null) };
+    }, keys.length === 0 ? 0 : Math.ceil(keys.length / 1000));
+  }
+
+  list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    return this.run('LIST', async () => {
+      if (typeof prefix !== 'string' || !isWellFormed(prefix)) throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
+      const maxKeys = Math.min(Math.max(Math.floor(options.maxKeys ?? 1000), 1), 1000);
+      const after = options.continuationToken !== undefined ? decodeToken(options.continuationToken) : options.startAfter;
+      const candidates: Candidate[] = [];
+      await this.walk(this.root, [], Buffer.alloc(0), Buffer.from(prefix, 'utf8'), after === undefined ? undefined : Buffer.from(after, 'utf8'), candidates);
+      candidates.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+      const page = candidates.slice(0, maxKeys);
+      const infos = await mapLimit(page, HEADER_READ_CONCURRENCY, async (c) => {
+        const header = await this.readHeader(c.file);
+        // Deleted since the directory was read: S3 would not list it either.
+        return header ? this.info(c.key, header) : null;
+      });
+      const objects = infos.filter((info): info is ObjectInfo => info !== null);
+      const last = page[page.length - 1];
+      return candidates.length > maxKeys && last ? { objects, continuationToken: encodeToken(last.key) } : { objects };
+    });
+  }
+
+  /** Tags of an object (tests of TTL classes read them); not a port operation and not counted. */
+  async tagsOf(key: string): Promise<Record<string, string> | undefined> {
+    try {
+      const header = await this.readHeader(this.locate(key).file);
+      return header ? { ...header.tags } : undefined;
+    } catch (e) {
+      throw toStoreError(e);
+    }
+  }
+
+  /** Waits for operations in flight; later calls fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  private run<T>(type: string, fn: () => Promise<T>, requests = 1): Promise<T> {
+    if (requests > 0) countRequest(type, requests);
+    if (this.closed) return Promise.reject(new MemvaultError('STORE_UNAVAILABLE', 'the local store is closed'));
+    const operation = (async () => {
+      try {
+        return await fn();
+      } catch (e) {
+        throw toStoreError(e);
+      }
+    })();
+    this.inflight.add(operation);
+    void operation.then(
+      () => this.inflight.delete(operation),
+      () => this.inflight.delete(operation),
+    );
+    return operation;
+  }
+
+  private locate(key: string): Location {
+    assertValidKey(key);
+    const components = keyToComponents(key);
+    const name = components[components.length - 1]!;
+    const dir = join(this.root, ...components.slice(0, -1));
+    const file = join(dir, name);
+    // Belt and braces: the escaping never emits separators or dot names, so this cannot fire.
+    if (!file.startsWith(this.root + sep)) throw new MemvaultError('INTERNAL', 'object key escaped the store root');
+    return { dir, name, file, lock: join(dir, lockFileName(name)), breaker: join(dir, breakerFileName(name)) };
+  }
+
+  private info(key: string, header: ObjectHeader): ObjectInfo {
+    return { key, size: header.size, etag: header.etag, lastModified: new Date(header.lastModified) };
+  }
+
+  /** The header of the object file at `path`, or null when there is none. */
+  private async readHeader(path: string): Promise<ObjectHeader | null> {
+    let handle;
+    try {
+      handle = await open(path, 'r');
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return null;
+      throw e;
+    }
+    try {
+      const { size } = await handle.stat();
+      const preamble = Buffer.alloc(PREAMBLE_BYTES);
+      const { bytesRead } = await handle.read(preamble, 0, PREAMBLE_BYTES, 0);
+      const length = headerLength(preamble.subarray(0, bytesRead));
+      const json = Buffer.alloc(length);
+      const read = await handle.read(json, 0, length, PREAMBLE_BYTES);
+      return parseHeader(json.subarray(0, read.bytesRead), size);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async withKeyLock<T>(loc: Location, fn: () => Promise<T>): Promise<T> {
+    return inProcessQueue(loc.lock, async () => {
+      const release = await acquireFileLock(loc.lock, loc.breaker, () => this.ensureDirectory(loc.dir), this.lockOptions);
+      try {
+        return await fn();
+      } finally {
+        await release();
+      }
+    });
+  }
+
+  private async ensureDirectory(dir: string): Promise<void> {
+    const created = await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (!this.durable || created === undefined) return;
+    // New directory entries are durable only once their parents are fsync'd: the parent of every
+    // directory from `created` down to `dir` (whose own entries are fsync'd after each rename).
+    const stop = dirname(created);
+    for (let d = dir; d !== stop && d !== dirname(d); d = dirname(d)) await fsyncDirectory(dirname(d));
+  }
+
+  /** Write under the key's lock: temp file, fsync, rename, fsync the directory. */
+  private async write(loc: Location, key: string, body: Uint8Array, metadata: Record<string, string>, tags: Record<string, string>): Promise<{ etag: string }> {
+    const header: ObjectHeader = { key, etag: newEtag(body), lastModified: this.now().getTime(), size: body.byteLength, metadata, tags };
+    const temp = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
+    const handle = await open(temp, 'wx', 0o600);
+    try {
+      try {
+        await handle.writeFile(encodeObject(header, body));
+        if (this.durable) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await this.renameOver(temp, loc.file);
+    } catch (e) {
+      await unlink(temp).catch(() => undefined);
+      throw e;
+    }
+    if (this.durable) await fsyncDirectory(loc.dir);
+    return { etag: header.etag };
+  }
+
+  private async renameOver(from: string, to: string): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await rename(from, to);
+        return;
+      } catch (e) {
+        // Windows refuses to replace a file another process has open for reading; readers are brief.
+        if (attempt >= 20 || !['EPERM', 'EACCES', 'EBUSY'].includes(errnoOf(e) ?? '')) throw e;
+        await sleep(5 * (attempt + 1));
+      }
+    }
+  }
+
+  private async deleteOne(key: string, ifMatch: string | undefined): Promise<void> {
+    const loc = this.locate(key);
+    // A missing key needs no lock (and taking one would create directories only to prune them).
+    if ((await this.readHeader(loc.file)) === null) return;
+    await this.withKeyLock(loc, async () => {
+      if (ifMatch !== undefined) {
+        const current = await this.readHeader(loc.file);
+        if (current && current.etag !== ifMatch) throw new PreconditionFailedError(key);
+      }
+      try {
+        await unlink(loc.file);
+      } catch (e) {
+        if (errnoOf(e) !== 'ENOENT') throw e;
+        return;
+      }
+      if (this.durable) await fsyncDirectory(loc.dir);
+    });
+    await this.pruneEmptyDirectories(loc.dir);
+  }
+
+  /** Remove now-empty directories up to the root. A concurrent writer recreates what it needs. */
+  private async pruneEmptyDirectories(dir: string): Promise<void> {
+    for (let d = dir; d.startsWith(this.root + sep); d = dirname(d)) {
+      try {
+        await rmdir(d);
+      } catch {
+        return; // not empty (ENOTEMPTY/EEXIST), already gone, or busy: all fine to leave.
+      }
+    }
+  }
+
+  /**
+   * Collect the objects under `dir` whose keys start with `prefix` and sort after `after`, entering
+   * only directories whose key range can hold such keys. `keySoFar` is the key bytes the directory
+   * stands for; `relative` its path components (to reject entries that are not in canonical form).
+   */
+  private async walk(dir: string, relative: string[], keySoFar: Buffer, prefix: Buffer, after: Buffer | undefined, out: Candidate[]): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return; // pruned while we looked
+      throw e;
+    }
+    for (const entry of entries) {
+      const decoded = decodeComponent(entry.name);
+      switch (decoded.kind) {
+        case 'internal':
+          if (entry.isFile()) await this.removeIfStaleTemp(join(dir, entry.name), entry.name);
+          break;
+        case 'foreign':
+          break;
+        case 'object': {
+          if (!entry.isFile()) break;
+          const bytes = Buffer.concat([keySoFar, decoded.bytes]);
+          if (!bytes.subarray(0, prefix.length).equals(prefix)) break;
+          if (after && Buffer.compare(bytes, after) <= 0) break;
+          const key = bytes.toString('utf8');
+          if (!Buffer.from(key, 'utf8').equals(bytes) || Buffer.byteLength(key) > 1024) break;
+          if (keyToComponents(key).join('/') !== [...relative, entry.name].join('/')) break;
+          out.push({ key, bytes, file: join(dir, entry.name) });
+          break;
+        }
+        case 'directory':
+        case 'continuation': {
+          if (!entry.isDirectory()) break;
+          const start = decoded.kind === 'directory' ? Buffer.concat([keySoFar, decoded.bytes, Buffer.from('/')]) : Buffer.concat([keySoFar, decoded.bytes]);
+          if (!compatible(start, prefix) || entirelyBefore(start, after)) break;
+          await this.walk(join(dir, entry.name), [...relative, entry.name], start, prefix, after, out);
+          break;
+        }
+      }
+    }
+  }
+
+  /** Temp files of a writer that crashed are removed once old; a live writer's are recent. */
+  private async removeIfStaleTemp(path: string, name: string): Promise<void> {
+    const marker = name.indexOf(OBJECT_SUFFIX + TEMP_MARKER);
+    if (marker === -1) return;
+    const pid = Number(name.slice(marker + 1 + TEMP_MARKER.length).split('.')[0]);
+    try {
+      const info = await stat(path);
+      const age = Date.now() - info.mtimeMs;
+      const ownerGone = Number.isInteger(pid) && pid !== process.pid && !pidIsAlive(pid);
+      // A dead owner's file may still be in use by a pid-reusing process only in theory; give it a minute.
+      if (age > this.tempStaleMs || (ownerGone && age > 60_000)) await unlink(path);
+    } catch {
+      // Raced with its writer's rename or another cleaner: nothing to do.
+    }
+  }
+}

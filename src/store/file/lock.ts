@@ -1,0 +1,176 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MemvaultError } from '../../errors.js';
+
+/**
+ * Per-key locks for the file store, in two layers:
+ * - an in-process queue, so that calls on one key from one process wait their turn on a promise
+ *   instead of spinning on the lock file;
+ * - a lock file created with O_EXCL next to the object, which also excludes other processes. It
+ *   records the owner's host, pid and start time. A lock whose owner pid is dead (same host) or that
+ *   is older than `staleMs` is broken, under a second O_EXCL "breaker" file so that two breakers can
+ *   never both remove a lock (the second would otherwise delete a fresh lock taken after the first).
+ */
+
+export interface LockOptions {
+  /** A lock older than this is broken even if its owner seems alive (pid reuse, a hung owner). */
+  staleMs: number;
+  /** Give up waiting for a lock after this long (STORE_UNAVAILABLE 'ELOCKED'). */
+  timeoutMs: number;
+}
+
+interface LockRecord {
+  host: string;
+  pid: number;
+  time: number;
+  token: string;
+}
+
+const queues = new Map<string, Promise<void>>();
+
+/** Run `fn` after every earlier call with the same `id` in this process has settled. */
+export async function inProcessQueue<T>(id: string, fn: () => Promise<T>): Promise<T> {
+  const previous = queues.get(id) ?? Promise.resolve();
+  let done!: () => void;
+  const current = new Promise<void>((resolve) => (done = resolve));
+  const tail = previous.then(() => current);
+  queues.set(id, tail);
+  await previous;
+  try {
+    return await fn();
+  } finally {
+    done();
+    // Forget the key once nobody queues behind us, so the map does not grow with every key ever used.
+    if (queues.get(id) === tail) queues.delete(id);
+  }
+}
+
+export function pidIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: the process exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function errno(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function parseRecord(text: string): LockRecord | null {
+  try {
+    const value = JSON.parse(text) as Partial<LockRecord>;
+    if (typeof value.host === 'string' && typeof value.pid === 'number' && typeof value.time === 'number' && typeof value.token === 'string') {
+      return value as LockRecord;
+    }
+  } catch {
+    // An owner that died between creating the file and writing it leaves it empty: judged by mtime.
+  }
+  return null;
+}
+
+async function readLock(path: string): Promise<{ text: string; record: LockRecord | null; mtimeMs: number } | null> {
+  try {
+    const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
+    return { text, record: parseRecord(text), mtimeMs: info.mtimeMs };
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+function isStale(lock: { record: LockRecord | null; mtimeMs: number }, staleMs: number): boolean {
+  const now = Date.now();
+  if (!lock.record) return now - lock.mtimeMs > staleMs;
+  if (lock.record.host === hostname() && lock.record.pid !== process.pid && !pidIsAlive(lock.record.pid)) return true;
+  return now - lock.record.time > staleMs;
+}
+
+async function tryUnlink(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (e) {
+    if (errno(e) !== 'ENOENT') throw e;
+  }
+}
+
+/** Remove `lockPath` if it still holds exactly `staleText`; returns whether anything was done. */
+async function breakStaleLock(lockPath: string, breakerPath: string, staleText: string, staleMs: number): Promise<void> {
+  let breaker;
+  try {
+    breaker = await open(breakerPath, 'wx', 0o600);
+  } catch (e) {
+    if (errno(e) !== 'EEXIST') throw e;
+    // Another breaker is at work; if it died mid-way its file would block breaking forever.
+    const info = await stat(breakerPath).catch(() => null);
+    if (info && Date.now() - info.mtimeMs > staleMs) await tryUnlink(breakerPath);
+    return;
+  }
+  try {
+    await breaker.close();
+    const again = await readLock(lockPath);
+    if (again && again.text === staleText) await tryUnlink(lockPath);
+  } finally {
+    await tryUnlink(breakerPath);
+  }
+}
+
+/**
+ * Take the lock file at `lockPath`. `ensureDir` recreates its directory when it is missing (an
+ * empty directory may be pruned by a concurrent delete at any time before the lock file exists).
+ * Returns the release function.
+ */
+export async function acquireFileLock(
+  lockPath: string,
+  breakerPath: string,
+  ensureDir: () => Promise<void>,
+  options: LockOptions,
+): Promise<() => Promise<void>> {
+  const record: LockRecord = { host: hostname(), pid: process.pid, time: Date.now(), token: randomBytes(12).toString('hex') };
+  const text = JSON.stringify(record);
+  const deadline = Date.now() + options.timeoutMs;
+  let waits = 0;
+  let missingDirRetries = 0;
+  for (;;) {
+    try {
+      const handle = await open(lockPath, 'wx', 0o600);
+      try {
+        await handle.writeFile(text);
+      } catch (e) {
+        await handle.close().catch(() => undefined);
+        await tryUnlink(lockPath);
+        throw e;
+      }
+      await handle.close();
+      return async () => {
+        // Remove the lock only if it is still ours: a lock broken as stale may belong to someone else now.
+        const current = await readLock(lockPath);
+        if (current?.record?.token === record.token) await tryUnlink(lockPath);
+      };
+    } catch (e) {
+      const code = errno(e);
+      if (code === 'ENOENT' || code === 'ENOTDIR') {
+        missingDirRetries += 1;
+        if (missingDirRetries > 100) throw e;
+        await ensureDir();
+        continue;
+      }
+      if (code !== 'EEXIST') throw e;
+    }
+    const held = await readLock(lockPath);
+    if (held === null) continue;
+    if (isStale(held, options.staleMs)) {
+      await breakStaleLock(lockPath, breakerPath, held.text, options.staleMs);
+      continue;
+    }
+    if (Date.now() >= deadline) throw new MemvaultError('STORE_UNAVAILABLE', 'the local store failed: ELOCKED');
+    // Exponential backoff with jitter, 1 ms up to ~64 ms: short critical sections, few contenders.
+    const base = Math.min(64, 2 ** Math.min(waits, 6));
+    waits += 1;
+    await sleep(base * (0.5 + Math.random()));
+  }
+}
