@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { createVault, type Vault } from '../../src/index.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { FaultyStore } from '../faulty-store.js';
+import { callTool } from '../helpers.js';
+
+const U = 'user-1';
+
+async function text(vault: Vault, path: string): Promise<string | null> {
+  const f = await (await vault.files(U)).read(path);
+  return f ? Buffer.from(f.data).toString('utf8') : null;
+}
+
+describe('concurrent edits', () => {
+  it("runs one turn's parallel str_replace and insert calls on one file without losing an edit", async () => {
+    const vault = await createVault({ store: new FaultyStore(new MemoryStore(), 3) });
+    await vault.run(U, { command: 'create', path: '/memories/f.md', file_text: 'm0\nm1\nm2\nm3\n' });
+    const calls = [
+      ...[0, 1, 2, 3].map((i) => ({ command: 'str_replace', path: '/memories/f.md', old_str: `m${i}`, new_str: `edited-${i}` })),
+      ...[0, 1, 2, 3].map((i) => ({ command: 'insert', path: '/memories/f.md', insert_line: 0, insert_text: `inserted-${i}` })),
+    ];
+    const results = await Promise.all(calls.map((c) => callTool(vault, U, c)));
+    expect(results.every((r) => !r.isError)).toBe(true);
+    const final = (await text(vault, '/memories/f.md'))!;
+    for (let i = 0; i < 4; i++) {
+      expect(final).toContain(`edited-${i}`);
+      expect(final).toContain(`inserted-${i}`);
+    }
+    expect(final.split('\n').filter(Boolean)).toHaveLength(8);
+  });
+
+  it('loses nothing when two processes (two vaults, separate locks) edit one file', async () => {
+    const shared = new MemoryStore();
+    const a = await createVault({ store: new FaultyStore(shared, 2) });
+    const b = await createVault({ store: new FaultyStore(shared, 2) });
+    await a.run(U, { command: 'create', path: '/memories/log.md', file_text: '' });
+    const edits = (vault: Vault, tag: string) =>
+      Array.from({ length: 40 }, (_, i) => vault.run(U, { command: 'insert', path: '/memories/log.md', insert_line: 0, insert_text: `${tag}-${i}` }));
+    const results = await Promise.all([...edits(a, 'a'), ...edits(b, 'b')]);
+    const succeeded = results.filter((r) => !r.isError).length;
+    const lines = (await text(a, '/memories/log.md'))!.split('\n').filter(Boolean);
+    // Every edit that reported success is in the file, and nothing else is.
+    expect(lines).toHaveLength(succeeded);
+    expect(succeeded).toBe(80);
+  });
+
+  it('keeps an edit made while its directory is being renamed', async () => {
+    const store = new FaultyStore(new MemoryStore(), 2);
+    const vault = await createVault({ store });
+    const other = await createVault({ store }); // another process: not serialised by our locks
+    for (let i = 0; i < 5; i++) await vault.run(U, { command: 'create', path: `/memories/d/f${i}.md`, file_text: `v${i}\n` });
+    const [renamed, ...edits] = await Promise.all([
+      vault.run(U, { command: 'rename', old_path: '/memories/d', new_path: '/memories/e' }),
+      ...[0, 1, 2, 3, 4].map((i) => other.run(U, { command: 'insert', path: `/memories/d/f${i}.md`, insert_line: 1, insert_text: `edit${i}` })),
+    ]);
+    expect(renamed!.isError).toBe(false);
+    for (let i = 0; i < 5; i++) {
+      const moved = await text(vault, `/memories/e/f${i}.md`);
+      const left = await text(vault, `/memories/d/f${i}.md`);
+      expect(moved).not.toBeNull();
+      // An edit that succeeded is in the file, wherever the file ended up.
+      if (!edits[i]!.isError) expect(`${moved ?? ''}${left ?? ''}`).toContain(`edit${i}`);
+    }
+  });
+});
+
+describe('crash safety', () => {
+  async function seeded(store: FaultyStore) {
+    const vault = await createVault({ store });
+    for (let i = 0; i < 4; i++) await vault.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `content ${i}\n` });
+    await vault.run(U, { command: 'create', path: '/memories/src/sub/g.md', file_text: 'deep\n' });
+    return vault;
+  }
+  const names = ['f0.md', 'f1.md', 'f2.md', 'f3.md', 'sub/g.md'];
+  const contentOf = (n: string) => (n === 'sub/g.md' ? 'deep\n' : `content ${n[1]}\n`);
+
+  it('a directory rename crashed at any request leaves every file whole, and running it again completes it', async () => {
+    for (let step = 1; step < 40; step++) {
+      const store = new FaultyStore(new MemoryStore());
+      const vault = await seeded(store);
+      store.failAt(step);
+      const first = await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+      store.disarm();
+      expect(first.isError).toBe(store.fired);
+      for (const n of names) {
+        const old = await text(vault, `/memories/src/${n}`);
+        const moved = await text(vault, `/memories/dst/${n}`);
+        expect(old !== null || moved !== null, `step ${step}: ${n} lost`).toBe(true);
+        for (const t of [old, moved]) if (t !== null) expect(t).toBe(contentOf(n));
+      }
+      if (first.isError) {
+        expect(first.content).not.toMatch(/injected|\n\s+at /);
+        const again = await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+        expect(again, `step ${step}`).toMatchObject({ isError: false });
+      }
+      for (const n of names) {
+        expect(await text(vault, `/memories/dst/${n}`)).toBe(contentOf(n));
+        expect(await text(vault, `/memories/src/${n}`)).toBeNull();
+      }
+      const listing = await vault.run(U, { command: 'view', path: '/memories' });
+      expect(listing.content).not.toContain('.memvault');
+      if (!store.fired) break; // the crash point lies past the last request
+    }
+  });
+
+  it('a file rename crashed between copy and delete completes when run again', async () => {
+    const store = new FaultyStore(new MemoryStore());
+    const vault = await createVault({ store });
+    await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'A' });
+    for (let step = 1; step <= 6; step++) {
+      store.failAt(step);
+      const r = await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' });
+      store.disarm();
+      expect(r.isError).toBe(store.fired);
+      const a = await text(vault, '/memories/a.md');
+      const b = await text(vault, '/memories/b.md');
+      expect(a === 'A' || b === 'A').toBe(true);
+      if (r.isError) {
+        expect((await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).isError).toBe(false);
+      }
+      expect(await text(vault, '/memories/b.md')).toBe('A');
+      expect(await text(vault, '/memories/a.md')).toBeNull();
+      await vault.run(U, { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/a.md' });
+    }
+  });
+
+  it('a failed edit changes nothing', async () => {
+    for (let step = 1; step <= 3; step++) {
+      const store = new FaultyStore(new MemoryStore());
+      const vault = await createVault({ store });
+      await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
+      store.failAt(step);
+      const r = await vault.run(U, { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' });
+      store.disarm();
+      expect(r.isError).toBe(store.fired);
+      const t = await text(vault, '/memories/a.md');
+      expect(t).toBe(r.isError ? 'one\n' : 'two\n');
+    }
+  });
+});
