@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The hash chain. Each record's `hash` is SHA-256 over a canonical serialisation of the record
+ * without its own `hash` field; the record carries the previous record's hash in `prevHash`, so a
+ * record cannot be edited, dropped, inserted or moved without breaking the link to its successor.
+ *
+ * Canonical JSON: object keys sorted by UTF-16 code unit order, recursively; no whitespace; keys
+ * with `undefined` values omitted (as JSON.stringify does). The writer's serialiser (pino) may order
+ * keys differently on disk; the verifier parses the line and re-canonicalises, so only values count.
+ */
+
+/** prevHash of the very first record of an instance. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** Domain separation: a memvault audit hash is never a valid hash of anything else. */
+const HASH_DOMAIN = 'memvault-audit-v1\n';
+
+export function canonicalJson(value: unknown): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      // JSON has no NaN/Infinity; a record holding one could not round-trip through the file.
+      if (!Number.isFinite(value)) throw new TypeError('audit records hold finite numbers only');
+      return JSON.stringify(value);
+    case 'object': {
+      if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
+      const entries = Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    }
+    default:
+      throw new TypeError(`audit records cannot hold a ${typeof value}`);
+  }
+}
+
+/** The hash a record must carry: over every field except `hash` itself. */
+export function recordHash(record: Readonly<Record<string, unknown>>): string {
+  const { hash: _ignored, ...rest } = record;
+  return createHash('sha256').update(HASH_DOMAIN).update(canonicalJson(rest)).digest('hex');
+}

@@ -1,0 +1,54 @@
+import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
+
+/**
+ * Shipping sealed segments off the machine. A segment is uploaded once, create-only
+ * (`If-None-Match: *`), under `audit/{instanceId}/{firstSeq, 12 digits}.jsonl`: zero-padding makes
+ * the store's lexicographic listing the chain's order, and create-only means a second upload of
+ * the same segment (a retry, a restart) can never overwrite what is there.
+ */
+export interface SegmentUploader {
+  /** True when the uploader can set Object Lock retention (an S3 bucket with Object Lock enabled). */
+  readonly supportsRetention: boolean;
+  /** 'exists' when an object is already at the key (an earlier upload of the same segment). */
+  upload(key: string, body: Uint8Array, retainUntil?: Date): Promise<'uploaded' | 'exists'>;
+}
+
+export interface ObjectLockRetention {
+  mode: 'GOVERNANCE' | 'COMPLIANCE';
+  days: number;
+}
+
+export const AUDIT_KEY_PREFIX = 'audit/';
+
+export function segmentKey(instanceId: string, firstSeq: number, prefix = ''): string {
+  return `${prefix}${AUDIT_KEY_PREFIX}${instanceId}/${String(firstSeq).padStart(12, '0')}.jsonl`;
+}
+
+/** Parses a key written by `segmentKey`; undefined for anything else under the prefix. */
+export function parseSegmentKey(key: string, prefix = ''): { instanceId: string; firstSeq: number } | undefined {
+  if (!key.startsWith(prefix + AUDIT_KEY_PREFIX)) return undefined;
+  const match = /^([A-Za-z0-9._-]{1,64})\/(\d{12,})\.jsonl$/.exec(key.slice(prefix.length + AUDIT_KEY_PREFIX.length));
+  if (!match?.[1] || !match[2]) return undefined;
+  return { instanceId: match[1], firstSeq: Number(match[2]) };
+}
+
+/**
+ * Uploads through the ObjectStore port (any adapter: file, memory, S3 without Object Lock).
+ * The port has no retention parameter, so this uploader refuses a retention date rather than
+ * silently storing an unlocked copy: the writer checks `supportsRetention` at start-up.
+ */
+export class ObjectStoreSegmentUploader implements SegmentUploader {
+  readonly supportsRetention = false;
+  constructor(private readonly store: ObjectStore) {}
+
+  async upload(key: string, body: Uint8Array, retainUntil?: Date): Promise<'uploaded' | 'exists'> {
+    if (retainUntil) throw new Error('this uploader cannot set Object Lock retention');
+    try {
+      await this.store.put(key, body, { ifNoneMatch: '*' });
+      return 'uploaded';
+    } catch (error) {
+      if (error instanceof PreconditionFailedError) return 'exists';
+      throw error;
+    }
+  }
+}
