@@ -1,0 +1,13 @@
+import { createVault, type Vault, type VaultOptions } from '../memvault.js';
+import { cliLogger, s3ConfigFrom, storeUrlFrom, type StoreFlags } from './config.js';
+
+export interface VaultFlags extends StoreFlags {
+  auditFile?: string;
+}
+
+/** The vault a CLI command works on, configured from flags and environment. */
+export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOptions> = {}): Promise<Vault> {
+  const logger = cliLogger();
+  const s3 = s3ConfigFrom();
+  return createVault({ store: storeUrlFrom(flags), ...(s3 ? { s3 } : {}), logger, ...extra });
+}
