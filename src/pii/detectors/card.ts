@@ -1,0 +1,99 @@
+import { codeAt, isDigit, isWordChar, luhnValid } from '../chars.js';
+import type { Candidate, Detector } from '../types.js';
+
+export const CARD_PRIORITY = 80;
+
+// Prefilter: a digit run with room for at least 13 digits and their separators.
+const DIGIT_RUN_START = /\d[\d -]{12,60}/g;
+
+/** Issuer prefixes (IIN ranges) and lengths of the networks people actually paste. */
+export function knownIssuer(digits: string): boolean {
+  const n = digits.length;
+  const p2 = Number(digits.slice(0, 2));
+  const p3 = Number(digits.slice(0, 3));
+  const p4 = Number(digits.slice(0, 4));
+  const p6 = Number(digits.slice(0, 6));
+  if (digits[0] === '4') return n === 13 || n === 16 || n === 19; // Visa
+  if (p2 >= 51 && p2 <= 55) return n === 16; // Mastercard
+  if (p4 >= 2221 && p4 <= 2720) return n === 16; // Mastercard 2-series
+  if (p2 === 34 || p2 === 37) return n === 15; // American Express
+  if (p4 === 6011 || (p3 >= 644 && p3 <= 649) || p2 === 65) return n >= 16 && n <= 19; // Discover
+  if (p6 >= 622126 && p6 <= 622925) return n >= 16 && n <= 19; // Discover co-branded UnionPay
+  if (p2 === 62 || p2 === 81) return n >= 16 && n <= 19; // UnionPay
+  if (p4 >= 3528 && p4 <= 3589) return n >= 16 && n <= 19; // JCB
+  if ((p3 >= 300 && p3 <= 305) || p2 === 36 || p2 === 38 || p2 === 39 || p4 === 3095) return n >= 14 && n <= 19; // Diners
+  if (p4 >= 2200 && p4 <= 2204) return n >= 16 && n <= 19; // Mir
+  if (p2 === 50 || (p2 >= 56 && p2 <= 69)) return n >= 12 && n <= 19; // Maestro
+  return false;
+}
+
+/**
+ * A card number is 13-19 digits, optionally in groups split by one space or one dash (the same
+ * separator throughout), Luhn-valid, with a known issuer prefix, and not part of a longer number.
+ */
+export const detectCards: Detector = (text: string, _config, out: Candidate[]) => {
+  DIGIT_RUN_START.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = DIGIT_RUN_START.exec(text)) !== null) {
+    const start = m.index;
+    const end = scanCard(text, start, out);
+    DIGIT_RUN_START.lastIndex = end;
+  }
+};
+
+/**
+ * Scans the run of digits and single separators starting at `start` and reports the longest
+ * prefix that ends at a group boundary and is a card (so "4111 1111 1111 1111 12/27" still yields
+ * the card). Returns where scanning may resume; the run is consumed once, so this stays linear.
+ */
+function scanCard(text: string, start: number, out: Candidate[]): number {
+  const before = codeAt(text, start - 1);
+  if (isWordChar(before) || before === 46 || before === 45) return skipRun(text, start);
+  let i = start;
+  let digits = '';
+  let separator = -1;
+  const groupEnds: Array<{ offset: number; digitCount: number }> = [];
+  while (i < text.length && digits.length <= 19) {
+    const c = text.charCodeAt(i);
+    if (isDigit(c)) {
+      digits += text[i];
+      i++;
+      continue;
+    }
+    if ((c === 32 || c === 45) && isDigit(codeAt(text, i + 1)) && (separator === -1 || separator === c)) {
+      groupEnds.push({ offset: i, digitCount: digits.length });
+      separator = c;
+      i++;
+      continue;
+    }
+    break;
+  }
+  if (digits.length <= 19 && !isDigit(codeAt(text, i))) groupEnds.push({ offset: i, digitCount: digits.length });
+  for (let g = groupEnds.length - 1; g >= 0; g--) {
+    const { offset, digitCount } = groupEnds[g] as { offset: number; digitCount: number };
+    if (digitCount < 13 || digitCount > 19) continue;
+    const after = codeAt(text, offset);
+    if (isWordChar(after) || (after === 46 && isDigit(codeAt(text, offset + 1)))) continue;
+    const number = digits.slice(0, digitCount);
+    if (knownIssuer(number) && luhnValid(number) && !repetitive(number)) {
+      out.push({ type: 'CREDIT_CARD', start, end: offset, priority: CARD_PRIORITY });
+      return offset;
+    }
+  }
+  return skipRun(text, start);
+}
+
+/** Offset just past the digits (only digits: a separated neighbour may still start a card). */
+function skipRun(text: string, start: number): number {
+  let i = start;
+  while (i < text.length && isDigit(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** A single repeated digit is filler, never a real number. */
+function repetitive(digits: string): boolean {
+  let distinct = 0;
+  const seen = new Set<string>();
+  for (const d of digits) if (!seen.has(d)) { seen.add(d); distinct++; }
+  return distinct <= 1;
+}

@@ -1,0 +1,79 @@
+import { isIPv6 } from 'node:net';
+import { codeAt, isDigit, isHex, isWordChar } from '../chars.js';
+import type { Candidate, Detector } from '../types.js';
+import { VERSION_BEFORE } from './context.js';
+
+// "ghcr.io/acme/api:1.5.2.45" — a tag glued to a name by ':' is a version; "host:10.0.0.1" is not.
+const IMAGE_TAG_BEFORE = /(?<![\w.-])(?![\w.-]*(?:ip|addr|address|host|server|src|dst|from|to|peer|gateway|gw|dns|nameserver|proxy|upstream|listen|bind)$)[\w./-]*[A-Za-z][\w./-]*:$/i;
+
+export const IP_PRIORITY = 50;
+
+// Octets without leading zeros (0-255); bounded, so each start costs a few steps.
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const IPV4 = new RegExp(`(?<![\\w.\\-])${OCTET}\\.${OCTET}\\.${OCTET}\\.${OCTET}(?![\\w]|\\.\\d|-\\d)`, 'g');
+
+/** Dotted quads that are addresses, not versions: no "v" / "version" / "release" just before. */
+function detectIpv4(text: string, out: Candidate[]): void {
+  IPV4.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = IPV4.exec(text)) !== null) {
+    const start = m.index;
+    const before = text.slice(Math.max(0, start - 24), start);
+    if (VERSION_BEFORE.test(before) || IMAGE_TAG_BEFORE.test(before)) continue;
+    out.push({ type: 'IP_ADDRESS', start, end: start + m[0].length, priority: IP_PRIORITY });
+  }
+}
+
+const MAX_IPV6 = 45; // longest textual IPv6, with an embedded IPv4 tail
+
+function isIpv6Char(c: number): boolean {
+  return isHex(c) || c === 58 || c === 46;
+}
+
+/**
+ * IPv6: from each ':' take the surrounding run of hex digits, colons and dots, bounded in length,
+ * and let node:net decide. A run is examined once, however many colons it has.
+ */
+function detectIpv6(text: string, out: Candidate[]): void {
+  // Every IPv6 text form has two colons at most four hex digits apart ("::" or ":db8:").
+  const twoColons = /:[0-9A-Fa-f]{0,4}:/g;
+  let m: RegExpExecArray | null;
+  while ((m = twoColons.exec(text)) !== null) {
+    const colon = m.index;
+    let start = colon;
+    while (start > 0 && colon - start <= MAX_IPV6 && isIpv6Char(text.charCodeAt(start - 1))) start--;
+    let end = colon + 1;
+    while (end < text.length && end - start <= MAX_IPV6 + 1 && isIpv6Char(text.charCodeAt(end))) end++;
+    // Trailing sentence punctuation ("...::1." or "fe80::1:") is not part of the address.
+    let trimmedEnd = end;
+    while (trimmedEnd > colon && text.charCodeAt(trimmedEnd - 1) === 46) trimmedEnd--;
+    if (trimmedEnd - start <= MAX_IPV6 && trimmedEnd - start >= 3) {
+      const candidate = text.slice(start, trimmedEnd);
+      const before = codeAt(text, start - 1);
+      const after = codeAt(text, trimmedEnd);
+      const bounded = !isWordChar(before) && !isWordChar(after) && before !== 58 && after !== 58;
+      if (bounded && plausibleIpv6(candidate) && isIPv6(candidate)) {
+        out.push({ type: 'IP_ADDRESS', start, end: trimmedEnd, priority: IP_PRIORITY });
+      }
+    }
+    twoColons.lastIndex = Math.max(end, colon + 1);
+  }
+}
+
+/**
+ * Excludes shapes node accepts but people write for other reasons: a bare "::", C++ "a::b" with
+ * letters only, and clock times are rejected by isIPv6 already. At least one digit, and either all
+ * eight groups or a "::" with two or more groups.
+ */
+function plausibleIpv6(candidate: string): boolean {
+  let hasDigit = false;
+  for (let i = 0; i < candidate.length; i++) if (isDigit(candidate.charCodeAt(i))) { hasDigit = true; break; }
+  if (!hasDigit) return false;
+  const groups = candidate.split(':').filter((g) => g.length > 0).length;
+  return candidate.includes('::') ? groups >= 2 || candidate.startsWith('::1') : groups >= 8 || candidate.includes('.');
+}
+
+export const detectIps: Detector = (text: string, _config, out: Candidate[]) => {
+  detectIpv4(text, out);
+  detectIpv6(text, out);
+};

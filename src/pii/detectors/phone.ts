@@ -1,0 +1,210 @@
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
+import { VERSION_BEFORE } from './context.js';
+import type { Candidate, Detector } from '../types.js';
+
+export const PHONE_PRIORITY = 40;
+
+/** Regions tried for numbers written without +country, most likely first. */
+export const DEFAULT_PHONE_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR', 'ES', 'IT', 'NL', 'JP'];
+
+/**
+ * Leading digit and length of national numbers for common regions, so that a digit run is parsed
+ * only for regions where it could be a number (parsing costs ~10 us). Regions not listed are
+ * always parsed.
+ */
+const NATIONAL_SHAPES: Readonly<Record<string, (first: number, digits: number) => boolean>> = {
+  US: (f, n) => (n === 10 && f >= 2) || (n === 11 && f === 1),
+  CA: (f, n) => (n === 10 && f >= 2) || (n === 11 && f === 1),
+  GB: (f, n) => f === 0 && n >= 9 && n <= 11,
+  DE: (f, n) => f === 0 && n >= 6 && n <= 13,
+  FR: (f, n) => f === 0 && n === 10,
+  ES: (f, n) => n === 9 && f >= 6,
+  IT: (f, n) => (f === 0 && n >= 6 && n <= 11) || (f === 3 && n >= 9 && n <= 10),
+  NL: (f, n) => f === 0 && n === 10,
+  JP: (f, n) => f === 0 && n >= 10 && n <= 11,
+  AU: (f, n) => f === 0 && n === 10,
+  CH: (f, n) => f === 0 && n === 10,
+  AT: (f, n) => f === 0 && n >= 5 && n <= 13,
+  BE: (f, n) => f === 0 && n >= 9 && n <= 10,
+  IE: (f, n) => f === 0 && n >= 7 && n <= 10,
+  IN: (f, n) => (n === 10 && f >= 6) || (f === 0 && n === 11),
+  BR: (f, n) => n >= 10 && n <= 11 && f >= 1,
+  MX: (f, n) => n === 10,
+};
+
+function plausibleNational(region: string, firstDigit: number, digitCount: number): boolean {
+  const shape = NATIONAL_SHAPES[region];
+  return shape === undefined || shape(firstDigit, digitCount);
+}
+
+// Cheap prefilter: only runs with room for seven digits reach the hand scanner and the parser.
+const START = /[+(]?\d[\d ().\/\-\u00a0]{6,30}/g;
+const MAX_DIGITS = 15; // E.164
+const MAX_LENGTH = 26; // "+1 (415) 555-0132" plus generous spacing
+const MIN_DIGITS = 7;
+
+const PHONE_CONTEXT =
+  /(?:phone|\btel\b|\btel\.|\bcall|mobile|\bcell|\bfax|whatsapp|\bsms|\btext\b|\bring\b|contact|\bdial|telefon|\bhandy|rufnummer|nummer|anruf|t[ée]l[ée]phone|\bt[ée]l\b|portable|appel|num[ée]ro|tel[ée]fono|m[óo]vil|celular|llam|cellulare|電話|携帯|連絡|☎|📞)/i;
+
+const DATE_SHAPE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4})$/;
+// XXX-XX-XXXX is how SSNs are written; no national plan groups a phone number that way.
+const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
+const YEAR_RANGE = /^(?:19|20)\d\d ?[-/] ?(?:19|20)?\d\d$/;
+const CURRENCY_AFTER = /^\s?(?:€|\$|£|¥|eur\b|usd\b|gbp\b|chf\b|jpy\b|euros?\b|dollars?\b|円|%)/i;
+
+interface Group {
+  /** Offset just past the last digit of the group. */
+  end: number;
+  digitCount: number;
+}
+
+/**
+ * Phone numbers, validated by libphonenumber-js (full metadata). Parsing costs microseconds, so a
+ * cheap structural filter runs first: a run of 7-15 digits with single separators, not a date,
+ * a decimal or a thousands-grouped amount; unformatted national digit strings also need a context
+ * word (phone, tel, Telefon, 電話...) shortly before.
+ */
+export const detectPhones: Detector = (text, config, out: Candidate[]) => {
+  START.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = START.exec(text)) !== null) {
+    START.lastIndex = scanPhone(text, m.index, config.phoneRegions, out);
+  }
+};
+
+function scanPhone(text: string, start: number, regions: readonly string[], out: Candidate[]): number {
+  const before = codeAt(text, start - 1);
+  // Inside a word, a decimal, a path, an order number (#123), an amount ($123) or a longer number.
+  if (isWordChar(before) || before === 46 || before === 45 || before === 47 || before === 35 || before === 43 || before === 36 || before === 8364 || before === 163 || before === 95 || before === 64) {
+    return skip(text, start);
+  }
+  let i = start;
+  const plus = text.charCodeAt(i) === 43;
+  if (plus) {
+    i++;
+    if (codeAt(text, i) === 32) i++;
+    if (!isDigit(codeAt(text, i)) && codeAt(text, i) !== 40) return start + 1;
+  }
+  let digits = 0;
+  let separators = 0;
+  let lastWasSeparator = true;
+  let paren = false;
+  let lastSep = -1;
+  let mixedSeparators = false;
+  const groups: Group[] = [];
+  while (i < text.length && i - start < MAX_LENGTH) {
+    const c = text.charCodeAt(i);
+    if (isDigit(c)) {
+      digits++;
+      if (digits > MAX_DIGITS) break;
+      i++;
+      lastWasSeparator = false;
+      if (!isDigit(codeAt(text, i))) groups.push({ end: i, digitCount: digits });
+      continue;
+    }
+    if (c === 40 || c === 41) {
+      // "(0)30", "(415) 555"
+      paren = true;
+      i++;
+      continue;
+    }
+    if ((c === 32 || c === 45 || c === 46 || c === 47 || c === 0xa0) && !lastWasSeparator) {
+      if (lastSep !== -1 && lastSep !== c) mixedSeparators = true;
+      lastSep = c;
+      separators++;
+      lastWasSeparator = true;
+      i++;
+      continue;
+    }
+    break;
+  }
+  // A run longer than any phone number (a table of figures, a digit dump) holds no phone we could
+  // tell apart from its neighbours; skip all of it so long runs cost one pass and no parsing.
+  if (digits > MAX_DIGITS || (i - start >= MAX_LENGTH && continuesRun(text, i))) return skipCluster(text, i);
+  // Try the whole run first, then shorter prefixes ending at a group boundary ("call 0171 1234567 2x").
+  for (let g = groups.length - 1; g >= 0 && g >= groups.length - 3; g--) {
+    const group = groups[g] as Group;
+    if (group.digitCount < MIN_DIGITS) break;
+    const end = group.end;
+    if (acceptable(text, start, end, group.digitCount, plus, paren, regions, g === groups.length - 1 ? mixedSeparators : false)) {
+      out.push({ type: 'PHONE', start, end, priority: PHONE_PRIORITY });
+      return end;
+    }
+  }
+  return Math.max(start + 1, i);
+}
+
+function isPhoneSeparator(c: number): boolean {
+  return c === 32 || c === 45 || c === 46 || c === 47 || c === 0xa0 || c === 40 || c === 41;
+}
+
+function continuesRun(text: string, i: number): boolean {
+  const c = codeAt(text, i);
+  return isDigit(c) || (isPhoneSeparator(c) && isDigit(codeAt(text, i + 1)));
+}
+
+function skipCluster(text: string, from: number): number {
+  let i = from;
+  while (continuesRun(text, i)) i++;
+  return i;
+}
+
+function skip(text: string, start: number): number {
+  // Past the digits of a run that cannot start a number here.
+  let i = start + 1;
+  while (i < text.length && isDigit(text.charCodeAt(i))) i++;
+  return i;
+}
+
+function acceptable(
+  text: string,
+  start: number,
+  end: number,
+  digitCount: number,
+  plus: boolean,
+  paren: boolean,
+  regions: readonly string[],
+  mixedSeparators: boolean,
+): boolean {
+  const after = codeAt(text, end);
+  if (isWordChar(after)) return false;
+  if ((after === 46 || after === 45 || after === 47 || after === 58) && isDigit(codeAt(text, end + 1))) return false;
+  // "1,234,567" continues the number; "…0132,2024-01-05" in a CSV row does not.
+  if (after === 44 && isDigit(codeAt(text, end + 1)) && isDigit(codeAt(text, end + 2)) && isDigit(codeAt(text, end + 3)) && !isDigit(codeAt(text, end + 4))) return false;
+  if (after === 37) return false; // 12 345 678%
+  const raw = text.slice(start, end);
+  if (DATE_SHAPE.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
+  if (VERSION_BEFORE.test(text.slice(Math.max(0, start - 24), start))) return false;
+  if (CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
+  const groupSizes = raw.split(/[^\d]+/).filter((g) => g.length > 0).map((g) => g.length);
+  const separated = groupSizes.length > 1;
+  const dotted = raw.includes('.');
+  if (dotted) {
+    // 3.14159265, 1.234.567 and 10.0.0.1 are numbers, amounts and addresses.
+    if (groupSizes.length === 2) return false;
+    if (groupSizes.slice(1).every((n) => n === 3) && (groupSizes[0] ?? 0) <= 3) return false;
+    if (groupSizes.length === 4 && groupSizes.every((n) => n <= 3)) return false;
+  }
+  if (mixedSeparators && !plus && !paren && raw.includes('/') && raw.includes('.')) return false;
+  const context = hasContextBefore(text, start, 40, PHONE_CONTEXT);
+  if (!plus && !context) {
+    const leadingZero = raw.charCodeAt(paren && raw.startsWith('(') ? 1 : 0) === 48;
+    const separators = groupSizes.length - 1;
+    const shaped = paren || (leadingZero && separators >= 1) || (separators >= 2 && digitCount >= 9);
+    if (!shaped || !separated) return false;
+    if (!leadingZero && groupSizes.slice(1).every((n) => n === 3) && CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
+  }
+  return isValidPhone(raw, plus, digitCount, regions);
+}
+
+export function isValidPhone(raw: string, plus: boolean, digitCount: number, regions: readonly string[]): boolean {
+  if (plus) return parsePhoneNumberFromString(raw)?.isValid() === true;
+  const firstDigit = raw.replace(/^\D+/, '').charCodeAt(0) - 48;
+  for (const region of regions) {
+    if (!plausibleNational(region, firstDigit, digitCount)) continue;
+    const parsed = parsePhoneNumberFromString(raw, region as CountryCode);
+    if (parsed?.isValid() === true) return true;
+  }
+  return false;
+}

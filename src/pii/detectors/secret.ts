@@ -1,0 +1,316 @@
+import { isAsciiAlnum, isUnspacedScript } from '../chars.js';
+import type { Candidate, Detector } from '../types.js';
+
+/** Known token formats and key blocks are certain; a value read from `key = value` is a guess. */
+export const SECRET_FORMAT_PRIORITY = 100;
+export const SECRET_CONTEXT_PRIORITY = 30;
+
+// Every quantifier is bounded, and each alternative starts with a literal, so a start position
+// costs a few comparisons unless a real prefix is there.
+const KNOWN_TOKENS = new RegExp(
+  [
+    '(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}', // AWS access key id
+    'gh[pousr]_[A-Za-z0-9]{36,251}', // GitHub classic tokens
+    'github_pat_[A-Za-z0-9_]{22,255}', // GitHub fine-grained tokens
+    'gl(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent)-[A-Za-z0-9_-]{20,64}', // GitLab
+    'xox[abposre]-[A-Za-z0-9-]{10,250}', // Slack bot/user/app tokens
+    'xapp-\\d-[A-Za-z0-9-]{10,250}', // Slack app-level tokens
+    'https://hooks\\.slack\\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{16,32}', // Slack webhook
+    '(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,247}', // Stripe secret and restricted keys
+    'whsec_[A-Za-z0-9+/=]{20,80}', // Stripe webhook signing secret
+    'sk-ant-[A-Za-z0-9_-]{20,200}', // Anthropic
+    'sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,250}', // OpenAI
+    'eyJ[A-Za-z0-9_-]{8,2000}\\.eyJ[A-Za-z0-9_-]{4,8000}\\.[A-Za-z0-9_-]{0,2000}', // JWT
+    'AIza[0-9A-Za-z_-]{35}', // Google API key
+    'npm_[A-Za-z0-9]{36}', // npm
+    'hf_[A-Za-z0-9]{30,40}', // Hugging Face
+    'SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}', // SendGrid
+    'glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}', // Grafana service account
+    'dop_v1_[a-f0-9]{64}', // DigitalOcean
+    'shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}', // Shopify
+  ]
+    .map((p) => `(?:${p})`)
+    .join('|'),
+  'g',
+);
+
+const TOKEN_CHAR = /[A-Za-z0-9_-]/;
+
+function detectKnownTokens(text: string, out: Candidate[]): void {
+  KNOWN_TOKENS.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = KNOWN_TOKENS.exec(text)) !== null) {
+    const start = m.index;
+    const end = start + m[0].length;
+    // A prefix in the middle of an identifier ("mask-ant-...", "AKIA" inside a longer word) is not a token.
+    const before = text[start - 1] ?? '';
+    const after = text[end] ?? '';
+    if (TOKEN_CHAR.test(before) || (TOKEN_CHAR.test(after) && !m[0].startsWith('eyJ'))) continue;
+    out.push({ type: 'SECRET', start, end, priority: SECRET_FORMAT_PRIORITY });
+  }
+}
+
+const MAX_PEM = 64 * 1024;
+
+/** PEM private key blocks (RSA, EC, OPENSSH, PGP, PKCS#8 plain and encrypted), header to footer. */
+function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
+  let begin = text.indexOf('-----BEGIN ');
+  while (begin !== -1) {
+    const headerEnd = text.indexOf('-----', begin + 11);
+    const header = headerEnd !== -1 && headerEnd - begin < 80 ? text.slice(begin + 11, headerEnd) : '';
+    if (!/PRIVATE KEY/.test(header)) {
+      begin = text.indexOf('-----BEGIN ', begin + 11);
+      continue;
+    }
+    const footer = text.indexOf('-----END ', headerEnd + 5);
+    let end: number;
+    if (footer !== -1 && footer - begin <= MAX_PEM) {
+      const close = text.indexOf('-----', footer + 9);
+      end = close !== -1 && close - footer < 80 ? close + 5 : footer + 9;
+    } else {
+      // A truncated block is still a key: take the base64 body that follows the header.
+      end = headerEnd + 5;
+      const limit = Math.min(text.length, begin + MAX_PEM);
+      while (end < limit && /[A-Za-z0-9+/=\s:-]/.test(text[end] ?? '')) end++;
+      while (end > headerEnd + 5 && /\s/.test(text[end - 1] ?? '')) end--;
+    }
+    out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
+    begin = text.indexOf('-----BEGIN ', end);
+  }
+}
+
+// scheme://user:password@host — the password is the secret. Anchored on the literal "://" so
+// ordinary words cost nothing.
+// The password may itself hold '@', '?' or '#' when people paste it unencoded: the greedy,
+// bounded run backs off to the last '@' before the host.
+const URL_USERINFO = /:\/\/[^\s:@/?#]{1,128}:([^\s/]{1,256})@/g;
+
+function detectUrlPasswords(text: string, out: Candidate[]): void {
+  URL_USERINFO.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = URL_USERINFO.exec(text)) !== null) {
+    const password = m[1] ?? '';
+    if (isPlaceholder(password)) continue;
+    const end = m.index + m[0].length - 1;
+    out.push({ type: 'SECRET', start: end - password.length, end, priority: SECRET_FORMAT_PRIORITY });
+  }
+}
+
+const BEARER = /\b(?:Bearer|Token|Basic)\s+([A-Za-z0-9._~+/-]{16,2048}=*)/g;
+
+function detectAuthHeaders(text: string, out: Candidate[]): void {
+  BEARER.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = BEARER.exec(text)) !== null) {
+    const value = m[1] ?? '';
+    if (!looksRandom(value, 16)) continue;
+    const end = m.index + m[0].length;
+    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
+  }
+}
+
+// AWS secret access keys are 40 base64 characters; alone they are too generic, so they count only
+// within a few lines after an access key id (CSV exports, credentials files without labels).
+const AWS_SECRET_NEAR = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g;
+
+function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Candidate[]): void {
+  for (const from of keyIdEnds) {
+    AWS_SECRET_NEAR.lastIndex = from;
+    const m = AWS_SECRET_NEAR.exec(text);
+    if (m === null || m.index - from > 160) continue;
+    if (!looksRandom(m[0], 40)) continue;
+    out.push({ type: 'SECRET', start: m.index, end: m.index + 40, priority: SECRET_CONTEXT_PRIORITY + 1 });
+  }
+}
+
+// Words that make the value after them sensitive. Passwords may be short and wordy; keys and tokens
+// must look random.
+const KEYWORDS =
+  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contraseña|contrasena|パスワード|暗証番号|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|トークン|シークレット|clave|schlüssel|clé/gi;
+
+const PASSWORD_WORD = /pass|kennwort|passwort|contraseñ|contrasen|パスワード|暗証|pwd/i;
+
+// A key name that describes something about the secret rather than holding it.
+const DESCRIPTIVE_KEY =
+  /(?:_id|-id|\bid\b|name|type|url|uri|path|file|length|len\b|count|expir|ttl|endpoint|policy|hint|reset|prompt|field|label|format|header|usage|limit|rotation|required|enabled|manager|store|vault|hash_alg|strength|min|max|provider|issuer|audience|scope|lifetime|env|variable|placeholder|character)/i;
+
+const VALUE_STOPWORDS = new Set([
+  'null', 'none', 'nil', 'undefined', 'true', 'false', 'empty', 'required', 'optional', 'redacted',
+  'hidden', 'masked', 'secret', 'password', 'passwort', 'token', 'changeme', 'example', 'xxx', 'todo',
+  'tbd', 'n/a', 'na', 'see', 'siehe', 'voir', 'ver', 'in', 'im', 'at', 'stored', 'saved', 'managed',
+  'rotated', 'changed', 'reset', 'set', 'unset', 'protected', 'encrypted', 'hashed', 'removed',
+  'omitted', 'provided', 'needed', 'missing', 'expired', 'invalid', 'incorrect', 'wrong', 'ok', 'the',
+  'a', 'an', 'my', 'your', 'from', 'via', 'is', 'was', 'will', 'must', 'should', 'not', 'no', 'yes',
+  'string', 'str', 'bool', 'boolean', 'int', 'number', 'value', 'default', 'same', 'unknown', 'bearer',
+  'basic', 'jwt', 'oauth', 'oauth2', 'header', 'cookie', 'env', 'file', 'vault', 'keychain', '1password',
+  'bitwarden', 'lastpass', 'for', 'of', 'and', 'or', 'to', 'with', 'on', 'by', 'this', 'that', 'it',
+  'und', 'oder', 'der', 'die', 'das', 'le', 'la', 'les', 'el', 'los', 'de', 'du', 'des', 'et', 'y',
+  'generated', 'auto', 'random', 'updated', 'pending', 'revoked', 'valid', 'active', 'disabled',
+]);
+
+// After the key: optional closing quote, then ":", "=", "=>", ":=", a full-width colon, or a word
+// such as "is"/"ist"/"est"/"es"/"は"; then an optional opening quote. Sticky, bounded.
+const ASSIGNMENT = /["']?\]?[ \t]{0,3}(?:(=>|:=|[=:：])|[ \t](is|ist|est|es|lautet|était|era|was)[ \t]|(は|が|：))[ \t]{0,3}(["'`]?)/y;
+const WHITESPACE_ONLY = /[ \t]{1,3}/y;
+// Up to three short words between the keyword and the operator; bounded and sticky.
+const QUALIFIER = /(?:[ \t]{1,2}[\p{L}\p{N}'’-]{1,15}){1,3}(?=[ \t]{0,2}(?:[=:：]|[ \t](?:is|ist|est|es|lautet|era|was)[ \t]))/uy;
+
+function detectAssignments(text: string, out: Candidate[]): void {
+  KEYWORDS.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = KEYWORDS.exec(text)) !== null) {
+    const keywordStart = m.index;
+    let keyEnd = keywordStart + m[0].length;
+    // Extend over the rest of the identifier ("DB_PASSWORD_PROD", "apiKeySecondary").
+    while (keyEnd < text.length && keyEnd - keywordStart < 48 && isKeyChar(text.charCodeAt(keyEnd))) keyEnd++;
+    let keyStart = keywordStart;
+    while (keyStart > 0 && keywordStart - keyStart < 40 && isKeyChar(text.charCodeAt(keyStart - 1))) keyStart--;
+    const keyName = text.slice(keyStart, keyEnd);
+    const passwordLike = PASSWORD_WORD.test(m[0]);
+    if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName)) {
+      KEYWORDS.lastIndex = keyEnd;
+      continue;
+    }
+    ASSIGNMENT.lastIndex = keyEnd;
+    let a = ASSIGNMENT.exec(text);
+    if (a === null) {
+      // "Mot de passe du Wi-Fi : x", "contraseña del router es x", "password for the NAS: x".
+      QUALIFIER.lastIndex = keyEnd;
+      if (QUALIFIER.exec(text) !== null) {
+        ASSIGNMENT.lastIndex = QUALIFIER.lastIndex;
+        a = ASSIGNMENT.exec(text);
+      }
+    }
+    let loose = false;
+    if (a === null && !passwordLike) {
+      // "deploy token abcd1234..." — accepted only when the value is clearly random.
+      WHITESPACE_ONLY.lastIndex = keyEnd;
+      if (WHITESPACE_ONLY.exec(text) !== null) {
+        a = ['', undefined, undefined, undefined, ''] as unknown as RegExpExecArray;
+        a.index = keyEnd;
+        ASSIGNMENT.lastIndex = WHITESPACE_ONLY.lastIndex;
+        loose = true;
+      }
+    }
+    if (a === null) {
+      KEYWORDS.lastIndex = keyEnd;
+      continue;
+    }
+    const operator = a[1] ?? '';
+    // "password == x", "token != y" are comparisons in code.
+    if ((operator === '=' || operator === ':') && /[=!<>]/.test(text[ASSIGNMENT.lastIndex] ?? '')) {
+      KEYWORDS.lastIndex = keyEnd;
+      continue;
+    }
+    if (operator === '=' && /[=!<>]/.test(text[keyEnd] ?? '') === false && /[!<>=]$/.test(text.slice(Math.max(0, keyEnd - 1), keyEnd))) {
+      KEYWORDS.lastIndex = keyEnd;
+      continue;
+    }
+    const quote = a[4] ?? '';
+    const valueStart = ASSIGNMENT.lastIndex;
+    let valueEnd = valueStart;
+    const limit = Math.min(text.length, valueStart + 512);
+    if (quote !== '') {
+      while (valueEnd < limit && text[valueEnd] !== quote && text[valueEnd] !== '\n') valueEnd++;
+      if (text[valueEnd] !== quote) valueEnd = valueStart; // unterminated: not a quoted value
+    } else {
+      while (valueEnd < limit && isBareValueChar(text.charCodeAt(valueEnd))) valueEnd++;
+      // Trailing sentence punctuation is not part of the value.
+      while (valueEnd > valueStart && /[.,;:!?)\]}>]/.test(text[valueEnd - 1] ?? '')) valueEnd--;
+    }
+    const value = text.slice(valueStart, valueEnd);
+    const accepted = loose ? looksRandom(value, 20) : passwordLike ? plausiblePassword(value, quote !== '') : looksRandom(value, 12);
+    if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
+      out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
+      KEYWORDS.lastIndex = Math.max(valueEnd, keyEnd);
+    } else {
+      KEYWORDS.lastIndex = keyEnd;
+    }
+  }
+}
+
+function isKeyChar(c: number): boolean {
+  return isAsciiAlnum(c) || c === 95 || c === 45 || c === 46;
+}
+
+function isBareValueChar(c: number): boolean {
+  // Stops at whitespace, quotes, separators of lists and markup, and at CJK text, which is written
+  // right after a value ("パスワードはabc123です").
+  return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 44 && c !== 59 && c !== 60 && c !== 62 && !isUnspacedScript(c);
+}
+
+function plausiblePassword(value: string, quoted: boolean): boolean {
+  if (value.length < 4 || value.length > 128) return false;
+  if (!quoted && /\s/.test(value)) return false;
+  const lower = value.toLowerCase();
+  if (VALUE_STOPWORDS.has(lower)) return false;
+  // A plain lowercase word after "password" is usually prose ("password: rotated monthly").
+  if (/^[a-zà-ÿ]+$/.test(value) && value.length < 10) return false;
+  return true;
+}
+
+/** High enough entropy and a mix of character classes: what generated keys look like. */
+export function looksRandom(value: string, minLength: number): boolean {
+  if (value.length < minLength || value.length > 2048) return false;
+  if (/\s/.test(value)) return false;
+  if (VALUE_STOPWORDS.has(value.toLowerCase())) return false;
+  let digits = 0;
+  let letters = 0;
+  let upper = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+    else if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) {
+      letters++;
+      if (c <= 90) upper++;
+    }
+  }
+  if (letters === 0 || digits === 0) return false;
+  // Identifiers like my_api_key_v2 have words; random strings have few repeated symbols.
+  if (/[a-z]{3,}[_-][a-z]{3,}/i.test(value) && shannonEntropy(value) < 4) return false;
+  return shannonEntropy(value) >= (upper > 0 || value.length >= 32 ? 3.2 : 3.0);
+}
+
+export function shannonEntropy(value: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of value) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let h = 0;
+  const n = value.length;
+  for (const c of counts.values()) {
+    const p = c / n;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+function isPlaceholder(value: string): boolean {
+  if (value.length === 0) return true;
+  if (/^[$%{<[]/.test(value) || value.includes('${') || value.includes('{{')) return true;
+  if (/^(?:x+|\*+|\.+|-+|_+|#+|•+|0+|1234|12345|123456)$/i.test(value)) return true;
+  if (/^(?:your|my|some|insert|replace|enter|put|example|dummy|fake|test)[_-]?/i.test(value) && !/\d/.test(value)) return true;
+  if (/^(?:your|insert|replace|enter)[_-]/i.test(value)) return true;
+  return /REDACTED/i.test(value);
+}
+
+/** `password = getPassword()`, `token: process.env.TOKEN`, `secret = config.secret`. */
+function looksLikeCodeReference(text: string, value: string, valueEnd: number): boolean {
+  if (text[valueEnd] === '(' || value.includes('(')) return true;
+  if (/^(?:process|os|env|config|settings|self|this|cfg|secrets|vars|params|args|req|request|ctx)\b[.[]/.test(value)) return true;
+  // A bare identifier with no digits is a variable, not a literal.
+  return /^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*$/.test(value) && /[a-z][A-Z]|_|\./.test(value);
+}
+
+export const detectSecrets: Detector = (text: string, _config, out: Candidate[]) => {
+  const firstOwn = out.length;
+  detectKnownTokens(text, out);
+  const keyIdEnds: number[] = [];
+  for (let i = firstOwn; i < out.length; i++) {
+    const c = out[i] as Candidate;
+    if (/^(?:AKIA|ASIA)/.test(text.slice(c.start, c.start + 4))) keyIdEnds.push(c.end);
+  }
+  if (keyIdEnds.length > 0) detectAwsSecretsNearKeyIds(text, keyIdEnds, out);
+  detectPrivateKeyBlocks(text, out);
+  if (text.includes('://')) detectUrlPasswords(text, out);
+  detectAuthHeaders(text, out);
+  detectAssignments(text, out);
+};
