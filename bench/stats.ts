@@ -1,0 +1,35 @@
+/** Small helpers shared by the benchmarks: medians, timing loops and aligned tables. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Runs `fn` `iterations` times (after `warmup` runs) and returns each run's milliseconds. */
+export async function timeRuns(iterations: number, fn: (i: number) => Promise<unknown>, warmup = 5): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn(-1 - i);
+  const out: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+export function printTable(headers: string[], rows: Array<Array<string | number>>): void {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? formatNumber(c) : c)))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));
+  const line = (r: Array<string | number>) => `| ${r.map((c, i) => String(c).padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(cells[0]!));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of cells.slice(1)) console.log(line(r));
+}
+
+export function formatNumber(n: number): string {
+  if (n === 0) return '0';
+  if (Math.abs(n) >= 100) return n.toFixed(0);
+  if (Math.abs(n) >= 10) return n.toFixed(1);
+  if (Math.abs(n) >= 1) return n.toFixed(2);
+  return n.toFixed(3);
+}
