@@ -18,7 +18,7 @@ export const DEFAULT_LIMITS: CommandLimits = {
   viewChars: 16_000,
   maxFileBytes: 1024 * 1024,
   maxImageBytes: 5 * 1024 * 1024,
-  maxWriteAttempts: 10,
+  maxWriteAttempts: 12,
 };
 
 export interface CommandEnv {
@@ -43,7 +43,8 @@ export async function retryOnConflict<T>(attempts: number, onExhausted: () => ne
       return await attempt();
     } catch (error) {
       if (!(error instanceof PreconditionFailedError)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** i)));
+      // Full jitter, growing to 1 s: contending processes spread out instead of colliding again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(1000, 10 * 2 ** i)));
     }
   }
   return onExhausted();
