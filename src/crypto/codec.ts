@@ -82,8 +82,35 @@ function segmentsOf(path: string): string[] {
   return segments;
 }
 
+/**
+ * Memo of encrypted <-> plain segments per cached user key: files in one directory share their
+ * leading segments, so a listing decrypts each directory name once instead of once per file.
+ * It lives exactly as long as the key entry it hangs off (WeakMap), and is cleared when full.
+ */
+interface NameMemo {
+  encrypted: Map<string, string>;
+  decrypted: Map<string, string>;
+}
+const NAME_MEMO_LIMIT = 4096;
+const nameMemos = new WeakMap<CachedKeys, NameMemo>();
+
+function memoOf(cached: CachedKeys): NameMemo {
+  let memo = nameMemos.get(cached);
+  if (!memo) {
+    memo = { encrypted: new Map(), decrypted: new Map() };
+    nameMemos.set(cached, memo);
+  }
+  return memo;
+}
+
+function remember(map: Map<string, string>, key: string, value: string): void {
+  if (map.size >= NAME_MEMO_LIMIT) map.clear();
+  map.set(key, value);
+}
+
 class EncryptedUserCodec implements UserCodec {
   readonly filesPrefix: string;
+  private readonly memo: NameMemo;
 
   constructor(
     readonly uid: string,
@@ -91,6 +118,7 @@ class EncryptedUserCodec implements UserCodec {
     private readonly maxKeyBytes: number,
   ) {
     this.filesPrefix = userFilesPrefix(uid);
+    this.memo = memoOf(cached);
   }
 
   private get keys(): UserKeys {
@@ -105,7 +133,14 @@ class EncryptedUserCodec implements UserCodec {
     let parent = MEMORIES_ROOT;
     const out: string[] = [];
     for (const segment of segmentsOf(path)) {
-      out.push(encryptSegment(keys, parent, segment));
+      // The length prefix keeps (parent, segment) pairs apart whatever characters they hold.
+      const memoKey = `${parent.length}:${parent}${segment}`;
+      let encrypted = this.memo.encrypted.get(memoKey);
+      if (encrypted === undefined) {
+        encrypted = encryptSegment(keys, parent, segment);
+        remember(this.memo.encrypted, memoKey, encrypted);
+      }
+      out.push(encrypted);
       parent = `${parent}/${segment}`;
     }
     return out.join('/');
@@ -133,7 +168,13 @@ class EncryptedUserCodec implements UserCodec {
     const keys = this.keys;
     let path = MEMORIES_ROOT;
     for (const encoded of key.slice(this.filesPrefix.length).split('/')) {
-      path = `${path}/${decryptSegment(keys, path, encoded)}`;
+      const memoKey = `${path.length}:${path}${encoded}`;
+      let segment = this.memo.decrypted.get(memoKey);
+      if (segment === undefined) {
+        segment = decryptSegment(keys, path, encoded);
+        remember(this.memo.decrypted, memoKey, segment);
+      }
+      path = `${path}/${segment}`;
     }
     if (path === MEMORIES_ROOT) throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
     return path;
