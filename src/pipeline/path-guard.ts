@@ -7,105 +7,267 @@ import type { Middleware } from './context.js';
 /**
  * The path guard. Every path of every command passes through `canonicalizePath`; below the guard
  * only canonical paths exist: '/memories' or '/memories/' + segments joined by '/', each segment
- * NFC-normalised, non-empty, not '.' or '..', free of anything that some layer below (a local file
- * system on Linux or Windows, an S3 key, a URL decoder, a Unicode normaliser) could read as a
- * separator or a traversal. The rules are listed in the README ("Paths").
+ * NFC-normalised, non-empty, not '.' or '..', and free of anything that some layer below (a local
+ * file system on Linux or Windows, an S3 key, a URL decoder, a Unicode normaliser, a Windows
+ * "best fit" code-page conversion) could read as a separator or a traversal.
+ *
+ * How a segment is judged: the guard computes every form the segment can take under the
+ * transformations such layers apply — percent-decoding (%XX, IIS-style %uXXXX, lenient UTF-8 that
+ * a vulnerable decoder would accept), '+' as space (form decoding), and a "skeleton" (NFKC, default
+ * ignorable code points and combining marks dropped, look-alike dots and slashes folded to ASCII) —
+ * in any order and any number of rounds (a small closure, bounded), and rejects the segment if any
+ * form is a traversal, contains a separator or a control character, or names a drive or URL scheme.
+ * Plain ASCII names skip all of that (no form differs from the name itself).
+ *
+ * The rules, both directions, are in docs/readme-paths-quotas.md ("Paths").
  */
 export const MAX_PATH_BYTES = 4096;
 export const MAX_SEGMENT_BYTES = 255;
-const DECODE_ROUNDS = 4;
 /** memvault's own bookkeeping (rename journals); never reachable by the model. */
-const RESERVED_SEGMENT = '.memvault';
+export const RESERVED_SEGMENT = '.memvault';
+/** More distinct decoded/normalised forms than this is not a name anyone types: refuse it. */
+const MAX_FORMS = 32;
 
-function reject(raw: string, reason: string): never {
-  throw new MemvaultError('INVALID_PATH', `Error: Invalid path ${showPath(raw)}: ${reason}`);
+/** Stable identifiers of the rule that rejected a path (for audit records and tests). */
+export type PathRule =
+  | 'not-a-string'
+  | 'empty'
+  | 'too-long'
+  | 'segment-too-long'
+  | 'ill-formed-unicode'
+  | 'control-character'
+  | 'backslash'
+  | 'outside-root'
+  | 'empty-segment'
+  | 'dot-segment'
+  | 'dots-and-spaces'
+  | 'encoded-separator'
+  | 'encoded-traversal'
+  | 'overlong-utf8'
+  | 'too-deeply-encoded'
+  | 'drive-or-scheme'
+  | 'device-name'
+  | 'reserved';
+
+export class InvalidPathError extends MemvaultError {
+  readonly rule: PathRule;
+  constructor(rule: PathRule, message: string) {
+    super('INVALID_PATH', message);
+    this.name = 'InvalidPathError';
+    this.rule = rule;
+  }
 }
 
-/** The rejected path as the model sees it in the error: control characters escaped, length cut. */
-export function showPath(raw: string): string {
-  const safe = JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw);
-  return safe;
+const HINT = 'Paths must be /memories or /memories/<name>[/<name>...].';
+
+function reject(raw: string, rule: PathRule, reason: string): never {
+  throw new InvalidPathError(rule, `Error: Invalid path ${showPath(raw)}: ${reason}`);
 }
 
-const SEPARATOR_LIKE = /[/\\]/;
-// C0 and C1 controls, DEL, and Unicode line/paragraph separators and bidi overrides that make a
-// path read differently from what it is.
+// C0 and C1 controls, DEL, Unicode line/paragraph separators, bidi embeddings/overrides/isolates
+// (they make a path read differently from what it is) and the BOM.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/;
+const CONTROL_GLOBAL = new RegExp(CONTROL.source, 'g');
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** The rejected path as the model sees it in the error: quoted, invisible characters escaped, cut. */
+export function showPath(raw: string): string {
+  const cut = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
+  // JSON.stringify escapes C0 controls and lone surrogates; escape the other invisible ones too.
+  return JSON.stringify(cut).replace(CONTROL_GLOBAL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Names that need no decoding or normalisation: every form of them is the name itself. */
+const PLAIN_ASCII = /^[A-Za-z0-9_.\- ]+$/;
 const DOTS_AND_SPACES = /^[.\s]+$/;
 // Windows reserved device names (CON, NUL, COM1...), with or without extension.
-const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
-// A drive letter ('C:', 'c:foo') or a URL scheme ('file:', 'http:' before '//'). Other colons
-// ('10:30 standup.md') are ordinary: every store below escapes or encrypts names.
-const DRIVE_OR_STREAM = /^[a-z]:|^[a-z][a-z0-9+.-]*:$/i;
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
+// A drive letter ('C:', 'c:foo'); a bare scheme ('file:', 'http:', which a '//' path would leave
+// as its own segment); a known URL scheme or stream wrapper ('php:', 'data:text', 'zip:x') glued to
+// what follows. Other colons ('10:30 standup.md', 'TODO: call') are ordinary names.
+const DRIVE_OR_SCHEME =
+  /^[a-z]:|^[a-z][a-z0-9+.-]*:$|^(file|https?|ftps?|sftp|smb|nfs|s3|gs|data|jar|zip|phar|php|expect|glob|gopher|dict|ldap|tftp|netdoc|ogg|rar|compress\.zlib|compress\.bzip2|javascript|vbscript):(?!\s)/i;
+// A traversal hidden before characters that some layer treats as the end of the name: ';' (path
+// parameters: '..;/'), '?' and '#' (URL query and fragment), ':' (NTFS streams: '..::$INDEX_ALLOCATION').
+const NAME_END = /[;?#:]/;
 
-/** One round of percent-decoding that never throws; a lone '%' stays literal (100%.txt). */
-function decodeOnce(text: string): string {
-  return text.replace(/(%[0-9a-fA-F]{2})+/g, (run) => {
-    try {
-      return decodeURIComponent(run);
-    } catch {
-      // Invalid UTF-8 such as overlong %c0%ae: decode byte-wise as latin1 so that a later check
-      // still sees the ASCII it could smuggle, and flag non-shortest forms below.
-      return run.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+// Characters that no NFKC mapping turns into ASCII but that a conversion to a legacy code page
+// ("best fit", as Windows' ANSI APIs do) or the eye reads as '/', '\' or '.'.
+const SLASH_LIKE = /[\u2215\u2044\u29f8\u2571\u27cb\u1735\uff0f]/g;
+const BACKSLASH_LIKE = /[\u2216\u29f5\u29f9\u2572\u27cd\ufe68\uff3c]/g;
+const DOT_LIKE = /[\u3002\uff61\ufe12\u2027\u00b7\u0701\u0702\ua4f8\u2e33\u16eb\u2024\ufe52\uff0e]/g;
+// Yen and won signs are '\' in the Japanese and Korean code pages. They are also ordinary currency
+// signs, so they count as separators only where that would make a traversal ('..¥..¥win.ini').
+const CURRENCY_BACKSLASH = /[\u00a5\u20a9]/g;
+const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]/gu;
+const SEPARATOR = /[/\\]/;
+
+/** What a normaliser, a "best fit" conversion or a careless reader makes of a name. */
+function skeleton(text: string): string {
+  return text
+    .normalize('NFKC')
+    .replace(IGNORABLE, '')
+    .replace(SLASH_LIKE, '/')
+    .replace(BACKSLASH_LIKE, '\\')
+    .replace(DOT_LIKE, '.');
+}
+
+const ESCAPES = /(?:%u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2})+/g;
+
+/**
+ * One round of percent-decoding as the most lenient decoder would do it: %XX runs as UTF-8 that
+ * accepts overlong forms (%c0%ae is '.'), IIS-style %uXXXX, a lone '%' left literal (100%.txt).
+ * Returns `overlong` when a non-shortest UTF-8 form was seen: no legitimate name has one.
+ */
+function percentDecode(text: string): { text: string; overlong: boolean } {
+  let overlong = false;
+  const decoded = text.replace(ESCAPES, (run) => {
+    let out = '';
+    const bytes: number[] = [];
+    const flush = () => {
+      if (bytes.length === 0) return;
+      const r = lenientUtf8(bytes);
+      out += r.text;
+      overlong ||= r.overlong;
+      bytes.length = 0;
+    };
+    for (const escape of run.match(/%u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}/g) ?? []) {
+      if (escape.length === 6) {
+        flush();
+        out += String.fromCharCode(parseInt(escape.slice(2), 16));
+      } else {
+        bytes.push(parseInt(escape.slice(1), 16));
+      }
     }
+    flush();
+    return out;
   });
+  return { text: decoded, overlong };
 }
 
-/** Overlong UTF-8 encodings of ASCII ('.', '/', '\'): C0/C1 lead bytes, or E0 80-9F, F0 80-8F. */
-const OVERLONG = /%(c0|c1)%[0-9a-f]{2}|%e0%[89][0-9a-f]%[0-9a-f]{2}|%f0%8[0-9a-f]%[0-9a-f]{2}/i;
-
-function checkSegment(raw: string, segment: string): void {
-  if (segment === '..') reject(raw, '".." segments are not allowed, not even inside /memories.');
-  if (DOTS_AND_SPACES.test(segment)) reject(raw, 'a path segment may not consist only of dots and spaces.');
-  if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, `a path segment may be at most ${MAX_SEGMENT_BYTES} bytes.`);
-  if (DRIVE_OR_STREAM.test(segment)) reject(raw, 'drive letters and URL schemes are not allowed in paths.');
-  if (WINDOWS_DEVICE.test(segment)) reject(raw, 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
-  if (/[\s.]$/.test(segment)) reject(raw, 'a name may not end with a dot or a space (some file systems drop them, so two names could become one).');
-  // What a URL decoder or a Unicode normaliser below us might turn this segment into.
-  let decoded = segment;
-  if (OVERLONG.test(decoded)) reject(raw, 'overlong UTF-8 percent-encodings are not allowed.');
-  for (let round = 0; round < DECODE_ROUNDS; round++) {
-    const next = decodeOnce(decoded);
-    if (next === decoded) break;
-    decoded = next;
-    if (OVERLONG.test(decoded)) reject(raw, 'overlong UTF-8 percent-encodings are not allowed.');
-    checkDecodedForm(raw, decoded);
+/** UTF-8 decoding that accepts what a broken decoder accepts, and says when it saw overlong forms. */
+function lenientUtf8(bytes: number[]): { text: string; overlong: boolean } {
+  let text = '';
+  let overlong = false;
+  for (let i = 0; i < bytes.length; ) {
+    const lead = bytes[i]!;
+    // Continuation count and the smallest code point that needs this many bytes. The 5- and 6-byte
+    // forms of old UTF-8 are never shortest for a code point that exists: always overlong.
+    const [extra, minimum]: [number, number] =
+      lead >= 0xfe ? [-1, 0] : lead >= 0xfc ? [5, Infinity] : lead >= 0xf8 ? [4, Infinity] : lead >= 0xf0 ? [3, 0x10000] : lead >= 0xe0 ? [2, 0x800] : lead >= 0xc0 ? [1, 0x80] : lead >= 0x80 ? [-1, 0] : [0, 0];
+    let cp = extra <= 0 ? lead : lead & (0x3f >> extra);
+    let ok = extra >= 0;
+    for (let k = 1; ok && k <= extra; k++) {
+      const b = bytes[i + k];
+      if (b === undefined || (b & 0xc0) !== 0x80) ok = false;
+      else cp = cp * 64 + (b & 0x3f);
+    }
+    if (!ok) {
+      // Not a sequence: the byte as Latin-1, which is what a byte-wise decoder would produce.
+      text += String.fromCharCode(lead);
+      i += 1;
+      continue;
+    }
+    if (cp < minimum) overlong = true;
+    text += cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? '\ufffd' : String.fromCodePoint(cp);
+    i += extra + 1;
   }
-  checkDecodedForm(raw, segment.normalize('NFKC'));
-  checkDecodedForm(raw, decoded.normalize('NFKC'));
+  return { text, overlong };
 }
 
-function checkDecodedForm(raw: string, form: string): void {
-  if (SEPARATOR_LIKE.test(form)) reject(raw, 'a name may not contain "/" or "\\" in any encoding or look-alike form.');
-  if (CONTROL.test(form)) reject(raw, 'control characters are not allowed in any encoding.');
-  if (DOTS_AND_SPACES.test(form)) reject(raw, 'a name may not decode or normalise to only dots and spaces (".." in disguise).');
-  if (DRIVE_OR_STREAM.test(form)) reject(raw, 'a name may not decode or normalise to a drive letter or URL scheme.');
+/** Every form a segment can take under decoding and normalisation, or a rejection. */
+function formsOf(raw: string, segment: string): string[] {
+  const forms = [segment];
+  const seen = new Set(forms);
+  for (let i = 0; i < forms.length; i++) {
+    const form = forms[i]!;
+    const next: string[] = [skeleton(form)];
+    if (form.includes('%')) {
+      const decoded = percentDecode(form);
+      if (decoded.overlong) reject(raw, 'overlong-utf8', 'overlong UTF-8 percent-encodings (such as %c0%ae) are not allowed.');
+      next.push(decoded.text);
+    }
+    if (form.includes('+')) next.push(form.replace(/\+/g, ' '));
+    for (const candidate of next) {
+      if (seen.has(candidate)) continue;
+      if (seen.size >= MAX_FORMS) reject(raw, 'too-deeply-encoded', 'the name is encoded or normalised in too many layers.');
+      seen.add(candidate);
+      forms.push(candidate);
+    }
+  }
+  return forms;
 }
 
-/** The canonical form of a raw path from the model, or MemvaultError('INVALID_PATH'). */
+function isTraversalName(name: string): boolean {
+  if (DOTS_AND_SPACES.test(name)) return true;
+  const end = name.search(NAME_END);
+  return end > 0 && DOTS_AND_SPACES.test(name.slice(0, end));
+}
+
+function checkForm(raw: string, form: string, original: boolean): void {
+  if (SEPARATOR.test(form)) reject(raw, 'encoded-separator', 'a name may not contain "/" or "\\" in any encoding or look-alike form.');
+  if (CONTROL.test(form)) reject(raw, 'control-character', 'control characters are not allowed in any encoding.');
+  if (isTraversalName(form)) {
+    if (original) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
+    reject(raw, 'encoded-traversal', 'a name may not decode or normalise to only dots and spaces (".." in disguise).');
+  }
+  if (form.replace(CURRENCY_BACKSLASH, '\\').split('\\').some((part) => part !== '' && isTraversalName(part))) {
+    reject(raw, 'encoded-traversal', 'a name may not read as ".." when "¥" or "₩" is taken as "\\" (Japanese and Korean code pages).');
+  }
+  if (DRIVE_OR_SCHEME.test(form)) reject(raw, 'drive-or-scheme', 'drive letters and URL schemes are not allowed in paths.');
+  if (WINDOWS_DEVICE.test(form)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
+}
+
+/** Checks one NFC segment (not '.' or ''); returns the forms it takes, for the reserved-name check. */
+function checkSegment(raw: string, segment: string): string[] {
+  if (segment === '..') reject(raw, 'dot-segment', '".." segments are not allowed, not even inside /memories.');
+  if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
+  if (PLAIN_ASCII.test(segment)) {
+    checkForm(raw, segment, true);
+    return [segment];
+  }
+  const forms = formsOf(raw, segment);
+  forms.forEach((form, i) => checkForm(raw, form, i === 0));
+  return forms;
+}
+
+const ROOT_PREFIX = `${MEMORY_ROOT}/`;
+
+function outsideRootReason(raw: string): string {
+  if (raw.startsWith('//') || raw.startsWith('\\\\')) return `paths may not start with "//" (network or protocol-relative paths). ${HINT}`;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(raw)) return `drive letters and URL schemes are not allowed. ${HINT}`;
+  if (raw.startsWith(MEMORY_ROOT)) return `only /memories itself and paths below it are allowed, not other names that start with "memories". ${HINT}`;
+  if (raw.startsWith('memories')) return `paths are absolute: start with /memories. ${HINT}`;
+  return `every path must be /memories or start with /memories/. ${HINT}`;
+}
+
+/** The canonical form of a raw path from the model, or InvalidPathError (MemvaultError 'INVALID_PATH'). */
 export function canonicalizePath(raw: string): string {
-  if (typeof raw !== 'string') throw new MemvaultError('INVALID_PATH', 'Error: a path must be a string.');
-  if (raw.length === 0) reject(raw, 'the path is empty; paths start with /memories.');
-  if (Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) reject(raw, `the path is longer than ${MAX_PATH_BYTES} bytes.`);
-  if (CONTROL.test(raw)) reject(raw, 'control characters (including NUL and line breaks) are not allowed in paths.');
-  if (raw.includes('\\')) reject(raw, 'backslashes are not allowed in paths; use "/".');
-  if (raw !== MEMORY_ROOT && !raw.startsWith(`${MEMORY_ROOT}/`)) reject(raw, 'every path must be /memories or start with /memories/.');
-  const rest = raw.slice(MEMORY_ROOT.length + 1);
-  if (rest.startsWith('/')) reject(raw, 'empty path segments ("//") are not allowed.');
-  const parts = rest === '' ? [] : rest.split('/');
-  // A single trailing slash is a directory spelling: drop it.
+  if (typeof raw !== 'string') throw new InvalidPathError('not-a-string', 'Error: a path must be a string.');
+  if (raw.length === 0) reject(raw, 'empty', `the path is empty. ${HINT}`);
+  // UTF-8 takes at least one byte per UTF-16 unit: the cheap test first, for megabyte-long input.
+  if (raw.length > MAX_PATH_BYTES || Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
+  if (LONE_SURROGATE.test(raw)) reject(raw, 'ill-formed-unicode', 'the path is not valid Unicode (it has an unpaired surrogate).');
+  if (CONTROL.test(raw)) reject(raw, 'control-character', 'control characters (including NUL, line breaks and bidi overrides) are not allowed in paths.');
+  if (raw.includes('\\')) reject(raw, 'backslash', 'backslashes are not allowed in paths; use "/" between names.');
+  if (raw !== MEMORY_ROOT && !raw.startsWith(ROOT_PREFIX)) reject(raw, 'outside-root', outsideRootReason(raw));
+  const parts = raw === MEMORY_ROOT ? [] : raw.slice(ROOT_PREFIX.length).split('/');
+  // One trailing slash is a directory spelling ('/memories/', '/memories/notes/'): drop it.
   if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
   const segments: string[] = [];
   for (const part of parts) {
-    if (part === '') reject(raw, 'empty path segments ("//") are not allowed.');
+    if (part === '') reject(raw, 'empty-segment', 'empty names ("//") are not allowed in paths.');
     if (part === '.') continue;
     const segment = part.normalize('NFC');
-    checkSegment(raw, segment);
+    const forms = checkSegment(raw, segment);
+    if (segments.length === 0 && forms.some((form) => form.toLowerCase() === RESERVED_SEGMENT)) {
+      reject(raw, 'reserved', `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use.`);
+    }
     segments.push(segment);
   }
-  if (segments[0] === RESERVED_SEGMENT) reject(raw, `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use.`);
-  const canonical = segments.length === 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${segments.join('/')}`;
-  if (Buffer.byteLength(canonical, 'utf8') > MAX_PATH_BYTES) reject(raw, `the path is longer than ${MAX_PATH_BYTES} bytes.`);
+  const canonical = segments.length === 0 ? MEMORY_ROOT : `${ROOT_PREFIX}${segments.join('/')}`;
+  // NFC can lengthen a few scripts; the limit holds for what is stored.
+  if (Buffer.byteLength(canonical, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
   return canonical;
 }
 
@@ -115,6 +277,12 @@ export function canonicalizeCommand(command: MemoryCommand): void {
   for (const field of pathFieldsOf(command)) fields[field] = canonicalizePath(fields[field]!);
 }
 
+/** What the guard decided, for the audit record: never the path itself. */
+export interface PathGuardDecision {
+  blocked: boolean;
+  rule?: PathRule;
+}
+
 /** Always on, right after validation: nothing below it sees a raw path. */
 export const pathGuard: Middleware = async (ctx, next) => {
   if (!ctx.command) return next();
@@ -122,12 +290,13 @@ export const pathGuard: Middleware = async (ctx, next) => {
     canonicalizeCommand(ctx.command);
   } catch (error) {
     if (error instanceof MemvaultError) {
-      ctx.decisions['pathGuard'] = { blocked: true };
+      const decision: PathGuardDecision = { blocked: true, ...(error instanceof InvalidPathError ? { rule: error.rule } : {}) };
+      ctx.decisions['pathGuard'] = decision;
       return { content: error.message, isError: true, code: error.code };
     }
     throw error;
   }
   ctx.pathsCanonical = true;
-  ctx.decisions['pathGuard'] = { blocked: false };
+  ctx.decisions['pathGuard'] = { blocked: false } satisfies PathGuardDecision;
   return next();
 };
