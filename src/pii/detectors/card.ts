@@ -3,8 +3,8 @@ import type { Candidate, Detector } from '../types.js';
 
 export const CARD_PRIORITY = 80;
 
-// Prefilter: a digit run with room for at least 13 digits and their separators.
-const DIGIT_RUN_START = /\d[\d -]{12,60}/g;
+// Prefilter: four digits, then (after at most one separator) a fifth — every card layout opens so.
+const DIGIT_RUN_START = /\d{4}[ -]?\d/g;
 
 /** Issuer prefixes (IIN ranges) and lengths of the networks people actually paste. */
 export function knownIssuer(digits: string): boolean {
@@ -53,14 +53,20 @@ function scanCard(text: string, start: number, out: Candidate[]): number {
   let digits = '';
   let separator = -1;
   const groupEnds: Array<{ offset: number; digitCount: number }> = [];
+  let groupLength = 0;
   while (i < text.length && digits.length <= 19) {
     const c = text.charCodeAt(i);
     if (isDigit(c)) {
       digits += text[i];
+      groupLength++;
       i++;
       continue;
     }
-    if ((c === 32 || c === 45) && isDigit(codeAt(text, i + 1)) && (separator === -1 || separator === c)) {
+    // Printed cards open with a group of four and never use groups shorter than three
+    // (4-4-4-4, 4-6-5, 4-6-4, 4-4-4-4-3); "4 4 4 4" is not a card and ends the run here.
+    const groupOk = groupEnds.length === 0 ? groupLength === 4 : groupLength >= 3;
+    if ((c === 32 || c === 45) && groupOk && isDigit(codeAt(text, i + 1)) && (separator === -1 || separator === c)) {
+      groupLength = 0;
       groupEnds.push({ offset: i, digitCount: digits.length });
       separator = c;
       i++;

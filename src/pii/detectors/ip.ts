@@ -31,32 +31,33 @@ function isIpv6Char(c: number): boolean {
 }
 
 /**
- * IPv6: from each ':' take the surrounding run of hex digits, colons and dots, bounded in length,
- * and let node:net decide. A run is examined once, however many colons it has.
+ * IPv6: around each pair of nearby colons take the whole run of hex digits, colons and dots; a run
+ * is examined once however many colons it has, so this is linear. node:net decides validity.
  */
 function detectIpv6(text: string, out: Candidate[]): void {
   // Every IPv6 text form has two colons at most four hex digits apart ("::" or ":db8:").
   const twoColons = /:[0-9A-Fa-f]{0,4}:/g;
+  let processedTo = 0; // runs before this offset were examined already; never scan back past it
   let m: RegExpExecArray | null;
   while ((m = twoColons.exec(text)) !== null) {
     const colon = m.index;
     let start = colon;
-    while (start > 0 && colon - start <= MAX_IPV6 && isIpv6Char(text.charCodeAt(start - 1))) start--;
+    while (start > processedTo && isIpv6Char(text.charCodeAt(start - 1))) start--;
     let end = colon + 1;
-    while (end < text.length && end - start <= MAX_IPV6 + 1 && isIpv6Char(text.charCodeAt(end))) end++;
+    while (end < text.length && isIpv6Char(text.charCodeAt(end))) end++;
+    processedTo = end;
+    twoColons.lastIndex = end;
     // Trailing sentence punctuation ("...::1." or "fe80::1:") is not part of the address.
     let trimmedEnd = end;
     while (trimmedEnd > colon && text.charCodeAt(trimmedEnd - 1) === 46) trimmedEnd--;
-    if (trimmedEnd - start <= MAX_IPV6 && trimmedEnd - start >= 3) {
-      const candidate = text.slice(start, trimmedEnd);
-      const before = codeAt(text, start - 1);
-      const after = codeAt(text, trimmedEnd);
-      const bounded = !isWordChar(before) && !isWordChar(after) && before !== 58 && after !== 58;
-      if (bounded && plausibleIpv6(candidate) && isIPv6(candidate)) {
-        out.push({ type: 'IP_ADDRESS', start, end: trimmedEnd, priority: IP_PRIORITY });
-      }
+    if (trimmedEnd - start > MAX_IPV6 || trimmedEnd - start < 2) continue;
+    const candidate = text.slice(start, trimmedEnd);
+    const before = codeAt(text, start - 1);
+    const after = codeAt(text, trimmedEnd);
+    const bounded = !isWordChar(before) && !isWordChar(after) && before !== 58 && after !== 58;
+    if (bounded && plausibleIpv6(candidate) && isIPv6(candidate)) {
+      out.push({ type: 'IP_ADDRESS', start, end: trimmedEnd, priority: IP_PRIORITY });
     }
-    twoColons.lastIndex = Math.max(end, colon + 1);
   }
 }
 

@@ -90,6 +90,7 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
   let separators = 0;
   let lastWasSeparator = true;
   let paren = false;
+  let parenOpen = false;
   let lastSep = -1;
   let mixedSeparators = false;
   const groups: Group[] = [];
@@ -103,9 +104,15 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
       if (!isDigit(codeAt(text, i))) groups.push({ end: i, digitCount: digits });
       continue;
     }
-    if (c === 40 || c === 41) {
-      // "(0)30", "(415) 555"
+    if (c === 40 && !paren && digits <= 3 && closesSoon(text, i)) {
+      // One bracketed group of 1-5 digits near the start: "+49 (0)30", "(415) 555".
       paren = true;
+      parenOpen = true;
+      i++;
+      continue;
+    }
+    if (c === 41 && parenOpen) {
+      parenOpen = false;
       i++;
       continue;
     }
@@ -133,6 +140,12 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
     }
   }
   return Math.max(start + 1, i);
+}
+
+function closesSoon(text: string, open: number): boolean {
+  let i = open + 1;
+  while (i < text.length && i - open <= 6 && isDigit(text.charCodeAt(i))) i++;
+  return i > open + 1 && codeAt(text, i) === 41;
 }
 
 function isPhoneSeparator(c: number): boolean {

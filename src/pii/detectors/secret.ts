@@ -55,6 +55,8 @@ const MAX_PEM = 64 * 1024;
 /** PEM private key blocks (RSA, EC, OPENSSH, PGP, PKCS#8 plain and encrypted), header to footer. */
 function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
   let begin = text.indexOf('-----BEGIN ');
+  // Footers are looked up once, moving forward, so many headers without a footer stay linear.
+  let footer = begin === -1 ? -1 : text.indexOf('-----END ', begin);
   while (begin !== -1) {
     const headerEnd = text.indexOf('-----', begin + 11);
     const header = headerEnd !== -1 && headerEnd - begin < 80 ? text.slice(begin + 11, headerEnd) : '';
@@ -62,21 +64,41 @@ function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
       begin = text.indexOf('-----BEGIN ', begin + 11);
       continue;
     }
-    const footer = text.indexOf('-----END ', headerEnd + 5);
+    const bodyStart = headerEnd + 5;
+    if (footer !== -1 && footer < bodyStart) footer = text.indexOf('-----END ', bodyStart);
+    const nextBegin = text.indexOf('-----BEGIN ', bodyStart);
     let end: number;
-    if (footer !== -1 && footer - begin <= MAX_PEM) {
+    if (footer !== -1 && footer - begin <= MAX_PEM && (nextBegin === -1 || footer < nextBegin)) {
       const close = text.indexOf('-----', footer + 9);
       end = close !== -1 && close - footer < 80 ? close + 5 : footer + 9;
     } else {
-      // A truncated block is still a key: take the base64 body that follows the header.
-      end = headerEnd + 5;
-      const limit = Math.min(text.length, begin + MAX_PEM);
-      while (end < limit && /[A-Za-z0-9+/=\s:-]/.test(text[end] ?? '')) end++;
-      while (end > headerEnd + 5 && /\s/.test(text[end - 1] ?? '')) end--;
+      end = truncatedBodyEnd(text, bodyStart, Math.min(text.length, begin + MAX_PEM));
     }
     out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
-    begin = text.indexOf('-----BEGIN ', end);
+    begin = nextBegin !== -1 && nextBegin < end ? text.indexOf('-----BEGIN ', end) : nextBegin;
   }
+}
+
+const PEM_BODY_LINE = /^(?:[A-Za-z0-9+/=]*|[A-Za-z-]+: .*)\r?$/;
+
+/**
+ * A block cut off before its footer is still a key: take the lines after the header that are
+ * base64 (or "Proc-Type:"-style headers), stopping at the first line of anything else.
+ */
+function truncatedBodyEnd(text: string, bodyStart: number, limit: number): number {
+  let end = bodyStart;
+  let lineStart = bodyStart;
+  if (text.charCodeAt(lineStart) === 13) lineStart++;
+  if (text.charCodeAt(lineStart) === 10) lineStart++;
+  while (lineStart < limit) {
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd === -1 || lineEnd > limit) lineEnd = limit;
+    const line = text.slice(lineStart, lineEnd);
+    if (line.trim() === '' || !PEM_BODY_LINE.test(line)) break;
+    end = lineEnd;
+    lineStart = lineEnd + 1;
+  }
+  return end;
 }
 
 // scheme://user:password@host — the password is the secret. Anchored on the literal "://" so
@@ -216,7 +238,8 @@ function detectAssignments(text: string, out: Candidate[]): void {
     } else {
       while (valueEnd < limit && isBareValueChar(text.charCodeAt(valueEnd))) valueEnd++;
       // Trailing sentence punctuation is not part of the value.
-      while (valueEnd > valueStart && /[.,;:!?)\]}>]/.test(text[valueEnd - 1] ?? '')) valueEnd--;
+      // '!' and '?' stay: passwords end with them far more often than notes end a sentence on one.
+      while (valueEnd > valueStart && /[.,;:)\]}>]/.test(text[valueEnd - 1] ?? '')) valueEnd--;
     }
     const value = text.slice(valueStart, valueEnd);
     const accepted = loose ? looksRandom(value, 20) : passwordLike ? plausiblePassword(value, quote !== '') : looksRandom(value, 12);
