@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
@@ -397,7 +397,13 @@ export class FileStore implements ObjectStore {
   private async deleteOne(key: string, ifMatch: string | undefined): Promise<void> {
     const loc = this.locate(key);
     // A missing key needs no lock (and taking one would create directories only to prune them).
-    if ((await this.readHeader(loc.file)) === null) return;
+    // Only existence is checked here, so that a damaged object can still be deleted.
+    try {
+      await lstat(loc.file);
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return;
+      throw e;
+    }
     await this.withKeyLock(loc, async () => {
       if (ifMatch !== undefined) {
         const current = await this.readHeader(loc.file);
