@@ -27,19 +27,34 @@ export function canonicalJson(value: unknown): string {
       if (!Number.isFinite(value)) throw new TypeError('audit records hold finite numbers only');
       return JSON.stringify(value);
     case 'object': {
-      if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
-      const entries = Object.entries(value as Record<string, unknown>)
-        .filter(([, v]) => v !== undefined)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + canonicalJson((value[i] as unknown) ?? null);
+        return `${out}]`;
+      }
+      // Plain loops rather than entries/filter/map: this runs once per command on the hot path.
+      const object = value as Record<string, unknown>;
+      const keys = Object.keys(object).sort();
+      let out = '{';
+      for (const key of keys) {
+        const item = object[key];
+        if (item === undefined) continue;
+        out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(item)}`;
+      }
+      return `${out}}`;
     }
     default:
       throw new TypeError(`audit records cannot hold a ${typeof value}`);
   }
 }
 
+/** SHA-256 of a record's canonical serialisation (as produced by canonicalJson, without `hash`). */
+export function hashCanonical(canonical: string): string {
+  return createHash('sha256').update(HASH_DOMAIN).update(canonical).digest('hex');
+}
+
 /** The hash a record must carry: over every field except `hash` itself. */
 export function recordHash(record: Readonly<Record<string, unknown>>): string {
   const { hash: _ignored, ...rest } = record;
-  return createHash('sha256').update(HASH_DOMAIN).update(canonicalJson(rest)).digest('hex');
+  return hashCanonical(canonicalJson(rest));
 }

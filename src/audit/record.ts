@@ -76,8 +76,12 @@ const INSTANCE_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 const CODE_PATTERN = /^[A-Z][A-Z0-9_]{0,39}$/;
 const REQUEST_TYPE_PATTERN = /^[A-Z][A-Z0-9_]{0,31}$/;
 const KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
-/** Enum-like strings only: one lowercase or UPPER_CASE identifier, no spaces, dots, @ or digits first. */
-const ENUM_STRING_PATTERN = /^(?:[a-z][a-z0-9_-]{0,31}|[A-Z][A-Z0-9_]{0,31})$/;
+/**
+ * Enum-like strings only: one lowercase or UPPER_CASE word, letters with '_' or '-', at most 32
+ * characters. No digits (runs of digits are what phone numbers, IBANs and card numbers are made
+ * of), no spaces, dots or '@' (sentences, file names, e-mail addresses).
+ */
+const ENUM_STRING_PATTERN = /^(?:[a-z][a-z_-]{0,31}|[A-Z][A-Z_]{0,31})$/;
 const MAX_PATH_LENGTH = 1024;
 const MAX_USER_ID_LENGTH = 256;
 const MAX_DECISION_DEPTH = 3;
