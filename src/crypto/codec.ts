@@ -18,6 +18,7 @@ import {
   NONCE_BYTES,
   openContent,
   sealContentWithNonce,
+  wipeUserKeys,
   type UserKeys,
 } from './format.js';
 import { randomBytes } from 'node:crypto';
@@ -276,7 +277,11 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     if (!opened) throw new MemvaultError('NOT_FOUND', 'Error: No memory key exists for this user.');
     const keys = deriveUserKeys(opened.secret, opened.record.keyVersion);
     wipe(opened.secret);
-    this.assertOpen();
+    if (this.closed) {
+      // Closed while the key was loading: do not leave it in a cache nobody will wipe.
+      wipeUserKeys(keys);
+      this.assertOpen();
+    }
     return this.cache.set(uid, keys);
   }
 }

@@ -136,6 +136,8 @@ export interface Encryption {
   createdMasterKeyFile?: string;
   /** Lines for the start-up log (no key material). */
   notices: string[];
+  /** Wipe the cached data keys, the deployment secret and the key providers' derived keys. */
+  close(): Promise<void>;
 }
 
 /**
@@ -185,5 +187,9 @@ export async function createEncryptionFromConfig(args: {
     previousKeyProviders,
     ...(resolved.createdMasterKeyFile ? { createdMasterKeyFile: resolved.createdMasterKeyFile } : {}),
     notices,
+    close: async () => {
+      await codecProvider.close();
+      for (const provider of [resolved.keyProvider, ...previousKeyProviders]) provider.close?.();
+    },
   };
 }

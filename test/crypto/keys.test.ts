@@ -127,6 +127,14 @@ describe('deployment record and start-up', () => {
     expect(first.notices.join('\n')).not.toContain((await readFile(file, 'utf8')).trim());
   });
 
+  it('Encryption.close() wipes the codec provider and the key providers', async () => {
+    const encryption = await createEncryptionFromConfig({ store: new MemoryStore(), config: { masterKey: newMasterKey() }, env: {} });
+    const codec = await encryption.codecProvider.forUser('kim');
+    await encryption.close();
+    expectCode(caughtSync(() => codec.seal('/memories/x.md', utf8('x'))), 'KEY_UNAVAILABLE');
+    expectCode(await caught(() => encryption.keyProvider.wrap(newMasterKey(), { uid: 'x', keyVersion: 1 })), 'KEY_UNAVAILABLE');
+  });
+
   it('a damaged deployment record is reported as damaged', async () => {
     const { store, keyProvider } = await newVault();
     const stored = await store.get(DEPLOYMENT_RECORD_KEY);
