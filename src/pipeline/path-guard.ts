@@ -92,13 +92,15 @@ const DRIVE_OR_SCHEME =
 const NAME_END = /[;?#:]/;
 
 // Characters that no NFKC mapping turns into ASCII but that a conversion to a legacy code page
-// ("best fit", as Windows' ANSI APIs do) or the eye reads as '/', '\' or '.'.
-const SLASH_LIKE = /[\u2215\u2044\u29f8\u2571\u27cb\u1735\uff0f]/g;
+// ("best fit", as Windows' ANSI APIs do), an old IIS decoder (U+EFC8, U+F025) or the eye reads as
+// '/', '\' or '.'.
+const SLASH_LIKE = /[\u2215\u29f8\u2571\u27cb\u1735\uff0f\uefc8\uf025]/g;
 const BACKSLASH_LIKE = /[\u2216\u29f5\u29f9\u2572\u27cd\ufe68\uff3c]/g;
 const DOT_LIKE = /[\u3002\uff61\ufe12\u2027\u00b7\u0701\u0702\ua4f8\u2e33\u16eb\u2024\ufe52\uff0e]/g;
-// Yen and won signs are '\' in the Japanese and Korean code pages. They are also ordinary currency
-// signs, so they count as separators only where that would make a traversal ('..¥..¥win.ini').
-const CURRENCY_BACKSLASH = /[\u00a5\u20a9]/g;
+// Yen and won signs are '\' in the Japanese and Korean code pages, and the fraction slash is '/' in
+// best-fit tables; they are also ordinary characters (¥100, ½ is NFKC '1⁄2'), so they count as
+// separators only where that would make a traversal ('..¥..¥win.ini').
+const SOFT_SEPARATOR = /[\u00a5\u20a9\u2044]/;
 const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]/gu;
 const SEPARATOR = /[/\\]/;
 
@@ -162,6 +164,9 @@ function lenientUtf8(bytes: number[]): { text: string; overlong: boolean } {
       if (b === undefined || (b & 0xc0) !== 0x80) ok = false;
       else cp = cp * 64 + (b & 0x3f);
     }
+    // C0 and C1 only ever start overlong forms; sloppy decoders (the IIS "Unicode" bug) also take
+    // them with a malformed second byte (%c0%ee, %c1%1c), so no check of that byte is trusted.
+    if (lead === 0xc0 || lead === 0xc1) overlong = true;
     if (!ok) {
       // Not a sequence: the byte as Latin-1, which is what a byte-wise decoder would produce.
       text += String.fromCharCode(lead);
@@ -211,8 +216,8 @@ function checkForm(raw: string, form: string, original: boolean): void {
     if (original) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
     reject(raw, 'encoded-traversal', 'a name may not decode or normalise to only dots and spaces (".." in disguise).');
   }
-  if (form.replace(CURRENCY_BACKSLASH, '\\').split('\\').some((part) => part !== '' && isTraversalName(part))) {
-    reject(raw, 'encoded-traversal', 'a name may not read as ".." when "¥" or "₩" is taken as "\\" (Japanese and Korean code pages).');
+  if (SOFT_SEPARATOR.test(form) && form.split(SOFT_SEPARATOR).some((part) => part !== '' && isTraversalName(part))) {
+    reject(raw, 'encoded-traversal', 'a name may not read as ".." when "¥", "₩" or "⁄" is taken as a separator (legacy code pages).');
   }
   if (DRIVE_OR_SCHEME.test(form)) reject(raw, 'drive-or-scheme', 'drive letters and URL schemes are not allowed in paths.');
   if (WINDOWS_DEVICE.test(form)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
