@@ -63,8 +63,9 @@ export interface EncryptedCodecProvider extends CodecProvider {
   readonly cachedUsers: number;
 }
 
+/** A backstop only: the vault validates user ids (more strictly) before they get here. */
 function validateUserId(userId: unknown): asserts userId is string {
-  if (typeof userId !== 'string' || userId.length === 0 || userId.length > MAX_USER_ID_LENGTH || userId.trim() !== userId) {
+  if (typeof userId !== 'string' || userId.length === 0 || userId.length > MAX_USER_ID_LENGTH) {
     throw new MemvaultError('INVALID_USER', 'Error: The user id is empty or not valid.');
   }
 }
