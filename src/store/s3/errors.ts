@@ -1,0 +1,66 @@
+import { MemvaultError } from '../../errors.js';
+
+/**
+ * What an S3 failure means to the store. The SDK has already retried what its retry strategy
+ * covers (5xx, throttling, timeouts, connection resets) by the time an error reaches here.
+ */
+export interface S3Failure {
+  status: number | undefined;
+  /** The S3 error code (NoSuchKey, PreconditionFailed, ...) or the Node error code (ECONNRESET). */
+  code: string;
+  message: string;
+}
+
+interface ErrorShape {
+  name?: unknown;
+  Code?: unknown;
+  code?: unknown;
+  message?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+  $response?: { statusCode?: unknown };
+}
+
+export function describeS3Error(error: unknown): S3Failure {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape;
+  const statusValue = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
+  const status = typeof statusValue === 'number' ? statusValue : undefined;
+  const codeValue = [e.Code, e.name, e.code].find((v) => typeof v === 'string' && v !== '' && v !== 'Error');
+  return { status, code: typeof codeValue === 'string' ? codeValue : 'UnknownError', message: typeof e.message === 'string' ? e.message : '' };
+}
+
+/** 404 for an object: GetObject says NoSuchKey; HeadObject has no body, so only the status. */
+export function isMissingObject(f: S3Failure, operation: 'GetObject' | 'HeadObject' | 'DeleteObject' | 'CopyObject'): boolean {
+  if (f.code === 'NoSuchKey') return true;
+  // A missing bucket is a configuration fault, not an absent object; HEAD cannot tell them apart.
+  return operation === 'HeadObject' && f.status === 404 && f.code !== 'NoSuchBucket';
+}
+
+/**
+ * A lost conditional write. 412 PreconditionFailed everywhere; 409 ConditionalRequestConflict is
+ * AWS's answer when a concurrent write to the key won during ours; AWS answers If-Match on a
+ * missing key with 404 NoSuchKey (RGW with 412). Ceph RGW 16 answers some conditional puts under
+ * heavy races with 500 and ECANCELED (its internal "the object changed under us"): a conflict,
+ * but only on a conditional request, where a fresh read and retry is the right response anyway.
+ * A 500 on an unconditional request stays a real error.
+ */
+export function isConditionFailure(f: S3Failure, conditional: boolean): boolean {
+  if (f.status === 412 || f.code === 'PreconditionFailed') return true;
+  if (f.code === 'ConditionalRequestConflict') return true;
+  if (!conditional) return false;
+  if (f.status === 409) return true;
+  if (f.code === 'NoSuchKey') return true;
+  return f.status === 500 && /ECANCELED/i.test(`${f.code} ${f.message}`);
+}
+
+/**
+ * The error every other failure becomes. The message names the operation, the HTTP status and
+ * the S3 error code, never the bucket, a key, an endpoint or credentials (it may reach logs and
+ * the audit trail); the original error is not attached as `cause` for the same reason (SDK errors
+ * carry the request, bucket names and keys).
+ */
+export function storeUnavailable(operation: string, f: S3Failure): MemvaultError {
+  const status = f.status === undefined ? 'no response' : `HTTP ${f.status}`;
+  // Codes are identifiers (NoSuchBucket, AccessDenied, ECONNRESET); anything else is dropped.
+  const code = /^[A-Za-z0-9_.-]{1,64}$/.test(f.code) ? f.code : 'UnknownError';
+  return new MemvaultError('STORE_UNAVAILABLE', `S3 ${operation} failed (${status}, ${code})`);
+}
