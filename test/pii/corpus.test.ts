@@ -4,6 +4,7 @@ import { redact } from '../../src/pii/index.js';
 import { luhnValid } from '../../src/pii/chars.js';
 import { knownIssuer } from '../../src/pii/detectors/card.js';
 import { generateCorpus } from './corpus/generate.js';
+import { loadHandwritten } from './corpus/handwritten.js';
 import { loadCorpus, scoreCorpus, spansMatch } from './corpus/score.js';
 
 const corpus = loadCorpus();
@@ -87,5 +88,22 @@ describe('scores on the corpus', () => {
         if (value.length >= 6) expect(redacted.includes(value), `${note.id}: ${value}`).toBe(false);
       }
     }
+  });
+});
+
+describe('the hand-written notes (not produced by the generator)', () => {
+  const notes = loadHandwritten();
+  const score = scoreCorpus(notes, (text) => redact(text).findings);
+
+  it('parse into labelled spans whose text is exactly the marked value', () => {
+    expect(notes.length).toBeGreaterThanOrEqual(50);
+    const first = notes[0]!;
+    expect(first.spans.map((s) => first.text.slice(s.start, s.end))).toEqual(['dana.whitfield@protonmail.com', '+1 (646) 555-0187']);
+    for (const n of notes) expect(n.text).not.toMatch(/[⟦⟧]/);
+  });
+
+  it('overall precision and recall stay >= 0.95 on notes the detectors were not generated from', () => {
+    expect(score.overall.recall, JSON.stringify(score.misses)).toBeGreaterThanOrEqual(0.95);
+    expect(score.overall.precision, JSON.stringify(score.misses)).toBeGreaterThanOrEqual(0.95);
   });
 });

@@ -39,7 +39,7 @@ function plausibleNational(region: string, firstDigit: number, digitCount: numbe
 }
 
 // Cheap prefilter: only runs with room for seven digits reach the hand scanner and the parser.
-const START = /[+(]?\d[\d ().\/\-\u00a0]{6,30}/g;
+const START = /[+(]?\d[\d ()./\-\u00a0]{6,30}/g;
 const MAX_DIGITS = 15; // E.164
 const MAX_LENGTH = 26; // "+1 (415) 555-0132" plus generous spacing
 const MIN_DIGITS = 7;
@@ -50,6 +50,8 @@ const PHONE_CONTEXT =
 const DATE_SHAPE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4})$/;
 // XXX-XX-XXXX is how SSNs are written; no national plan groups a phone number that way.
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
+// "2024-03-0012", "2024-01-15 10", "15.03.2024 12": a date followed by more digits.
+const DATE_PREFIX = /^(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./]|(?:0?[1-9]|[12]\d|3[01])[-./](?:0?[1-9]|1[0-2])[-./](?:19|20)\d\d)/;
 const YEAR_RANGE = /^(?:19|20)\d\d ?[-/] ?(?:19|20)?\d\d$/;
 const CURRENCY_AFTER = /^\s?(?:€|\$|£|¥|eur\b|usd\b|gbp\b|chf\b|jpy\b|euros?\b|dollars?\b|円|%)/i;
 
@@ -76,7 +78,8 @@ export const detectPhones: Detector = (text, config, out: Candidate[]) => {
 function scanPhone(text: string, start: number, regions: readonly string[], out: Candidate[]): number {
   const before = codeAt(text, start - 1);
   // Inside a word, a decimal, a path, an order number (#123), an amount ($123) or a longer number.
-  if (isWordChar(before) || before === 46 || before === 45 || before === 47 || before === 35 || before === 43 || before === 36 || before === 8364 || before === 163 || before === 95 || before === 64) {
+  const opener = text.charCodeAt(start) === 43 || text.charCodeAt(start) === 40; // "+49..." or "(415)..." may follow a '/'
+  if (isWordChar(before) || before === 46 || before === 45 || (before === 47 && !opener) || before === 35 || before === 43 || before === 36 || before === 8364 || before === 163 || before === 95 || before === 64) {
     return skip(text, start);
   }
   let i = start;
@@ -87,7 +90,6 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
     if (!isDigit(codeAt(text, i)) && codeAt(text, i) !== 40) return start + 1;
   }
   let digits = 0;
-  let separators = 0;
   let lastWasSeparator = true;
   let paren = false;
   let parenOpen = false;
@@ -119,7 +121,6 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
     if ((c === 32 || c === 45 || c === 46 || c === 47 || c === 0xa0) && !lastWasSeparator) {
       if (lastSep !== -1 && lastSep !== c) mixedSeparators = true;
       lastSep = c;
-      separators++;
       lastWasSeparator = true;
       i++;
       continue;
@@ -187,7 +188,7 @@ function acceptable(
   if (after === 44 && isDigit(codeAt(text, end + 1)) && isDigit(codeAt(text, end + 2)) && isDigit(codeAt(text, end + 3)) && !isDigit(codeAt(text, end + 4))) return false;
   if (after === 37) return false; // 12 345 678%
   const raw = text.slice(start, end);
-  if (DATE_SHAPE.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
+  if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   if (VERSION_BEFORE.test(text.slice(Math.max(0, start - 24), start))) return false;
   if (CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
   const groupSizes = raw.split(/[^\d]+/).filter((g) => g.length > 0).map((g) => g.length);
@@ -208,7 +209,21 @@ function acceptable(
     if (!shaped || !separated) return false;
     if (!leadingZero && groupSizes.slice(1).every((n) => n === 3) && CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
   }
-  return isValidPhone(raw, plus, digitCount, regions);
+  if (isValidPhone(raw, plus, digitCount, regions)) return true;
+  // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
+  // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
+  // possible (right length for the region) number there.
+  return context && separated && isPossiblePhone(raw, plus, digitCount, regions);
+}
+
+function isPossiblePhone(raw: string, plus: boolean, digitCount: number, regions: readonly string[]): boolean {
+  if (plus) return parsePhoneNumberFromString(raw)?.isPossible() === true;
+  const firstDigit = raw.replace(/^\D+/, '').charCodeAt(0) - 48;
+  for (const region of regions) {
+    if (!plausibleNational(region, firstDigit, digitCount)) continue;
+    if (parsePhoneNumberFromString(raw, region as CountryCode)?.isPossible() === true) return true;
+  }
+  return false;
 }
 
 export function isValidPhone(raw: string, plus: boolean, digitCount: number, regions: readonly string[]): boolean {

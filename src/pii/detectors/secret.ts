@@ -79,6 +79,7 @@ function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
   }
 }
 
+const MAX_PEM_LINE = 128;
 const PEM_BODY_LINE = /^(?:[A-Za-z0-9+/=]*|[A-Za-z-]+: .*)\r?$/;
 
 /**
@@ -91,8 +92,11 @@ function truncatedBodyEnd(text: string, bodyStart: number, limit: number): numbe
   if (text.charCodeAt(lineStart) === 13) lineStart++;
   if (text.charCodeAt(lineStart) === 10) lineStart++;
   while (lineStart < limit) {
-    let lineEnd = text.indexOf('\n', lineStart);
-    if (lineEnd === -1 || lineEnd > limit) lineEnd = limit;
+    // PEM lines are 64 characters; a longer "line" is not key material, and the bounded search
+    // keeps many headers in newline-free text linear.
+    let lineEnd = lineStart;
+    while (lineEnd < limit && lineEnd - lineStart <= MAX_PEM_LINE && text.charCodeAt(lineEnd) !== 10) lineEnd++;
+    if (lineEnd - lineStart > MAX_PEM_LINE) break;
     const line = text.slice(lineStart, lineEnd);
     if (line.trim() === '' || !PEM_BODY_LINE.test(line)) break;
     end = lineEnd;
@@ -204,8 +208,9 @@ function detectAssignments(text: string, out: Candidate[]): void {
       }
     }
     let loose = false;
-    if (a === null && !passwordLike) {
-      // "deploy token abcd1234..." — accepted only when the value is clearly random.
+    if (a === null) {
+      // "deploy token abcd1234...", "password Tr0ut&Pine2023": no operator, so the value must
+      // look like a key (random) or a password (letters with digits or symbols).
       WHITESPACE_ONLY.lastIndex = keyEnd;
       if (WHITESPACE_ONLY.exec(text) !== null) {
         a = ['', undefined, undefined, undefined, ''] as unknown as RegExpExecArray;
@@ -242,7 +247,13 @@ function detectAssignments(text: string, out: Candidate[]): void {
       while (valueEnd > valueStart && /[.,;:)\]}>]/.test(text[valueEnd - 1] ?? '')) valueEnd--;
     }
     const value = text.slice(valueStart, valueEnd);
-    const accepted = loose ? looksRandom(value, 20) : passwordLike ? plausiblePassword(value, quote !== '') : looksRandom(value, 12);
+    const accepted = loose
+      ? passwordLike
+        ? plausiblePassword(value, false) && value.length >= 6 && /[A-Za-z]/.test(value) && /[^A-Za-z]/.test(value)
+        : looksRandom(value, 20)
+      : passwordLike
+        ? plausiblePassword(value, quote !== '')
+        : looksRandom(value, 12);
     if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
       KEYWORDS.lastIndex = Math.max(valueEnd, keyEnd);
@@ -309,6 +320,9 @@ export function shannonEntropy(value: string): number {
 function isPlaceholder(value: string): boolean {
   if (value.length === 0) return true;
   if (/^[$%{<[]/.test(value) || value.includes('${') || value.includes('{{')) return true;
+  // A plain URL is a reference to where a secret lives; URLs that embed credentials or are
+  // secrets themselves (webhooks) are caught by their own rules.
+  if (/^[a-z][a-z0-9+.-]{1,20}:\/\//i.test(value)) return true;
   if (/^(?:x+|\*+|\.+|-+|_+|#+|•+|0+|1234|12345|123456)$/i.test(value)) return true;
   if (/^(?:your|my|some|insert|replace|enter|put|example|dummy|fake|test)[_-]?/i.test(value) && !/\d/.test(value)) return true;
   if (/^(?:your|insert|replace|enter)[_-]/i.test(value)) return true;
