@@ -223,10 +223,11 @@ function checkForm(raw: string, form: string, original: boolean): void {
   if (WINDOWS_DEVICE.test(form)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
 }
 
-/** Checks one NFC segment (not '.' or ''); returns the forms it takes, for the reserved-name check. */
-function checkSegment(raw: string, segment: string): string[] {
+/** Checks one segment (not '.' or ''); returns the forms it takes, for the reserved-name check. */
+function checkSegment(raw: string, segment: string, kept = true): string[] {
   if (segment === '..') reject(raw, 'dot-segment', '".." segments are not allowed, not even inside /memories.');
-  if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
+  // The length limit is on what is kept (NFC); a decomposed spelling may be longer.
+  if (kept && Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
   if (PLAIN_ASCII.test(segment)) {
     checkForm(raw, segment, true);
     return [segment];
@@ -264,6 +265,9 @@ export function canonicalizePath(raw: string): string {
     if (part === '') reject(raw, 'empty-segment', 'empty names ("//") are not allowed in paths.');
     if (part === '.') continue;
     const segment = part.normalize('NFC');
+    // Composition can swallow an escape's last character ('%0a' + U+0301 is '%0á'): the spelling
+    // that was sent must pass as well as the one that is kept.
+    if (segment !== part) checkSegment(raw, part, false);
     const forms = checkSegment(raw, segment);
     if (segments.length === 0 && forms.some((form) => form.toLowerCase() === RESERVED_SEGMENT)) {
       reject(raw, 'reserved', `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use.`);
