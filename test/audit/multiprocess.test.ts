@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/audit/record.js';
+import { listSealedSegments } from '../../src/audit/segments.js';
 import { collectFileChains } from '../../src/audit/sources.js';
 import { verifyChains } from '../../src/audit/verify.js';
 import { registerAuditCommands } from '../../src/cli/commands/audit.js';
@@ -61,6 +62,18 @@ describe('audit across processes', () => {
     const switches = records.slice(1).filter((r, i) => r.instance !== records[i]!.instance).length;
     expect(switches).toBeGreaterThan(4);
   }, 120_000);
+
+  // pino registers an exit handler for async destinations that flushes synchronously; this pins it.
+  it('async mode flushes buffered records when the process exits without close()', async () => {
+    const temp = tempDir();
+    cleanup = temp.cleanup;
+    const file = join(temp.dir, 'exit.jsonl');
+    await runProcess([file, 'node-x', '30', 'async', 'no-close']);
+    const report = await verifyChains(await collectFileChains([file]));
+    expect(report.failures).toEqual([]);
+    // start + 30 commands + one seal per sealed segment: nothing buffered was lost.
+    expect(report.totals.records).toBe(31 + listSealedSegments(file).length);
+  }, 60_000);
 
   it('the stdout sink writes a verifiable chain per process run', async () => {
     const temp = tempDir();
