@@ -34,9 +34,9 @@ export interface FileStoreOptions {
   now?: () => Date;
   /** fsync files and directories so that a power loss keeps acknowledged writes (default true). */
   durable?: boolean;
-  /** A lock file older than this is broken even if its owner pid is alive (default 30 s). */
+  /** A lock file older than this is broken even if its owner pid is alive (default 15 s; a put holds it for milliseconds). */
   lockStaleMs?: number;
-  /** Waiting for a lock longer than this fails with STORE_UNAVAILABLE (default 20 s). */
+  /** Waiting for a lock longer than this fails with STORE_UNAVAILABLE (default 20 s, longer than lockStaleMs so that a hung owner's lock is broken first). */
   lockTimeoutMs?: number;
   /** Temp files older than this, seen while listing, are left-overs of a crash and removed (default 15 min). */
   tempStaleMs?: number;
@@ -155,7 +155,7 @@ export class FileStore implements ObjectStore {
     this.root = resolve(rootDir);
     this.now = options.now ?? (() => new Date());
     this.durable = options.durable ?? true;
-    this.lockOptions = { staleMs: options.lockStaleMs ?? 30_000, timeoutMs: options.lockTimeoutMs ?? 20_000 };
+    this.lockOptions = { staleMs: options.lockStaleMs ?? 15_000, timeoutMs: options.lockTimeoutMs ?? 20_000 };
     this.tempStaleMs = options.tempStaleMs ?? 15 * 60_000;
   }
 

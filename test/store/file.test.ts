@@ -340,9 +340,14 @@ describe('FileStore locks across processes', () => {
     const dir = await sandbox();
     const store = await FileStore.open(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 10_000 });
     await store.put('k', text('before'));
-    await writeFile(lockPathOf(dir, 'k'), JSON.stringify({ host: hostname(), pid: await deadPid(), time: Date.now(), token: 'dead' }));
+    await writeFile(lockPathOf(dir, 'k'), JSON.stringify({ host: hostname(), pid: await deadPid(), instance: 'gone', time: Date.now(), token: 'dead' }));
     await store.put('k', text('after'));
     expect(str((await store.get('k'))!.body)).toBe('after');
+    expect(await tree(dir)).toEqual(['k~']);
+    // A predecessor with this process's pid (a container restarted as pid 1) is dead too.
+    await writeFile(lockPathOf(dir, 'k'), JSON.stringify({ host: hostname(), pid: process.pid, instance: 'previous', time: Date.now(), token: 'old' }));
+    await store.put('k', text('again'));
+    expect(str((await store.get('k'))!.body)).toBe('again');
     expect(await tree(dir)).toEqual(['k~']);
   });
 
@@ -352,14 +357,14 @@ describe('FileStore locks across processes', () => {
     const patient = await FileStore.open(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 300 });
     await patient.put('k', text('before'));
     // The parent of this test process is alive: its lock must be respected.
-    await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, time: Date.now(), token: 'live' }));
+    await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now(), token: 'live' }));
     const error = await patient.put('k', text('blocked')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MemvaultError);
     expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', message: 'the local store failed: ELOCKED' });
     expect(str((await patient.get('k'))!.body)).toBe('before');
     expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ token: 'live' });
     // A live owner that has held the lock for longer than lockStaleMs is presumed hung.
-    await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, time: Date.now() - 7_200_000, token: 'hung' }));
+    await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now() - 7_200_000, token: 'hung' }));
     await patient.put('k', text('after'));
     expect(str((await patient.get('k'))!.body)).toBe('after');
     // An unreadable lock (owner died before writing it) is judged by its age.

@@ -24,11 +24,24 @@ export interface LockOptions {
 interface LockRecord {
   host: string;
   pid: number;
+  /** Random per process: tells this process from an earlier one that had the same pid (containers restart as pid 1). */
+  instance: string;
   time: number;
   token: string;
 }
 
-const queues = new Map<string, Promise<void>>();
+interface ProcessLockState {
+  instance: string;
+  queues: Map<string, Promise<void>>;
+}
+
+// Shared through a global symbol so that two copies of this module in one process (a bundle and the
+// sources, a test runner's isolation) still queue together and recognise each other's locks as live.
+const STATE_KEY = Symbol.for('memvault.file-store.lock-state');
+const registry = globalThis as unknown as Record<symbol, ProcessLockState | undefined>;
+const state: ProcessLockState = (registry[STATE_KEY] ??= { instance: randomBytes(8).toString('hex'), queues: new Map() });
+const queues = state.queues;
+const PROCESS_INSTANCE = state.instance;
 
 /** Run `fn` after every earlier call with the same `id` in this process has settled. */
 export async function inProcessQueue<T>(id: string, fn: () => Promise<T>): Promise<T> {
@@ -64,7 +77,13 @@ function errno(e: unknown): string | undefined {
 function parseRecord(text: string): LockRecord | null {
   try {
     const value = JSON.parse(text) as Partial<LockRecord>;
-    if (typeof value.host === 'string' && typeof value.pid === 'number' && typeof value.time === 'number' && typeof value.token === 'string') {
+    if (
+      typeof value.host === 'string' &&
+      typeof value.pid === 'number' &&
+      typeof value.instance === 'string' &&
+      typeof value.time === 'number' &&
+      typeof value.token === 'string'
+    ) {
       return value as LockRecord;
     }
   } catch {
@@ -86,7 +105,14 @@ async function readLock(path: string): Promise<{ text: string; record: LockRecor
 function isStale(lock: { record: LockRecord | null; mtimeMs: number }, staleMs: number): boolean {
   const now = Date.now();
   if (!lock.record) return now - lock.mtimeMs > staleMs;
-  if (lock.record.host === hostname() && lock.record.pid !== process.pid && !pidIsAlive(lock.record.pid)) return true;
+  if (lock.record.host === hostname()) {
+    if (lock.record.pid === process.pid) {
+      // Our pid: either this very process (a lock it holds is never stale) or a predecessor that died.
+      if (lock.record.instance !== PROCESS_INSTANCE) return true;
+    } else if (!pidIsAlive(lock.record.pid)) {
+      return true;
+    }
+  }
   return now - lock.record.time > staleMs;
 }
 
@@ -130,7 +156,7 @@ export async function acquireFileLock(
   ensureDir: () => Promise<void>,
   options: LockOptions,
 ): Promise<() => Promise<void>> {
-  const record: LockRecord = { host: hostname(), pid: process.pid, time: Date.now(), token: randomBytes(12).toString('hex') };
+  const record: LockRecord = { host: hostname(), pid: process.pid, instance: PROCESS_INSTANCE, time: Date.now(), token: randomBytes(12).toString('hex') };
   const text = JSON.stringify(record);
   const deadline = Date.now() + options.timeoutMs;
   let waits = 0;
@@ -147,7 +173,12 @@ export async function acquireFileLock(
       }
       await handle.close();
       return async () => {
-        // Remove the lock only if it is still ours: a lock broken as stale may belong to someone else now.
+        // Nobody breaks a lock of a live owner younger than staleMs, so a quick release just removes it.
+        // Past that, the lock may have been broken and taken by someone else: remove it only if ours.
+        if (Date.now() - record.time < options.staleMs / 2) {
+          await tryUnlink(lockPath);
+          return;
+        }
         const current = await readLock(lockPath);
         if (current?.record?.token === record.token) await tryUnlink(lockPath);
       };
