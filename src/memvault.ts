@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { Logger } from 'pino';
+import { createEncryptionFromConfig, type EncryptionConfig } from './crypto/index.js';
 import { MemvaultError } from './errors.js';
+import type { ExpiryOptions } from './expiry/config.js';
+import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
 import { pathGuard } from './pipeline/path-guard.js';
@@ -26,7 +30,15 @@ export interface VaultOptions {
   s3?: unknown;
   /** Operational logs (never file content, keys or raw user ids). */
   logger?: Logger;
-  /** How names and bytes are stored. Default: plain until encryption is configured. */
+  /**
+   * Client-side encryption (on by default for file and S3 stores; the in-memory test store defaults
+   * to plain). Keys: `masterKey`, `masterKeyFile`, or `kms: { keyId }`, else the environment
+   * (MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE, MEMVAULT_KMS_KEY_ID); a file store with none of
+   * them gets a key file created beside its directory (`<dir>.key`) on first run, and says so.
+   * `false` stores names and bytes as they are.
+   */
+  encryption?: EncryptionConfig | false;
+  /** Advanced: a codec of your own (overrides `encryption`). */
   codec?: CodecProvider;
   /** Middlewares between the path guard and the commands (they see canonical paths). */
   middlewares?: Middleware[];
@@ -35,6 +47,11 @@ export interface VaultOptions {
   limits?: Partial<CommandLimits>;
   /** 'overwrite' (default: the model is told create "creates or overwrites") or 'fail' (reference error). */
   createMode?: 'overwrite' | 'fail';
+  /**
+   * Idle expiry (docs/readme-expiry.md): files idle past their class's TTL are absent, reads touch
+   * a file at most once per interval, writes carry the TTL-class tag. Off when not given.
+   */
+  expiry?: ExpiryOptions;
 }
 
 export interface Vault {
@@ -72,9 +89,48 @@ function toHandlerResult(result: CommandResult): ResultContent {
   return result.content;
 }
 
+/** The embedded default key file: beside the data directory, so that a copy of the data alone does not carry its key. */
+function defaultKeyFileFor(storeUrl: string | undefined): string | undefined {
+  if (!storeUrl?.startsWith('file:')) return undefined;
+  try {
+    return `${fileURLToPath(storeUrl).replace(/[/\\]+$/, '')}.key`;
+  } catch {
+    return undefined;
+  }
+}
+
+async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; close(): Promise<void> }> {
+  if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
+  const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
+  if (encrypt === false) {
+    const codec = createPlainCodecProvider();
+    return { codec, close: () => codec.close() };
+  }
+  const defaultMasterKeyFile = defaultKeyFileFor(storeUrl);
+  const encryption = await createEncryptionFromConfig({
+    store,
+    config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },
+    ...(defaultMasterKeyFile ? { defaultMasterKeyFile } : {}),
+  });
+  for (const notice of encryption.notices) {
+    if (options.logger) options.logger.warn(notice);
+    // A new key file must be backed up, or the memories are lost with it: say it even without a logger.
+    else if (encryption.createdMasterKeyFile) process.emitWarning(notice, 'MemvaultNotice');
+  }
+  return { codec: encryption.codecProvider, close: () => encryption.close() };
+}
+
 export async function createVault(options: VaultOptions = {}): Promise<Vault> {
-  const store = typeof options.store === 'object' ? options.store : await openStore(options.store ?? defaultStoreUrl(), { s3: options.s3 });
-  const codec = options.codec ?? createPlainCodecProvider();
+  const storeUrl = typeof options.store === 'object' ? undefined : (options.store ?? defaultStoreUrl());
+  const store = typeof options.store === 'object' ? options.store : await openStore(storeUrl!, { s3: options.s3 });
+  let opened: { codec: CodecProvider; close(): Promise<void> };
+  try {
+    opened = await openCodec(options, store, storeUrl);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const codec = opened.codec;
   const logger = options.logger;
   const locks = new VaultLocks();
   const limits: CommandLimits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -86,8 +142,11 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   });
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
-  const userFiles = async (userId: string): Promise<StoreUserFiles> =>
-    new StoreUserFiles(store, await codec.forUser(validateUserId(userId)));
+  const expiry = options.expiry ? createExpiryService(store, options.expiry) : undefined;
+  const userFiles = async (userId: string): Promise<StoreUserFiles> => {
+    const userCodec = await codec.forUser(validateUserId(userId));
+    return new StoreUserFiles(store, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
+  };
 
   const run = async (userId: string, input: unknown): Promise<CommandResult> => {
     const files = await userFiles(userId);
@@ -118,7 +177,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     run,
     files: userFiles,
     close: async () => {
-      await codec.close();
+      await opened.close();
       await store.close();
     },
   };

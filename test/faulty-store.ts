@@ -5,13 +5,16 @@ import type { CopyOptions, ListOptions, ListPage, ObjectInfo, ObjectStore, PutOp
  * (a crash at that step: the request has no effect), `delay` interleaves concurrent callers.
  */
 export class FaultyStore implements ObjectStore {
-  readonly kind = 'faulty';
   calls = 0;
   private failOn = -1;
   constructor(
     private readonly inner: ObjectStore,
     private readonly delayMs = 0,
   ) {}
+
+  get kind(): string {
+    return this.inner.kind;
+  }
 
   /** True once the armed fault has fired. */
   fired = false;

@@ -55,6 +55,8 @@ export interface ListOptions {
 export interface ObjectStore {
   /** A short name for logs and errors: 'memory', 'file', 's3'. Never a host path or credentials. */
   readonly kind: string;
+  /** Longest key (UTF-8 bytes) the store accepts, when lower than S3's 1,024 (e.g. an S3 prefix takes its share). */
+  readonly maxKeyBytes?: number;
   get(key: string): Promise<StoredObject | null>;
   head(key: string): Promise<ObjectInfo | null>;
   /** Returns the new ETag. Throws PreconditionFailedError when a condition fails. */

@@ -8,16 +8,19 @@ import type { ObjectStore } from '../../src/store/port.js';
  * input. It runs unchanged on every store (memory, file, S3 on radosgw): `makeStore` must give a
  * fresh, empty store (or a fresh prefix) per call.
  */
-export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectStore>): void {
+export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectStore>, baseOptions: VaultOptions = {}): void {
 const U = 'alice@example.com';
 
 async function memoryVault(options: VaultOptions = {}): Promise<{ vault: Vault; store: ObjectStore }> {
   const store = await makeStore();
-  return { vault: await createVault({ store, ...options }), store };
+  return { vault: await createVault({ store, ...baseOptions, ...options }), store };
 }
 
 async function setup(files: Record<string, string> = {}) {
   const { vault, store } = await memoryVault();
+  // A user's first command creates their wrapped data key (encrypted stores): do it up front so
+  // that "the store is unchanged" below speaks of the user's files only.
+  await vault.run(U, { command: 'view', path: '/memories' });
   for (const [path, text] of Object.entries(files)) {
     const r = await vault.run(U, { command: 'create', path, file_text: text });
     expect(r.isError).toBe(false);
