@@ -8,8 +8,8 @@
  * 3. Else under CI (CI set): fail the run; a CI that silently skips S3 proves nothing.
  * 4. Else: print a loud banner and let the S3 suites skip.
  *
- * The server is only started when the run includes a file under test/s3/ (a run of other test
- * files does not pay the ~15 s start). Tests read the connection with `inject('memvaultS3')`
+ * The server is only started when the run includes an S3 suite that needs it (a run of other
+ * test files does not pay the ~15 s start). Tests read the connection with `inject('memvaultS3')`
  * (see test/s3/helpers.ts). Every S3 test file appends its pass count to `.tmp/s3-suite-ran`,
  * which this setup clears first, so that CI can check the suites really ran.
  */
@@ -92,13 +92,16 @@ function runScript(args: string[], env: NodeJS.ProcessEnv): Promise<{ ok: boolea
   });
 }
 
-/** Does this run include any file under test/s3/? (Unknown -> yes.) */
+/**
+ * Does this run include a suite that needs the server? Those are the files under test/s3/ that
+ * call recordS3SuiteRun (the mock and retry suites there need none). Unknown -> yes.
+ */
 async function runIncludesS3(project: TestProject): Promise<boolean> {
   try {
     // The CLI's file filters; internal to vitest, hence the defensive read.
     const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
     const { testFiles } = await project.globTestFiles(filters && filters.length > 0 ? filters : undefined);
-    return testFiles.some((file) => file.replaceAll('\\', '/').includes('/test/s3/'));
+    return testFiles.some((file) => file.replaceAll('\\', '/').includes('/test/s3/') && readFileSync(file, 'utf8').includes('recordS3SuiteRun('));
   } catch {
     return true;
   }
