@@ -113,9 +113,10 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     ...(defaultMasterKeyFile ? { defaultMasterKeyFile } : {}),
   });
   for (const notice of encryption.notices) {
-    if (options.logger) options.logger.warn(notice);
+    const isNew = /\bcreated\b/.test(notice);
+    if (options.logger) options.logger[isNew ? 'warn' : 'info'](notice);
     // A new key file must be backed up, or the memories are lost with it: say it even without a logger.
-    else if (encryption.createdMasterKeyFile) process.emitWarning(notice, 'MemvaultNotice');
+    else if (isNew && encryption.createdMasterKeyFile) process.emitWarning(notice, 'MemvaultNotice');
   }
   return { codec: encryption.codecProvider, close: () => encryption.close() };
 }

@@ -2,6 +2,8 @@
 import { Command } from 'commander';
 import { registerChat } from './commands/chat.js';
 import { registerExec } from './commands/exec.js';
+import { registerKeys } from './commands/keys.js';
+import { registerUser } from './commands/user.js';
 
 const program = new Command()
   .name('memvault')
@@ -10,5 +12,7 @@ const program = new Command()
 
 registerExec(program);
 registerChat(program);
+registerKeys(program);
+registerUser(program);
 
 await program.parseAsync(process.argv);
