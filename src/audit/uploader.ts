@@ -10,12 +10,21 @@ export interface SegmentUploader {
   /** True when the uploader can set Object Lock retention (an S3 bucket with Object Lock enabled). */
   readonly supportsRetention: boolean;
   /** 'exists' when an object is already at the key (an earlier upload of the same segment). */
-  upload(key: string, body: Uint8Array, retainUntil?: Date): Promise<'uploaded' | 'exists'>;
+  upload(key: string, body: Uint8Array, retention?: SegmentRetention): Promise<'uploaded' | 'exists'>;
 }
 
+export type ObjectLockMode = 'GOVERNANCE' | 'COMPLIANCE';
+
+/** Configuration: lock each segment for `days` after its upload. */
 export interface ObjectLockRetention {
-  mode: 'GOVERNANCE' | 'COMPLIANCE';
+  mode: ObjectLockMode;
   days: number;
+}
+
+/** One upload's retention: the mode and the date until which the object cannot be deleted or overwritten. */
+export interface SegmentRetention {
+  mode: ObjectLockMode;
+  retainUntil: Date;
 }
 
 export const AUDIT_KEY_PREFIX = 'audit/';
@@ -41,8 +50,8 @@ export class ObjectStoreSegmentUploader implements SegmentUploader {
   readonly supportsRetention = false;
   constructor(private readonly store: ObjectStore) {}
 
-  async upload(key: string, body: Uint8Array, retainUntil?: Date): Promise<'uploaded' | 'exists'> {
-    if (retainUntil) throw new Error('this uploader cannot set Object Lock retention');
+  async upload(key: string, body: Uint8Array, retention?: SegmentRetention): Promise<'uploaded' | 'exists'> {
+    if (retention) throw new Error('this uploader cannot set Object Lock retention');
     try {
       await this.store.put(key, body, { ifNoneMatch: '*' });
       return 'uploaded';

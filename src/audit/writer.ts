@@ -424,8 +424,8 @@ export class AuditWriter {
       const firstLine = body.subarray(0, Math.max(0, body.indexOf(0x0a))).toString('utf8');
       const first = recordOrConfigError(firstLine, 'a sealed segment');
       const lock = this.options.upload?.objectLock;
-      const retainUntil = lock ? new Date(this.now() + lock.days * DAY_MS) : undefined;
-      await uploader.upload(segmentKey(first.instance, first.seq, this.options.upload?.prefix ?? ''), body, retainUntil);
+      const retention = lock ? { mode: lock.mode, retainUntil: new Date(this.now() + lock.days * DAY_MS) } : undefined;
+      await uploader.upload(segmentKey(first.instance, first.seq, this.options.upload?.prefix ?? ''), body, retention);
       state.uploadedThrough = segment.index;
       const temporary = `${statePath}.tmp`;
       writeFileSync(temporary, JSON.stringify(state), { mode: 0o600 });

@@ -183,12 +183,13 @@ describe('audit writer', () => {
     const errors: Error[] = [];
     const flaky: SegmentUploader = {
       supportsRetention: true,
-      async upload(key, _body, retainUntil) {
+      async upload(key, _body, retention) {
         if (failNext) {
           failNext = false;
           throw new Error('network down');
         }
-        expect(retainUntil?.getTime()).toBeGreaterThan(Date.now() + 29 * 24 * 3600 * 1000);
+        expect(retention?.mode).toBe('COMPLIANCE');
+        expect(retention?.retainUntil.getTime()).toBeGreaterThan(Date.now() + 29 * 24 * 3600 * 1000);
         uploaded.push(key);
         return 'uploaded';
       },
