@@ -1,9 +1,17 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { parsePhoneNumberFromString as parseWithMetadata, type CountryCode } from 'libphonenumber-js/max';
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import { VERSION_BEFORE } from './context.js';
 import type { Candidate, Detector } from '../types.js';
 
 export const PHONE_PRIORITY = 40;
+
+/** How many times libphonenumber was asked to parse (the expensive step); read by the bench. */
+export const phoneParseStats = { parses: 0 };
+
+function parsePhoneNumberFromString(raw: string, region?: CountryCode) {
+  phoneParseStats.parses++;
+  return parseWithMetadata(raw, region);
+}
 
 /** Regions tried for numbers written without +country, most likely first. */
 export const DEFAULT_PHONE_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR', 'ES', 'IT', 'NL', 'JP'];
@@ -68,14 +76,25 @@ interface Group {
  * word (phone, tel, Telefon, 電話...) shortly before.
  */
 export const detectPhones: Detector = (text, config, out: Candidate[]) => {
+  // Digits already claimed by a more specific detector (card, IBAN, IP, SSN, key) would lose the
+  // overlap anyway; skipping them saves the parse, which is the expensive step.
+  const claimed = out.filter((c) => c.priority > PHONE_PRIORITY).sort((a, b) => a.start - b.start);
+  let k = 0;
   START.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = START.exec(text)) !== null) {
-    START.lastIndex = scanPhone(text, m.index, config.phoneRegions, out);
+    const at = m.index;
+    while (k < claimed.length && (claimed[k] as Candidate).end <= at) k++;
+    const next = claimed[k];
+    if (next !== undefined && next.start <= at) {
+      START.lastIndex = next.end;
+      continue;
+    }
+    START.lastIndex = scanPhone(text, at, config.phoneRegions, out, next?.start ?? text.length);
   }
 };
 
-function scanPhone(text: string, start: number, regions: readonly string[], out: Candidate[]): number {
+function scanPhone(text: string, start: number, regions: readonly string[], out: Candidate[], claimedFrom: number): number {
   const before = codeAt(text, start - 1);
   // Inside a word, a decimal, a path, an order number (#123), an amount ($123) or a longer number.
   const opener = text.charCodeAt(start) === 43 || text.charCodeAt(start) === 40; // "+49..." or "(415)..." may follow a '/'
@@ -135,6 +154,7 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
     const group = groups[g] as Group;
     if (group.digitCount < MIN_DIGITS) break;
     const end = group.end;
+    if (end > claimedFrom) continue; // would run into a more specific finding
     if (acceptable(text, start, end, group.digitCount, plus, paren, regions, g === groups.length - 1 ? mixedSeparators : false)) {
       out.push({ type: 'PHONE', start, end, priority: PHONE_PRIORITY });
       return end;
@@ -187,6 +207,9 @@ function acceptable(
   // "1,234,567" continues the number; "…0132,2024-01-05" in a CSV row does not.
   if (after === 44 && isDigit(codeAt(text, end + 1)) && isDigit(codeAt(text, end + 2)) && isDigit(codeAt(text, end + 3)) && !isDigit(codeAt(text, end + 4))) return false;
   if (after === 37) return false; // 12 345 678%
+  // Cheapest test first: without '+', the digits must fit some configured region's plan at all
+  // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
+  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount))) return false;
   const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   if (VERSION_BEFORE.test(text.slice(Math.max(0, start - 24), start))) return false;
@@ -201,19 +224,25 @@ function acceptable(
     if (groupSizes.length === 4 && groupSizes.every((n) => n <= 3)) return false;
   }
   if (mixedSeparators && !plus && !paren && raw.includes('/') && raw.includes('.')) return false;
-  const context = hasContextBefore(text, start, 40, PHONE_CONTEXT);
-  if (!plus && !context) {
+  let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
+  const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
+  if (!plus) {
     const leadingZero = raw.charCodeAt(paren && raw.startsWith('(') ? 1 : 0) === 48;
     const separators = groupSizes.length - 1;
-    const shaped = paren || (leadingZero && separators >= 1) || (separators >= 2 && digitCount >= 9);
-    if (!shaped || !separated) return false;
-    if (!leadingZero && groupSizes.slice(1).every((n) => n === 3) && CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
+    const shaped = separated && (paren || (leadingZero && separators >= 1) || (separators >= 2 && digitCount >= 9));
+    if (!shaped && !hasContext()) return false;
   }
   if (isValidPhone(raw, plus, digitCount, regions)) return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.
-  return context && separated && isPossiblePhone(raw, plus, digitCount, regions);
+  return separated && hasContext() && isPossiblePhone(raw, plus, digitCount, regions);
+}
+
+function firstDigitAt(text: string, start: number): number {
+  let i = start;
+  while (i < text.length && !isDigit(text.charCodeAt(i))) i++;
+  return text.charCodeAt(i) - 48;
 }
 
 function isPossiblePhone(raw: string, plus: boolean, digitCount: number, regions: readonly string[]): boolean {
