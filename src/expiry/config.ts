@@ -1,0 +1,140 @@
+/**
+ * Idle-expiry configuration, shared by the vault (touch on read, hiding expired files, the TTL-class
+ * tag on writes) and the sweeper (`memvault expire`). One TTL per class: the default class gets
+ * `ttlDays`; other classes (per tenant, per user tier) are named in `classes`. The class name is the
+ * value of the `memvault-ttl-class` tag that every write carries, so that one S3 lifecycle rule per
+ * class (infra/lib/memvault-storage.ts) expires the class's files.
+ */
+import { MemvaultError } from '../errors.js';
+
+/** The object tag whose value names a file's TTL class (the infra's lifecycle rules filter on it). */
+export const TTL_CLASS_TAG_KEY = 'memvault-ttl-class';
+export const DEFAULT_TTL_CLASS = 'default';
+export const DAY_MS = 24 * 60 * 60 * 1000;
+/** A file is touched on read when its last touch is at least this old. */
+export const DEFAULT_TOUCH_INTERVAL_MS = DAY_MS;
+/**
+ * The sweeper deletes a file only this long after the vault stopped serving it (see decide.ts): the
+ * margin absorbs clock skew between machines and a touch still in flight at the expiry instant.
+ */
+export const DEFAULT_SWEEP_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * Same alphabet as the infra construct (S3 tag values minus spaces and '/'), so that a class name
+ * is a valid tag value, a lifecycle rule id suffix and one key segment.
+ */
+const CLASS_NAME = /^[A-Za-z0-9_.:+=@-]{1,64}$/;
+
+export interface TtlSettings {
+  /** Idle days after which a file of the default class expires (an integer, as lifecycle rules take). */
+  ttlDays: number;
+  /** Further classes: name -> idle days, e.g. { pro: 365 }. May list the default class (with ttlDays). */
+  classes?: Readonly<Record<string, number>>;
+  /** Tag value of files no other class applies to. Default 'default' (the infra's defaultTtlClass). */
+  defaultClass?: string;
+}
+
+/** `createVault({ expiry })`: what the vault does about idle files. */
+export interface ExpiryOptions extends TtlSettings {
+  /**
+   * The TTL class of a user (undefined: the default class). Called once per command, so keep it
+   * cheap. When given, the vault records a user's non-default class once in a marker object
+   * (`u/{uid}/c/{class}`) that the sweeper reads from its listing.
+   */
+  classOf?: (userId: string) => string | undefined | Promise<string | undefined>;
+  /** Touch (copy in place) a file on read when its last touch is at least this old. Default 1 day. */
+  touchIntervalMs?: number;
+  /** Clock for tests; the store's LastModified is compared against it. */
+  now?: () => Date;
+  /** Called when a best-effort touch fails (the read itself has succeeded). */
+  onTouchError?: (error: unknown) => void;
+}
+
+export interface ResolvedTtl {
+  ttlDays: number;
+  defaultClass: string;
+  /** Every class including the default one, name -> days. */
+  classes: Readonly<Record<string, number>>;
+}
+
+function invalid(message: string): MemvaultError {
+  return new MemvaultError('CONFIG', `expiry: ${message}`);
+}
+
+function checkDays(name: string, days: unknown): number {
+  if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 100_000) {
+    // S3 lifecycle expiration takes whole days >= 1; the sweeper uses the same numbers.
+    throw invalid(`${name} must be a whole number of days >= 1 (got ${String(days)})`);
+  }
+  return days;
+}
+
+export function isValidClassName(name: string): boolean {
+  return CLASS_NAME.test(name);
+}
+
+export function resolveTtl(settings: TtlSettings): ResolvedTtl {
+  const ttlDays = checkDays('ttlDays', settings.ttlDays);
+  const defaultClass = settings.defaultClass ?? DEFAULT_TTL_CLASS;
+  if (!isValidClassName(defaultClass)) throw invalid('defaultClass must be 1-64 characters of A-Z a-z 0-9 _ . : + = @ -');
+  const classes: Record<string, number> = {};
+  for (const [name, days] of Object.entries(settings.classes ?? {})) {
+    if (!isValidClassName(name)) throw invalid(`TTL class name '${name}' must be 1-64 characters of A-Z a-z 0-9 _ . : + = @ -`);
+    classes[name] = checkDays(`classes.${name}`, days);
+  }
+  // The default class always has ttlDays: an explicit ttlDays (e.g. `--ttl-days`) overrides it.
+  classes[defaultClass] = ttlDays;
+  return { ttlDays, defaultClass, classes };
+}
+
+/** TTL in days of a class; undefined for a class this configuration does not know. */
+export function ttlDaysOf(ttl: ResolvedTtl, className: string | undefined): number | undefined {
+  if (className === undefined || className === ttl.defaultClass) return ttl.ttlDays;
+  return Object.hasOwn(ttl.classes, className) ? ttl.classes[className] : undefined;
+}
+
+export function checkTouchInterval(ttl: ResolvedTtl, touchIntervalMs: number): number {
+  if (!Number.isFinite(touchIntervalMs) || touchIntervalMs <= 0) throw invalid('touchIntervalMs must be positive');
+  const shortest = Math.min(...Object.values(ttl.classes)) * DAY_MS;
+  // A file read once per interval must be touched before its TTL runs out, or reading would not keep it.
+  if (touchIntervalMs >= shortest) throw invalid('touchIntervalMs must be shorter than the shortest TTL');
+  return touchIntervalMs;
+}
+
+export const EXPIRY_ENV = {
+  ttlDays: 'MEMVAULT_TTL_DAYS',
+  classes: 'MEMVAULT_TTL_CLASSES',
+  defaultClass: 'MEMVAULT_TTL_DEFAULT_CLASS',
+  touchIntervalHours: 'MEMVAULT_TOUCH_INTERVAL_HOURS',
+} as const;
+
+/**
+ * TTL settings from the environment (the infra's sweeper task sets the first two):
+ * MEMVAULT_TTL_DAYS (default class), MEMVAULT_TTL_CLASSES (JSON object, class -> days),
+ * MEMVAULT_TTL_DEFAULT_CLASS (default 'default'). Undefined when neither days nor classes are set.
+ * `ttlDaysOverride` (the `--ttl-days` flag) wins over MEMVAULT_TTL_DAYS.
+ */
+export function ttlSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, ttlDaysOverride?: number): TtlSettings | undefined {
+  const defaultClass = env[EXPIRY_ENV.defaultClass] || DEFAULT_TTL_CLASS;
+  let classes: Record<string, number> | undefined;
+  const rawClasses = env[EXPIRY_ENV.classes];
+  if (rawClasses) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(rawClasses);
+    } catch {
+      throw invalid(`${EXPIRY_ENV.classes} must be a JSON object of class -> days`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid(`${EXPIRY_ENV.classes} must be a JSON object of class -> days`);
+    classes = parsed as Record<string, number>;
+  }
+  const rawDays = env[EXPIRY_ENV.ttlDays];
+  let ttlDays = ttlDaysOverride;
+  if (ttlDays === undefined && rawDays) ttlDays = Number(rawDays);
+  if (ttlDays === undefined && classes && Object.hasOwn(classes, defaultClass)) ttlDays = classes[defaultClass];
+  if (ttlDays === undefined) {
+    if (classes) throw invalid(`${EXPIRY_ENV.classes} has no '${defaultClass}' class and ${EXPIRY_ENV.ttlDays} is unset`);
+    return undefined;
+  }
+  return { ttlDays, ...(classes ? { classes } : {}), defaultClass };
+}

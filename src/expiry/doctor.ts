@@ -1,0 +1,324 @@
+/**
+ * `memvault doctor`: checks a live S3 bucket against what memvault needs and says how to fix what is
+ * missing (the CDK construct in infra/, or the aws CLI). Bucket-level reads use @aws-sdk/client-s3
+ * directly; a server that does not implement one of them (Ceph RGW answers some with
+ * NotImplemented) yields "unknown", never a crash. The probes write a few objects under
+ * `<prefix>/k/_doctor-<random>` (the application role may write `k/`; the sweeper never looks there)
+ * and delete them again.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetBucketEncryptionCommand,
+  GetBucketLifecycleConfigurationCommand,
+  GetBucketVersioningCommand,
+  GetObjectTaggingCommand,
+  GetPublicAccessBlockCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type LifecycleRule,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { TTL_CLASS_TAG_KEY, type ResolvedTtl } from './config.js';
+
+export type CheckStatus = 'ok' | 'missing' | 'unknown' | 'warn';
+
+export interface DoctorCheck {
+  id: string;
+  title: string;
+  status: CheckStatus;
+  /** Missing required checks make doctor exit 1. */
+  required: boolean;
+  detail: string;
+  /** How to fix it: the CDK construct or prop, and the aws CLI command. */
+  fix?: string;
+}
+
+export interface DoctorOptions {
+  client: S3Client;
+  bucket: string;
+  /** The store's key prefix ('' for none). */
+  prefix: string;
+  ttl: ResolvedTtl;
+  /** Skip the probes that write objects (read-only credentials). */
+  skipProbes?: boolean;
+}
+
+interface S3Failure {
+  name: string;
+  status: number | undefined;
+}
+
+function failureOf(error: unknown): S3Failure {
+  const e = error as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } };
+  return { name: e.Code ?? e.name ?? 'Error', status: e.$metadata?.httpStatusCode };
+}
+
+function unsupported(f: S3Failure): boolean {
+  return f.status === 501 || f.name === 'NotImplemented' || f.name === 'MethodNotAllowed' || f.status === 405;
+}
+
+function unknownCheck(id: string, title: string, required: boolean, api: string, f: S3Failure): DoctorCheck {
+  const why = unsupported(f) ? `the server does not support ${api}` : f.status === 403 ? `access denied to ${api}` : `${api} failed: ${f.name}${f.status ? ` (${f.status})` : ''}`;
+  return { id, title, status: 'unknown', required, detail: `unknown (${why})` };
+}
+
+function filterOf(rule: LifecycleRule): { prefix: string; tags: Record<string, string> } {
+  const tags: Record<string, string> = {};
+  const f = rule.Filter;
+  let prefix = rule.Prefix ?? '';
+  if (f?.Prefix !== undefined) prefix = f.Prefix;
+  if (f?.Tag?.Key !== undefined) tags[f.Tag.Key] = f.Tag.Value ?? '';
+  if (f?.And) {
+    if (f.And.Prefix !== undefined) prefix = f.And.Prefix;
+    for (const t of f.And.Tags ?? []) if (t.Key !== undefined) tags[t.Key] = t.Value ?? '';
+  }
+  return { prefix, tags };
+}
+
+export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
+  const { client, bucket, prefix, ttl } = options;
+  const base = prefix === '' ? '' : `${prefix}/`;
+  const filesPrefix = `${base}u/`;
+  const checks: DoctorCheck[] = [];
+
+  // Versioning.
+  try {
+    const out = await client.send(new GetBucketVersioningCommand({ Bucket: bucket }));
+    const versioned = out.Status === 'Enabled';
+    checks.push({
+      id: 'versioning',
+      title: 'Versioning',
+      status: versioned ? 'ok' : 'missing',
+      required: true,
+      detail: versioned ? 'enabled' : `not enabled (status: ${out.Status ?? 'never enabled'})`,
+      ...(versioned ? {} : { fix: `CDK: s3.Bucket { versioned: true } (MemvaultStorage sets it)\naws s3api put-bucket-versioning --bucket ${bucket} --versioning-configuration Status=Enabled` }),
+    });
+  } catch (error) {
+    checks.push(unknownCheck('versioning', 'Versioning', true, 'GetBucketVersioning', failureOf(error)));
+  }
+
+  // Lifecycle: one rule per TTL class, and noncurrent-version expiration.
+  let rules: LifecycleRule[] | undefined;
+  let lifecycleFailure: S3Failure | undefined;
+  try {
+    rules = (await client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }))).Rules ?? [];
+  } catch (error) {
+    const f = failureOf(error);
+    if (f.name === 'NoSuchLifecycleConfiguration') rules = [];
+    else lifecycleFailure = f;
+  }
+  const lifecycleJson = JSON.stringify({
+    Rules: [
+      { ID: 'memvault-housekeeping', Status: 'Enabled', Filter: { Prefix: base }, NoncurrentVersionExpiration: { NoncurrentDays: 7 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Expiration: { ExpiredObjectDeleteMarker: true } },
+      ...Object.entries(ttl.classes).map(([name, days]) => ({
+        ID: `memvault-ttl-${name}`,
+        Status: 'Enabled',
+        Filter: { And: { Prefix: filesPrefix, Tags: [{ Key: TTL_CLASS_TAG_KEY, Value: name }] } },
+        Expiration: { Days: days },
+      })),
+    ],
+  });
+  const lifecycleFix = `CDK: new MemvaultStorage(this, 'Memvault', { ttlClasses: ${JSON.stringify(ttl.classes)}, defaultTtlClass: '${ttl.defaultClass}' }) (infra/lib/memvault-storage.ts)\naws s3api put-bucket-lifecycle-configuration --bucket ${bucket} --lifecycle-configuration '${lifecycleJson}'\n(put-bucket-lifecycle-configuration replaces every rule of the bucket: merge in any rules of your own)`;
+  const covers = (rulePrefix: string, target: string): boolean => target.startsWith(rulePrefix);
+  for (const [name, days] of Object.entries(ttl.classes)) {
+    const id = `lifecycle:${name}`;
+    const title = `Lifecycle rule for TTL class '${name}' (${days} days)`;
+    if (!rules) {
+      checks.push(unknownCheck(id, title, true, 'GetBucketLifecycleConfiguration', lifecycleFailure!));
+      continue;
+    }
+    const matching = rules.filter((r) => {
+      if (r.Status !== 'Enabled') return false;
+      const f = filterOf(r);
+      return f.tags[TTL_CLASS_TAG_KEY] === name && Object.keys(f.tags).length === 1 && covers(f.prefix, filesPrefix);
+    });
+    const exact = matching.find((r) => r.Expiration?.Days === days);
+    if (exact) checks.push({ id, title, status: 'ok', required: true, detail: `rule '${exact.ID ?? '(no id)'}' expires tag ${TTL_CLASS_TAG_KEY}=${name} after ${days} days` });
+    else {
+      const other = matching[0];
+      checks.push({
+        id,
+        title,
+        status: 'missing',
+        required: true,
+        detail: other ? `rule '${other.ID ?? '(no id)'}' expires after ${other.Expiration?.Days ?? '?'} days, not ${days}` : `no enabled rule on ${filesPrefix} with tag filter ${TTL_CLASS_TAG_KEY}=${name}`,
+        fix: lifecycleFix,
+      });
+    }
+  }
+  {
+    const id = 'lifecycle:noncurrent';
+    const title = 'NoncurrentVersionExpiration (old versions of deleted or overwritten files)';
+    if (!rules) checks.push(unknownCheck(id, title, true, 'GetBucketLifecycleConfiguration', lifecycleFailure!));
+    else {
+      const rule = rules.find((r) => r.Status === 'Enabled' && r.NoncurrentVersionExpiration?.NoncurrentDays !== undefined && covers(filterOf(r).prefix, filesPrefix) && Object.keys(filterOf(r).tags).length === 0);
+      checks.push(
+        rule
+          ? { id, title, status: 'ok', required: true, detail: `rule '${rule.ID ?? '(no id)'}': ${rule.NoncurrentVersionExpiration?.NoncurrentDays} days` }
+          : { id, title, status: 'missing', required: true, detail: `no enabled rule on ${base || '(whole bucket)'} expires noncurrent versions: expired and erased files stay recoverable forever`, fix: lifecycleFix },
+      );
+    }
+  }
+
+  // Default encryption at rest (memvault already encrypts content client-side: defence in depth).
+  try {
+    const out = await client.send(new GetBucketEncryptionCommand({ Bucket: bucket }));
+    const algorithm = out.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.SSEAlgorithm;
+    checks.push(
+      algorithm
+        ? { id: 'encryption', title: 'Default encryption at rest', status: 'ok', required: false, detail: algorithm }
+        : { id: 'encryption', title: 'Default encryption at rest', status: 'warn', required: false, detail: 'no default encryption rule', fix: encryptionFix(bucket) },
+    );
+  } catch (error) {
+    const f = failureOf(error);
+    if (f.name === 'ServerSideEncryptionConfigurationNotFoundError') {
+      checks.push({ id: 'encryption', title: 'Default encryption at rest', status: 'warn', required: false, detail: 'no default encryption configured', fix: encryptionFix(bucket) });
+    } else checks.push(unknownCheck('encryption', 'Default encryption at rest', false, 'GetBucketEncryption', f));
+  }
+
+  // Public access block.
+  try {
+    const out = await client.send(new GetPublicAccessBlockCommand({ Bucket: bucket }));
+    const c = out.PublicAccessBlockConfiguration ?? {};
+    const off = (['BlockPublicAcls', 'IgnorePublicAcls', 'BlockPublicPolicy', 'RestrictPublicBuckets'] as const).filter((k) => c[k] !== true);
+    checks.push(
+      off.length === 0
+        ? { id: 'public-access-block', title: 'Block Public Access', status: 'ok', required: true, detail: 'all four settings on' }
+        : { id: 'public-access-block', title: 'Block Public Access', status: 'missing', required: true, detail: `off: ${off.join(', ')}`, fix: pabFix(bucket) },
+    );
+  } catch (error) {
+    const f = failureOf(error);
+    if (f.name === 'NoSuchPublicAccessBlockConfiguration') {
+      checks.push({ id: 'public-access-block', title: 'Block Public Access', status: 'missing', required: true, detail: 'not configured', fix: pabFix(bucket) });
+    } else checks.push(unknownCheck('public-access-block', 'Block Public Access', true, 'GetPublicAccessBlock', f));
+  }
+
+  if (!options.skipProbes) checks.push(...(await probes(client, bucket, base)));
+  return checks;
+}
+
+function encryptionFix(bucket: string): string {
+  return `CDK: s3.Bucket { encryption: s3.BucketEncryption.KMS } (MemvaultStorage: memoryBucketEncryption 'kms' or 's3')\naws s3api put-bucket-encryption --bucket ${bucket} --server-side-encryption-configuration '{"Rules":[{"ApplyServerSideEncryptionByDefault":{"SSEAlgorithm":"AES256"}}]}'`;
+}
+
+function pabFix(bucket: string): string {
+  return `CDK: s3.Bucket { blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL } (MemvaultStorage sets it)\naws s3api put-public-access-block --bucket ${bucket} --public-access-block-configuration BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true`;
+}
+
+const STALE_ETAG = '0123456789abcdef0123456789abcdef';
+
+async function probes(client: S3Client, bucket: string, base: string): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  const key = `${base}k/_doctor-${randomBytes(8).toString('hex')}`;
+  const body = Buffer.from('memvault doctor probe\n');
+  const put = (extra: { IfNoneMatch?: string; IfMatch?: string; Tagging?: string } = {}) =>
+    client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength, ...extra }));
+  const exists = async (): Promise<boolean> => {
+    try {
+      await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return true;
+    } catch (error) {
+      if (failureOf(error).status === 404) return false;
+      throw error;
+    }
+  };
+  const rejected = async (send: () => Promise<unknown>): Promise<'rejected' | 'accepted' | S3Failure> => {
+    try {
+      await send();
+      return 'accepted';
+    } catch (error) {
+      const f = failureOf(error);
+      return f.status === 412 || f.name === 'PreconditionFailed' ? 'rejected' : f;
+    }
+  };
+
+  try {
+    // Conditional writes: create-once and compare-and-swap, which every file edit relies on.
+    const title = 'Conditional writes (If-None-Match: *, If-Match)';
+    const first = await rejected(() => put({ IfNoneMatch: '*' }));
+    if (first !== 'accepted') {
+      checks.push(first === 'rejected' ? { id: 'conditional-writes', title, status: 'unknown', required: true, detail: 'unknown (the probe key already existed)' } : unknownCheck('conditional-writes', title, true, 'PutObject with If-None-Match', first));
+    } else {
+      const second = await rejected(() => put({ IfNoneMatch: '*' }));
+      const stale = await rejected(() => put({ IfMatch: STALE_ETAG }));
+      const ok = second === 'rejected' && stale === 'rejected';
+      const problems = [second === 'rejected' ? '' : 'a second If-None-Match: * put was not refused', stale === 'rejected' ? '' : 'an If-Match put with a stale ETag was not refused'].filter(Boolean);
+      checks.push({
+        id: 'conditional-writes',
+        title,
+        status: ok ? 'ok' : 'missing',
+        required: true,
+        detail: ok ? 'both refused with 412 as required' : problems.join('; '),
+        ...(ok ? {} : { fix: 'memvault needs an S3 server that enforces conditional PUTs (AWS S3 since 2024, Ceph RGW >= 16, MinIO, R2); without them concurrent edits can be lost' }),
+      });
+    }
+
+    // Conditional deletes: does DeleteObjects honour the ETag of an ObjectIdentifier?
+    {
+      const title = 'Conditional deletes (DeleteObjects with ETag), used by the sweeper';
+      if (!(await exists())) await put();
+      let result: string;
+      try {
+        await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: key, ETag: `"${STALE_ETAG}"` }], Quiet: true } }));
+        result = (await exists()) ? 'enforced' : 'ignored';
+      } catch (error) {
+        result = `failed:${failureOf(error).name}`;
+      }
+      if (result === 'enforced') checks.push({ id: 'conditional-deletes', title, status: 'ok', required: false, detail: 'enforced: run the sweeper with MEMVAULT_CONDITIONAL_DELETE=native (no HEAD per deletion)' });
+      else if (result === 'ignored') checks.push({ id: 'conditional-deletes', title, status: 'warn', required: false, detail: 'ignored by this server (a stale ETag deleted the object): keep the sweeper\'s default recheck mode (one HEAD per deletion)' });
+      else checks.push({ id: 'conditional-deletes', title, status: 'unknown', required: false, detail: `unknown (DeleteObjects ${result.slice(7)})` });
+    }
+
+    // Touch: a copy in place must move LastModified (the idle clock) and should keep the TTL tag.
+    const touchTitle = 'Touch on read (copy in place moves LastModified, keeps the TTL tag)';
+    try {
+      const title = touchTitle;
+      await put({ Tagging: `${encodeURIComponent(TTL_CLASS_TAG_KEY)}=doctor` });
+      const before = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
+      await sleep(1100); // LastModified has whole seconds
+      try {
+        await client.send(new CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`, MetadataDirective: 'REPLACE', Metadata: {}, TaggingDirective: 'COPY' }));
+        const after = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
+        let tagKept: boolean | undefined;
+        try {
+          const tags = (await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet ?? [];
+          tagKept = tags.some((t) => t.Key === TTL_CLASS_TAG_KEY && t.Value === 'doctor');
+        } catch {
+          tagKept = undefined;
+        }
+        if (after <= before) checks.push({ id: 'touch', title, status: 'missing', required: true, detail: 'LastModified did not move: reads cannot keep files alive', fix: 'use an S3 server whose CopyObject onto the same key updates LastModified' });
+        else if (tagKept === false) checks.push({ id: 'touch', title, status: 'warn', required: false, detail: 'LastModified moves, but the copy dropped the object\'s tags (Ceph RGW 16 does): touched files fall out of the tag-filtered lifecycle rules until their next write; the sweeper still expires them' });
+        else checks.push({ id: 'touch', title, status: 'ok', required: true, detail: tagKept ? 'LastModified moves and tags are kept' : 'LastModified moves (tags: unknown, GetObjectTagging not allowed)' });
+      } catch (error) {
+        checks.push(unknownCheck('touch', title, true, 'CopyObject onto itself', failureOf(error)));
+      }
+    } catch (error) {
+      checks.push(unknownCheck('touch', touchTitle, true, 'PutObject with tags', failureOf(error)));
+    }
+  } catch (error) {
+    checks.push(unknownCheck('probes', 'Probes', false, 'the probe requests', failureOf(error)));
+  } finally {
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })).catch(() => undefined);
+  }
+  return checks;
+}
+
+export function doctorFailed(checks: DoctorCheck[]): boolean {
+  return checks.some((c) => c.required && c.status === 'missing');
+}
+
+export function formatDoctor(checks: DoctorCheck[]): string {
+  const mark: Record<CheckStatus, string> = { ok: 'ok     ', missing: 'MISSING', unknown: 'unknown', warn: 'warn   ' };
+  const lines: string[] = [];
+  for (const c of checks) {
+    lines.push(`[${mark[c.status]}] ${c.title}: ${c.detail}${c.required || c.status === 'ok' ? '' : ' (recommended)'}`);
+    if (c.fix && c.status !== 'ok') for (const line of c.fix.split('\n')) lines.push(`          fix: ${line}`);
+  }
+  const missing = checks.filter((c) => c.required && c.status === 'missing').length;
+  lines.push(missing === 0 ? 'memvault doctor: nothing required is missing' : `memvault doctor: ${missing} required item(s) missing`);
+  return `${lines.join('\n')}\n`;
+}

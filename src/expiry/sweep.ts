@@ -1,0 +1,222 @@
+/**
+ * The sweeper behind `memvault expire`: streams the listing of `u/` (one LIST per 1,000 keys, key
+ * order), decides each file with decide.ts, and deletes the expired ones in batches through a
+ * ConditionalDeleter (one DeleteObjects per 1,000 on S3). Memory holds one listing page and one
+ * batch, never the whole key set, so it stays flat however many objects the bucket holds.
+ *
+ * Safe to run on several machines at once: every deletion is conditional on the version listed, so
+ * the second sweeper's delete of a file the first one removed finds it gone (or deletes nothing: on
+ * a versioned bucket, at worst one more delete marker, which the housekeeping rule removes). Both
+ * sweepers may then report and audit the same deletion.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { MemvaultError } from '../errors.js';
+import type { AuditEntry } from '../audit/record.js';
+import { listAll, type ObjectStore } from '../store/port.js';
+import { DEFAULT_SWEEP_GRACE_MS, resolveTtl, ttlDaysOf, type ResolvedTtl, type TtlSettings } from './config.js';
+import { idleDays, isDeletable } from './decide.js';
+import { storeDeleter, type ConditionalDeleter, type DeleteMode, type ExpiryCandidate } from './deleter.js';
+import { parseUserKey, USERS_PREFIX } from './layout.js';
+
+/** A real sweep may not judge a date later than this past its own clock (the vault still serves those files). */
+const FUTURE_TOLERANCE_MS = 60_000;
+
+export interface AuditSink {
+  append(entry: AuditEntry): unknown;
+}
+
+export interface SweepDecision {
+  uid: string;
+  /** SHA-256 of the object key (hex, first 32 characters): identifies the object, never its name. */
+  keyHash: string;
+  key: string;
+  lastModified: Date;
+  idleDays: number;
+  size: number;
+}
+
+export interface SweepProgress {
+  scanned: number;
+  expired: number;
+  kept: number;
+  errors: number;
+}
+
+export interface SweepOptions {
+  store: ObjectStore;
+  ttl: TtlSettings;
+  /** Judge idleness as of this instant. Default: now. */
+  asOf?: Date;
+  /** The sweeper's clock (tests). */
+  now?: () => Date;
+  /** Delete only this long after a file became hidden (decide.ts). Default one hour. */
+  graceMs?: number;
+  dryRun?: boolean;
+  /** Default: conditional per-key deletes through the store (memory, file). S3: see deleter.ts. */
+  deleter?: ConditionalDeleter;
+  /** One 'expire' record per deletion plus one summary record. */
+  audit?: AuditSink;
+  /** Each file a real run deleted, or a dry run would delete. */
+  onExpired?: (decision: SweepDecision) => void;
+  onProgress?: (progress: SweepProgress) => void;
+  /** Page size of the listing (tests); S3 caps it at 1,000. */
+  pageSize?: number;
+}
+
+export interface SweepSummary {
+  asOf: string;
+  dryRun: boolean;
+  mode: DeleteMode | 'dry-run';
+  ttlDays: number;
+  classes: Record<string, number>;
+  graceMinutes: number;
+  users: number;
+  /** Files looked at. scanned = expired + kept + errors. */
+  scanned: number;
+  /** Deleted (dry run: would be deleted), including files another sweeper removed first. */
+  expired: number;
+  kept: number;
+  errors: number;
+  /** Written or touched between the listing and the delete: kept (part of `kept`). */
+  changedDuringSweep: number;
+  /** Already gone when deleted (another sweeper, an erasure, a lifecycle rule; part of `expired`). */
+  alreadyGone: number;
+  /** Files of users whose TTL class this configuration does not know: never deleted (part of `errors`). */
+  unknownClass: number;
+  durationMs: number;
+}
+
+export function keyHash(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 32);
+}
+
+interface UserState {
+  uid: string;
+  classes: string[];
+  ttlDays: number | undefined;
+}
+
+function ttlForUser(ttl: ResolvedTtl, classes: string[]): number | undefined {
+  if (classes.length === 0) return ttl.ttlDays;
+  // A class change writes the new marker before removing the old one; with both present, the
+  // longer TTL wins, so a sweep never deletes early. Any unknown class makes the user unknown.
+  let longest = 0;
+  for (const name of classes) {
+    const days = ttlDaysOf(ttl, name);
+    if (days === undefined) return undefined;
+    longest = Math.max(longest, days);
+  }
+  return longest;
+}
+
+export async function sweep(options: SweepOptions): Promise<SweepSummary> {
+  const started = Date.now();
+  const now = options.now ?? (() => new Date());
+  const asOf = options.asOf ?? now();
+  if (Number.isNaN(asOf.getTime())) throw new MemvaultError('CONFIG', 'expire: the --as-of date is not valid');
+  const dryRun = options.dryRun ?? false;
+  if (!dryRun && asOf.getTime() > now().getTime() + FUTURE_TOLERANCE_MS) {
+    // Files idle "as of next week" are still served and touched today: only a dry run may look ahead.
+    throw new MemvaultError('CONFIG', 'expire: a real run cannot use an --as-of date in the future (use --dry-run)');
+  }
+  const ttl = resolveTtl(options.ttl);
+  const graceMs = options.graceMs ?? DEFAULT_SWEEP_GRACE_MS;
+  if (!Number.isFinite(graceMs) || graceMs < 0) throw new MemvaultError('CONFIG', 'expire: the grace period must be >= 0');
+  const deleter = options.deleter ?? storeDeleter(options.store);
+  const sweepId = randomUUID();
+  const audit = options.audit;
+
+  const summary: SweepSummary = {
+    asOf: asOf.toISOString(),
+    dryRun,
+    mode: dryRun ? 'dry-run' : deleter.mode,
+    ttlDays: ttl.ttlDays,
+    classes: { ...ttl.classes },
+    graceMinutes: graceMs / 60_000,
+    users: 0,
+    scanned: 0,
+    expired: 0,
+    kept: 0,
+    errors: 0,
+    changedDuringSweep: 0,
+    alreadyGone: 0,
+    unknownClass: 0,
+    durationMs: 0,
+  };
+
+  const decision = (c: ExpiryCandidate): SweepDecision => ({
+    uid: c.uid,
+    keyHash: keyHash(c.key),
+    key: c.key,
+    lastModified: c.lastModified,
+    idleDays: idleDays(c.lastModified, asOf),
+    size: c.size,
+  });
+
+  let pending: ExpiryCandidate[] = [];
+  const flush = async (): Promise<void> => {
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return;
+    if (dryRun) {
+      summary.expired += batch.length;
+      for (const c of batch) options.onExpired?.(decision(c));
+      return;
+    }
+    const outcome = await deleter.deleteUnchanged(batch);
+    summary.kept += outcome.changed.length;
+    summary.changedDuringSweep += outcome.changed.length;
+    summary.errors += outcome.failed.length;
+    summary.expired += outcome.deleted.length + outcome.gone.length;
+    summary.alreadyGone += outcome.gone.length;
+    for (const c of outcome.deleted) {
+      const d = decision(c);
+      // The key's hash identifies the object in the record; names (even encrypted) never go there.
+      audit?.append({ type: 'expire', requestId: sweepId, uid: c.uid, path: `sha256:${d.keyHash}`, outcome: 'ok', counts: { bytes: c.size, idleDays: d.idleDays } });
+      options.onExpired?.(d);
+    }
+  };
+
+  let user: UserState | undefined;
+  for await (const object of listAll(options.store, USERS_PREFIX, options.pageSize ?? 1000)) {
+    const parsed = parseUserKey(object.key);
+    if (parsed.uid === undefined) continue;
+    if (user?.uid !== parsed.uid) {
+      user = { uid: parsed.uid, classes: [], ttlDays: ttl.ttlDays };
+      summary.users += 1;
+    }
+    if (parsed.kind === 'class') {
+      user.classes.push(parsed.className);
+      user.ttlDays = ttlForUser(ttl, user.classes);
+      continue;
+    }
+    if (parsed.kind !== 'file') continue;
+    summary.scanned += 1;
+    if (user.ttlDays === undefined) {
+      summary.errors += 1;
+      summary.unknownClass += 1;
+    } else if (isDeletable(object.lastModified, user.ttlDays, asOf, graceMs)) {
+      pending.push({ key: object.key, uid: user.uid, etag: object.etag, lastModified: object.lastModified, size: object.size });
+      if (pending.length >= deleter.batchSize) await flush();
+    } else {
+      summary.kept += 1;
+    }
+    if (summary.scanned % 1000 === 0) options.onProgress?.(progressOf(summary, pending.length));
+  }
+  await flush();
+  summary.durationMs = Date.now() - started;
+  options.onProgress?.(progressOf(summary, 0));
+  if (!dryRun) {
+    audit?.append({
+      type: 'expire',
+      requestId: sweepId,
+      outcome: summary.errors > 0 ? 'error' : 'ok',
+      counts: { scanned: summary.scanned, expired: summary.expired, kept: summary.kept, errors: summary.errors, changedDuringSweep: summary.changedDuringSweep },
+    });
+  }
+  return summary;
+}
+
+function progressOf(summary: SweepSummary, pending: number): SweepProgress {
+  return { scanned: summary.scanned, expired: summary.expired + pending, kept: summary.kept, errors: summary.errors };
+}
