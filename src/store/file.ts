@@ -135,11 +135,11 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
  * - Writes go to a temp file in the object's directory, are fsync'd, renamed over the object and the
  *   directory is fsync'd: a crash leaves the old object or the new one, never a torn one.
  * - Every mutation of a key (put, copy onto it, delete) runs under that key's lock, which holds within
- *   the process (a promise queue) and across processes (an O_EXCL lock file), so conditional writes
+ *   the process (a promise queue) and across processes (a lock file that only one process can create), so conditional writes
  *   are checked and applied atomically. Reads take no lock: a rename replaces a file atomically.
  * - Empty directories are pruned after deletes; a writer whose directory vanishes recreates it.
  * - Errors never carry host paths: file-system failures become STORE_UNAVAILABLE with the errno code.
- * A local directory only: lock files rely on O_EXCL and pid checks, which network file systems break.
+ * A local directory only: lock files rely on atomic link() and pid checks, which network file systems break.
  */
 export class FileStore implements ObjectStore {
   readonly kind = 'file';
@@ -252,7 +252,8 @@ export class FileStore implements ObjectStore {
   list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     return this.run('LIST', async () => {
       if (typeof prefix !== 'string' || !isWellFormed(prefix)) throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
-      const maxKeys = Math.min(Math.max(Math.floor(options.maxKeys ?? 1000), 1), 1000);
+      const requested = options.maxKeys !== undefined && Number.isFinite(options.maxKeys) ? Math.floor(options.maxKeys) : 1000;
+      const maxKeys = Math.min(Math.max(requested, 1), 1000);
       const after = options.continuationToken !== undefined ? decodeToken(options.continuationToken) : options.startAfter;
       const candidates: Candidate[] = [];
       await this.walk(this.root, [], Buffer.alloc(0), Buffer.from(prefix, 'utf8'), after === undefined ? undefined : Buffer.from(after, 'utf8'), candidates);
@@ -342,7 +343,8 @@ export class FileStore implements ObjectStore {
 
   private async withKeyLock<T>(loc: Location, fn: () => Promise<T>): Promise<T> {
     return inProcessQueue(loc.lock, async () => {
-      const release = await acquireFileLock(loc.lock, loc.breaker, () => this.ensureDirectory(loc.dir), this.lockOptions);
+      const staging = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
+      const release = await acquireFileLock(loc.lock, loc.breaker, staging, () => this.ensureDirectory(loc.dir), this.lockOptions);
       try {
         return await fn();
       } finally {

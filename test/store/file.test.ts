@@ -293,7 +293,7 @@ describe('FileStore crash safety', () => {
     const size = 256 * 1024;
     const store = new FileStore(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 10_000 });
     const seenVersions = new Set<number>();
-    for (let round = 0; round < 8; round += 1) {
+    for (let round = 0; round < 12; round += 1) {
       const child = runNode('crash-writer.ts', [dir, 'crash/key', String(size)]);
       expect(await child.firstLine).toBe('ready');
       // Kill at a varying point of the write loop (the delay only picks the moment; nothing is timed).

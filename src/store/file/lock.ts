@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../../errors.js';
@@ -8,10 +8,11 @@ import { MemvaultError } from '../../errors.js';
  * Per-key locks for the file store, in two layers:
  * - an in-process queue, so that calls on one key from one process wait their turn on a promise
  *   instead of spinning on the lock file;
- * - a lock file created with O_EXCL next to the object, which also excludes other processes. It
- *   records the owner's host, pid and start time. A lock whose owner pid is dead (same host) or that
- *   is older than `staleMs` is broken, under a second O_EXCL "breaker" file so that two breakers can
- *   never both remove a lock (the second would otherwise delete a fresh lock taken after the first).
+ * - a lock file next to the object, published with link() (which, like O_EXCL, fails if the file
+ *   exists), which also excludes other processes. It records the owner's host, pid and start time.
+ *   A lock whose owner pid is dead (same host) or that is older than `staleMs` is broken, under a
+ *   second O_EXCL "breaker" file so that two breakers can never both remove a lock (the second would
+ *   otherwise delete a fresh lock taken after the first).
  */
 
 export interface LockOptions {
@@ -146,62 +147,103 @@ async function breakStaleLock(lockPath: string, breakerPath: string, staleText: 
 }
 
 /**
- * Take the lock file at `lockPath`. `ensureDir` recreates its directory when it is missing (an
- * empty directory may be pruned by a concurrent delete at any time before the lock file exists).
+ * Take the lock file at `lockPath`. The owner record is first written to `stagingPath` (a temp file
+ * in the same directory) and published with link(), which fails if the lock exists: so a lock file
+ * never exists without its record, and an owner killed at any moment leaves a lock that can be judged
+ * (an O_EXCL file written after creation could be left empty). `ensureDir` recreates the directory
+ * when it is missing (a concurrent delete may prune it until our staged file is in it).
  * Returns the release function.
  */
 export async function acquireFileLock(
   lockPath: string,
   breakerPath: string,
+  stagingPath: string,
   ensureDir: () => Promise<void>,
   options: LockOptions,
 ): Promise<() => Promise<void>> {
   const record: LockRecord = { host: hostname(), pid: process.pid, instance: PROCESS_INSTANCE, time: Date.now(), token: randomBytes(12).toString('hex') };
-  const text = JSON.stringify(record);
   const deadline = Date.now() + options.timeoutMs;
-  let waits = 0;
-  let missingDirRetries = 0;
-  for (;;) {
-    try {
-      const handle = await open(lockPath, 'wx', 0o600);
+  let text = '';
+  let staged = false;
+  const stage = async (): Promise<void> => {
+    record.time = Date.now();
+    text = JSON.stringify(record);
+    for (let attempt = 0; ; attempt += 1) {
       try {
-        await handle.writeFile(text);
+        await writeFile(stagingPath, text, { mode: 0o600 });
+        staged = true;
+        return;
       } catch (e) {
-        await handle.close().catch(() => undefined);
-        await tryUnlink(lockPath);
-        throw e;
-      }
-      await handle.close();
-      return async () => {
-        // Nobody breaks a lock of a live owner younger than staleMs, so a quick release just removes it.
-        // Past that, the lock may have been broken and taken by someone else: remove it only if ours.
-        if (Date.now() - record.time < options.staleMs / 2) {
-          await tryUnlink(lockPath);
-          return;
-        }
-        const current = await readLock(lockPath);
-        if (current?.record?.token === record.token) await tryUnlink(lockPath);
-      };
-    } catch (e) {
-      const code = errno(e);
-      if (code === 'ENOENT' || code === 'ENOTDIR') {
-        missingDirRetries += 1;
-        if (missingDirRetries > 100) throw e;
+        if ((errno(e) !== 'ENOENT' && errno(e) !== 'ENOTDIR') || attempt >= 100) throw e;
         await ensureDir();
+      }
+    }
+  };
+  const release = async (): Promise<void> => {
+    // Nobody breaks a lock of a live owner younger than staleMs, so a quick release just removes it.
+    // Past that, the lock may have been broken and taken by someone else: remove it only if ours.
+    if (Date.now() - record.time < options.staleMs / 2) {
+      await tryUnlink(lockPath);
+      return;
+    }
+    const current = await readLock(lockPath);
+    if (current?.record?.token === record.token) await tryUnlink(lockPath);
+  };
+  let waits = 0;
+  try {
+    for (;;) {
+      // A record staged long ago would make a lock we take now look old to others: restage it.
+      if (!staged || Date.now() - record.time > options.staleMs / 4) await stage();
+      try {
+        await link(stagingPath, lockPath);
+        return release;
+      } catch (e) {
+        const code = errno(e);
+        if (code === 'ENOENT') {
+          staged = false;
+          continue;
+        }
+        if (code !== 'EEXIST') {
+          if (!['EPERM', 'ENOTSUP', 'ENOSYS', 'EOPNOTSUPP'].includes(code ?? '')) throw e;
+          if (await createExclusive(lockPath, text)) return release;
+        }
+      }
+      const held = await readLock(lockPath);
+      if (held === null) continue;
+      if (isStale(held, options.staleMs)) {
+        await breakStaleLock(lockPath, breakerPath, held.text, options.staleMs);
         continue;
       }
-      if (code !== 'EEXIST') throw e;
+      if (Date.now() >= deadline) throw new MemvaultError('STORE_UNAVAILABLE', 'the local store failed: ELOCKED');
+      // Exponential backoff with jitter, 1 ms up to ~64 ms: short critical sections, few contenders.
+      const base = Math.min(64, 2 ** Math.min(waits, 6));
+      waits += 1;
+      await sleep(base * (0.5 + Math.random()));
     }
-    const held = await readLock(lockPath);
-    if (held === null) continue;
-    if (isStale(held, options.staleMs)) {
-      await breakStaleLock(lockPath, breakerPath, held.text, options.staleMs);
-      continue;
-    }
-    if (Date.now() >= deadline) throw new MemvaultError('STORE_UNAVAILABLE', 'the local store failed: ELOCKED');
-    // Exponential backoff with jitter, 1 ms up to ~64 ms: short critical sections, few contenders.
-    const base = Math.min(64, 2 ** Math.min(waits, 6));
-    waits += 1;
-    await sleep(base * (0.5 + Math.random()));
+  } finally {
+    await tryUnlink(stagingPath).catch(() => undefined);
   }
+}
+
+/**
+ * Fallback for file systems without hard links: O_EXCL create, then write the record. An owner
+ * killed in between leaves an empty lock, which is judged by its age alone.
+ */
+async function createExclusive(lockPath: string, text: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(lockPath, 'wx', 0o600);
+  } catch (e) {
+    if (errno(e) === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    await handle.writeFile(text);
+  } catch (e) {
+    await handle.close().catch(() => undefined);
+    await tryUnlink(lockPath);
+    throw e;
+  }
+  await handle.close();
+  return true;
 }
