@@ -98,7 +98,8 @@ describe('S3Store with a mocked client', () => {
       ['412 PreconditionFailed', s3Error('PreconditionFailed', 412), { ifMatch: 'e1' }],
       ['409 ConditionalRequestConflict', s3Error('ConditionalRequestConflict', 409), { ifNoneMatch: '*' as const }],
       ['AWS If-Match on a missing key: 404 NoSuchKey', s3Error('NoSuchKey', 404), { ifMatch: 'e1' }],
-      ['RGW 500 ECANCELED under a race', s3Error('UnknownError', 500, 'ECANCELED'), { ifMatch: 'e1' }],
+      ['RGW 500 UnknownError (its ECANCELED) under a race', s3Error('UnknownError', 500, 'UnknownError'), { ifMatch: 'e1' }],
+      ['500 with ECANCELED in the message', s3Error('ServiceError', 500, 'ECANCELED'), { ifMatch: 'e1' }],
       ['RGW 500 with ECANCELED as the code', s3Error('ECANCELED', 500), { ifNoneMatch: '*' as const }],
     ])('PutObject, conditional: %s is PreconditionFailedError', async (_label, error, condition) => {
       mock.on(PutObjectCommand).rejects(error);

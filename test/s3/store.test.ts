@@ -165,6 +165,41 @@ describe.skipIf(!connection)(`S3Store against a real S3 server${connection ? '' 
     await expect(store.put('race/update', text('late'), { ifMatch: etag })).rejects.toBeInstanceOf(PreconditionFailedError);
   });
 
+  it('maps RGW’s 500 for a racing If-Match put (ECANCELED) to PreconditionFailedError when the SDK does not retry it', async () => {
+    // One attempt only, so that RGW's 500 reaches the store instead of being retried into a 412.
+    const statuses: Record<number, number> = {};
+    const client = new S3Client({ ...s3ClientConfig(), requestChecksumCalculation: 'WHEN_REQUIRED', maxAttempts: 1 });
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        try {
+          const out = await next(args);
+          const status = (out.response as { statusCode?: number }).statusCode ?? 0;
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          return out;
+        } catch (error) {
+          const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          throw error;
+        }
+      },
+      { step: 'deserialize', name: 'testStatusRecorder' },
+    );
+    const racer = createS3Store({ url: s3Url('store'), s3: client });
+    try {
+      for (let round = 0; round < 3; round += 1) {
+        const { etag } = await racer.put('race/ecanceled', text('base'));
+        const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => racer.put('race/ecanceled', text(`w${i}`), { ifMatch: etag })));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(PreconditionFailedError);
+      }
+      // Every answer was a success, a 412 or RGW's 500; how many 500s varies from run to run.
+      expect(Object.keys(statuses).map(Number).every((status) => [200, 412, 500].includes(status))).toBe(true);
+      console.info(`[s3] racing If-Match puts, answers by status: ${JSON.stringify(statuses)}`);
+    } finally {
+      client.destroy();
+    }
+  });
+
   it('counts requests per operation, including the HEAD of each check-first condition', async () => {
     expect(
       await counted(async () => {
