@@ -59,6 +59,8 @@ interface Candidate {
  * Expands the arguments: an active file brings its sealed siblings (so a deleted middle segment
  * shows up as a gap), a sealed file stands for itself, a directory for every audit file in it.
  */
+const UPLOAD_STATE_SUFFIXES = ['.upload-state.json', '.upload-state.json.tmp'];
+
 export function expandAuditFiles(paths: readonly string[]): string[] {
   const files = new Set<string>();
   const addActive = (path: string) => {
@@ -66,6 +68,8 @@ export function expandAuditFiles(paths: readonly string[]): string[] {
     for (const segment of listSealedSegments(path)) files.add(resolve(segment.file));
   };
   for (const path of paths) {
+    // The writer's upload progress file sits beside the segments; a shell glob (audit.jsonl*) picks it up.
+    if (UPLOAD_STATE_SUFFIXES.some((suffix) => path.endsWith(suffix))) continue;
     const stat = statOrUndefined(path);
     if (stat?.isDirectory()) {
       for (const name of readdirSync(path)) {

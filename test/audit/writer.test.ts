@@ -170,6 +170,11 @@ describe('audit writer', () => {
     expect(report.failures).toEqual([]);
     expect(report.totals.segments).toBe(sealed.length);
 
+    // A shell glob over the audit files also matches the progress file; verify ignores it.
+    const globbed = [file, ...sealed.map((segment) => segment.file), `${file}.upload-state.json`];
+    expect(existsSync(globbed.at(-1)!)).toBe(true);
+    expect((await verifyChains(await collectFileChains(globbed))).ok).toBe(true);
+
     // A restart does not upload again (progress file), and a lost progress file is harmless (create-only).
     const again = await createAuditLogger({ file, upload: { store } });
     await again.close();
