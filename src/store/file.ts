@@ -135,8 +135,9 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
  * - Writes go to a temp file in the object's directory, are fsync'd, renamed over the object and the
  *   directory is fsync'd: a crash leaves the old object or the new one, never a torn one.
  * - Every mutation of a key (put, copy onto it, delete) runs under that key's lock, which holds within
- *   the process (a promise queue) and across processes (a lock file that only one process can create), so conditional writes
- *   are checked and applied atomically. Reads take no lock: a rename replaces a file atomically.
+ *   the process (a promise queue) and across processes (a lock file that only one process can
+ *   create), so conditional writes are checked and applied atomically. Reads take no lock: a rename
+ *   replaces a file atomically.
  * - Empty directories are pruned after deletes; a writer whose directory vanishes recreates it.
  * - Errors never carry host paths: file-system failures become STORE_UNAVAILABLE with the errno code.
  * A local directory only: lock files rely on atomic link() and pid checks, which network file systems break.
@@ -144,6 +145,8 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 export class FileStore implements ObjectStore {
   readonly kind = 'file';
   private readonly root: string;
+  /** The root with a trailing separator: every object path starts with it. */
+  private readonly rootPrefix: string;
   private readonly now: () => Date;
   private readonly durable: boolean;
   private readonly lockOptions: LockOptions;
@@ -153,6 +156,7 @@ export class FileStore implements ObjectStore {
 
   constructor(rootDir: string, options: FileStoreOptions = {}) {
     this.root = resolve(rootDir);
+    this.rootPrefix = this.root.endsWith(sep) ? this.root : this.root + sep;
     this.now = options.now ?? (() => new Date());
     this.durable = options.durable ?? true;
     this.lockOptions = { staleMs: options.lockStaleMs ?? 15_000, timeoutMs: options.lockTimeoutMs ?? 20_000 };
@@ -311,7 +315,7 @@ export class FileStore implements ObjectStore {
     const dir = join(this.root, ...components.slice(0, -1));
     const file = join(dir, name);
     // Belt and braces: the escaping never emits separators or dot names, so this cannot fire.
-    if (!file.startsWith(this.root + sep)) throw new MemvaultError('INTERNAL', 'object key escaped the store root');
+    if (!file.startsWith(this.rootPrefix)) throw new MemvaultError('INTERNAL', 'object key escaped the store root');
     return { dir, name, file, lock: join(dir, lockFileName(name)), breaker: join(dir, breakerFileName(name)) };
   }
 
@@ -424,7 +428,7 @@ export class FileStore implements ObjectStore {
 
   /** Remove now-empty directories up to the root. A concurrent writer recreates what it needs. */
   private async pruneEmptyDirectories(dir: string): Promise<void> {
-    for (let d = dir; d.startsWith(this.root + sep); d = dirname(d)) {
+    for (let d = dir; d.startsWith(this.rootPrefix) && d !== this.root; d = dirname(d)) {
       try {
         await rmdir(d);
       } catch {
