@@ -235,3 +235,10 @@ describe('SECRET', () => {
     expect(found(text, 'SECRET')).toEqual([]);
   });
 });
+
+describe('addresses in file names', () => {
+  it('keeps a document extension out of the address', () => {
+    expect(found('/memories/jane@example.com.md', 'EMAIL')).toEqual(['jane@example.com']);
+    expect(found('write to ops@site.md today', 'EMAIL')).toEqual(['ops@site.md']);
+  });
+});

@@ -29,6 +29,10 @@ const FILE_EXTENSIONS = new Set([
   'js', 'mjs', 'cjs', 'ts', 'tsx', 'jsx', 'css', 'scss', 'map', 'json', 'lock', 'wasm',
 ]);
 
+// Extensions of files that notes are kept in; also ccTLDs (md, pl...), so stripped only when the
+// domain still has a dot without them.
+const DOCUMENT_EXTENSIONS = new Set(['md', 'txt', 'json', 'yaml', 'yml', 'csv', 'log', 'pdf', 'html', 'xml', 'eml', 'vcf', 'ics']);
+
 /**
  * Finds addresses by jumping from '@' to '@' and scanning outwards a bounded distance, so text
  * without '@' costs one indexOf.
@@ -79,6 +83,8 @@ function validDomainEnd(text: string, from: number, to: number): number {
     if (!isAsciiLetter(c)) return 0;
   }
   if (FILE_EXTENSIONS.has(tld.toLowerCase())) return 0;
+  // "jane@example.com.md" is a file named after an address: the extension is not part of it.
+  if (labels.length >= 3 && DOCUMENT_EXTENSIONS.has(tld.toLowerCase())) return to - tld.length - 1;
   return to;
 }
 

@@ -10,9 +10,12 @@ export const IP_PRIORITY = 50;
 
 // Octets without leading zeros (0-255); bounded, so each start costs a few steps.
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
-const IPV4 = new RegExp(`(?<![\\w.\\-])${OCTET}\\.${OCTET}\\.${OCTET}\\.${OCTET}(?![\\w]|\\.\\d|-\\d)`, 'g');
+const IPV4 = new RegExp(`(?<![\\w.\\-])${OCTET}\\.${OCTET}\\.${OCTET}\\.${OCTET}(?![\\w]|\\.\\d|-\\w)`, 'g');
 
-/** Dotted quads that are addresses, not versions: no "v" / "version" / "release" just before. */
+/**
+ * Dotted quads that are addresses, not versions: no "v" / "version" / "release" just before, no
+ * "-beta" / "-rc1" / "-2" suffix after.
+ */
 function detectIpv4(text: string, out: Candidate[]): void {
   IPV4.lastIndex = 0;
   let m: RegExpExecArray | null;

@@ -14,7 +14,7 @@ function parsePhoneNumberFromString(raw: string, region?: CountryCode) {
 }
 
 /** Regions tried for numbers written without +country, most likely first. */
-export const DEFAULT_PHONE_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR', 'ES', 'IT', 'NL', 'JP'];
+export const DEFAULT_PHONE_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR', 'ES', 'IT', 'NL', 'JP', 'CN', 'KR', 'AU', 'CH', 'AT', 'BE', 'PT'];
 
 /**
  * Leading digit and length of national numbers for common regions, so that a digit run is parsed
@@ -39,6 +39,11 @@ const NATIONAL_SHAPES: Readonly<Record<string, (first: number, digits: number) =
   IN: (f, n) => (n === 10 && f >= 6) || (f === 0 && n === 11),
   BR: (f, n) => n >= 10 && n <= 11 && f >= 1,
   MX: (f, n) => n === 10,
+  CN: (f, n) => (f === 1 && n === 11) || (f === 0 && n >= 10 && n <= 12),
+  KR: (f, n) => f === 0 && n >= 9 && n <= 11,
+  PT: (f, n) => n === 9 && (f === 2 || f === 9),
+  PL: (f, n) => n === 9 && f >= 1,
+  SE: (f, n) => f === 0 && n >= 7 && n <= 10,
 };
 
 function plausibleNational(region: string, firstDigit: number, digitCount: number): boolean {
