@@ -66,6 +66,9 @@ const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
 // "2024-03-0012", "2024-01-15 10", "15.03.2024 12": a date followed by more digits.
 const DATE_PREFIX = /^(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./]|(?:0?[1-9]|[12]\d|3[01])[-./](?:0?[1-9]|1[0-2])[-./](?:19|20)\d\d)/;
 const YEAR_RANGE = /^(?:19|20)\d\d ?[-/] ?(?:19|20)?\d\d$/;
+const CURRENCY_BEFORE = /(?:€|\$|£|¥|\beur|\busd|\bgbp|\bchf|\bjpy|\bcad|\baud)\s?$/i;
+const IDENTIFIER_BEFORE =
+  /\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|isbn|issn|ean|account|acct|po|batch|lot|build|job|bestell\w*|rechnung\w*|auftrag\w*|kunden\w*|vertrag\w*|commande|facture|dossier|pedido|factura|referencia|expediente)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*$|(?:注文|番号|伝票)[:：\s]*$/i;
 const CURRENCY_AFTER = /^\s?(?:€|\$|£|¥|eur\b|usd\b|gbp\b|chf\b|jpy\b|euros?\b|dollars?\b|円|%)/i;
 
 interface Group {
@@ -216,8 +219,13 @@ function acceptable(
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
   if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount))) return false;
   const raw = text.slice(start, end);
+  let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
+  const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
-  if (VERSION_BEFORE.test(text.slice(Math.max(0, start - 24), start))) return false;
+  const before = text.slice(Math.max(0, start - 24), start);
+  if (VERSION_BEFORE.test(before) || CURRENCY_BEFORE.test(before)) return false;
+  // "Order 123-456-7890", "ticket 450-818-5143": an identifier word right before, and no phone word.
+  if (IDENTIFIER_BEFORE.test(before) && !hasContext()) return false;
   if (CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
   const groupSizes = raw.split(/[^\d]+/).filter((g) => g.length > 0).map((g) => g.length);
   const separated = groupSizes.length > 1;
@@ -229,8 +237,6 @@ function acceptable(
     if (groupSizes.length === 4 && groupSizes.every((n) => n <= 3)) return false;
   }
   if (mixedSeparators && !plus && !paren && raw.includes('/') && raw.includes('.')) return false;
-  let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
-  const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
   if (!plus) {
     const leadingZero = raw.charCodeAt(paren && raw.startsWith('(') ? 1 : 0) === 48;
     const separators = groupSizes.length - 1;
