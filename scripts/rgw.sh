@@ -182,7 +182,9 @@ mon data = $WORKDIR/mon.a
 osd data = $WORKDIR/osd.0
 
 [client.rgw]
-rgw frontends = beast endpoint=$HOST:$RGW_PORT
+# tcp_nodelay: without it beast's header and body writes meet the client's delayed ACK and every
+# GET with a body waits ~40 ms (measured: 45 ms -> 4 ms per 4 KiB GET).
+rgw frontends = beast endpoint=$HOST:$RGW_PORT tcp_nodelay=1
 rgw data = $WORKDIR/rgw
 EOF
 }
