@@ -77,6 +77,7 @@ export function showPath(raw: string): string {
   return JSON.stringify(cut).replace(CONTROL_GLOBAL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Names that need no decoding or normalisation: every form of them is the name itself. */
 const PLAIN_ASCII = /^[A-Za-z0-9_.\- ]+$/;
 const DOTS_AND_SPACES = /^[.\s]+$/;
@@ -103,11 +104,13 @@ const DOT_LIKE = /[\u3002\uff61\ufe12\u2027\u00b7\u0701\u0702\ua4f8\u2e33\u16eb\
 const SOFT_SEPARATOR = /[\u00a5\u20a9\u2044]/;
 const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]/gu;
 const SEPARATOR = /[/\\]/;
+const SUSPICIOUS = new RegExp(`${IGNORABLE.source}|${SLASH_LIKE.source}|${BACKSLASH_LIKE.source}|${DOT_LIKE.source}`, 'u');
 
 /** What a normaliser, a "best fit" conversion or a careless reader makes of a name. */
 function skeleton(text: string): string {
-  return text
-    .normalize('NFKC')
+  const folded = text.normalize('NFKC');
+  if (!SUSPICIOUS.test(folded)) return folded;
+  return folded
     .replace(IGNORABLE, '')
     .replace(SLASH_LIKE, '/')
     .replace(BACKSLASH_LIKE, '\\')
@@ -227,9 +230,11 @@ function checkForm(raw: string, form: string, original: boolean): void {
 function checkSegment(raw: string, segment: string, kept = true): string[] {
   if (segment === '..') reject(raw, 'dot-segment', '".." segments are not allowed, not even inside /memories.');
   // The length limit is on what is kept (NFC); a decomposed spelling may be longer.
-  if (kept && Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
+  if (kept && segment.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
   if (PLAIN_ASCII.test(segment)) {
-    checkForm(raw, segment, true);
+    // No separator, control, '%', '+', ':' or non-ASCII: only the dots and device-name rules apply.
+    if (DOTS_AND_SPACES.test(segment)) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
+    if (WINDOWS_DEVICE.test(segment)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
     return [segment];
   }
   const forms = formsOf(raw, segment);
@@ -252,9 +257,14 @@ export function canonicalizePath(raw: string): string {
   if (typeof raw !== 'string') throw new InvalidPathError('not-a-string', 'Error: a path must be a string.');
   if (raw.length === 0) reject(raw, 'empty', `the path is empty. ${HINT}`);
   // UTF-8 takes at least one byte per UTF-16 unit: the cheap test first, for megabyte-long input.
-  if (raw.length > MAX_PATH_BYTES || Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
-  if (LONE_SURROGATE.test(raw)) reject(raw, 'ill-formed-unicode', 'the path is not valid Unicode (it has an unpaired surrogate).');
-  if (CONTROL.test(raw)) reject(raw, 'control-character', 'control characters (including NUL, line breaks and bidi overrides) are not allowed in paths.');
+  if (raw.length > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
+  // Printable ASCII (most paths) is one byte per character, well-formed and free of controls.
+  const ascii = PRINTABLE_ASCII.test(raw);
+  if (!ascii) {
+    if (Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
+    if (LONE_SURROGATE.test(raw)) reject(raw, 'ill-formed-unicode', 'the path is not valid Unicode (it has an unpaired surrogate).');
+    if (CONTROL.test(raw)) reject(raw, 'control-character', 'control characters (including NUL, line breaks and bidi overrides) are not allowed in paths.');
+  }
   if (raw.includes('\\')) reject(raw, 'backslash', 'backslashes are not allowed in paths; use "/" between names.');
   if (raw !== MEMORY_ROOT && !raw.startsWith(ROOT_PREFIX)) reject(raw, 'outside-root', outsideRootReason(raw));
   const parts = raw === MEMORY_ROOT ? [] : raw.slice(ROOT_PREFIX.length).split('/');
@@ -264,19 +274,21 @@ export function canonicalizePath(raw: string): string {
   for (const part of parts) {
     if (part === '') reject(raw, 'empty-segment', 'empty names ("//") are not allowed in paths.');
     if (part === '.') continue;
-    const segment = part.normalize('NFC');
+    // ASCII is its own NFC.
+    const segment = ascii ? part : part.normalize('NFC');
     // Composition can swallow an escape's last character ('%0a' + U+0301 is '%0á'): the spelling
-    // that was sent must pass as well as the one that is kept.
-    if (segment !== part) checkSegment(raw, part, false);
+    // that was sent must pass as well as the one that is kept. (Without escapes both spellings have
+    // the same NFKC skeleton, so one check covers them.)
+    if (segment !== part && part.includes('%')) checkSegment(raw, part, false);
     const forms = checkSegment(raw, segment);
-    if (segments.length === 0 && forms.some((form) => form.toLowerCase() === RESERVED_SEGMENT)) {
+    if (segments.length === 0 && forms.some((form) => form.length >= RESERVED_SEGMENT.length && form.toLowerCase() === RESERVED_SEGMENT)) {
       reject(raw, 'reserved', `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use.`);
     }
     segments.push(segment);
   }
   const canonical = segments.length === 0 ? MEMORY_ROOT : `${ROOT_PREFIX}${segments.join('/')}`;
   // NFC can lengthen a few scripts; the limit holds for what is stored.
-  if (Buffer.byteLength(canonical, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
+  if (!ascii && Buffer.byteLength(canonical, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
   return canonical;
 }
 
