@@ -3,8 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { Logger } from 'pino';
+import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
 import { createEncryptionFromConfig, type EncryptionConfig } from './crypto/index.js';
-import { MemvaultError } from './errors.js';
+import { INTERNAL_ERROR_MESSAGE, isMemvaultError, MemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
@@ -45,6 +46,12 @@ export interface VaultOptions {
   /** Middlewares outside validation and the path guard (audit goes here: it sees rejected commands). */
   outerMiddlewares?: Middleware[];
   limits?: Partial<CommandLimits>;
+  /**
+   * Audit records, one per command (also rejected ones), hash-chained: `{ file: PATH }` writes JSON
+   * lines to PATH. Paths are recorded as pseudonymous ids (`#` + a keyed hash of uid and path)
+   * unless `redactPath` says otherwise: file names are user data.
+   */
+  audit?: AuditOptions;
   /** 'overwrite' (default: the model is told create "creates or overwrites") or 'fail' (reference error). */
   createMode?: 'overwrite' | 'fail';
   /**
@@ -64,6 +71,8 @@ export interface Vault {
   /** Host-side access to a user's files (import, export), bypassing the model-facing chain. */
   files(userId: string): Promise<UserFiles>;
   readonly store: ObjectStore;
+  /** The audit logger, when configured (the expiry sweeper and erasure append their records to it). */
+  readonly audit: AuditLogger | undefined;
   close(): Promise<void>;
 }
 
@@ -135,7 +144,30 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const logger = options.logger;
   const locks = new VaultLocks();
   const limits: CommandLimits = { ...DEFAULT_LIMITS, ...options.limits };
-  const chain = compose([...(options.outerMiddlewares ?? []), validateInput, pathGuard, ...(options.middlewares ?? [])]);
+  const rawUserIds = new WeakMap<CommandContext, string>();
+  let audit: AuditLogger | undefined;
+  try {
+    audit = options.audit
+      ? await createAuditLogger({
+          redactPath: (path, ctx) => `#${codec.pathId(ctx.uid, path)}`,
+          rawUserIdOf: (ctx) => rawUserIds.get(ctx),
+          ...options.audit,
+        })
+      : undefined;
+  } catch (error) {
+    await opened.close();
+    await store.close();
+    throw error;
+  }
+  // Order: audit (sees everything, rejected commands too), the host's outer middlewares,
+  // validation, the path guard, then the middlewares that need canonical paths (PII, quota).
+  const chain = compose([
+    ...(audit ? [audit.middleware()] : []),
+    ...(options.outerMiddlewares ?? []),
+    validateInput,
+    pathGuard,
+    ...(options.middlewares ?? []),
+  ]);
   const execute = terminal({
     env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
     onInternalError: (error, ctx) =>
@@ -162,7 +194,15 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       stats,
       decisions: {},
     };
-    return withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
+    rawUserIds.set(ctx, userId);
+    try {
+      return await withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
+    } catch (error) {
+      // A middleware refused to go on (e.g. the audit sink failed): the command did not run.
+      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
+      logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: error instanceof Error ? { name: error.name } : undefined }, 'memvault middleware failed');
+      return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+    }
   };
 
   const handlers = (userId: string): MemoryToolHandlers => {
@@ -177,7 +217,9 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     tool: (userId) => betaMemoryTool(handlers(userId)),
     run,
     files: userFiles,
+    audit,
     close: async () => {
+      await audit?.close();
       await opened.close();
       await store.close();
     },

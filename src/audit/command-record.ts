@@ -7,7 +7,7 @@ export interface CommandRecordOptions {
    * Applied to canonical paths before they are recorded. The vault passes the PII redactor's
    * function, so an e-mail address in a file name is recorded as its placeholder. Default: identity.
    */
-  redactPath?: (path: string) => string;
+  redactPath?: (path: string, ctx: CommandContext) => string;
   /** Record the raw user id (from `rawUserIdOf`) next to the pseudonymous uid. Default false. */
   includeUserId?: boolean;
   rawUserIdOf?: (ctx: CommandContext) => string | undefined;
@@ -47,7 +47,8 @@ export function commandEntry(
     if (userId !== undefined) entry.userId = userId;
   }
   if (ctx.pathsCanonical && ctx.command) {
-    const redact = options.redactPath ?? ((path: string) => path);
+    const redactPath = options.redactPath;
+    const redact = redactPath ? (path: string) => redactPath(path, ctx) : (path: string) => path;
     const [path, newPath] = pathsOf(ctx.command);
     const redactedPath = safeRedact(redact, path);
     if (redactedPath !== undefined) entry.path = redactedPath;

@@ -1,5 +1,5 @@
 import { createVault, type Vault, type VaultOptions } from '../memvault.js';
-import { cliLogger, s3ConfigFrom, storeUrlFrom, type StoreFlags } from './config.js';
+import { cliLogger, ENV, s3ConfigFrom, storeUrlFrom, type StoreFlags } from './config.js';
 
 export interface VaultFlags extends StoreFlags {
   auditFile?: string;
@@ -9,5 +9,6 @@ export interface VaultFlags extends StoreFlags {
 export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOptions> = {}): Promise<Vault> {
   const logger = cliLogger();
   const s3 = s3ConfigFrom();
-  return createVault({ store: storeUrlFrom(flags), ...(s3 ? { s3 } : {}), logger, ...extra });
+  const auditFile = flags.auditFile ?? process.env[ENV.auditFile];
+  return createVault({ store: storeUrlFrom(flags), ...(s3 ? { s3 } : {}), logger, ...(auditFile ? { audit: { file: auditFile } } : {}), ...extra });
 }

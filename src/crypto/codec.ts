@@ -12,6 +12,7 @@ import type { CodecProvider, UserCodec } from '../vault/codec.js';
 import {
   CONTENT_OVERHEAD,
   computeUid,
+  computePathId,
   decryptSegment,
   deriveUserKeys,
   encryptSegment,
@@ -230,6 +231,11 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     validateUserId(userId);
     this.assertOpen();
     return computeUid(this.deploymentSecret, userId);
+  }
+
+  pathId(uid: string, path: string): string {
+    this.assertOpen();
+    return computePathId(this.deploymentSecret, uid, path);
   }
 
   async forUser(userId: string): Promise<UserCodec> {

@@ -186,6 +186,12 @@ export function computeUid(deploymentSecret: Uint8Array, userId: string): string
   return mac.subarray(0, UID_HASH_BYTES).toString('base64url');
 }
 
+/** Pseudonymous path id for audit records: HMAC-SHA256(deployment secret, label || uid || 0 || path), 16 bytes, base64url. */
+export function computePathId(deploymentSecret: Uint8Array, uid: string, path: string): string {
+  const mac = createHmac('sha256', deploymentSecret).update('memvault/v1/audit-path\u0000').update(`${uid}\u0000${path}`, 'utf8').digest();
+  return mac.subarray(0, 16).toString('base64url');
+}
+
 // ---------------------------------------------------------------------------------------------
 // Local master-key wrapping
 

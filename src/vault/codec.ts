@@ -26,6 +26,11 @@ export interface UserCodec {
 export interface CodecProvider {
   /** A short description for start-up logs: 'plain', 'local-master-key', 'kms'. */
   readonly mode: string;
+  /**
+   * A pseudonymous id of one user's path, for audit records and logs: a keyed hash, stable for the
+   * deployment, so an operator who knows a path can find its records without records naming it.
+   */
+  pathId(uid: string, path: string): string;
   /** The codec of one user; may read or create the user's wrapped data key on first use. */
   forUser(userId: string): Promise<UserCodec>;
   /** Wipe cached key material. */

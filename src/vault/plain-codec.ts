@@ -48,6 +48,7 @@ export function createPlainCodecProvider(): CodecProvider {
   return {
     mode: 'plain',
     forUser: async (userId: string) => new PlainUserCodec(plainUid(userId)),
+    pathId: (uid: string, path: string) => createHmac('sha256', PLAIN_UID_KEY).update(`path\u0000${uid}\u0000${path}`, 'utf8').digest('base64url').slice(0, 22),
     close: async () => {},
   };
 }
