@@ -10,7 +10,8 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { MemvaultError } from '../errors.js';
 import type { ObjectStore } from '../store/port.js';
@@ -165,6 +166,8 @@ export class AuditWriter {
     }
     const writer = new AuditWriter(options);
     let discardedBytes = 0;
+    // The audit directory may not exist yet on a fresh machine; records are private (0700).
+    if (options.file) await mkdir(dirname(resolvePath(options.file)), { recursive: true, mode: 0o700 });
     if (options.file) discardedBytes = await writer.recoverFile(options.file);
     else writer.instance = options.instanceId ?? randomUUID();
     writer.openDestinations();

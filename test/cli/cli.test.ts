@@ -71,6 +71,31 @@ describe('memvault exec', () => {
   });
 });
 
+describe('memvault exec --audit-file and memvault audit', () => {
+  it('writes one hash-chained record per command, with no file names or contents, and verifies', async () => {
+    const audit = join(cwd, 'audit', 'records.jsonl');
+    const store = ['--store', `file://${join(cwd, 'audited')}`];
+    const input = [
+      '{"command":"create","path":"/memories/diagnosis-secret.md","file_text":"PLANTED-CONTENT-123"}',
+      '{"command":"view","path":"/memories/../escape"}',
+      '{"command":"view","path":"/memories/diagnosis-secret.md"}',
+    ].join('\n');
+    const r = await cli(['exec', '--user', 'patient@example.com', '--audit-file', audit, ...store], { input });
+    expect(r.code, r.stderr).toBe(0);
+    const text = await readFile(audit, 'utf8');
+    const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((x) => x['type'] === 'command');
+    expect(records.map((x) => [x['command'], x['outcome']])).toEqual([['create', 'ok'], ['view', 'error'], ['view', 'ok']]);
+    for (const planted of ['diagnosis-secret', 'PLANTED-CONTENT', 'patient@example.com', 'escape']) expect(text).not.toContain(planted);
+    const verified = await cli(['audit', 'verify', audit]);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    // Editing one field breaks the chain, and verify says where.
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(audit, text.replace('"outcome":"error"', '"outcome":"ok"'));
+    const broken = await cli(['audit', 'verify', audit]);
+    expect(broken.code).toBe(1);
+  });
+});
+
 describe('memvault keys / user', () => {
   it('rotates the master key, exports a user as tar, then forgets the user', async () => {
     await cli(['exec', '--user', 'zoe'], { input: '{"command":"create","path":"/memories/z/one.md","file_text":"one"}\n' });
