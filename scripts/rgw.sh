@@ -125,9 +125,26 @@ wait_for() {
   done
 }
 
+# Like wait_for, but keeps the command's output (log/last-command.out) and names the command.
+retry_for() {
+  local what="$1" daemon="$2"
+  shift 2
+  local deadline=$((SECONDS + WAIT_SECONDS)) pgid
+  pgid="$(awk -v n="$daemon" '$1 == n { print $2 }' "$WORKDIR/pids")"
+  until "$@" >"$WORKDIR/log/last-command.out" 2>"$WORKDIR/log/last-command.err"; do
+    if [[ -n "$pgid" ]] && ! kill -0 "$pgid" 2>/dev/null; then fail "$daemon exited during $what"; fi
+    if ((SECONDS >= deadline)); then fail "$what kept failing for ${WAIT_SECONDS}s"; fi
+    sleep 0.5
+  done
+}
+
 port_busy() {
-  # ss prints a header line; any second line means something listens on the port.
-  [[ "$(ss -Hltn "sport = :$1" 2>/dev/null | wc -l)" -gt 0 ]]
+  if command -v ss >/dev/null 2>&1; then
+    [[ "$(ss -Hltn "sport = :$1" 2>/dev/null | wc -l)" -gt 0 ]]
+  else
+    # No iproute2 (slim CI images): a successful connect means something listens.
+    timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$HOST" "$1" 2>/dev/null
+  fi
 }
 
 # HTTP check without curl (not every CI image has it): an anonymous GET / answers 200 on RGW.
@@ -190,7 +207,7 @@ EOF
 }
 
 start() {
-  need ceph ceph-mon ceph-osd radosgw radosgw-admin monmaptool setsid timeout ss
+  need ceph ceph-mon ceph-osd radosgw radosgw-admin monmaptool setsid timeout awk tac
   if [[ -d "$WORKDIR" ]]; then
     if [[ -f "$WORKDIR/$OWNER_MARK" ]]; then
       log "stopping leftovers in $WORKDIR"
@@ -221,11 +238,16 @@ start() {
   spawn mon.a ceph-mon -c "$CONF" -i a -f
   wait_for "the monitor (ceph -s)" mon.a ceph_cli -s
 
-  local id
-  id="$(ceph_cli osd create)" || fail "ceph osd create"
+  # A monitor that just answered `ceph -s` can still refuse a first command (seen once, on a
+  # loaded machine): these two are idempotent, so retry them until the deadline.
+  # With a fixed uuid `osd create` is idempotent: a retry returns the same id.
+  local id="" osd_uuid
+  osd_uuid="$(cat /proc/sys/kernel/random/uuid)"
+  retry_for "ceph osd create" mon.a ceph_cli osd create "$osd_uuid"
+  id="$(cat "$WORKDIR/log/last-command.out")"
   [[ "$id" == 0 ]] || fail "expected osd id 0, got '$id'"
-  ceph-osd -c "$CONF" -i 0 --mkfs >"$WORKDIR/log/osd-mkfs.out" 2>&1 || fail "ceph-osd --mkfs"
-  ceph_cli osd crush add osd.0 1.0 host=localhost root=default >/dev/null 2>&1 || fail "ceph osd crush add"
+  ceph-osd -c "$CONF" -i 0 --mkfs --osd-uuid "$osd_uuid" >"$WORKDIR/log/osd-mkfs.out" 2>&1 || fail "ceph-osd --mkfs"
+  retry_for "ceph osd crush add" mon.a ceph_cli osd crush add osd.0 1.0 host=localhost root=default
   spawn osd.0 ceph-osd -c "$CONF" -i 0 -f
   wait_for "'1 up' in ceph osd stat" osd.0 osd_up
 
