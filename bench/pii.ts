@@ -62,7 +62,7 @@ printScores(`Hand-written notes: ${handwritten.length} notes`, scoreCorpus(handw
 /**
  * Two texts, ~2 MB each, built from the notes (repeated):
  * - "ordinary": every line of every note that carries no labelled item, plus one PII-carrying line
- *   in eight: realistic formats and hard negatives, with PII at the rate of a normal memory file;
+ *   in twenty: realistic formats and hard negatives, about one item per KB;
  * - "PII-dense": the notes as they are (the corpus packs about one item per 100 characters).
  */
 const allNotes = [...handwritten, ...corpus];
@@ -73,7 +73,7 @@ const ordinaryNotes = allNotes.map((n) => {
   for (const line of n.text.split('\n')) {
     const end = offset + line.length;
     const carriesPii = n.spans.some((s) => s.start < end && s.end > offset);
-    if (!carriesPii || piiLine++ % 8 === 0) kept.push(line);
+    if (!carriesPii || piiLine++ % 20 === 0) kept.push(line);
     offset = end + 1;
   }
   return kept.join('\n');
