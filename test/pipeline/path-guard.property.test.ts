@@ -114,3 +114,26 @@ describe('path guard properties (fast-check)', () => {
     );
   });
 });
+
+describe('the shortcut for already canonical ASCII paths', () => {
+  const asciiPath = fc
+    .array(fc.oneof(fc.constantFrom('.', '..', '...', ' ', '. .', 'con', 'CON.txt', 'nul', 'com1', 'lpt9.md', 'console', '.memvault', '.MEMVAULT', '', 'a'.repeat(255), 'b'.repeat(256)), fc.string({ unit: fc.constantFrom(...'aZ09_.- /'.split('')), maxLength: 12 })), { maxLength: 8 })
+    .chain((parts) => fc.constantFrom('/memories', '/memories', '/memories', '/Memories', '/MEMORIES', '/memoriesX', '//memories', 'memories').map((root) => `${root}${parts.map((p) => `/${p}`).join('')}`));
+
+  it('gives exactly the answer of the full walk', async () => {
+    const { canonicalizeWithoutShortcut } = await import('../../src/pipeline/path-guard.js');
+    const outcome = (f: (raw: string) => string, raw: string) => {
+      try {
+        return f(raw);
+      } catch (error) {
+        return `rejected: ${(error as Error).message}`;
+      }
+    };
+    fc.assert(
+      fc.property(fc.oneof(asciiPath, pathish), (raw) => {
+        expect(outcome(canonicalizePath, raw)).toBe(outcome(canonicalizeWithoutShortcut, raw));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
