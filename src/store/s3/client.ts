@@ -49,10 +49,11 @@ export function defaultS3ClientConfig(): S3ClientConfig {
       httpsAgent: agent,
     },
     // Checksums only where the API demands one (DeleteObjects). The SDK's default since 2025
-    // ('WHEN_SUPPORTED') adds a CRC32 to every PutObject, which older S3 servers (Ceph RGW 16,
-    // older MinIO) mis-handle or answer with errors, and streams would go out aws-chunked. Upload
-    // integrity instead comes from Content-MD5, which S3Store sets on every PutObject (every S3
-    // implementation verifies it and answers 400 BadDigest on a mismatch).
+    // ('WHEN_SUPPORTED') adds a CRC32 to every upload and sends streamed bodies aws-chunked with a
+    // trailing checksum, which S3-compatible servers support unevenly (Ceph RGW 16 accepted the
+    // CRC32 header on a buffer, measured; chunked uploads are where servers differ). Upload
+    // integrity instead comes from Content-MD5, which S3Store sets on every PutObject: every S3
+    // implementation verifies it and answers 400 BadDigest on a mismatch.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     // Download side: validate a checksum when the server returns one (AWS stores a CRC64NVME for
     // every new object). Servers that return none (RGW 16) are simply not validated; S3Store then
