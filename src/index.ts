@@ -10,3 +10,8 @@ export { canonicalizePath } from './pipeline/path-guard.js';
 export type { MemoryCommand, ResultContent } from './tool/types.js';
 export type { CodecProvider, UserCodec } from './vault/codec.js';
 export type { UserFiles } from './vault/user-files.js';
+export { redact, scan, PII_TYPES, DEFAULT_PHONE_REGIONS } from './pii/index.js';
+export type { PiiType, PiiPolicy, PiiFinding, RedactOptions, RedactResult, ScanResult } from './pii/index.js';
+export { piiRedactor, redactForLog, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
+export { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
+export type { EncryptionConfig } from './crypto/index.js';

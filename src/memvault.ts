@@ -11,6 +11,7 @@ import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
 import { pathGuard } from './pipeline/path-guard.js';
+import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 import { terminal } from './pipeline/terminal.js';
 import { validateInput } from './pipeline/validate.js';
 import { withRequestCounter } from './store/accounting.js';
@@ -41,6 +42,11 @@ export interface VaultOptions {
   encryption?: EncryptionConfig | false;
   /** Advanced: a codec of your own (overrides `encryption`). */
   codec?: CodecProvider;
+  /**
+   * The PII redactor (on by default: every type redacted to [REDACTED:TYPE] before it is written).
+   * Policies per type ('redact' | 'reject' | 'allow'), an allow-list, phone regions; `false` turns it off.
+   */
+  pii?: PiiMiddlewareOptions | false;
   /** Middlewares between the path guard and the commands (they see canonical paths). */
   middlewares?: Middleware[];
   /** Middlewares outside validation and the path guard (audit goes here: it sees rejected commands). */
@@ -166,6 +172,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     ...(options.outerMiddlewares ?? []),
     validateInput,
     pathGuard,
+    ...(options.pii === false ? [] : [piiRedactor(options.pii)]),
     ...(options.middlewares ?? []),
   ]);
   const execute = terminal({

@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAuditLogger } from '../../src/audit/logger.js';
 import { collectFileChains } from '../../src/audit/sources.js';
 import { verifyChains } from '../../src/audit/verify.js';
 import { createVault } from '../../src/index.js';
 import { redact } from '../../src/pii/index.js';
-import { piiRedactor } from '../../src/pipeline/pii-redactor.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { readRecords, tempDir } from './helpers.js';
 
@@ -18,9 +16,8 @@ describe('audit behind the whole vault', () => {
     const temp = tempDir();
     cleanup = temp.cleanup;
     const file = join(temp.dir, 'audit.jsonl');
-    const logger = await createAuditLogger({ file, redactPath: (path) => redact(path).text });
-    // Wired as the lead will wire `createVault({ audit })`: outermost, outside validation and the guard.
-    const vault = await createVault({ store: new MemoryStore(), outerMiddlewares: [logger.middleware()], middlewares: [piiRedactor()] });
+    // Paths opted into "PII-redacted" form (the default records pseudonymous path ids instead).
+    const vault = await createVault({ store: new MemoryStore(), audit: { file, redactPath: (path) => redact(path).text } });
 
     const userId = 'jane.unique.userid@example.com';
     const planted = {
@@ -51,7 +48,6 @@ describe('audit behind the whole vault', () => {
     const outcomes = [];
     for (const input of inputs) outcomes.push(await vault.run(userId, input));
     await vault.close();
-    await logger.close();
 
     const text = readFileSync(file, 'utf8');
     for (const [name, value] of Object.entries(planted)) expect(text, name).not.toContain(value);
@@ -75,5 +71,21 @@ describe('audit behind the whole vault', () => {
     expect(new Set(commands.map((r) => r.uid)).size).toBe(1);
 
     expect((await verifyChains(await collectFileChains([file]))).ok).toBe(true);
+  });
+
+  it('records pseudonymous path ids by default: stable per path, never the name', async () => {
+    const temp = tempDir();
+    cleanup = temp.cleanup;
+    const file = join(temp.dir, 'audit.jsonl');
+    const vault = await createVault({ store: new MemoryStore(), audit: { file } });
+    await vault.run('u', { command: 'create', path: '/memories/therapy-notes.md', file_text: 'x' });
+    await vault.run('u', { command: 'view', path: '/memories/therapy-notes.md' });
+    await vault.run('u', { command: 'view', path: '/memories/other.md' });
+    await vault.close();
+    expect(readFileSync(file, 'utf8')).not.toContain('therapy');
+    const [created, viewed, other] = readRecords(file).filter((r) => r.type === 'command');
+    expect(created!.path).toMatch(/^#[A-Za-z0-9_-]{22}$/);
+    expect(viewed!.path).toBe(created!.path);
+    expect(other!.path).not.toBe(created!.path);
   });
 });

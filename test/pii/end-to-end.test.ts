@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/record.js';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { auditMiddleware } from '../../src/pipeline/audit.js';
-import { piiRedactor, redactForLog } from '../../src/pipeline/pii-redactor.js';
+import { redactForLog } from '../../src/pipeline/pii-redactor.js';
 import { MemoryStore } from '../../src/store/memory.js';
 
 const VALUES = {
@@ -53,7 +53,6 @@ async function setup() {
     store,
     encryption: false,
     logger,
-    middlewares: [piiRedactor()],
     outerMiddlewares: [auditMiddleware({ append: (e) => audit.push(e), writable: true }, { redactPath: redactForLog })],
   });
   return { vault, store, audit, logs: () => logText };
@@ -117,7 +116,7 @@ describe('PII end to end through createVault', () => {
     vault = await createVault({
       store,
       encryption: false,
-      middlewares: [piiRedactor({ policy: { CREDIT_CARD: 'reject' } })],
+      pii: { policy: { CREDIT_CARD: 'reject' } },
       outerMiddlewares: [auditMiddleware({ append: (e) => audit.push(e), writable: true }, { redactPath: redactForLog })],
     });
     const result = await vault.run('user-1', { command: 'create', path: '/memories/pay.md', file_text: `card ${VALUES.card}` });
