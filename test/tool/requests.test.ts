@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { createVault } from '../../src/index.js';
+import { withRequestCounter } from '../../src/store/accounting.js';
+import { MemoryStore } from '../../src/store/memory.js';
+
+/**
+ * Requests per command, pinned. The S3 adapter counts the same requests from its client's
+ * middleware stack (test/s3 pins them there too). Extras over the minimum are justified in the
+ * README ("Requests per command"): S3 has no directories, so refusing a directory where a file
+ * is meant costs one LIST of one key, and refusing a file where a directory is meant one HEAD per
+ * ancestor.
+ */
+describe('requests per command', () => {
+  it('costs what the README says', async () => {
+    const vault = await createVault({ store: new MemoryStore(), encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') } });
+    const u = 'counted-user';
+    await vault.run(u, { command: 'view', path: '/memories' }); // loads (creates) the user's key
+    await vault.run(u, { command: 'create', path: '/memories/d/x.md', file_text: 'a\nb\n' });
+    const count = async (input: Record<string, unknown>) => {
+      const counter: Record<string, number> = {};
+      const r = await withRequestCounter(counter, () => vault.run(u, input));
+      expect(r.isError, JSON.stringify(r.content)).toBe(false);
+      return counter;
+    };
+    expect(await count({ command: 'view', path: '/memories/d/x.md' })).toEqual({ GET: 1 });
+    expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
+    expect(await count({ command: 'view', path: '/memories/d' })).toEqual({ GET: 1, LIST: 1 });
+    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
+    expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
+    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 1, PUT: 1, DELETE: 1 });
+    expect(await count({ command: 'delete', path: '/memories/y2.md' })).toEqual({ HEAD: 1, DELETE: 1 });
+    expect(await count({ command: 'delete', path: '/memories/d' })).toEqual({ HEAD: 1, LIST: 1, DELETE_MANY: 1 });
+    // A directory view lists 1,000 keys per request.
+    const files = await vault.files(u);
+    for (let b = 0; b < 1500; b += 100) await Promise.all(Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([1]))));
+    expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 2 });
+    await vault.close();
+  });
+});
