@@ -354,5 +354,29 @@ describe('quota: a refresh sees what another process wrote', () => {
   });
 });
 
-// Types used only to keep QuotaMiddleware part of the checked surface.
-export type _Q = QuotaMiddleware;
+describe('quota: memory and failures of its own', () => {
+  it('keeps at most maxCachedUsers users; a forgotten user is listed again on the next write', async () => {
+    const store = new MemoryStore();
+    const mw: QuotaMiddleware = quota({ maxCachedUsers: 2, maxUserBytes: 10 });
+    const vault = await createVault({ store, middlewares: [mw] });
+    for (const user of ['u1', 'u2', 'u3']) expect((await vault.run(user, { command: 'create', path: '/memories/a', file_text: text(10) })).isError).toBe(false);
+    expect(mw.usage(plainUid('u1'))).toBeUndefined();
+    expect(mw.usage(plainUid('u3'))).toMatchObject({ bytes: 10, files: 1 });
+    // u1 comes back: its usage is listed again, so its limit still holds.
+    expect((await vault.run('u1', { command: 'create', path: '/memories/b', file_text: 'x' })).code).toBe('QUOTA_EXCEEDED');
+  });
+
+  it('a failing usage listing answers with the generic error and reports the fault to the host', async () => {
+    class NoListStore extends MemoryStore {
+      override list(): never {
+        throw new Error('list failed at s3://secret-bucket/u/abc');
+      }
+    }
+    const faults: unknown[] = [];
+    const vault = await createVault({ store: new NoListStore(), middlewares: [quota({ onInternalError: (e) => faults.push(e) })] });
+    const result = await vault.run(USER, { command: 'insert', path: '/memories/a', insert_line: 0, insert_text: 'x' });
+    expect(result).toMatchObject({ isError: true, code: 'INTERNAL' });
+    expect(String(result.content)).not.toContain('secret-bucket');
+    expect(faults).toHaveLength(1);
+  });
+});
