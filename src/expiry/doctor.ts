@@ -291,8 +291,23 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
           tagKept = undefined;
         }
         if (after <= before) checks.push({ id: 'touch', title, status: 'missing', required: true, detail: 'LastModified did not move: reads cannot keep files alive', fix: 'use an S3 server whose CopyObject onto the same key updates LastModified' });
-        else if (tagKept === false) checks.push({ id: 'touch', title, status: 'warn', required: false, detail: 'LastModified moves, but the copy dropped the object\'s tags (Ceph RGW 16 does): touched files fall out of the tag-filtered lifecycle rules until their next write; the sweeper still expires them' });
-        else checks.push({ id: 'touch', title, status: 'ok', required: true, detail: tagKept ? 'LastModified moves and tags are kept' : 'LastModified moves (tags: unknown, GetObjectTagging not allowed)' });
+        else if (tagKept === false) {
+          checks.push({
+            id: 'touch',
+            title,
+            status: 'warn',
+            required: false,
+            detail: 'LastModified moves, but the server drops tags on a copy in place (Ceph RGW 16 does): keep S3Store\'s restateTagsOnReplace on (the default; 2 more requests per touch), or touched files fall out of the tag-filtered lifecycle rules',
+          });
+        } else {
+          checks.push({
+            id: 'touch',
+            title,
+            status: 'ok',
+            required: true,
+            detail: tagKept ? 'LastModified moves and the server keeps tags: S3Store may use restateTagsOnReplace: false (1 request per touch instead of 3)' : 'LastModified moves (tags: unknown, GetObjectTagging not allowed)',
+          });
+        }
       } catch (error) {
         checks.push(unknownCheck('touch', title, true, 'CopyObject onto itself', failureOf(error)));
       }
