@@ -15,3 +15,5 @@ export type { PiiType, PiiPolicy, PiiFinding, RedactOptions, RedactResult, ScanR
 export { piiRedactor, redactForLog, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 export { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
 export type { EncryptionConfig } from './crypto/index.js';
+export { createS3Store, S3Store, parseS3Url, buildS3Client, s3ConfigFromEnv, type S3StoreOptions, type ConditionChecks } from './store/s3.js';
+export { FileStore } from './store/file.js';

@@ -15,7 +15,7 @@ import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.
 import { terminal } from './pipeline/terminal.js';
 import { validateInput } from './pipeline/validate.js';
 import { withRequestCounter } from './store/accounting.js';
-import { defaultStoreUrl, openStore } from './store/open.js';
+import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.js';
 import type { ObjectStore } from './store/port.js';
 import { DEFAULT_LIMITS, type CommandLimits } from './tool/commands/env.js';
 import type { ResultContent } from './tool/types.js';
@@ -30,6 +30,11 @@ export interface VaultOptions {
   store?: string | ObjectStore;
   /** For s3:// stores: your S3Client, or its config (region, endpoint, forcePathStyle, credentials). */
   s3?: unknown;
+  /**
+   * For s3:// stores: `conditionChecks: 'native'` on AWS S3 (which enforces conditional copies and
+   * deletes itself); the default 'check-first' adds a HEAD where Ceph RGW 16 ignores the condition.
+   */
+  s3Options?: OpenStoreOptions['s3Options'];
   /** Operational logs (never file content, keys or raw user ids). */
   logger?: Logger;
   /**
@@ -138,7 +143,7 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
 
 export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const storeUrl = typeof options.store === 'object' ? undefined : (options.store ?? defaultStoreUrl());
-  const store = typeof options.store === 'object' ? options.store : await openStore(storeUrl!, { s3: options.s3 });
+  const store = typeof options.store === 'object' ? options.store : await openStore(storeUrl!, { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) });
   let opened: { codec: CodecProvider; close(): Promise<void> };
   try {
     opened = await openCodec(options, store, storeUrl);

@@ -14,6 +14,8 @@ export function defaultStoreUrl(cwd = process.cwd()): string {
 export interface OpenStoreOptions {
   /** For s3:// URLs: an S3Client, or a config (region, endpoint, forcePathStyle, credentials). */
   s3?: unknown;
+  /** For s3:// URLs: how conditions the server ignores are checked, and tag handling (see S3StoreOptions). */
+  s3Options?: { conditionChecks?: 'native' | 'check-first'; restateTagsOnReplace?: boolean };
 }
 
 /**
@@ -34,7 +36,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
   if (url.startsWith('s3://')) {
     const { createS3Store } = await import('./s3.js');
-    return createS3Store({ url, ...(options.s3 !== undefined ? { s3: options.s3 as never } : {}) });
+    return createS3Store({ url, ...(options.s3 !== undefined ? { s3: options.s3 as never } : {}), ...options.s3Options });
   }
   throw new MemvaultError('CONFIG', 'Error: the store URL must be file:///absolute/path, s3://bucket/prefix or memory:.');
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { PreconditionFailedError } from '../../src/store/port.js';
 import { FaultyStore } from '../faulty-store.js';
 import { callTool } from '../helpers.js';
 
@@ -61,6 +62,32 @@ describe('concurrent edits', () => {
       // An edit that succeeded is in the file, wherever the file ended up.
       if (!edits[i]!.isError) expect(`${moved ?? ''}${left ?? ''}`).toContain(`edit${i}`);
     }
+  });
+});
+
+describe('lost answers', () => {
+  it('does not apply an edit twice when its write landed but the answer was lost (SDK retry then 412)', async () => {
+    const inner = new MemoryStore();
+    let loseNextAnswer = false;
+    // The server applies the PUT, the response is lost, the SDK's retry meets our own write: 412.
+    const store = Object.create(inner) as MemoryStore;
+    store.put = async (key, body, options) => {
+      const result = await inner.put(key, body, options);
+      if (loseNextAnswer && options?.ifMatch !== undefined) {
+        loseNextAnswer = false;
+        throw new PreconditionFailedError(key);
+      }
+      return result;
+    };
+    const vault = await createVault({ store });
+    await vault.run(U, { command: 'create', path: '/memories/f.md', file_text: 'a\nb\n' });
+    loseNextAnswer = true;
+    const inserted = await vault.run(U, { command: 'insert', path: '/memories/f.md', insert_line: 2, insert_text: 'c' });
+    expect(inserted).toMatchObject({ isError: false, content: 'The file /memories/f.md has been edited.' });
+    loseNextAnswer = true;
+    const replaced = await vault.run(U, { command: 'str_replace', path: '/memories/f.md', old_str: 'b', new_str: 'B' });
+    expect(replaced.isError).toBe(false);
+    expect(await text(vault, '/memories/f.md')).toBe('a\nB\nc\n');
   });
 });
 

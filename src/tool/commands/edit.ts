@@ -48,6 +48,26 @@ export async function create(command: CreateCommand, env: CommandEnv): Promise<s
   });
 }
 
+/**
+ * A conditional write whose answer was lost (a timeout or reset after the server applied it) is
+ * retried by the SDK and then fails its condition against our own write. Before re-applying an
+ * edit after a conflict, look whether the file now holds exactly what we wrote: then the edit has
+ * landed, and applying it again would insert a line twice.
+ */
+class LandedWrite {
+  private attempted: { text: string; result: string } | undefined;
+
+  check(current: string): string | undefined {
+    return this.attempted !== undefined && this.attempted.text === current ? this.attempted.result : undefined;
+  }
+
+  async write(text: string, result: string, put: () => Promise<unknown>): Promise<string> {
+    this.attempted = { text, result };
+    await put();
+    return result;
+  }
+}
+
 /** Read a text file to edit, or the spec's missing-file error (a directory counts as missing). */
 async function readTextForEdit(path: string, env: CommandEnv, missing: (p: string) => string): Promise<{ file: FileVersion; text: string }> {
   if (path === MEMORY_ROOT) fail('NOT_A_FILE', missing(path));
@@ -80,9 +100,12 @@ function snippet(text: string, firstLine: number, lastLine: number): string {
 export async function strReplace(command: StrReplaceCommand, env: CommandEnv): Promise<string> {
   const { path } = command;
   if (command.old_str === '') fail('INVALID_INPUT', messages.emptyOldStr());
+  const landed = new LandedWrite();
   return env.locks.withFile(env.files.uid, path, () =>
     retryOnConflict(env.limits.maxWriteAttempts, () => fail('CONFLICT', messages.conflict(path)), async () => {
       const { file, text } = await readTextForEdit(path, env, messages.editMissing);
+      const done = landed.check(text);
+      if (done !== undefined) return done;
       let oldStr = command.old_str;
       let newStr = command.new_str;
       let found = occurrences(text, oldStr);
@@ -100,19 +123,22 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
       }
       const at = found[0]!;
       const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
-      await env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag });
       const firstLine = lineOfOffset(updated, at);
       const lastLine = lineOfOffset(updated, at + Math.max(newStr.length - 1, 0));
-      return messages.edited(snippet(updated, firstLine, lastLine));
+      const result = messages.edited(snippet(updated, firstLine, lastLine));
+      return landed.write(updated, result, () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
     }),
   );
 }
 
 export async function insert(command: InsertCommand, env: CommandEnv): Promise<string> {
   const { path } = command;
+  const landed = new LandedWrite();
   return env.locks.withFile(env.files.uid, path, () =>
     retryOnConflict(env.limits.maxWriteAttempts, () => fail('CONFLICT', messages.conflict(path)), async () => {
       const { file, text } = await readTextForEdit(path, env, messages.insertMissing);
+      const done = landed.check(text);
+      if (done !== undefined) return done;
       const parsed = parseText(text);
       const line = command.insert_line;
       if (!Number.isSafeInteger(line) || line < 0 || line > parsed.lines.length) {
@@ -122,8 +148,8 @@ export async function insert(command: InsertCommand, env: CommandEnv): Promise<s
       const inserted = textToLines(command.insert_text);
       parsed.lines.splice(line, 0, ...inserted);
       if (atEnd && /\n$/.test(command.insert_text)) parsed.finalNewline = true;
-      await env.files.write(path, checkedBytes(path, renderText(parsed), env), { ifMatch: file.etag });
-      return messages.inserted(path);
+      const updated = renderText(parsed);
+      return landed.write(updated, messages.inserted(path), () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
     }),
   );
 }
