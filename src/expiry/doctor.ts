@@ -253,7 +253,11 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
         status: ok ? 'ok' : 'missing',
         required: true,
         detail: ok ? 'both refused with 412 as required' : problems.join('; '),
-        ...(ok ? {} : { fix: 'memvault needs an S3 server that enforces conditional PUTs (AWS S3 since 2024, Ceph RGW >= 16, MinIO, R2); without them concurrent edits can be lost' }),
+        ...(ok
+          ? {}
+          : {
+              fix: 'memvault needs an S3 server that enforces conditional PUTs (AWS S3 since 2024, MinIO, R2, Ceph RGW on unversioned buckets); without them a user can get two data keys and concurrent edits can be lost. Ceph RGW 16 stops enforcing If-None-Match: * once versioning is enabled (measured): there, leave versioning off or upgrade RGW',
+            }),
       });
     }
 
