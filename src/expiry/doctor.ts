@@ -333,9 +333,14 @@ export function doctorFailed(checks: DoctorCheck[]): boolean {
 export function formatDoctor(checks: DoctorCheck[]): string {
   const mark: Record<CheckStatus, string> = { ok: 'ok     ', missing: 'MISSING', unknown: 'unknown', warn: 'warn   ' };
   const lines: string[] = [];
+  const shown = new Set<string>();
   for (const c of checks) {
     lines.push(`[${mark[c.status]}] ${c.title}: ${c.detail}${c.required || c.status === 'ok' ? '' : ' (recommended)'}`);
-    if (c.fix && c.status !== 'ok') for (const line of c.fix.split('\n')) lines.push(`          fix: ${line}`);
+    if (!c.fix || c.status === 'ok') continue;
+    // The lifecycle fix is one command for every rule: print it once.
+    if (shown.has(c.fix)) lines.push('          fix: the lifecycle configuration above');
+    else for (const line of c.fix.split('\n')) lines.push(`          fix: ${line}`);
+    shown.add(c.fix);
   }
   const missing = checks.filter((c) => c.required && c.status === 'missing').length;
   lines.push(missing === 0 ? 'memvault doctor: nothing required is missing' : `memvault doctor: ${missing} required item(s) missing`);
