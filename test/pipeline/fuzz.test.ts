@@ -57,7 +57,19 @@ const commandObject = fc.record(
   },
   { requiredKeys: [] },
 );
-const input = fc.oneof({ weight: 8, arbitrary: commandObject }, { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) });
+// Well-formed commands on real paths with odd contents, so that the fuzzer also reaches the
+// commands and the store (a random record is rarely a valid create).
+const goodPath = fc.constantFrom('/memories/a.md', '/memories/dir/b.txt', '/memories/dir', '/memories', '/memories/caf\u00e9.md', '/memories/x/y/z.md');
+const textValue = fc.oneof(oddString, fc.string({ unit: 'grapheme', maxLength: 300 }));
+const wellFormed = fc.oneof(
+  fc.record({ command: fc.constant('create'), path: goodPath, file_text: textValue }),
+  fc.record({ command: fc.constant('str_replace'), path: goodPath, old_str: textValue, new_str: fc.option(textValue, { nil: undefined }) }),
+  fc.record({ command: fc.constant('insert'), path: goodPath, insert_line: fc.oneof(weirdNumber, fc.integer({ min: -2, max: 10 })), insert_text: textValue }),
+  fc.record({ command: fc.constant('view'), path: goodPath, view_range: fc.option(fc.tuple(fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 })), { nil: undefined }) }),
+  fc.record({ command: fc.constant('rename'), old_path: goodPath, new_path: goodPath }),
+  fc.record({ command: fc.constant('delete'), path: goodPath }),
+);
+const input = fc.oneof({ weight: 6, arbitrary: commandObject }, { weight: 3, arbitrary: wellFormed }, { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) });
 
 function checkContent(content: unknown): void {
   const text = typeof content === 'string' ? content : JSON.stringify(content);
