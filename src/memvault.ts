@@ -10,10 +10,10 @@ import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
-import { pathGuard } from './pipeline/path-guard.js';
+import { defaultChain } from './pipeline/index.js';
+import type { QuotaOptions } from './pipeline/quota.js';
 import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 import { terminal } from './pipeline/terminal.js';
-import { validateInput } from './pipeline/validate.js';
 import { withRequestCounter } from './store/accounting.js';
 import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.js';
 import type { ObjectStore } from './store/port.js';
@@ -52,6 +52,12 @@ export interface VaultOptions {
    * Policies per type ('redact' | 'reject' | 'allow'), an allow-list, phone regions; `false` turns it off.
    */
   pii?: PiiMiddlewareOptions | false;
+  /**
+   * Quotas (on by default): bytes per file (1 MiB), bytes per user (64 MiB), files per user (5,000),
+   * characters per view (16,000 of file text). A write over a limit is refused, naming the limit,
+   * what is used and what is left. `false` turns quotas off.
+   */
+  quota?: QuotaOptions | false;
   /** Middlewares between the path guard and the commands (they see canonical paths). */
   middlewares?: Middleware[];
   /** Middlewares outside validation and the path guard (audit goes here: it sees rejected commands). */
@@ -154,7 +160,6 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const codec = opened.codec;
   const logger = options.logger;
   const locks = new VaultLocks();
-  const limits: CommandLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const rawUserIds = new WeakMap<CommandContext, string>();
   let audit: AuditLogger | undefined;
   try {
@@ -172,14 +177,15 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   }
   // Order: audit (sees everything, rejected commands too), the host's outer middlewares,
   // validation, the path guard, then the middlewares that need canonical paths (PII, quota).
-  const chain = compose([
-    ...(audit ? [audit.middleware()] : []),
-    ...(options.outerMiddlewares ?? []),
-    validateInput,
-    pathGuard,
-    ...(options.pii === false ? [] : [piiRedactor(options.pii)]),
-    ...(options.middlewares ?? []),
-  ]);
+  const planned = defaultChain({
+    outer: [...(audit ? [audit.middleware()] : []), ...(options.outerMiddlewares ?? [])],
+    ...(options.pii === false ? {} : { pii: piiRedactor(options.pii) }),
+    quota: options.quota === false ? false : { ...options.quota, onInternalError: (error: unknown) => logger?.error({ err: error instanceof Error ? { name: error.name } : undefined }, 'memvault quota accounting failed') },
+    inner: options.middlewares ?? [],
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
+  const chain = compose(planned.middlewares);
+  const limits: CommandLimits = { ...DEFAULT_LIMITS, ...planned.limits };
   const execute = terminal({
     env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
     onInternalError: (error, ctx) =>
@@ -194,8 +200,10 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
 
   const run = async (userId: string, input: unknown): Promise<CommandResult> => {
-    const files = await userFiles(userId);
     const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
+    // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
+    // count it into the command's stats, which metrics and the audit record read.
+    const files = await withRequestCounter(stats.requests, () => userFiles(userId));
     const ctx: CommandContext = {
       requestId: randomUUID(),
       uid: files.uid,
