@@ -1,0 +1,193 @@
+/**
+ * Requests per command on a real S3 server (RGW), counted by the accounting middleware on the S3
+ * client's stack (every HTTP attempt) and read back from `ctx.stats.requests`, i.e. what metrics
+ * and audit records see. test/tool/requests.test.ts pins the same figures on the memory store.
+ *
+ * Two modes of the S3 store:
+ * - 'check-first' (default, right for RGW 16, which ignores If-Match on DeleteObject): one HEAD
+ *   before every conditional delete. A rename deletes its source `If-Match` the copied version, so
+ *   a file rename costs one request more than in 'native' mode, and a directory rename one per file.
+ * - 'native' (right for AWS S3): the condition travels as a header only. RGW 16 does not enforce
+ *   it, so on RGW this mode is run for counting only, never for correctness.
+ * Every other command costs the same in both modes.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createVault, type Vault } from '../../src/index.js';
+import type { Middleware } from '../../src/pipeline/context.js';
+import { withRequestCounter, type RequestCounter } from '../../src/store/accounting.js';
+import type { ConditionChecks, S3Store } from '../../src/store/s3.js';
+import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3SkipReason, s3Url } from './helpers.js';
+
+recordS3SuiteRun(import.meta.url);
+
+const masterKey = randomBytes(32).toString('base64');
+const U = 'counted-user';
+const opened: Vault[] = [];
+let prefixes = 0;
+
+interface CountingVault {
+  vault: Vault;
+  prefix: string;
+  /** Runs one command that must succeed; returns the requests it made. */
+  count(input: Record<string, unknown>, user?: string): Promise<RequestCounter>;
+}
+
+async function countingVault(mode: ConditionChecks, prefix = `requests/${mode}-${++prefixes}`): Promise<CountingVault> {
+  let seen: RequestCounter | undefined;
+  // Outermost: what the audit logger and metrics read once the command is done.
+  const capture: Middleware = async (ctx, next) => {
+    const result = await next();
+    seen = { ...ctx.stats.requests };
+    return result;
+  };
+  const vault = await createVault({
+    store: s3Url(prefix),
+    s3: s3ClientConfig(),
+    s3Options: { conditionChecks: mode },
+    encryption: { masterKey },
+    outerMiddlewares: [capture],
+  });
+  opened.push(vault);
+  return {
+    vault,
+    prefix,
+    count: async (input, user = U) => {
+      seen = undefined;
+      const outer: RequestCounter = {};
+      const r = await withRequestCounter(outer, () => vault.run(user, input));
+      expect(r.isError, JSON.stringify(r.content)).toBe(false);
+      // The per-command stats and an enclosing counter agree: nothing is counted outside the command.
+      expect(seen).toEqual(outer);
+      return outer;
+    },
+  };
+}
+
+async function seed(vault: Vault, files: Record<string, string>): Promise<void> {
+  for (const [path, text] of Object.entries(files)) {
+    const r = await vault.run(U, { command: 'create', path, file_text: text });
+    expect(r.isError, JSON.stringify(r.content)).toBe(false);
+  }
+}
+
+describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
+  afterAll(async () => {
+    for (const vault of opened) {
+      await emptyStore(vault.store as S3Store);
+      await vault.close();
+    }
+  }, 120_000);
+
+  it("a user's first command: + 1 GET of the wrapped key (+ 1 PUT the very first time); cached afterwards", async () => {
+    const prefix = `requests/first-${++prefixes}`;
+    const { count } = await countingVault('check-first', prefix);
+    // Never seen before: the key record is missing (GET 404), then created (PUT If-None-Match: *).
+    expect(await count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, PUT: 1, LIST: 1 });
+    expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
+    // Another process (a fresh vault, fresh key cache) on the same prefix: reads the record once.
+    const other = await countingVault('check-first', prefix);
+    expect(await other.count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, LIST: 1 });
+    expect(await other.count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
+  });
+
+  // What each mode adds, per command. Only conditional deletes differ (a rename's source delete).
+  const table: Array<{ mode: ConditionChecks; renameFileHead: number; renameDirHeadPerFile: number }> = [
+    { mode: 'check-first', renameFileHead: 1, renameDirHeadPerFile: 1 },
+    { mode: 'native', renameFileHead: 0, renameDirHeadPerFile: 0 },
+  ];
+
+  it.each(table)('$mode: every command costs what README and docs/readme-s3.md say', async ({ mode, renameFileHead, renameDirHeadPerFile }) => {
+    const { vault, count } = await countingVault(mode);
+    await vault.run(U, { command: 'view', path: '/memories' }); // loads (creates) the user's key
+    await seed(vault, { '/memories/d/x.md': 'a\nb\n' });
+    const plus = (counts: RequestCounter, type: string, n: number): RequestCounter => (n === 0 ? counts : { ...counts, [type]: (counts[type] ?? 0) + n });
+
+    expect(await count({ command: 'view', path: '/memories/d/x.md' })).toEqual({ GET: 1 });
+    expect(await count({ command: 'view', path: '/memories/d/x.md', view_range: [2, 2] })).toEqual({ GET: 1 });
+    expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
+    // Another directory is tried as a file first (GET 404).
+    expect(await count({ command: 'view', path: '/memories/d' })).toEqual({ GET: 1, LIST: 1 });
+    // create: LIST of one key refuses a directory at the path, one HEAD per ancestor refuses a file above it.
+    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'overwritten' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
+    expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
+
+    // rename of a file: GET the source (it is re-encrypted for its new path, so no server-side
+    // copy), LIST refuses a directory at the destination, PUT If-None-Match: *, DELETE If-Match the
+    // copied version; check-first adds the HEAD that enforces that If-Match on RGW.
+    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual(
+      plus({ GET: 1, LIST: 1, PUT: 1, DELETE: 1 }, 'HEAD', renameFileHead),
+    );
+    // ... plus one HEAD per new ancestor directory (a file must not be in the way).
+    expect(await count({ command: 'rename', old_path: '/memories/y2.md', new_path: '/memories/n/e/w.md' })).toEqual(
+      plus({ GET: 1, LIST: 1, PUT: 1, DELETE: 1, HEAD: 2 }, 'HEAD', renameFileHead),
+    );
+    // delete of a file: HEAD tells a file from a directory; the DELETE is unconditional.
+    expect(await count({ command: 'delete', path: '/memories/n/e/w.md' })).toEqual({ HEAD: 1, DELETE: 1 });
+
+    // rename of a directory of n files (README: 3n + 8, + n HEAD in check-first): GET as a file
+    // (404), GET the journal (404), LIST the sources, HEAD + LIST that nothing is at the destination,
+    // LIST (+ HEAD per ancestor) where it must be writable, PUT the journal, GET + PUT per file,
+    // DELETE If-Match per source, DELETE the journal.
+    for (const n of [3, 5]) {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < n; i++) files[`/memories/r${n}/f${i}.md`] = `file ${i}\n`;
+      await seed(vault, files);
+      const renamed = await count({ command: 'rename', old_path: `/memories/r${n}`, new_path: `/memories/s${n}` });
+      expect(renamed).toEqual({ GET: n + 2, LIST: 3, HEAD: 1 + n * renameDirHeadPerFile, PUT: n + 1, DELETE: n + 1 });
+      const total = Object.values(renamed).reduce((a, b) => a + b, 0);
+      expect(total).toBe(3 * n + 8 + n * renameDirHeadPerFile);
+    }
+    // delete of a directory: HEAD (not a file), LIST per 1,000 keys, DeleteObjects per 1,000 keys.
+    expect(await count({ command: 'delete', path: '/memories/s5' })).toEqual({ HEAD: 1, LIST: 1, DELETE_MANY: 1 });
+  });
+
+  it('a lost conditional write costs one more GET + PUT per retry (the losing PUT is counted)', async () => {
+    const { vault, prefix, count } = await countingVault('check-first');
+    await seed(vault, { '/memories/c.md': 'one\ntwo\n' });
+    // Another instance (its own vault, so not serialised by our in-process locks) edits the file
+    // between our GET and our PUT, once. It runs outside this command's async context (started
+    // before it), so its own requests are not counted here.
+    const rival = (await countingVault('check-first', prefix)).vault;
+    const store = vault.store as S3Store;
+    const realGet = store.get.bind(store);
+    let openGate: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const rivalDone = (async () => {
+      await gate;
+      const r = await rival.run(U, { command: 'insert', path: '/memories/c.md', insert_line: 0, insert_text: 'rival' });
+      expect(r.isError).toBe(false);
+    })();
+    let intercepted = false;
+    store.get = async (key) => {
+      const object = await realGet(key);
+      if (!intercepted && object) {
+        intercepted = true;
+        openGate();
+        await rivalDone;
+      }
+      return object;
+    };
+    try {
+      expect(await count({ command: 'str_replace', path: '/memories/c.md', old_str: 'two', new_str: 'TWO' })).toEqual({ GET: 2, PUT: 2 });
+    } finally {
+      store.get = realGet;
+    }
+    const file = await (await vault.files(U)).read('/memories/c.md');
+    expect(Buffer.from(file!.data).toString('utf8')).toBe('rival\none\nTWO\n');
+  });
+
+  it('a directory view lists 1,000 keys per request', { timeout: 180_000 }, async () => {
+    const { vault, count } = await countingVault('check-first');
+    await vault.run(U, { command: 'view', path: '/memories' });
+    const files = await vault.files(U);
+    for (let b = 0; b < 1500; b += 100) {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([65]))));
+    }
+    expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 2 });
+    expect(await count({ command: 'view', path: '/memories/many' })).toEqual({ GET: 1, LIST: 2 });
+  });
+});
