@@ -4,7 +4,6 @@ export type { ObjectStore, ObjectInfo, StoredObject, PutOptions, CopyOptions, Li
 export { PreconditionFailedError, listAll } from './store/port.js';
 export { MemoryStore } from './store/memory.js';
 export { openStore } from './store/open.js';
-export { compose } from './pipeline/compose.js';
 export type { Middleware, CommandContext, CommandResult, CommandStats, Next } from './pipeline/context.js';
 export { canonicalizePath } from './pipeline/path-guard.js';
 export type { MemoryCommand, ResultContent } from './tool/types.js';
@@ -17,3 +16,5 @@ export { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/
 export type { EncryptionConfig } from './crypto/index.js';
 export { createS3Store, S3Store, parseS3Url, buildS3Client, s3ConfigFromEnv, type S3StoreOptions, type ConditionChecks } from './store/s3.js';
 export { FileStore } from './store/file.js';
+export { compose, defaultChain, quota, DEFAULT_QUOTA, type QuotaOptions, type ChainOptions } from './pipeline/index.js';
+export type { ExpiryOptions, TtlSettings } from './expiry/config.js';

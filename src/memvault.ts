@@ -203,7 +203,16 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
     // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
     // count it into the command's stats, which metrics and the audit record read.
-    const files = await withRequestCounter(stats.requests, () => userFiles(userId));
+    let files: StoreUserFiles;
+    try {
+      files = await withRequestCounter(stats.requests, () => userFiles(userId));
+    } catch (error) {
+      // The user's key could not be loaded (the store is unavailable, the key record is damaged):
+      // the command did not run. run() answers with a result, never a throw.
+      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
+      logger?.error({ err: error instanceof Error ? { name: error.name } : undefined }, 'memvault user key load failed');
+      return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+    }
     const ctx: CommandContext = {
       requestId: randomUUID(),
       uid: files.uid,

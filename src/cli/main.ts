@@ -2,6 +2,8 @@
 import { Command } from 'commander';
 import { registerAuditCommands } from './commands/audit.js';
 import { registerChat } from './commands/chat.js';
+import { registerDoctor } from './commands/doctor.js';
+import { registerExpire } from './commands/expire.js';
 import { s3ConfigFrom } from './config.js';
 import { openStoreWithEncryption } from './encryption.js';
 import { openStore } from '../store/open.js';
@@ -18,6 +20,8 @@ registerExec(program);
 registerChat(program);
 registerKeys(program);
 registerUser(program);
+registerExpire(program);
+registerDoctor(program);
 registerAuditCommands(program, {
   openStore: (url) => {
     const s3 = s3ConfigFrom();

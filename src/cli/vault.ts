@@ -1,3 +1,4 @@
+import { ttlSettingsFromEnv } from '../expiry/config.js';
 import { createVault, type Vault, type VaultOptions } from '../memvault.js';
 import { cliLogger, ENV, s3ConfigFrom, storeUrlFrom, type StoreFlags } from './config.js';
 
@@ -10,5 +11,15 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
   const logger = cliLogger();
   const s3 = s3ConfigFrom();
   const auditFile = flags.auditFile ?? process.env[ENV.auditFile];
-  return createVault({ store: storeUrlFrom(flags), ...(s3 ? { s3 } : {}), logger, ...(auditFile ? { audit: { file: auditFile } } : {}), ...extra });
+  // The same TTL settings as the sweeper (MEMVAULT_TTL_DAYS, MEMVAULT_TTL_CLASSES): a file the
+  // sweeper would delete is already absent for the commands.
+  const expiry = ttlSettingsFromEnv();
+  return createVault({
+    store: storeUrlFrom(flags),
+    ...(s3 ? { s3 } : {}),
+    logger,
+    ...(auditFile ? { audit: { file: auditFile } } : {}),
+    ...(expiry ? { expiry } : {}),
+    ...extra,
+  });
 }

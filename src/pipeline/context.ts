@@ -30,7 +30,8 @@ export interface CommandContext {
   readonly input: unknown;
   command?: MemoryCommand;
   pathsCanonical: boolean;
-  readonly files: UserFiles;
+  /** The user's files; a middleware may wrap it for the commands below (the quota meters writes). */
+  files: UserFiles;
   readonly startedAt: number;
   readonly stats: CommandStats;
   /** What each middleware decided, keyed by middleware name (e.g. pathGuard, pii, quota). */

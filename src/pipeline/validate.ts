@@ -8,7 +8,9 @@ export const validateInput: Middleware = async (ctx, next) => {
     ctx.command = parseCommand(ctx.input);
   } catch (error) {
     if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
-    throw error;
+    // Whatever else the untrusted input did while being read (a throwing getter, a proxy), it is
+    // the input's fault: answer it as invalid input, never as an internal failure.
+    return { content: 'Error: The tool input could not be read as a memory command object.', isError: true, code: 'INVALID_INPUT' };
   }
   return next();
 };

@@ -21,7 +21,7 @@ export const messages = {
   tooManyLines: (path: string) => `File ${path} exceeds maximum line limit of 999,999 lines.`,
   // view (memvault)
   viewTruncated: (shownFrom: number, shownTo: number, total: number, limit: number) =>
-    `[Showing lines ${shownFrom}-${shownTo} of ${total}: output is capped at ${limit.toLocaleString('en-US')} characters of file text. ` +
+    `[Showing lines ${shownFrom}-${shownTo} of ${total}: output is capped at ${limit.toLocaleString('en-US')} characters. ` +
     `To read on, call view with view_range [${shownTo + 1}, -1] (or a smaller range).]`,
   lineTruncated: (line: number, limit: number) =>
     `[Line ${line} is longer than ${limit.toLocaleString('en-US')} characters and was cut; the rest of that line cannot be shown by view.]`,

@@ -9,7 +9,9 @@ import { COMMAND_NAMES, type CommandName, type MemoryCommand } from './types.js'
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? 'a string' : typeof value === 'number' ? `the number ${String(value)}` : `a ${typeof value}`;
+  if (typeof value === 'string') return 'a string';
+  if (typeof value === 'number') return `the number ${String(value)}`;
+  return typeof value === 'object' || typeof value === 'undefined' ? `an ${typeof value}` : `a ${typeof value}`;
 }
 
 function invalid(message: string): MemvaultError {
@@ -29,7 +31,13 @@ function optionalString(input: Record<string, unknown>, field: string, command: 
 
 /** A short, safe rendering of an unknown command name for the error message. */
 function showName(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    // Not every value is JSON: BigInt throws, a cycle throws, a getter may throw.
+    text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = describe(value);
+  }
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
   return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
 }

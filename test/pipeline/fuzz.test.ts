@@ -116,11 +116,9 @@ describe('bad-input fuzzing against the whole chain', () => {
     expect(store.keys().filter((key) => !key.startsWith(prefix))).toEqual([]);
   });
 
-  // Known defect outside this module, reported to the lead: values a JSON tool input cannot carry
-  // (BigInt, cycles, throwing getters) make validation itself throw — parse.ts's showName calls
-  // JSON.stringify unguarded and validate.ts rethrows non-MemvaultErrors. `it.fails` keeps this
-  // visible: it starts failing (turn it into `it`) once they answer INVALID_INPUT.
-  it.fails('non-JSON values (BigInt, cycles, throwing getters) get an INVALID_INPUT result too', async () => {
+  // Values a JSON tool input cannot carry (BigInt, cycles, throwing getters) are still the input's
+  // fault: validation answers INVALID_INPUT instead of throwing.
+  it('non-JSON values (BigInt, cycles, throwing getters) get an INVALID_INPUT result too', async () => {
     const vault = await createVault({ store: new MemoryStore() });
     const cycle: Record<string, unknown> = {};
     cycle['self'] = cycle;

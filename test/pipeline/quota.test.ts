@@ -27,6 +27,7 @@ async function setup(options: QuotaOptions, { wireLimits = true, store = new Mem
   const rec = recorder();
   const vault = await createVault({
     store,
+    quota: false, // the quota under test is the one in `middlewares`
     middlewares: [mw],
     outerMiddlewares: [rec.middleware],
     ...(wireLimits ? { limits: quotaCommandLimits(options) } : {}),
@@ -263,19 +264,18 @@ describe('quota: concurrent writers racing for the last bytes (one process)', ()
 });
 
 describe('quota: what one view returns', () => {
-  it('a file of many short lines is capped at maxViewOutputChars with a paging note that works', async () => {
-    const { vault, rec } = await setup({ viewChars: 1000 });
+  it('a file of many short lines is capped, line numbers included, with a paging note that works', async () => {
+    const { vault } = await setup({ viewChars: 1000 });
     const lines = Array.from({ length: 5000 }, () => '').join('\n');
     await vault.run(USER, { command: 'create', path: '/memories/empty-lines.md', file_text: lines });
     const view = await vault.run(USER, { command: 'view', path: '/memories/empty-lines.md' });
     const content = String(view.content);
     expect(view.isError).toBe(false);
+    // The command layer counts line numbers against viewChars; maxViewOutputChars (2 x) stays a backstop.
     expect(content.length).toBeLessThanOrEqual(2000);
-    const note = /\[Output capped at 2,000 characters \(line numbers included\), after line (\d+)\. To read on, call view with view_range \[(\d+), -1\]/.exec(content);
+    const note = /Showing lines 1-(\d+) of \d+.*view_range \[(\d+), -1\]/.exec(content);
     expect(note).not.toBeNull();
     expect(Number(note![2])).toBe(Number(note![1]) + 1);
-    expect(content).toContain(`${String(note![1]).padStart(6)}\t`);
-    expect(rec.last().decisions['quota']).toMatchObject({ rule: 'view_chars', limit: 2000, truncated: true });
     const next = await vault.run(USER, { command: 'view', path: '/memories/empty-lines.md', view_range: [Number(note![2]), -1] });
     expect(String(next.content)).toContain(`${String(note![2]).padStart(6)}\t`);
   });
@@ -284,7 +284,7 @@ describe('quota: what one view returns', () => {
     const { vault } = await setup({ viewChars: 500 });
     await vault.run(USER, { command: 'create', path: '/memories/long.md', file_text: Array.from({ length: 100 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n') });
     const long = String((await vault.run(USER, { command: 'view', path: '/memories/long.md' })).content);
-    expect(long).toContain('output is capped at 500 characters of file text');
+    expect(long).toContain('output is capped at 500 characters.');
     await vault.run(USER, { command: 'create', path: '/memories/short.md', file_text: 'hello' });
     expect((await vault.run(USER, { command: 'view', path: '/memories/short.md' })).content).toBe("Here's the content of /memories/short.md with line numbers:\n     1\thello");
   });
@@ -312,7 +312,7 @@ describe('quota: configuration and cost', () => {
     const count = async (withQuota: boolean) => {
       const store = new MemoryStore();
       const rec = recorder();
-      const vault = await createVault({ store, outerMiddlewares: [rec.middleware], middlewares: withQuota ? [quota({ refreshEveryWrites: 1000 })] : [] });
+      const vault = await createVault({ store, quota: false, outerMiddlewares: [rec.middleware], middlewares: withQuota ? [quota({ refreshEveryWrites: 1000 })] : [] });
       const costs: Array<Record<string, number>> = [];
       for (const input of [
         { command: 'create', path: '/memories/a.md', file_text: 'one\n' },
@@ -339,8 +339,8 @@ describe('quota: a refresh sees what another process wrote', () => {
     let clock = 0;
     const store = new MemoryStore();
     const q: QuotaOptions = { maxUserBytes: 100, refreshEveryWrites: 3, refreshAfterMs: 10_000, now: () => clock };
-    const a = await createVault({ store, middlewares: [quota(q)] });
-    const b = await createVault({ store, middlewares: [quota(q)] });
+    const a = await createVault({ store, quota: false, middlewares: [quota(q)] });
+    const b = await createVault({ store, quota: false, middlewares: [quota(q)] });
     await a.run(USER, { command: 'create', path: '/memories/a1', file_text: text(10) }); // A lists: 0, then 10
     await b.run(USER, { command: 'create', path: '/memories/b1', file_text: text(80) }); // B lists: 10, then 90
     // A still believes 10 are used: it admits 20 more (its 2nd and 3rd write) — the documented overshoot.
@@ -358,7 +358,7 @@ describe('quota: memory and failures of its own', () => {
   it('keeps at most maxCachedUsers users; a forgotten user is listed again on the next write', async () => {
     const store = new MemoryStore();
     const mw: QuotaMiddleware = quota({ maxCachedUsers: 2, maxUserBytes: 10 });
-    const vault = await createVault({ store, middlewares: [mw] });
+    const vault = await createVault({ store, quota: false, middlewares: [mw] });
     for (const user of ['u1', 'u2', 'u3']) expect((await vault.run(user, { command: 'create', path: '/memories/a', file_text: text(10) })).isError).toBe(false);
     expect(mw.usage(plainUid('u1'))).toBeUndefined();
     expect(mw.usage(plainUid('u3'))).toMatchObject({ bytes: 10, files: 1 });
@@ -373,7 +373,7 @@ describe('quota: memory and failures of its own', () => {
       }
     }
     const faults: unknown[] = [];
-    const vault = await createVault({ store: new NoListStore(), middlewares: [quota({ onInternalError: (e) => faults.push(e) })] });
+    const vault = await createVault({ store: new NoListStore(), quota: false, middlewares: [quota({ onInternalError: (e) => faults.push(e) })] });
     const result = await vault.run(USER, { command: 'insert', path: '/memories/a', insert_line: 0, insert_text: 'x' });
     expect(result).toMatchObject({ isError: true, code: 'INTERNAL' });
     expect(String(result.content)).not.toContain('secret-bucket');

@@ -15,18 +15,20 @@ describe('requests per command', () => {
     const vault = await createVault({ store: new MemoryStore(), encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') } });
     const u = 'counted-user';
     await vault.run(u, { command: 'view', path: '/memories' }); // loads (creates) the user's key
-    await vault.run(u, { command: 'create', path: '/memories/d/x.md', file_text: 'a\nb\n' });
     const count = async (input: Record<string, unknown>) => {
       const counter: Record<string, number> = {};
       const r = await withRequestCounter(counter, () => vault.run(u, input));
       expect(r.isError, JSON.stringify(r.content)).toBe(false);
       return counter;
     };
+    // The user's first write in a process lists their files once, for the quota's usage.
+    expect(await count({ command: 'create', path: '/memories/d/x.md', file_text: 'a\nb\n' })).toEqual({ LIST: 2, HEAD: 2, PUT: 1 });
     expect(await count({ command: 'view', path: '/memories/d/x.md' })).toEqual({ GET: 1 });
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
     expect(await count({ command: 'view', path: '/memories/d' })).toEqual({ GET: 1, LIST: 1 });
-    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    // create: + 1 HEAD for the per-user byte quota (the size an overwrite replaces).
+    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 2, PUT: 1 });
     expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
     expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
     expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 1, PUT: 1, DELETE: 1 });

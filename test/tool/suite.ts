@@ -113,23 +113,24 @@ describe(`view (${storeName})`, () => {
     expect(await err(vault, store, { command: 'view', path: '/memories/f.txt', view_range: ['1', '2'] })).toMatch(/view_range/);
   });
 
-  it('caps file text at 16,000 characters and says how to continue with view_range', async () => {
+  it('caps a view at 16,000 characters and says how to continue with view_range', async () => {
     const line = 'abcdefghij'.repeat(4); // 40 chars
     const text = Array.from({ length: 1000 }, () => line).join('\n');
     const { vault } = await setup({ '/memories/big.txt': text });
     const out = (await ok(vault, { command: 'view', path: '/memories/big.txt' })) as string;
     const shown = out.split('\n').filter((l) => /^\s+\d+\t/.test(l));
-    expect(shown).toHaveLength(400);
-    expect(shown.reduce((n, l) => n + l.split('\t')[1]!.length, 0)).toBeLessThanOrEqual(16_000);
-    expect(out).toContain('view_range [401, -1]');
-    const next = (await ok(vault, { command: 'view', path: '/memories/big.txt', view_range: [401, -1] })) as string;
-    expect(next.split('\n')[1]).toBe(`   401\t${line}`);
+    // Each numbered line costs 6 + 1 + 40 + 1 = 48 characters of the 16,000.
+    expect(shown).toHaveLength(Math.floor(16_000 / 48));
+    expect(shown.reduce((n, l) => n + l.length + 1, 0)).toBeLessThanOrEqual(16_000);
+    expect(out).toContain('view_range [334, -1]');
+    const next = (await ok(vault, { command: 'view', path: '/memories/big.txt', view_range: [334, -1] })) as string;
+    expect(next.split('\n')[1]).toBe(`   334\t${line}`);
   });
 
   it('cuts a single line longer than the cap and says so', async () => {
     const { vault } = await setup({ '/memories/long.txt': 'q'.repeat(20_000) + '\nsecond' });
     const out = (await ok(vault, { command: 'view', path: '/memories/long.txt' })) as string;
-    expect(out.split('\n')[1]).toBe(`     1\t${'q'.repeat(16_000)}`);
+    expect(out.split('\n')[1]).toBe(`     1\t${'q'.repeat(16_000 - 8)}`);
     expect(out).toContain('Line 1 is longer than 16,000 characters');
     expect(out).toContain('view_range [2, -1]');
   });
@@ -161,6 +162,15 @@ describe(`view (${storeName})`, () => {
     ]);
     expect(await err(vault, store, { command: 'view', path: '/memories/fake.jpg' })).toMatch(/not a valid image/);
     expect(await err(vault, store, { command: 'view', path: '/memories/blob.bin' })).toMatch(/binary data/);
+  });
+
+  it('caps 999,999 empty lines too (line numbers count), and refuses more with the spec message', async () => {
+    const { vault } = await setup();
+    const files = await vault.files(U);
+    await files.write('/memories/empty-lines.txt', new TextEncoder().encode('\n'.repeat(999_999)));
+    const out = (await ok(vault, { command: 'view', path: '/memories/empty-lines.txt' })) as string;
+    expect(out.length).toBeLessThan(16_500);
+    expect(out).toContain('view_range [2001, -1]');
   });
 
   it('refuses a file over 999,999 lines with the spec message', async () => {

@@ -1,6 +1,6 @@
 import type { ViewCommand, ResultContent, ImageBlock } from '../types.js';
 import { messages } from '../messages.js';
-import { decodeText, formatSize, MAX_LINES, numbered, parseText } from '../text.js';
+import { decodeText, formatSize, LINE_NUMBER_WIDTH, MAX_LINES, numbered, parseText } from '../text.js';
 import { MEMORY_ROOT, pathSegments } from '../../vault/paths.js';
 import type { ListedFile } from '../../vault/user-files.js';
 import { fail, type CommandEnv } from './env.js';
@@ -76,14 +76,17 @@ function viewFile(command: ViewCommand, data: Uint8Array, env: CommandEnv): Resu
     const line = lines[n - 1]!;
     // Display lines without their CR: the model reads clean text; edits keep the file's endings.
     const shown = line.endsWith('\r') ? line.slice(0, -1) : line;
-    if (used + shown.length > limit) {
+    // The cap counts what the model reads: line number, tab, text and line break. Counting the
+    // text alone would let 999,999 empty lines through as megabytes of line numbers.
+    const cost = LINE_NUMBER_WIDTH + 1 + shown.length + 1;
+    if (used + cost > limit) {
       if (n === start) {
-        out.push(numbered(shown.slice(0, limit), n), messages.lineTruncated(n, limit));
+        out.push(numbered(shown.slice(0, Math.max(0, limit - LINE_NUMBER_WIDTH - 2)), n), messages.lineTruncated(n, limit));
         n += 1;
       }
       break;
     }
-    used += shown.length;
+    used += cost;
     out.push(numbered(shown, n));
   }
   if (n <= end) out.push(messages.viewTruncated(start, n - 1, lines.length, limit));
