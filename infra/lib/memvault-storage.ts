@@ -311,9 +311,23 @@ function applicationStatements(scope: ApplicationScope): iam.PolicyStatement[] {
       resources: [memoryBucket.bucketArn],
       conditions: { StringLike: { 's3:prefix': [`${filesPrefix}*`, `${keysPrefix}*`] } },
     }),
+    ...auditStatements(auditBucket, auditPrefix),
+    new iam.PolicyStatement({
+      sid: 'WrapDataKeys',
+      // Encrypt is for re-wrapping on rotation. Every call must carry an encryption context: memvault's
+      // carries the uid, and SSE-KMS requests made by S3 on the role's behalf carry the bucket ARN.
+      actions: ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Encrypt'],
+      resources: [key.keyArn],
+      conditions: { Null: { 'kms:EncryptionContextKeys': 'false' } },
+    }),
+  ];
+}
+
+/** Both roles append sealed audit segments; neither may delete them (Object Lock guards them too). */
+function auditStatements(auditBucket: s3.IBucket, auditPrefix: string): iam.PolicyStatement[] {
+  return [
     new iam.PolicyStatement({
       sid: 'AuditSegments',
-      // No delete: sealed segments are only ever added; Object Lock guards them against everyone else too.
       actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectRetention'],
       resources: [auditBucket.arnForObjects(`${auditPrefix}*`)],
     }),
@@ -322,14 +336,6 @@ function applicationStatements(scope: ApplicationScope): iam.PolicyStatement[] {
       actions: ['s3:ListBucket'],
       resources: [auditBucket.bucketArn],
       conditions: { StringLike: { 's3:prefix': [`${auditPrefix}*`] } },
-    }),
-    new iam.PolicyStatement({
-      sid: 'WrapDataKeys',
-      // Encrypt is for re-wrapping on rotation. Every call must carry an encryption context: memvault's
-      // carries the uid, and SSE-KMS requests made by S3 on the role's behalf carry the bucket ARN.
-      actions: ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Encrypt'],
-      resources: [key.keyArn],
-      conditions: { Null: { 'kms:EncryptionContextKeys': 'false' } },
     }),
   ];
 }
@@ -357,17 +363,7 @@ function sweeperStatements(scope: SweeperScope): iam.PolicyStatement[] {
       actions: ['s3:GetObject', 's3:GetObjectTagging', 's3:DeleteObject'],
       resources: [memoryBucket.arnForObjects(`${filesPrefix}*`)],
     }),
-    new iam.PolicyStatement({
-      sid: 'AuditSegments',
-      actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectRetention'],
-      resources: [auditBucket.arnForObjects(`${auditPrefix}*`)],
-    }),
-    new iam.PolicyStatement({
-      sid: 'ListAuditPrefix',
-      actions: ['s3:ListBucket'],
-      resources: [auditBucket.bucketArn],
-      conditions: { StringLike: { 's3:prefix': [`${auditPrefix}*`] } },
-    }),
+    ...auditStatements(auditBucket, auditPrefix),
   ];
 }
 
