@@ -72,7 +72,7 @@ export interface VaultOptions {
   /** 'overwrite' (default: the model is told create "creates or overwrites") or 'fail' (reference error). */
   createMode?: 'overwrite' | 'fail';
   /**
-   * Idle expiry (docs/readme-expiry.md): files idle past their class's TTL are absent, reads touch
+   * Idle expiry (docs/expiry.md): files idle past their class's TTL are absent, reads touch
    * a file at most once per interval, writes carry the TTL-class tag. Off when not given.
    */
   expiry?: ExpiryOptions;

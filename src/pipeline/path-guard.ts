@@ -19,7 +19,7 @@ import type { Middleware } from './context.js';
  * form is a traversal, contains a separator or a control character, or names a drive or URL scheme.
  * Plain ASCII names skip all of that (no form differs from the name itself).
  *
- * The rules, both directions, are in docs/readme-paths-quotas.md ("Paths").
+ * The rules, both directions, are in docs/paths-and-quotas.md ("Paths").
  */
 export const MAX_PATH_BYTES = 4096;
 export const MAX_SEGMENT_BYTES = 255;

@@ -19,7 +19,7 @@ import type { CommandContext, CommandResult, CommandStats, Middleware } from './
  *
  * Usage per user (bytes, files) is listed once per process (one LIST per 1,000 files), kept exact
  * in-process from then on, and listed again every `refreshEveryWrites` writes or `refreshAfterMs`,
- * so that what other processes wrote is seen. See docs/readme-paths-quotas.md ("Quotas") for the
+ * so that what other processes wrote is seen. See docs/paths-and-quotas.md ("Quotas") for the
  * cross-process bound and the requests a check costs.
  */
 export interface QuotaOptions {

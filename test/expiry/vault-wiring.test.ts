@@ -1,6 +1,6 @@
 /**
  * createVault({ expiry }) end to end through the memory tool's commands: needs the `expiry` option
- * wiring in src/memvault.ts (see docs/readme-expiry.md).
+ * wiring in src/memvault.ts (see docs/expiry.md).
  */
 import { describe, expect, it } from 'vitest';
 import { createVault } from '../../src/memvault.js';

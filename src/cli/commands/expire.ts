@@ -94,7 +94,7 @@ function formatSummary(summary: SweepSummary, requests: RequestCounter): string 
 }
 
 /**
- * `memvault expire`: delete files idle past their TTL (docs/readme-expiry.md). Safe from cron on
+ * `memvault expire`: delete files idle past their TTL (docs/expiry.md). Safe from cron on
  * several machines at once. Exit 0 when the sweep had no errors, 1 when some files could not be
  * handled, 2 on a configuration error.
  */
