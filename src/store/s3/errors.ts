@@ -46,9 +46,12 @@ export function isMissingObject(f: S3Failure, operation: 'GetObject' | 'HeadObje
  * A 500 on an unconditional request always stays a real error.
  */
 export function isConditionFailure(f: S3Failure, conditional: boolean): boolean {
+  // Only a request that carried a condition can lose one. A 412 or 409 answered to an unconditional
+  // request is not a cue to re-read (its callers expect no PreconditionFailedError and would report
+  // an internal fault); it is an unexpected answer, i.e. a store failure.
+  if (!conditional) return false;
   if (f.status === 412 || f.code === 'PreconditionFailed') return true;
   if (f.code === 'ConditionalRequestConflict') return true;
-  if (!conditional) return false;
   if (f.status === 409) return true;
   if (f.code === 'NoSuchKey') return true;
   return f.status === 500 && (f.code === 'UnknownError' || /ECANCELED/i.test(`${f.code} ${f.message}`));
