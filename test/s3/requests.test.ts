@@ -85,6 +85,9 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     // Never seen before: the key record is missing (GET 404), then created (PUT If-None-Match: *).
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, PUT: 1, LIST: 1 });
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
+    // The user's first write in a process lists their files once (the quota's usage figure).
+    expect(await count({ command: 'create', path: '/memories/q.md', file_text: 'q' })).toEqual({ LIST: 2, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/r.md', file_text: 'r' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
     // Another process (a fresh vault, fresh key cache) on the same prefix: reads the record once.
     const other = await countingVault('check-first', prefix);
     expect(await other.count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, LIST: 1 });
@@ -108,10 +111,11 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
     // Another directory is tried as a file first (GET 404).
     expect(await count({ command: 'view', path: '/memories/d' })).toEqual({ GET: 1, LIST: 1 });
-    // create: LIST of one key refuses a directory at the path, one HEAD per ancestor refuses a file above it.
-    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'overwritten' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    // create: LIST of one key refuses a directory at the path, one HEAD per ancestor refuses a file
+    // above it, and the quota's HEAD reads the size an overwrite replaces (per-user byte quota).
+    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 2, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'overwritten' })).toEqual({ LIST: 1, HEAD: 2, PUT: 1 });
     expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
     expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
 
