@@ -1,0 +1,190 @@
+/**
+ * Crash safety of directory rename and delete over many objects, on a real S3 server (RGW).
+ *
+ * The S3 store is wrapped so that its k-th request throws (test/faulty-store.ts: the request has no
+ * effect, and the command stops there, as if the process died; a batch delete is split into single
+ * deletes so that a crash can fall inside it). For every k up to the number of requests a clean run
+ * makes: every file must be whole at its old place, its new place or both (a delete: whole or gone),
+ * the error must be clear, and running the same command again from a fresh vault (a restarted
+ * process) must complete it, leaving no journal behind.
+ *
+ * Each step works under a prefix of its own, so steps run a few at a time against the server.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createVault, type Vault } from '../../src/index.js';
+import type { CommandResult } from '../../src/pipeline/context.js';
+import type { S3Store } from '../../src/store/s3.js';
+import { RESERVED_DIR } from '../../src/tool/commands/tree.js';
+import { FaultyStore } from '../faulty-store.js';
+import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3SkipReason } from './helpers.js';
+
+recordS3SuiteRun(import.meta.url);
+
+const U = 'crash-user';
+const FILES = 30;
+const PARALLEL_STEPS = 6;
+const masterKey = randomBytes(32).toString('base64');
+const stores: S3Store[] = [];
+let prefixes = 0;
+
+/** 30 files: 20 at the top of /memories/src, 10 one level deeper, of different sizes. */
+const SOURCE: Record<string, string> = Object.fromEntries(
+  Array.from({ length: FILES }, (_, i) => {
+    const name = i < 20 ? `note-${String(i).padStart(2, '0')}.md` : `sub/deep-${i}.md`;
+    return [name, `file ${i}\n${'x'.repeat(i * 37)}\n`];
+  }),
+);
+
+function freshStore(): S3Store {
+  const store = makeS3Store(`crash/${++prefixes}`);
+  stores.push(store);
+  return store;
+}
+
+function openVault(store: FaultyStore | S3Store): Promise<Vault> {
+  return createVault({ store, encryption: { masterKey } });
+}
+
+async function seed(store: S3Store): Promise<void> {
+  const vault = await openVault(store);
+  const files = await vault.files(U);
+  await Promise.all(Object.entries(SOURCE).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))));
+  await files.write('/memories/keep.md', new TextEncoder().encode('not involved\n'));
+  await vault.close();
+}
+
+async function textAt(vault: Vault, path: string): Promise<string | null> {
+  const file = await (await vault.files(U)).read(path);
+  return file ? Buffer.from(file.data).toString('utf8') : null;
+}
+
+/** Every file of the user, decrypted (reserved bookkeeping included, under its own name). */
+async function allFiles(vault: Vault): Promise<Map<string, string>> {
+  const files = await vault.files(U);
+  const paths: string[] = [];
+  for await (const f of files.listFiles('/memories')) paths.push(f.path);
+  const texts = await Promise.all(paths.map((p) => textAt(vault, p)));
+  return new Map(paths.map((p, i) => [p, texts[i]!]));
+}
+
+function expectCleanError(result: CommandResult, context: string): void {
+  expect(typeof result.content, context).toBe('string');
+  expect(result.content as string, context).not.toMatch(/injected|\n\s+at |node_modules|\/work\/|\/tmp\//);
+}
+
+/** Runs `step` for k = 1, 2, ... with a few steps in flight, until a step's fault no longer fires. */
+async function everyStep(total: number, step: (k: number) => Promise<void>): Promise<void> {
+  let next = 1;
+  const worker = async (): Promise<void> => {
+    while (next <= total) await step(next++);
+  };
+  await Promise.all(Array.from({ length: PARALLEL_STEPS }, worker));
+}
+
+/** How many store requests the command makes on a clean run (the crash points to try). */
+async function requestsOf(input: Record<string, unknown>): Promise<number> {
+  const store = freshStore();
+  await seed(store);
+  const faulty = new FaultyStore(store);
+  const vault = await openVault(faulty);
+  await vault.run(U, { command: 'view', path: '/memories/keep.md' }); // load the key: not part of the command
+  const before = faulty.calls;
+  const result = await vault.run(U, input);
+  expect(result, JSON.stringify(result.content)).toMatchObject({ isError: false });
+  await vault.close();
+  return faulty.calls - before;
+}
+
+describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file directory command on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
+  afterAll(async () => {
+    for (const store of stores) {
+      await emptyStore(store);
+      await store.close();
+    }
+  }, 300_000);
+
+  it('rename of a directory: each file whole at its old place, its new place or both; running it again completes it', { timeout: 600_000 }, async () => {
+    const rename = { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' };
+    const total = await requestsOf(rename);
+    // Journal, a read and a write per file, a conditional delete per file, the journal's delete.
+    expect(total).toBeGreaterThanOrEqual(3 * FILES + 4);
+    let failedRuns = 0;
+    await everyStep(total, async (k) => {
+      const store = freshStore();
+      await seed(store);
+      const faulty = new FaultyStore(store);
+      const vault = await openVault(faulty);
+      await vault.run(U, { command: 'view', path: '/memories/keep.md' });
+      faulty.failAt(k);
+      const first = await vault.run(U, rename);
+      faulty.disarm();
+      const context = `crash at request ${k} of ${total}`;
+      expect(first.isError, `${context}: ${JSON.stringify(first.content)}`).toBe(faulty.fired);
+      expect(faulty.fired, context).toBe(true);
+      failedRuns += 1;
+      expectCleanError(first, context);
+
+      const state = await allFiles(vault);
+      for (const [name, text] of Object.entries(SOURCE)) {
+        const old = state.get(`/memories/src/${name}`);
+        const moved = state.get(`/memories/dst/${name}`);
+        expect(old !== undefined || moved !== undefined, `${context}: ${name} lost`).toBe(true);
+        if (old !== undefined) expect(old, `${context}: ${name} at its old place`).toBe(text);
+        if (moved !== undefined) expect(moved, `${context}: ${name} at its new place`).toBe(text);
+      }
+      expect(state.get('/memories/keep.md'), context).toBe('not involved\n');
+      const unexpected = [...state.keys()].filter((p) => !p.startsWith('/memories/src/') && !p.startsWith('/memories/dst/') && p !== '/memories/keep.md' && !p.startsWith(`${RESERVED_DIR}/renames/`));
+      expect(unexpected, context).toEqual([]);
+      await vault.close();
+
+      // A restarted process runs the same rename again: it completes.
+      const restarted = await openVault(store);
+      const again = await restarted.run(U, rename);
+      expect(again, `${context}: again`).toMatchObject({ isError: false });
+      const after = await allFiles(restarted);
+      const expected = new Map([['/memories/keep.md', 'not involved\n'], ...Object.entries(SOURCE).map(([name, text]) => [`/memories/dst/${name}`, text] as [string, string])]);
+      expect(after, `${context}: after the rerun`).toEqual(expected);
+      const listing = await restarted.run(U, { command: 'view', path: '/memories' });
+      expect(listing.content as string).not.toContain('.memvault');
+      await restarted.close();
+    });
+    expect(failedRuns).toBe(total);
+    console.info(`[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests, every rerun completed`);
+  });
+
+  it('delete of a directory: each file whole or gone; running it again completes it', { timeout: 600_000 }, async () => {
+    const remove = { command: 'delete', path: '/memories/src' };
+    // The fault wrapper deletes a batch key by key, so that a crash can fall inside a DeleteObjects.
+    const total = await requestsOf(remove);
+    expect(total).toBeGreaterThanOrEqual(FILES + 2);
+    console.info(`[crash] directory delete of ${FILES} files: crashing at each of its ${total} store requests`);
+    await everyStep(total, async (k) => {
+      const store = freshStore();
+      await seed(store);
+      const faulty = new FaultyStore(store);
+      const vault = await openVault(faulty);
+      await vault.run(U, { command: 'view', path: '/memories/keep.md' });
+      faulty.failAt(k);
+      const first = await vault.run(U, remove);
+      faulty.disarm();
+      const context = `crash at request ${k} of ${total}`;
+      expect(faulty.fired, context).toBe(true);
+      expect(first.isError, context).toBe(true);
+      expectCleanError(first, context);
+      const state = await allFiles(vault);
+      for (const [name, text] of Object.entries(SOURCE)) {
+        const left = state.get(`/memories/src/${name}`);
+        if (left !== undefined) expect(left, `${context}: ${name}`).toBe(text);
+      }
+      expect(state.get('/memories/keep.md'), context).toBe('not involved\n');
+      expect(state.size, context).toBeGreaterThan(1); // the crash left something to finish
+      await vault.close();
+
+      const restarted = await openVault(store);
+      expect(await restarted.run(U, remove), `${context}: again`).toMatchObject({ isError: false });
+      expect([...(await allFiles(restarted)).keys()], `${context}: after the rerun`).toEqual(['/memories/keep.md']);
+      await restarted.close();
+    });
+  });
+});
