@@ -120,8 +120,12 @@ async function moveDirectory(from: string, to: string, env: CommandEnv): Promise
     fail('NOT_FOUND', messages.renameMissing(from));
   }
   if (!resuming) {
-    if ((await env.files.stat(to)) || (await env.files.isDirectory(to))) fail('ALREADY_EXISTS', messages.destinationExists(to));
-    await assertWritablePath(to, env);
+    if (await env.files.stat(to)) fail('ALREADY_EXISTS', messages.destinationExists(to));
+    // Its one LIST also refuses a directory at the destination (no second LIST for that).
+    await assertWritablePath(to, env).catch((error: unknown) => {
+      if (error instanceof MemvaultError && error.code === 'NOT_A_FILE') fail('ALREADY_EXISTS', messages.destinationExists(to));
+      throw error;
+    });
     await env.files.write(journal, encodeText(JSON.stringify({ from, to })));
   }
   const copied: Array<{ from: string; to: string; sourceEtag: string; targetEtag: string }> = [];
