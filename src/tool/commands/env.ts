@@ -18,7 +18,7 @@ export const DEFAULT_LIMITS: CommandLimits = {
   viewChars: 16_000,
   maxFileBytes: 1024 * 1024,
   maxImageBytes: 5 * 1024 * 1024,
-  maxWriteAttempts: 12,
+  maxWriteAttempts: 20,
 };
 
 export interface CommandEnv {
