@@ -21,13 +21,10 @@ import { DEFAULT_LIMITS } from '../src/tool/commands/env.js';
 import { VaultLocks } from '../src/vault/locks.js';
 import { createPlainCodecProvider } from '../src/vault/plain-codec.js';
 import { StoreUserFiles } from '../src/vault/store-user-files.js';
+import { median } from './stats.js';
 
 const ROUNDS = 15;
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 function timeSync(iterations: number, fn: () => void): number {
   const start = process.hrtime.bigint();

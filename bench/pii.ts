@@ -15,6 +15,7 @@ import { PII_TYPES } from '../src/pii/types.js';
 import { ADVERSARIAL_INPUTS } from '../test/pii/adversarial.js';
 import { loadHandwritten } from '../test/pii/corpus/handwritten.js';
 import { loadCorpus, scoreCorpus, type CorpusScore } from '../test/pii/corpus/score.js';
+import { median } from './stats.js';
 
 const fmt = (n: number) => n.toFixed(3);
 
@@ -31,10 +32,6 @@ function printScores(title: string, score: CorpusScore): void {
   for (const m of misses) console.log(`  ${m.kind.toUpperCase()} ${m.type} ${m.noteId}: …${m.context}…`);
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
 
 /**
  * Median over `runs` of the wall time and of the process CPU time of fn, in ms. CPU time is the

@@ -17,7 +17,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../test/setup/ports.js';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,6 +27,7 @@ import { createVault, type Vault, type VaultOptions } from '../src/index.js';
 import { withRequestCounter, type RequestCounter } from '../src/store/accounting.js';
 import { listAll } from '../src/store/port.js';
 import { buildS3Client, createS3Store, type ConditionChecks } from '../src/store/s3.js';
+import { median } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 50);
 const FILE_BYTES = Number(process.env.BENCH_FILE_BYTES ?? 4096);
@@ -36,23 +37,7 @@ const DIR_FILES = 10;
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const masterKey = randomBytes(32).toString('base64');
 
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 function formatCounts(counter: RequestCounter, divisor = 1): string {
   const order = ['GET', 'HEAD', 'LIST', 'PUT', 'COPY', 'DELETE', 'DELETE_MANY'];
