@@ -2,7 +2,7 @@ import { INTERNAL_ERROR_MESSAGE, MemvaultError } from '../errors.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
-import type { FileVersion, ListedFile, PathKind, UserFiles, WriteCondition } from '../vault/user-files.js';
+import type { FileVersion, ListedFile, UserFiles, WriteCondition } from '../vault/user-files.js';
 import type { CommandContext, CommandResult, CommandStats, Middleware } from './context.js';
 
 /**
@@ -217,12 +217,6 @@ class QuotaFiles implements UserFiles {
 
   isDirectory(path: string): Promise<boolean> {
     return this.inner.isDirectory(path);
-  }
-
-  async kind(path: string): Promise<PathKind> {
-    const kind = await this.inner.kind(path);
-    if (kind?.kind === 'file') this.run.seen(path, kind.size);
-    return kind;
   }
 
   async *listFiles(dir: string): AsyncIterable<ListedFile> {

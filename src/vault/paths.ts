@@ -7,19 +7,6 @@ export function pathSegments(path: string): string[] {
   return path.slice(MEMORY_ROOT.length + 1).split('/');
 }
 
-export function joinPath(dir: string, name: string): string {
-  return `${dir}/${name}`;
-}
-
-export function parentOf(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i <= 0 ? MEMORY_ROOT : path.slice(0, i);
-}
-
-export function baseName(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
-
 /** True when `path` is `dir` itself or lies below it. */
 export function isWithin(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir === MEMORY_ROOT ? `${MEMORY_ROOT}/` : `${dir}/`);

@@ -2,7 +2,7 @@ import type { CommandStats } from '../pipeline/context.js';
 import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from './codec.js';
 import { MEMORY_ROOT } from './paths.js';
-import type { FileVersion, ListedFile, PathKind, UserFiles, WriteCondition } from './user-files.js';
+import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
 const DELETE_BATCH = 1000;
 /** Attempts to replace an expired object that still occupies a path a create-only write targets. */
@@ -98,11 +98,6 @@ export class StoreUserFiles implements UserFiles {
     return head && !this.access?.isExpired(head.lastModified) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
   }
 
-  async kind(path: string): Promise<PathKind> {
-    const file = await this.stat(path);
-    if (file) return { kind: 'file', size: file.size };
-    return (await this.isDirectory(path)) ? { kind: 'directory' } : null;
-  }
 
   /** One LIST of at most one key. */
   async isDirectory(path: string): Promise<boolean> {

@@ -24,8 +24,6 @@ export interface ListedFile {
   lastModified: Date;
 }
 
-export type PathKind = { kind: 'file'; size: number } | { kind: 'directory' } | null;
-
 export interface WriteCondition {
   /** Replace only this version of the file. */
   ifMatch?: string;
@@ -44,8 +42,6 @@ export interface UserFiles {
   stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null>;
   /** True when files lie below the path (one LIST of at most one key). */
   isDirectory(path: string): Promise<boolean>;
-  /** What is at the path. A directory check costs one LIST of at most one key. */
-  kind(path: string): Promise<PathKind>;
   /** Every file below `dir` (recursively), in path order. */
   listFiles(dir: string): AsyncIterable<ListedFile>;
   /** Delete one file (optionally only this version). */
