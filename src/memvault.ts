@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
@@ -40,8 +42,8 @@ export interface VaultOptions {
   /**
    * Client-side encryption (on by default for file and S3 stores; the in-memory test store defaults
    * to plain). Keys: `masterKey`, `masterKeyFile`, or `kms: { keyId }`, else the environment
-   * (MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE, MEMVAULT_KMS_KEY_ID); a file store with none of
-   * them gets a key file created beside its directory (`<dir>.key`) on first run, and says so.
+   * (MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE, MEMVAULT_KMS_KEY_ID); with none of them, a new
+   * deployment gets a key file created and announced (see defaultMasterKeyFileFor).
    * `false` stores names and bytes as they are.
    */
   encryption?: EncryptionConfig | false;
@@ -115,14 +117,22 @@ function toHandlerResult(result: CommandResult): ResultContent {
   return result.content;
 }
 
-/** The embedded default key file: beside the data directory, so that a copy of the data alone does not carry its key. */
-function defaultKeyFileFor(storeUrl: string | undefined): string | undefined {
-  if (!storeUrl?.startsWith('file:')) return undefined;
-  try {
-    return `${fileURLToPath(storeUrl).replace(/[/\\]+$/, '')}.key`;
-  } catch {
-    return undefined;
+/**
+ * Where a master key is created when none is configured. A file store: beside its data directory
+ * (`<dir>.key`), so that a copy of the data alone does not carry its key. Any other store (S3, an
+ * adapter object): `~/.memvault/master.key` (or `$MEMVAULT_HOME/master.key`), announced loudly,
+ * because memories written under it can be read only with that file. A key created for a store that
+ * already has a deployment record never matches it, and start-up stops with a clear error instead.
+ */
+export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (storeUrl?.startsWith('file:')) {
+    try {
+      return `${fileURLToPath(storeUrl).replace(/[/\\]+$/, '')}.key`;
+    } catch {
+      // not a valid file URL: fall through to the per-user default
+    }
   }
+  return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
 }
 
 async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; close(): Promise<void> }> {
@@ -132,17 +142,16 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     const codec = createPlainCodecProvider();
     return { codec, close: () => codec.close() };
   }
-  const defaultMasterKeyFile = defaultKeyFileFor(storeUrl);
   const encryption = await createEncryptionFromConfig({
     store,
     config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },
-    ...(defaultMasterKeyFile ? { defaultMasterKeyFile } : {}),
+    defaultMasterKeyFile: defaultMasterKeyFileFor(storeUrl),
   });
   for (const notice of encryption.notices) {
     const isNew = /\bcreated\b/.test(notice);
-    if (options.logger) options.logger[isNew ? 'warn' : 'info'](notice);
+    options.logger?.[isNew ? 'warn' : 'info'](notice);
     // A new key file must be backed up, or the memories are lost with it: say it even without a logger.
-    else if (isNew && encryption.createdMasterKeyFile) process.emitWarning(notice, 'MemvaultNotice');
+    if (isNew && encryption.createdMasterKeyFile && !options.logger) process.emitWarning(notice, 'MemvaultNotice');
   }
   return { codec: encryption.codecProvider, close: () => encryption.close() };
 }

@@ -1,5 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import { createEncryptionFromConfig, type Encryption } from '../crypto/index.js';
+import { defaultMasterKeyFileFor } from '../memvault.js';
 import { openStore } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
 import { s3ConfigFrom, storeUrlFrom, type StoreFlags } from './config.js';
@@ -10,11 +10,10 @@ export async function openStoreWithEncryption(flags: StoreFlags): Promise<{ stor
   const s3 = s3ConfigFrom();
   const store = await openStore(url, s3 ? { s3 } : {});
   try {
-    const defaultMasterKeyFile = url.startsWith('file:') ? `${fileURLToPath(url).replace(/[/\\]+$/, '')}.key` : undefined;
     const encryption = await createEncryptionFromConfig({
       store,
       config: store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {},
-      ...(defaultMasterKeyFile ? { defaultMasterKeyFile } : {}),
+      defaultMasterKeyFile: defaultMasterKeyFileFor(url),
     });
     return {
       store,
