@@ -7,7 +7,7 @@ export { openStore } from './store/open.js';
 export type { Middleware, CommandContext, CommandResult, CommandStats, Next } from './pipeline/context.js';
 export { canonicalizePath } from './pipeline/path-guard.js';
 export type { MemoryCommand, ResultContent } from './tool/types.js';
-export type { CodecProvider, UserCodec } from './vault/codec.js';
+export type { CodecProvider, UserCodec } from './crypto/user-codec.js';
 export type { UserFiles } from './vault/user-files.js';
 export { redact, scan, PII_TYPES, DEFAULT_PHONE_REGIONS } from './pii/index.js';
 export type { PiiType, PiiPolicy, PiiFinding, RedactOptions, RedactResult, ScanResult } from './pii/index.js';

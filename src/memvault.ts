@@ -21,7 +21,7 @@ import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.
 import type { ObjectStore } from './store/port.js';
 import { DEFAULT_LIMITS, type CommandLimits } from './tool/commands/env.js';
 import type { ResultContent } from './tool/types.js';
-import type { CodecProvider } from './vault/codec.js';
+import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
 import { StoreUserFiles } from './vault/store-user-files.js';

@@ -1,5 +1,5 @@
 /**
- * The encrypted codec: implements src/vault/codec.ts with per-user data keys (docs/format.md).
+ * The encrypted codec: implements src/crypto/user-codec.ts with per-user data keys (docs/format.md).
  *
  * - uid: keyed hash of the user id under the deployment secret (k/_deployment), so user ids never
  *   reach the store; the secret is re-wrapped (never replaced) by rotation, so uids never change.
@@ -8,7 +8,7 @@
  */
 import { MemvaultError } from '../errors.js';
 import type { ObjectStore } from '../store/port.js';
-import type { CodecProvider, UserCodec } from '../vault/codec.js';
+import type { CodecProvider, UserCodec } from './user-codec.js';
 import {
   CONTENT_OVERHEAD,
   computeUid,

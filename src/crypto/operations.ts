@@ -8,7 +8,7 @@ import type { Writable } from 'node:stream';
 import tar from 'tar-stream';
 import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
-import type { UserCodec } from '../vault/codec.js';
+import type { UserCodec } from './user-codec.js';
 import type { EncryptedCodecProvider } from './codec.js';
 import { randomBytes } from 'node:crypto';
 import { decodeKeyRecord, describeKey, encodeKeyRecord, type KeyProvider } from './key-provider.js';

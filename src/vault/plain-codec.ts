@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
-import type { CodecProvider, UserCodec } from './codec.js';
+import type { CodecProvider, UserCodec } from '../crypto/user-codec.js';
 import { MEMORY_ROOT, pathSegments } from './paths.js';
 
 /**

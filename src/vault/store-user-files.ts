@@ -1,6 +1,6 @@
 import type { CommandStats } from '../pipeline/context.js';
 import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../store/port.js';
-import type { UserCodec } from './codec.js';
+import type { UserCodec } from '../crypto/user-codec.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { encryptedSegmentLength } from '../../src/crypto/format.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
-import type { UserCodec } from '../../src/vault/codec.js';
+import type { UserCodec } from '../../src/crypto/user-codec.js';
 import { caughtSync, expectCode, newVault } from './helpers.js';
 
 beforeAll(async () => {

@@ -1,4 +1,5 @@
 /**
+ * The codec seam (defined here, below the vault, so that layers import downward only).
  * How one user's files look in the object store. The vault asks a `UserCodec` for every key and
  * every body; the plain codec (tests, benchmarks) keeps names and bytes readable, the encrypted
  * codec (src/crypto) hides both. Implementations must be pure functions of their key material so
