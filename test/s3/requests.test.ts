@@ -100,7 +100,7 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     { mode: 'native', renameFileHead: 0, renameDirHeadPerFile: 0 },
   ];
 
-  it.each(table)('$mode: every command costs what README and docs/readme-s3.md say', async ({ mode, renameFileHead, renameDirHeadPerFile }) => {
+  it.each(table)('$mode: every command costs what README and docs/s3.md say', async ({ mode, renameFileHead, renameDirHeadPerFile }) => {
     const { vault, count } = await countingVault(mode);
     await vault.run(U, { command: 'view', path: '/memories' }); // loads (creates) the user's key
     await seed(vault, { '/memories/d/x.md': 'a\nb\n' });

@@ -5,7 +5,7 @@ import { countRequest } from '../accounting.js';
 
 /**
  * The S3 client memvault builds when the host application does not hand in its own. Every choice
- * here is deliberate (and repeated in docs/readme-s3.md); the host's own values win over ours.
+ * here is deliberate (and repeated in docs/s3.md); the host's own values win over ours.
  */
 
 /**
