@@ -96,6 +96,30 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
+const DIRECTORY_MOVE_CONCURRENCY = 8;
+
+/**
+ * Runs `fn` over the items, at most `limit` at a time. On a failure no new item starts, and the
+ * ones in flight finish before the first error is thrown: a command never returns while its
+ * requests still run.
+ */
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
+}
+
 function journalPath(from: string, to: string): string {
   const id = createHash('sha256').update(`${from}\u0000${to}`).digest('hex').slice(0, 32);
   return `${RESERVED_DIR}/renames/${id}`;
@@ -129,10 +153,11 @@ async function moveDirectory(from: string, to: string, env: CommandEnv): Promise
     await env.files.write(journal, encodeText(JSON.stringify({ from, to })));
   }
   const copied: Array<{ from: string; to: string; sourceEtag: string; targetEtag: string }> = [];
-  for (const file of sources) {
+  // Files move independently (each whole at its old place, new place or both), so several at once.
+  await forEachLimit(sources, DIRECTORY_MOVE_CONCURRENCY, async (file) => {
     const target = to + file.path.slice(from.length);
     const source = await env.files.read(file.path);
-    if (!source) continue; // deleted meanwhile
+    if (!source) return; // deleted meanwhile
     let targetEtag: string;
     try {
       targetEtag = (await env.files.write(target, source.data, { ifNoneMatch: true })).etag;
@@ -146,8 +171,8 @@ async function moveDirectory(from: string, to: string, env: CommandEnv): Promise
         : (await env.files.write(target, source.data, { ifMatch: existing.etag })).etag;
     }
     copied.push({ from: file.path, to: target, sourceEtag: source.etag, targetEtag });
-  }
-  for (const c of copied) await deleteSourceKeepingEdits(c.from, c.to, c.sourceEtag, c.targetEtag, env);
+  });
+  await forEachLimit(copied, DIRECTORY_MOVE_CONCURRENCY, (c) => deleteSourceKeepingEdits(c.from, c.to, c.sourceEtag, c.targetEtag, env));
   await env.files.remove(journal);
 }
 
