@@ -58,12 +58,19 @@ export async function rename(command: RenameCommand, env: CommandEnv): Promise<s
  * at its old place, its new place or both; renaming again completes it (a target that already holds
  * exactly the source's bytes is taken as our own earlier copy).
  */
-async function moveFile(from: string, to: string, source: { data: Uint8Array; etag: string }, env: CommandEnv): Promise<void> {
-  // S3 has no directories: refuse a destination that is one, or lies below a file.
+/**
+ * S3 has no directories: a destination that is a directory (its one LIST) is an existing
+ * destination, in the spec's words; one below a file is refused as such.
+ */
+async function assertRenameDestination(to: string, env: CommandEnv): Promise<void> {
   await assertWritablePath(to, env).catch((error: unknown) => {
     if (error instanceof MemvaultError && error.code === 'NOT_A_FILE') fail('ALREADY_EXISTS', messages.destinationExists(to));
     throw error;
   });
+}
+
+async function moveFile(from: string, to: string, source: { data: Uint8Array; etag: string }, env: CommandEnv): Promise<void> {
+  await assertRenameDestination(to, env);
   let target: { etag: string };
   try {
     target = await env.files.write(to, source.data, { ifNoneMatch: true });
@@ -145,11 +152,7 @@ async function moveDirectory(from: string, to: string, env: CommandEnv): Promise
   }
   if (!resuming) {
     if (await env.files.stat(to)) fail('ALREADY_EXISTS', messages.destinationExists(to));
-    // Its one LIST also refuses a directory at the destination (no second LIST for that).
-    await assertWritablePath(to, env).catch((error: unknown) => {
-      if (error instanceof MemvaultError && error.code === 'NOT_A_FILE') fail('ALREADY_EXISTS', messages.destinationExists(to));
-      throw error;
-    });
+    await assertRenameDestination(to, env);
     await env.files.write(journal, encodeText(JSON.stringify({ from, to })));
   }
   const copied: Array<{ from: string; to: string; sourceEtag: string; targetEtag: string }> = [];
