@@ -96,6 +96,27 @@ async function requestsOf(input: Record<string, unknown>): Promise<number> {
   return faulty.calls - before;
 }
 
+/**
+ * One crashed run: a freshly seeded store, a vault whose k-th store request (after the user's key is
+ * loaded) throws, and the command run once. The crash must have happened and come back as a clean
+ * error; the caller then checks what was left and runs the command again.
+ */
+async function crashedRun(command: Record<string, unknown>, k: number, total: number) {
+  const store = freshStore();
+  await seed(store);
+  const faulty = new FaultyStore(store);
+  const vault = await openVault(faulty);
+  await vault.run(U, { command: 'view', path: '/memories/keep.md' });
+  faulty.failAt(k);
+  const first = await vault.run(U, command);
+  faulty.disarm();
+  const context = `crash at request ${k} of ${total}`;
+  expect(faulty.fired, context).toBe(true);
+  expect(first.isError, `${context}: ${JSON.stringify(first.content)}`).toBe(true);
+  expectCleanError(first, context);
+  return { store, vault, context };
+}
+
 describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file directory command on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
   afterAll(async () => {
     for (const store of stores) {
@@ -111,19 +132,8 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
     expect(total).toBeGreaterThanOrEqual(3 * FILES + 4);
     let failedRuns = 0;
     await everyStep(total, async (k) => {
-      const store = freshStore();
-      await seed(store);
-      const faulty = new FaultyStore(store);
-      const vault = await openVault(faulty);
-      await vault.run(U, { command: 'view', path: '/memories/keep.md' });
-      faulty.failAt(k);
-      const first = await vault.run(U, rename);
-      faulty.disarm();
-      const context = `crash at request ${k} of ${total}`;
-      expect(first.isError, `${context}: ${JSON.stringify(first.content)}`).toBe(faulty.fired);
-      expect(faulty.fired, context).toBe(true);
+      const { store, vault, context } = await crashedRun(rename, k, total);
       failedRuns += 1;
-      expectCleanError(first, context);
 
       const state = await allFiles(vault);
       for (const [name, text] of Object.entries(SOURCE)) {
@@ -160,18 +170,7 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
     expect(total).toBeGreaterThanOrEqual(FILES + 2);
     console.info(`[crash] directory delete of ${FILES} files: crashing at each of its ${total} store requests`);
     await everyStep(total, async (k) => {
-      const store = freshStore();
-      await seed(store);
-      const faulty = new FaultyStore(store);
-      const vault = await openVault(faulty);
-      await vault.run(U, { command: 'view', path: '/memories/keep.md' });
-      faulty.failAt(k);
-      const first = await vault.run(U, remove);
-      faulty.disarm();
-      const context = `crash at request ${k} of ${total}`;
-      expect(faulty.fired, context).toBe(true);
-      expect(first.isError, context).toBe(true);
-      expectCleanError(first, context);
+      const { store, vault, context } = await crashedRun(remove, k, total);
       const state = await allFiles(vault);
       for (const [name, text] of Object.entries(SOURCE)) {
         const left = state.get(`/memories/src/${name}`);

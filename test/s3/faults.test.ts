@@ -14,7 +14,7 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
-  S3ServiceException,
+  type S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createHash } from 'node:crypto';
@@ -22,19 +22,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isMemvaultError } from '../../src/errors.js';
 import { PreconditionFailedError } from '../../src/store/port.js';
 import { buildS3Client, createS3Store, s3ConfigFromEnv, type S3Store } from '../../src/store/s3.js';
+import { s3Error as fakeS3Error } from './fixtures/fake-s3.js';
 
 const BUCKET = 'bucket-name-that-must-not-leak';
 const SECRET = 'secret-access-key-that-must-not-leak';
 const KEY = 'user-derived-key-that-must-not-leak';
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
+/** An SDK error as it arrives after the SDK's own retries (4 attempts). */
 function s3Error(name: string, status: number, message = `${name} answered`): S3ServiceException {
-  return new S3ServiceException({
-    name,
-    $fault: status >= 500 ? 'server' : 'client',
-    $metadata: { httpStatusCode: status, requestId: 'req-1', attempts: 4 },
-    message,
-  });
+  return fakeS3Error(name, status, message, { requestId: 'req-1', attempts: 4 });
 }
 
 function networkError(code: string): Error {
