@@ -1,10 +1,16 @@
+import { MemvaultError } from '../errors.js';
 import type { CommandStats } from '../pipeline/context.js';
 import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from '../crypto/user-codec.js';
+import { fileNameConflict, NameConflictError } from './names.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
 const DELETE_BATCH = 1000;
+/** S3's key limit, for stores that state none of their own. */
+const DEFAULT_MAX_KEY_BYTES = 1024;
+/** Object metadata field carrying WriteCondition.origin (an opaque random id: no name, user or content). */
+const ORIGIN_METADATA = 'origin';
 /** Attempts to replace an expired object that still occupies a path a create-only write targets. */
 const EXPIRED_REPLACE_TRIES = 3;
 
@@ -41,32 +47,56 @@ export class StoreUserFiles implements UserFiles {
   }
 
   async read(path: string): Promise<FileVersion | null> {
-    const key = this.codec.keyFor(path);
+    const key = this.keyOf(path);
     const object = await this.store.get(key);
     if (!object || this.access?.isExpired(object.lastModified)) return null;
     const data = this.codec.open(path, object.body);
     if (this.stats) this.stats.bytesRead += data.byteLength;
     await this.access?.afterRead(key, object);
-    return { data, etag: object.etag, lastModified: object.lastModified };
+    const origin = object.metadata[ORIGIN_METADATA];
+    return { data, etag: object.etag, lastModified: object.lastModified, ...(origin !== undefined ? { origin } : {}) };
   }
 
   async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<{ etag: string }> {
+    const key = this.keyOf(path);
     const body = this.codec.seal(path, data);
-    const key = this.codec.keyFor(path);
     await this.access?.beforeWrite();
     const tags = this.access?.writeTags;
-    const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) => this.store.put(key, body, { ...conditions, ...(tags ? { tags } : {}) });
-    let result: { etag: string } | undefined;
-    if (condition.ifNoneMatch && condition.ifMatch === undefined && this.access) {
-      result = await this.createReplacingExpired(key, put);
+    const metadata = condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : undefined;
+    const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>
+      this.store.put(key, body, { ...conditions, ...(tags ? { tags } : {}), ...(metadata ? { metadata } : {}) });
+    let result: { etag: string };
+    let created = false;
+    if (condition.ifMatch !== undefined) {
+      result = await put({ ifMatch: condition.ifMatch, ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}) });
+    } else if (condition.ifNoneMatch) {
+      result = this.access ? await this.createReplacingExpired(key, put) : await put({ ifNoneMatch: '*' });
+      created = true;
     } else {
-      result = await put({
-        ...(condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {}),
-        ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}),
-      });
+      // An unconditional write either creates a name (then it is checked like a create) or replaces
+      // a file that is already there (a name that is a file already: nothing to check). Trying the
+      // create first tells the two apart without a HEAD; a rolled-back create never costs an
+      // overwritten version.
+      try {
+        result = await put({ ifNoneMatch: '*' });
+        created = true;
+      } catch (error) {
+        if (!(error instanceof PreconditionFailedError)) throw error;
+        result = await put({});
+      }
     }
+    if (created && !condition.deferNameCheck) await this.checkCreatedName(path, key, result.etag);
     if (this.stats) this.stats.bytesWritten += data.byteLength;
     return result;
+  }
+
+  /** Write, then check (src/vault/names.ts): a created name that a rival made a directory (or below a file) is rolled back. */
+  private async checkCreatedName(path: string, key: string, etag: string): Promise<void> {
+    const conflict = await fileNameConflict(this, path);
+    if (!conflict) return;
+    // Only our own version goes (If-Match): an edit made meanwhile by someone who saw it stays.
+    await this.store.delete(key, { ifMatch: etag }).catch(() => undefined);
+    throw new NameConflictError(conflict);
   }
 
   /**
@@ -94,7 +124,7 @@ export class StoreUserFiles implements UserFiles {
 
   async stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null> {
     if (path === MEMORY_ROOT) return null;
-    const head = await this.store.head(this.codec.keyFor(path));
+    const head = await this.store.head(this.keyOf(path));
     return head && !this.access?.isExpired(head.lastModified) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
   }
 
@@ -127,15 +157,32 @@ export class StoreUserFiles implements UserFiles {
     }
   }
 
+  assertStorable(path: string): void {
+    this.keyOf(path);
+  }
+
+  /**
+   * The store key of a path, refused with a clear error when over the store's key limit (the
+   * encrypted codec says so itself; the plain codec's escaping can triple a name's bytes).
+   */
+  private keyOf(path: string): string {
+    const key = this.codec.keyFor(path);
+    const limit = this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
+    if (Buffer.byteLength(key, 'utf8') > limit) {
+      throw new MemvaultError('INVALID_PATH', `Error: The path ${path} is too long to store: the store limits a key to ${limit} bytes; use shorter names or fewer directory levels.`);
+    }
+    return key;
+  }
+
   async remove(path: string, condition: { ifMatch?: string } = {}): Promise<void> {
-    await this.store.delete(this.codec.keyFor(path), condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
+    await this.store.delete(this.keyOf(path), condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {
     const failed: string[] = [];
     for (let i = 0; i < paths.length; i += DELETE_BATCH) {
       const batch = paths.slice(i, i + DELETE_BATCH);
-      const byKey = new Map(batch.map((p) => [this.codec.keyFor(p), p]));
+      const byKey = new Map(batch.map((p) => [this.keyOf(p), p]));
       const result = await this.store.deleteMany([...byKey.keys()]);
       for (const key of result.failed) failed.push(byKey.get(key) ?? key);
     }

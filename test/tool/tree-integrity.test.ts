@@ -1,0 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileStore } from '../../src/store/file.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { runTreeIntegritySuite } from './tree-integrity.js';
+
+runTreeIntegritySuite('memory store, plain names', async () => new MemoryStore());
+const masterKey = randomBytes(32).toString('base64');
+runTreeIntegritySuite('encrypted file store', async () => FileStore.open(await mkdtemp(join(tmpdir(), 'memvault-tree-'))), { encryption: { masterKey } });
