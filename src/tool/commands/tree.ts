@@ -4,7 +4,7 @@ import { messages } from '../messages.js';
 import { decodeText, encodeText } from '../text.js';
 import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../../store/port.js';
-import { fileAncestor, filesThatAreDirectories, NameConflictError, treeNameConflict, type NameConflict } from '../../vault/names.js';
+import { fileAncestor, fileNameConflict, filesThatAreDirectories, NameConflictError, treeNameConflict, type NameConflict } from '../../vault/names.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
 import type { FileVersion, ListedFile } from '../../vault/user-files.js';
 import { fail, type CommandEnv } from './env.js';
@@ -97,6 +97,9 @@ async function moveFile(from: string, to: string, source: { data: Uint8Array; et
     const existing = await env.files.read(to);
     if (!existing || !sameBytes(existing.data, source.data)) fail('ALREADY_EXISTS', messages.destinationExists(to));
     target = { etag: existing.etag };
+    // Our own earlier (or answer-lost) copy: the check its write would have run after landing.
+    const conflict = await fileNameConflict(env.files, to);
+    if (conflict) failOnConflict(to, conflict);
   }
   await deleteSourceKeepingEdits(from, to, source.etag, target.etag, env);
 }
@@ -243,6 +246,8 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
     }
   }
   const copied: Copy[] = [];
+  /** A write of this run failed without telling whether it landed: its copy may be at the destination. */
+  let uncertain = false;
   // Files move independently (each whole at its old place, new place or both), so several at once.
   try {
     await forEachLimit(sources, DIRECTORY_MOVE_CONCURRENCY, async (file) => {
@@ -262,9 +267,16 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
           targetEtag = (await env.files.write(target, source.data, { ifMatch: earlier.etag, origin: id, deferNameCheck: true })).etag;
         }
       } catch (error) {
-        // Someone wrote at the destination while we copied: it is theirs now.
-        if (error instanceof PreconditionFailedError) fail('ALREADY_EXISTS', messages.destinationExists(to));
-        throw error;
+        if (!(error instanceof PreconditionFailedError)) {
+          uncertain = true;
+          throw error;
+        }
+        // A write whose answer was lost (the SDK's retry then met it) is there with our id and the
+        // source's bytes; anything else was written by someone else while we copied: theirs now.
+        const landed = await env.files.read(target);
+        if (!landed || landed.origin !== id || !sameBytes(landed.data, source.data)) fail('ALREADY_EXISTS', messages.destinationExists(to));
+        targetEtag = landed.etag;
+        created = !earlier;
       }
       copied.push({ from: file.path, to: target, sourceEtag: source.etag, targetEtag, created });
     });
@@ -275,8 +287,9 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
     if (error instanceof MemvaultError && (error.code === 'ALREADY_EXISTS' || error.code === 'NOT_A_DIRECTORY')) {
       // A refused rename changes nothing: take back what this run created (its sources are all still
       // in place, as nothing was deleted yet), and the journal if nothing of an earlier run is left.
+      // A copy of unknown fate keeps the journal, so that a later run can still recognise it.
       await takeBack(copied.filter((c) => c.created), env);
-      if (ours.size === 0) await env.files.remove(journalAt, { ifMatch: journalEtag }).catch(() => undefined);
+      if (ours.size === 0 && !uncertain) await env.files.remove(journalAt, { ifMatch: journalEtag }).catch(() => undefined);
     }
     throw error;
   }
