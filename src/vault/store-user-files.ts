@@ -2,13 +2,17 @@ import { MemvaultError } from '../errors.js';
 import type { CommandStats } from '../pipeline/context.js';
 import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from '../crypto/user-codec.js';
-import { fileNameConflict, NameConflictError } from './names.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
 const DELETE_BATCH = 1000;
 /** S3's key limit, for stores that state none of their own. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
+/** Tries of a create whose rival took itself back too (names.ts), and the longest pause before the next. */
+const NAME_CONFLICT_TRIES = 3;
+const NAME_CONFLICT_PAUSE_MS = 40;
 /** Object metadata field carrying WriteCondition.origin (an opaque random id: no name, user or content). */
 const ORIGIN_METADATA = 'origin';
 /** Attempts to replace an expired object that still occupies a path a create-only write targets. */
@@ -65,39 +69,49 @@ export class StoreUserFiles implements UserFiles {
     const metadata = condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : undefined;
     const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>
       this.store.put(key, body, { ...conditions, ...(tags ? { tags } : {}), ...(metadata ? { metadata } : {}) });
-    let result: { etag: string };
-    let created = false;
-    if (condition.ifMatch !== undefined) {
-      result = await put({ ifMatch: condition.ifMatch, ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}) });
-    } else if (condition.ifNoneMatch) {
-      result = this.access ? await this.createReplacingExpired(key, put) : await put({ ifNoneMatch: '*' });
-      created = true;
-    } else {
+    const once = async (): Promise<{ result: { etag: string }; created: boolean }> => {
+      if (condition.ifMatch !== undefined) {
+        return { result: await put({ ifMatch: condition.ifMatch, ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}) }), created: false };
+      }
+      if (condition.ifNoneMatch) return { result: this.access ? await this.createReplacingExpired(key, put) : await put({ ifNoneMatch: '*' }), created: true };
       // An unconditional write either creates a name (then it is checked like a create) or replaces
       // a file that is already there (a name that is a file already: nothing to check). Trying the
       // create first tells the two apart without a HEAD; a rolled-back create never costs an
       // overwritten version.
       try {
-        result = await put({ ifNoneMatch: '*' });
-        created = true;
+        return { result: await put({ ifNoneMatch: '*' }), created: true };
       } catch (error) {
         if (!(error instanceof PreconditionFailedError)) throw error;
-        result = await put({});
+        return { result: await put({}), created: false };
       }
+    };
+    for (let attempt = 1; ; attempt++) {
+      const { result, created } = await once();
+      const conflict = created && !condition.deferNameCheck ? await this.takeBackOnConflict(path, key, result.etag) : null;
+      if (!conflict) {
+        if (this.stats) this.stats.bytesWritten += data.byteLength;
+        return result;
+      }
+      // Two rivals that saw each other have both taken themselves back. After a random pause, the
+      // first to look again finds the way clear and tries once more; a rival still there has won.
+      if (attempt >= NAME_CONFLICT_TRIES) throw new NameConflictError(conflict);
+      await sleep(Math.random() * NAME_CONFLICT_PAUSE_MS * attempt);
+      const still = await fileNameConflict(this, path);
+      if (still) throw new NameConflictError(still);
     }
-    if (created && !condition.deferNameCheck) await this.checkCreatedName(path, key, result.etag);
-    if (this.stats) this.stats.bytesWritten += data.byteLength;
-    return result;
   }
 
-  /** Write, then check (src/vault/names.ts): a created name that a rival made a directory (or below a file) is rolled back. */
-  private async checkCreatedName(path: string, key: string, etag: string): Promise<void> {
+  /**
+   * Write, then check (src/vault/names.ts): a created name that a rival made a directory (or put
+   * below a file) is taken back, only as we wrote it (If-Match: an edit made meanwhile by someone
+   * who saw it stays). Returns the conflict, or null when the name is ours.
+   */
+  private async takeBackOnConflict(path: string, key: string, etag: string): Promise<NameConflict | null> {
     const conflict = await fileNameConflict(this, path);
-    if (!conflict) return;
-    // Only our own version goes (If-Match): an edit made meanwhile by someone who saw it stays.
-    await this.store.delete(key, { ifMatch: etag }).catch(() => undefined);
-    throw new NameConflictError(conflict);
+    if (conflict) await this.store.delete(key, { ifMatch: etag }).catch(() => undefined);
+    return conflict;
   }
+
 
   /**
    * Create-only while an expired object (absent for the user, not yet swept) may still sit at the
@@ -133,6 +147,7 @@ export class StoreUserFiles implements UserFiles {
   async isDirectory(path: string): Promise<boolean> {
     if (path === MEMORY_ROOT) return true;
     const prefix = this.codec.prefixFor(path);
+    if (!this.fitsKeyLimit(prefix)) return false; // no key can lie below it: no request needed
     const page = await this.store.list(prefix, { maxKeys: 1 });
     const first = page.objects[0];
     if (!first || !this.access?.isExpired(first.lastModified)) return first !== undefined;
@@ -151,7 +166,9 @@ export class StoreUserFiles implements UserFiles {
   }
 
   async *listFiles(dir: string): AsyncIterable<ListedFile> {
-    for await (const object of listAll(this.store, this.codec.prefixFor(dir))) {
+    const prefix = this.codec.prefixFor(dir);
+    if (!this.fitsKeyLimit(prefix)) return;
+    for await (const object of listAll(this.store, prefix)) {
       if (this.access?.isExpired(object.lastModified)) continue;
       yield { path: this.codec.pathFor(object.key), size: this.codec.plaintextSize(object.size), lastModified: object.lastModified };
     }
@@ -165,10 +182,14 @@ export class StoreUserFiles implements UserFiles {
    * The store key of a path, refused with a clear error when over the store's key limit (the
    * encrypted codec says so itself; the plain codec's escaping can triple a name's bytes).
    */
+  private fitsKeyLimit(key: string): boolean {
+    return Buffer.byteLength(key, 'utf8') <= (this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES);
+  }
+
   private keyOf(path: string): string {
     const key = this.codec.keyFor(path);
-    const limit = this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
-    if (Buffer.byteLength(key, 'utf8') > limit) {
+    if (!this.fitsKeyLimit(key)) {
+      const limit = this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
       throw new MemvaultError('INVALID_PATH', `Error: The path ${path} is too long to store: the store limits a key to ${limit} bytes; use shorter names or fewer directory levels.`);
     }
     return key;

@@ -246,7 +246,8 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
         expect(isDirectory).toBe(!child.isError);
       }
       expect(bothWon).toBe(0);
-      expect(fileWon + dirWon).toBeGreaterThan(0);
+      // Both may lose a race (each then says why, and a retry works); the tally is for the log.
+      console.info(`[name races, ${storeName}] ${races} races: file won ${fileWon}, directory won ${dirWon}, both lost ${races - fileWon - dirWon}`);
       await one.close();
       await two.close();
     });
@@ -335,6 +336,20 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       const sibling = await vault.run(U, { command: 'create', path: `${at(depth - 1)}/b/c`, file_text: 'x' });
       expect(sibling).toMatchObject({ isError: true });
       expect(sibling.content as string).toMatch(/^Error: The path \/memories\/.* is too long to store/);
+      // Every command answers a path past the limit with the same clear error (no request with an
+      // over-long key or prefix reaches the store).
+      const farTooDeep = `/memories/b/${at(depth + 20).slice('/memories/'.length)}`;
+      for (const input of [
+        { command: 'view', path: farTooDeep },
+        { command: 'delete', path: farTooDeep },
+        { command: 'str_replace', path: farTooDeep, old_str: 'a', new_str: 'b' },
+        { command: 'rename', old_path: at(depth), new_path: farTooDeep },
+        { command: 'rename', old_path: farTooDeep, new_path: '/memories/elsewhere' },
+      ]) {
+        const r = await vault.run(U, input);
+        expect(r.isError, JSON.stringify(input)).toBe(true);
+        expect(r.content as string, JSON.stringify(input)).toMatch(/is too long to store|does not exist/);
+      }
       expect(await snapshot(store)).toEqual(before);
       await vault.close();
     });
