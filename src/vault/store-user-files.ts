@@ -51,7 +51,8 @@ export class StoreUserFiles implements UserFiles {
   }
 
   async read(path: string): Promise<FileVersion | null> {
-    const key = this.keyOf(path);
+    const key = this.existingKeyOf(path);
+    if (key === null) return null;
     const object = await this.store.get(key);
     if (!object || this.access?.isExpired(object.lastModified)) return null;
     const data = this.codec.open(path, object.body);
@@ -138,7 +139,9 @@ export class StoreUserFiles implements UserFiles {
 
   async stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null> {
     if (path === MEMORY_ROOT) return null;
-    const head = await this.store.head(this.keyOf(path));
+    const key = this.existingKeyOf(path);
+    if (key === null) return null;
+    const head = await this.store.head(key);
     return head && !this.access?.isExpired(head.lastModified) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
   }
 
@@ -186,6 +189,17 @@ export class StoreUserFiles implements UserFiles {
     return Buffer.byteLength(key, 'utf8') <= (this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES);
   }
 
+  /**
+   * The key of a file that may exist, or null when the path is past the key limit: no file can be
+   * there, so reads find nothing (without a request) and only writes say "too long to store".
+   */
+  private existingKeyOf(path: string): string | null {
+    if (path === MEMORY_ROOT) return this.codec.keyFor(path); // the codec's own error
+    // prefixFor is the key and a '/', computed without the codec's length check.
+    const key = this.codec.prefixFor(path).slice(0, -1);
+    return this.fitsKeyLimit(key) ? key : null;
+  }
+
   private keyOf(path: string): string {
     const key = this.codec.keyFor(path);
     if (!this.fitsKeyLimit(key)) {
@@ -196,14 +210,20 @@ export class StoreUserFiles implements UserFiles {
   }
 
   async remove(path: string, condition: { ifMatch?: string } = {}): Promise<void> {
-    await this.store.delete(this.keyOf(path), condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
+    const key = this.existingKeyOf(path);
+    if (key === null) return; // nothing can be there
+    await this.store.delete(key, condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {
     const failed: string[] = [];
     for (let i = 0; i < paths.length; i += DELETE_BATCH) {
       const batch = paths.slice(i, i + DELETE_BATCH);
-      const byKey = new Map(batch.map((p) => [this.keyOf(p), p]));
+      const byKey = new Map<string, string>();
+      for (const p of batch) {
+        const key = this.existingKeyOf(p);
+        if (key !== null) byKey.set(key, p);
+      }
       const result = await this.store.deleteMany([...byKey.keys()]);
       for (const key of result.failed) failed.push(byKey.get(key) ?? key);
     }
