@@ -219,6 +219,10 @@ class QuotaFiles implements UserFiles {
     return this.inner.isDirectory(path);
   }
 
+  assertStorable(path: string): void {
+    this.inner.assertStorable(path);
+  }
+
   async *listFiles(dir: string): AsyncIterable<ListedFile> {
     for await (const file of this.inner.listFiles(dir)) {
       this.run.seen(file.path, file.size);
