@@ -53,8 +53,10 @@ export const messages = {
   editMissing: (path: string) => `Error: The path ${path} does not exist. Please provide a valid path.`,
   noMatch: (oldStr: string, path: string) =>
     `No replacement was performed, old_str \`${echo(oldStr)}\` did not appear verbatim in ${path}.`,
-  manyMatches: (oldStr: string, lines: number[]) =>
-    `No replacement was performed. Multiple occurrences of old_str \`${echo(oldStr)}\` in lines: ${lines.join(', ')}. Please ensure it is unique`,
+  // The spec lists every line; memvault lists the first ones and counts the rest ("and N more"),
+  // so that a common old_str in a 20,000-line file is a short answer, not 129 KB of numbers.
+  manyMatches: (oldStr: string, lines: number[], moreLines = 0) =>
+    `No replacement was performed. Multiple occurrences of old_str \`${echo(oldStr)}\` in lines: ${lines.join(', ')}${moreLines > 0 ? ` and ${moreLines.toLocaleString('en-US')} more` : ''}. Please ensure it is unique`,
   emptyOldStr: () => 'Error: old_str must not be empty: give the exact text to replace.',
 
   // insert (spec)
