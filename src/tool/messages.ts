@@ -83,5 +83,10 @@ export const messages = {
     `Error: ${path} was changed by other writers at the same time too often; this edit was not applied. View the file and try again.`,
   fileTooLarge: (path: string, bytes: number, limit: number) =>
     `Error: The edit would make ${path} ${bytes.toLocaleString('en-US')} bytes, over the limit of ${limit.toLocaleString('en-US')} bytes per file. Nothing was written; keep the file smaller (split it, or remove old content).`,
+  // Refused from the input alone, before any work (the path is not even checked yet, so it is not named).
+  inputTooLarge: (command: string, field: string, bytes: number, limit: number) =>
+    `Error: \`${field}\` is ${bytes.toLocaleString('en-US')} bytes, over the limit of ${limit.toLocaleString('en-US')} bytes per file, so this ${command} cannot be stored. Nothing was written; keep each file under ${limit.toLocaleString('en-US')} bytes (split the content across several files).`,
+  oldStrTooLarge: (bytes: number, limit: number) =>
+    `Error: \`old_str\` is ${bytes.toLocaleString('en-US')} bytes, longer than any file can be (the limit is ${limit.toLocaleString('en-US')} bytes per file), so it cannot occur in the file. Nothing was changed; give the exact, shorter text to replace.`,
   tooManyLinesWrite: (path: string) => `Error: The edit would make ${path} longer than 999,999 lines. Nothing was written.`,
 } as const;
