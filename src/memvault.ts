@@ -7,7 +7,8 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { Logger } from 'pino';
 import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
 import { createEncryptionFromConfig, type EncryptionConfig } from './crypto/index.js';
-import { INTERNAL_ERROR_MESSAGE, isMemvaultError, MemvaultError } from './errors.js';
+import { validateUserId } from './crypto/codec.js';
+import { INTERNAL_ERROR_MESSAGE, isMemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
@@ -95,21 +96,8 @@ export interface Vault {
   close(): Promise<void>;
 }
 
-const MAX_USER_ID_LENGTH = 256;
-
-/** User ids come from the host application; an empty or absurd one is a host bug, refused loudly. */
-export function validateUserId(userId: unknown): string {
-  if (typeof userId !== 'string' || userId.trim().length === 0) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id must be a non-empty string');
-  }
-  if (userId.length > MAX_USER_ID_LENGTH) {
-    throw new MemvaultError('INVALID_USER', `memvault: the user id is longer than ${MAX_USER_ID_LENGTH} characters`);
-  }
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(userId)) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id contains control characters');
-  }
-  return userId;
-}
+/** User ids come from the host application; the one check of them lives with the codec that hashes them. */
+export { validateUserId };
 
 function toHandlerResult(result: CommandResult): ResultContent {
   // ToolError content reaches the model verbatim with is_error: true, so spec strings stay exact.
