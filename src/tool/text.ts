@@ -80,8 +80,8 @@ export class LineCounter {
   }
 }
 
-/** Characters scanned between two yields to the event loop (a few milliseconds of work at most). */
-export const SCAN_SLICE = 1 << 18;
+/** Characters scanned between two yields to the event loop (about a millisecond of work, two at worst). */
+export const SCAN_SLICE = 1 << 16;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -98,29 +98,68 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * loop, so that one big edit never holds up the other users' commands.
  */
 export async function forEachOccurrence(text: string, needle: string, visit: (offset: number) => boolean): Promise<void> {
-  const n = text.length;
-  const m = needle.length;
-  if (m === 0 || m > n) return;
-  const pattern = new Uint16Array(m);
-  for (let i = 0; i < m; i++) pattern[i] = needle.charCodeAt(i);
-  // border[i]: length of the longest proper prefix of needle[0..i] that is also its suffix.
-  const border = new Int32Array(m);
-  for (let i = 1, k = 0; i < m; i++) {
-    const c = pattern[i]!;
-    while (k > 0 && pattern[k] !== c) k = border[k - 1]!;
-    if (pattern[k] === c) k += 1;
-    border[i] = k;
-    if (i % SCAN_SLICE === 0) await yieldToEventLoop();
+  if (needle.length === 0 || needle.length > text.length) return;
+  // The loops live in a plain class, not in this async function, so that V8 optimises them.
+  const matcher = new KmpMatcher(text, needle);
+  while (!matcher.prepared(SCAN_SLICE)) await yieldToEventLoop();
+  while (!matcher.scan(SCAN_SLICE, visit)) await yieldToEventLoop();
+}
+
+/** Knuth-Morris-Pratt in resumable steps: each call does a bounded slice of the work. */
+class KmpMatcher {
+  private readonly pattern: Uint16Array;
+  /** border[i]: length of the longest proper prefix of needle[0..i] that is also its suffix. */
+  private readonly border: Int32Array;
+  private readonly head: string;
+  private built = 1;
+  private builtK = 0;
+  private i = 0;
+  private k = 0;
+
+  constructor(
+    private readonly text: string,
+    needle: string,
+  ) {
+    this.pattern = new Uint16Array(needle.length);
+    this.pattern[0] = needle.charCodeAt(0);
+    this.border = new Int32Array(needle.length);
+    this.head = needle[0]!;
+    this.needle = needle;
   }
-  const head = needle[0]!;
-  let k = 0;
-  let i = 0;
-  while (i < n) {
-    const end = Math.min(n, i + SCAN_SLICE);
+
+  private readonly needle: string;
+
+  /** Copies and builds the next `slice` entries of the pattern and border table; true when both are complete. */
+  prepared(slice: number): boolean {
+    const { pattern, border, needle } = this;
+    const m = pattern.length;
+    const end = Math.min(m, this.built + slice);
+    let k = this.builtK;
+    for (let i = this.built; i < end; i++) {
+      const c = needle.charCodeAt(i);
+      pattern[i] = c;
+      while (k > 0 && pattern[k] !== c) k = border[k - 1]!;
+      if (pattern[k] === c) k += 1;
+      border[i] = k;
+    }
+    this.built = end;
+    this.builtK = k;
+    return end >= m;
+  }
+
+  /** Scans the next `slice` characters of the text; true when the text is done or `visit` said stop. */
+  scan(slice: number, visit: (offset: number) => boolean): boolean {
+    const { text, pattern, border, head } = this;
+    const n = text.length;
+    const m = pattern.length;
+    const end = Math.min(n, this.i + slice);
+    let k = this.k;
+    let i = this.i;
     for (; i < end; i++) {
       if (k === 0) {
+        // Nothing matched yet: let the native search skip to the needle's first character.
         const next = text.indexOf(head, i);
-        if (next === -1) return;
+        if (next === -1) return true;
         i = next;
       }
       const c = text.charCodeAt(i);
@@ -128,12 +167,14 @@ export async function forEachOccurrence(text: string, needle: string, visit: (of
       if (pattern[k] === c) {
         k += 1;
         if (k === m) {
-          if (!visit(i - m + 1)) return;
+          if (!visit(i - m + 1)) return true;
           k = border[m - 1]!;
         }
       }
     }
-    if (i < n) await yieldToEventLoop();
+    this.i = i;
+    this.k = k;
+    return i >= n;
   }
 }
 
