@@ -7,11 +7,12 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { Logger } from 'pino';
 import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
 import { createEncryptionFromConfig, type EncryptionConfig } from './crypto/index.js';
-import { INTERNAL_ERROR_MESSAGE, isMemvaultError, MemvaultError } from './errors.js';
+import { validateUserId } from './crypto/codec.js';
 import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
+import { errorResult } from './pipeline/error-result.js';
 import { defaultChain } from './pipeline/index.js';
 import type { QuotaOptions } from './pipeline/quota.js';
 import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
@@ -95,21 +96,8 @@ export interface Vault {
   close(): Promise<void>;
 }
 
-const MAX_USER_ID_LENGTH = 256;
-
-/** User ids come from the host application; an empty or absurd one is a host bug, refused loudly. */
-export function validateUserId(userId: unknown): string {
-  if (typeof userId !== 'string' || userId.trim().length === 0) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id must be a non-empty string');
-  }
-  if (userId.length > MAX_USER_ID_LENGTH) {
-    throw new MemvaultError('INVALID_USER', `memvault: the user id is longer than ${MAX_USER_ID_LENGTH} characters`);
-  }
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(userId)) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id contains control characters');
-  }
-  return userId;
-}
+/** User ids come from the host application; the one check of them lives with the codec that hashes them. */
+export { validateUserId };
 
 function toHandlerResult(result: CommandResult): ResultContent {
   // ToolError content reaches the model verbatim with is_error: true, so spec strings stay exact.
@@ -218,9 +206,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     } catch (error) {
       // The user's key could not be loaded (the store is unavailable, the key record is damaged):
       // the command did not run. run() answers with a result, never a throw.
-      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
-      logger?.error({ err: error instanceof Error ? { name: error.name } : undefined }, 'memvault user key load failed');
-      return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+      return errorResult(error, (e) => logger?.error({ err: e instanceof Error ? { name: e.name } : undefined }, 'memvault user key load failed'));
     }
     const ctx: CommandContext = {
       requestId: randomUUID(),
@@ -237,9 +223,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       return await withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
     } catch (error) {
       // A middleware refused to go on (e.g. the audit sink failed): the command did not run.
-      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
-      logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: error instanceof Error ? { name: error.name } : undefined }, 'memvault middleware failed');
-      return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+      return errorResult(error, (e) => logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: e instanceof Error ? { name: e.name } : undefined }, 'memvault middleware failed'));
     }
   };
 
