@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +79,14 @@ export interface VaultOptions {
    * a file at most once per interval, writes carry the TTL-class tag. Off when not given.
    */
   expiry?: ExpiryOptions;
+  /**
+   * true (default): a really empty store becomes a new deployment (a file store's directory, the
+   * deployment record and, with no key configured, the default key file are created). false: open
+   * an existing deployment only and create nothing, so a mistyped store URL is an error instead of
+   * a fresh empty store (what tools that only read or erase want). Either way, a store that holds
+   * user data but no deployment record stops start-up with STORE_INCONSISTENT.
+   */
+  create?: boolean;
 }
 
 export interface Vault {
@@ -135,6 +144,30 @@ export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJ
   return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
 }
 
+/**
+ * Opens the store behind a URL without creating it: a file store's directory must exist already.
+ * (S3 buckets are never created; an empty prefix is caught by the deployment check.)
+ */
+export async function openExistingStore(url: string, options: OpenStoreOptions = {}): Promise<ObjectStore> {
+  if (url.startsWith('file:')) {
+    let dir: string;
+    try {
+      dir = fileURLToPath(url);
+    } catch {
+      return openStore(url, options); // openStore words the bad-URL error
+    }
+    let isDirectory = false;
+    try {
+      isDirectory = (await stat(dir)).isDirectory();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new MemvaultError('STORE_UNAVAILABLE', `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`, { cause: e });
+    }
+    if (!isDirectory) throw new MemvaultError('CONFIG', `memvault: there is no store at ${dir}: check the store URL. Nothing was created.`);
+  }
+  return openStore(url, options);
+}
+
 async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; close(): Promise<void> }> {
   if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
   const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
@@ -146,6 +179,7 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     store,
     config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },
     defaultMasterKeyFile: defaultMasterKeyFileFor(storeUrl),
+    create: options.create ?? true,
   });
   for (const notice of encryption.notices) {
     const isNew = /\bcreated\b/.test(notice);
@@ -158,7 +192,9 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
 
 export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const storeUrl = typeof options.store === 'object' ? undefined : (options.store ?? defaultStoreUrl());
-  const store = typeof options.store === 'object' ? options.store : await openStore(storeUrl!, { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) });
+  const storeOptions: OpenStoreOptions = { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) };
+  const store =
+    typeof options.store === 'object' ? options.store : options.create === false ? await openExistingStore(storeUrl!, storeOptions) : await openStore(storeUrl!, storeOptions);
   let opened: { codec: CodecProvider; close(): Promise<void> };
   try {
     opened = await openCodec(options, store, storeUrl);

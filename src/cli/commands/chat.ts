@@ -3,7 +3,7 @@ import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { validateUserId } from '../../memvault.js';
-import { exitWithError } from '../errors.js';
+import { exitWithError, usageError } from '../errors.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
 
 interface ChatFlags extends VaultFlags {
@@ -27,7 +27,7 @@ export function registerChat(program: Command): void {
     .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE)')
     .action(async (flags: ChatFlags) => {
       if (!process.env['ANTHROPIC_API_KEY']) {
-        exitWithError(new Error('chat needs an Anthropic API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/settings/keys).'));
+        exitWithError(usageError('chat needs an Anthropic API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/settings/keys).'));
       }
       let vault;
       try {

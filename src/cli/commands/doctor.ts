@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { isMemvaultError } from '../../errors.js';
 import { EXPIRY_ENV, resolveTtl, ttlSettingsFromEnv } from '../../expiry/config.js';
 import { doctorFailed, formatDoctor, runDoctor } from '../../expiry/doctor.js';
+import { reportError } from '../errors.js';
 import { ENV, s3ConfigFrom, storeUrlFrom } from '../config.js';
 
 export interface DoctorCommandDeps {
@@ -61,12 +61,8 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
           await store.close();
         }
       } catch (error) {
-        if (isMemvaultError(error) || error instanceof InvalidArgumentError) {
-          err(`memvault: ${error.message.replace(/^(Error: |memvault: )/, '')}\n`);
-          setExitCode(2);
-          return;
-        }
-        throw error;
+        // One line, the CLI's exit-code scheme (usage 2, runtime 3); never a stack trace.
+        setExitCode(reportError(error, err));
       }
     });
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createLocalKeyProvider, keyProviderFromConfig, loadOrCreateLocalMasterKey, rotateKeys } from '../../crypto/index.js';
-import { exitWithError } from '../errors.js';
+import { exitWithError, usageError } from '../errors.js';
 import { openStoreWithEncryption } from '../encryption.js';
 import { progressBar } from '../progress.js';
 
@@ -25,7 +25,7 @@ export function registerKeys(program: Command): void {
     .option('--json', 'print the summary as one JSON object')
     .action(async (flags: RotateFlags) => {
       if (Boolean(flags.toMasterKeyFile) === Boolean(flags.toKmsKeyId)) {
-        exitWithError(new Error('give exactly one of --to-master-key-file and --to-kms-key-id'));
+        exitWithError(usageError('give exactly one of --to-master-key-file and --to-kms-key-id'));
       }
       const bar = progressBar('keys rotate');
       try {
