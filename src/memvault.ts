@@ -208,10 +208,13 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const rawUserIds = new WeakMap<CommandContext, string>();
   let audit: AuditLogger | undefined;
   try {
+    // Records are authenticated with the deployment's audit key when there is one (encrypted stores).
+    const macKey = options.audit && options.audit.macKey === undefined ? codec.auditMacKey?.() : undefined;
     audit = options.audit
       ? await createAuditLogger({
           redactPath: (path, ctx) => `#${codec.pathId(ctx.uid, path)}`,
           rawUserIdOf: (ctx) => rawUserIds.get(ctx),
+          ...(macKey ? { macKey } : {}),
           ...options.audit,
         })
       : undefined;

@@ -8,7 +8,13 @@ import { COMMAND_NAMES, type CommandName } from '../tool/types.js';
  * short enum-like strings, ids of a fixed form, and paths that the caller has already redacted.
  */
 
+/**
+ * 1: hash-chained records. 2: hash-chained records that also carry `mac`, an HMAC of their hash
+ * under the deployment's audit key (docs/audit.md, "Authenticated records").
+ */
 export const AUDIT_FORMAT_VERSION = 1;
+export const AUDIT_MAC_FORMAT_VERSION = 2;
+export type AuditFormatVersion = typeof AUDIT_FORMAT_VERSION | typeof AUDIT_MAC_FORMAT_VERSION;
 
 /**
  * `start` (writer opened) and `seal` (segment closed) are written by the writer itself; the others
@@ -58,7 +64,7 @@ export interface AuditEntry {
 }
 
 export interface AuditRecord extends Omit<AuditEntry, 'type'> {
-  v: typeof AUDIT_FORMAT_VERSION;
+  v: AuditFormatVersion;
   seq: number;
   time: string;
   type: AuditRecordType;
@@ -69,6 +75,8 @@ export interface AuditRecord extends Omit<AuditEntry, 'type'> {
   /** start records after a crash: bytes of a torn last line that were cut off. */
   recovered?: { discardedBytes: number };
   hash: string;
+  /** v2: HMAC-SHA256 of `hash` under the audit key (hex). */
+  mac?: string;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -44,6 +44,14 @@ registerAuditCommands(program, {
   },
   // The uid is a keyed hash under the deployment's secret: read it from the data store
   // (--data-store, else MEMVAULT_STORE, else the default), which must already exist.
+  auditKeyOf: async (dataStore) => {
+    const opened = await openStoreWithEncryption(dataStore !== undefined ? { store: dataStore } : {});
+    try {
+      return opened.encryption.codecProvider.auditMacKey();
+    } finally {
+      await opened.close();
+    }
+  },
   uidOf: async (userId, dataStore) => {
     const opened = await openStoreWithEncryption(dataStore !== undefined ? { store: dataStore } : {});
     try {

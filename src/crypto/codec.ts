@@ -13,6 +13,7 @@ import {
   CONTENT_OVERHEAD,
   computeUid,
   computePathId,
+  computeAuditMacKey,
   decryptSegment,
   deriveUserKeys,
   encryptSegment,
@@ -59,6 +60,8 @@ export interface EncryptedCodecProvider extends CodecProvider {
   readonly keyId: string;
   /** True when this start-up created the deployment record (a new, empty deployment). */
   readonly createdDeployment: boolean;
+  /** The deployment's audit MAC key (a fresh copy; the caller may wipe it). */
+  auditMacKey(): Uint8Array;
   /** Pseudonymous uid of a user id (pure: no store access). */
   uidOf(userId: string): string;
   /** Codec of an existing user by uid (sweeper, export); NOT_FOUND when the user has no key. */
@@ -241,6 +244,11 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   pathId(uid: string, path: string): string {
     this.assertOpen();
     return computePathId(this.deploymentSecret, uid, path);
+  }
+
+  auditMacKey(): Uint8Array {
+    this.assertOpen();
+    return computeAuditMacKey(this.deploymentSecret);
   }
 
   async forUser(userId: string): Promise<UserCodec> {

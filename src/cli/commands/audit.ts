@@ -9,7 +9,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { ObjectStore } from '../../store/port.js';
 import { exportRecords, type ExportFormat, type ExportSummary } from '../../audit/export.js';
 import { collectFileChains, collectStoreChains, type CollectedChains } from '../../audit/sources.js';
-import { verifyChains, type VerifyFailure, type VerifyReport } from '../../audit/verify.js';
+import { verifyChains, type ChainWitness, type VerifyFailure, type VerifyReport } from '../../audit/verify.js';
+import { parseExpectedHead, readCheckpointFile } from '../../audit/checkpoints.js';
 import { checkFailed, runtimeError, usageError } from '../errors.js';
 
 export interface AuditCommandDeps {
@@ -17,6 +18,11 @@ export interface AuditCommandDeps {
   openStore?: (url: string) => Promise<ObjectStore>;
   /** Maps a raw user id to its pseudonymous uid (the vault's keyed hash) in the given data store, for `export --user`. */
   uidOf?: (userId: string, dataStore: string | undefined) => string | Promise<string>;
+  /**
+   * The deployment's audit MAC key from the data store (--data-store, else MEMVAULT_STORE, else the
+   * default), opened without creating anything; needed to check the MACs of v2 records.
+   */
+  auditKeyOf?: (dataStore: string | undefined) => Promise<Uint8Array>;
   /** Key prefix of the audit segments in the store (before `audit/`). Default ''. */
   storePrefix?: string;
   stdout?: (text: string) => void;
@@ -34,6 +40,32 @@ const PROGRESS_MIN_BYTES = 4 * 1024 * 1024;
 
 interface SourceOptions {
   store?: string;
+}
+
+interface CheckOptions {
+  dataStore?: string;
+  structureOnly?: boolean;
+  checkpoints?: string[];
+  expectHead?: ChainWitness[];
+}
+
+function collectValues<T>(parse: (value: string) => T): (value: string, previous: T[] | undefined) => T[] {
+  return (value, previous) => [...(previous ?? []), parse(value)];
+}
+
+function parseHead(value: string): ChainWitness {
+  const head = parseExpectedHead(value);
+  if (!head) throw new InvalidArgumentError('give [INSTANCE:]SEQ:HASH (HASH: 64 hex digits)');
+  return head;
+}
+
+/** The options verify and export share: how records are authenticated and what witnesses the tail. */
+function addCheckOptions(command: Command): Command {
+  return command
+    .option('--data-store <url>', 'the data store whose deployment holds the audit key (env MEMVAULT_STORE; default ./.memvault); never created')
+    .option('--structure-only', 'check the hash chain only, not the MACs (the result then proves nothing about who wrote the records)')
+    .option('--checkpoints <file>', 'a checkpoint file (the writer\'s tail witness); repeatable', collectValues((v) => v))
+    .option('--expect-head <head>', 'a head recorded elsewhere, [INSTANCE:]SEQ:HASH; repeatable', collectValues(parseHead));
 }
 
 /**
@@ -92,35 +124,71 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
 
   const audit = program.command('audit').description('verify and export the audit log');
 
-  audit
-    .command('verify')
-    .description('check the hash chain of every instance; exit 1 at the first broken record, or when there are no records')
-    .argument('[files...]', 'audit files, sealed segments or directories')
-    .option('--store <url>', 'verify the segments uploaded to this store instead')
-    .action(async (files: string[], options: SourceOptions) => {
-      const { collected, close } = await collect(files, options);
+  /**
+   * Verify with the key when the records carry MACs: a chain of v2 records checked without the key
+   * would accept a forged record with a random MAC, so the key is loaded (or the check fails),
+   * unless --structure-only says the caller knows.
+   */
+  const check = async (collected: CollectedChains, options: CheckOptions): Promise<{ report: VerifyReport; macsChecked: boolean }> => {
+    const witnesses: ChainWitness[] = [...(options.expectHead ?? [])];
+    for (const file of options.checkpoints ?? []) {
+      checkInputFiles([file]);
       try {
-        const report = await verifyChains(collected);
-        if (report.ok) {
-          out(formatVerifySummary(report, collected));
-        } else {
-          for (const failure of report.failures) err(formatFailure(failure));
-          setExitCode(1);
-        }
-      } finally {
-        await close();
+        witnesses.push(...(await readCheckpointFile(file)));
+      } catch (e) {
+        throw usageError(e instanceof Error ? e.message : String(e), e);
       }
-    });
+    }
+    let key: Uint8Array | undefined;
+    const loadKey = async (): Promise<Uint8Array> => {
+      if (!deps.auditKeyOf) throw checkFailed('the records carry MACs but this build cannot load the audit key; pass --structure-only');
+      try {
+        return await deps.auditKeyOf(options.dataStore);
+      } catch (e) {
+        const cause = e instanceof Error ? e.message.replace(/^(Error: |memvault: )/, '') : String(e);
+        throw checkFailed(`cannot check the records' MACs: the audit key is not available (${cause}); pass --data-store URL with its key, or --structure-only`);
+      }
+    };
+    if (options.dataStore !== undefined && !options.structureOnly) key = await loadKey();
+    let report = await verifyChains(collected, { ...(key ? { macKey: key } : {}), witnesses });
+    if (!key && !options.structureOnly && report.chains.some((c) => c.macsUnchecked > 0)) {
+      key = await loadKey();
+      report = await verifyChains(collected, { macKey: key, witnesses });
+    }
+    return { report, macsChecked: key !== undefined };
+  };
 
-  audit
-    .command('export')
-    .description('verify, then write the records of a time range, all instances merged in time order, as JSONL or CSV')
+  addCheckOptions(
+    audit
+      .command('verify')
+      .description('check the hash chain and MACs of every instance and the tail against its witnesses; exit 1 at the first broken record, or when there are no records')
+      .argument('[files...]', 'audit files, sealed segments or directories')
+      .option('--store <url>', 'verify the segments uploaded to this store instead'),
+  ).action(async (files: string[], options: SourceOptions & CheckOptions) => {
+    const { collected, close } = await collect(files, options);
+    try {
+      const { report, macsChecked } = await check(collected, options);
+      if (report.ok) {
+        out(formatVerifySummary(report, collected, macsChecked));
+      } else {
+        for (const failure of report.failures) err(formatFailure(failure));
+        setExitCode(1);
+      }
+    } finally {
+      await close();
+    }
+  });
+
+  addCheckOptions(
+    audit
+      .command('export')
+      .description('verify, then write the records of a time range, all instances merged in time order, as JSONL or CSV'),
+  )
     .argument('[files...]', 'audit files, sealed segments or directories')
     .requiredOption('--from <date>', 'first day or instant included (YYYY-MM-DD or ISO 8601; dates are UTC)', (v) => parseDate(v, 'start'))
     .requiredOption('--to <date>', 'last day included (YYYY-MM-DD), or exclusive instant (ISO 8601)', (v) => parseDate(v, 'end'))
     .option('--user <id>', 'only the records of this user (raw id, mapped to its pseudonymous uid in --data-store)')
     .option('--uid <uid>', 'only the records of this pseudonymous uid')
-    .option('--data-store <url>', 'the data store whose deployment maps --user to its uid (env MEMVAULT_STORE; default ./.memvault); never created')
     .option('--format <format>', 'jsonl or csv', parseFormat, 'jsonl' as ExportFormat)
     .requiredOption('--out <file>', 'output file, or - for standard output')
     .option('--bom', 'start the CSV with a UTF-8 byte order mark (for Excel)')
@@ -129,7 +197,7 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
     .action(
       async (
         files: string[],
-        options: SourceOptions & { from: Date; to: Date; user?: string; uid?: string; dataStore?: string; format: ExportFormat; out: string; bom?: boolean; allowUnverified?: boolean },
+        options: SourceOptions & CheckOptions & { from: Date; to: Date; user?: string; uid?: string; format: ExportFormat; out: string; bom?: boolean; allowUnverified?: boolean },
       ) => {
         if (options.from.getTime() >= options.to.getTime()) throw usageError('--from must be before --to');
         if (options.user !== undefined && options.uid !== undefined) throw usageError('give either --user or --uid, not both');
@@ -155,7 +223,7 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
         // without a word would pass for a genuine one.
         let report: VerifyReport;
         try {
-          report = await verifyChains(collected);
+          report = (await check(collected, options)).report;
         } catch (e) {
           await close();
           throw e;
@@ -249,13 +317,25 @@ function formatFailure(failure: VerifyFailure): string {
   return `audit chain broken: ${where.join(', ')}: ${failure.reason}\n`;
 }
 
-function formatVerifySummary(report: VerifyReport, collected: CollectedChains): string {
+function formatVerifySummary(report: VerifyReport, collected: CollectedChains, macsChecked: boolean): string {
   const { totals } = report;
   const range = totals.firstTime !== undefined ? `, ${totals.firstTime} to ${totals.lastTime ?? totals.firstTime}` : '';
   const dupes = collected.duplicates.length > 0 ? `, ${collected.duplicates.length} duplicate segment(s) ignored` : '';
   const lines = [`audit chains verified: ${totals.instances} instance(s), ${totals.segments} segment(s), ${totals.records} record(s)${range}${dupes}`];
   for (const chain of report.chains) {
-    lines.push(`  ${chain.instance}: ${chain.segments} segment(s), seq 1-${chain.lastSeq}`);
+    // What verify vouches for, exactly: authenticity (MACs) and the tail (witness).
+    const auth =
+      chain.authenticatedFrom === undefined
+        ? 'NOT authenticated (records carry no MAC: anyone with write access could have rewritten them)'
+        : macsChecked
+          ? `authenticated seq ${chain.authenticatedFrom}-${chain.lastSeq}${chain.authenticatedFrom > 1 ? ` (seq 1-${chain.authenticatedFrom - 1} legacy, no MAC)` : ''}`
+          : 'MACs NOT checked (--structure-only)';
+    const tail = chain.witnessedThrough
+      ? chain.witnessedThrough.seq === chain.lastSeq
+        ? `tail witnessed (${chain.witnessedThrough.source})`
+        : `tail witnessed through seq ${chain.witnessedThrough.seq} (${chain.witnessedThrough.source}); seq ${chain.witnessedThrough.seq + 1}-${chain.lastSeq} could be cut off unnoticed`
+      : 'tail NOT witnessed: records cut off the end would go unnoticed (--checkpoints, --expect-head)';
+    lines.push(`  ${chain.instance}: ${chain.segments} segment(s), seq 1-${chain.lastSeq}; ${auth}; ${tail}`);
   }
   return `${lines.join('\n')}\n`;
 }
