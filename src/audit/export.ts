@@ -36,7 +36,7 @@ export interface ExportSummary {
   bytesRead: number;
 }
 
-const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'rotate'];
+const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'export', 'rotate'];
 
 interface Cursor {
   record: AuditRecord;
