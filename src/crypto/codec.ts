@@ -13,6 +13,7 @@ import {
   CONTENT_OVERHEAD,
   computeUid,
   computePathId,
+  computeAuditMacKey,
   decryptSegment,
   deriveUserKeys,
   encryptSegment,
@@ -25,7 +26,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { describeKey, type KeyProvider } from './key-provider.js';
 import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
-import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, userFilesPrefix, userKeyKey } from './layout.js';
+import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey, isUid, userFilesPrefix, userKeyKey } from './layout.js';
 import { loadSodium, type Sodium } from './sodium.js';
 import { NoMatchingKeyError, readOrCreateSecret, readSecret } from './wrapped-secret.js';
 
@@ -47,6 +48,11 @@ export interface EncryptedCodecOptions {
   cache?: KeyCacheOptions;
   /** Longest store key this codec may produce. Default 1,024 (S3). */
   maxKeyBytes?: number;
+  /**
+   * true (default): a store with no deployment at all gets a new deployment record. false: only an
+   * existing deployment is opened (commands that read or erase never create one).
+   */
+  createDeployment?: boolean;
 }
 
 export interface EncryptedCodecProvider extends CodecProvider {
@@ -54,6 +60,8 @@ export interface EncryptedCodecProvider extends CodecProvider {
   readonly keyId: string;
   /** True when this start-up created the deployment record (a new, empty deployment). */
   readonly createdDeployment: boolean;
+  /** The deployment's audit MAC key (a fresh copy; the caller may wipe it). */
+  auditMacKey(): Uint8Array;
   /** Pseudonymous uid of a user id (pure: no store access). */
   uidOf(userId: string): string;
   /** Codec of an existing user by uid (sweeper, export); NOT_FOUND when the user has no key. */
@@ -263,6 +271,11 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     return computePathId(this.deploymentSecret, uid, path);
   }
 
+  auditMacKey(): Uint8Array {
+    this.assertOpen();
+    return computeAuditMacKey(this.deploymentSecret);
+  }
+
   async forUser(userId: string): Promise<UserCodec> {
     const uid = this.uidOf(userId);
     return new EncryptedUserCodec(uid, await this.keysOf(uid, true), this.maxKeyBytes);
@@ -319,17 +332,25 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
 }
 
 /**
- * Open (or, on a new store, create) the deployment record and return the provider. Start-up
- * fails with a clear KEY_UNAVAILABLE message when the configured key is not the deployment's.
+ * Open (or, on a really empty store, create) the deployment record and return the provider.
+ * Start-up fails with a clear KEY_UNAVAILABLE message when the configured key is not the
+ * deployment's, STORE_INCONSISTENT when the store holds user data but no deployment record (a new
+ * record would silently hide every user's memories), and CONFIG when `createDeployment: false`
+ * and there is no deployment at all (a mistyped store URL for a command that only reads or erases).
  */
 export async function createEncryptedCodecProvider(options: EncryptedCodecOptions): Promise<EncryptedCodecProvider> {
   const sodium = await loadSodium();
   const previous = options.previousKeyProviders ?? [];
   const providers = [options.keyProvider, ...previous];
   const location = { store: options.store, key: DEPLOYMENT_RECORD_KEY, uid: DEPLOYMENT_CONTEXT_UID };
+  const wipe = (b: Uint8Array) => sodium.memzero(b);
   let opened;
   try {
-    opened = await readOrCreateSecret(location, options.keyProvider, providers, (b) => sodium.memzero(b));
+    opened = await readSecret(location, providers);
+    if (!opened) {
+      await assertNoDeploymentIsExpected(options.store, options.createDeployment ?? true);
+      opened = await readOrCreateSecret(location, options.keyProvider, providers, wipe);
+    }
   } catch (e) {
     throw explainDeploymentFailure(e, options.keyProvider, previous);
   }
@@ -344,6 +365,32 @@ export async function createEncryptedCodecProvider(options: EncryptedCodecOption
     options.maxKeyBytes,
   );
 }
+
+/**
+ * Called when the deployment record is absent. A new deployment may be created only on a store
+ * that holds nothing of one: otherwise the record was deleted or lost, and a fresh secret would map
+ * every user id to a new, empty uid while the old keys and files stay behind.
+ */
+async function assertNoDeploymentIsExpected(store: ObjectStore, create: boolean): Promise<void> {
+  const found = await firstDeploymentDataKey(store);
+  if (found !== undefined) {
+    // Another process may have created the deployment (and a first user) since our read.
+    if ((await store.head(DEPLOYMENT_RECORD_KEY)) !== null) return;
+    throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_MISSING_MESSAGE);
+  }
+  if (!create) {
+    throw new MemvaultError(
+      'CONFIG',
+      `There is no memvault deployment in this store (no ${DEPLOYMENT_RECORD_KEY} and no user data): check the store URL. Nothing was created.`,
+    );
+  }
+}
+
+export const DEPLOYMENT_MISSING_MESSAGE =
+  `The store holds user data but no deployment record (${DEPLOYMENT_RECORD_KEY}): it was deleted or lost. ` +
+  'memvault will not start a new deployment over it, because every user would see an empty memory while their old files stay behind. ' +
+  `Recovery: restore ${DEPLOYMENT_RECORD_KEY} from a backup or an earlier object version (README, "Recovering a lost deployment record"); ` +
+  'if the data is to be abandoned, move or delete the store\'s k/ and u/ prefixes first.';
 
 function explainDeploymentFailure(e: unknown, primary: KeyProvider, previous: KeyProvider[]): unknown {
   const configured = [primary, ...previous].map((p) => describeKey(p.kind, p.keyId)).join(', ');
