@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -368,6 +368,7 @@ export class MemvaultStorage extends Construct {
 
     const sweeper = props.sweeper ?? {};
     if (sweeper !== false) {
+      missedRunDays(sweeper); // fail before bundling
       const scope = { filesPrefix, statePrefix: `${this.memoryPrefix}${SWEEP_STATE_SEGMENT}` };
       const created = sweeper.kind === 'fargate' ? this.createFargateSweeper(sweeper, scope) : this.createLambdaSweeper(sweeper, scope);
       this.sweeperRole = created.role;
@@ -429,6 +430,7 @@ export class MemvaultStorage extends Construct {
   private createLambdaSweeper(options: MemvaultLambdaSweeperProps, scope: SweeperPrefixes): CreatedSweeper {
     const timeout = options.timeout ?? Duration.minutes(15);
     if (timeout.toSeconds() < 120 || timeout.toSeconds() > 900) throw new Error('sweeper.timeout must be between 2 and 15 minutes');
+    const environment = this.sweeperEnvironment(options);
     const base = this.sweeperBase(new iam.ServicePrincipal('lambda.amazonaws.com'), scope, options.logRetention);
     base.logGroup.grantWrite(base.role);
     const fn = new lambda.Function(this, 'SweeperFunction', {
@@ -442,7 +444,7 @@ export class MemvaultStorage extends Construct {
       role: base.role,
       logGroup: base.logGroup,
       environment: {
-        ...this.sweeperEnvironment(options),
+        ...environment,
         // A fifteenth of the run (at least 30 s) for the last batch, the checkpoint and the audit upload.
         MEMVAULT_SWEEP_STOP_MARGIN_SECONDS: String(Math.max(30, Math.round(timeout.toSeconds() / 15))),
         NODE_OPTIONS: '--enable-source-maps',
@@ -518,9 +520,7 @@ export class MemvaultStorage extends Construct {
    */
   private createSweeperAlarms(options: MemvaultSweeperCommonProps, created: CreatedSweeper): SweeperAlarms {
     const namespace = `memvault/${Names.uniqueId(this)}`;
-    const period = options.missedRunPeriod ?? Duration.days(1);
-    const days = period.toDays({ integral: false });
-    if (!Number.isInteger(days) || days < 1 || days > 7) throw new Error('sweeper.missedRunPeriod must be a whole number of days from 1 to 7');
+    const days = missedRunDays(options);
     const runs = new logs.MetricFilter(this, 'SweeperRunsMetric', {
       logGroup: created.logGroup,
       filterPattern: logs.FilterPattern.numberValue('$.scanned', '>=', 0),
@@ -609,7 +609,7 @@ function sweeperEntry(): string {
 }
 
 interface Esbuild {
-  buildSync(options: Record<string, unknown>): { errors: unknown[] };
+  buildSync(options: Record<string, unknown>): { errors: unknown[]; outputFiles?: { contents: Uint8Array }[] };
 }
 
 function loadEsbuild(): Esbuild {
@@ -620,6 +620,35 @@ function loadEsbuild(): Esbuild {
       "memvault sweeper: the Lambda sweeper is bundled with esbuild at synth time; add it to your app (npm install --save-dev esbuild), or use sweeper: { kind: 'fargate', ... } or sweeper: false",
     );
   }
+}
+
+/** One bundle per entry and process: an app with several stacks (or a test suite) bundles once. */
+const bundles = new Map<string, Uint8Array>();
+
+function bundleSweeper(entry: string): Uint8Array {
+  const cached = bundles.get(entry);
+  if (cached) return cached;
+  const result = loadEsbuild().buildSync({
+    entryPoints: [entry],
+    outfile: 'index.mjs',
+    write: false,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    sourcemap: false,
+    logLevel: 'error',
+    mainFields: ['module', 'main'],
+    // CommonJS dependencies bundled into an ES module still call require() for Node built-ins.
+    banner: { js: "import { createRequire as __memvaultRequire } from 'node:module'; const require = __memvaultRequire(import.meta.url);" },
+  });
+  const output = result.outputFiles?.[0];
+  if (result.errors.length > 0 || !output) throw new Error('memvault sweeper: bundling the Lambda handler failed');
+  bundles.set(entry, output.contents);
+  return output.contents;
 }
 
 /**
@@ -636,23 +665,7 @@ function sweeperCode(): lambda.Code {
       image: DockerImage.fromRegistry('memvault-sweeper-bundles-locally'),
       local: {
         tryBundle(outputDir: string): boolean {
-          const result = loadEsbuild().buildSync({
-            entryPoints: [entry],
-            outfile: join(outputDir, 'index.mjs'),
-            bundle: true,
-            platform: 'node',
-            format: 'esm',
-            target: 'node22',
-            minify: true,
-            keepNames: true,
-            legalComments: 'none',
-            sourcemap: false,
-            logLevel: 'error',
-            mainFields: ['module', 'main'],
-            // CommonJS dependencies bundled into an ES module still call require() for Node built-ins.
-            banner: { js: "import { createRequire as __memvaultRequire } from 'node:module'; const require = __memvaultRequire(import.meta.url);" },
-          });
-          if (result.errors.length > 0) throw new Error('memvault sweeper: bundling the Lambda handler failed');
+          writeFileSync(join(outputDir, 'index.mjs'), bundleSweeper(entry));
           return true;
         },
       },
@@ -779,6 +792,12 @@ function grantEcrPull(taskDefinition: ecs.FargateTaskDefinition, imageUri: strin
   executionRole.addToPrincipalPolicy(
     new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
   );
+}
+
+function missedRunDays(options: MemvaultSweeperCommonProps): number {
+  const days = (options.missedRunPeriod ?? Duration.days(1)).toDays({ integral: false });
+  if (!Number.isInteger(days) || days < 1 || days > 7) throw new Error('sweeper.missedRunPeriod must be a whole number of days from 1 to 7');
+  return days;
 }
 
 function checkAlias(alias: string): string {
