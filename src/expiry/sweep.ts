@@ -75,11 +75,12 @@ export interface SweepOptions {
   shouldStop?: () => boolean;
   /**
    * Called with a key such that every key up to it has been decided and its deletion (if any) is
-   * done: after each deleted batch, at least every 1,000 files when nothing is pending, and when the
-   * sweep stops early. A run that dies after this call resumes from here (`startAfter`) and loses at
+   * done: after each deleted batch, every `checkpointEvery` files, and when the sweep stops early. A run that dies after this call resumes from here (`startAfter`) and loses at
    * most the work since. The key is an object key: keep it out of logs.
    */
   onCheckpoint?: (resumeAfter: string) => unknown;
+  /** Files between checkpoints (the pending batch is deleted first). Default 10,000. */
+  checkpointEvery?: number;
 }
 
 export interface SweepSummary {
@@ -210,6 +211,8 @@ export async function sweep(options: SweepOptions): Promise<SweepSummary> {
   };
   let lastKey: string | undefined;
   let sinceCheckpoint = 0;
+  const checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+  if (!(Number.isInteger(checkpointEvery) && checkpointEvery >= 1)) throw new MemvaultError('CONFIG', 'expire: checkpointEvery must be a whole number >= 1');
   for await (const object of listAll(options.store, USERS_PREFIX, options.pageSize ?? 1000, startAfter)) {
     lastKey = object.key;
     const parsed = parseUserKey(object.key);
@@ -238,8 +241,10 @@ export async function sweep(options: SweepOptions): Promise<SweepSummary> {
           summary.kept += 1;
         }
         if (summary.scanned % 1000 === 0) options.onProgress?.(progressOf(summary, pending.length));
-        // With nothing pending, everything up to here is final: a long run of kept files checkpoints too.
-        if (sinceCheckpoint >= CHECKPOINT_EVERY && pending.length === 0) {
+        // Bound the work a run that dies can lose: every so many files, delete what is pending
+        // (a smaller batch, at most one extra request per checkpointEvery files) and checkpoint.
+        if (sinceCheckpoint >= checkpointEvery) {
+          await flush();
           sinceCheckpoint = 0;
           await checkpoint(lastKey);
         }
@@ -265,8 +270,8 @@ export async function sweep(options: SweepOptions): Promise<SweepSummary> {
   return summary;
 }
 
-/** Files between checkpoints when none are pending deletion (a Lambda run loses at most this much work). */
-const CHECKPOINT_EVERY = 1000;
+/** Files between checkpoints besides those after each deleted batch (what a run that dies may redo). */
+const DEFAULT_CHECKPOINT_EVERY = 10_000;
 
 /**
  * The state of the user a resumed sweep starts inside: their class markers (`u/{uid}/c/`) sort

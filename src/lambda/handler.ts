@@ -66,6 +66,8 @@ export interface SweeperHandlerOptions {
   checkpointIntervalMs?: number;
   /** Page size of the listing (tests). */
   pageSize?: number;
+  /** Files between checkpoints (tests; see SweepOptions.checkpointEvery). */
+  checkpointEvery?: number;
 }
 
 interface SweeperConfig {
@@ -193,6 +195,7 @@ export function createSweeperHandler(options: SweeperHandlerOptions = {}): (even
             ...(target?.deleter ? { deleter: target.deleter } : {}),
             ...(auditWriter ? { audit: auditWriter } : {}),
             ...(options.pageSize ? { pageSize: options.pageSize } : {}),
+            ...(options.checkpointEvery ? { checkpointEvery: options.checkpointEvery } : {}),
             ...(resumeAfter !== undefined ? { startAfter: resumeAfter } : {}),
             shouldStop: () => context.getRemainingTimeInMillis() < config.stopMarginMs,
             onCheckpoint: async (key) => {

@@ -118,12 +118,12 @@ describe('sweep in slices (checkpoint and resume)', () => {
     expect(first.expired + second.expired).toBe(20);
   });
 
-  it('checkpoints through a long run of kept files, with nothing pending', async () => {
+  it('checkpoints every checkpointEvery files through a long run of kept files', async () => {
     const clock = new Clock();
     const store = new MemoryStore(clock.now);
     for (let f = 0; f < 2500; f++) await store.put(`u/a/f/${String(f).padStart(5, '0')}`, text('x'));
     const checkpoints: string[] = [];
-    const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, onCheckpoint: (k) => checkpoints.push(k) });
+    const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, checkpointEvery: 1000, onCheckpoint: (k) => checkpoints.push(k) });
     expect(summary).toMatchObject({ scanned: 2500, kept: 2500, complete: true });
     expect(checkpoints).toEqual(['u/a/f/00999', 'u/a/f/01999']);
   });
@@ -139,5 +139,24 @@ describe('sweep in slices (checkpoint and resume)', () => {
     // The store deleter takes 1,000 per batch; the rest is flushed at the end of a complete pass (no checkpoint needed).
     expect(checkpoints).toEqual(['u/a/f/00999']);
     expect(store.keys()).toEqual([]);
+  });
+
+  it('deletes the pending files before a periodic checkpoint, so the checkpoint never skips an undeleted file', async () => {
+    const clock = new Clock();
+    const store = new MemoryStore(clock.now);
+    // One idle file in every ten: the batch would not fill before the checkpoint.
+    for (let f = 0; f < 100; f++) if (f % 10 === 0) await store.put(`u/a/f/${String(f).padStart(3, '0')}`, text('x'));
+    clock.advanceDays(31);
+    for (let f = 0; f < 100; f++) if (f % 10 !== 0) await store.put(`u/a/f/${String(f).padStart(3, '0')}`, text('x'));
+    const seenAtCheckpoint: { key: string; idleLeftBefore: number }[] = [];
+    await sweep({
+      store,
+      ttl: { ttlDays: 30 },
+      now: clock.now,
+      checkpointEvery: 25,
+      onCheckpoint: (key) => seenAtCheckpoint.push({ key, idleLeftBefore: store.keys().filter((k) => k <= key && Number(k.slice(-3)) % 10 === 0).length }),
+    });
+    expect(seenAtCheckpoint.map((c) => c.key)).toEqual(['u/a/f/024', 'u/a/f/049', 'u/a/f/074', 'u/a/f/099']);
+    expect(seenAtCheckpoint.every((c) => c.idleLeftBefore === 0)).toBe(true);
   });
 });
