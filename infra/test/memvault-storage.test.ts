@@ -345,6 +345,18 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
       });
     });
 
+    it('has the same operations as the Lambda sweeper: log retention, a dead-letter queue for the schedule, alarms from the summary lines', () => {
+      template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+      const dlqId = logicalIdOf(synthesized.stack, synthesized.storage.sweeperDeadLetterQueue!);
+      const rule = resourcesOf(template, 'AWS::Events::Rule')[0]![1].Properties as { Targets: Json[] };
+      expect(rule.Targets[0]).toMatchObject({ DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlqId, 'Arn'] } }, RetryPolicy: { MaximumRetryAttempts: 2 } });
+      const filters = resourcesOf(template, 'AWS::Logs::MetricFilter').map(([, r]) => (r.Properties as Json).FilterPattern).sort();
+      expect(filters).toEqual(['{ $.errors > 0 }', '{ $.scanned >= 0 }']);
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, r]) => (r.Properties as Json).MetricName).sort();
+      expect(alarms).toEqual(['ApproximateNumberOfMessagesVisible', 'SweepErrors', 'SweepRuns']);
+      template.resourceCountIs('AWS::Lambda::Function', 0);
+    });
+
     it('lets the execution role pull only the given ECR repository', () => {
       const pull = resourcesOf(template, 'AWS::IAM::Policy')
         .map(([, r]) => (r.Properties as { PolicyDocument: { Statement: PolicyStatementJson[] } }).PolicyDocument.Statement)

@@ -122,6 +122,7 @@ async function openTarget(config: SweeperConfig, env: NodeJS.ProcessEnv): Promis
 interface OpenAudit {
   writer: AuditWriter;
   dir: string;
+  uploadStore: ObjectStore;
 }
 
 async function openAudit(url: string, env: NodeJS.ProcessEnv): Promise<OpenAudit> {
@@ -130,7 +131,7 @@ async function openAudit(url: string, env: NodeJS.ProcessEnv): Promise<OpenAudit
   // /tmp is the function's only disk: the records go through a file that is sealed and shipped on close.
   const dir = mkdtempSync(join(tmpdir(), 'memvault-sweep-'));
   const writer = await AuditWriter.open({ file: join(dir, 'audit.jsonl'), upload: { store: uploadStore }, sealOnClose: true });
-  return { writer, dir };
+  return { writer, dir, uploadStore };
 }
 
 function defaultLog(line: string): void {
@@ -243,6 +244,7 @@ export function createSweeperHandler(options: SweeperHandlerOptions = {}): (even
       if (audit) {
         await audit.writer.close().catch(() => undefined);
         if (!audit.writer.uploadError) rmSync(audit.dir, { recursive: true, force: true });
+        await audit.uploadStore.close();
       }
       await target?.store.close();
     }
