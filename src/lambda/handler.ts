@@ -213,10 +213,9 @@ export function createSweeperHandler(options: SweeperHandlerOptions = {}): (even
         await save({ ...rest, ...(latest !== undefined ? { resumeAfter: latest } : {}) }).catch(() => undefined);
         throw error;
       }
-      if (audit) {
-        await audit.writer.close();
-        if (audit.writer.uploadError) throw new MemvaultError('STORE_UNAVAILABLE', 'expire: the audit records could not be shipped to the audit store');
-      }
+      // Ship the audit segment; whether that worked is reported after the pass's place is saved.
+      await audit?.writer.close();
+      const auditShipped = audit ? audit.writer.uploadError === undefined : undefined;
 
       const { leaseUntil: _held, resumeAfter: _old, ...rest } = state;
       const finished: SweepState = summary.complete
@@ -229,8 +228,10 @@ export function createSweeperHandler(options: SweeperHandlerOptions = {}): (even
         ...summary,
         requests,
         pass: { startedAt: finished.passStartedAt, runs: finished.runs },
+        ...(auditShipped !== undefined ? { auditShipped } : {}),
       };
       log(JSON.stringify(line));
+      if (auditShipped === false) throw new MemvaultError('STORE_UNAVAILABLE', 'expire: the audit records could not be shipped to the audit store');
       if (summary.errors > 0) {
         throw new MemvaultError('STORE_UNAVAILABLE', `expire: ${summary.errors} of ${summary.scanned} files could not be handled (see the summary line)`);
       }

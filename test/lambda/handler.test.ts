@@ -116,7 +116,7 @@ describe('the bundled sweeper with the construct\'s environment (file store)', (
     const line = lines[0]!;
     const cli = JSON.parse(reference.out) as Record<string, unknown>;
     for (const field of ['scanned', 'expired', 'kept', 'errors', 'users', 'ttlDays', 'classes', 'mode', 'graceMinutes']) expect(line[field], field).toEqual(cli[field]);
-    expect(line).toMatchObject({ event: 'memvault.sweep', complete: true, resumed: false, pass: { runs: 1 } });
+    expect(line).toMatchObject({ event: 'memvault.sweep', complete: true, resumed: false, pass: { runs: 1 }, auditShipped: true });
     // No key, user id or path in the line.
     expect(JSON.stringify(line)).not.toMatch(/u\/u\d\d|"u\d\d"|file:|\/tmp\//);
 
