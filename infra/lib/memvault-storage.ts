@@ -447,7 +447,6 @@ export class MemvaultStorage extends Construct {
         ...environment,
         // A fifteenth of the run (at least 30 s) for the last batch, the checkpoint and the audit upload.
         MEMVAULT_SWEEP_STOP_MARGIN_SECONDS: String(Math.max(30, Math.round(timeout.toSeconds() / 15))),
-        NODE_OPTIONS: '--enable-source-maps',
       },
       deadLetterQueue: base.deadLetterQueue,
       // A failed run keeps its checkpoint; the continue schedule is the retry.
