@@ -43,6 +43,15 @@ const assembly = app.synth();
 console.log(JSON.stringify({ stacks: assembly.stacks.map((s) => s.stackName), hasFunction: storage.sweeperFunction !== undefined }));
 `;
 
+// A CommonJS app, as `cdk init app --language typescript` makes: require() of the ES module (Node 20.19+, 22.12+).
+const CJS_APP = `
+const { App, Stack } = require('aws-cdk-lib');
+const { MemvaultStorage } = require('memvault/infra');
+const app = new App({ outdir: process.argv[2], stackTraces: false });
+new MemvaultStorage(new Stack(app, 'CommonJsStack'), 'Memvault', { sweeper: false });
+console.log(JSON.stringify(app.synth().stacks.map((s) => s.stackName)));
+`;
+
 const TYPED_APP = `
 import { App, Stack } from 'aws-cdk-lib';
 import { MemvaultStorage, type MemvaultStorageProps } from 'memvault/infra';
@@ -119,8 +128,8 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
       exports: Record<string, unknown>;
       peerDependenciesMeta: Record<string, { optional?: boolean }>;
     };
-    expect(manifest.exports['./infra']).toEqual({ types: './dist/infra/index.d.ts', import: './dist/infra/index.js' });
-    expect(manifest.exports['./lambda']).toEqual({ types: './dist/lambda/index.d.ts', import: './dist/lambda/index.js' });
+    expect(manifest.exports['./infra']).toEqual({ types: './dist/infra/index.d.ts', import: './dist/infra/index.js', default: './dist/infra/index.js' });
+    expect(manifest.exports['./lambda']).toEqual({ types: './dist/lambda/index.d.ts', import: './dist/lambda/index.js', default: './dist/lambda/index.js' });
     for (const peer of ['aws-cdk-lib', 'constructs', 'esbuild']) expect(manifest.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
   });
 
@@ -136,6 +145,12 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
     const main = readFileSync(join(app, 'node_modules', 'memvault', 'dist', 'index.js'), 'utf8');
     expect(main).not.toContain('aws-cdk-lib');
   });
+
+  it('loads from a CommonJS app too (require of the ES module)', () => {
+    writeFileSync(join(app, 'app.cjs'), CJS_APP);
+    const out = execFileSync(process.execPath, ['app.cjs', join(work, 'cjs.out')], { cwd: app, env: offlineEnv(), encoding: 'utf8' });
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual(['CommonJsStack']);
+  }, 180_000);
 
   it('produced a bundle that runs: one sweep of an empty file store', () => {
     const assets = JSON.parse(readFileSync(join(outdir, 'ConsumerStack.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string; packaging: string } }> };
