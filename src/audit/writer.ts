@@ -15,6 +15,7 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { MemvaultError } from '../errors.js';
 import type { ObjectStore } from '../store/port.js';
+import { observeAuditWrite } from '../telemetry/signals.js';
 import { canonicalJson, GENESIS_HASH, hashCanonical, recordHash } from './chain.js';
 import {
   AUDIT_FORMAT_VERSION,
@@ -256,7 +257,7 @@ export class AuditWriter {
     const line = { ...body, hash };
     try {
       // `v` is emitted by the level formatter (see openDestinations), so it is not in `line`.
-      logger.info(line);
+      observeAuditWrite(type, () => logger.info(line));
     } catch (error) {
       this.failure = asError(error);
     }

@@ -3,6 +3,7 @@ import type { CommandLimits } from '../tool/commands/env.js';
 import type { Middleware } from './context.js';
 import { pathGuard } from './path-guard.js';
 import { quota, quotaCommandLimits, type QuotaMiddleware, type QuotaOptions } from './quota.js';
+import { namedStage } from './telemetry.js';
 import { validateInput } from './validate.js';
 
 export { compose } from './compose.js';
@@ -72,10 +73,10 @@ export function defaultChain(options: ChainOptions = {}): Chain {
   }
   const middlewares: Middleware[] = [
     ...(options.outer ?? []),
-    validateInput,
-    pathGuard,
-    ...(options.pii ? [options.pii] : []),
-    ...(quotaMiddleware ? [quotaMiddleware] : []),
+    namedStage('validate', validateInput),
+    namedStage('path_guard', pathGuard),
+    ...(options.pii ? [namedStage('pii', options.pii)] : []),
+    ...(quotaMiddleware ? [namedStage('quota', quotaMiddleware)] : []),
     ...(options.inner ?? []),
   ];
   return { middlewares, limits, ...(quotaMiddleware ? { quota: quotaMiddleware } : {}) };

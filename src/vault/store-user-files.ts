@@ -1,6 +1,7 @@
 import type { CommandStats } from '../pipeline/context.js';
 import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from '../crypto/user-codec.js';
+import { writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
@@ -75,6 +76,7 @@ export class StoreUserFiles implements UserFiles {
    */
   private async createReplacingExpired(key: string, put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>): Promise<{ etag: string }> {
     for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) writeRetried('expired_replace');
       try {
         return await put({ ifNoneMatch: '*' });
       } catch (error) {

@@ -4,6 +4,7 @@ import { messages } from '../messages.js';
 import { encodeText } from '../text.js';
 import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../../store/port.js';
+import { writeRetried } from '../../telemetry/signals.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
 import type { ListedFile } from '../../vault/user-files.js';
 import { fail, type CommandEnv } from './env.js';
@@ -92,6 +93,7 @@ async function deleteSourceKeepingEdits(from: string, to: string, sourceEtag: st
       if (!(error instanceof PreconditionFailedError)) throw error;
       const newer = await env.files.read(from);
       if (!newer) return; // someone else finished the move
+      writeRetried('rename');
       targetEtag = (await env.files.write(to, newer.data, { ifMatch: targetEtag })).etag;
       sourceEtag = newer.etag;
     }
