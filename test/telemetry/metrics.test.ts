@@ -154,7 +154,7 @@ describe('store request metrics', () => {
 /** A store where another writer rewrites an object just before the next `n` conditional PUTs to it. */
 class RacingStore extends MemoryStore {
   races = 0;
-  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+  override async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     if (options.ifMatch !== undefined && this.races > 0) {
       this.races--;
       const current = await super.get(key);
