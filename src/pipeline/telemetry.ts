@@ -4,7 +4,7 @@
  * runs, so the stages below and the store calls nest inside it), `memvault.stage.execute` around
  * the commands, and the quota and PII decisions of ctx.decisions counted once the chain settled.
  */
-import { ATTRS, boundedCommand, inSpan, markResult, observeCommand, recordDecisions, SPANS } from '../telemetry/index.js';
+import { activeTracer, ATTRS, boundedCommand, inSpan, instruments, markResult, observeCommand, recordDecisions, SPANS } from '../telemetry/index.js';
 import type { CommandContext, CommandResult, Middleware } from './context.js';
 
 const stageNames = new WeakMap<object, string>();
@@ -38,8 +38,10 @@ export function observeCommands(run: (userId: string, input: unknown) => Promise
 function observeStage(name: string, position: number, middleware: Middleware, outermost: boolean): Middleware {
   const spanName = `${SPANS.stagePrefix}${name}`;
   const attributes = { [ATTRS.stage]: name, [ATTRS.stagePosition]: position };
-  return (ctx, next) =>
-    inSpan(spanName, attributes, async (span) => {
+  return (ctx, next) => {
+    // Nothing registered: the middleware runs as if uncomposed with telemetry.
+    if (!activeTracer() && (!outermost || !instruments())) return middleware(ctx, next);
+    return inSpan(spanName, attributes, async (span) => {
       try {
         const result = await middleware(ctx, next);
         markResult(span, result);
@@ -49,6 +51,7 @@ function observeStage(name: string, position: number, middleware: Middleware, ou
         if (outermost) recordDecisions(ctx.decisions);
       }
     });
+  };
 }
 
 /**
@@ -62,10 +65,12 @@ export function observeStages(middlewares: readonly Middleware[]): Middleware[] 
 /** The innermost step (the six commands) in its `memvault.stage.execute` span. */
 export function observeExecute(execute: (ctx: CommandContext) => Promise<CommandResult>): (ctx: CommandContext) => Promise<CommandResult> {
   const attributes = { [ATTRS.stage]: 'execute' };
-  return (ctx) =>
-    inSpan(`${SPANS.stagePrefix}execute`, attributes, async (span) => {
+  return (ctx) => {
+    if (!activeTracer()) return execute(ctx);
+    return inSpan(`${SPANS.stagePrefix}execute`, attributes, async (span) => {
       const result = await execute(ctx);
       markResult(span, result);
       return result;
     });
+  };
 }

@@ -6,7 +6,7 @@ import type { Attributes, Span } from '@opentelemetry/api';
 import { instruments, secondsSince } from './metrics.js';
 import { ATTRS, boundedAuditRecordType, boundedCode, boundedQuotaLimit, isPiiType, SPANS, type RetryLoop } from './names.js';
 import { withRequestTally } from './store.js';
-import { codeOfError, failSpan, inSpan } from './tracing.js';
+import { activeTracer, codeOfError, failSpan, inSpan } from './tracing.js';
 
 /** The part of a command result telemetry reads: never its content. */
 export interface ResultOutcome {
@@ -29,7 +29,13 @@ export function markResult(span: Span, result: ResultOutcome): void {
  * One command: span `memvault.command`, `memvault.commands` and `memvault.command.duration` with its
  * command name (already bounded by the caller) and outcome. A throw counts as INTERNAL (or its code).
  */
-export async function observeCommand<R extends ResultOutcome>(command: string, run: () => Promise<R>): Promise<R> {
+export function observeCommand<R extends ResultOutcome>(command: string, run: () => Promise<R>): Promise<R> {
+  // Nothing registered: the command runs as if uninstrumented.
+  if (!instruments() && !activeTracer()) return run();
+  return observedCommand(command, run);
+}
+
+async function observedCommand<R extends ResultOutcome>(command: string, run: () => Promise<R>): Promise<R> {
   const started = performance.now();
   let attributes: Attributes = { [ATTRS.command]: command, [ATTRS.outcome]: 'error', [ATTRS.errorCode]: 'INTERNAL' };
   try {

@@ -10,7 +10,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { CopyOptions, ListOptions, ListPage, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../store/port.js';
 import { instruments, secondsSince, type Instruments } from './metrics.js';
 import { ATTRS, boundedRequestType, SPANS, type StoreOperation, type StoreStatus } from './names.js';
-import { codeOfError, inSpan } from './tracing.js';
+import { activeTracer, codeOfError, inSpan } from './tracing.js';
 
 type Tally = Map<string, number>;
 const tallies = new AsyncLocalStorage<Tally>();
@@ -110,8 +110,14 @@ export class ObservedStore implements ObjectStore {
     return this.inner.close();
   }
 
-  private async observe<T>(operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus = () => 'ok'): Promise<T> {
+  private observe<T>(operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus = () => 'ok'): Promise<T> {
     const m = instruments();
+    // Nothing registered: the call goes straight through.
+    if (!m && !activeTracer()) return work();
+    return this.observed(m, operation, work, statusOf);
+  }
+
+  private async observed<T>(m: Instruments | undefined, operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus): Promise<T> {
     const tally: Tally | undefined = m ? new Map() : undefined;
     const started = performance.now();
     let status = 'error' as StoreStatus;

@@ -1,11 +1,28 @@
 /**
  * Spans through @opentelemetry/api only. A span is made the active span while its work runs, so
  * memvault's own children and the host's instrumentation (the AWS SDK's spans, when the host enables
- * them) nest below it through the host's context manager. With no tracer provider the API returns
- * a non-recording span with an invalid context: then nothing is made active and the work just runs.
+ * them) nest below it through the host's context manager. With no tracer provider registered the
+ * work just runs: no span object, no context switch, no extra promise.
  */
-import { context, isSpanContextValid, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { context, INVALID_SPAN_CONTEXT, ProxyTracerProvider, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { ATTRS, boundedCode, INSTRUMENTATION_SCOPE } from './names.js';
+
+/** The API's no-op provider: what the global proxy delegates to while the host registered none. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+/** Handed to work that runs untraced: every call on it is a no-op. */
+const UNTRACED_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+let current: { delegate: TracerProvider; tracer: Tracer | undefined } | undefined;
+
+/** memvault's tracer from the registered provider, or undefined when none is registered. */
+export function activeTracer(): Tracer | undefined {
+  const provider = trace.getTracerProvider();
+  const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
+  if (current?.delegate !== delegate) {
+    current = { delegate, tracer: delegate === NOOP_TRACER_PROVIDER ? undefined : delegate.getTracer(INSTRUMENTATION_SCOPE) };
+  }
+  return current.tracer;
+}
 
 /** The error code to report for a failure: a typed error's code, else INTERNAL. Never its message. */
 export function codeOfError(error: unknown): string {
@@ -23,11 +40,16 @@ export function failSpan(span: Span, code: string): void {
  * Runs `work` in a new span, active while it runs. A throw marks the span failed with the error's
  * code and is rethrown; `work` sets the attributes of its own outcome. The span always ends.
  */
-export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+export function inSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  const tracer = activeTracer();
+  if (!tracer) return work(UNTRACED_SPAN);
+  return traced(tracer, name, attributes, work);
+}
+
+async function traced<T>(tracer: Tracer, name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
   const parent = context.active();
-  const span = trace.getTracer(INSTRUMENTATION_SCOPE).startSpan(name, { attributes }, parent);
+  const span = tracer.startSpan(name, { attributes }, parent);
   try {
-    if (!isSpanContextValid(span.spanContext())) return await work(span);
     return await context.with(trace.setSpan(parent, span), work, undefined, span);
   } catch (error) {
     failSpan(span, codeOfError(error));
