@@ -14,8 +14,8 @@ import { instruments } from '../src/telemetry/metrics.js';
 import { registerInMemoryTelemetry, type InMemoryTelemetry } from '../test/telemetry/harness.js';
 import { median, printTable } from './stats.js';
 
-const perRound = Number(process.argv[2] ?? 400);
-const rounds = Number(process.argv[3] ?? 7);
+const perRound = Number(process.argv[2] ?? 100);
+const rounds = Number(process.argv[3] ?? 21);
 
 type Setup = 'no provider' | 'metrics + traces' | 'metrics only' | 'traces only';
 const SETUPS: Setup[] = ['no provider', 'metrics + traces', 'metrics only', 'traces only'];
@@ -30,14 +30,15 @@ async function use(setup: Setup): Promise<void> {
   if (setup === 'traces only') metrics.disable();
 }
 
-async function mix(vault: Vault, round: number, n: number): Promise<number> {
+async function mix(vault: Vault, n: number): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < n; i += 4) {
-    const path = `/memories/r${round}/f${i}.md`;
+    // Eight files reused round after round: every command costs the same in every round.
+    const path = `/memories/bench/f${i % 8}.md`;
     await vault.run('bench-user', { command: 'create', path, file_text: 'alpha beta\ngamma\n' });
     await vault.run('bench-user', { command: 'view', path });
     await vault.run('bench-user', { command: 'str_replace', path, old_str: 'gamma', new_str: 'delta' });
-    await vault.run('bench-user', { command: 'view', path: `/memories/r${round}` });
+    await vault.run('bench-user', { command: 'view', path: '/memories/bench' });
   }
   return ((performance.now() - t0) * 1000) / n;
 }
@@ -45,15 +46,14 @@ async function mix(vault: Vault, round: number, n: number): Promise<number> {
 async function commandCosts(): Promise<Map<Setup, number[]>> {
   const vault = await createVault({ store: 'memory:', encryption: false });
   const out = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
-  let round = 0;
   for (const setup of SETUPS) {
     await use(setup);
-    await mix(vault, round++, 200); // warm-up
+    await mix(vault, 200); // warm-up
   }
   for (let r = 0; r < rounds; r++) {
     for (const setup of SETUPS) {
       await use(setup);
-      out.get(setup)!.push(await mix(vault, round++, perRound));
+      out.get(setup)!.push(await mix(vault, perRound));
       telemetry?.resetSpans();
     }
   }
@@ -65,7 +65,7 @@ async function commandCosts(): Promise<Map<Setup, number[]>> {
 async function spansPerCommand(): Promise<number> {
   const vault = await createVault({ store: 'memory:', encryption: false });
   await use('metrics + traces');
-  await mix(vault, 0, 4);
+  await mix(vault, 4);
   const count = telemetry!.spans().length / 4;
   await use('no provider');
   await vault.close();
