@@ -4,6 +4,7 @@
  * codes, request types, PII types, quota limits): never a user id, a path, a key or content, and a
  * value outside its set is reported as 'unknown' / 'OTHER' rather than passed through.
  */
+import { AUDIT_RECORD_TYPES } from '../audit/record.js';
 import { PII_TYPES } from '../pii/types.js';
 import { COMMAND_NAMES } from '../tool/types.js';
 
@@ -81,7 +82,7 @@ const CODE = /^[A-Z][A-Z_]{0,31}$/;
 const REQUEST_TYPE = /^[A-Z][A-Z_]{0,23}$/;
 const QUOTA_LIMITS = new Set(['file_bytes', 'user_bytes', 'user_files', 'view_chars']);
 const PII_TYPE_SET: ReadonlySet<string> = new Set(PII_TYPES);
-const AUDIT_RECORD_TYPE = /^[a-z][a-z_]{0,23}$/;
+const AUDIT_RECORD_TYPE_SET: ReadonlySet<string> = new Set(AUDIT_RECORD_TYPES);
 
 /** One of the six commands, else 'unknown' (the model may send anything as a command name). */
 export function boundedCommand(value: unknown): string {
@@ -107,5 +108,5 @@ export function isPiiType(value: string): boolean {
 }
 
 export function boundedAuditRecordType(value: unknown): string {
-  return typeof value === 'string' && AUDIT_RECORD_TYPE.test(value) ? value : 'other';
+  return typeof value === 'string' && AUDIT_RECORD_TYPE_SET.has(value) ? value : 'other';
 }
