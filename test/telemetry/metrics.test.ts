@@ -225,6 +225,35 @@ describe('conflicts and retries', () => {
   });
 });
 
+describe('conflicts and retries: a create over an expired file', () => {
+  it('counts the retry when the expired file is swept between the look and the replace', async () => {
+    const clock = new Clock();
+    class SweptMeanwhile extends MemoryStore {
+      sweepNext = false;
+      override async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
+        if (this.sweepNext && options.ifMatch !== undefined) {
+          this.sweepNext = false;
+          await super.delete(key);
+        }
+        return super.put(key, body, options);
+      }
+    }
+    const store = new SweptMeanwhile(clock.now);
+    const vault = await createVault({ store, encryption: false, createMode: 'fail', expiry: { ttlDays: 30, now: clock.now } });
+    await vault.run(USER, { command: 'create', path: FILE, file_text: 'old' });
+    clock.advanceDays(40);
+    await telemetry.collect();
+    store.sweepNext = true;
+    expect((await vault.run(USER, { command: 'create', path: FILE, file_text: 'new' })).isError).toBe(false);
+    const points = await telemetry.collect();
+    expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'expired_replace' })).toBe(1);
+    // The create-only PUT met the expired file, the If-Match PUT found it swept: two lost conditional writes.
+    expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': 'put' })).toBe(2);
+    expect(total(points, METRICS.writeRetries)).toBe(1);
+    await vault.close();
+  });
+});
+
 describe('quota and PII decisions', () => {
   it('counts a quota refusal by limit, and nothing for writes within the limits', async () => {
     const vault = await encryptedVault(new MemoryStore(), { quota: { maxFileBytes: 1000, maxUserFiles: 2 } });
