@@ -3,11 +3,11 @@
  * them with their units). Attribute values are drawn from small fixed sets (command names, error
  * codes, request types, PII types, quota limits): never a user id, a path, a key or content, and a
  * value outside its set is reported as 'unknown' / 'OTHER' rather than passed through.
+ *
+ * A leaf module: the store, crypto and vault layers call into src/telemetry, so it imports nothing
+ * of memvault's upper layers. The value sets below restate the six command names, the PII types
+ * and the audit record types; test/telemetry/names.test.ts holds them equal to their sources.
  */
-import { AUDIT_RECORD_TYPES } from '../audit/record.js';
-import { PII_TYPES } from '../pii/types.js';
-import { COMMAND_NAMES } from '../tool/types.js';
-
 /** Instrumentation scope of the meter and the tracer. */
 export const INSTRUMENTATION_SCOPE = 'memvault';
 
@@ -77,12 +77,19 @@ export type StoreStatus = 'ok' | 'not_found' | 'precondition_failed' | 'unavaila
 /** Where a conflict was retried: the edit loop (str_replace, insert), a rename's source delete, a create over an expired file. */
 export type RetryLoop = 'edit' | 'rename' | 'expired_replace';
 
-const COMMANDS: ReadonlySet<string> = new Set(COMMAND_NAMES);
+/** src/tool/types.ts COMMAND_NAMES. */
+export const COMMAND_VALUES = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] as const;
+/** src/pii/types.ts PII_TYPES. */
+export const PII_TYPE_VALUES = ['EMAIL', 'PHONE', 'CREDIT_CARD', 'IBAN', 'US_SSN', 'IP_ADDRESS', 'SECRET'] as const;
+/** src/audit/record.ts AUDIT_RECORD_TYPES. */
+export const AUDIT_RECORD_TYPE_VALUES = ['start', 'seal', 'command', 'expire', 'erase', 'rotate'] as const;
+
+const COMMANDS: ReadonlySet<string> = new Set(COMMAND_VALUES);
 const CODE = /^[A-Z][A-Z_]{0,31}$/;
 const REQUEST_TYPE = /^[A-Z][A-Z_]{0,23}$/;
 const QUOTA_LIMITS = new Set(['file_bytes', 'user_bytes', 'user_files', 'view_chars']);
-const PII_TYPE_SET: ReadonlySet<string> = new Set(PII_TYPES);
-const AUDIT_RECORD_TYPE_SET: ReadonlySet<string> = new Set(AUDIT_RECORD_TYPES);
+const PII_TYPE_SET: ReadonlySet<string> = new Set(PII_TYPE_VALUES);
+const AUDIT_RECORD_TYPE_SET: ReadonlySet<string> = new Set(AUDIT_RECORD_TYPE_VALUES);
 
 /** One of the six commands, else 'unknown' (the model may send anything as a command name). */
 export function boundedCommand(value: unknown): string {
