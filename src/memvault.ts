@@ -39,6 +39,7 @@ import { errorResult } from './pipeline/error-result.js';
 import { defaultChain } from './pipeline/index.js';
 import type { QuotaOptions } from './pipeline/quota.js';
 import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
+import { namedStage, observeCommands, observeExecute, observeStages } from './pipeline/telemetry.js';
 import { terminal } from './pipeline/terminal.js';
 import { withRequestCounter } from './store/accounting.js';
 import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.js';
@@ -48,6 +49,7 @@ import type { ResultContent } from './tool/types.js';
 import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
+import { observeStore } from './telemetry/index.js';
 import { StoreUserFiles } from './vault/store-user-files.js';
 import type { UserFiles } from './vault/user-files.js';
 
@@ -252,9 +254,11 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const storeOptions: OpenStoreOptions = { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) };
   const store =
     typeof options.store === 'object' ? options.store : options.create === false ? await openExistingStore(storeUrl!, storeOptions) : await openStore(storeUrl!, storeOptions);
+  // What commands, key loads and idle expiry do to the store, with spans and metrics (vault.store stays the raw adapter).
+  const observedStore = observeStore(store);
   let opened: { codec: CodecProvider; encryption?: Encryption; close(): Promise<void> };
   try {
-    opened = await openCodec(options, store, storeUrl);
+    opened = await openCodec(options, observedStore, storeUrl);
   } catch (error) {
     await store.close();
     throw error;
@@ -283,28 +287,28 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // Order: audit (sees everything, rejected commands too), the host's outer middlewares,
   // validation, the path guard, then the middlewares that need canonical paths (PII, quota).
   const planned = defaultChain({
-    outer: [...(audit ? [audit.middleware()] : []), ...(options.outerMiddlewares ?? [])],
+    outer: [...(audit ? [namedStage('audit', audit.middleware())] : []), ...(options.outerMiddlewares ?? [])],
     ...(options.pii === false ? {} : { pii: piiRedactor(options.pii) }),
     quota: options.quota === false ? false : { ...options.quota, onInternalError: (error: unknown) => logger?.error({ err: error instanceof Error ? { name: error.name } : undefined }, 'memvault quota accounting failed') },
     inner: options.middlewares ?? [],
     ...(options.limits ? { limits: options.limits } : {}),
   });
-  const chain = compose(planned.middlewares);
+  const chain = compose(observeStages(planned.middlewares));
   const limits: CommandLimits = { ...DEFAULT_LIMITS, ...planned.limits };
-  const execute = terminal({
+  const execute = observeExecute(terminal({
     env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
     onInternalError: (error, ctx) =>
       logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: error instanceof Error ? { name: error.name, code: (error as { code?: unknown }).code } : undefined }, 'memvault command failed'),
-  });
+  }));
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
-  const expiry = options.expiry ? createExpiryService(store, options.expiry) : undefined;
+  const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
   const userFiles = async (userId: string): Promise<StoreUserFiles> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return new StoreUserFiles(store, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
+    return new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
   };
 
-  const run = async (userId: string, input: unknown): Promise<CommandResult> => {
+  const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
     const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
     // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
     // count it into the command's stats, which metrics and the audit record read.
@@ -333,7 +337,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       // A middleware refused to go on (e.g. the audit sink failed): the command did not run.
       return errorResult(error, (e) => logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: e instanceof Error ? { name: e.name } : undefined }, 'memvault middleware failed'));
     }
-  };
+  });
 
   const handlers = (userId: string): MemoryToolHandlers => {
     validateUserId(userId);

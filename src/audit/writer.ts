@@ -19,6 +19,7 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { MemvaultError } from '../errors.js';
 import type { ObjectStore } from '../store/port.js';
+import { observeAuditWrite } from '../telemetry/signals.js';
 import { AUDIT_KEY_BYTES, auditMac, canonicalJson, GENESIS_HASH, hashCanonical, recordHash } from './chain.js';
 import {
   AUDIT_FORMAT_VERSION,
@@ -306,7 +307,7 @@ export class AuditWriter {
     try {
       // `v` is emitted by the level formatter (see openDestinations), so it is not in the line.
       const { v: _v, ...line } = record;
-      logger.info(line);
+      observeAuditWrite(type, () => logger.info(line));
     } catch (error) {
       this.failure = asError(error);
     }
@@ -377,13 +378,15 @@ export class AuditWriter {
     try {
       this.syncHeadFromFile(file);
       const { record, canonical } = this.buildRecord(type, fields);
-      const fd = openSync(file, 'a', 0o600);
-      try {
-        writeSync(fd, `${JSON.stringify(record)}\n`);
-        if (this.options.fsync) fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+      observeAuditWrite(type, () => {
+        const fd = openSync(file, 'a', 0o600);
+        try {
+          writeSync(fd, `${JSON.stringify(record)}\n`);
+          if (this.options.fsync) fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      });
       this.advance(record, canonical);
       if (type !== 'seal' && this.segment.bytes >= (this.options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES)) {
         this.sealedCount = listSealedSegments(file).at(-1)?.index ?? 0;

@@ -13,6 +13,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import type { AuditEntry } from '../audit/record.js';
 import { listAll, type ObjectStore } from '../store/port.js';
+import { observeSweep } from '../telemetry/signals.js';
 import { DEFAULT_SWEEP_GRACE_MS, resolveTtl, ttlDaysOf, type ResolvedTtl, type TtlSettings } from './config.js';
 import { idleDays, isDeletable } from './decide.js';
 import { storeDeleter, type ConditionalDeleter, type DeleteMode, type ExpiryCandidate } from './deleter.js';
@@ -133,7 +134,11 @@ function ttlForUser(ttl: ResolvedTtl, classes: string[]): number | undefined {
   return longest;
 }
 
-export async function sweep(options: SweepOptions): Promise<SweepSummary> {
+export function sweep(options: SweepOptions): Promise<SweepSummary> {
+  return observeSweep(options.dryRun ?? false, () => runSweep(options));
+}
+
+async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   const started = Date.now();
   const now = options.now ?? (() => new Date());
   const asOf = options.asOf ?? now();

@@ -3,6 +3,7 @@ import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { Middleware } from './context.js';
 import { pathGuard } from './path-guard.js';
 import { quota, quotaCommandLimits, type QuotaMiddleware, type QuotaOptions } from './quota.js';
+import { namedStage } from './telemetry.js';
 import { validateInputWithin } from './validate.js';
 
 export { compose } from './compose.js';
@@ -75,10 +76,10 @@ export function defaultChain(options: ChainOptions = {}): Chain {
   const middlewares: Middleware[] = [
     ...(options.outer ?? []),
     // The same per-file limit the commands (and the quota) apply: one source of truth.
-    validateInputWithin({ maxFileBytes: limits.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes }),
-    pathGuard,
-    ...(options.pii ? [options.pii] : []),
-    ...(quotaMiddleware ? [quotaMiddleware] : []),
+    namedStage('validate', validateInputWithin({ maxFileBytes: limits.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes })),
+    namedStage('path_guard', pathGuard),
+    ...(options.pii ? [namedStage('pii', options.pii)] : []),
+    ...(quotaMiddleware ? [namedStage('quota', quotaMiddleware)] : []),
     ...(options.inner ?? []),
   ];
   return { middlewares, limits, ...(quotaMiddleware ? { quota: quotaMiddleware } : {}) };

@@ -4,6 +4,7 @@ import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } f
 import type { UserCodec } from '../crypto/user-codec.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
+import { writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
@@ -120,6 +121,7 @@ export class StoreUserFiles implements UserFiles {
    */
   private async createReplacingExpired(key: string, put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>): Promise<{ etag: string }> {
     for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) writeRetried('expired_replace');
       try {
         return await put({ ifNoneMatch: '*' });
       } catch (error) {

@@ -5,6 +5,7 @@ import { decodeText, encodeText } from '../text.js';
 import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../../store/port.js';
 import { fileAncestor, fileNameConflict, filesThatAreDirectories, NameConflictError, treeNameConflict, type NameConflict } from '../../vault/names.js';
+import { writeRetried } from '../../telemetry/signals.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
 import type { FileVersion, ListedFile } from '../../vault/user-files.js';
 import { fail, type CommandEnv } from './env.js';
@@ -113,6 +114,7 @@ async function deleteSourceKeepingEdits(from: string, to: string, sourceEtag: st
       if (!(error instanceof PreconditionFailedError)) throw error;
       const newer = await env.files.read(from);
       if (!newer) return; // someone else finished the move
+      writeRetried('rename');
       targetEtag = (await env.files.write(to, newer.data, { ifMatch: targetEtag, ...(origin !== undefined ? { origin, deferNameCheck: true } : {}) })).etag;
       sourceEtag = newer.etag;
     }
