@@ -51,6 +51,7 @@ function detectKnownTokens(text: string, out: Candidate[]): void {
 }
 
 const MAX_PEM = 64 * 1024;
+const SECRET_PLACEHOLDER = '[REDACTED:SECRET]';
 
 /** PEM private key blocks (RSA, EC, OPENSSH, PGP, PKCS#8 plain and encrypted), header to footer. */
 function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
@@ -141,9 +142,14 @@ const AWS_SECRET_NEAR = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g
 
 function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Candidate[]): void {
   for (const from of keyIdEnds) {
-    AWS_SECRET_NEAR.lastIndex = from;
-    const m = AWS_SECRET_NEAR.exec(text);
-    if (m === null || m.index - from > 160) continue;
+    // Only the 160 characters after a key id are searched (one char more on each side for the
+    // boundary checks), so many key ids cost O(n), not a search to the end of the text each.
+    const windowStart = Math.max(0, from - 1);
+    const window = text.slice(windowStart, Math.min(text.length, from + 160 + 41));
+    AWS_SECRET_NEAR.lastIndex = from - windowStart;
+    const m = AWS_SECRET_NEAR.exec(window);
+    if (m === null || m.index + windowStart - from > 160) continue;
+    m.index += windowStart;
     if (!looksRandom(m[0], 40)) continue;
     out.push({ type: 'SECRET', start: m.index, end: m.index + 40, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
@@ -353,6 +359,12 @@ export const detectSecrets: Detector = (text: string, _config, out: Candidate[])
     const c = out[i] as Candidate;
     if (/^(?:AKIA|ASIA)/.test(text.slice(c.start, c.start + 4))) keyIdEnds.push(c.end);
   }
+  // A key id stored earlier is a placeholder now; it still says what the next random string is
+  // (the secret written on the next line by a later edit).
+  for (let at = text.indexOf(SECRET_PLACEHOLDER); at !== -1; at = text.indexOf(SECRET_PLACEHOLDER, at + 1)) {
+    keyIdEnds.push(at + SECRET_PLACEHOLDER.length);
+  }
+  keyIdEnds.sort((a, b) => a - b);
   if (keyIdEnds.length > 0) detectAwsSecretsNearKeyIds(text, keyIdEnds, out);
   detectPrivateKeyBlocks(text, out);
   if (text.includes('://')) detectUrlPasswords(text, out);

@@ -85,6 +85,20 @@ function occurrences(text: string, needle: string): number[] {
   return found;
 }
 
+/** What the file will hold after an edit: the edit as made, through the chain's write filter if there is one. */
+function storedResult(path: string, before: string, after: string, env: CommandEnv): string {
+  return env.writeFilter === undefined ? after : env.writeFilter.edited(path, before, after);
+}
+
+/**
+ * old_str as it would read once stored, for when it does not occur verbatim: the model may quote a
+ * value it wrote that was redacted on the way in. Undefined when there is no other form.
+ */
+function storedOldStr(oldStr: string, env: CommandEnv): string | undefined {
+  const stored = env.writeFilter?.storedForm(oldStr);
+  return stored === undefined || stored === oldStr ? undefined : stored;
+}
+
 function snippet(text: string, firstLine: number, lastLine: number): string {
   const { lines } = parseText(text);
   const from = Math.max(1, firstLine - 2);
@@ -116,13 +130,18 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
         newStr = newStr.replace(/\r?\n/g, '\r\n');
         found = occurrences(text, oldStr);
       }
+      const stored = found.length === 0 ? storedOldStr(oldStr, env) : undefined;
+      if (stored !== undefined) {
+        oldStr = stored;
+        found = occurrences(text, oldStr);
+      }
       if (found.length === 0) fail('NO_MATCH', messages.noMatch(command.old_str, path));
       if (found.length > 1) {
         const lines = [...new Set(found.map((i) => lineOfOffset(text, i)))];
         fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, lines));
       }
       const at = found[0]!;
-      const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
+      const updated = storedResult(path, text, text.slice(0, at) + newStr + text.slice(at + oldStr.length), env);
       const firstLine = lineOfOffset(updated, at);
       const lastLine = lineOfOffset(updated, at + Math.max(newStr.length - 1, 0));
       const result = messages.edited(snippet(updated, firstLine, lastLine));
@@ -148,7 +167,7 @@ export async function insert(command: InsertCommand, env: CommandEnv): Promise<s
       const inserted = textToLines(command.insert_text);
       parsed.lines.splice(line, 0, ...inserted);
       if (atEnd && /\n$/.test(command.insert_text)) parsed.finalNewline = true;
-      const updated = renderText(parsed);
+      const updated = storedResult(path, text, renderText(parsed), env);
       return landed.write(updated, messages.inserted(path), () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
     }),
   );
