@@ -1,4 +1,5 @@
 import { placeholder, scan } from './engine.js';
+import { visibleAfter, visibleBefore } from './normalize.js';
 import { PII_TYPES } from './types.js';
 import type { PiiFinding, PiiType, RedactOptions } from './types.js';
 
@@ -35,10 +36,11 @@ export function changedSpan(before: string, after: string): ChangedSpan {
  * window edge could be an artefact of the cut (a long number cut to 16 digits) and is dropped.
  */
 function findingsNear(text: string, from: number, to: number, options: RedactOptions | undefined, margin: number): { findings: PiiFinding[]; rejected: PiiType[] } {
-  const windowStart = Math.max(0, from - 2 * margin);
-  const windowEnd = Math.min(text.length, to + 2 * margin);
-  const keepFrom = windowStart === 0 ? 0 : from - margin;
-  const keepTo = windowEnd === text.length ? text.length : to + margin;
+  // Margins count visible characters: invisible ones, which detectors skip, may pad a value.
+  const windowStart = visibleBefore(text, from, 2 * margin);
+  const windowEnd = visibleAfter(text, to, 2 * margin);
+  const keepFrom = windowStart === 0 ? 0 : visibleBefore(text, from, margin);
+  const keepTo = windowEnd === text.length ? text.length : visibleAfter(text, to, margin);
   const window = windowStart === 0 && windowEnd === text.length ? text : text.slice(windowStart, windowEnd);
   const result = scan(window, options);
   const findings: PiiFinding[] = [];

@@ -37,6 +37,10 @@ export const detectIbans: Detector = (text: string, _config, out: Candidate[]) =
         i++;
       } else if ((c === 32 || c === 0xa0 || c === 45) && isAsciiAlnum(codeAt(text, i + 1)) && compact.length >= 4) {
         i++;
+      } else if (c === 10 && isAsciiAlnum(codeAt(text, i + 1)) && compact.length >= 4) {
+        i++; // wrapped, or completed on the next line: the country fixes the length, so this stays exact
+      } else if (c === 13 && codeAt(text, i + 1) === 10 && isAsciiAlnum(codeAt(text, i + 2)) && compact.length >= 4) {
+        i += 2;
       } else break;
     }
     if (compact.length !== length || isWordChar(codeAt(text, i))) continue;
