@@ -15,7 +15,7 @@ const DETECTORS: readonly Detector[] = [detectSecrets, detectIbans, detectCards,
 
 /** Every candidate of every detector, overlaps not yet settled. Exposed for tests and the bench. */
 export function detectAll(text: string, options?: RedactOptions): Candidate[] {
-  const config: DetectorConfig = { phoneRegions: options?.phoneRegions ?? DEFAULT_PHONE_REGIONS };
+  const config: DetectorConfig = { phoneRegions: options?.phoneRegions ?? DEFAULT_PHONE_REGIONS, allIps: options?.ipAddresses === 'all' };
   const out: Candidate[] = [];
   for (const detect of DETECTORS) detect(text, config, out);
   return out;

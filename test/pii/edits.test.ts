@@ -23,7 +23,7 @@ const VALUES = [
   { type: 'CREDIT_CARD', value: '4111 1111 1111 1111', label: 'card:', cut: 9 },
   { type: 'IBAN', value: 'DE89 3704 0044 0532 0130 00', label: 'IBAN:', cut: 9 },
   { type: 'US_SSN', value: '536-22-8711', label: 'SSN:', cut: 6 },
-  { type: 'IP_ADDRESS', value: '198.51.100.77', label: 'server ip:', cut: 7 },
+  { type: 'IP_ADDRESS', value: '81.2.69.77', label: 'server ip:', cut: 7 },
   { type: 'SECRET', value: 'ghp_R8x2Lm4Nq7Vt1Bz9Kc3Hw6Jy5Pd0Fs2Ga8Ue', label: 'token:', cut: 6 },
   // Detected only next to its label: the label-then-value bypass.
   { type: 'SECRET', value: 'Tr0ut&Pine2023', label: 'password:', cut: 3 },

@@ -19,7 +19,7 @@ const VALUES = {
   card: '4111 1111 1111 1111',
   iban: 'DE89 3704 0044 0532 0130 00',
   ssn: '536-22-8711',
-  ip: '203.0.113.42',
+  ip: '81.2.69.142',
   token: 'ghp_R8x2Lm4Nq7Vt1Bz9Kc3Hw6Jy5Pd0Fs2Ga8Ue',
 };
 const NOTE = [
