@@ -1,4 +1,4 @@
-import { parsePhoneNumberFromString as parseWithMetadata, type CountryCode } from 'libphonenumber-js/max';
+import { getCountries, parsePhoneNumberFromString as parseWithMetadata, type CountryCode } from 'libphonenumber-js/max';
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import { VERSION_BEFORE } from './context.js';
 import type { Candidate, Detector } from '../types.js';
@@ -87,6 +87,7 @@ export const detectPhones: Detector = (text, config, out: Candidate[]) => {
   // Digits already claimed by a more specific detector (card, IBAN, IP, SSN, key) would lose the
   // overlap anyway; skipping them saves the parse, which is the expensive step.
   const claimed = out.filter((c) => c.priority > PHONE_PRIORITY).sort((a, b) => a.start - b.start);
+  anyRegionBudget = ANY_REGION_BUDGET;
   let k = 0;
   START.lastIndex = 0;
   let m: RegExpExecArray | null;
@@ -217,10 +218,11 @@ function acceptable(
   if (after === 37) return false; // 12 345 678%
   // Cheapest test first: without '+', the digits must fit some configured region's plan at all
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
-  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount))) return false;
-  const raw = text.slice(start, end);
   let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
   const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
+  // ... unless a phone word says it is a number (then any region's plan may fit: validInAnyRegion).
+  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount)) && !hasContext()) return false;
+  const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   const before = text.slice(Math.max(0, start - 24), start);
   if (VERSION_BEFORE.test(before) || CURRENCY_BEFORE.test(before)) return false;
@@ -244,10 +246,33 @@ function acceptable(
     if (!shaped && !hasContext()) return false;
   }
   if (isValidPhone(raw, plus, digitCount, regions)) return true;
+  // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
+  // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
+  // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
+  if (!plus && separatedOrContext(groupSizes) && hasContext() && validInAnyRegion(raw)) return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.
   return separated && hasContext() && isPossiblePhone(raw, plus, digitCount, regions);
+}
+
+function separatedOrContext(groupSizes: readonly number[]): boolean {
+  return groupSizes.length > 1 || (groupSizes[0] ?? 0) >= 8;
+}
+
+/** Lookups in every region left in the current scan; reset by detectPhones. */
+let anyRegionBudget = 0;
+const ANY_REGION_BUDGET = 32;
+let ALL_REGIONS: readonly CountryCode[] | undefined;
+
+function validInAnyRegion(raw: string): boolean {
+  if (anyRegionBudget <= 0) return false;
+  anyRegionBudget--;
+  ALL_REGIONS ??= getCountries();
+  for (const region of ALL_REGIONS) {
+    if (parsePhoneNumberFromString(raw, region)?.isValid() === true) return true;
+  }
+  return false;
 }
 
 function firstDigitAt(text: string, start: number): number {
