@@ -1,4 +1,5 @@
-import { getCountries, parsePhoneNumberFromString as parseWithMetadata, type CountryCode } from 'libphonenumber-js/max';
+import metadata from 'libphonenumber-js/metadata.max.json';
+import { parsePhoneNumberFromString as parseWithMetadata, type CountryCode } from 'libphonenumber-js/max';
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import { VERSION_BEFORE } from './context.js';
 import type { Candidate, Detector } from '../types.js';
@@ -221,7 +222,7 @@ function acceptable(
   let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
   const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
   // ... unless a phone word says it is a number (then any region's plan may fit: validInAnyRegion).
-  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount)) && !hasContext()) return false;
+  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount)) && (!separatedOrLong(text, start, end) || !hasContext())) return false;
   const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   const before = text.slice(Math.max(0, start - 24), start);
@@ -249,28 +250,55 @@ function acceptable(
   // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
   // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
   // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
-  if (!plus && separatedOrContext(groupSizes) && hasContext() && validInAnyRegion(raw)) return true;
+  if (!plus && separatedOrLong(text, start, end) && hasContext() && validInAnyRegion(raw)) return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.
   return separated && hasContext() && isPossiblePhone(raw, plus, digitCount, regions);
 }
 
-function separatedOrContext(groupSizes: readonly number[]): boolean {
-  return groupSizes.length > 1 || (groupSizes[0] ?? 0) >= 8;
+/** Grouped ("5123 4567") or of eight digits or more: a bare shorter run after a phone word is too often something else. */
+function separatedOrLong(text: string, start: number, end: number): boolean {
+  if (end - start >= 8) return true;
+  for (let i = start; i < end; i++) if (!isDigit(text.charCodeAt(i))) return true;
+  return false;
 }
 
 /** Lookups in every region left in the current scan; reset by detectPhones. */
 let anyRegionBudget = 0;
-const ANY_REGION_BUDGET = 32;
-let ALL_REGIONS: readonly CountryCode[] | undefined;
+const ANY_REGION_BUDGET = 256;
 
+interface RegionPlan {
+  nationalPrefix: string | undefined;
+  lengths: ReadonlySet<number>;
+  pattern: RegExp;
+}
+let PLANS: readonly RegionPlan[] | undefined;
+
+/** Every region's numbering plan (national prefix, lengths, number pattern), from libphonenumber's metadata. */
+function plans(): readonly RegionPlan[] {
+  if (PLANS !== undefined) return PLANS;
+  const countries = (metadata as unknown as { countries: Record<string, unknown[]> }).countries;
+  PLANS = Object.values(countries).map((c) => ({
+    nationalPrefix: typeof c[5] === 'string' ? c[5] : undefined,
+    lengths: new Set(Array.isArray(c[3]) ? (c[3] as number[]) : []),
+    pattern: new RegExp(`^(?:${String(c[2])})$`),
+  }));
+  return PLANS;
+}
+
+/**
+ * True when the digits are a number in some region's plan: with its national prefix taken off,
+ * of a length the plan allows and matching its number pattern. A regex test per region (no parse),
+ * and budgeted per scan.
+ */
 function validInAnyRegion(raw: string): boolean {
   if (anyRegionBudget <= 0) return false;
   anyRegionBudget--;
-  ALL_REGIONS ??= getCountries();
-  for (const region of ALL_REGIONS) {
-    if (parsePhoneNumberFromString(raw, region)?.isValid() === true) return true;
+  const digits = raw.replace(/\D+/g, '');
+  for (const plan of plans()) {
+    const national = plan.nationalPrefix !== undefined && digits.startsWith(plan.nationalPrefix) ? digits.slice(plan.nationalPrefix.length) : digits;
+    if (plan.lengths.has(national.length) && plan.pattern.test(national)) return true;
   }
   return false;
 }

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import examples from 'libphonenumber-js/examples.mobile.json' with { type: 'json' };
+import examples from 'libphonenumber-js/examples.mobile.json';
 import { getCountries, getExampleNumber, type CountryCode } from 'libphonenumber-js/max';
 import type { PiiFinding, PiiType } from '../../../src/pii/types.js';
 
