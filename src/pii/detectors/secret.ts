@@ -223,7 +223,20 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
     const end = m.index + m[0].length;
     out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
+  // An HTTP header that carries a credential, with or without a scheme word (curl -H, HTTP dumps):
+  // "Authorization: 5eb4223e-…", "Authorization: Basic YnJvd3Nlcjo=", "X-Api-Key: …", "Api-Token: …".
+  AUTH_HEADER.lastIndex = 0;
+  while ((m = AUTH_HEADER.exec(text)) !== null) {
+    const value = m[2] ?? '';
+    const basic = /^basic$/i.test(m[1] ?? '');
+    const ok = basic ? /^[A-Za-z0-9+/]{8,}={0,2}$/.test(value) && !isPlaceholder(value) : looksRandom(value, 10) || (UUID.test(value) && !looksFake(value));
+    if (!ok) continue;
+    const end = m.index + m[0].length;
+    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
+  }
 }
+
+const AUTH_HEADER = /\b(?:Authorization|Proxy-Authorization|X-Api-Key|Api-Key|X-Auth-Token|Api-Token|X-Access-Token)[ \t]*:[ \t]*(?:(Basic|Bearer|Token)[ \t]+)?([A-Za-z0-9._~+/=-]{8,2048})/gi;
 
 // AWS secret access keys are 40 base64 characters; alone they are too generic, so they count only
 // within a few lines after an access key id (CSV exports, credentials files without labels).
