@@ -61,6 +61,11 @@ const MIN_DIGITS = 7;
 const PHONE_CONTEXT =
   /(?:phone|\btel\b|\btel\.|\bcall|mobile|\bcell|\bfax|whatsapp|\bsms|\btext\b|\bring\b|contact|\bdial|telefon|\bhandy|rufnummer|nummer|anruf|t[ée]l[ée]phone|\bt[ée]l\b|portable|appel|num[ée]ro|tel[ée]fono|m[óo]vil|celular|llam|cellulare|電話|携帯|連絡|☎|📞)/i;
 
+// For a national number of any region the word must say phone, not just "number" or "contact"
+// ("Kundennummer 748692, Vertrag 8069-712"), and stand close before it.
+const STRONG_PHONE_CONTEXT =
+  /(?:phone|\btel\b|\btel\.|mobile|\bcell|\bfax|whatsapp|telefon(?!ica)|\bhandy|t[ée]l[ée]phone|\bt[ée]l\b|portable|tel[ée]fono|m[óo]vil|celular|cellulare|電話|携帯|☎|📞)/i;
+
 const DATE_SHAPE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4})$/;
 // XXX-XX-XXXX is how SSNs are written; no national plan groups a phone number that way.
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
@@ -221,8 +226,10 @@ function acceptable(
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
   let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
   const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
+  let strong: boolean | undefined;
+  const hasStrongContext = () => (strong ??= hasContextBefore(text, start, 24, STRONG_PHONE_CONTEXT));
   // ... unless a phone word says it is a number (then any region's plan may fit: validInAnyRegion).
-  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount)) && (!separatedOrLong(text, start, end) || !hasContext())) return false;
+  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount)) && (!separatedOrLong(text, start, end) || !hasStrongContext())) return false;
   const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   const before = text.slice(Math.max(0, start - 24), start);
@@ -250,7 +257,7 @@ function acceptable(
   // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
   // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
   // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
-  if (!plus && separatedOrLong(text, start, end) && hasContext() && validInAnyRegion(raw)) return true;
+  if (!plus && separatedOrLong(text, start, end) && hasStrongContext() && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw)) return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.
