@@ -5,6 +5,7 @@ import { detectIps } from './detectors/ip.js';
 import { DEFAULT_PHONE_REGIONS, detectPhones } from './detectors/phone.js';
 import { detectSecrets } from './detectors/secret.js';
 import { detectSsns } from './detectors/ssn.js';
+import { normalizedView } from './normalize.js';
 import { PII_TYPES } from './types.js';
 import type { Candidate, Detector, DetectorConfig, PiiFinding, PiiPolicy, PiiType, RedactOptions, RedactResult, ScanResult } from './types.js';
 
@@ -14,7 +15,7 @@ const DETECTORS: readonly Detector[] = [detectSecrets, detectIbans, detectCards,
 
 /** Every candidate of every detector, overlaps not yet settled. Exposed for tests and the bench. */
 export function detectAll(text: string, options?: RedactOptions): Candidate[] {
-  const config: DetectorConfig = { phoneRegions: options?.phoneRegions ?? DEFAULT_PHONE_REGIONS };
+  const config: DetectorConfig = { phoneRegions: options?.phoneRegions ?? DEFAULT_PHONE_REGIONS, allIps: options?.ipAddresses === 'all' };
   const out: Candidate[] = [];
   for (const detect of DETECTORS) detect(text, config, out);
   return out;
@@ -66,7 +67,8 @@ function compact(value: string): string {
 function buildAllowSet(allowList: readonly string[] | undefined): Set<string> | undefined {
   if (allowList === undefined || allowList.length === 0) return undefined;
   const set = new Set<string>();
-  for (const value of allowList) {
+  for (const raw of allowList) {
+    const value = normalizedView(raw).text;
     set.add(value.trim().toLowerCase());
     set.add(compact(value));
   }
@@ -75,20 +77,24 @@ function buildAllowSet(allowList: readonly string[] | undefined): Set<string> | 
 
 /**
  * Finds sensitive data in `text` and reports which types the policy refuses. Findings of types
- * whose policy is `allow`, and values on the allow-list, are left out.
+ * whose policy is `allow`, and values on the allow-list, are left out. Detectors read the folded
+ * view of the text (normalize.ts: no-break spaces, dashes, full-width forms, invisible characters);
+ * offsets are the input's.
  */
 export function scan(text: string, options?: RedactOptions): ScanResult {
   const allow = buildAllowSet(options?.allowList);
   const findings: PiiFinding[] = [];
   const rejectedSet = new Set<PiiType>();
-  for (const f of resolveOverlaps(detectAll(text, options))) {
+  const view = normalizedView(text);
+  for (const f of resolveOverlaps(detectAll(view.text, options))) {
     const policy = policyFor(options, f.type);
     if (policy === 'allow') continue;
     if (allow !== undefined) {
-      const value = text.slice(f.start, f.end);
+      const value = view.text.slice(f.start, f.end);
       if (allow.has(value.toLowerCase()) || allow.has(compact(value))) continue;
     }
-    findings.push(f);
+    const { start, end } = view.spanToOriginal(f.start, f.end);
+    findings.push({ type: f.type, start, end });
     if (policy === 'reject') rejectedSet.add(f.type);
   }
   return { findings, rejected: PII_TYPES.filter((t) => rejectedSet.has(t)) };

@@ -26,6 +26,12 @@ export interface RedactOptions {
   allowList?: readonly string[];
   /** Regions used to read phone numbers written without a `+country` prefix, most likely first. */
   phoneRegions?: readonly PhoneRegion[];
+  /**
+   * 'host' (default): only addresses that identify a host; loopback, unspecified, documentation,
+   * benchmarking, multicast and reserved ranges, netmasks and single-digit quads without an
+   * address word before them are not reported. 'all': every well-formed address.
+   */
+  ipAddresses?: 'host' | 'all';
 }
 
 export interface ScanResult {
@@ -53,6 +59,7 @@ export interface Candidate {
 
 export interface DetectorConfig {
   phoneRegions: readonly PhoneRegion[];
+  allIps?: boolean;
 }
 
 export type Detector = (text: string, config: DetectorConfig, out: Candidate[]) => void;

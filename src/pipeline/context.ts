@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../errors.js';
+import type { WriteFilter } from '../tool/commands/env.js';
 import type { MemoryCommand, ResultContent } from '../tool/types.js';
 import type { UserFiles } from '../vault/user-files.js';
 
@@ -32,6 +33,8 @@ export interface CommandContext {
   pathsCanonical: boolean;
   /** The user's files; a middleware may wrap it for the commands below (the quota meters writes). */
   files: UserFiles;
+  /** Set by a middleware that must see what an edit will store (the PII redactor); the command applies it. */
+  writeFilter?: WriteFilter;
   readonly startedAt: number;
   readonly stats: CommandStats;
   /** What each middleware decided, keyed by middleware name (e.g. pathGuard, pii, quota). */

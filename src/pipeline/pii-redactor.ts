@@ -1,92 +1,183 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { MemvaultError } from '../errors.js';
 import { countByType, describeTypes, redact, scan } from '../pii/index.js';
+import { redactEdit, redactPathValues, replaceFindings } from '../pii/edit.js';
 import type { PiiFinding, PiiType, RedactOptions } from '../pii/index.js';
+import type { WriteFilter } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
-import type { CommandResult, Middleware } from './context.js';
+import type { CommandContext, CommandResult, Middleware } from './context.js';
+import { canonicalizePath } from './path-guard.js';
 
-/** Same knobs as `redact`: policy per type, allow-list, phone regions. */
-export type PiiMiddlewareOptions = RedactOptions;
+/** Same knobs as `redact` (policy per type, allow-list, phone regions), and the key for redacted names. */
+export interface PiiMiddlewareOptions extends RedactOptions {
+  /**
+   * Key of the hash that makes redacted file names unique (`REDACTED-EMAIL-1a2b3c4d`). Give every
+   * process of a deployment the same secret so a name maps to the same stored name everywhere;
+   * default: a random key per process (names are stable until it restarts).
+   */
+  pathKey?: Uint8Array | string;
+}
 
 /** What the middleware writes to `ctx.decisions.pii`: counts only, never values. */
 export interface PiiDecision {
   action: 'none' | 'redacted' | 'rejected';
-  /** Findings by type in the text that would be written. */
+  /** Findings by type in the text that would be written (for an edit: in the file near the change). */
   findings: Partial<Record<PiiType, number>>;
+  /** Findings by type in the paths of the command (written paths and paths it looks up). */
+  pathFindings?: Partial<Record<PiiType, number>>;
   /** Types refused by policy (only when action is 'rejected'). */
   rejected?: PiiType[];
-  /** Placeholders put into str_replace.old_str so it matches text redacted when it was stored. */
-  oldStrRedacted?: number;
 }
 
-/** The text a command would write, and where it goes back into the command. */
-function writtenText(command: MemoryCommand): { text: string; put: (text: string) => MemoryCommand } | undefined {
+function rejectionMessage(types: readonly PiiType[]): string {
+  return (
+    `Error: Nothing was saved: the text contains ${describeTypes(types)}, which may not be stored in memory. ` +
+    'Remove it (or replace it with a short description) and try again.'
+  );
+}
+
+function pathRejectionMessage(types: readonly PiiType[]): string {
+  return (
+    `Error: Nothing was saved: the path contains ${describeTypes(types)}, which may not be stored in memory, not even in a file or directory name. ` +
+    'Choose a name without it (e.g. a short description) and try again.'
+  );
+}
+
+function refuse(content: string, code: 'PII_REJECTED' | 'INVALID_PATH' = 'PII_REJECTED'): CommandResult {
+  return { content, isError: true, code };
+}
+
+type PathField = 'path' | 'old_path' | 'new_path';
+
+/** Path fields of a command, and whether the command stores something under that name. */
+function pathFields(command: MemoryCommand): Array<{ field: PathField; written: boolean }> {
   switch (command.command) {
     case 'create':
-      return { text: command.file_text, put: (file_text) => ({ ...command, file_text }) };
-    case 'str_replace':
-      return { text: command.new_str, put: (new_str) => ({ ...command, new_str }) };
-    case 'insert':
-      return { text: command.insert_text, put: (insert_text) => ({ ...command, insert_text }) };
+      return [{ field: 'path', written: true }];
+    case 'rename':
+      return [
+        { field: 'old_path', written: false },
+        { field: 'new_path', written: true },
+      ];
     default:
-      return undefined;
+      return [{ field: 'path', written: false }];
   }
-}
-
-function rejection(types: readonly PiiType[]): CommandResult {
-  return {
-    content:
-      `Error: Nothing was saved: the text contains ${describeTypes(types)}, which may not be stored in memory. ` +
-      'Remove it (or replace it with a short description) and try again.',
-    isError: true,
-    code: 'PII_REJECTED',
-  };
-}
-
-function replaceFindings(text: string, findings: readonly PiiFinding[]): string {
-  let out = '';
-  let last = 0;
-  for (const f of findings) {
-    out += `${text.slice(last, f.start)}[REDACTED:${f.type}]`;
-    last = f.end;
-  }
-  return out + text.slice(last);
 }
 
 /**
- * Strips personal data and secrets before anything is written. Runs after the path guard, so
- * `ctx.command` is parsed. For create / str_replace / insert it scans the text to be written:
- * a type whose policy is `reject` refuses the command (the model is told the kind of data, never
- * the data) without calling the rest of the chain; other findings are replaced by
- * `[REDACTED:TYPE]`. `str_replace.old_str` is redacted the same way (never rejected: it is not
- * written), so an edit still matches text that was redacted when it was stored.
+ * Strips personal data and secrets from everything a command stores. Runs after the path guard,
+ * so `ctx.command` is parsed and its paths canonical.
+ *
+ * - Paths: a name a command writes (create, rename destination) with a `reject` type is refused;
+ *   other values in any path are replaced by `REDACTED-<TYPE>-<hash>` (see redactPathValues), the
+ *   same for the path a command writes and the paths it looks up, so the model can keep using the
+ *   name it wrote.
+ * - create: `file_text` is the whole new file; it is scanned and redacted here.
+ * - str_replace / insert: the command is left as the model wrote it (old_str matches verbatim, so
+ *   any text the model can see can be edited, and an error never quotes a placeholder the model did
+ *   not write). Instead the middleware hands the command a write filter (`ctx.writeFilter`) that
+ *   scans what the file will hold after the edit, around the change, and redacts that or refuses
+ *   the edit: the same final file gets the same redaction whichever way it was produced.
  */
 export function piiRedactor(options?: PiiMiddlewareOptions): Middleware {
+  const pathKey = options?.pathKey ?? randomBytes(32);
   return async (ctx, next) => {
     const command = ctx.command;
     if (command === undefined) return next();
-    const target = writtenText(command);
-    if (target === undefined) return next();
+    const decision: PiiDecision = { action: 'none', findings: {} };
 
-    const { findings, rejected } = scan(target.text, options);
-    const decision: PiiDecision = { action: 'none', findings: countByType(findings) };
-    ctx.decisions.pii = decision;
-    if (rejected.length > 0) {
-      decision.action = 'rejected';
-      decision.rejected = rejected;
-      return rejection(rejected);
-    }
-
-    let updated = findings.length > 0 ? target.put(replaceFindings(target.text, findings)) : command;
-    if (findings.length > 0) decision.action = 'redacted';
-    if (updated.command === 'str_replace') {
-      const old = redact(updated.old_str, options);
-      if (old.findings.length > 0) {
-        updated = { ...updated, old_str: old.text };
-        decision.oldStrRedacted = old.findings.length;
+    const pathResult = redactPaths(ctx, command, pathKey, options);
+    if (pathResult !== undefined) {
+      ctx.decisions.pii = decision;
+      decision.pathFindings = countByType(pathResult.findings);
+      if (pathResult.refusal !== undefined) {
+        decision.action = 'rejected';
+        if (pathResult.rejected.length > 0) decision.rejected = pathResult.rejected;
+        return pathResult.refusal;
       }
+      decision.action = 'redacted';
     }
-    ctx.command = updated;
+
+    if (command.command === 'create') {
+      ctx.decisions.pii = decision;
+      const { findings, rejected } = scan(command.file_text, options);
+      if (!record(decision, findings, rejected)) return refuse(rejectionMessage(rejected));
+      if (findings.length > 0) ctx.command = { ...(ctx.command as typeof command), file_text: replaceFindings(command.file_text, findings) };
+    } else if (command.command === 'str_replace' || command.command === 'insert') {
+      ctx.decisions.pii = decision;
+      ctx.writeFilter = editFilter(decision, options);
+    }
     return next();
   };
+}
+
+/** Adds findings to the decision; false when the policy refuses the write. */
+function record(decision: PiiDecision, findings: readonly PiiFinding[], rejected: readonly PiiType[]): boolean {
+  decision.findings = countByType(findings);
+  if (rejected.length > 0) {
+    decision.action = 'rejected';
+    decision.rejected = [...rejected];
+    return false;
+  }
+  if (findings.length > 0) decision.action = 'redacted';
+  return true;
+}
+
+function editFilter(decision: PiiDecision, options: RedactOptions | undefined): WriteFilter {
+  const pathAction = decision.action;
+  return {
+    edited(_path, before, after) {
+      // An edit is retried on a write conflict: each attempt decides afresh.
+      decision.action = pathAction;
+      delete decision.rejected;
+      const result = redactEdit(before, after, options);
+      if (!record(decision, result.findings, result.rejected)) throw new MemvaultError('PII_REJECTED', rejectionMessage(result.rejected));
+      return result.text;
+    },
+    storedForm(oldStr) {
+      const { text, findings } = redact(oldStr, options);
+      return findings.length === 0 ? undefined : text;
+    },
+  };
+}
+
+/**
+ * Applies the policy to the command's paths. Undefined when no path holds a finding; otherwise the
+ * findings, and a refusal when a written name has a `reject` type or its redacted form is not a
+ * valid path. On redaction `ctx.command` gets the new paths.
+ */
+function redactPaths(
+  ctx: CommandContext,
+  command: MemoryCommand,
+  pathKey: Uint8Array | string,
+  options: RedactOptions | undefined,
+): { findings: PiiFinding[]; rejected: PiiType[]; refusal?: CommandResult } | undefined {
+  const tag = (value: string) => createHmac('sha256', pathKey).update(ctx.uid).update('\0').update(value).digest('hex').slice(0, 8);
+  const fields = command as unknown as Record<PathField, string>;
+  const updated: Partial<Record<PathField, string>> = {};
+  const findings: PiiFinding[] = [];
+  for (const { field, written } of pathFields(command)) {
+    const result = redactPathValues(fields[field], tag, options);
+    if (result.findings.length === 0) continue;
+    findings.push(...result.findings);
+    if (written && result.rejected.length > 0) return { findings, rejected: result.rejected, refusal: refuse(pathRejectionMessage(result.rejected)) };
+    // A path that is only looked up keeps a rejected value: no file can have been stored under it.
+    if (result.rejected.length > 0) continue;
+    try {
+      updated[field] = canonicalizePath(result.path);
+    } catch (error) {
+      if (!(error instanceof MemvaultError)) throw error;
+      // The placeholder made a name too long: say so without echoing the value.
+      return { findings, rejected: [], refusal: refuse(pathTooLongMessage(), 'INVALID_PATH') };
+    }
+  }
+  if (findings.length === 0) return undefined;
+  ctx.command = { ...command, ...updated } as MemoryCommand;
+  return { findings, rejected: [] };
+}
+
+function pathTooLongMessage(): string {
+  return 'Error: Nothing was saved: the path contains personal data or a secret, and with it replaced by a placeholder the name would be too long. Choose a shorter name without it and try again.';
 }
 
 /**

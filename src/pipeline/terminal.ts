@@ -19,7 +19,7 @@ export function terminal(options: TerminalOptions): (ctx: CommandContext) => Pro
       return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
     }
     try {
-      const content = await executeCommand(ctx.command, { ...options.env, files: ctx.files });
+      const content = await executeCommand(ctx.command, { ...options.env, files: ctx.files, ...(ctx.writeFilter ? { writeFilter: ctx.writeFilter } : {}) });
       return { content, isError: false };
     } catch (error) {
       return errorResult(error, (e) => options.onInternalError(e, ctx));

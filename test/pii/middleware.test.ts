@@ -53,25 +53,26 @@ describe('piiRedactor', () => {
     expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 2, CREDIT_CARD: 1 } });
   });
 
-  it('redacts str_replace.new_str and old_str, so an edit matches stored redacted text', async () => {
-    const { seen, decision } = await run({
-      command: 'str_replace',
-      path: '/memories/a.md',
-      old_str: `email: ${EMAIL}`,
-      new_str: `email: ${EMAIL} (work), token ${TOKEN}`,
-    });
-    expect(seen).toEqual({
-      command: 'str_replace',
-      path: '/memories/a.md',
-      old_str: 'email: [REDACTED:EMAIL]',
-      new_str: 'email: [REDACTED:EMAIL] (work), token [REDACTED:SECRET]',
-    });
-    expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 1, SECRET: 1 }, oldStrRedacted: 1 });
+  it('leaves str_replace and insert as written and hands the command a write filter instead', async () => {
+    for (const command of [
+      { command: 'str_replace', path: '/memories/a.md', old_str: `email: ${EMAIL}`, new_str: `email: ${EMAIL} (work), token ${TOKEN}` },
+      { command: 'insert', path: '/memories/a.md', insert_line: 3, insert_text: 'ip 10.1.2.3\n' },
+    ] as MemoryCommand[]) {
+      const { ctx, seen, nextCalls } = await run(command);
+      expect(seen).toBe(command);
+      expect(nextCalls).toBe(1);
+      expect(ctx.writeFilter).toBeDefined();
+    }
   });
 
-  it('redacts insert.insert_text and leaves insert_line alone', async () => {
-    const { seen } = await run({ command: 'insert', path: '/memories/a.md', insert_line: 3, insert_text: `ip 10.1.2.3\n` });
-    expect(seen).toEqual({ command: 'insert', path: '/memories/a.md', insert_line: 3, insert_text: 'ip [REDACTED:IP_ADDRESS]\n' });
+  it('the write filter redacts the file the edit produces and records counts', async () => {
+    const { ctx, decision } = await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: '@' });
+    // "jane.doe" + "@" + "example.com": the fragment holds no address, the result does.
+    const stored = ctx.writeFilter!.edited('/memories/a.md', 'mail jane.doexexample.com\n', 'mail jane.doe@example.com\n');
+    expect(stored).toBe('mail [REDACTED:EMAIL]\n');
+    expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 1 } });
+    expect(ctx.writeFilter!.storedForm(`mail ${EMAIL}`)).toBe('mail [REDACTED:EMAIL]');
+    expect(ctx.writeFilter!.storedForm('no data here')).toBeUndefined();
   });
 
   it('passes clean text through untouched with action none', async () => {
@@ -81,16 +82,17 @@ describe('piiRedactor', () => {
     expect(decision).toEqual({ action: 'none', findings: {} });
   });
 
-  it('does not inspect view, delete or rename, and calls next once', async () => {
+  it('does not inspect view, delete or rename with ordinary paths, and calls next once', async () => {
     for (const command of [
-      { command: 'view', path: `/memories/${EMAIL}` },
+      { command: 'view', path: '/memories/notes' },
       { command: 'delete', path: '/memories/x.md' },
       { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' },
     ] as MemoryCommand[]) {
-      const { seen, nextCalls, decision } = await run(command);
+      const { seen, nextCalls, decision, ctx } = await run(command);
       expect(seen).toBe(command);
       expect(nextCalls).toBe(1);
       expect(decision).toBeUndefined();
+      expect(ctx.writeFilter).toBeUndefined();
     }
   });
 
@@ -118,13 +120,15 @@ describe('piiRedactor', () => {
     expect(decision).toEqual({ action: 'rejected', findings: { EMAIL: 1, SECRET: 1 }, rejected: ['EMAIL', 'SECRET'] });
   });
 
-  it('rejects on new_str but never because of old_str', async () => {
+  it('rejects an edit whose result has a rejected type, never because of old_str', async () => {
     const options = { policy: { EMAIL: 'reject' as const } };
-    const bad = await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: EMAIL }, options);
-    expect(bad.nextCalls).toBe(0);
-    expect(bad.result.code).toBe('PII_REJECTED');
-    const ok = await run({ command: 'str_replace', path: '/memories/a.md', old_str: EMAIL, new_str: 'removed' }, options);
-    expect(ok.nextCalls).toBe(1);
+    const { ctx, nextCalls, decision } = await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: '@' }, options);
+    expect(nextCalls).toBe(1);
+    expect(() => ctx.writeFilter!.edited('/memories/a.md', 'jane.doexexample.com', 'jane.doe@example.com')).toThrow(/an e-mail address/);
+    expect(decision).toMatchObject({ action: 'rejected', rejected: ['EMAIL'] });
+    // Removing an address (old_str held it) is fine.
+    expect(ctx.writeFilter!.edited('/memories/a.md', `mail ${EMAIL}`, 'mail removed')).toBe('mail removed');
+    expect(decision).toEqual({ action: 'none', findings: {} });
   });
 
   it('allow policy and allow-list let values through', async () => {

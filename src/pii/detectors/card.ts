@@ -4,7 +4,7 @@ import type { Candidate, Detector } from '../types.js';
 export const CARD_PRIORITY = 80;
 
 // Prefilter: four digits, then (after at most one separator) a fifth — every card layout opens so.
-const DIGIT_RUN_START = /\d{4}[ -]?\d/g;
+const DIGIT_RUN_START = /\d{4}(?:[ -]|\r?\n)?\d/g;
 
 /** Issuer prefixes (IIN ranges) and lengths of the networks people actually paste. */
 export function knownIssuer(digits: string): boolean {
@@ -23,12 +23,15 @@ export function knownIssuer(digits: string): boolean {
   if (p4 >= 3528 && p4 <= 3589) return n >= 16 && n <= 19; // JCB
   if ((p3 >= 300 && p3 <= 305) || p2 === 36 || p2 === 38 || p2 === 39 || p4 === 3095) return n >= 14 && n <= 19; // Diners
   if (p4 >= 2200 && p4 <= 2204) return n >= 16 && n <= 19; // Mir
-  if (p2 === 50 || (p2 >= 56 && p2 <= 69)) return n >= 12 && n <= 19; // Maestro
+  if (p2 === 50 || (p2 >= 56 && p2 <= 69)) return n >= 12 && n <= 19; // Maestro, RuPay 60, Verve 506/650, Elo, InterPayment, Laser
+  if (p2 === 82) return n === 16; // RuPay
+  if (p4 === 9792) return n === 16; // Troy
+  if (digits[0] === '1') return n === 15; // UATP
   return false;
 }
 
 /**
- * A card number is 13-19 digits, optionally in groups split by one space or one dash (the same
+ * A card number is 12-19 digits (as its network allows), optionally in groups split by one space or one dash (the same
  * separator throughout), Luhn-valid, with a known issuer prefix, and not part of a longer number.
  */
 export const detectCards: Detector = (text: string, _config, out: Candidate[]) => {
@@ -72,12 +75,21 @@ function scanCard(text: string, start: number, out: Candidate[]): number {
       i++;
       continue;
     }
+    // A number wrapped, or completed on the next line by a second edit: one line break between
+    // groups joins them (it is not the group separator, which may be a space or dash elsewhere).
+    const breakLength = c === 10 ? 1 : c === 13 && codeAt(text, i + 1) === 10 ? 2 : 0;
+    if (breakLength > 0 && groupOk && isDigit(codeAt(text, i + breakLength))) {
+      groupLength = 0;
+      groupEnds.push({ offset: i, digitCount: digits.length });
+      i += breakLength;
+      continue;
+    }
     break;
   }
   if (digits.length <= 19 && !isDigit(codeAt(text, i))) groupEnds.push({ offset: i, digitCount: digits.length });
   for (let g = groupEnds.length - 1; g >= 0; g--) {
     const { offset, digitCount } = groupEnds[g] as { offset: number; digitCount: number };
-    if (digitCount < 13 || digitCount > 19) continue;
+    if (digitCount < 12 || digitCount > 19) continue;
     const after = codeAt(text, offset);
     if (isWordChar(after) || (after === 46 && isDigit(codeAt(text, offset + 1)))) continue;
     const number = digits.slice(0, digitCount);

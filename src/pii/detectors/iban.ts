@@ -4,6 +4,8 @@ import type { Candidate, Detector } from '../types.js';
 
 export const IBAN_PRIORITY = 90;
 
+const IBAN_LABEL_BEFORE = /IBAN\s*[:：]?\s*$/i;
+
 const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
   Object.entries(getCountrySpecifications())
     .filter(([, spec]) => typeof spec.chars === 'number' && spec.chars > 0)
@@ -37,9 +39,16 @@ export const detectIbans: Detector = (text: string, _config, out: Candidate[]) =
         i++;
       } else if ((c === 32 || c === 0xa0 || c === 45) && isAsciiAlnum(codeAt(text, i + 1)) && compact.length >= 4) {
         i++;
+      } else if (c === 10 && isAsciiAlnum(codeAt(text, i + 1)) && compact.length >= 4) {
+        i++; // wrapped, or completed on the next line: the country fixes the length, so this stays exact
+      } else if (c === 13 && codeAt(text, i + 1) === 10 && isAsciiAlnum(codeAt(text, i + 2)) && compact.length >= 4) {
+        i += 2;
       } else break;
     }
-    if (compact.length !== length || isWordChar(codeAt(text, i))) continue;
+    if (compact.length !== length) continue;
+    // The next character must end the word, unless a label says what this is ("IBAN: DE89…" run
+    // into the next field, as unspaced scripts write it: "IBAN: NL19QNRH7981463015APIキー").
+    if (isWordChar(codeAt(text, i)) && !(isUpper(codeAt(text, i)) && IBAN_LABEL_BEFORE.test(text.slice(Math.max(0, start - 12), start)))) continue;
     // Mixed case inside an IBAN is a hash or an identifier, not a bank account.
     if (lowerCase ? compact !== compact.toLowerCase() : compact !== compact.toUpperCase()) continue;
     if (!isValidIBAN(compact.toUpperCase())) continue;

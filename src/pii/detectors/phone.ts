@@ -1,3 +1,4 @@
+import metadata from 'libphonenumber-js/metadata.max.json';
 import { parsePhoneNumberFromString as parseWithMetadata, type CountryCode } from 'libphonenumber-js/max';
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import { VERSION_BEFORE } from './context.js';
@@ -60,6 +61,11 @@ const MIN_DIGITS = 7;
 const PHONE_CONTEXT =
   /(?:phone|\btel\b|\btel\.|\bcall|mobile|\bcell|\bfax|whatsapp|\bsms|\btext\b|\bring\b|contact|\bdial|telefon|\bhandy|rufnummer|nummer|anruf|t[ée]l[ée]phone|\bt[ée]l\b|portable|appel|num[ée]ro|tel[ée]fono|m[óo]vil|celular|llam|cellulare|電話|携帯|連絡|☎|📞)/i;
 
+// For a national number of any region the word must say phone, not just "number" or "contact"
+// ("Kundennummer 748692, Vertrag 8069-712"), and stand close before it.
+const STRONG_PHONE_CONTEXT =
+  /(?:phone|\btel\b|\btel\.|mobile|\bcell|\bfax|whatsapp|telefon(?!ica)|\bhandy|t[ée]l[ée]phone|\bt[ée]l\b|portable|tel[ée]fono|m[óo]vil|celular|cellulare|電話|携帯|☎|📞)/i;
+
 const DATE_SHAPE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4})$/;
 // XXX-XX-XXXX is how SSNs are written; no national plan groups a phone number that way.
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
@@ -87,6 +93,7 @@ export const detectPhones: Detector = (text, config, out: Candidate[]) => {
   // Digits already claimed by a more specific detector (card, IBAN, IP, SSN, key) would lose the
   // overlap anyway; skipping them saves the parse, which is the expensive step.
   const claimed = out.filter((c) => c.priority > PHONE_PRIORITY).sort((a, b) => a.start - b.start);
+  anyRegionBudget = ANY_REGION_BUDGET;
   let k = 0;
   START.lastIndex = 0;
   let m: RegExpExecArray | null;
@@ -217,10 +224,13 @@ function acceptable(
   if (after === 37) return false; // 12 345 678%
   // Cheapest test first: without '+', the digits must fit some configured region's plan at all
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
-  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount))) return false;
-  const raw = text.slice(start, end);
   let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
   const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
+  let strong: boolean | undefined;
+  const hasStrongContext = () => (strong ??= hasContextBefore(text, start, 24, STRONG_PHONE_CONTEXT));
+  // ... unless a phone word says it is a number (then any region's plan may fit: validInAnyRegion).
+  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount)) && (!separatedOrLong(text, start, end) || !hasStrongContext())) return false;
+  const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   const before = text.slice(Math.max(0, start - 24), start);
   if (VERSION_BEFORE.test(before) || CURRENCY_BEFORE.test(before)) return false;
@@ -244,10 +254,60 @@ function acceptable(
     if (!shaped && !hasContext()) return false;
   }
   if (isValidPhone(raw, plus, digitCount, regions)) return true;
+  // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
+  // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
+  // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
+  if (!plus && separatedOrLong(text, start, end) && hasStrongContext() && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw)) return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.
   return separated && hasContext() && isPossiblePhone(raw, plus, digitCount, regions);
+}
+
+/** Grouped ("5123 4567") or of eight digits or more: a bare shorter run after a phone word is too often something else. */
+function separatedOrLong(text: string, start: number, end: number): boolean {
+  if (end - start >= 8) return true;
+  for (let i = start; i < end; i++) if (!isDigit(text.charCodeAt(i))) return true;
+  return false;
+}
+
+/** Lookups in every region left in the current scan; reset by detectPhones. */
+let anyRegionBudget = 0;
+const ANY_REGION_BUDGET = 256;
+
+interface RegionPlan {
+  nationalPrefix: string | undefined;
+  lengths: ReadonlySet<number>;
+  pattern: RegExp;
+}
+let PLANS: readonly RegionPlan[] | undefined;
+
+/** Every region's numbering plan (national prefix, lengths, number pattern), from libphonenumber's metadata. */
+function plans(): readonly RegionPlan[] {
+  if (PLANS !== undefined) return PLANS;
+  const countries = (metadata as unknown as { countries: Record<string, unknown[]> }).countries;
+  PLANS = Object.values(countries).map((c) => ({
+    nationalPrefix: typeof c[5] === 'string' ? c[5] : undefined,
+    lengths: new Set(Array.isArray(c[3]) ? (c[3] as number[]) : []),
+    pattern: new RegExp(`^(?:${String(c[2])})$`),
+  }));
+  return PLANS;
+}
+
+/**
+ * True when the digits are a number in some region's plan: with its national prefix taken off,
+ * of a length the plan allows and matching its number pattern. A regex test per region (no parse),
+ * and budgeted per scan.
+ */
+function validInAnyRegion(raw: string): boolean {
+  if (anyRegionBudget <= 0) return false;
+  anyRegionBudget--;
+  const digits = raw.replace(/\D+/g, '');
+  for (const plan of plans()) {
+    const national = plan.nationalPrefix !== undefined && digits.startsWith(plan.nationalPrefix) ? digits.slice(plan.nationalPrefix.length) : digits;
+    if (plan.lengths.has(national.length) && plan.pattern.test(national)) return true;
+  }
+  return false;
 }
 
 function firstDigitAt(text: string, start: number): number {

@@ -13,12 +13,16 @@ const KNOWN_TOKENS = new RegExp(
     'gh[pousr]_[A-Za-z0-9]{36,251}', // GitHub classic tokens
     'github_pat_[A-Za-z0-9_]{22,255}', // GitHub fine-grained tokens
     'gl(?:pat|dt|rt|ptt|cbt|ft|imt|oas|soat|agent)-[A-Za-z0-9_-]{20,64}', // GitLab
-    'xox[abposre]-[A-Za-z0-9-]{10,250}', // Slack bot/user/app tokens
+    'xox[bp]-\\d{8,13}-\\d{8,13}[A-Za-z0-9-]{0,250}', // Slack bot and user tokens (workspace and user ids first)
+    'xox[aorse]-(?:\\d-)?[A-Za-z0-9-]{10,250}', // other Slack tokens
+    'xoxe\\.xox[bp]-\\d-[A-Z0-9]{100,200}', // Slack configuration tokens
+    'xoxe-\\d-[A-Z0-9]{100,200}', // Slack configuration refresh tokens
     'xapp-\\d-[A-Za-z0-9-]{10,250}', // Slack app-level tokens
     'https://hooks\\.slack\\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{16,32}', // Slack webhook
     '(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,247}', // Stripe secret and restricted keys
     'whsec_[A-Za-z0-9+/=]{20,80}', // Stripe webhook signing secret
-    'sk-ant-[A-Za-z0-9_-]{20,200}', // Anthropic
+    'sk-ant-(?:api|admin)\\d\\d-[A-Za-z0-9_-]{80,120}AA', // Anthropic API and admin keys
+    'sk-ant-(?:oat|sid)\\d\\d-[A-Za-z0-9_-]{80,120}', // Anthropic OAuth and session tokens
     'sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,250}', // OpenAI
     'eyJ[A-Za-z0-9_-]{8,2000}\\.eyJ[A-Za-z0-9_-]{4,8000}\\.[A-Za-z0-9_-]{0,2000}', // JWT
     'AIza[0-9A-Za-z_-]{35}', // Google API key
@@ -28,6 +32,47 @@ const KNOWN_TOKENS = new RegExp(
     'glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}', // Grafana service account
     'dop_v1_[a-f0-9]{64}', // DigitalOcean
     'shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}', // Shopify
+    // Further families of gitleaks' default configuration (cmd/generate/config/rules):
+    'AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}', // age secret key
+    'ops_eyJ[A-Za-z0-9+/]{250,}={0,3}', // 1Password service account token
+    'A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}', // 1Password secret key
+    'ABSK[A-Za-z0-9+/]{109,269}={0,2}', // Amazon Bedrock API key
+    'EAA[MC][A-Za-z0-9]{100,400}', // Facebook / Meta access token
+    'EAAA[A-Za-z0-9_-]{60}', // Square access token
+    'sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}', // Square
+    'fo1_[A-Za-z0-9_-]{43}', // Fly.io
+    'fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}', // Fly.io macaroons
+    'glc_[A-Za-z0-9+/]{32,400}={0,2}', // Grafana cloud
+    'hv[sb]\\.[A-Za-z0-9_-]{90,300}', // HashiCorp Vault
+    'HRKU-AA[0-9A-Za-z_-]{58}', // Heroku
+    'api_org_[A-Za-z]{34}', // Hugging Face organisation
+    's-s4t2(?:ud|af)-[a-f0-9]{64}', // 42 intra
+    'ntn_\\d{11}[A-Za-z0-9]{35}', // Notion
+    'sntry[su]_[A-Za-z0-9+/=_]{60,400}', // Sentry
+    'sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}', // Sourcegraph
+    'pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,300}', // PyPI
+    'dp\\.(?:pt|st|ct|sa|scim|audit)\\.[A-Za-z0-9]{40,44}', // Doppler
+    'PMAK-[a-f0-9]{24}-[a-f0-9]{34}', // Postman
+    'key-[0-9a-f]{32}', // Mailgun
+    'lin_api_[A-Za-z0-9]{40}', // Linear
+    'dapi[a-f0-9]{32}(?:-\\d)?', // Databricks
+    'ATATT3[A-Za-z0-9_=-]{186}', // Atlassian
+    '[MNO][A-Za-z0-9_-]{23,25}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,38}', // Discord bot token
+    'dt0c01\\.[A-Z0-9]{24}\\.[A-Z0-9]{64}', // Dynatrace
+    'NRAK-[A-Z0-9]{27}', // New Relic
+    'pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}', // PlanetScale
+    'pul-[a-f0-9]{40}', // Pulumi
+    'rubygems_[a-f0-9]{48}', // RubyGems
+    'xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}', // Brevo (Sendinblue)
+    'LTAI[A-Za-z0-9]{20}', // Alibaba Cloud
+    'AKCp[A-Za-z0-9]{69}', // JFrog Artifactory
+    'duffel_(?:test|live)_[A-Za-z0-9_=-]{43}', // Duffel
+    'shippo_(?:live|test)_[a-f0-9]{40}', // Shippo
+    'FLWSECK(?:_TEST)?-[a-h0-9]{32}-X', // Flutterwave
+    'tk-us-[A-Za-z0-9_-]{48}', // Scalingo
+    'pnu_[A-Za-z0-9]{36}', // Prefect
+    'rdme_[a-z0-9]{70}', // ReadMe
+    'v1\\.0-[a-f0-9]{24}-[a-f0-9]{146}', // Cloudflare origin CA
   ]
     .map((p) => `(?:${p})`)
     .join('|'),
@@ -35,8 +80,39 @@ const KNOWN_TOKENS = new RegExp(
 );
 
 const TOKEN_CHAR = /[A-Za-z0-9_-]/;
+const ANTHROPIC_KEY = /^sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,120}AA$/;
+
+/**
+ * Formats that open with a character class, not a literal: searched for by their literal middle
+ * (one cheap scan), and the class part is checked backwards from it. In one alternation with the
+ * others they would be tried at every position of a long run of digits or letters.
+ */
+const MIDDLE_ANCHORED: ReadonlyArray<{ middle: RegExp; before: RegExp; maxBefore: number }> = [
+  { middle: /Q~[A-Za-z0-9_~.-]{31,34}/g, before: /[A-Za-z0-9_~.]{3}\d$/, maxBefore: 4 }, // Azure AD client secret
+  { middle: /-us\d{1,2}/g, before: /[0-9a-f]{32}$/, maxBefore: 32 }, // Mailchimp
+  { middle: /:AA[0-9A-Za-z_-]{33}/g, before: /\d{8,10}$/, maxBefore: 10 }, // Telegram bot token
+  { middle: /\.atlasv1\.[a-z0-9_=-]{60,70}/g, before: /[a-z0-9]{14}$/, maxBefore: 14 }, // Terraform Cloud
+  { middle: /\|[0-9A-Za-z_-]{27}/g, before: /\d{15,16}$/, maxBefore: 16 }, // Facebook app id|secret
+];
+
+function detectMiddleAnchored(text: string, out: Candidate[]): void {
+  for (const { middle, before, maxBefore } of MIDDLE_ANCHORED) {
+    middle.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = middle.exec(text)) !== null) {
+      const prefix = before.exec(text.slice(Math.max(0, m.index - maxBefore), m.index));
+      if (prefix === null) continue;
+      const start = m.index - prefix[0].length;
+      const end = m.index + m[0].length;
+      if (TOKEN_CHAR.test(text[start - 1] ?? '') || TOKEN_CHAR.test(text[end] ?? '')) continue;
+      if (looksFake(text.slice(start, end), false)) continue;
+      out.push({ type: 'SECRET', start, end, priority: SECRET_FORMAT_PRIORITY });
+    }
+  }
+}
 
 function detectKnownTokens(text: string, out: Candidate[]): void {
+  detectMiddleAnchored(text, out);
   KNOWN_TOKENS.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = KNOWN_TOKENS.exec(text)) !== null) {
@@ -46,11 +122,14 @@ function detectKnownTokens(text: string, out: Candidate[]): void {
     const before = text[start - 1] ?? '';
     const after = text[end] ?? '';
     if (TOKEN_CHAR.test(before) || (TOKEN_CHAR.test(after) && !m[0].startsWith('eyJ'))) continue;
+    // Prefixed formats are checked for filler only; the loose "sk-" format also for runs of the alphabet.
+    if (looksFake(m[0].slice(4), m[0].startsWith('sk-') && !ANTHROPIC_KEY.test(m[0]))) continue;
     out.push({ type: 'SECRET', start, end, priority: SECRET_FORMAT_PRIORITY });
   }
 }
 
 const MAX_PEM = 64 * 1024;
+const SECRET_PLACEHOLDER = '[REDACTED:SECRET]';
 
 /** PEM private key blocks (RSA, EC, OPENSSH, PGP, PKCS#8 plain and encrypted), header to footer. */
 function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
@@ -74,9 +153,20 @@ function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
     } else {
       end = truncatedBodyEnd(text, bodyStart, Math.min(text.length, begin + MAX_PEM));
     }
-    out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
+    // "-----BEGIN PRIVATE KEY-----\nanything\n-----END…" is a placeholder: a key, even a pasted
+    // first line of one, has a body of base64 (an Ed25519 key has over 60 characters of it).
+    if (base64Count(text, bodyStart, end) >= 16) out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
     begin = nextBegin !== -1 && nextBegin < end ? text.indexOf('-----BEGIN ', end) : nextBegin;
   }
+}
+
+function base64Count(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to && n < 16; i++) {
+    const c = text.charCodeAt(i);
+    if (isAsciiAlnum(c) || c === 43 || c === 47) n++;
+  }
+  return n;
 }
 
 const MAX_PEM_LINE = 128;
@@ -133,7 +223,20 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
     const end = m.index + m[0].length;
     out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
+  // An HTTP header that carries a credential, with or without a scheme word (curl -H, HTTP dumps):
+  // "Authorization: 5eb4223e-…", "Authorization: Basic YnJvd3Nlcjo=", "X-Api-Key: …", "Api-Token: …".
+  AUTH_HEADER.lastIndex = 0;
+  while ((m = AUTH_HEADER.exec(text)) !== null) {
+    const value = m[2] ?? '';
+    const basic = /^basic$/i.test(m[1] ?? '');
+    const ok = basic ? /^[A-Za-z0-9+/]{8,}={0,2}$/.test(value) && !isPlaceholder(value) : looksRandom(value, 10) || (UUID.test(value) && !looksFake(value));
+    if (!ok) continue;
+    const end = m.index + m[0].length;
+    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
+  }
 }
+
+const AUTH_HEADER = /\b(?:Authorization|Proxy-Authorization|X-Api-Key|Api-Key|X-Auth-Token|Api-Token|X-Access-Token)[ \t]*:[ \t]*(?:(Basic|Bearer|Token)[ \t]+)?([A-Za-z0-9._~+/=-]{8,2048})/gi;
 
 // AWS secret access keys are 40 base64 characters; alone they are too generic, so they count only
 // within a few lines after an access key id (CSV exports, credentials files without labels).
@@ -141,9 +244,14 @@ const AWS_SECRET_NEAR = /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g
 
 function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Candidate[]): void {
   for (const from of keyIdEnds) {
-    AWS_SECRET_NEAR.lastIndex = from;
-    const m = AWS_SECRET_NEAR.exec(text);
-    if (m === null || m.index - from > 160) continue;
+    // Only the 160 characters after a key id are searched (one char more on each side for the
+    // boundary checks), so many key ids cost O(n), not a search to the end of the text each.
+    const windowStart = Math.max(0, from - 1);
+    const window = text.slice(windowStart, Math.min(text.length, from + 160 + 41));
+    AWS_SECRET_NEAR.lastIndex = from - windowStart;
+    const m = AWS_SECRET_NEAR.exec(window);
+    if (m === null || m.index + windowStart - from > 160) continue;
+    m.index += windowStart;
     if (!looksRandom(m[0], 40)) continue;
     out.push({ type: 'SECRET', start: m.index, end: m.index + 40, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
@@ -261,7 +369,7 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
         : looksRandom(value, 20)
       : passwordLike
         ? plausiblePassword(value, quote !== '')
-        : looksRandom(value, 12);
+        : looksRandom(value, 12) || (UUID.test(value) && !looksFake(value));
     if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
       KEYWORDS.lastIndex = Math.max(valueEnd, keyEnd);
@@ -270,6 +378,9 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
     }
   }
 }
+
+// A UUID after a key or token name is the credential (Heroku, Snyk, HubSpot API keys are UUIDs).
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 function isKeyChar(c: number): boolean {
   return isAsciiAlnum(c) || c === 95 || c === 45 || c === 46;
@@ -291,6 +402,27 @@ function plausiblePassword(value: string, quoted: boolean): boolean {
   return true;
 }
 
+/**
+ * Placeholders in a token's shape: one character repeated ("ghp_xxxx…", "AIzaaaa…"), a run of the
+ * alphabet or digits ("abc123xyz-456def789ghij-klmnop…"), or the documentation examples ("…EXAMPLE",
+ * "…EXAMPLEKEY"). Generated keys have few repeats and about 1 in 30 ascending neighbours.
+ */
+export function looksFake(body: string, sequences = true): boolean {
+  if (body.length < 8) return false;
+  if (body.length <= 40 && /EXAMPLE/.test(body)) return true;
+  const counts = new Map<number, number>();
+  let ascending = 0;
+  let top = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    const n = (counts.get(c) ?? 0) + 1;
+    counts.set(c, n);
+    if (n > top) top = n;
+    if (i > 0 && c === body.charCodeAt(i - 1) + 1) ascending++;
+  }
+  return top / body.length > 0.5 || (sequences && ascending / (body.length - 1) > 0.3);
+}
+
 /** High enough entropy and a mix of character classes: what generated keys look like. */
 export function looksRandom(value: string, minLength: number): boolean {
   if (value.length < minLength || value.length > 2048) return false;
@@ -308,6 +440,7 @@ export function looksRandom(value: string, minLength: number): boolean {
     }
   }
   if (letters === 0 || digits === 0) return false;
+  if (looksFake(value)) return false;
   // Identifiers like my_api_key_v2 have words; random strings have few repeated symbols.
   if (/[a-z]{3,}[_-][a-z]{3,}/i.test(value) && shannonEntropy(value) < 4) return false;
   return shannonEntropy(value) >= (upper > 0 || value.length >= 32 ? 3.2 : 3.0);
@@ -353,6 +486,12 @@ export const detectSecrets: Detector = (text: string, _config, out: Candidate[])
     const c = out[i] as Candidate;
     if (/^(?:AKIA|ASIA)/.test(text.slice(c.start, c.start + 4))) keyIdEnds.push(c.end);
   }
+  // A key id stored earlier is a placeholder now; it still says what the next random string is
+  // (the secret written on the next line by a later edit).
+  for (let at = text.indexOf(SECRET_PLACEHOLDER); at !== -1; at = text.indexOf(SECRET_PLACEHOLDER, at + 1)) {
+    keyIdEnds.push(at + SECRET_PLACEHOLDER.length);
+  }
+  keyIdEnds.sort((a, b) => a - b);
   if (keyIdEnds.length > 0) detectAwsSecretsNearKeyIds(text, keyIdEnds, out);
   detectPrivateKeyBlocks(text, out);
   if (text.includes('://')) detectUrlPasswords(text, out);

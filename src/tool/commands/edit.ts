@@ -118,6 +118,20 @@ async function findMatches(text: string, needle: string): Promise<Matches> {
   return { count: 'several', lines, moreLines };
 }
 
+/** What the file will hold after an edit: the edit as made, through the chain's write filter if there is one. */
+function storedResult(path: string, before: string, after: string, env: CommandEnv): string {
+  return env.writeFilter === undefined ? after : env.writeFilter.edited(path, before, after);
+}
+
+/**
+ * old_str as it would read once stored, for when it does not occur verbatim: the model may quote a
+ * value it wrote that was redacted on the way in. Undefined when there is no other form.
+ */
+function storedOldStr(oldStr: string, env: CommandEnv): string | undefined {
+  const stored = env.writeFilter?.storedForm(oldStr);
+  return stored === undefined || stored === oldStr ? undefined : stored;
+}
+
 /** Lines firstLine-2 .. lastLine+2 of the text, numbered; found by walking to them, not by splitting the file. */
 function snippet(text: string, firstLine: number, lastLine: number): string {
   const from = Math.max(1, firstLine - 2);
@@ -157,10 +171,15 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
         newStr = newStr.replace(/\r?\n/g, '\r\n');
         found = await findMatches(text, oldStr);
       }
+      const stored = found.count === 0 ? storedOldStr(oldStr, env) : undefined;
+      if (stored !== undefined) {
+        oldStr = stored;
+        found = await findMatches(text, oldStr);
+      }
       if (found.count === 0) fail('NO_MATCH', messages.noMatch(command.old_str, path));
       if (found.count === 'several') fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, found.lines, found.moreLines));
       const at = found.at;
-      const updated = text.slice(0, at) + newStr + text.slice(at + oldStr.length);
+      const updated = storedResult(path, text, text.slice(0, at) + newStr + text.slice(at + oldStr.length), env);
       const lines = new LineCounter(updated);
       const firstLine = lines.lineOf(at);
       const lastLine = lines.lineOf(at + Math.max(newStr.length - 1, 0));
@@ -188,7 +207,7 @@ export async function insert(command: InsertCommand, env: CommandEnv): Promise<s
       // Not splice(line, 0, ...inserted): spreading a million lines into call arguments overflows the stack.
       parsed.lines = parsed.lines.slice(0, line).concat(inserted, parsed.lines.slice(line));
       if (atEnd && /\n$/.test(command.insert_text)) parsed.finalNewline = true;
-      const updated = renderText(parsed);
+      const updated = storedResult(path, text, renderText(parsed), env);
       return landed.write(updated, messages.inserted(path), () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
     }),
   );

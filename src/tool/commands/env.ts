@@ -22,8 +22,21 @@ export const DEFAULT_LIMITS: CommandLimits = {
   maxWriteAttempts: 20,
 };
 
+/**
+ * What the chain may do to an edit's result before it is written (the PII redactor hands one
+ * down): the command applies the edit to the text as stored, and writes what `edited` returns.
+ */
+export interface WriteFilter {
+  /** The text to store for an edit that turned `before` into `after`; throws a MemvaultError to refuse the edit. */
+  edited(path: string, before: string, after: string): string;
+  /** How `oldStr` reads once stored, if that differs (values the model wrote were redacted), else undefined. */
+  storedForm(oldStr: string): string | undefined;
+}
+
 export interface CommandEnv {
   files: UserFiles;
+  /** Applied to the result of str_replace and insert before it is written (absent: written as is). */
+  writeFilter?: WriteFilter;
   locks: VaultLocks;
   limits: CommandLimits;
   /** 'overwrite': create replaces an existing file (what the model is told); 'fail': the reference error. */

@@ -445,7 +445,7 @@ export function generateCorpus(count: number, seed: number): CorpusNote[] {
 
 const here = dirname(fileURLToPath(import.meta.url));
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const notes = generateCorpus(400, 20260601);
+  const notes = generateCorpus(440, 20260601);
   writeFileSync(join(here, 'notes.jsonl'), notes.map((n) => JSON.stringify(n)).join('\n') + '\n');
   const counts: Record<string, number> = {};
   for (const n of notes) for (const s of n.spans) counts[s.type] = (counts[s.type] ?? 0) + 1;

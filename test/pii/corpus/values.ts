@@ -290,20 +290,21 @@ export function ipv4(rng: Rng): string {
     () => `192.168.${int(rng, 0, 255)}.${int(rng, 1, 254)}`,
     () => `172.${int(rng, 16, 31)}.${int(rng, 0, 255)}.${int(rng, 1, 254)}`,
     () => `${int(rng, 11, 223)}.${int(rng, 0, 255)}.${int(rng, 0, 255)}.${int(rng, 1, 254)}`,
-    () => `203.0.113.${int(rng, 1, 254)}`,
-    () => `198.51.100.${int(rng, 1, 254)}`,
+    // Public addresses (the documentation ranges 192.0.2/24, 198.51.100/24, 203.0.113/24 identify no host: not PII).
+    () => `81.${int(rng, 0, 255)}.${int(rng, 0, 255)}.${int(rng, 1, 254)}`,
+    () => `185.${int(rng, 0, 255)}.${int(rng, 0, 255)}.${int(rng, 1, 254)}`,
   ])();
 }
 
 export function ipv6(rng: Rng): string {
   const g = () => hex(rng, int(rng, 1, 4)).replace(/^0+(?=.)/, '');
   return pick(rng, [
-    () => `2001:db8:${g()}:${g()}::${g()}`,
+    () => `2001:4860:${g()}:${g()}::${g()}`,
     () => `fe80::${g()}:${g()}:${g()}:${g()}`,
     () => Array.from({ length: 8 }, g).join(':'),
     () => `2a02:${g()}:${g()}:${g()}:${g()}:${g()}:${g()}:${g()}`,
-    () => `::ffff:192.0.2.${int(rng, 1, 254)}`,
-    () => '::1',
+    () => `::ffff:81.2.69.${int(rng, 1, 254)}`,
+    () => `2a00:1450:${g()}::${g()}`,
   ])();
 }
 

@@ -1,0 +1,143 @@
+import { placeholder, scan } from './engine.js';
+import { visibleAfter, visibleBefore } from './normalize.js';
+import { PII_TYPES } from './types.js';
+import type { PiiFinding, PiiType, RedactOptions } from './types.js';
+
+/**
+ * The longest text any detector's decision about one value depends on: the value itself plus the
+ * context it looks at on either side (a label before it, a boundary character after it). The
+ * longest spans are private key blocks (64 KiB, see MAX_PEM in detectors/secret.ts) and JWTs
+ * (at most 12 KiB); every other value is under 1 KiB with under 200 characters of context. So a
+ * finding that touches an edit, or whose context does, lies within EDIT_MARGIN of it.
+ */
+export const EDIT_MARGIN = 72 * 1024;
+
+/** Where two texts differ: `before[start, beforeEnd)` became `after[start, afterEnd)`. */
+export interface ChangedSpan {
+  start: number;
+  beforeEnd: number;
+  afterEnd: number;
+}
+
+/** The smallest span that differs (common prefix and suffix taken off); linear, no allocation. */
+export function changedSpan(before: string, after: string): ChangedSpan {
+  const max = Math.min(before.length, after.length);
+  let start = 0;
+  while (start < max && before.charCodeAt(start) === after.charCodeAt(start)) start++;
+  let tail = 0;
+  while (tail < max - start && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+  return { start, beforeEnd: before.length - tail, afterEnd: after.length - tail };
+}
+
+/**
+ * Findings of `text` near `[from, to)`: the text within 2 margins of it is scanned, and findings
+ * within one margin kept. Those have their full context inside the scanned window (see
+ * EDIT_MARGIN), so they are exactly what a scan of the whole text finds there; a finding near a
+ * window edge could be an artefact of the cut (a long number cut to 16 digits) and is dropped.
+ */
+function findingsNear(text: string, from: number, to: number, options: RedactOptions | undefined, margin: number): { findings: PiiFinding[]; rejected: PiiType[] } {
+  // Margins count visible characters: invisible ones, which detectors skip, may pad a value.
+  const windowStart = visibleBefore(text, from, 2 * margin);
+  const windowEnd = visibleAfter(text, to, 2 * margin);
+  const keepFrom = windowStart === 0 ? 0 : visibleBefore(text, from, margin);
+  const keepTo = windowEnd === text.length ? text.length : visibleAfter(text, to, margin);
+  const window = windowStart === 0 && windowEnd === text.length ? text : text.slice(windowStart, windowEnd);
+  const result = scan(window, options);
+  const findings: PiiFinding[] = [];
+  const rejected = new Set<PiiType>();
+  for (const f of result.findings) {
+    const start = f.start + windowStart;
+    const end = f.end + windowStart;
+    if (end <= keepFrom || start >= keepTo) continue;
+    findings.push({ type: f.type, start, end });
+    if (options?.policy?.[f.type] === 'reject') rejected.add(f.type);
+  }
+  return { findings, rejected: PII_TYPES.filter((t) => rejected.has(t)) };
+}
+
+export interface EditRedaction {
+  /** What to store: `after` with every finding near the change replaced by its placeholder. */
+  text: string;
+  /** Findings in `after` (its offsets) near the change. */
+  findings: PiiFinding[];
+  /** Types under `reject` that the edit brings in; empty when the edit may be stored. */
+  rejected: PiiType[];
+}
+
+/**
+ * Checks what a file will hold after an edit, not the fragment the edit was given: values fixed up
+ * piece by piece, a label written before or after its value, a value completed across two lines all
+ * end up as the same text a single `create` would have written, and get the same findings.
+ *
+ * Only the region around the change is scanned (the rest of the file is unchanged text that was
+ * checked when it was written, and no detector looks farther than EDIT_MARGIN), so an edit of a
+ * 1 MiB file costs a scan of at most 4 margins plus the change.
+ *
+ * A value of a `reject` type counts against the edit only if the edit brought it in: a finding that
+ * the text before the edit had at the same place (a file written before the policy changed) is
+ * redacted instead, so that such a file stays editable.
+ */
+export function redactEdit(before: string, after: string, options?: RedactOptions, margin = EDIT_MARGIN): EditRedaction {
+  const span = changedSpan(before, after);
+  const near = findingsNear(after, span.start, span.afterEnd, options, margin);
+  let rejected = near.rejected;
+  if (rejected.length > 0) rejected = introducedRejections(before, span, near.findings, options, margin);
+  return { text: replaceFindings(after, near.findings), findings: near.findings, rejected };
+}
+
+function introducedRejections(before: string, span: ChangedSpan, findings: PiiFinding[], options: RedactOptions | undefined, margin: number): PiiType[] {
+  const old = findingsNear(before, span.start, span.beforeEnd, options, margin).findings;
+  const shift = span.beforeEnd - span.afterEnd;
+  const had = new Set(old.map((f) => `${f.type}:${f.start}:${f.end}`));
+  const introduced = new Set<PiiType>();
+  for (const f of findings) {
+    if (options?.policy?.[f.type] !== 'reject') continue;
+    const inPrefix = f.end <= span.start;
+    const inSuffix = f.start >= span.afterEnd;
+    const existed =
+      (inPrefix && had.has(`${f.type}:${f.start}:${f.end}`)) || (inSuffix && had.has(`${f.type}:${f.start + shift}:${f.end + shift}`));
+    if (!existed) introduced.add(f.type);
+  }
+  return PII_TYPES.filter((t) => introduced.has(t));
+}
+
+/** `text` with each finding replaced by `[REDACTED:TYPE]`; findings sorted and disjoint. */
+export function replaceFindings(text: string, findings: readonly PiiFinding[]): string {
+  if (findings.length === 0) return text;
+  let out = '';
+  let last = 0;
+  for (const f of findings) {
+    out += text.slice(last, f.start) + placeholder(f.type);
+    last = f.end;
+  }
+  return out + text.slice(last);
+}
+
+/**
+ * The name a path takes when the values in it are redacted: each value becomes
+ * `REDACTED-<TYPE>-<8 hex digits>`, the digits a keyed hash of the value (case folded), so the
+ * name stays a valid plain-ASCII name, two different values never share a name (2^-32), and the
+ * same value always gives the same name: the model may go on using the path it wrote.
+ * Segments are scanned one by one; a value never spans a '/'.
+ */
+export function redactPathValues(path: string, tag: (value: string) => string, options?: RedactOptions): { path: string; findings: PiiFinding[]; rejected: PiiType[] } {
+  const findings: PiiFinding[] = [];
+  const rejected = new Set<PiiType>();
+  let offset = 0;
+  const segments = path.split('/').map((segment) => {
+    const result = scan(segment, options);
+    const base = offset;
+    offset += segment.length + 1;
+    if (result.findings.length === 0) return segment;
+    for (const t of result.rejected) rejected.add(t);
+    let out = '';
+    let last = 0;
+    for (const f of result.findings) {
+      findings.push({ type: f.type, start: base + f.start, end: base + f.end });
+      out += `${segment.slice(last, f.start)}REDACTED-${f.type}-${tag(segment.slice(f.start, f.end).toLowerCase())}`;
+      last = f.end;
+    }
+    return out + segment.slice(last);
+  });
+  return { path: segments.join('/'), findings, rejected: PII_TYPES.filter((t) => rejected.has(t)) };
+}

@@ -1,0 +1,52 @@
+/**
+ * Floors on public test data of other projects (test/pii/public/samples.jsonl: gitleaks rule
+ * examples, Presidio recognizer tests, Braintree and Stripe test cards; libphonenumber's example
+ * number of every region). bench/pii.ts prints the full table; this keeps the figures from sliding.
+ */
+import { describe, expect, it } from 'vitest';
+import { redact } from '../../src/pii/index.js';
+import type { PiiType } from '../../src/pii/types.js';
+import { libphonenumberSamples, loadPublicSamples, scorePublic, totals } from './public/score.js';
+
+const samples = [...loadPublicSamples(), ...libphonenumberSamples()];
+// Presidio labels every well-formed IP (loopback and documentation ranges too): scored in the mode that matches.
+const score = scorePublic(samples, (t) => redact(t, { ipAddresses: samples.some((s) => s.text === t && s.source === 'presidio' && s.type === 'IP_ADDRESS') ? 'all' : 'host' }).findings);
+
+function byType(type: PiiType) {
+  return totals([...score.bySource.values()].flatMap((m) => (m.get(type) ? [m.get(type)!] : [])));
+}
+
+describe('public test data', () => {
+  it('holds every source named in its header, with a few hundred samples or fewer each', () => {
+    const counts = new Map<string, number>();
+    for (const s of samples) counts.set(s.source, (counts.get(s.source) ?? 0) + 1);
+    for (const source of ['gitleaks', 'presidio', 'braintree', 'stripe', 'libphonenumber international', 'libphonenumber national']) {
+      expect(counts.get(source), source).toBeGreaterThan(20);
+    }
+  });
+
+  it.each([
+    ['CREDIT_CARD', 1, 1],
+    ['IBAN', 1, 1],
+    ['PHONE', 0.99, 0.97],
+    ['IP_ADDRESS', 0.99, 0.92],
+    ['SECRET', 0.78, 0.8],
+  ] as const)('%s: precision >= %d, recall >= %d', (type, precision, recall) => {
+    const t = byType(type);
+    expect(t.precision).toBeGreaterThanOrEqual(precision);
+    expect(t.recall).toBeGreaterThanOrEqual(recall);
+  });
+
+  it('overall precision >= 0.97', () => {
+    const t = totals([...score.bySource.values()].flatMap((m) => [...m.values()]));
+    expect(t.precision).toBeGreaterThanOrEqual(0.97);
+  });
+
+  it('every card network test number is found in each layout, and none with a broken check digit', () => {
+    for (const source of ['braintree', 'stripe']) {
+      const t = score.bySource.get(source)!.get('CREDIT_CARD')!;
+      expect(t.fn, source).toBe(0);
+      expect(t.fp, source).toBe(0);
+    }
+  });
+});
