@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'INTEGRITY' // ciphertext failed to open: tampered, moved or wrong key
   | 'KEY_UNAVAILABLE' // master key / KMS problem
   | 'CONFIG' // bad configuration at start-up
+  | 'STORE_INCONSISTENT' // the store holds data its records do not account for (e.g. user data, no deployment record)
   | 'INTERNAL';
 
 export class MemvaultError extends Error {

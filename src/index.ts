@@ -1,4 +1,9 @@
-export { createVault, validateUserId, type Vault, type VaultOptions } from './memvault.js';
+export { createVault, validateUserId, openExistingStore, type Vault, type VaultOptions, type LifecycleOptions, type UserExport, type ExpireOptions } from './memvault.js';
+export type { ForgetResult, ForgetProgress, ExportResult, ExportProgress, RotationResult, RotationProgress, KeySourceConfig, KeyProvider } from './crypto/index.js';
+export { EXPORT_MANIFEST_NAME, EXPORT_MANIFEST_FORMAT, type ExportManifest, type ExportManifestEntry } from './crypto/operations.js';
+export type { SweepSummary, SweepProgress } from './expiry/sweep.js';
+export { verifyChains, collectFileChains, collectStoreChains, type VerifyReport, type VerifyOptions, type ChainWitness } from './audit/index.js';
+export { readCheckpointFile } from './audit/checkpoints.js';
 export { MemvaultError, type ErrorCode } from './errors.js';
 export type { ObjectStore, ObjectInfo, StoredObject, PutOptions, CopyOptions, ListPage, ListOptions } from './store/port.js';
 export { PreconditionFailedError, listAll } from './store/port.js';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,15 +7,39 @@ import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpe
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { Logger } from 'pino';
 import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
-import { createEncryptionFromConfig, type EncryptionConfig } from './crypto/index.js';
+import { validateUserId } from './crypto/codec.js';
+import {
+  createEncryptionFromConfig,
+  exportUser as exportUserArchive,
+  forgetUser as forgetUserData,
+  keyProviderFromConfig,
+  rotateKeys as rotateAllKeys,
+  type Encryption,
+  type EncryptionConfig,
+  type ExportProgress,
+  type ExportResult,
+  type ForgetProgress,
+  type ForgetResult,
+  type KeyProvider,
+  type KeySourceConfig,
+  type RotationProgress,
+  type RotationResult,
+} from './crypto/index.js';
+import { PassThrough, type Readable } from 'node:stream';
+import type { AuditEntry } from './audit/record.js';
+import type { TtlSettings } from './expiry/config.js';
+import { sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
+import type { ConditionalDeleter } from './expiry/deleter.js';
 import { INTERNAL_ERROR_MESSAGE, isMemvaultError, MemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
+import { errorResult } from './pipeline/error-result.js';
 import { defaultChain } from './pipeline/index.js';
 import type { QuotaOptions } from './pipeline/quota.js';
 import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
+import { namedStage, observeCommands, observeExecute, observeStages } from './pipeline/telemetry.js';
 import { terminal } from './pipeline/terminal.js';
 import { withRequestCounter } from './store/accounting.js';
 import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.js';
@@ -24,6 +49,7 @@ import type { ResultContent } from './tool/types.js';
 import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
+import { observeStore } from './telemetry/index.js';
 import { StoreUserFiles } from './vault/store-user-files.js';
 import type { UserFiles } from './vault/user-files.js';
 
@@ -78,6 +104,14 @@ export interface VaultOptions {
    * a file at most once per interval, writes carry the TTL-class tag. Off when not given.
    */
   expiry?: ExpiryOptions;
+  /**
+   * true (default): a really empty store becomes a new deployment (a file store's directory, the
+   * deployment record and, with no key configured, the default key file are created). false: open
+   * an existing deployment only and create nothing, so a mistyped store URL is an error instead of
+   * a fresh empty store (what tools that only read or erase want). Either way, a store that holds
+   * user data but no deployment record stops start-up with STORE_INCONSISTENT.
+   */
+  create?: boolean;
 }
 
 export interface Vault {
@@ -92,23 +126,57 @@ export interface Vault {
   readonly store: ObjectStore;
   /** The audit logger, when configured (the expiry sweeper and erasure append their records to it). */
   readonly audit: AuditLogger | undefined;
+  /**
+   * Erasure: destroys the user's wrapped data key first (nothing of theirs can be decrypted after
+   * that, even from backups), then deletes their objects. Idempotent: running it again finishes an
+   * interrupted run. Writes an `erase` audit record (also when it fails part way). Needs encryption.
+   */
+  forgetUser(userId: string, options?: LifecycleOptions & { onProgress?: (progress: ForgetProgress) => void }): Promise<ForgetResult>;
+  /**
+   * Access and portability: a tar archive of the user's files, decrypted, at `memories/...`, and a
+   * last entry `manifest.json` (format `memvault-user-export` v1: every path, size and modification
+   * time). Resolves once the user is known (an unknown user is NOT_FOUND and nothing is streamed);
+   * `done` settles when the archive is complete. Writes an `export` audit record. Needs encryption.
+   */
+  exportUser(userId: string, options?: LifecycleOptions & { onProgress?: (progress: ExportProgress) => void }): Promise<UserExport>;
+  /**
+   * Re-wraps the deployment record and every user's data key under `to`, without re-encrypting
+   * content; resumable and safe beside running instances. Writes a `rotate` audit record.
+   */
+  rotateKeys(options: LifecycleOptions & { to: KeySourceConfig | KeyProvider; onProgress?: (progress: RotationProgress) => void }): Promise<RotationResult>;
+  /**
+   * The expiry sweeper (docs/expiry.md): deletes files idle past their TTL (default: the vault's
+   * `expiry` settings). Each deletion, and the sweep itself, is audited.
+   */
+  expire(options?: ExpireOptions): Promise<SweepSummary>;
   close(): Promise<void>;
 }
 
-const MAX_USER_ID_LENGTH = 256;
+/** User ids come from the host application; the one check of them lives with the codec that hashes them. */
+export { validateUserId };
 
-/** User ids come from the host application; an empty or absurd one is a host bug, refused loudly. */
-export function validateUserId(userId: unknown): string {
-  if (typeof userId !== 'string' || userId.trim().length === 0) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id must be a non-empty string');
-  }
-  if (userId.length > MAX_USER_ID_LENGTH) {
-    throw new MemvaultError('INVALID_USER', `memvault: the user id is longer than ${MAX_USER_ID_LENGTH} characters`);
-  }
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(userId)) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id contains control characters');
-  }
-  return userId;
+/** What every lifecycle operation takes: who asked (recorded in the audit record). */
+export interface LifecycleOptions {
+  /** An operator or ticket id, `[A-Za-z0-9._:-]{1,128}` (no e-mail addresses: records hold no PII). */
+  actor?: string;
+}
+
+export interface UserExport {
+  uid: string;
+  /** The tar archive; read it to the end (it is produced as it is read). */
+  stream: Readable;
+  /** Settles when the archive is complete (or failed; the stream then errors too). */
+  done: Promise<ExportResult>;
+}
+
+export interface ExpireOptions extends LifecycleOptions {
+  /** TTL settings; default: the vault's `expiry` option. */
+  ttl?: TtlSettings;
+  dryRun?: boolean;
+  asOf?: Date;
+  graceMs?: number;
+  deleter?: ConditionalDeleter;
+  onProgress?: (progress: SweepProgress) => void;
 }
 
 function toHandlerResult(result: CommandResult): ResultContent {
@@ -135,7 +203,31 @@ export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJ
   return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
 }
 
-async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; close(): Promise<void> }> {
+/**
+ * Opens the store behind a URL without creating it: a file store's directory must exist already.
+ * (S3 buckets are never created; an empty prefix is caught by the deployment check.)
+ */
+export async function openExistingStore(url: string, options: OpenStoreOptions = {}): Promise<ObjectStore> {
+  if (url.startsWith('file:')) {
+    let dir: string;
+    try {
+      dir = fileURLToPath(url);
+    } catch {
+      return openStore(url, options); // openStore words the bad-URL error
+    }
+    let isDirectory = false;
+    try {
+      isDirectory = (await stat(dir)).isDirectory();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new MemvaultError('STORE_UNAVAILABLE', `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`, { cause: e });
+    }
+    if (!isDirectory) throw new MemvaultError('CONFIG', `memvault: there is no store at ${dir}: check the store URL. Nothing was created.`);
+  }
+  return openStore(url, options);
+}
+
+async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; encryption?: Encryption; close(): Promise<void> }> {
   if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
   const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
   if (encrypt === false) {
@@ -146,6 +238,7 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     store,
     config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },
     defaultMasterKeyFile: defaultMasterKeyFileFor(storeUrl),
+    create: options.create ?? true,
   });
   for (const notice of encryption.notices) {
     const isNew = /\bcreated\b/.test(notice);
@@ -153,15 +246,19 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     // A new key file must be backed up, or the memories are lost with it: say it even without a logger.
     if (isNew && encryption.createdMasterKeyFile && !options.logger) process.emitWarning(notice, 'MemvaultNotice');
   }
-  return { codec: encryption.codecProvider, close: () => encryption.close() };
+  return { codec: encryption.codecProvider, encryption, close: () => encryption.close() };
 }
 
 export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const storeUrl = typeof options.store === 'object' ? undefined : (options.store ?? defaultStoreUrl());
-  const store = typeof options.store === 'object' ? options.store : await openStore(storeUrl!, { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) });
-  let opened: { codec: CodecProvider; close(): Promise<void> };
+  const storeOptions: OpenStoreOptions = { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) };
+  const store =
+    typeof options.store === 'object' ? options.store : options.create === false ? await openExistingStore(storeUrl!, storeOptions) : await openStore(storeUrl!, storeOptions);
+  // What commands, key loads and idle expiry do to the store, with spans and metrics (vault.store stays the raw adapter).
+  const observedStore = observeStore(store);
+  let opened: { codec: CodecProvider; encryption?: Encryption; close(): Promise<void> };
   try {
-    opened = await openCodec(options, store, storeUrl);
+    opened = await openCodec(options, observedStore, storeUrl);
   } catch (error) {
     await store.close();
     throw error;
@@ -172,10 +269,13 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const rawUserIds = new WeakMap<CommandContext, string>();
   let audit: AuditLogger | undefined;
   try {
+    // Records are authenticated with the deployment's audit key when there is one (encrypted stores).
+    const macKey = options.audit && options.audit.macKey === undefined ? codec.auditMacKey?.() : undefined;
     audit = options.audit
       ? await createAuditLogger({
           redactPath: (path, ctx) => `#${codec.pathId(ctx.uid, path)}`,
           rawUserIdOf: (ctx) => rawUserIds.get(ctx),
+          ...(macKey ? { macKey } : {}),
           ...options.audit,
         })
       : undefined;
@@ -187,28 +287,28 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // Order: audit (sees everything, rejected commands too), the host's outer middlewares,
   // validation, the path guard, then the middlewares that need canonical paths (PII, quota).
   const planned = defaultChain({
-    outer: [...(audit ? [audit.middleware()] : []), ...(options.outerMiddlewares ?? [])],
+    outer: [...(audit ? [namedStage('audit', audit.middleware())] : []), ...(options.outerMiddlewares ?? [])],
     ...(options.pii === false ? {} : { pii: piiRedactor(options.pii) }),
     quota: options.quota === false ? false : { ...options.quota, onInternalError: (error: unknown) => logger?.error({ err: error instanceof Error ? { name: error.name } : undefined }, 'memvault quota accounting failed') },
     inner: options.middlewares ?? [],
     ...(options.limits ? { limits: options.limits } : {}),
   });
-  const chain = compose(planned.middlewares);
+  const chain = compose(observeStages(planned.middlewares));
   const limits: CommandLimits = { ...DEFAULT_LIMITS, ...planned.limits };
-  const execute = terminal({
+  const execute = observeExecute(terminal({
     env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
     onInternalError: (error, ctx) =>
       logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: error instanceof Error ? { name: error.name, code: (error as { code?: unknown }).code } : undefined }, 'memvault command failed'),
-  });
+  }));
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
-  const expiry = options.expiry ? createExpiryService(store, options.expiry) : undefined;
+  const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
   const userFiles = async (userId: string): Promise<StoreUserFiles> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return new StoreUserFiles(store, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
+    return new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
   };
 
-  const run = async (userId: string, input: unknown): Promise<CommandResult> => {
+  const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
     const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
     // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
     // count it into the command's stats, which metrics and the audit record read.
@@ -218,9 +318,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     } catch (error) {
       // The user's key could not be loaded (the store is unavailable, the key record is damaged):
       // the command did not run. run() answers with a result, never a throw.
-      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
-      logger?.error({ err: error instanceof Error ? { name: error.name } : undefined }, 'memvault user key load failed');
-      return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+      return errorResult(error, (e) => logger?.error({ err: e instanceof Error ? { name: e.name } : undefined }, 'memvault user key load failed'));
     }
     const ctx: CommandContext = {
       requestId: randomUUID(),
@@ -237,11 +335,9 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       return await withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
     } catch (error) {
       // A middleware refused to go on (e.g. the audit sink failed): the command did not run.
-      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
-      logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: error instanceof Error ? { name: error.name } : undefined }, 'memvault middleware failed');
-      return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+      return errorResult(error, (e) => logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: e instanceof Error ? { name: e.name } : undefined }, 'memvault middleware failed'));
     }
-  };
+  });
 
   const handlers = (userId: string): MemoryToolHandlers => {
     validateUserId(userId);
@@ -249,8 +345,133 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     return { view: call, create: call, str_replace: call, insert: call, delete: call, rename: call };
   };
 
+  // ---- lifecycle operations: each leaves one audit record, whatever its outcome -------------
+  const vaultOptions = options;
+  const encryption = opened.encryption;
+  const needsEncryption = (what: string): Encryption => {
+    if (!encryption) throw new MemvaultError('CONFIG', `memvault: ${what} needs the vault's own encryption (encryption: false or a custom codec has no user keys to destroy or re-wrap).`);
+    return encryption;
+  };
+  const audited = async <T>(entry: AuditEntry, run: (counts: Record<string, number>) => Promise<T>, countsOf: (result: T) => Record<string, number>): Promise<T> => {
+    const counts: Record<string, number> = {};
+    try {
+      const result = await run(counts);
+      audit?.append({ ...entry, outcome: 'ok', counts: { ...counts, ...countsOf(result) } });
+      return result;
+    } catch (error) {
+      audit?.append({ ...entry, outcome: 'error', code: isMemvaultError(error) ? error.code : 'INTERNAL', counts });
+      throw error;
+    }
+  };
+  const actorOf = (options: LifecycleOptions | undefined) => (options?.actor !== undefined ? { actor: options.actor } : {});
+
+  const forgetUser: Vault['forgetUser'] = async (userId, options) => {
+    validateUserId(userId);
+    const { codecProvider } = needsEncryption('forgetUser');
+    const uid = codecProvider.uidOf(userId);
+    return audited(
+      { type: 'erase', uid, ...actorOf(options) },
+      (counts) =>
+        forgetUserData({
+          store,
+          codecProvider,
+          userId,
+          onProgress: (p) => {
+            if (p.phase === 'key') counts['keys'] = p.deleted;
+            else counts['objects'] = p.deleted;
+            options?.onProgress?.(p);
+          },
+        }),
+      (r) => ({ keys: r.keyDeleted ? 1 : 0, objects: r.objectsDeleted }),
+    );
+  };
+
+  const exportUser: Vault['exportUser'] = async (userId, options) => {
+    validateUserId(userId);
+    const { codecProvider } = needsEncryption('exportUser');
+    const uid = codecProvider.uidOf(userId);
+    const entry: AuditEntry = { type: 'export', uid, ...actorOf(options) };
+    try {
+      await codecProvider.forUid(uid); // an unknown user is NOT_FOUND here, before any byte is streamed
+    } catch (error) {
+      audit?.append({ ...entry, outcome: 'error', code: isMemvaultError(error) ? error.code : 'INTERNAL', counts: { objects: 0 } });
+      if (isMemvaultError(error, 'NOT_FOUND')) throw new MemvaultError('NOT_FOUND', 'memvault: no memories are stored for this user; nothing was exported.', { cause: error });
+      throw error;
+    }
+    const stream = new PassThrough();
+    const done = audited(
+      entry,
+      (counts) =>
+        exportUserArchive({
+          store,
+          codecProvider,
+          userId,
+          out: stream,
+          onProgress: (p) => {
+            counts['objects'] = p.files;
+            counts['bytes'] = p.bytes;
+            options?.onProgress?.(p);
+          },
+        }),
+      (r) => ({ objects: r.files, bytes: r.bytes }),
+    );
+    done.catch(() => undefined); // the failure also reaches the reader as a stream error
+    return { uid, stream, done };
+  };
+
+  const rotateKeys: Vault['rotateKeys'] = async (options) => {
+    const { keyProvider, previousKeyProviders } = needsEncryption('rotateKeys');
+    const to = isKeyProvider(options.to) ? options.to : (await keyProviderFromConfig(options.to)).keyProvider;
+    return audited(
+      { type: 'rotate', ...actorOf(options) },
+      (counts) =>
+        rotateAllKeys({
+          store,
+          from: [keyProvider, ...previousKeyProviders],
+          to,
+          onProgress: (p) => {
+            counts['records'] = p.done;
+            options.onProgress?.(p);
+          },
+        }),
+      (r) => ({ records: r.total, rewrapped: r.rewrapped, skipped: r.skipped }),
+    );
+  };
+
+  const expire: Vault['expire'] = async (options = {}) => {
+    const fromVault = vaultOptions.expiry;
+    const ttl: TtlSettings | undefined =
+      options.ttl ??
+      (fromVault ? { ttlDays: fromVault.ttlDays, ...(fromVault.classes ? { classes: fromVault.classes } : {}), ...(fromVault.defaultClass ? { defaultClass: fromVault.defaultClass } : {}) } : undefined);
+    if (!ttl) throw new MemvaultError('CONFIG', 'memvault: expire needs TTL settings (the expiry option, or expire({ ttl }))');
+    return audited(
+      { type: 'expire', ...actorOf(options) },
+      (counts) =>
+        sweep({
+          store,
+          ttl,
+          ...(options.dryRun !== undefined ? { dryRun: options.dryRun } : {}),
+          ...(options.asOf ? { asOf: options.asOf } : {}),
+          ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+          ...(options.deleter ? { deleter: options.deleter } : {}),
+          ...(audit && !options.dryRun ? { audit } : {}),
+          onProgress: (p) => {
+            counts['scanned'] = p.scanned;
+            counts['expired'] = p.expired;
+            counts['errors'] = p.errors;
+            options.onProgress?.(p);
+          },
+        }),
+      (r) => ({ scanned: r.scanned, expired: r.expired, kept: r.kept, errors: r.errors }),
+    );
+  };
+
   return {
     store,
+    forgetUser,
+    exportUser,
+    rotateKeys,
+    expire,
     handlers,
     tool: (userId) => betaMemoryTool(handlers(userId)),
     run,
@@ -262,4 +483,8 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       await store.close();
     },
   };
+}
+
+function isKeyProvider(value: KeySourceConfig | KeyProvider): value is KeyProvider {
+  return typeof (value as KeyProvider).wrap === 'function' && typeof (value as KeyProvider).unwrap === 'function';
 }

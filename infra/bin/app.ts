@@ -6,7 +6,7 @@ import { buildMemvaultApp } from '../lib/build-app.js';
 const infraDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // The cdk CLI tells the app where to write through CDK_OUTDIR; run directly, it goes to infra/cdk.out.
 const outdir = process.env.CDK_OUTDIR ?? resolve(infraDir, 'cdk.out');
-const { app } = buildMemvaultApp({ outdir, sweeperImageUri: process.env.MEMVAULT_SWEEPER_IMAGE_URI || undefined });
+const { app } = buildMemvaultApp({ outdir });
 const assembly = app.synth();
 for (const stack of assembly.stacks) {
   console.log(`${stack.stackName}: ${resolve(assembly.directory, stack.templateFile)}`);

@@ -2,7 +2,10 @@ export {
   MemvaultStorage,
   TTL_CLASS_TAG_KEY,
   type AuditRetentionMode,
+  type KeyPolicyMode,
   type MemoryBucketEncryption,
+  type MemvaultFargateSweeperProps,
+  type MemvaultLambdaSweeperProps,
   type MemvaultStorageProps,
   type MemvaultSweeperProps,
 } from './memvault-storage.js';

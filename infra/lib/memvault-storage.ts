@@ -1,12 +1,21 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AssetHashType, DockerImage, Duration, Names, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 /** The object tag memvault sets at write time; its value names the object's TTL class. */
@@ -18,11 +27,66 @@ export type AuditRetentionMode = 'GOVERNANCE' | 'COMPLIANCE';
 /** How the memory bucket is encrypted at rest (memvault also encrypts content client-side). */
 export type MemoryBucketEncryption = 'kms' | 's3-managed';
 
-export interface MemvaultSweeperProps {
+/**
+ * Who may use the KMS key.
+ * - 'application-only': the key policy lets only the application role wrap and unwrap data keys
+ *   (always with an encryption context); the account root may administer the key but not use it,
+ *   so no IAM policy in the account, however broad, reaches the data keys.
+ * - 'account': CDK's default policy (`kms:*` to the account root): IAM policies decide who uses it.
+ */
+export type KeyPolicyMode = 'application-only' | 'account';
+
+interface MemvaultSweeperCommonProps {
+  /** When a new sweep pass starts. @default daily at 03:17 UTC */
+  readonly schedule?: events.Schedule;
+  /** @default one month */
+  readonly logRetention?: logs.RetentionDays;
+  /** Where the sweeper's alarms notify. @default no action (the alarms still show in CloudWatch) */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * The "sweep did not run" alarm fires when no sweep summary was logged for this long (a whole
+   * number of days, at most 7). @default one day (the default schedule is daily)
+   */
+  readonly missedRunPeriod?: Duration;
+  /**
+   * How deletes are kept from removing a file written after its listing: 'native' (AWS S3 checks
+   * the listed ETag in DeleteObjects) or 'recheck' (HEAD each candidate first; S3-compatible servers).
+   * @default 'native'
+   */
+  readonly conditionalDelete?: 'native' | 'recheck';
+  /** Minutes after a file's TTL ran out before the sweeper deletes it. @default 60 */
+  readonly graceMinutes?: number;
+}
+
+/** The default sweeper: a Lambda function bundled from this package at synth time (esbuild, no Docker). */
+export interface MemvaultLambdaSweeperProps extends MemvaultSweeperCommonProps {
+  readonly kind?: 'lambda';
+  /**
+   * How often an unfinished pass is continued (a run that neared its timeout left a checkpoint);
+   * a tick with nothing to continue costs one GET. false: only `schedule` runs it. @default every 30 minutes
+   */
+  readonly continueSchedule?: events.Schedule | false;
+  /** @default 15 minutes (Lambda's maximum) */
+  readonly timeout?: Duration;
+  /** @default 512 MiB */
+  readonly memorySize?: number;
+  /** @default Node.js 22 */
+  readonly runtime?: lambda.Runtime;
+  /** @default ARM64 */
+  readonly architecture?: lambda.Architecture;
+}
+
+/** A scheduled Fargate task running `memvault expire` from your own image, in a VPC you give. */
+export interface MemvaultFargateSweeperProps extends MemvaultSweeperCommonProps {
+  readonly kind: 'fargate';
   /** Container image URI that has the `memvault` CLI on its PATH, e.g. `123456789012.dkr.ecr.eu-west-1.amazonaws.com/memvault:1.0`. */
   readonly imageUri: string;
-  /** When the sweep runs. @default daily at 03:17 UTC */
-  readonly schedule?: events.Schedule;
+  /** The VPC the task runs in (no VPC is created for it); it needs a route to S3 and the image registry. */
+  readonly vpc: ec2.IVpc;
+  /** @default private subnets with egress */
+  readonly subnets?: ec2.SubnetSelection;
+  /** @default false */
+  readonly assignPublicIp?: boolean;
   /**
    * Full container command. @default `['memvault', 'expire', '--store', <storeUrl>, '--json']`
    * Override it when the image's ENTRYPOINT is already `memvault`.
@@ -31,15 +95,9 @@ export interface MemvaultSweeperProps {
   /** Fargate task size. @default 256 CPU units, 512 MiB */
   readonly cpu?: number;
   readonly memoryLimitMiB?: number;
-  /** Network for the task. @default a new VPC with two public subnets and no NAT gateway (nothing to pay for while idle) */
-  readonly vpc?: ec2.IVpc;
-  /** @default public subnets when the VPC is created here, private subnets with egress otherwise */
-  readonly subnets?: ec2.SubnetSelection;
-  /** The task needs a route to S3 and the image registry. @default true when the VPC is created here, false otherwise */
-  readonly assignPublicIp?: boolean;
-  /** @default one month */
-  readonly logRetention?: logs.RetentionDays;
 }
+
+export type MemvaultSweeperProps = MemvaultLambdaSweeperProps | MemvaultFargateSweeperProps;
 
 export interface MemvaultStorageProps {
   /** Key prefix of memvault's objects in the memory bucket; '' or segments each ending in '/'. @default 'memvault/' */
@@ -64,11 +122,17 @@ export interface MemvaultStorageProps {
   readonly auditRetentionMode?: AuditRetentionMode;
   /** @default 'kms' (SSE-KMS with the construct's key and an S3 Bucket Key) */
   readonly memoryBucketEncryption?: MemoryBucketEncryption;
+  /** @default 'application-only' (see KeyPolicyMode and docs/infra.md for the trade-off) */
+  readonly keyPolicy?: KeyPolicyMode;
+  /** The key's alias; aliases are unique per account and region. @default 'alias/memvault' */
+  readonly keyAlias?: string;
   /** An existing role the application runs as; the least-privilege policy is attached to it. @default a new role */
   readonly applicationRole?: iam.IRole;
   /** Who may assume the role created when applicationRole is not given. @default the account root (IAM policies in the account decide) */
   readonly applicationRolePrincipal?: iam.IPrincipal;
-  /** The scheduled sweeper, or false to run `memvault expire` from cron instead. @default false */
+  /** Who may assume the read-only role for `memvault doctor --no-probes`. @default the account root */
+  readonly doctorRolePrincipal?: iam.IPrincipal;
+  /** The scheduled sweeper (a Lambda function unless kind is 'fargate'), or false to run `memvault expire` from cron. @default {} (Lambda) */
   readonly sweeper?: MemvaultSweeperProps | false;
 }
 
@@ -79,18 +143,70 @@ const TTL_CLASS_NAME = /^[A-Za-z0-9_.:+=@-]{1,64}$/;
 const PREFIX_SHAPE = /^(?:[A-Za-z0-9!_.*'()-]+\/)*$/;
 // A bucket holds at most 1,000 lifecycle rules; one is the housekeeping rule.
 const MAX_TTL_CLASSES = 999;
+/** Where the Lambda sweeper keeps its checkpoint (src/expiry/checkpoint.ts: `s/sweep-state.json`). */
+const SWEEP_STATE_SEGMENT = 's/';
+
+/**
+ * Key administration without key use. No kms:Create* (CreateGrant would let an administrator grant
+ * itself Decrypt) and no Encrypt/Decrypt/GenerateDataKey/ReEncrypt.
+ */
+const KEY_ADMIN_ACTIONS = [
+  'kms:CancelKeyDeletion',
+  'kms:CreateAlias',
+  'kms:DeleteAlias',
+  'kms:DescribeKey',
+  'kms:DisableKey',
+  'kms:DisableKeyRotation',
+  'kms:EnableKey',
+  'kms:EnableKeyRotation',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:ListAliases',
+  'kms:ListGrants',
+  'kms:ListKeyPolicies',
+  'kms:ListKeyRotations',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:RetireGrant',
+  'kms:RevokeGrant',
+  'kms:RotateKeyOnDemand',
+  'kms:ScheduleKeyDeletion',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:UpdateAlias',
+  'kms:UpdateKeyDescription',
+];
+
+/** Encrypt re-wraps on rotation; every call must carry an encryption context (memvault's carries the uid). */
+const KEY_USE_ACTIONS = ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Encrypt'];
+const ENCRYPTION_CONTEXT_REQUIRED = { Null: { 'kms:EncryptionContextKeys': 'false' } };
+
+/** What `memvault doctor` reads of the bucket configuration (src/expiry/doctor.ts, without probes). */
+const DOCTOR_READ_ACTIONS = [
+  's3:GetBucketVersioning',
+  's3:GetLifecycleConfiguration',
+  's3:GetEncryptionConfiguration',
+  's3:GetBucketPublicAccessBlock',
+];
 
 /**
  * Everything memvault needs in an AWS account: the memory bucket with one lifecycle rule per TTL class,
- * the Object-Locked audit bucket, the KMS key that wraps per-user data keys, a least-privilege policy
- * for the application role, and optionally a scheduled Fargate task running `memvault expire`.
+ * the Object-Locked audit bucket, the KMS key (with an alias) that wraps per-user data keys, a
+ * least-privilege policy for the application role, a read-only role for `memvault doctor`, and the
+ * scheduled sweeper (a Lambda function by default) with its alarms and dead-letter queue.
  */
 export class MemvaultStorage extends Construct {
   readonly memoryBucket: s3.Bucket;
   readonly auditBucket: s3.Bucket;
   readonly key: kms.Key;
+  readonly keyAlias: kms.Alias;
+  readonly keyPolicy: KeyPolicyMode;
   readonly applicationRole: iam.IRole;
   readonly applicationPolicy: iam.ManagedPolicy;
+  /** Read-only bucket-configuration reads for `memvault doctor`; attach it to more principals if needed. */
+  readonly doctorPolicy: iam.ManagedPolicy;
+  /** A role with doctorPolicy only: run `memvault doctor --no-probes` as it. */
+  readonly doctorRole: iam.Role;
   readonly memoryPrefix: string;
   readonly auditPrefix: string;
   readonly ttlClasses: Readonly<Record<string, number>>;
@@ -99,9 +215,19 @@ export class MemvaultStorage extends Construct {
   readonly storeUrl: string;
   /** `s3://audit-bucket/audit-prefix`, where audit segments go. */
   readonly auditStoreUrl: string;
+  readonly sweeperFunction?: lambda.Function;
   readonly sweeperTaskDefinition?: ecs.FargateTaskDefinition;
+  /** The schedule that starts a pass. */
   readonly sweeperRule?: events.Rule;
+  /** The schedule that continues an unfinished pass (Lambda sweeper). */
+  readonly sweeperContinueRule?: events.Rule;
   readonly sweeperRole?: iam.Role;
+  readonly sweeperLogGroup?: logs.LogGroup;
+  /** Failed invocations (after retries) and events EventBridge could not deliver. */
+  readonly sweeperDeadLetterQueue?: sqs.Queue;
+  readonly sweeperErrorsAlarm?: cloudwatch.Alarm;
+  readonly sweeperNotRunAlarm?: cloudwatch.Alarm;
+  readonly sweeperDeadLetterAlarm?: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: MemvaultStorageProps = {}) {
     super(scope, id);
@@ -118,16 +244,23 @@ export class MemvaultStorage extends Construct {
     const noncurrentDays = checkDays('noncurrentVersionExpirationDays', props.noncurrentVersionExpirationDays ?? 7);
     const abortDays = checkDays('abortIncompleteMultipartUploadDays', props.abortIncompleteMultipartUploadDays ?? 1);
     const auditDays = checkDays('auditRetentionDays', props.auditRetentionDays ?? 365);
+    this.keyPolicy = props.keyPolicy ?? 'application-only';
+    if (this.keyPolicy !== 'application-only' && this.keyPolicy !== 'account') {
+      throw new Error(`keyPolicy must be 'application-only' or 'account' (got '${String(this.keyPolicy)}')`);
+    }
 
     this.key = new kms.Key(this, 'Key', {
       description: 'memvault: wraps per-user data keys (GenerateDataKey/Decrypt with an encryption context)',
       enableKeyRotation: true,
+      // An explicit (for now empty) document keeps CDK from adding `kms:*` for the account root;
+      // the statements follow once the roles exist.
+      ...(this.keyPolicy === 'application-only' ? { policy: new iam.PolicyDocument() } : {}),
     });
+    this.keyAlias = this.key.addAlias(checkAlias(props.keyAlias ?? 'alias/memvault'));
 
     const filesPrefix = `${this.memoryPrefix}u/`;
     const keysPrefix = `${this.memoryPrefix}k/`;
     const useKms = (props.memoryBucketEncryption ?? 'kms') === 'kms';
-
     this.memoryBucket = new s3.Bucket(this, 'MemoryBucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -197,23 +330,82 @@ export class MemvaultStorage extends Construct {
       }),
     });
 
-    if (props.sweeper) {
-      const sweeper = this.createSweeper(props.sweeper, filesPrefix);
-      this.sweeperTaskDefinition = sweeper.taskDefinition;
-      this.sweeperRule = sweeper.rule;
-      this.sweeperRole = sweeper.role;
+    if (this.keyPolicy === 'application-only') {
+      this.key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'AccountAdministersTheKey',
+          principals: [new iam.AccountRootPrincipal()],
+          actions: KEY_ADMIN_ACTIONS,
+          resources: ['*'],
+        }),
+      );
+      this.key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'OnlyTheApplicationUsesTheKey',
+          principals: [this.applicationRole],
+          actions: KEY_USE_ACTIONS,
+          resources: ['*'],
+          conditions: ENCRYPTION_CONTEXT_REQUIRED,
+        }),
+      );
+    }
+
+    this.doctorRole = new iam.Role(this, 'DoctorRole', {
+      assumedBy: props.doctorRolePrincipal ?? new iam.AccountRootPrincipal(),
+      description: 'memvault doctor: read the memory bucket configuration, nothing else',
+    });
+    this.doctorPolicy = new iam.ManagedPolicy(this, 'DoctorPolicy', {
+      description: 'memvault doctor: read-only checks of the memory bucket configuration',
+      roles: [this.doctorRole],
+      statements: [
+        new iam.PolicyStatement({
+          sid: 'ReadBucketConfiguration',
+          actions: DOCTOR_READ_ACTIONS,
+          resources: [this.memoryBucket.bucketArn],
+        }),
+      ],
+    });
+
+    const sweeper = props.sweeper ?? {};
+    if (sweeper !== false) {
+      missedRunDays(sweeper); // fail before bundling
+      const scope = { filesPrefix, statePrefix: `${this.memoryPrefix}${SWEEP_STATE_SEGMENT}` };
+      const created = sweeper.kind === 'fargate' ? this.createFargateSweeper(sweeper, scope) : this.createLambdaSweeper(sweeper, scope);
+      this.sweeperRole = created.role;
+      this.sweeperRule = created.rule;
+      this.sweeperLogGroup = created.logGroup;
+      this.sweeperDeadLetterQueue = created.deadLetterQueue;
+      this.sweeperFunction = created.fn;
+      this.sweeperContinueRule = created.continueRule;
+      this.sweeperTaskDefinition = created.taskDefinition;
+      const alarms = this.createSweeperAlarms(sweeper, created);
+      this.sweeperErrorsAlarm = alarms.errors;
+      this.sweeperNotRunAlarm = alarms.notRun;
+      this.sweeperDeadLetterAlarm = alarms.deadLetter;
     }
   }
 
-  private createSweeper(
-    options: MemvaultSweeperProps,
-    filesPrefix: string,
-  ): { taskDefinition: ecs.FargateTaskDefinition; rule: events.Rule; role: iam.Role } {
-    if (options.imageUri.trim() === '') throw new Error('sweeper.imageUri must not be empty');
+  /** What both sweepers are told: the same variables `memvault expire` reads. */
+  private sweeperEnvironment(options: MemvaultSweeperCommonProps): Record<string, string> {
+    const graceMinutes = options.graceMinutes ?? 60;
+    if (!Number.isFinite(graceMinutes) || graceMinutes < 0) throw new Error(`sweeper.graceMinutes must be >= 0 (got ${graceMinutes})`);
+    const conditionalDelete = options.conditionalDelete ?? 'native';
+    if (conditionalDelete !== 'native' && conditionalDelete !== 'recheck') throw new Error("sweeper.conditionalDelete must be 'native' or 'recheck'");
+    return {
+      MEMVAULT_STORE: this.storeUrl,
+      MEMVAULT_TTL_DAYS: String(this.ttlClasses[this.defaultTtlClass]),
+      MEMVAULT_TTL_CLASSES: JSON.stringify(this.ttlClasses),
+      MEMVAULT_TTL_DEFAULT_CLASS: this.defaultTtlClass,
+      MEMVAULT_AUDIT_STORE: this.auditStoreUrl,
+      MEMVAULT_CONDITIONAL_DELETE: conditionalDelete,
+      MEMVAULT_EXPIRE_GRACE_MINUTES: String(graceMinutes),
+    };
+  }
 
+  private sweeperBase(assumedBy: iam.IPrincipal, scope: SweeperPrefixes, retention: logs.RetentionDays | undefined): SweeperBase {
     const role = new iam.Role(this, 'SweeperRole', {
-      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
-      description: 'memvault sweeper: list, inspect and delete memory files; write audit records',
+      assumedBy,
+      description: 'memvault sweeper: list, inspect and delete memory files; keep its checkpoint; write audit records',
     });
     new iam.ManagedPolicy(this, 'SweeperPolicy', {
       description: 'memvault sweeper: least privilege for memvault expire',
@@ -221,42 +413,86 @@ export class MemvaultStorage extends Construct {
       statements: sweeperStatements({
         memoryBucket: this.memoryBucket,
         auditBucket: this.auditBucket,
-        filesPrefix,
+        filesPrefix: scope.filesPrefix,
+        statePrefix: scope.statePrefix,
         auditPrefix: this.auditPrefix,
       }),
     });
+    const logGroup = new logs.LogGroup(this, 'SweeperLogs', { retention: retention ?? logs.RetentionDays.ONE_MONTH });
+    const deadLetterQueue = new sqs.Queue(this, 'SweeperDeadLetters', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    return { role, logGroup, deadLetterQueue };
+  }
 
-    const createdVpc = options.vpc === undefined;
-    const vpc =
-      options.vpc ??
-      new ec2.Vpc(this, 'SweeperVpc', {
-        maxAzs: 2,
-        natGateways: 0,
-        subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 }],
+  private createLambdaSweeper(options: MemvaultLambdaSweeperProps, scope: SweeperPrefixes): CreatedSweeper {
+    const timeout = options.timeout ?? Duration.minutes(15);
+    if (timeout.toSeconds() < 120 || timeout.toSeconds() > 900) throw new Error('sweeper.timeout must be between 2 and 15 minutes');
+    const environment = this.sweeperEnvironment(options);
+    const base = this.sweeperBase(new iam.ServicePrincipal('lambda.amazonaws.com'), scope, options.logRetention);
+    base.logGroup.grantWrite(base.role);
+    const fn = new lambda.Function(this, 'SweeperFunction', {
+      description: 'memvault sweeper: memvault expire in slices, resuming from its checkpoint',
+      runtime: options.runtime ?? lambda.Runtime.NODEJS_22_X,
+      architecture: options.architecture ?? lambda.Architecture.ARM_64,
+      code: sweeperCode(),
+      handler: 'index.handler',
+      timeout,
+      memorySize: options.memorySize ?? 512,
+      role: base.role,
+      logGroup: base.logGroup,
+      environment: {
+        ...environment,
+        // A fifteenth of the run (at least 30 s) for the last batch, the checkpoint and the audit upload.
+        MEMVAULT_SWEEP_STOP_MARGIN_SECONDS: String(Math.max(30, Math.round(timeout.toSeconds() / 15))),
+      },
+      deadLetterQueue: base.deadLetterQueue,
+      // A failed run keeps its checkpoint; the continue schedule is the retry.
+      retryAttempts: 0,
+    });
+    const target = (mode: 'start' | 'continue') =>
+      new targets.LambdaFunction(fn, {
+        event: events.RuleTargetInput.fromObject({ mode }),
+        deadLetterQueue: base.deadLetterQueue,
+        retryAttempts: 2,
+        maxEventAge: Duration.hours(1),
       });
-    const cluster = new ecs.Cluster(this, 'SweeperCluster', { vpc });
+    const rule = new events.Rule(this, 'SweeperSchedule', {
+      description: 'memvault: start a sweep pass (memvault expire)',
+      schedule: options.schedule ?? events.Schedule.cron({ minute: '17', hour: '3' }),
+      targets: [target('start')],
+    });
+    const continueSchedule = options.continueSchedule ?? events.Schedule.rate(Duration.minutes(30));
+    const continueRule =
+      continueSchedule === false
+        ? undefined
+        : new events.Rule(this, 'SweeperContinueSchedule', {
+            description: 'memvault: continue an unfinished sweep pass from its checkpoint',
+            schedule: continueSchedule,
+            targets: [target('continue')],
+          });
+    return { ...base, fn, rule, ...(continueRule ? { continueRule } : {}) };
+  }
 
+  private createFargateSweeper(options: MemvaultFargateSweeperProps, scope: SweeperPrefixes): CreatedSweeper {
+    if (options.imageUri.trim() === '') throw new Error('sweeper.imageUri must not be empty');
+    if (!options.vpc) throw new Error("sweeper.vpc is required for kind 'fargate' (no VPC is created for the sweeper)");
+    const base = this.sweeperBase(new iam.ServicePrincipal('ecs-tasks.amazonaws.com'), scope, options.logRetention);
+    const cluster = new ecs.Cluster(this, 'SweeperCluster', { vpc: options.vpc });
     const taskDefinition = new ecs.FargateTaskDefinition(this, 'SweeperTask', {
       cpu: options.cpu ?? 256,
       memoryLimitMiB: options.memoryLimitMiB ?? 512,
-      taskRole: role,
+      taskRole: base.role,
     });
     grantEcrPull(taskDefinition, options.imageUri);
-    const logGroup = new logs.LogGroup(this, 'SweeperLogs', {
-      retention: options.logRetention ?? logs.RetentionDays.ONE_MONTH,
-    });
     taskDefinition.addContainer('memvault', {
       image: ecs.ContainerImage.fromRegistry(options.imageUri),
       command: options.command ?? ['memvault', 'expire', '--store', this.storeUrl, '--json'],
-      environment: {
-        AWS_REGION: Stack.of(this).region,
-        MEMVAULT_TTL_DAYS: String(this.ttlClasses[this.defaultTtlClass]),
-        MEMVAULT_TTL_CLASSES: JSON.stringify(this.ttlClasses),
-        MEMVAULT_AUDIT_STORE: this.auditStoreUrl,
-      },
-      logging: ecs.LogDriver.awsLogs({ logGroup, streamPrefix: 'sweeper' }),
+      environment: { AWS_REGION: Stack.of(this).region, ...this.sweeperEnvironment(options) },
+      logging: ecs.LogDriver.awsLogs({ logGroup: base.logGroup, streamPrefix: 'sweeper' }),
     });
-
     const rule = new events.Rule(this, 'SweeperSchedule', {
       description: 'memvault: run memvault expire',
       schedule: options.schedule ?? events.Schedule.cron({ minute: '17', hour: '3' }),
@@ -267,14 +503,173 @@ export class MemvaultStorage extends Construct {
         taskDefinition,
         taskCount: 1,
         platformVersion: ecs.FargatePlatformVersion.LATEST,
-        subnetSelection:
-          options.subnets ?? { subnetType: createdVpc ? ec2.SubnetType.PUBLIC : ec2.SubnetType.PRIVATE_WITH_EGRESS },
-        assignPublicIp: options.assignPublicIp ?? createdVpc,
+        subnetSelection: options.subnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+        assignPublicIp: options.assignPublicIp ?? false,
         retryAttempts: 2,
+        deadLetterQueue: base.deadLetterQueue,
       }),
     );
-    return { taskDefinition, rule, role };
+    return { ...base, rule, taskDefinition };
   }
+
+  /**
+   * Errors: Lambda's own Errors metric (a failed or timed-out run), or for Fargate the summary lines
+   * reporting errors. Did not run: no summary line (`scanned` is in every one) for missedRunPeriod.
+   * Dead letters: anything in the queue.
+   */
+  private createSweeperAlarms(options: MemvaultSweeperCommonProps, created: CreatedSweeper): SweeperAlarms {
+    const namespace = `memvault/${Names.uniqueId(this)}`;
+    const days = missedRunDays(options);
+    const runs = new logs.MetricFilter(this, 'SweeperRunsMetric', {
+      logGroup: created.logGroup,
+      filterPattern: logs.FilterPattern.numberValue('$.scanned', '>=', 0),
+      metricNamespace: namespace,
+      metricName: 'SweepRuns',
+      metricValue: '1',
+    });
+    const errorsMetric = created.fn
+      ? created.fn.metricErrors({ period: Duration.hours(1), statistic: 'Sum' })
+      : new logs.MetricFilter(this, 'SweeperErrorsMetric', {
+          logGroup: created.logGroup,
+          filterPattern: logs.FilterPattern.numberValue('$.errors', '>', 0),
+          metricNamespace: namespace,
+          metricName: 'SweepErrors',
+          metricValue: '1',
+        }).metric({ period: Duration.hours(1), statistic: 'Sum' });
+    const errors = new cloudwatch.Alarm(this, 'SweeperErrorsAlarm', {
+      alarmDescription: 'memvault sweeper: a sweep failed or could not handle some files (see its summary line in the log group)',
+      metric: errorsMetric,
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const notRun = new cloudwatch.Alarm(this, 'SweeperNotRunAlarm', {
+      alarmDescription: `memvault sweeper: no sweep summary logged for ${days} day(s)`,
+      metric: runs.metric({ period: Duration.days(days), statistic: 'Sum' }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    const deadLetter = new cloudwatch.Alarm(this, 'SweeperDeadLetterAlarm', {
+      alarmDescription: 'memvault sweeper: a run or a schedule event went to the dead-letter queue',
+      metric: created.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (options.alarmTopic) {
+      const action = new cwActions.SnsAction(options.alarmTopic);
+      for (const alarm of [errors, notRun, deadLetter]) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+    return { errors, notRun, deadLetter };
+  }
+}
+
+interface SweeperPrefixes {
+  readonly filesPrefix: string;
+  readonly statePrefix: string;
+}
+
+interface SweeperBase {
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+  readonly deadLetterQueue: sqs.Queue;
+}
+
+interface CreatedSweeper extends SweeperBase {
+  readonly rule: events.Rule;
+  readonly fn?: lambda.Function;
+  readonly continueRule?: events.Rule;
+  readonly taskDefinition?: ecs.FargateTaskDefinition;
+}
+
+interface SweeperAlarms {
+  readonly errors: cloudwatch.Alarm;
+  readonly notRun: cloudwatch.Alarm;
+  readonly deadLetter: cloudwatch.Alarm;
+}
+
+/**
+ * The handler's entry: dist/lambda/handler.js beside this compiled file (dist/infra/), or the
+ * TypeScript source when the construct itself runs from source (this repository's tests).
+ */
+function sweeperEntry(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, '..', 'lambda', 'handler.js'), join(here, '..', '..', 'src', 'lambda', 'handler.ts')];
+  const entry = candidates.find((c) => existsSync(c));
+  if (!entry) throw new Error('memvault sweeper: the Lambda handler (dist/lambda/handler.js) is missing from the memvault package');
+  return entry;
+}
+
+interface Esbuild {
+  buildSync(options: Record<string, unknown>): { errors: unknown[]; outputFiles?: { contents: Uint8Array }[] };
+}
+
+function loadEsbuild(): Esbuild {
+  try {
+    return createRequire(import.meta.url)('esbuild') as Esbuild;
+  } catch {
+    throw new Error(
+      "memvault sweeper: the Lambda sweeper is bundled with esbuild at synth time; add it to your app (npm install --save-dev esbuild), or use sweeper: { kind: 'fargate', ... } or sweeper: false",
+    );
+  }
+}
+
+/** One bundle per entry and process: an app with several stacks (or a test suite) bundles once. */
+const bundles = new Map<string, Uint8Array>();
+
+function bundleSweeper(entry: string): Uint8Array {
+  const cached = bundles.get(entry);
+  if (cached) return cached;
+  const result = loadEsbuild().buildSync({
+    entryPoints: [entry],
+    outfile: 'index.mjs',
+    write: false,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    sourcemap: false,
+    logLevel: 'error',
+    mainFields: ['module', 'main'],
+    // CommonJS dependencies bundled into an ES module still call require() for Node built-ins.
+    banner: { js: "import { createRequire as __memvaultRequire } from 'node:module'; const require = __memvaultRequire(import.meta.url);" },
+  });
+  const output = result.outputFiles?.[0];
+  if (result.errors.length > 0 || !output) throw new Error('memvault sweeper: bundling the Lambda handler failed');
+  bundles.set(entry, output.contents);
+  return output.contents;
+}
+
+/**
+ * The handler and everything it imports (the AWS SDK included: the function does not depend on the
+ * runtime's copy), bundled by esbuild in-process at synth time. Local bundling always succeeds or
+ * throws, so CDK never falls back to its Docker bundling image.
+ */
+function sweeperCode(): lambda.Code {
+  const entry = sweeperEntry();
+  return lambda.Code.fromAsset(dirname(entry), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Required by the type, never pulled: tryBundle below returns true or throws.
+      image: DockerImage.fromRegistry('memvault-sweeper-bundles-locally'),
+      local: {
+        tryBundle(outputDir: string): boolean {
+          writeFileSync(join(outputDir, 'index.mjs'), bundleSweeper(entry));
+          return true;
+        },
+      },
+    },
+  });
 }
 
 interface ApplicationScope {
@@ -344,11 +739,12 @@ interface SweeperScope {
   readonly memoryBucket: s3.IBucket;
   readonly auditBucket: s3.IBucket;
   readonly filesPrefix: string;
+  readonly statePrefix: string;
   readonly auditPrefix: string;
 }
 
 function sweeperStatements(scope: SweeperScope): iam.PolicyStatement[] {
-  const { memoryBucket, auditBucket, filesPrefix, auditPrefix } = scope;
+  const { memoryBucket, auditBucket, filesPrefix, statePrefix, auditPrefix } = scope;
   return [
     new iam.PolicyStatement({
       sid: 'ListMemoryFiles',
@@ -362,6 +758,12 @@ function sweeperStatements(scope: SweeperScope): iam.PolicyStatement[] {
       // GetObjectTagging reads its TTL class. No KMS: the sweeper never opens content.
       actions: ['s3:GetObject', 's3:GetObjectTagging', 's3:DeleteObject'],
       resources: [memoryBucket.arnForObjects(`${filesPrefix}*`)],
+    }),
+    new iam.PolicyStatement({
+      sid: 'SweepCheckpoint',
+      // One small object (s/sweep-state.json): where an unfinished pass continues, and its lease.
+      actions: ['s3:GetObject', 's3:PutObject'],
+      resources: [memoryBucket.arnForObjects(`${statePrefix}*`)],
     }),
     ...auditStatements(auditBucket, auditPrefix),
   ];
@@ -389,6 +791,19 @@ function grantEcrPull(taskDefinition: ecs.FargateTaskDefinition, imageUri: strin
   executionRole.addToPrincipalPolicy(
     new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
   );
+}
+
+function missedRunDays(options: MemvaultSweeperCommonProps): number {
+  const days = (options.missedRunPeriod ?? Duration.days(1)).toDays({ integral: false });
+  if (!Number.isInteger(days) || days < 1 || days > 7) throw new Error('sweeper.missedRunPeriod must be a whole number of days from 1 to 7');
+  return days;
+}
+
+function checkAlias(alias: string): string {
+  if (!/^alias\/[A-Za-z0-9/_-]{1,250}$/.test(alias) || alias.startsWith('alias/aws/')) {
+    throw new Error(`keyAlias must be 'alias/' followed by letters, digits, '/', '_' or '-', and not under alias/aws/ (got '${alias}')`);
+  }
+  return alias;
 }
 
 function checkPrefix(name: string, prefix: string): string {

@@ -10,8 +10,8 @@ interface TemplateJson {
   Outputs: Record<string, unknown>;
 }
 
-function synthInto(outdir: string, sweeperImageUri?: string): { assembly: CloudAssembly; template: TemplateJson } {
-  const { app } = buildMemvaultApp({ outdir, ...(sweeperImageUri ? { sweeperImageUri } : {}) });
+function synthInto(outdir: string, sweeper: boolean): { assembly: CloudAssembly; template: TemplateJson } {
+  const { app } = buildMemvaultApp({ outdir, sweeper });
   const assembly = app.synth();
   const templatePath = join(outdir, 'MemvaultStack.template.json');
   return { assembly, template: JSON.parse(readFileSync(templatePath, 'utf8')) as TemplateJson };
@@ -26,8 +26,8 @@ describe('example app synth (in-process, offline, no credentials)', () => {
   beforeAll(() => {
     outdir = mkdtempSync(join(tmpdir(), 'memvault-cdk-'));
     withSweeperDir = mkdtempSync(join(tmpdir(), 'memvault-cdk-sweeper-'));
-    plain = synthInto(outdir);
-    withSweeper = synthInto(withSweeperDir, 'registry.example/memvault:1');
+    plain = synthInto(outdir, false);
+    withSweeper = synthInto(withSweeperDir, true);
   });
   afterAll(() => {
     rmSync(outdir, { recursive: true, force: true });
@@ -48,7 +48,7 @@ describe('example app synth (in-process, offline, no credentials)', () => {
     expect(plain.assembly.manifest.missing ?? []).toEqual([]);
   });
 
-  it('has the storage, the role and the outputs, and no sweeper without an image', () => {
+  it('has the storage, the role and the outputs, and no sweeper when it is turned off', () => {
     const types = Object.values(plain.template.Resources).map((r) => r.Type);
     expect(types.filter((t) => t === 'AWS::S3::Bucket')).toHaveLength(2);
     expect(types).toContain('AWS::KMS::Key');
@@ -59,9 +59,17 @@ describe('example app synth (in-process, offline, no credentials)', () => {
     );
   });
 
-  it('adds the scheduled sweeper when an image is given', () => {
+  it('has the scheduled Lambda sweeper by default, its code bundled into the assembly without Docker', () => {
     const types = Object.values(withSweeper.template.Resources).map((r) => r.Type);
     expect(types).toContain('AWS::Events::Rule');
-    expect(types).toContain('AWS::ECS::TaskDefinition');
+    expect(types).toContain('AWS::Lambda::Function');
+    expect(types).not.toContain('AWS::ECS::TaskDefinition');
+    expect(types).not.toContain('AWS::EC2::VPC');
+    const manifest = JSON.parse(readFileSync(join(withSweeperDir, 'MemvaultStack.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string; packaging: string } }> };
+    const zips = Object.values(manifest.files).filter((f) => f.source.packaging === 'zip');
+    expect(zips).toHaveLength(1);
+    const bundle = readFileSync(join(withSweeperDir, zips[0]!.source.path, 'index.mjs'), 'utf8');
+    expect(bundle).toContain('memvault.sweep');
+    expect(bundle).toContain('s/sweep-state.json');
   });
 });

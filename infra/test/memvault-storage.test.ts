@@ -1,5 +1,6 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,10 +14,10 @@ interface Synthesized {
   readonly stack: Stack;
 }
 
-function synth(props: MemvaultStorageProps): Synthesized {
+function synth(props: MemvaultStorageProps | ((stack: Stack) => MemvaultStorageProps)): Synthesized {
   const app = new App({ stackTraces: false });
   const stack = new Stack(app, 'TestStack');
-  const storage = new MemvaultStorage(stack, 'Storage', props);
+  const storage = new MemvaultStorage(stack, 'Storage', typeof props === 'function' ? props(stack) : props);
   return { template: Template.fromStack(stack), storage, stack };
 }
 
@@ -69,7 +70,7 @@ function bucketRefOf(statement: PolicyStatementJson): string {
   return match[1];
 }
 
-describe('MemvaultStorage with TTL classes and a sweeper', () => {
+describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC', () => {
   let synthesized: Synthesized;
   let template: Template;
   let memoryBucketId: string;
@@ -77,15 +78,20 @@ describe('MemvaultStorage with TTL classes and a sweeper', () => {
   let keyId: string;
 
   beforeAll(() => {
-    synthesized = synth({
+    synthesized = synth((stack) => ({
       ttlClasses: { default: 30, free: 7, pro: 365 },
       defaultTtlClass: 'default',
       noncurrentVersionExpirationDays: 3,
       abortIncompleteMultipartUploadDays: 2,
       auditRetentionDays: 400,
       auditRetentionMode: 'COMPLIANCE',
-      sweeper: { imageUri: IMAGE, schedule: events.Schedule.cron({ minute: '5', hour: '4' }) },
-    });
+      sweeper: {
+        kind: 'fargate',
+        imageUri: IMAGE,
+        vpc: new ec2.Vpc(stack, 'AppVpc', { maxAzs: 2, natGateways: 1 }),
+        schedule: events.Schedule.cron({ minute: '5', hour: '4' }),
+      },
+    }));
     template = synthesized.template;
     memoryBucketId = logicalIdOf(synthesized.stack, synthesized.storage.memoryBucket);
     auditBucketId = logicalIdOf(synthesized.stack, synthesized.storage.auditBucket);
@@ -202,6 +208,7 @@ describe('MemvaultStorage with TTL classes and a sweeper', () => {
 
   it('creates one KMS key, with rotation enabled', () => {
     template.resourceCountIs('AWS::KMS::Key', 1);
+    template.resourceCountIs('AWS::EC2::VPC', 1); // the app's own: none is created for the sweeper
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
   });
 
@@ -308,7 +315,8 @@ describe('MemvaultStorage with TTL classes and a sweeper', () => {
           LaunchType: 'FARGATE',
           TaskCount: 1,
           TaskDefinitionArn: { Ref: taskId },
-          NetworkConfiguration: { AwsVpcConfiguration: { AssignPublicIp: 'ENABLED' } },
+          // Private subnets with egress of the given VPC, no public IP.
+          NetworkConfiguration: { AwsVpcConfiguration: { AssignPublicIp: 'DISABLED' } },
         },
       });
     });
@@ -329,10 +337,24 @@ describe('MemvaultStorage with TTL classes and a sweeper', () => {
             Environment: Match.arrayWith([
               { Name: 'MEMVAULT_TTL_DAYS', Value: '30' },
               { Name: 'MEMVAULT_TTL_CLASSES', Value: JSON.stringify({ default: 30, free: 7, pro: 365 }) },
+              { Name: 'MEMVAULT_TTL_DEFAULT_CLASS', Value: 'default' },
+              { Name: 'MEMVAULT_CONDITIONAL_DELETE', Value: 'native' },
             ]),
           }),
         ],
       });
+    });
+
+    it('has the same operations as the Lambda sweeper: log retention, a dead-letter queue for the schedule, alarms from the summary lines', () => {
+      template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+      const dlqId = logicalIdOf(synthesized.stack, synthesized.storage.sweeperDeadLetterQueue!);
+      const rule = resourcesOf(template, 'AWS::Events::Rule')[0]![1].Properties as { Targets: Json[] };
+      expect(rule.Targets[0]).toMatchObject({ DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlqId, 'Arn'] } }, RetryPolicy: { MaximumRetryAttempts: 2 } });
+      const filters = resourcesOf(template, 'AWS::Logs::MetricFilter').map(([, r]) => (r.Properties as Json).FilterPattern).sort();
+      expect(filters).toEqual(['{ $.errors > 0 }', '{ $.scanned >= 0 }']);
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, r]) => (r.Properties as Json).MetricName).sort();
+      expect(alarms).toEqual(['ApproximateNumberOfMessagesVisible', 'SweepErrors', 'SweepRuns']);
+      template.resourceCountIs('AWS::Lambda::Function', 0);
     });
 
     it('lets the execution role pull only the given ECR repository', () => {
@@ -369,6 +391,12 @@ describe('MemvaultStorage with TTL classes and a sweeper', () => {
           actions: ['s3:DeleteObject', 's3:GetObject', 's3:GetObjectTagging'],
           bucket: memoryBucketId,
           objects: ['/memvault/u/*'],
+          condition: undefined,
+        },
+        {
+          actions: ['s3:GetObject', 's3:PutObject'],
+          bucket: memoryBucketId,
+          objects: ['/memvault/s/*'],
           condition: undefined,
         },
         {
@@ -445,7 +473,9 @@ describe('MemvaultStorage options', () => {
     const role = iam.Role.fromRoleArn(stack, 'Existing', 'arn:aws:iam::123456789012:role/my-app');
     new MemvaultStorage(stack, 'Storage', { applicationRole: role, memoryPrefix: 'tenants/acme/' });
     const template = Template.fromStack(stack);
-    template.resourceCountIs('AWS::IAM::Role', 0);
+    // Only the sweeper's and doctor's own roles: no application role is created.
+    const roles = resourcesOf(template, 'AWS::IAM::Role').map(([, r]) => String((r.Properties as Json).Description));
+    expect(roles.sort()).toEqual([expect.stringMatching(/^memvault doctor/), expect.stringMatching(/^memvault sweeper/)]);
     template.hasResourceProperties('AWS::IAM::ManagedPolicy', { Roles: ['my-app'] });
     const statements = managedPolicyStatements(template, 'memvault application');
     const suffixesBySid = Object.fromEntries(statements.map((s) => [s.Sid, objectSuffixes(s)]));
@@ -472,7 +502,12 @@ describe('MemvaultStorage options', () => {
     [{ memoryPrefix: 'no-trailing-slash' }, /memoryPrefix must be/],
     [{ memoryPrefix: '/leading/' }, /memoryPrefix must be/],
     [{ auditRetentionDays: 1.5 }, /auditRetentionDays must be a whole number/],
-    [{ sweeper: { imageUri: ' ' } }, /sweeper.imageUri must not be empty/],
+    [{ sweeper: { kind: 'fargate', imageUri: ' ', vpc: undefined as unknown as ec2.IVpc } }, /sweeper.imageUri must not be empty/],
+    [{ sweeper: { kind: 'fargate', imageUri: IMAGE, vpc: undefined as unknown as ec2.IVpc } }, /sweeper.vpc is required/],
+    [{ keyAlias: 'memvault' }, /keyAlias must be 'alias\//],
+    [{ keyAlias: 'alias/aws/s3' }, /keyAlias must be/],
+    [{ sweeper: { timeout: Duration.minutes(20) } }, /sweeper.timeout must be between/],
+    [{ sweeper: { missedRunPeriod: Duration.hours(6) } }, /missedRunPeriod must be a whole number of days/],
   ] satisfies [MemvaultStorageProps, RegExp][])('rejects %j', (props, message) => {
     const stack = new Stack(new App(), 'Bad');
     expect(() => new MemvaultStorage(stack, 'Storage', props)).toThrow(message);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * The hash chain. Each record's `hash` is SHA-256 over a canonical serialisation of the record
@@ -53,8 +53,29 @@ export function hashCanonical(canonical: string): string {
   return createHash('sha256').update(HASH_DOMAIN).update(canonical).digest('hex');
 }
 
-/** The hash a record must carry: over every field except `hash` itself. */
+/** The hash a record must carry: over every field except `hash` and `mac` themselves. */
 export function recordHash(record: Readonly<Record<string, unknown>>): string {
-  const { hash: _ignored, ...rest } = record;
+  const { hash: _ignored, mac: _mac, ...rest } = record;
   return hashCanonical(canonicalJson(rest));
 }
+
+/**
+ * Authentication (format v2). The hash already covers every other field and, through prevHash,
+ * the whole chain before it; the MAC binds that hash to a key that only memvault holds, so write
+ * access to the audit file alone cannot produce a record that verifies. Domain-separated from
+ * checkpoints, so one can never stand in for the other.
+ */
+const MAC_DOMAIN = { record: 'memvault-audit-mac-v2\n', checkpoint: 'memvault-audit-checkpoint-v2\n' } as const;
+
+export function auditMac(key: Uint8Array, kind: keyof typeof MAC_DOMAIN, text: string): string {
+  return createHmac('sha256', key).update(MAC_DOMAIN[kind]).update(text).digest('hex');
+}
+
+export function macMatches(key: Uint8Array, kind: keyof typeof MAC_DOMAIN, text: string, mac: string): boolean {
+  const expected = Buffer.from(auditMac(key, kind, text), 'hex');
+  const given = Buffer.from(mac, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** Audit keys are 32 bytes (HMAC-SHA256); anything else is a configuration error. */
+export const AUDIT_KEY_BYTES = 32;

@@ -25,7 +25,9 @@ export const CSV_COLUMNS = [
   'latencyMs',
   'decisions',
   'counts',
+  'actor',
   'hash',
+  'mac',
 ] as const;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -67,7 +69,9 @@ export function recordToCsvRow(record: AuditRecord): string {
     latencyMs: record.latencyMs,
     decisions: json(record.decisions),
     counts: json(record.counts),
+    actor: record.actor,
     hash: record.hash,
+    mac: record.mac,
   };
   return csvRow(CSV_COLUMNS.map((column) => cells[column]));
 }

@@ -20,6 +20,8 @@ export interface ExportOptions {
   types?: readonly AuditRecordType[];
   /** Start a CSV with a UTF-8 byte order mark, so Excel reads non-ASCII paths correctly. */
   bom?: boolean;
+  /** Written before everything else (e.g. the mark of an export whose chain did not verify). */
+  preamble?: string;
   /** Called as input is consumed, with the bytes read so far across all sources. */
   onProgress?: (bytesRead: number) => void;
 }
@@ -34,7 +36,7 @@ export interface ExportSummary {
   bytesRead: number;
 }
 
-const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'rotate'];
+const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'export', 'rotate'];
 
 interface Cursor {
   record: AuditRecord;
@@ -87,7 +89,9 @@ export async function exportRecords(chains: readonly InstanceChain[], options: E
   const write = async (text: string): Promise<void> => {
     if (!options.output.write(text)) await once(options.output, 'drain');
   };
-  if (options.format === 'csv') await write(`${options.bom ? '\ufeff' : ''}${csvHeader()}`);
+  if (options.format === 'csv' && options.bom) await write('\ufeff');
+  if (options.preamble !== undefined) await write(options.preamble);
+  if (options.format === 'csv') await write(csvHeader());
   for (let cursor = heap.pop(); cursor; cursor = heap.pop()) {
     const { record } = cursor;
     await write(options.format === 'csv' ? recordToCsvRow(record) : `${JSON.stringify(record)}\n`);

@@ -1,4 +1,4 @@
-import { AUDIT_FORMAT_VERSION, isAuditRecordType, type AuditRecord } from './record.js';
+import { AUDIT_FORMAT_VERSION, AUDIT_MAC_FORMAT_VERSION, isAuditRecordType, type AuditRecord } from './record.js';
 
 export type ParsedLine = { ok: true; record: AuditRecord } | { ok: false; reason: string };
 
@@ -17,7 +17,10 @@ export function parseRecordLine(line: string): ParsedLine {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'not a JSON object' };
   const record = value as Record<string, unknown>;
-  if (record.v !== AUDIT_FORMAT_VERSION) return { ok: false, reason: 'unknown record format version' };
+  if (record.v !== AUDIT_FORMAT_VERSION && record.v !== AUDIT_MAC_FORMAT_VERSION) return { ok: false, reason: 'unknown record format version' };
+  if (record.v === AUDIT_MAC_FORMAT_VERSION ? typeof record.mac !== 'string' || !HASH_PATTERN.test(record.mac) : record.mac !== undefined) {
+    return { ok: false, reason: 'mac is missing or malformed' };
+  }
   if (typeof record.seq !== 'number' || !Number.isSafeInteger(record.seq) || record.seq < 1) {
     return { ok: false, reason: 'seq is not a positive integer' };
   }

@@ -8,14 +8,20 @@ import { COMMAND_NAMES, type CommandName } from '../tool/types.js';
  * short enum-like strings, ids of a fixed form, and paths that the caller has already redacted.
  */
 
+/**
+ * 1: hash-chained records. 2: hash-chained records that also carry `mac`, an HMAC of their hash
+ * under the deployment's audit key (docs/audit.md, "Authenticated records").
+ */
 export const AUDIT_FORMAT_VERSION = 1;
+export const AUDIT_MAC_FORMAT_VERSION = 2;
+export type AuditFormatVersion = typeof AUDIT_FORMAT_VERSION | typeof AUDIT_MAC_FORMAT_VERSION;
 
 /**
  * `start` (writer opened) and `seal` (segment closed) are written by the writer itself; the others
  * come from services: the audit middleware (`command`), the expiry sweeper (`expire`), user erasure
- * (`erase`), key rotation (`rotate`).
+ * (`erase`), user export (`export`), key rotation (`rotate`).
  */
-export const AUDIT_RECORD_TYPES = ['start', 'seal', 'command', 'expire', 'erase', 'rotate'] as const;
+export const AUDIT_RECORD_TYPES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate'] as const;
 export type AuditRecordType = (typeof AUDIT_RECORD_TYPES)[number];
 export type ServiceRecordType = Exclude<AuditRecordType, 'start' | 'seal'>;
 
@@ -55,10 +61,12 @@ export interface AuditEntry {
   decisions?: Record<string, DecisionValue>;
   /** Service counters, e.g. { objects: 12, bytes: 40960 } for a sweep or an erasure. */
   counts?: Record<string, number>;
+  /** Who asked for a lifecycle operation (an operator or ticket id of the form [A-Za-z0-9._:-]{1,128}). */
+  actor?: string;
 }
 
 export interface AuditRecord extends Omit<AuditEntry, 'type'> {
-  v: typeof AUDIT_FORMAT_VERSION;
+  v: AuditFormatVersion;
   seq: number;
   time: string;
   type: AuditRecordType;
@@ -69,6 +77,8 @@ export interface AuditRecord extends Omit<AuditEntry, 'type'> {
   /** start records after a crash: bytes of a torn last line that were cut off. */
   recovered?: { discardedBytes: number };
   hash: string;
+  /** v2: HMAC-SHA256 of `hash` under the audit key (hex). */
+  mac?: string;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -170,6 +180,7 @@ export function sanitizeEntry(entry: AuditEntry, options: { includeUserId: boole
   const out: Omit<AuditEntry, 'type'> = {};
   if (typeof entry.requestId === 'string' && ID_PATTERN.test(entry.requestId)) out.requestId = entry.requestId;
   if (typeof entry.uid === 'string' && ID_PATTERN.test(entry.uid)) out.uid = entry.uid;
+  if (typeof entry.actor === 'string' && ID_PATTERN.test(entry.actor)) out.actor = entry.actor;
   if (options.includeUserId && typeof entry.userId === 'string' && entry.userId.length > 0) {
     out.userId = entry.userId.slice(0, MAX_USER_ID_LENGTH);
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { listAll, type ObjectStore } from '../store/port.js';
@@ -37,9 +38,17 @@ export interface UnreadableSource {
   reason: string;
 }
 
+/** A second copy of a segment (same instance, same first seq, same bytes): read once, reported. */
+export interface DuplicateSource {
+  name: string;
+  duplicateOf: string;
+}
+
 export interface CollectedChains {
   chains: InstanceChain[];
   unreadable: UnreadableSource[];
+  /** Identical copies left out of the chains (a segment given twice, a copy in another directory). */
+  duplicates: DuplicateSource[];
   totalBytes: number;
 }
 
@@ -143,14 +152,45 @@ async function group(candidates: Candidate[]): Promise<CollectedChains> {
     }
     addSegment(byInstance, parsed.record.instance, candidate, parsed.record.seq);
   }
-  const chains = [...byInstance.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([instance, segments]) => ({
-      instance,
-      // Active file last among equals: it continues after the sealed segments.
-      segments: segments.sort((a, b) => a.firstSeq - b.firstSeq || Number(b.sealed) - Number(a.sealed)),
-    }));
-  return { chains, unreadable, totalBytes };
+  const duplicates: DuplicateSource[] = [];
+  const chains: InstanceChain[] = [];
+  for (const [instance, segments] of [...byInstance.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    // Active file last among equals: it continues after the sealed segments.
+    segments.sort((a, b) => a.firstSeq - b.firstSeq || Number(b.sealed) - Number(a.sealed));
+    chains.push({ instance, segments: await withoutDuplicates(segments, duplicates) });
+  }
+  return { chains, unreadable, duplicates, totalBytes };
+}
+
+/**
+ * Drops byte-identical copies among segments that start at the same seq (each is read once more,
+ * streaming, only when first seqs collide). Copies that differ are kept: verify reports them.
+ */
+async function withoutDuplicates(segments: SegmentSource[], duplicates: DuplicateSource[]): Promise<SegmentSource[]> {
+  const kept: SegmentSource[] = [];
+  const digests = new Map<SegmentSource, string>();
+  const digestOf = async (segment: SegmentSource): Promise<string> => {
+    let digest = digests.get(segment);
+    if (digest === undefined) {
+      const hash = createHash('sha256');
+      for await (const { line } of segment.lines()) hash.update(line).update('\n');
+      digest = hash.digest('hex');
+      digests.set(segment, digest);
+    }
+    return digest;
+  };
+  for (const segment of segments) {
+    let original: SegmentSource | undefined;
+    for (let i = kept.length - 1; i >= 0 && kept[i]!.firstSeq === segment.firstSeq; i--) {
+      if (kept[i]!.size === segment.size && (await digestOf(kept[i]!)) === (await digestOf(segment))) {
+        original = kept[i];
+        break;
+      }
+    }
+    if (original) duplicates.push({ name: segment.name, duplicateOf: original.name });
+    else kept.push(segment);
+  }
+  return kept;
 }
 
 /**

@@ -1,6 +1,6 @@
-import { GENESIS_HASH, recordHash } from './chain.js';
+import { canonicalJson, GENESIS_HASH, macMatches, recordHash } from './chain.js';
 import { parseRecordLine } from './parse.js';
-import type { AuditRecord } from './record.js';
+import { AUDIT_MAC_FORMAT_VERSION, type AuditRecord } from './record.js';
 import type { CollectedChains, InstanceChain } from './sources.js';
 
 /** The first broken record of a chain: where it is and what is wrong with it. */
@@ -24,6 +24,31 @@ export interface ChainSummary {
   lastSeq: number;
   firstTime?: string;
   lastTime?: string;
+  /** First seq of the authenticated (v2, MAC checked) part; records before it are legacy v1. */
+  authenticatedFrom?: number;
+  /** v2 records whose MAC could not be checked (no key given). */
+  macsUnchecked: number;
+  /** The latest witness (checkpoint or expected head) the chain was found to reach. */
+  witnessedThrough?: { seq: number; time?: string; source: string };
+}
+
+/** A head of a chain recorded elsewhere: a checkpoint line, or what the operator passes to verify. */
+export interface ChainWitness {
+  instance?: string;
+  seq: number;
+  hash: string;
+  time?: string;
+  /** v2 checkpoints: HMAC under the audit key. */
+  mac?: string;
+  /** Where it came from, for reports ("checkpoint file x line 3", "--expect-head"). */
+  source: string;
+}
+
+export interface VerifyOptions {
+  /** The audit key: every v2 record's MAC is checked, and a chain with none is a failure. */
+  macKey?: Uint8Array;
+  /** Tail witnesses; the chain must reach the latest one of its instance, with the same hash. */
+  witnesses?: readonly ChainWitness[];
 }
 
 export interface VerifyReport {
@@ -35,13 +60,18 @@ export interface VerifyReport {
 }
 
 /** Verifies every chain; a chain is read once, streaming, and stops at its first break. */
-export async function verifyChains(collected: CollectedChains): Promise<VerifyReport> {
+export async function verifyChains(collected: CollectedChains, options: VerifyOptions = {}): Promise<VerifyReport> {
   const failures: VerifyFailure[] = collected.unreadable.map((u) => ({ source: u.name, line: u.line, reason: u.reason }));
   const chains: ChainSummary[] = [];
+  const witnesses = latestWitnesses(options.witnesses ?? [], collected.chains, options.macKey, failures);
   for (const chain of collected.chains) {
-    const { summary, failure } = await verifyChain(chain);
+    const { summary, failure } = await verifyChain(chain, { ...options, ...(witnesses.has(chain.instance) ? { witness: witnesses.get(chain.instance)! } : {}) });
     chains.push(summary);
     if (failure) failures.push(failure);
+    witnesses.delete(chain.instance);
+  }
+  for (const [instance, witness] of witnesses) {
+    failures.push({ instance, source: witness.source, line: 0, reason: `a witness records seq ${witness.seq} of instance ${instance}, but none of its records are here: the whole chain was removed` });
   }
   const times = chains.flatMap((c) => [c.firstTime, c.lastTime]).filter((t): t is string => t !== undefined);
   times.sort((a, b) => Date.parse(a) - Date.parse(b));
@@ -64,8 +94,12 @@ export async function verifyChains(collected: CollectedChains): Promise<VerifyRe
  * carry the next seq, the previous record's hash, a hash matching its own content, and a time not
  * before its predecessor's; each sealed segment must end with a seal record that describes it.
  */
-export async function verifyChain(chain: InstanceChain): Promise<{ summary: ChainSummary; failure?: VerifyFailure }> {
-  const summary: ChainSummary = { instance: chain.instance, segments: chain.segments.length, records: 0, lastSeq: 0 };
+export async function verifyChain(
+  chain: InstanceChain,
+  options: { macKey?: Uint8Array; witness?: ChainWitness } = {},
+): Promise<{ summary: ChainSummary; failure?: VerifyFailure }> {
+  const summary: ChainSummary = { instance: chain.instance, segments: chain.segments.length, records: 0, lastSeq: 0, macsUnchecked: 0 };
+  const { macKey, witness } = options;
   let expectedSeq = 1;
   let expectedPrev = GENESIS_HASH;
   let lastTimeMs = -Infinity;
@@ -106,6 +140,21 @@ export async function verifyChain(chain: InstanceChain): Promise<{ summary: Chai
       if (recordHash(record as unknown as Record<string, unknown>) !== record.hash) {
         return fail(segment.name, lineNumber, "hash does not match the record's content: the record was edited", record);
       }
+      if (record.v === AUDIT_MAC_FORMAT_VERSION) {
+        if (macKey) {
+          if (!macMatches(macKey, 'record', record.hash, record.mac!)) {
+            return fail(segment.name, lineNumber, "MAC does not match: the record was not written by this deployment's audit writer (forged, or another key)", record);
+          }
+        } else {
+          summary.macsUnchecked++;
+        }
+        summary.authenticatedFrom ??= record.seq;
+      } else if (summary.authenticatedFrom !== undefined) {
+        return fail(segment.name, lineNumber, 'a record without MAC follows authenticated records: forged or downgraded', record);
+      }
+      if (witness && record.seq === witness.seq && record.hash !== witness.hash) {
+        return fail(segment.name, lineNumber, `the record differs from the one ${witness.source} witnessed at seq ${witness.seq}: the chain was rewritten`, record);
+      }
       const timeMs = Date.parse(record.time);
       if (timeMs < lastTimeMs) return fail(segment.name, lineNumber, 'time goes backwards', record);
       if (segmentFirstSeq === undefined) {
@@ -138,5 +187,45 @@ export async function verifyChain(chain: InstanceChain): Promise<{ summary: Chai
       return fail(segment.name, lastLine + 1, 'sealed segment ends without its seal record: it was truncated');
     }
   }
+  const lastSegment = chain.segments.at(-1)?.name ?? chain.instance;
+  if (macKey && summary.records > 0 && summary.authenticatedFrom === undefined) {
+    return fail(lastSegment, 0, 'none of the records is authenticated (no MAC): the chain was written without the audit key, or rewritten');
+  }
+  if (witness) {
+    if (summary.lastSeq < witness.seq) {
+      return fail(
+        lastSegment,
+        0,
+        `the chain ends at seq ${summary.lastSeq}, but ${witness.source} witnessed seq ${witness.seq}${witness.time ? ` (${witness.time})` : ''}: ${witness.seq - summary.lastSeq} record(s) were cut off the end`,
+      );
+    }
+    summary.witnessedThrough = { seq: witness.seq, ...(witness.time ? { time: witness.time } : {}), source: witness.source };
+  }
   return { summary };
+}
+
+/**
+ * The latest witness per instance. With a key, a checkpoint whose MAC does not match is reported
+ * (someone wrote it without the key) and not used; a witness naming no instance applies to the
+ * only chain there is.
+ */
+function latestWitnesses(witnesses: readonly ChainWitness[], chains: readonly InstanceChain[], macKey: Uint8Array | undefined, failures: VerifyFailure[]): Map<string, ChainWitness> {
+  const latest = new Map<string, ChainWitness>();
+  for (const witness of witnesses) {
+    const instance = witness.instance ?? (chains.length === 1 ? chains[0]!.instance : undefined);
+    if (instance === undefined) {
+      failures.push({ source: witness.source, line: 0, reason: 'the witness names no instance and there are several chains: give INSTANCE:SEQ:HASH' });
+      continue;
+    }
+    if (macKey && witness.mac !== undefined) {
+      const head = { instance, seq: witness.seq, hash: witness.hash, time: witness.time };
+      if (!macMatches(macKey, 'checkpoint', canonicalJson(head), witness.mac)) {
+        failures.push({ instance, source: witness.source, line: 0, reason: 'checkpoint MAC does not match: it was not written by this deployment' });
+        continue;
+      }
+    }
+    const current = latest.get(instance);
+    if (!current || witness.seq > current.seq) latest.set(instance, { ...witness, instance });
+  }
+  return latest;
 }

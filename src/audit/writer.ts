@@ -8,16 +8,22 @@ import {
   readFileSync,
   renameSync,
   truncateSync,
+  unlinkSync,
   writeFileSync,
+  writeSync,
+  readSync,
+  statSync,
 } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { MemvaultError } from '../errors.js';
 import type { ObjectStore } from '../store/port.js';
-import { canonicalJson, GENESIS_HASH, hashCanonical, recordHash } from './chain.js';
+import { observeAuditWrite } from '../telemetry/signals.js';
+import { AUDIT_KEY_BYTES, auditMac, canonicalJson, GENESIS_HASH, hashCanonical, recordHash } from './chain.js';
 import {
   AUDIT_FORMAT_VERSION,
+  AUDIT_MAC_FORMAT_VERSION,
   isValidInstanceId,
   sanitizeEntry,
   type AuditEntry,
@@ -71,6 +77,24 @@ export interface AuditWriterOptions {
   /** Keep the raw user id in records when a caller supplies it. Default false: only the pseudonymous uid. */
   includeUserId?: boolean;
   upload?: AuditUploadOptions;
+  /**
+   * The audit key (32 bytes): every record then carries `mac`, an HMAC of its hash, and is format
+   * v2. createVault passes a key derived from the deployment secret (docs/audit.md).
+   */
+  macKey?: Uint8Array;
+  /**
+   * The tail witness: the head of the chain (instance, seq, hash, time, MAC) is appended to this
+   * file every `every` records (default 100), at each seal and on close. Keep it where the audit
+   * file's writers cannot rewrite it; `memvault audit verify --checkpoints FILE` then detects a
+   * chain cut off before the last checkpoint.
+   */
+  checkpoint?: { file: string; every?: number };
+  /**
+   * Several processes append to one file (`memvault exec` runs side by side): each append takes
+   * an exclusive lock file (FILE.lock), re-reads the head of the chain from the file and writes
+   * under the lock, so all processes continue one chain. Costs a few file operations per record.
+   */
+  shared?: boolean;
   /** Background failures (segment uploads). Write failures are thrown from `append` instead. */
   onError?: (error: Error) => void;
   /** Clock, for tests. */
@@ -81,6 +105,7 @@ export interface AuditWriterOptions {
 type SonicBoom = ReturnType<typeof pino.destination>;
 
 export const DEFAULT_MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_CHECKPOINT_EVERY = 100;
 
 /**
  * Async mode: SonicBoom gathers records until 4 KiB are pending (one write(2) per ~10 records
@@ -137,9 +162,12 @@ export class AuditWriter {
   private readonly uploader: SegmentUploader | undefined;
   private readonly now: () => number;
   private lastUploadError: Error | undefined;
+  private recordsSinceCheckpoint = 0;
+  private readonly macKey: Uint8Array | undefined;
 
   private constructor(private readonly options: AuditWriterOptions) {
     this.now = options.now ?? Date.now;
+    this.macKey = options.macKey ? new Uint8Array(options.macKey) : undefined;
     const upload = options.upload;
     this.uploader = upload?.uploader ?? (upload?.store ? new ObjectStoreSegmentUploader(upload.store) : undefined);
   }
@@ -151,6 +179,13 @@ export class AuditWriter {
     }
     if (options.maxSegmentBytes !== undefined && !(options.maxSegmentBytes > 0)) {
       throw new MemvaultError('CONFIG', 'audit: maxSegmentBytes must be positive');
+    }
+    if (options.macKey !== undefined && options.macKey.byteLength !== AUDIT_KEY_BYTES) {
+      throw new MemvaultError('CONFIG', `audit: macKey must be ${AUDIT_KEY_BYTES} bytes`);
+    }
+    if (options.shared && !options.file) throw new MemvaultError('CONFIG', 'audit: shared needs a file sink');
+    if (options.checkpoint && options.file && resolvePath(options.checkpoint.file) === resolvePath(options.file)) {
+      throw new MemvaultError('CONFIG', 'audit: the checkpoint file must not be the audit file');
     }
     if (options.upload) {
       if (!options.file) throw new MemvaultError('CONFIG', 'audit: segment upload needs a file sink (segments are sealed files)');
@@ -168,7 +203,15 @@ export class AuditWriter {
     let discardedBytes = 0;
     // The audit directory may not exist yet on a fresh machine; records are private (0700).
     if (options.file) await mkdir(dirname(resolvePath(options.file)), { recursive: true, mode: 0o700 });
-    if (options.file) discardedBytes = await writer.recoverFile(options.file);
+    if (options.file && options.shared) {
+      // Recovery (cutting a torn line, finishing a rotation) must not race another process's append.
+      const release = acquireFileLock(`${options.file}.lock`);
+      try {
+        discardedBytes = await writer.recoverFile(options.file);
+      } finally {
+        release();
+      }
+    } else if (options.file) discardedBytes = await writer.recoverFile(options.file);
     else writer.instance = options.instanceId ?? randomUUID();
     writer.openDestinations();
     writer.writeRecord('start', discardedBytes > 0 ? { recovered: { discardedBytes } } : {});
@@ -201,7 +244,7 @@ export class AuditWriter {
       throw new TypeError('start and seal records are written by the audit writer itself');
     }
     const record = this.writeRecord(entry.type, sanitizeEntry(entry, { includeUserId: this.options.includeUserId ?? false }));
-    if (this.options.file && this.segment.bytes >= (this.options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES)) {
+    if (this.options.file && !this.options.shared && this.segment.bytes >= (this.options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES)) {
       this.rotate();
     }
     return record;
@@ -219,7 +262,26 @@ export class AuditWriter {
   /** Seals the active segment (unless `sealOnClose: false`), closes the sinks and finishes uploads. */
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.failure === undefined && !this.options.shared) {
+      try {
+        this.maybeCheckpoint('close');
+      } catch {
+        // recorded in this.failure; the close goes on
+      }
+    }
     const file = this.options.file;
+    if (file && this.options.shared && this.failure === undefined) {
+      // One process closing does not end the others' segment: the shared file is sealed by size only.
+      const release = acquireFileLock(`${file}.lock`);
+      try {
+        this.syncHeadFromFile(file);
+        this.maybeCheckpoint('close');
+      } catch {
+        // a failed witness on close is reported by verify
+      } finally {
+        release();
+      }
+    }
     if (file && this.fileDestination && this.failure === undefined && (this.options.sealOnClose ?? this.options.upload !== undefined)) {
       this.rotate({ reopen: false });
     } else if (this.fileDestination) {
@@ -238,8 +300,25 @@ export class AuditWriter {
   private writeRecord(type: AuditRecordType, fields: Partial<AuditRecord>): AuditRecord {
     if (this.closed) throw new AuditWriteError(new Error('audit writer is closed'));
     if (this.failure) throw new AuditWriteError(this.failure);
+    if (this.options.shared) return this.writeShared(type, fields);
     const logger = this.logger;
     if (!logger) throw new AuditWriteError(new Error('audit writer has no sink'));
+    const { record, canonical } = this.buildRecord(type, fields);
+    try {
+      // `v` is emitted by the level formatter (see openDestinations), so it is not in the line.
+      const { v: _v, ...line } = record;
+      observeAuditWrite(type, () => logger.info(line));
+    } catch (error) {
+      this.failure = asError(error);
+    }
+    if (this.failure) throw new AuditWriteError(this.failure);
+    this.advance(record, canonical);
+    this.maybeCheckpoint(type);
+    return record;
+  }
+
+  /** The next record after the current head (not yet written). */
+  private buildRecord(type: AuditRecordType, fields: Partial<AuditRecord>): { record: AuditRecord; canonical: string } {
     // Records of one instance must be in time order for the export's merge; a clock stepping back
     // (NTP) would break that, so time never goes backwards within a chain.
     const timeMs = Math.max(this.now(), this.lastTimeMs);
@@ -251,24 +330,113 @@ export class AuditWriter {
       ...fields,
       prevHash: this.prevHash,
     };
-    const canonical = canonicalJson({ v: AUDIT_FORMAT_VERSION, ...body });
+    const canonical = canonicalJson({ v: this.version, ...body });
     const hash = hashCanonical(canonical);
-    const line = { ...body, hash };
-    try {
-      // `v` is emitted by the level formatter (see openDestinations), so it is not in `line`.
-      logger.info(line);
-    } catch (error) {
-      this.failure = asError(error);
-    }
-    if (this.failure) throw new AuditWriteError(this.failure);
-    this.seq = body.seq;
-    this.prevHash = hash;
-    this.lastTimeMs = timeMs;
+    const record: AuditRecord = { v: this.version, ...body, hash, ...(this.macKey ? { mac: auditMac(this.macKey, 'record', hash) } : {}) };
+    return { record, canonical };
+  }
+
+  private advance(record: AuditRecord, canonical: string): void {
+    this.seq = record.seq;
+    this.prevHash = record.hash;
+    this.lastTimeMs = Date.parse(record.time);
     this.segment.records++;
-    // The canonical form has the same characters as pino's line in another key order; add the
-    // `"hash":"<64 hex>"` field, a comma and the newline.
-    this.segment.bytes += Buffer.byteLength(canonical) + 75;
-    return { v: AUDIT_FORMAT_VERSION, ...line };
+    // The canonical form has the same characters as the line in another key order; add the
+    // `"hash":"<64 hex>"` field (and `"mac"`), a comma each and the newline.
+    this.segment.bytes += Buffer.byteLength(canonical) + 75 + (record.mac ? 73 : 0);
+    this.recordsSinceCheckpoint++;
+  }
+
+  private get version(): AuditRecord['v'] {
+    return this.macKey ? AUDIT_MAC_FORMAT_VERSION : AUDIT_FORMAT_VERSION;
+  }
+
+  /** Appends the head to the checkpoint file: periodically, at each seal, and on close. */
+  private maybeCheckpoint(type: AuditRecordType | 'close'): void {
+    const checkpoint = this.options.checkpoint;
+    if (!checkpoint || this.seq === 0) return;
+    if (type !== 'seal' && type !== 'close' && this.recordsSinceCheckpoint < (checkpoint.every ?? DEFAULT_CHECKPOINT_EVERY)) return;
+    const head = { instance: this.instance, seq: this.seq, hash: this.prevHash, time: new Date(this.lastTimeMs).toISOString() };
+    const line = { v: this.version, type: 'checkpoint', ...head, ...(this.macKey ? { mac: auditMac(this.macKey, 'checkpoint', canonicalJson(head)) } : {}) };
+    try {
+      appendFileSync(checkpoint.file, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    } catch (error) {
+      // The operator asked for a witness: without it, records would be written unwitnessed.
+      this.failure = asError(error);
+      throw new AuditWriteError(this.failure);
+    }
+    this.recordsSinceCheckpoint = 0;
+  }
+
+  /**
+   * Shared mode: under FILE.lock, read the chain's head from the file (another process may have
+   * appended or rotated since), write the record with one write(2), and rotate if the segment is full.
+   */
+  private writeShared(type: AuditRecordType, fields: Partial<AuditRecord>): AuditRecord {
+    const file = this.options.file!;
+    const release = acquireFileLock(`${file}.lock`);
+    try {
+      this.syncHeadFromFile(file);
+      const { record, canonical } = this.buildRecord(type, fields);
+      observeAuditWrite(type, () => {
+        const fd = openSync(file, 'a', 0o600);
+        try {
+          writeSync(fd, `${JSON.stringify(record)}\n`);
+          if (this.options.fsync) fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      });
+      this.advance(record, canonical);
+      if (type !== 'seal' && this.segment.bytes >= (this.options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES)) {
+        this.sealedCount = listSealedSegments(file).at(-1)?.index ?? 0;
+        const index = this.sealedCount + 1;
+        const seal = this.buildRecord('seal', { segment: { index, firstSeq: this.segment.firstSeq, records: this.segment.records } });
+        const sealFd = openSync(file, 'a', 0o600);
+        try {
+          writeSync(sealFd, `${JSON.stringify(seal.record)}\n`);
+          if (this.options.fsync) fsyncSync(sealFd);
+        } finally {
+          closeSync(sealFd);
+        }
+        this.advance(seal.record, seal.canonical);
+        renameSync(file, sealedSegmentPath(file, index));
+        this.sealedCount = index;
+        this.segment = { firstSeq: this.seq + 1, records: 0, bytes: 0 };
+        this.maybeCheckpoint('seal');
+        if (this.uploader) this.scheduleUploads();
+      }
+      this.maybeCheckpoint(type);
+      return record;
+    } catch (error) {
+      if (error instanceof AuditWriteError) throw error;
+      this.failure = asError(error);
+      throw new AuditWriteError(this.failure);
+    } finally {
+      release();
+    }
+  }
+
+  /** The head as the file holds it now (shared mode): the last record of FILE or of the newest sealed segment. */
+  private syncHeadFromFile(file: string): void {
+    const tail = readFileTail(file);
+    let last: AuditRecord | undefined;
+    if (tail?.lastLine !== undefined) {
+      last = recordOrConfigError(tail.lastLine, 'the active audit file');
+      const first = recordOrConfigError(readFirstLineSync(file) ?? tail.lastLine, 'the active audit file');
+      this.segment = { firstSeq: first.seq, records: last.seq - first.seq + 1, bytes: tail.size };
+    } else {
+      const newest = listSealedSegments(file).at(-1);
+      const sealedTail = newest ? readFileTail(newest.file) : undefined;
+      if (sealedTail?.lastLine !== undefined) last = recordOrConfigError(sealedTail.lastLine, 'the newest sealed segment');
+      this.segment = { firstSeq: (last?.seq ?? 0) + 1, records: 0, bytes: 0 };
+    }
+    if (last) {
+      this.instance = last.instance;
+      this.seq = last.seq;
+      this.prevHash = last.hash;
+      this.lastTimeMs = Math.max(this.lastTimeMs, Date.parse(last.time) || 0);
+    }
   }
 
   /**
@@ -334,7 +502,7 @@ export class AuditWriter {
   private openDestinations(): void {
     const streams: DestinationStream[] = [];
     const sync = this.options.sync ?? true;
-    if (this.options.file && !this.fileDestination) {
+    if (this.options.file && !this.fileDestination && !this.options.shared) {
       // Opened here rather than by SonicBoom so the file is created synchronously and owner-only.
       const fd = openSync(this.options.file, 'a', 0o600);
       this.fileDestination = pino.destination({ fd, sync, fsync: this.options.fsync ?? false, ...(sync ? {} : ASYNC_BUFFERING) });
@@ -346,14 +514,16 @@ export class AuditWriter {
     }
     if (this.fileDestination) streams.push(this.fileDestination);
     if (this.stdoutDestination) streams.push(this.stdoutDestination);
+    if (streams.length === 0) return; // shared mode writes the file itself
     const destination = streams.length === 1 && streams[0] ? streams[0] : pino.multistream(streams);
+    const version = this.version;
     this.logger = pino(
       {
         base: null,
         timestamp: false,
         // pino always writes the level first; emitting the format version there instead makes each
         // line exactly the audit record, with no logger fields outside the hash.
-        formatters: { level: () => ({ v: AUDIT_FORMAT_VERSION }) },
+        formatters: { level: () => ({ v: version }) },
       },
       destination,
     );
@@ -379,6 +549,7 @@ export class AuditWriter {
     if (this.options.fsync) fsyncDirectory(dirname(file));
     this.sealedCount = index;
     this.segment = { firstSeq: this.seq + 1, records: 0, bytes: 0 };
+    this.maybeCheckpoint('seal');
     this.fileDestination = undefined;
     this.trackClose(endDestination(destination));
     if (reopen) {
@@ -479,4 +650,77 @@ function fsyncDirectory(dir: string): void {
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** The first line of a file, read synchronously from its first 64 KiB (a record is far shorter). */
+function readFirstLineSync(file: string): string | undefined {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const end = buffer.subarray(0, n).indexOf(0x0a);
+    return end < 0 ? undefined : buffer.subarray(0, end).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const LOCK_STALE_MS = 10_000;
+const LOCK_TIMEOUT_MS = 20_000;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * An exclusive lock between processes on one host: create FILE.lock with O_EXCL (holding our pid),
+ * unlink it to release. A lock whose holder is gone (no such pid) or that is older than 10 s (a
+ * record takes microseconds) is broken. The append it guards is synchronous, so the wait is too:
+ * it sleeps in 1 ms steps without spinning the CPU.
+ */
+function acquireFileLock(lockPath: string): () => void {
+  const deadline = Date.now() + LOCK_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, 'wx', 0o600);
+      try {
+        writeSync(fd, String(process.pid));
+      } finally {
+        closeSync(fd);
+      }
+      return () => {
+        try {
+          unlinkSync(lockPath);
+        } catch {
+          // already broken as stale by another process
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (lockIsStale(lockPath)) {
+      try {
+        unlinkSync(lockPath);
+      } catch {
+        // someone else broke it first
+      }
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error('audit: timed out waiting for the audit file lock');
+    Atomics.wait(sleeper, 0, 0, 1);
+  }
+}
+
+function lockIsStale(lockPath: string): boolean {
+  try {
+    const age = Date.now() - statSync(lockPath).mtimeMs;
+    if (age > LOCK_STALE_MS) return true;
+    const pid = Number(readFileSync(lockPath, 'utf8'));
+    if (!Number.isInteger(pid) || pid <= 0) return age > 1000; // being written, or garbage
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+  } catch {
+    return false; // gone already: retry the create
+  }
 }

@@ -9,6 +9,7 @@ export const ENV = {
   store: 'MEMVAULT_STORE',
   masterKey: 'MEMVAULT_MASTER_KEY',
   auditFile: 'MEMVAULT_AUDIT_FILE',
+  auditCheckpointFile: 'MEMVAULT_AUDIT_CHECKPOINT_FILE',
   ttlDays: 'MEMVAULT_TTL_DAYS',
   logLevel: 'MEMVAULT_LOG_LEVEL',
   s3Endpoint: 'MEMVAULT_S3_ENDPOINT',

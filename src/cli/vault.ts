@@ -4,6 +4,7 @@ import { cliLogger, ENV, s3ConfigFrom, storeUrlFrom, type StoreFlags } from './c
 
 export interface VaultFlags extends StoreFlags {
   auditFile?: string;
+  auditCheckpoints?: string;
 }
 
 /** The vault a CLI command works on, configured from flags and environment. */
@@ -11,6 +12,7 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
   const logger = cliLogger();
   const s3 = s3ConfigFrom();
   const auditFile = flags.auditFile ?? process.env[ENV.auditFile];
+  const checkpointFile = flags.auditCheckpoints ?? process.env[ENV.auditCheckpointFile];
   // The same TTL settings as the sweeper (MEMVAULT_TTL_DAYS, MEMVAULT_TTL_CLASSES): a file the
   // sweeper would delete is already absent for the commands.
   const expiry = ttlSettingsFromEnv();
@@ -18,7 +20,9 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
     store: storeUrlFrom(flags),
     ...(s3 ? { s3 } : {}),
     logger,
-    ...(auditFile ? { audit: { file: auditFile } } : {}),
+    // CLI processes run side by side on one audit file (several `memvault exec`): shared mode
+    // keeps them on one chain under a lock.
+    ...(auditFile ? { audit: { file: auditFile, shared: true, ...(checkpointFile ? { checkpoint: { file: checkpointFile } } : {}) } } : {}),
     ...(expiry ? { expiry } : {}),
     ...extra,
   });

@@ -13,6 +13,7 @@ import {
   CONTENT_OVERHEAD,
   computeUid,
   computePathId,
+  computeAuditMacKey,
   decryptSegment,
   deriveUserKeys,
   encryptSegment,
@@ -25,15 +26,15 @@ import {
 import { randomBytes } from 'node:crypto';
 import { describeKey, type KeyProvider } from './key-provider.js';
 import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
-import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, userFilesPrefix, userKeyKey } from './layout.js';
+import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey, isUid, userFilesPrefix, userKeyKey } from './layout.js';
 import { loadSodium, type Sodium } from './sodium.js';
 import { NoMatchingKeyError, readOrCreateSecret, readSecret } from './wrapped-secret.js';
 
 export const MEMORIES_ROOT = '/memories';
 /** S3's key limit; a store adapter that adds its own prefix passes a smaller `maxKeyBytes`. */
 export const MAX_STORE_KEY_BYTES = 1024;
-/** Longest user id accepted (user ids are opaque strings from the host application). */
-export const MAX_USER_ID_LENGTH = 1024;
+/** Longest user id accepted, in UTF-16 units (user ids are opaque strings from the host application). */
+export const MAX_USER_ID_LENGTH = 256;
 
 export interface EncryptedCodecOptions {
   store: ObjectStore;
@@ -47,6 +48,11 @@ export interface EncryptedCodecOptions {
   cache?: KeyCacheOptions;
   /** Longest store key this codec may produce. Default 1,024 (S3). */
   maxKeyBytes?: number;
+  /**
+   * true (default): a store with no deployment at all gets a new deployment record. false: only an
+   * existing deployment is opened (commands that read or erase never create one).
+   */
+  createDeployment?: boolean;
 }
 
 export interface EncryptedCodecProvider extends CodecProvider {
@@ -54,6 +60,8 @@ export interface EncryptedCodecProvider extends CodecProvider {
   readonly keyId: string;
   /** True when this start-up created the deployment record (a new, empty deployment). */
   readonly createdDeployment: boolean;
+  /** The deployment's audit MAC key (a fresh copy; the caller may wipe it). */
+  auditMacKey(): Uint8Array;
   /** Pseudonymous uid of a user id (pure: no store access). */
   uidOf(userId: string): string;
   /** Codec of an existing user by uid (sweeper, export); NOT_FOUND when the user has no key. */
@@ -64,11 +72,36 @@ export interface EncryptedCodecProvider extends CodecProvider {
   readonly cachedUsers: number;
 }
 
-/** A backstop only: the vault validates user ids (more strictly) before they get here. */
-function validateUserId(userId: unknown): asserts userId is string {
-  if (typeof userId !== 'string' || userId.length === 0 || userId.length > MAX_USER_ID_LENGTH) {
-    throw new MemvaultError('INVALID_USER', 'Error: The user id is empty or not valid.');
+// Node 20 has String.prototype.isWellFormed; the ES2023 lib this project compiles against does not declare it.
+const isWellFormedUtf16 = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * The one check of a user id, wherever one enters (createVault's handlers, run and files, the CLI's
+ * --user, and this codec's uidOf). User ids come from the host application; one that is refused is a
+ * host bug, refused loudly. The rule that keeps users apart: the uid is a keyed hash of the id's
+ * UTF-8 bytes, and UTF-8 encoding maps every lone surrogate to the same U+FFFD, so "victim\ud800",
+ * "victim\udfff" and "victim\ufffd" would all be one user. Ill-formed UTF-16 is refused, and so is
+ * U+FFFD itself: it is what a lossy decoding upstream leaves where bytes were lost, so two ids
+ * that were different before that decoding could arrive here as one. Every id accepted is
+ * well-formed, so its UTF-8 encoding is one-to-one, and distinct ids have distinct uids.
+ */
+export function validateUserId(userId: unknown): string {
+  if (typeof userId !== 'string' || userId.trim().length === 0) {
+    throw new MemvaultError('INVALID_USER', 'memvault: the user id must be a non-empty string');
   }
+  if (userId.length > MAX_USER_ID_LENGTH) {
+    throw new MemvaultError('INVALID_USER', `memvault: the user id is longer than ${MAX_USER_ID_LENGTH} characters`);
+  }
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(userId)) {
+    throw new MemvaultError('INVALID_USER', 'memvault: the user id contains control characters');
+  }
+  if (!isWellFormedUtf16(userId)) {
+    throw new MemvaultError('INVALID_USER', 'memvault: the user id is not well-formed Unicode (it has an unpaired surrogate), so it cannot be told apart from other ids');
+  }
+  if (userId.includes('\ufffd')) {
+    throw new MemvaultError('INVALID_USER', 'memvault: the user id contains U+FFFD, the replacement character of a lossy decoding, so it cannot be told apart from other ids; pass the id as it was before decoding');
+  }
+  return userId;
 }
 
 function invalidCanonicalPath(): MemvaultError {
@@ -238,6 +271,11 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     return computePathId(this.deploymentSecret, uid, path);
   }
 
+  auditMacKey(): Uint8Array {
+    this.assertOpen();
+    return computeAuditMacKey(this.deploymentSecret);
+  }
+
   async forUser(userId: string): Promise<UserCodec> {
     const uid = this.uidOf(userId);
     return new EncryptedUserCodec(uid, await this.keysOf(uid, true), this.maxKeyBytes);
@@ -294,17 +332,25 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
 }
 
 /**
- * Open (or, on a new store, create) the deployment record and return the provider. Start-up
- * fails with a clear KEY_UNAVAILABLE message when the configured key is not the deployment's.
+ * Open (or, on a really empty store, create) the deployment record and return the provider.
+ * Start-up fails with a clear KEY_UNAVAILABLE message when the configured key is not the
+ * deployment's, STORE_INCONSISTENT when the store holds user data but no deployment record (a new
+ * record would silently hide every user's memories), and CONFIG when `createDeployment: false`
+ * and there is no deployment at all (a mistyped store URL for a command that only reads or erases).
  */
 export async function createEncryptedCodecProvider(options: EncryptedCodecOptions): Promise<EncryptedCodecProvider> {
   const sodium = await loadSodium();
   const previous = options.previousKeyProviders ?? [];
   const providers = [options.keyProvider, ...previous];
   const location = { store: options.store, key: DEPLOYMENT_RECORD_KEY, uid: DEPLOYMENT_CONTEXT_UID };
+  const wipe = (b: Uint8Array) => sodium.memzero(b);
   let opened;
   try {
-    opened = await readOrCreateSecret(location, options.keyProvider, providers, (b) => sodium.memzero(b));
+    opened = await readSecret(location, providers);
+    if (!opened) {
+      await assertNoDeploymentIsExpected(options.store, options.createDeployment ?? true);
+      opened = await readOrCreateSecret(location, options.keyProvider, providers, wipe);
+    }
   } catch (e) {
     throw explainDeploymentFailure(e, options.keyProvider, previous);
   }
@@ -319,6 +365,32 @@ export async function createEncryptedCodecProvider(options: EncryptedCodecOption
     options.maxKeyBytes,
   );
 }
+
+/**
+ * Called when the deployment record is absent. A new deployment may be created only on a store
+ * that holds nothing of one: otherwise the record was deleted or lost, and a fresh secret would map
+ * every user id to a new, empty uid while the old keys and files stay behind.
+ */
+async function assertNoDeploymentIsExpected(store: ObjectStore, create: boolean): Promise<void> {
+  const found = await firstDeploymentDataKey(store);
+  if (found !== undefined) {
+    // Another process may have created the deployment (and a first user) since our read.
+    if ((await store.head(DEPLOYMENT_RECORD_KEY)) !== null) return;
+    throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_MISSING_MESSAGE);
+  }
+  if (!create) {
+    throw new MemvaultError(
+      'CONFIG',
+      `There is no memvault deployment in this store (no ${DEPLOYMENT_RECORD_KEY} and no user data): check the store URL. Nothing was created.`,
+    );
+  }
+}
+
+export const DEPLOYMENT_MISSING_MESSAGE =
+  `The store holds user data but no deployment record (${DEPLOYMENT_RECORD_KEY}): it was deleted or lost. ` +
+  'memvault will not start a new deployment over it, because every user would see an empty memory while their old files stay behind. ' +
+  `Recovery: restore ${DEPLOYMENT_RECORD_KEY} from a backup or an earlier object version (README, "Recovering a lost deployment record"); ` +
+  'if the data is to be abandoned, move or delete the store\'s k/ and u/ prefixes first.';
 
 function explainDeploymentFailure(e: unknown, primary: KeyProvider, previous: KeyProvider[]): unknown {
   const configured = [primary, ...previous].map((p) => describeKey(p.kind, p.keyId)).join(', ');

@@ -53,6 +53,8 @@ export interface ResolveKeyOptions {
   env?: NodeJS.ProcessEnv;
   /** The embedded default: created with a fresh key when no other source is configured. */
   defaultMasterKeyFile?: string;
+  /** false: the default key file is only read, never created (commands that must not start a deployment). */
+  createDefaultKeyFile?: boolean;
 }
 
 export interface ResolvedKeyProvider {
@@ -105,6 +107,14 @@ export async function keyProviderFromConfig(config: KeySourceConfig, options: Re
   };
   if (countSources(fromEnv) > 1) throw new MemvaultError('CONFIG', `Set only one of ${MASTER_KEY_ENV}, ${MASTER_KEY_FILE_ENV} and ${KMS_KEY_ID_ENV}.`);
   if (countSources(fromEnv) === 1) return providerFromSource(fromEnv, MASTER_KEY_ENV);
+  if (options.defaultMasterKeyFile && options.createDefaultKeyFile === false) {
+    return providerFromSource({ masterKeyFile: options.defaultMasterKeyFile }, options.defaultMasterKeyFile).catch((e: unknown) => {
+      if (e instanceof MemvaultError && /does not exist/.test(e.message)) {
+        throw new MemvaultError('CONFIG', `${NO_KEY_MESSAGE} (No key file exists at the default place, ${options.defaultMasterKeyFile}, and this command does not create one.)`, { cause: e });
+      }
+      throw e;
+    });
+  }
   if (options.defaultMasterKeyFile) {
     await loadSodium();
     const { masterKey, created } = await loadOrCreateLocalMasterKey(options.defaultMasterKeyFile);
@@ -150,8 +160,18 @@ export async function createEncryptionFromConfig(args: {
   config: EncryptionConfig;
   env?: NodeJS.ProcessEnv;
   defaultMasterKeyFile?: string;
+  /**
+   * true (default): a really empty store becomes a new deployment (and the default key file is
+   * created). false: open an existing deployment only; create neither a record nor a key file.
+   */
+  create?: boolean;
 }): Promise<Encryption> {
-  const resolveOptions: ResolveKeyOptions = { ...(args.env ? { env: args.env } : {}), ...(args.defaultMasterKeyFile ? { defaultMasterKeyFile: args.defaultMasterKeyFile } : {}) };
+  const create = args.create ?? true;
+  const resolveOptions: ResolveKeyOptions = {
+    ...(args.env ? { env: args.env } : {}),
+    ...(args.defaultMasterKeyFile ? { defaultMasterKeyFile: args.defaultMasterKeyFile } : {}),
+    ...(create ? {} : { createDefaultKeyFile: false }),
+  };
   const resolved = await keyProviderFromConfig(args.config, resolveOptions);
   const previousKeyProviders = await previousKeyProvidersFromConfig(args.config, resolveOptions);
   let codecProvider: EncryptedCodecProvider;
@@ -162,8 +182,14 @@ export async function createEncryptionFromConfig(args: {
       previousKeyProviders,
       ...(args.config.cache ? { cache: args.config.cache } : {}),
       ...(args.config.maxKeyBytes ? { maxKeyBytes: args.config.maxKeyBytes } : {}),
+      createDeployment: create,
     });
   } catch (e) {
+    if (resolved.createdMasterKeyFile && e instanceof MemvaultError && e.code === 'STORE_INCONSISTENT') {
+      // A key made for a store that turned out not to be empty: it belongs to nothing.
+      await fs.rm(resolved.createdMasterKeyFile, { force: true });
+      throw e;
+    }
     if (resolved.createdMasterKeyFile && e instanceof MemvaultError && e.code === 'KEY_UNAVAILABLE') {
       // The key file we just made cannot be this deployment's key: remove it so the next start
       // does not mistake it for the real one.

@@ -192,6 +192,15 @@ export function computePathId(deploymentSecret: Uint8Array, uid: string, path: s
   return mac.subarray(0, 16).toString('base64url');
 }
 
+/**
+ * The audit MAC key (docs/audit.md): derived from the deployment secret, so only a process that
+ * can unwrap k/_deployment with the master key (or KMS) holds it, and key rotation (which
+ * re-wraps the secret, never replaces it) keeps old audit records verifiable.
+ */
+export function computeAuditMacKey(deploymentSecret: Uint8Array): Uint8Array {
+  return new Uint8Array(createHmac('sha256', deploymentSecret).update('memvault/v1/audit-mac-key').digest());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Local master-key wrapping
 

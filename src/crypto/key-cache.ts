@@ -5,6 +5,7 @@
  * out just before the eviction may still be finishing its command; after the grace it refuses to
  * work (KEY_UNAVAILABLE, retry) rather than use zeroed keys.
  */
+import { keyCacheLookup } from '../telemetry/signals.js';
 import { wipeUserKeys, type UserKeys } from './format.js';
 
 export interface KeyCacheOptions {
@@ -45,6 +46,7 @@ export class KeyCache {
 
   get(uid: string): CachedKeys | undefined {
     const entry = this.entries.get(uid);
+    keyCacheLookup(entry !== undefined && this.now() - entry.loadedAt < this.maxAgeMs);
     if (!entry) return undefined;
     if (this.now() - entry.loadedAt >= this.maxAgeMs) {
       this.evict(uid);

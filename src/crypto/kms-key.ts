@@ -23,36 +23,41 @@ export function kmsEncryptionContext(context: WrapContext): Record<string, strin
 
 type KmsOperation = 'GenerateDataKey' | 'Decrypt' | 'Encrypt';
 
+/** The SDK's error name when it is an identifier (it is shown), else a neutral word. */
 function errorName(e: unknown): string {
-  if (typeof e === 'object' && e !== null && 'name' in e && typeof (e as { name: unknown }).name === 'string') return (e as { name: string }).name;
-  return 'Error';
+  const name = typeof e === 'object' && e !== null && 'name' in e ? (e as { name: unknown }).name : undefined;
+  return typeof name === 'string' && /^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name) ? name : 'UnknownError';
 }
 
+/** How every message names the key: the operator knows which one is configured, the model need not. */
+const KEY = 'the configured AWS KMS key';
+
 /**
- * Clear messages for what an operator can fix. AWS's own message is kept only as the cause (it can
- * carry account ids and ARNs, which do not belong in text shown to the model).
+ * Clear messages for what an operator can fix. They reach the model too (a user's key is opened
+ * during a command), so they name no key id, ARN, alias, account or region: AWS's own message,
+ * which carries them, is kept only as the cause (for the host's logs, never shown).
  */
-export function mapKmsError(e: unknown, operation: KmsOperation, keyId: string): MemvaultError {
+export function mapKmsError(e: unknown, operation: KmsOperation): MemvaultError {
   const name = errorName(e);
-  const key = `AWS KMS key ${keyId}`;
+  const fail = (message: string) => new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS could not open or create the memory key: ${message} Nothing was changed.`, { cause: e });
   switch (name) {
     case 'InvalidCiphertextException':
       return new MemvaultError('INTEGRITY', 'Error: A wrapped key did not decrypt with AWS KMS: the key record is damaged or was moved from another user.', { cause: e });
     case 'IncorrectKeyException':
-      return new MemvaultError('KEY_UNAVAILABLE', `A wrapped key was encrypted under a different KMS key than ${key}.`, { cause: e });
+      return fail(`a wrapped key was encrypted under a different KMS key than ${KEY}.`);
     case 'NotFoundException':
     case 'InvalidArnException':
-      return new MemvaultError('KEY_UNAVAILABLE', `${key} does not exist (check the key id, alias and region).`, { cause: e });
+      return fail(`${KEY} does not exist (check the key id, alias and region).`);
     case 'DisabledException':
-      return new MemvaultError('KEY_UNAVAILABLE', `${key} is disabled; enable it to use memvault.`, { cause: e });
+      return fail(`${KEY} is disabled; enable it to use memvault.`);
     case 'KMSInvalidStateException':
-      return new MemvaultError('KEY_UNAVAILABLE', `${key} is not usable in its current state (pending deletion or import?).`, { cause: e });
+      return fail(`${KEY} is not usable in its current state (pending deletion or import?).`);
     case 'AccessDeniedException':
-      return new MemvaultError('KEY_UNAVAILABLE', `Access to ${key} was denied for kms:${operation}; grant it in the key policy or IAM policy.`, { cause: e });
+      return fail(`access to ${KEY} was denied for kms:${operation}; grant it in the key policy or IAM policy.`);
     case 'InvalidKeyUsageException':
-      return new MemvaultError('KEY_UNAVAILABLE', `${key} cannot be used for kms:${operation}: it must be a symmetric ENCRYPT_DECRYPT key.`, { cause: e });
+      return fail(`${KEY} cannot be used for kms:${operation}: it must be a symmetric ENCRYPT_DECRYPT key.`);
     case 'CredentialsProviderError':
-      return new MemvaultError('KEY_UNAVAILABLE', 'No AWS credentials were found for KMS; configure credentials for the process.', { cause: e });
+      return fail('no AWS credentials were found for KMS; configure credentials for the process.');
     case 'KeyUnavailableException':
     case 'DependencyTimeoutException':
     case 'KMSInternalException':
@@ -82,7 +87,7 @@ class KmsKeyProvider implements KeyProvider {
         new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: kmsEncryptionContext(context) }),
       );
     } catch (e) {
-      throw mapKmsError(e, 'GenerateDataKey', this.keyId);
+      throw mapKmsError(e, 'GenerateDataKey');
     }
     if (!out.Plaintext || out.Plaintext.byteLength !== KEY_BYTES || !out.CiphertextBlob) {
       throw new MemvaultError('KEY_UNAVAILABLE', 'Error: AWS KMS GenerateDataKey returned an unexpected answer; please try again.');
@@ -95,7 +100,7 @@ class KmsKeyProvider implements KeyProvider {
     try {
       out = await this.client.send(new EncryptCommand({ KeyId: this.keyId, Plaintext: dataKey, EncryptionContext: kmsEncryptionContext(context) }));
     } catch (e) {
-      throw mapKmsError(e, 'Encrypt', this.keyId);
+      throw mapKmsError(e, 'Encrypt');
     }
     if (!out.CiphertextBlob) throw new MemvaultError('KEY_UNAVAILABLE', 'Error: AWS KMS Encrypt returned no ciphertext; please try again.');
     return out.CiphertextBlob;
@@ -108,7 +113,7 @@ class KmsKeyProvider implements KeyProvider {
         new DecryptCommand({ KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: kmsEncryptionContext(context) }),
       );
     } catch (e) {
-      throw mapKmsError(e, 'Decrypt', this.keyId);
+      throw mapKmsError(e, 'Decrypt');
     }
     if (!out.Plaintext || out.Plaintext.byteLength !== KEY_BYTES) {
       throw new MemvaultError('INTEGRITY', 'Error: AWS KMS returned a key of the wrong length: the key record is not a memvault key.');

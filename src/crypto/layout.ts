@@ -9,6 +9,8 @@ import { listAll, type ObjectStore } from '../store/port.js';
 import { UID_PATTERN } from './format.js';
 
 export const KEYS_PREFIX = 'k/';
+/** Prefix of every user's objects. */
+export const USERS_PREFIX = 'u/';
 export const DEPLOYMENT_RECORD_KEY = 'k/_deployment';
 /** The uid used in the wrap context of the deployment secret (never a real uid: those are 32 chars). */
 export const DEPLOYMENT_CONTEXT_UID = '_deployment';
@@ -19,12 +21,12 @@ export function userKeyKey(uid: string): string {
 
 /** Prefix of everything stored for one user (files and anything the vault keeps beside them). */
 export function userPrefix(uid: string): string {
-  return `u/${uid}/`;
+  return `${USERS_PREFIX}${uid}/`;
 }
 
 /** Prefix of one user's files. */
 export function userFilesPrefix(uid: string): string {
-  return `u/${uid}/f/`;
+  return `${USERS_PREFIX}${uid}/f/`;
 }
 
 export function isUid(value: string): boolean {
@@ -43,4 +45,16 @@ export async function listUsers(store: ObjectStore): Promise<string[]> {
   const uids: string[] = [];
   for await (const uid of iterateUsers(store)) uids.push(uid);
   return uids;
+}
+
+/**
+ * The first key that only a deployment writes, if any: a user key record (`k/{uid}`; other `k/_...`
+ * names such as doctor's probes do not count) or any user object (`u/...`). Two listings of one page.
+ */
+export async function firstDeploymentDataKey(store: ObjectStore): Promise<string | undefined> {
+  for await (const object of listAll(store, KEYS_PREFIX)) {
+    if (isUid(object.key.slice(KEYS_PREFIX.length))) return object.key;
+  }
+  const users = await store.list(USERS_PREFIX, { maxKeys: 1 });
+  return users.objects[0]?.key;
 }

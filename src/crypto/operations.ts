@@ -236,6 +236,7 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
   const pack = tar.pack();
   const written = pipeline(pack, options.out);
   const progress: ExportProgress = { files: 0, bytes: 0 };
+  const manifest: ExportManifestEntry[] = [];
   try {
     for await (const object of listAll(options.store, codec.filesPrefix)) {
       const stored = await options.store.get(object.key);
@@ -243,10 +244,22 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
       const path = codec.pathFor(object.key);
       const plaintext = codec.open(path, stored.body);
       await addEntry(pack, path.slice(1), plaintext, stored.lastModified);
+      manifest.push({ path, size: plaintext.byteLength, modified: stored.lastModified.toISOString() });
       progress.files += 1;
       progress.bytes += plaintext.byteLength;
       options.onProgress?.({ ...progress });
     }
+    // Last, because sizes and the count are known only now; a reader finds it by name.
+    const document: ExportManifest = {
+      format: EXPORT_MANIFEST_FORMAT,
+      version: 1,
+      exportedAt: new Date().toISOString(),
+      uid,
+      files: manifest.length,
+      bytes: progress.bytes,
+      entries: manifest,
+    };
+    await addEntry(pack, EXPORT_MANIFEST_NAME, new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`), new Date());
     pack.finalize();
   } catch (e) {
     pack.destroy(e instanceof Error ? e : new Error('export failed'));
@@ -255,6 +268,30 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
   }
   await written;
   return { uid, files: progress.files, bytes: progress.bytes };
+}
+
+/** The archive's last entry: what it holds, so a person (or a script) can check it is complete. */
+export const EXPORT_MANIFEST_NAME = 'manifest.json';
+export const EXPORT_MANIFEST_FORMAT = 'memvault-user-export';
+
+export interface ExportManifestEntry {
+  /** The memory path (`/memories/notes/a.md`); the file is at the same path without the leading '/'. */
+  path: string;
+  /** Bytes of the file as the user wrote it (decrypted). */
+  size: number;
+  /** When it was last written (ISO 8601). */
+  modified: string;
+}
+
+export interface ExportManifest {
+  format: typeof EXPORT_MANIFEST_FORMAT;
+  version: 1;
+  exportedAt: string;
+  /** The user's pseudonymous id in this deployment. */
+  uid: string;
+  files: number;
+  bytes: number;
+  entries: ExportManifestEntry[];
 }
 
 function addEntry(pack: tar.Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {

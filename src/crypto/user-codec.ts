@@ -34,6 +34,8 @@ export interface CodecProvider {
   pathId(uid: string, path: string): string;
   /** The codec of one user; may read or create the user's wrapped data key on first use. */
   forUser(userId: string): Promise<UserCodec>;
+  /** The deployment's audit MAC key (32 bytes), when the codec has a deployment secret (encrypted stores). */
+  auditMacKey?(): Uint8Array;
   /** Wipe cached key material. */
   close(): Promise<void>;
 }

@@ -13,10 +13,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import type { AuditEntry } from '../audit/record.js';
 import { listAll, type ObjectStore } from '../store/port.js';
+import { observeSweep } from '../telemetry/signals.js';
 import { DEFAULT_SWEEP_GRACE_MS, resolveTtl, ttlDaysOf, type ResolvedTtl, type TtlSettings } from './config.js';
 import { idleDays, isDeletable } from './decide.js';
 import { storeDeleter, type ConditionalDeleter, type DeleteMode, type ExpiryCandidate } from './deleter.js';
-import { parseUserKey, USERS_PREFIX } from './layout.js';
+import { classMarkerPrefix, parseUserKey, USERS_PREFIX } from './layout.js';
 
 /** A real sweep may not judge a date later than this past its own clock (the vault still serves those files). */
 const FUTURE_TOLERANCE_MS = 60_000;
@@ -61,6 +62,26 @@ export interface SweepOptions {
   onProgress?: (progress: SweepProgress) => void;
   /** Page size of the listing (tests); S3 caps it at 1,000. */
   pageSize?: number;
+  /**
+   * Resume a pass: look only at keys after this one (a `resumeAfter` an earlier run handed to
+   * onCheckpoint). The user of that key has their TTL class markers listed again first, since they
+   * sort before the user's files and so lie behind the resume point.
+   */
+  startAfter?: string;
+  /**
+   * Asked after each object: true stops the sweep cleanly (the pending batch is deleted first) with
+   * `complete: false`, and onCheckpoint receives the key to resume after. A Lambda run asks whether
+   * its remaining time is running out.
+   */
+  shouldStop?: () => boolean;
+  /**
+   * Called with a key such that every key up to it has been decided and its deletion (if any) is
+   * done: after each deleted batch, every `checkpointEvery` files, and when the sweep stops early. A run that dies after this call resumes from here (`startAfter`) and loses at
+   * most the work since. The key is an object key: keep it out of logs.
+   */
+  onCheckpoint?: (resumeAfter: string) => unknown;
+  /** Files between checkpoints (the pending batch is deleted first). Default 10,000. */
+  checkpointEvery?: number;
 }
 
 export interface SweepSummary {
@@ -84,6 +105,10 @@ export interface SweepSummary {
   /** Files of users whose TTL class this configuration does not know: never deleted (part of `errors`). */
   unknownClass: number;
   durationMs: number;
+  /** false when shouldStop ended the sweep before the end of the listing (resume from the last checkpoint). */
+  complete: boolean;
+  /** true when this sweep continued an earlier one (startAfter). */
+  resumed: boolean;
 }
 
 export function keyHash(key: string): string {
@@ -109,7 +134,11 @@ function ttlForUser(ttl: ResolvedTtl, classes: string[]): number | undefined {
   return longest;
 }
 
-export async function sweep(options: SweepOptions): Promise<SweepSummary> {
+export function sweep(options: SweepOptions): Promise<SweepSummary> {
+  return observeSweep(options.dryRun ?? false, () => runSweep(options));
+}
+
+async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   const started = Date.now();
   const now = options.now ?? (() => new Date());
   const asOf = options.asOf ?? now();
@@ -142,6 +171,8 @@ export async function sweep(options: SweepOptions): Promise<SweepSummary> {
     alreadyGone: 0,
     unknownClass: 0,
     durationMs: 0,
+    complete: true,
+    resumed: options.startAfter !== undefined,
   };
 
   const decision = (c: ExpiryCandidate): SweepDecision => ({
@@ -178,32 +209,59 @@ export async function sweep(options: SweepOptions): Promise<SweepSummary> {
   };
 
   let user: UserState | undefined;
-  for await (const object of listAll(options.store, USERS_PREFIX, options.pageSize ?? 1000)) {
+  const startAfter = options.startAfter;
+  if (startAfter !== undefined) user = await resumedUser(options.store, ttl, startAfter, summary);
+  const checkpoint = async (key: string | undefined): Promise<void> => {
+    if (key !== undefined) await options.onCheckpoint?.(key);
+  };
+  let lastKey: string | undefined;
+  let sinceCheckpoint = 0;
+  const checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+  if (!(Number.isInteger(checkpointEvery) && checkpointEvery >= 1)) throw new MemvaultError('CONFIG', 'expire: checkpointEvery must be a whole number >= 1');
+  for await (const object of listAll(options.store, USERS_PREFIX, options.pageSize ?? 1000, startAfter)) {
+    lastKey = object.key;
     const parsed = parseUserKey(object.key);
-    if (parsed.uid === undefined) continue;
-    if (user?.uid !== parsed.uid) {
-      user = { uid: parsed.uid, classes: [], ttlDays: ttl.ttlDays };
-      summary.users += 1;
+    if (parsed.uid !== undefined) {
+      if (user?.uid !== parsed.uid) {
+        user = { uid: parsed.uid, classes: [], ttlDays: ttl.ttlDays };
+        summary.users += 1;
+      }
+      if (parsed.kind === 'class') {
+        user.classes.push(parsed.className);
+        user.ttlDays = ttlForUser(ttl, user.classes);
+      } else if (parsed.kind === 'file') {
+        summary.scanned += 1;
+        sinceCheckpoint += 1;
+        if (user.ttlDays === undefined) {
+          summary.errors += 1;
+          summary.unknownClass += 1;
+        } else if (isDeletable(object.lastModified, user.ttlDays, asOf, graceMs)) {
+          pending.push({ key: object.key, uid: user.uid, etag: object.etag, lastModified: object.lastModified, size: object.size });
+          if (pending.length >= deleter.batchSize) {
+            await flush();
+            sinceCheckpoint = 0;
+            await checkpoint(lastKey);
+          }
+        } else {
+          summary.kept += 1;
+        }
+        if (summary.scanned % 1000 === 0) options.onProgress?.(progressOf(summary, pending.length));
+        // Bound the work a run that dies can lose: every so many files, delete what is pending
+        // (a smaller batch, at most one extra request per checkpointEvery files) and checkpoint.
+        if (sinceCheckpoint >= checkpointEvery) {
+          await flush();
+          sinceCheckpoint = 0;
+          await checkpoint(lastKey);
+        }
+      }
     }
-    if (parsed.kind === 'class') {
-      user.classes.push(parsed.className);
-      user.ttlDays = ttlForUser(ttl, user.classes);
-      continue;
+    if (options.shouldStop?.()) {
+      summary.complete = false;
+      break;
     }
-    if (parsed.kind !== 'file') continue;
-    summary.scanned += 1;
-    if (user.ttlDays === undefined) {
-      summary.errors += 1;
-      summary.unknownClass += 1;
-    } else if (isDeletable(object.lastModified, user.ttlDays, asOf, graceMs)) {
-      pending.push({ key: object.key, uid: user.uid, etag: object.etag, lastModified: object.lastModified, size: object.size });
-      if (pending.length >= deleter.batchSize) await flush();
-    } else {
-      summary.kept += 1;
-    }
-    if (summary.scanned % 1000 === 0) options.onProgress?.(progressOf(summary, pending.length));
   }
   await flush();
+  if (!summary.complete) await checkpoint(lastKey ?? startAfter);
   summary.durationMs = Date.now() - started;
   options.onProgress?.(progressOf(summary, 0));
   if (!dryRun) {
@@ -215,6 +273,27 @@ export async function sweep(options: SweepOptions): Promise<SweepSummary> {
     });
   }
   return summary;
+}
+
+/** Files between checkpoints besides those after each deleted batch (what a run that dies may redo). */
+const DEFAULT_CHECKPOINT_EVERY = 10_000;
+
+/**
+ * The state of the user a resumed sweep starts inside: their class markers (`u/{uid}/c/`) sort
+ * before their files, so they lie behind the resume point and are listed again (one LIST). A
+ * resume point between two users (or on a key of no user) needs nothing.
+ */
+async function resumedUser(store: ObjectStore, ttl: ResolvedTtl, startAfter: string, summary: SweepSummary): Promise<UserState | undefined> {
+  const parsed = parseUserKey(startAfter);
+  if (parsed.uid === undefined) return undefined;
+  const user: UserState = { uid: parsed.uid, classes: [], ttlDays: ttl.ttlDays };
+  summary.users += 1;
+  for await (const object of listAll(store, classMarkerPrefix(`${USERS_PREFIX}${parsed.uid}/`))) {
+    const marker = parseUserKey(object.key);
+    if (marker.kind === 'class') user.classes.push(marker.className);
+  }
+  user.ttlDays = ttlForUser(ttl, user.classes);
+  return user;
 }
 
 function progressOf(summary: SweepSummary, pending: number): SweepProgress {

@@ -1,9 +1,10 @@
 import { MemvaultError } from '../errors.js';
-import type { CommandLimits } from '../tool/commands/env.js';
+import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { Middleware } from './context.js';
 import { pathGuard } from './path-guard.js';
 import { quota, quotaCommandLimits, type QuotaMiddleware, type QuotaOptions } from './quota.js';
-import { validateInput } from './validate.js';
+import { namedStage } from './telemetry.js';
+import { validateInputWithin } from './validate.js';
 
 export { compose } from './compose.js';
 export type { CommandContext, CommandResult, CommandStats, Middleware, Next } from './context.js';
@@ -23,13 +24,15 @@ export {
   type ResolvedQuota,
   type UsageSnapshot,
 } from './quota.js';
-export { validateInput } from './validate.js';
+export { validateInput, validateInputWithin, type InputLimits, type InputSizeDecision } from './validate.js';
 
 /**
  * The chain, outermost first, and why in this order:
  *
  *   1. outer     audit: records every command, also those the layers below reject.
- *   2. validate  always on: the untrusted input becomes a typed command or an INVALID_INPUT answer.
+ *   2. validate  always on: the untrusted input becomes a typed command or an INVALID_INPUT answer;
+ *                a text no file within the per-file limit can hold is refused here (TOO_LARGE), before
+ *                any work that grows with the input (the redactor's scan above all).
  *   3. guard     always on: every path canonical, or an INVALID_PATH answer; nothing below sees a raw path.
  *   4. pii       rewrites file_text / new_str / insert_text before they are measured or stored.
  *   5. quota     measures what will really be written (after redaction), caps what view returns.
@@ -72,10 +75,11 @@ export function defaultChain(options: ChainOptions = {}): Chain {
   }
   const middlewares: Middleware[] = [
     ...(options.outer ?? []),
-    validateInput,
-    pathGuard,
-    ...(options.pii ? [options.pii] : []),
-    ...(quotaMiddleware ? [quotaMiddleware] : []),
+    // The same per-file limit the commands (and the quota) apply: one source of truth.
+    namedStage('validate', validateInputWithin({ maxFileBytes: limits.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes })),
+    namedStage('path_guard', pathGuard),
+    ...(options.pii ? [namedStage('pii', options.pii)] : []),
+    ...(quotaMiddleware ? [namedStage('quota', quotaMiddleware)] : []),
     ...(options.inner ?? []),
   ];
   return { middlewares, limits, ...(quotaMiddleware ? { quota: quotaMiddleware } : {}) };

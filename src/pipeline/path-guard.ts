@@ -47,6 +47,7 @@ export type PathRule =
   | 'too-deeply-encoded'
   | 'drive-or-scheme'
   | 'device-name'
+  | 'invisible-name'
   | 'reserved';
 
 export class InvalidPathError extends MemvaultError {
@@ -104,6 +105,10 @@ const DOT_LIKE = /[\u3002\uff61\ufe12\u2027\u00b7\u0701\u0702\ua4f8\u2e33\u16eb\
 const SOFT_SEPARATOR = /[\u00a5\u20a9\u2044]/;
 const IGNORABLE = /[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]/gu;
 const SEPARATOR = /[/\\]/;
+// What renders as nothing: default-ignorable code points (zero-width characters, joiners, variation
+// selectors, Hangul fillers, tags), format characters, combining marks with no base, separators and
+// white space, and the blank Braille pattern.
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Z}\s\u2800]/gu;
 const SUSPICIOUS = new RegExp(`${IGNORABLE.source}|${SLASH_LIKE.source}|${BACKSLASH_LIKE.source}|${DOT_LIKE.source}`, 'u');
 
 /** What a normaliser, a "best fit" conversion or a careless reader makes of a name. */
@@ -117,41 +122,59 @@ function skeleton(text: string): string {
     .replace(DOT_LIKE, '.');
 }
 
-const ESCAPES = /(?:%u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2})+/g;
+const ESCAPES = /(?:%[uU][0-9a-fA-F]{4}|%[0-9a-fA-F]{2})+/g;
+// '.', '/' and '\' written as hex or HTML character references, as traversal payload lists send
+// them for decoders that read text escapes ('0x2e0x2e', '&#46;&#46;', '&#x2f;'). Only these three
+// characters: '0x41' in a name is just text.
+const HEX_TEXT = /0x(?:2e|2f|5c)|&#(?:46|47|92|x0*2e|x0*2f|x0*5c);/i;
+const HEX_TEXT_GLOBAL = new RegExp(HEX_TEXT.source, 'gi');
 
 /**
  * One round of percent-decoding as the most lenient decoder would do it: %XX runs as UTF-8 that
  * accepts overlong forms (%c0%ae is '.'), IIS-style %uXXXX, a lone '%' left literal (100%.txt).
  * Returns `overlong` when a non-shortest UTF-8 form was seen: no legitimate name has one.
  */
-function percentDecode(text: string): { text: string; overlong: boolean } {
+function percentDecode(text: string): { text: string; sloppy: string; overlong: boolean } {
   let overlong = false;
-  const decoded = text.replace(ESCAPES, (run) => {
+  let sloppy = '';
+  let last = 0;
+  const decoded = text.replace(ESCAPES, (run, offset: number) => {
     let out = '';
+    let outSloppy = '';
     const bytes: number[] = [];
     const flush = () => {
       if (bytes.length === 0) return;
       const r = lenientUtf8(bytes);
       out += r.text;
+      outSloppy += r.sloppy;
       overlong ||= r.overlong;
       bytes.length = 0;
     };
-    for (const escape of run.match(/%u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}/g) ?? []) {
+    for (const escape of run.match(/%[uU][0-9a-fA-F]{4}|%[0-9a-fA-F]{2}/g) ?? []) {
       if (escape.length === 6) {
         flush();
-        out += String.fromCharCode(parseInt(escape.slice(2), 16));
+        const unit = String.fromCharCode(parseInt(escape.slice(2), 16));
+        out += unit;
+        outSloppy += unit;
       } else {
         bytes.push(parseInt(escape.slice(1), 16));
       }
     }
     flush();
+    sloppy += text.slice(last, offset) + outSloppy;
+    last = offset + run.length;
     return out;
   });
-  return { text: decoded, overlong };
+  return { text: decoded, sloppy: sloppy + text.slice(last), overlong };
 }
 
-/** UTF-8 decoding that accepts what a broken decoder accepts, and says when it saw overlong forms. */
-function lenientUtf8(bytes: number[]): { text: string; overlong: boolean } {
+/**
+ * UTF-8 decoding that accepts what a broken decoder accepts, and says when it saw overlong forms.
+ * `sloppy` is what a decoder makes of the bytes that only masks the payload bits of continuation
+ * bytes without checking their tag (the IIS "Unicode" bug, and many hand-written decoders):
+ * '%e0%80%2e' is '.' to it, and '%e2%40%a5' is '‥'.
+ */
+function lenientUtf8(bytes: number[]): { text: string; sloppy: string; overlong: boolean } {
   let text = '';
   let overlong = false;
   for (let i = 0; i < bytes.length; ) {
@@ -177,7 +200,33 @@ function lenientUtf8(bytes: number[]): { text: string; overlong: boolean } {
       continue;
     }
     if (cp < minimum) overlong = true;
-    text += cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? '\ufffd' : String.fromCodePoint(cp);
+    text += codePointText(cp);
+    i += extra + 1;
+  }
+  const tagBlind = tagBlindUtf8(bytes);
+  return { text, sloppy: tagBlind.text, overlong: overlong || tagBlind.overlong };
+}
+
+function codePointText(cp: number): string {
+  return cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? '\ufffd' : String.fromCodePoint(cp);
+}
+
+/** The bytes as a decoder reads them that takes a lead byte's continuation bytes without checking their tags. */
+function tagBlindUtf8(bytes: number[]): { text: string; overlong: boolean } {
+  let text = '';
+  let overlong = false;
+  for (let i = 0; i < bytes.length; ) {
+    const lead = bytes[i]!;
+    const [extra, minimum] = lead >= 0xf0 && lead < 0xf8 ? [3, 0x10000] : lead >= 0xe0 && lead < 0xf0 ? [2, 0x800] : lead >= 0xc0 && lead < 0xe0 ? [1, 0x80] : [0, 0];
+    if (extra === 0 || i + extra >= bytes.length) {
+      text += String.fromCharCode(lead);
+      i += 1;
+      continue;
+    }
+    let cp = lead & (0x3f >> extra);
+    for (let k = 1; k <= extra; k++) cp = cp * 64 + (bytes[i + k]! & 0x3f);
+    if (cp < minimum) overlong = true;
+    text += codePointText(cp);
     i += extra + 1;
   }
   return { text, overlong };
@@ -193,9 +242,10 @@ function formsOf(raw: string, segment: string): string[] {
     if (form.includes('%')) {
       const decoded = percentDecode(form);
       if (decoded.overlong) reject(raw, 'overlong-utf8', 'overlong UTF-8 percent-encodings (such as %c0%ae) are not allowed.');
-      next.push(decoded.text);
+      next.push(decoded.text, decoded.sloppy);
     }
     if (form.includes('+')) next.push(form.replace(/\+/g, ' '));
+    if (HEX_TEXT.test(form)) next.push(form.replace(HEX_TEXT_GLOBAL, (escape) => String.fromCharCode(parseInt(escape.replace(/^&#x?|;$|^0x/gi, ''), /^&#\d/.test(escape) ? 10 : 16))));
     for (const candidate of next) {
       if (seen.has(candidate)) continue;
       if (seen.size >= MAX_FORMS) reject(raw, 'too-deeply-encoded', 'the name is encoded or normalised in too many layers.');
@@ -219,6 +269,9 @@ function checkForm(raw: string, form: string, original: boolean): void {
     if (original) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
     reject(raw, 'encoded-traversal', 'a name may not decode or normalise to only dots and spaces (".." in disguise).');
   }
+  if (form.replace(INVISIBLE, '') === '') {
+    reject(raw, 'invisible-name', 'a name must have at least one visible character (zero-width, formatting and filler characters alone are not a name).');
+  }
   if (SOFT_SEPARATOR.test(form) && form.split(SOFT_SEPARATOR).some((part) => part !== '' && isTraversalName(part))) {
     reject(raw, 'encoded-traversal', 'a name may not read as ".." when "¥", "₩" or "⁄" is taken as a separator (legacy code pages).');
   }
@@ -231,7 +284,7 @@ function checkSegment(raw: string, segment: string, kept = true): string[] {
   if (segment === '..') reject(raw, 'dot-segment', '".." segments are not allowed, not even inside /memories.');
   // The length limit is on what is kept (NFC); a decomposed spelling may be longer.
   if (kept && segment.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
-  if (PLAIN_ASCII.test(segment)) {
+  if (PLAIN_ASCII.test(segment) && !HEX_TEXT.test(segment)) {
     // No separator, control, '%', '+', ':' or non-ASCII: only the dots and device-name rules apply.
     if (DOTS_AND_SPACES.test(segment)) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
     if (WINDOWS_DEVICE.test(segment)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
@@ -241,6 +294,20 @@ function checkSegment(raw: string, segment: string, kept = true): string[] {
   forms.forEach((form, i) => checkForm(raw, form, i === 0));
   return forms;
 }
+
+/**
+ * Whether a form of the first segment is the reserved directory to some layer below: case-folded
+ * (Windows, macOS), cut where a URL layer ends the name (';' path parameters, '?' query, '#'
+ * fragment) or NTFS names a stream (':', '::$DATA'), with the trailing dots and spaces Windows drops,
+ * or as its 8.3 short name (MEMVAU~1).
+ */
+function isReservedName(form: string): boolean {
+  if (form.length < RESERVED_SHORT_NAME_LENGTH) return false;
+  const end = form.search(NAME_END);
+  const name = (end === -1 ? form : form.slice(0, end)).replace(/[.\s]+$/, '').toLowerCase();
+  return name === RESERVED_SEGMENT || /^\.?memvau~\d+$/.test(name);
+}
+const RESERVED_SHORT_NAME_LENGTH = 'memvau~1'.length;
 
 const ROOT_PREFIX = `${MEMORY_ROOT}/`;
 
@@ -255,13 +322,14 @@ function outsideRootReason(raw: string): string {
 /**
  * Paths that are already canonical and need no rule but the plain-ASCII ones, in one regex test:
  * names of letters, digits, space, '.', '_', '-' (1 to 255 of them), none only dots and spaces, none
- * a device name, the first not the reserved one, no '.' segment, no trailing slash. Anything else
+ * a device name, none with hex text of '.', '/' or '\\' ('0x2e'), the first not the reserved one
+ * (nor it with trailing dots and spaces), no '.' segment, no trailing slash. Anything else
  * takes the full walk below, which gives the same answer (a property test holds them to that).
  */
 const anyCase = (word: string) => word.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
 const ALREADY_CANONICAL = new RegExp(
-  `^/memories(?!/\\.${anyCase('memvault')}(?:/|$))` +
-    `(?:/(?![. ]+(?:/|$))(?!(?:${['con', 'prn', 'aux', 'nul', 'com[0-9]', 'lpt[0-9]'].map(anyCase).join('|')})(?:\\.[^/]*)?(?:/|$))[A-Za-z0-9_.\\- ]{1,255})*$`,
+  `^/memories(?!/\\.${anyCase('memvault')}[. ]*(?:/|$))` +
+    `(?:/(?![. ]+(?:/|$))(?![^/]*0[xX](?:2[eEfF]|5[cC]))(?!(?:${['con', 'prn', 'aux', 'nul', 'com[0-9]', 'lpt[0-9]'].map(anyCase).join('|')})(?:\\.[^/]*)?(?:/|$))[A-Za-z0-9_.\\- ]{1,255})*$`,
 );
 
 /** The canonical form of a raw path from the model, or InvalidPathError (MemvaultError 'INVALID_PATH'). */
@@ -299,8 +367,8 @@ export function canonicalizeWithoutShortcut(raw: string): string {
     // the same NFKC skeleton, so one check covers them.)
     if (segment !== part && part.includes('%')) checkSegment(raw, part, false);
     const forms = checkSegment(raw, segment);
-    if (segments.length === 0 && forms.some((form) => form.length >= RESERVED_SEGMENT.length && form.toLowerCase() === RESERVED_SEGMENT)) {
-      reject(raw, 'reserved', `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use.`);
+    if (segments.length === 0 && forms.some(isReservedName)) {
+      reject(raw, 'reserved', `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use (in every spelling that a file system or URL layer reads as it).`);
     }
     segments.push(segment);
   }

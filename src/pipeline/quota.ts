@@ -1,9 +1,10 @@
-import { INTERNAL_ERROR_MESSAGE, MemvaultError } from '../errors.js';
+import { MemvaultError } from '../errors.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from '../vault/user-files.js';
-import type { CommandContext, CommandResult, CommandStats, Middleware } from './context.js';
+import type { CommandContext, CommandStats, Middleware } from './context.js';
+import { errorResult } from './error-result.js';
 
 /**
  * Size quotas: bytes per file, bytes and files per user, and the characters one view returns.
@@ -219,6 +220,10 @@ class QuotaFiles implements UserFiles {
     return this.inner.isDirectory(path);
   }
 
+  assertStorable(path: string): void {
+    this.inner.assertStorable(path);
+  }
+
   async *listFiles(dir: string): AsyncIterable<ListedFile> {
     for await (const file of this.inner.listFiles(dir)) {
       this.run.seen(file.path, file.size);
@@ -346,12 +351,6 @@ export interface QuotaMiddleware extends Middleware {
   usage(uid: string): UsageSnapshot | undefined;
 }
 
-function errorResult(error: unknown, ctx: CommandContext, onInternalError?: (error: unknown, ctx: CommandContext) => void): CommandResult {
-  if (error instanceof MemvaultError) return { content: error.message, isError: true, code: error.code };
-  onInternalError?.(error, ctx);
-  return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
-}
-
 /** Cuts a view's output that is over the hard cap at a line boundary, with a note on how to page. */
 export function capViewOutput(content: string, cap: number): string {
   if (content.length <= cap) return content;
@@ -441,7 +440,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       try {
         await refresh(ctx, usage);
       } catch (error) {
-        return errorResult(error, ctx, options.onInternalError);
+        return errorResult(error, (e) => options.onInternalError?.(e, ctx));
       }
     }
     ctx.decisions['quota'] = { checked: false } satisfies QuotaDecision;

@@ -1,7 +1,8 @@
-import { INTERNAL_ERROR_MESSAGE, isMemvaultError } from '../errors.js';
+import { INTERNAL_ERROR_MESSAGE } from '../errors.js';
 import type { CommandEnv } from '../tool/commands/env.js';
 import { executeCommand } from '../tool/execute.js';
 import type { CommandContext, CommandResult } from './context.js';
+import { errorResult } from './error-result.js';
 
 export interface TerminalOptions {
   env: Omit<CommandEnv, 'files'>;
@@ -21,9 +22,7 @@ export function terminal(options: TerminalOptions): (ctx: CommandContext) => Pro
       const content = await executeCommand(ctx.command, { ...options.env, files: ctx.files, ...(ctx.writeFilter ? { writeFilter: ctx.writeFilter } : {}) });
       return { content, isError: false };
     } catch (error) {
-      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
-      options.onInternalError(error, ctx);
-      return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+      return errorResult(error, (e) => options.onInternalError(e, ctx));
     }
   };
 }

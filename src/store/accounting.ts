@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { storeRequestCounted } from '../telemetry/store.js';
 
 /**
  * Request accounting. Each command runs inside `withRequestCounter(counter, fn)`; every adapter
@@ -20,6 +21,7 @@ export function withRequestCounter<T>(counter: RequestCounter, fn: () => Promise
 }
 
 export function countRequest(type: string, n = 1): void {
+  storeRequestCounted(type, n);
   const counters = scope.getStore();
   if (!counters) return;
   for (const counter of counters) counter[type] = (counter[type] ?? 0) + n;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Dirent } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { constants as fsConstants, type Dirent } from 'node:fs';
+import { lstat, mkdir, open, readdir, realpath, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
@@ -64,6 +64,29 @@ const HEADER_READ_CONCURRENCY = 16;
 function errnoOf(e: unknown): string | undefined {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * Opening the last component of an object path never follows a link (O_NOFOLLOW: a link there is
+ * ELOOP); the directories above it are checked by `FileStore.directoryState`. Windows has no
+ * O_NOFOLLOW (0 there): links need privileges to create on Windows, and directories are still checked.
+ */
+const READ_NO_FOLLOW = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0);
+
+/** A symbolic link where the store expects its own directory or object file (ELINK: not an errno, the store's own code). */
+function linkRefused(): MemvaultError {
+  return new MemvaultError('STORE_UNAVAILABLE', 'the local store failed: ELINK');
+}
+
+/** Open an object file for reading, refusing a link; null when there is no file. */
+async function openNoFollow(path: string) {
+  try {
+    return await open(path, READ_NO_FOLLOW);
+  } catch (e) {
+    if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return null;
+    if (errnoOf(e) === 'ELOOP' || errnoOf(e) === 'EMLINK') throw linkRefused();
+    throw e;
+  }
 }
 
 /** Errors leave the store without host paths: typed errors pass, file-system errors keep only their code. */
@@ -144,9 +167,11 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
  */
 export class FileStore implements ObjectStore {
   readonly kind = 'file';
-  private readonly root: string;
+  /** The root as configured (resolved), until `run` replaces it by its real path (the root itself may be a link). */
+  private root: string;
   /** The root with a trailing separator: every object path starts with it. */
-  private readonly rootPrefix: string;
+  private rootPrefix: string;
+  private rootResolved: Promise<void> | undefined;
   private readonly now: () => Date;
   private readonly durable: boolean;
   private readonly lockOptions: LockOptions;
@@ -176,13 +201,8 @@ export class FileStore implements ObjectStore {
   get(key: string): Promise<StoredObject | null> {
     return this.run('GET', async () => {
       const loc = this.locate(key);
-      let file: Buffer;
-      try {
-        file = await readFile(loc.file);
-      } catch (e) {
-        if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return null;
-        throw e;
-      }
+      const file = await this.readObjectFile(loc);
+      if (!file) return null;
       const { header, body } = decodeObject(file);
       return { ...this.info(key, header), body: new Uint8Array(body), metadata: { ...header.metadata } };
     });
@@ -190,7 +210,9 @@ export class FileStore implements ObjectStore {
 
   head(key: string): Promise<ObjectInfo | null> {
     return this.run('HEAD', async () => {
-      const header = await this.readHeader(this.locate(key).file);
+      const loc = this.locate(key);
+      if ((await this.directoryState(loc.dir)) === 'missing') return null;
+      const header = await this.readHeader(loc.file);
       return header ? this.info(key, header) : null;
     });
   }
@@ -198,6 +220,7 @@ export class FileStore implements ObjectStore {
   put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     return this.run('PUT', async () => {
       const loc = this.locate(key);
+      await this.prepareDirectory(loc.dir);
       return this.withKeyLock(loc, async () => {
         if (options.ifMatch !== undefined || options.ifNoneMatch === '*') {
           const current = await this.readHeader(loc.file);
@@ -213,16 +236,12 @@ export class FileStore implements ObjectStore {
     return this.run('COPY', async () => {
       const source = this.locate(sourceKey);
       const destination = this.locate(destinationKey);
+      await this.prepareDirectory(destination.dir);
       return this.withKeyLock(destination, async () => {
         // The source is read without its lock (unless it is the destination): a rename-replaced file
         // is a consistent snapshot, which is all S3 promises for a copy source too.
-        let file: Buffer;
-        try {
-          file = await readFile(source.file);
-        } catch (e) {
-          if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') throw new MemvaultError('NOT_FOUND', 'the copy source does not exist');
-          throw e;
-        }
+        const file = await this.readObjectFile(source);
+        if (!file) throw new MemvaultError('NOT_FOUND', 'the copy source does not exist');
         const { header, body } = decodeObject(file);
         if (options.ifSourceMatch !== undefined && header.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
         if (options.ifNoneMatch === '*') {
@@ -277,7 +296,8 @@ export class FileStore implements ObjectStore {
   /** Tags of an object (tests of TTL classes read them); not a port operation and not counted. */
   async tagsOf(key: string): Promise<Record<string, string> | undefined> {
     try {
-      const header = await this.readHeader(this.locate(key).file);
+      const loc = this.locate(key);
+      const header = (await this.directoryState(loc.dir)) === 'missing' ? null : await this.readHeader(loc.file);
       return header ? { ...header.tags } : undefined;
     } catch (e) {
       throw toStoreError(e);
@@ -295,6 +315,7 @@ export class FileStore implements ObjectStore {
     if (this.closed) return Promise.reject(new MemvaultError('STORE_UNAVAILABLE', 'the local store is closed'));
     const operation = (async () => {
       try {
+        await this.resolveRoot();
         return await fn();
       } catch (e) {
         throw toStoreError(e);
@@ -306,6 +327,59 @@ export class FileStore implements ObjectStore {
       () => this.inflight.delete(operation),
     );
     return operation;
+  }
+
+  /**
+   * Links inside the root are refused (below); the root itself is whatever the operator configured,
+   * so it is replaced once by its real path, against which every object directory is compared.
+   */
+  private resolveRoot(): Promise<void> {
+    this.rootResolved ??= (async () => {
+      try {
+        const real = await realpath(this.root);
+        this.root = real;
+        this.rootPrefix = real.endsWith(sep) ? real : real + sep;
+      } catch (e) {
+        this.rootResolved = undefined; // not created yet: try again next time
+        if (errnoOf(e) !== 'ENOENT') throw e;
+      }
+    })();
+    return this.rootResolved;
+  }
+
+  /**
+   * Whether an object directory exists, refusing it when any component below the root is a link:
+   * its real path must be exactly the path the key maps to (the root being real already). So a link
+   * planted in the data directory is never followed out of it, whatever it points at.
+   */
+  private async directoryState(dir: string): Promise<'present' | 'missing'> {
+    let real: string;
+    try {
+      real = await realpath(dir);
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return 'missing';
+      if (errnoOf(e) === 'ELOOP') throw linkRefused();
+      throw e;
+    }
+    if (real !== dir) throw linkRefused();
+    return 'present';
+  }
+
+  /** The directory of an object about to be written: checked, or created one component at a time. */
+  private async prepareDirectory(dir: string): Promise<void> {
+    if ((await this.directoryState(dir)) === 'missing') await this.ensureDirectory(dir);
+  }
+
+  /** The whole object file (no link followed), or null when there is none. */
+  private async readObjectFile(loc: Location): Promise<Buffer | null> {
+    if ((await this.directoryState(loc.dir)) === 'missing') return null;
+    const handle = await openNoFollow(loc.file);
+    if (!handle) return null;
+    try {
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
   }
 
   private locate(key: string): Location {
@@ -325,13 +399,8 @@ export class FileStore implements ObjectStore {
 
   /** The header of the object file at `path`, or null when there is none. */
   private async readHeader(path: string): Promise<ObjectHeader | null> {
-    let handle;
-    try {
-      handle = await open(path, 'r');
-    } catch (e) {
-      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return null;
-      throw e;
-    }
+    const handle = await openNoFollow(path);
+    if (!handle) return null;
     try {
       const { size } = await handle.stat();
       const preamble = Buffer.alloc(PREAMBLE_BYTES);
@@ -357,13 +426,28 @@ export class FileStore implements ObjectStore {
     });
   }
 
+  /**
+   * Create the missing directories from the root down to `dir`, one at a time, so that a link met on
+   * the way is refused instead of followed (`mkdir -p` would create directories wherever it points).
+   * New directory entries are durable only once their parents are fsync'd.
+   */
   private async ensureDirectory(dir: string): Promise<void> {
-    const created = await mkdir(dir, { recursive: true, mode: 0o700 });
-    if (!this.durable || created === undefined) return;
-    // New directory entries are durable only once their parents are fsync'd: the parent of every
-    // directory from `created` down to `dir` (whose own entries are fsync'd after each rename).
-    const stop = dirname(created);
-    for (let d = dir; d !== stop && d !== dirname(d); d = dirname(d)) await fsyncDirectory(dirname(d));
+    if (!dir.startsWith(this.rootPrefix)) throw new MemvaultError('INTERNAL', 'object key escaped the store root');
+    // A store constructed on a root that does not exist yet creates it on its first write.
+    if ((await mkdir(this.root, { recursive: true, mode: 0o700 })) !== undefined) await this.resolveRoot();
+    let current = this.root;
+    for (const component of dir.slice(this.rootPrefix.length).split(sep)) {
+      current = join(current, component);
+      try {
+        await mkdir(current, { mode: 0o700 });
+        if (this.durable) await fsyncDirectory(dirname(current));
+      } catch (e) {
+        if (errnoOf(e) !== 'EEXIST') throw e;
+        const info = await lstat(current);
+        if (info.isSymbolicLink()) throw linkRefused();
+        if (!info.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+      }
+    }
   }
 
   /** Write under the key's lock: temp file, fsync, rename, fsync the directory. */
@@ -404,6 +488,7 @@ export class FileStore implements ObjectStore {
     const loc = this.locate(key);
     // A missing key needs no lock (and taking one would create directories only to prune them).
     // Only existence is checked here, so that a damaged object can still be deleted.
+    if ((await this.directoryState(loc.dir)) === 'missing') return;
     try {
       await lstat(loc.file);
     } catch (e) {

@@ -83,10 +83,11 @@ export class PreconditionFailedError extends Error {
 }
 
 /** Iterate every object under a prefix, page by page (one LIST request per 1,000 keys). */
-export async function* listAll(store: ObjectStore, prefix: string, pageSize = 1000): AsyncGenerator<ObjectInfo> {
+export async function* listAll(store: ObjectStore, prefix: string, pageSize = 1000, startAfter?: string): AsyncGenerator<ObjectInfo> {
   let continuationToken: string | undefined;
   do {
-    const page = await store.list(prefix, { maxKeys: pageSize, ...(continuationToken ? { continuationToken } : {}) });
+    const from = continuationToken ? { continuationToken } : startAfter !== undefined ? { startAfter } : {};
+    const page = await store.list(prefix, { maxKeys: pageSize, ...from });
     yield* page.objects;
     continuationToken = page.continuationToken;
   } while (continuationToken);

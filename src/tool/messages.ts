@@ -53,8 +53,10 @@ export const messages = {
   editMissing: (path: string) => `Error: The path ${path} does not exist. Please provide a valid path.`,
   noMatch: (oldStr: string, path: string) =>
     `No replacement was performed, old_str \`${echo(oldStr)}\` did not appear verbatim in ${path}.`,
-  manyMatches: (oldStr: string, lines: number[]) =>
-    `No replacement was performed. Multiple occurrences of old_str \`${echo(oldStr)}\` in lines: ${lines.join(', ')}. Please ensure it is unique`,
+  // The spec lists every line; memvault lists the first ones and counts the rest ("and N more"),
+  // so that a common old_str in a 20,000-line file is a short answer, not 129 KB of numbers.
+  manyMatches: (oldStr: string, lines: number[], moreLines = 0) =>
+    `No replacement was performed. Multiple occurrences of old_str \`${echo(oldStr)}\` in lines: ${lines.join(', ')}${moreLines > 0 ? ` and ${moreLines.toLocaleString('en-US')} more` : ''}. Please ensure it is unique`,
   emptyOldStr: () => 'Error: old_str must not be empty: give the exact text to replace.',
 
   // insert (spec)
@@ -81,5 +83,10 @@ export const messages = {
     `Error: ${path} was changed by other writers at the same time too often; this edit was not applied. View the file and try again.`,
   fileTooLarge: (path: string, bytes: number, limit: number) =>
     `Error: The edit would make ${path} ${bytes.toLocaleString('en-US')} bytes, over the limit of ${limit.toLocaleString('en-US')} bytes per file. Nothing was written; keep the file smaller (split it, or remove old content).`,
+  // Refused from the input alone, before any work (the path is not even checked yet, so it is not named).
+  inputTooLarge: (command: string, field: string, bytes: number, limit: number) =>
+    `Error: \`${field}\` is ${bytes.toLocaleString('en-US')} bytes, over the limit of ${limit.toLocaleString('en-US')} bytes per file, so this ${command} cannot be stored. Nothing was written; keep each file under ${limit.toLocaleString('en-US')} bytes (split the content across several files).`,
+  oldStrTooLarge: (bytes: number, limit: number) =>
+    `Error: \`old_str\` is ${bytes.toLocaleString('en-US')} bytes, longer than any file can be (the limit is ${limit.toLocaleString('en-US')} bytes per file), so it cannot occur in the file. Nothing was changed; give the exact, shorter text to replace.`,
   tooManyLinesWrite: (path: string) => `Error: The edit would make ${path} longer than 999,999 lines. Nothing was written.`,
 } as const;

@@ -1,10 +1,21 @@
+import { MemvaultError } from '../errors.js';
 import type { CommandStats } from '../pipeline/context.js';
 import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from '../crypto/user-codec.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
+import { writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
 const DELETE_BATCH = 1000;
+/** S3's key limit, for stores that state none of their own. */
+const DEFAULT_MAX_KEY_BYTES = 1024;
+/** Tries of a create whose rival took itself back too (names.ts), and the longest pause before the next. */
+const NAME_CONFLICT_TRIES = 3;
+const NAME_CONFLICT_PAUSE_MS = 40;
+/** Object metadata field carrying WriteCondition.origin (an opaque random id: no name, user or content). */
+const ORIGIN_METADATA = 'origin';
 /** Attempts to replace an expired object that still occupies a path a create-only write targets. */
 const EXPIRED_REPLACE_TRIES = 3;
 
@@ -41,33 +52,68 @@ export class StoreUserFiles implements UserFiles {
   }
 
   async read(path: string): Promise<FileVersion | null> {
-    const key = this.codec.keyFor(path);
+    const key = this.existingKeyOf(path);
+    if (key === null) return null;
     const object = await this.store.get(key);
     if (!object || this.access?.isExpired(object.lastModified)) return null;
     const data = this.codec.open(path, object.body);
     if (this.stats) this.stats.bytesRead += data.byteLength;
     await this.access?.afterRead(key, object);
-    return { data, etag: object.etag, lastModified: object.lastModified };
+    const origin = object.metadata[ORIGIN_METADATA];
+    return { data, etag: object.etag, lastModified: object.lastModified, ...(origin !== undefined ? { origin } : {}) };
   }
 
   async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<{ etag: string }> {
+    const key = this.keyOf(path);
     const body = this.codec.seal(path, data);
-    const key = this.codec.keyFor(path);
     await this.access?.beforeWrite();
     const tags = this.access?.writeTags;
-    const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) => this.store.put(key, body, { ...conditions, ...(tags ? { tags } : {}) });
-    let result: { etag: string } | undefined;
-    if (condition.ifNoneMatch && condition.ifMatch === undefined && this.access) {
-      result = await this.createReplacingExpired(key, put);
-    } else {
-      result = await put({
-        ...(condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {}),
-        ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}),
-      });
+    const metadata = condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : undefined;
+    const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>
+      this.store.put(key, body, { ...conditions, ...(tags ? { tags } : {}), ...(metadata ? { metadata } : {}) });
+    const once = async (): Promise<{ result: { etag: string }; created: boolean }> => {
+      if (condition.ifMatch !== undefined) {
+        return { result: await put({ ifMatch: condition.ifMatch, ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}) }), created: false };
+      }
+      if (condition.ifNoneMatch) return { result: this.access ? await this.createReplacingExpired(key, put) : await put({ ifNoneMatch: '*' }), created: true };
+      // An unconditional write either creates a name (then it is checked like a create) or replaces
+      // a file that is already there (a name that is a file already: nothing to check). Trying the
+      // create first tells the two apart without a HEAD; a rolled-back create never costs an
+      // overwritten version.
+      try {
+        return { result: await put({ ifNoneMatch: '*' }), created: true };
+      } catch (error) {
+        if (!(error instanceof PreconditionFailedError)) throw error;
+        return { result: await put({}), created: false };
+      }
+    };
+    for (let attempt = 1; ; attempt++) {
+      const { result, created } = await once();
+      const conflict = created && !condition.deferNameCheck ? await this.takeBackOnConflict(path, key, result.etag) : null;
+      if (!conflict) {
+        if (this.stats) this.stats.bytesWritten += data.byteLength;
+        return result;
+      }
+      // Two rivals that saw each other have both taken themselves back. After a random pause, the
+      // first to look again finds the way clear and tries once more; a rival still there has won.
+      if (attempt >= NAME_CONFLICT_TRIES) throw new NameConflictError(conflict);
+      await sleep(Math.random() * NAME_CONFLICT_PAUSE_MS * attempt);
+      const still = await fileNameConflict(this, path);
+      if (still) throw new NameConflictError(still);
     }
-    if (this.stats) this.stats.bytesWritten += data.byteLength;
-    return result;
   }
+
+  /**
+   * Write, then check (src/vault/names.ts): a created name that a rival made a directory (or put
+   * below a file) is taken back, only as we wrote it (If-Match: an edit made meanwhile by someone
+   * who saw it stays). Returns the conflict, or null when the name is ours.
+   */
+  private async takeBackOnConflict(path: string, key: string, etag: string): Promise<NameConflict | null> {
+    const conflict = await fileNameConflict(this, path);
+    if (conflict) await this.store.delete(key, { ifMatch: etag }).catch(() => undefined);
+    return conflict;
+  }
+
 
   /**
    * Create-only while an expired object (absent for the user, not yet swept) may still sit at the
@@ -75,6 +121,7 @@ export class StoreUserFiles implements UserFiles {
    */
   private async createReplacingExpired(key: string, put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>): Promise<{ etag: string }> {
     for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) writeRetried('expired_replace');
       try {
         return await put({ ifNoneMatch: '*' });
       } catch (error) {
@@ -94,7 +141,9 @@ export class StoreUserFiles implements UserFiles {
 
   async stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null> {
     if (path === MEMORY_ROOT) return null;
-    const head = await this.store.head(this.codec.keyFor(path));
+    const key = this.existingKeyOf(path);
+    if (key === null) return null;
+    const head = await this.store.head(key);
     return head && !this.access?.isExpired(head.lastModified) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
   }
 
@@ -103,6 +152,7 @@ export class StoreUserFiles implements UserFiles {
   async isDirectory(path: string): Promise<boolean> {
     if (path === MEMORY_ROOT) return true;
     const prefix = this.codec.prefixFor(path);
+    if (!this.fitsKeyLimit(prefix)) return false; // no key can lie below it: no request needed
     const page = await this.store.list(prefix, { maxKeys: 1 });
     const first = page.objects[0];
     if (!first || !this.access?.isExpired(first.lastModified)) return first !== undefined;
@@ -121,21 +171,61 @@ export class StoreUserFiles implements UserFiles {
   }
 
   async *listFiles(dir: string): AsyncIterable<ListedFile> {
-    for await (const object of listAll(this.store, this.codec.prefixFor(dir))) {
+    const prefix = this.codec.prefixFor(dir);
+    if (!this.fitsKeyLimit(prefix)) return;
+    for await (const object of listAll(this.store, prefix)) {
       if (this.access?.isExpired(object.lastModified)) continue;
       yield { path: this.codec.pathFor(object.key), size: this.codec.plaintextSize(object.size), lastModified: object.lastModified };
     }
   }
 
+  assertStorable(path: string): void {
+    this.keyOf(path);
+  }
+
+  /**
+   * The store key of a path, refused with a clear error when over the store's key limit (the
+   * encrypted codec says so itself; the plain codec's escaping can triple a name's bytes).
+   */
+  private fitsKeyLimit(key: string): boolean {
+    return Buffer.byteLength(key, 'utf8') <= (this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES);
+  }
+
+  /**
+   * The key of a file that may exist, or null when the path is past the key limit: no file can be
+   * there, so reads find nothing (without a request) and only writes say "too long to store".
+   */
+  private existingKeyOf(path: string): string | null {
+    if (path === MEMORY_ROOT) return this.codec.keyFor(path); // the codec's own error
+    // prefixFor is the key and a '/', computed without the codec's length check.
+    const key = this.codec.prefixFor(path).slice(0, -1);
+    return this.fitsKeyLimit(key) ? key : null;
+  }
+
+  private keyOf(path: string): string {
+    const key = this.codec.keyFor(path);
+    if (!this.fitsKeyLimit(key)) {
+      const limit = this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
+      throw new MemvaultError('INVALID_PATH', `Error: The path ${path} is too long to store: the store limits a key to ${limit} bytes; use shorter names or fewer directory levels.`);
+    }
+    return key;
+  }
+
   async remove(path: string, condition: { ifMatch?: string } = {}): Promise<void> {
-    await this.store.delete(this.codec.keyFor(path), condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
+    const key = this.existingKeyOf(path);
+    if (key === null) return; // nothing can be there
+    await this.store.delete(key, condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {
     const failed: string[] = [];
     for (let i = 0; i < paths.length; i += DELETE_BATCH) {
       const batch = paths.slice(i, i + DELETE_BATCH);
-      const byKey = new Map(batch.map((p) => [this.codec.keyFor(p), p]));
+      const byKey = new Map<string, string>();
+      for (const p of batch) {
+        const key = this.existingKeyOf(p);
+        if (key !== null) byKey.set(key, p);
+      }
       const result = await this.store.deleteMany([...byKey.keys()]);
       for (const key of result.failed) failed.push(byKey.get(key) ?? key);
     }

@@ -14,6 +14,8 @@ export interface FileVersion {
   /** Opaque version token for a conditional write. */
   etag: string;
   lastModified: Date;
+  /** The `origin` this version was written with, if any (see WriteCondition.origin). */
+  origin?: string;
 }
 
 export interface ListedFile {
@@ -29,6 +31,18 @@ export interface WriteCondition {
   ifMatch?: string;
   /** Create only: fail if a file exists at the path. */
   ifNoneMatch?: boolean;
+  /**
+   * An opaque id of the operation writing this version (a directory rename's journal id), kept with
+   * the version and returned by `read`. Every later write without it (an edit, an overwrite) drops
+   * it, so a resumed operation can tell its own untouched copies from anything written since.
+   */
+  origin?: string;
+  /**
+   * A write that may create a name is checked against the name invariant after it lands
+   * (src/vault/names.ts) and rolled back on a conflict (NameConflictError). A caller that checks a
+   * whole tree it wrote at once (a directory rename) sets this and runs `treeNameConflict` itself.
+   */
+  deferNameCheck?: boolean;
 }
 
 export interface UserFiles {
@@ -44,6 +58,8 @@ export interface UserFiles {
   isDirectory(path: string): Promise<boolean>;
   /** Every file below `dir` (recursively), in path order. */
   listFiles(dir: string): AsyncIterable<ListedFile>;
+  /** Throws the clear INVALID_PATH "too long to store" error when the path's key exceeds the store's key limit. */
+  assertStorable(path: string): void;
   /** Delete one file (optionally only this version). */
   remove(path: string, condition?: { ifMatch?: string }): Promise<void>;
   /** Delete many files at once (batched: one request per 1,000 on S3). Returns paths that failed. */

@@ -122,7 +122,7 @@ describe('memvault keys / user', () => {
     expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 1 });
     const after = await cli(['exec', '--user', 'zoe', '{"command":"view","path":"/memories/z/one.md"}'], { env: newKey });
     expect(lines(after.stdout)[0]!.is_error).toBe(true);
-  });
+  }, 180_000);
 });
 
 describe('memvault chat', () => {

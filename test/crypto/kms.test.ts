@@ -137,7 +137,7 @@ describe('KMS key provider', () => {
       ['SomethingNew', 'KEY_UNAVAILABLE', 'try again'],
     ];
     for (const [name, code, fragment] of cases) {
-      const mapped = mapKmsError(awsError(name), 'Decrypt', KEY_ID);
+      const mapped = mapKmsError(awsError(name), 'Decrypt');
       expect([name, mapped.code]).toEqual([name, code]);
       expect(mapped.message).toContain(fragment);
       expect(mapped.message).not.toContain('111122223333:user');

@@ -115,9 +115,10 @@ describe('memvault expire', () => {
 });
 
 describe('memvault doctor', () => {
-  it('says a file store needs no bucket configuration', async () => {
+  it('checks a file store too, and fails closed: this one holds user data but no deployment record', async () => {
     const r = await run(['doctor', '--store', url]);
-    expect(r.code).toBe(0);
-    expect(r.out).toContain('needs no bucket configuration');
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/\[MISSING\] Deployment record \(k\/_deployment\): /);
+    expect(r.out).toMatch(/memvault doctor: FAILED/);
   });
 });

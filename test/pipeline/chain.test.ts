@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Middleware } from '../../src/pipeline/context.js';
-import { defaultChain, pathGuard, validateInput } from '../../src/pipeline/index.js';
+import { defaultChain, pathGuard } from '../../src/pipeline/index.js';
 import { compose } from '../../src/pipeline/compose.js';
 import { terminal } from '../../src/pipeline/terminal.js';
 import { DEFAULT_LIMITS } from '../../src/tool/commands/env.js';
@@ -15,8 +15,28 @@ describe('defaultChain', () => {
     const pii: Middleware = async (_c, next) => next();
     const inner: Middleware = async (_c, next) => next();
     const chain = defaultChain({ outer: [outer], pii, inner: [inner] });
-    expect(chain.middlewares).toEqual([outer, validateInput, pathGuard, pii, chain.quota, inner]);
-    expect(defaultChain({ quota: false }).middlewares).toEqual([validateInput, pathGuard]);
+    // The validator is built with the chain's limits (below), so it is a new function per chain.
+    expect(chain.middlewares).toEqual([outer, expect.any(Function), pathGuard, pii, chain.quota, inner]);
+    expect(defaultChain({ quota: false }).middlewares).toEqual([expect.any(Function), pathGuard]);
+  });
+
+  it('validates input sizes against the limit the commands get: the quota\'s, else the host\'s, else the default', async () => {
+    const sizeAnswer = async (chain: ReturnType<typeof defaultChain>, bytes: number) => {
+      const validate = chain.middlewares[0]!;
+      const ctx = { requestId: 'r', uid: 'u', input: { command: 'create', path: '/memories/x', file_text: 'y'.repeat(bytes) }, pathsCanonical: false, files: undefined as never, startedAt: 0, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
+      const result = await validate(ctx, async () => ({ content: 'passed', isError: false }));
+      return result.code ?? result.content;
+    };
+    for (const [chain, limit] of [
+      [defaultChain({ quota: { maxFileBytes: 10 } }), 10],
+      [defaultChain({ quota: false, limits: { maxFileBytes: 20 } }), 20],
+      [defaultChain({ quota: false }), DEFAULT_LIMITS.maxFileBytes],
+      [defaultChain(), DEFAULT_LIMITS.maxFileBytes],
+    ] as const) {
+      expect(chain.limits.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes).toBe(limit);
+      expect(await sizeAnswer(chain, limit)).toBe('passed');
+      expect(await sizeAnswer(chain, limit + 1)).toBe('TOO_LARGE');
+    }
   });
 
   it('the quota owns maxFileBytes and viewChars; a disagreeing limit is a start-up error', () => {

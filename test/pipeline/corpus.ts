@@ -10,7 +10,7 @@ export interface AttackPath {
   family: string;
   /**
    * True when the path must be refused by the guard itself (INVALID_PATH). A few entries are inert
-   * (no layer decodes them: '0x2e0x2e'); for them only "error result, nothing read" is required.
+   * (no layer decodes them: '%bg%qf'); for them only "error result, nothing read" is required.
    */
   guardRejects: boolean;
 }
@@ -253,7 +253,12 @@ export function attackPaths(): AttackPath[] {
   for (const p of ['a／b', 'a＼b', 'a∕b', 'a∖b', 'a⧸b', 'a﹨b', 'a%2fb', 'a%5cb', 'a%252fb', '..¥..¥windows¥win.ini', '..₩..₩x', '¥..', '℀', '%ef%bc%8f']) add('look-alike separator', `/memories/${p}`);
 
   // 16. Inert spellings no decoder understands: no guard rule, but still only ever an error.
-  for (const p of ['0x2e0x2e/0x2e0x2e/etc/passwd', '..%c0%9v', '%c0%qf', '%bg%qf', '?./?./etc/passwd', '??/etc/passwd']) placed('inert', p, p.includes('%c0'));
+  for (const p of ['..%c0%9v', '%c0%qf', '%bg%qf', '?./?./etc/passwd', '??/etc/passwd']) placed('inert', p, p.includes('%c0'));
+  // 17. Text escapes of '.', '/', '\' that decoders of traversal payload lists read (dotdotpwn's '0x2e').
+  for (const p of ['0x2e0x2e/0x2e0x2e/etc/passwd', '0X2E0X2E/etc/passwd', '0x2e0x2e0x2fetc0x2fpasswd', '&#46;&#46;/etc/passwd', '&#x2e;&#x2e;&#x2f;etc', '%U002E%U002E/etc/passwd', '%e0%80%2e%e0%80%2e/etc/passwd']) placed('text escapes', p);
+  // 18. The reserved directory as Windows and URL layers fold it, and names of invisible characters only.
+  for (const p of ['.memvault.', '.memvault ', '.memvault;x', '.memvault?x', '.memvault#x', '.memvault::$DATA', '.memvault%3bx', '.memvault%20', 'MEMVAU~1']) add('reserved look-alike', `/memories/${p}/renames/x`);
+  for (const p of ['\u200b', '\u2060\u200c', '\u3164', '\u2800', '%e2%80%8b']) placed('invisible name', p);
 
   return out;
 }

@@ -121,8 +121,24 @@ describe('quota: bytes per user, at the edge', () => {
 });
 
 describe('quota: bytes per file, at the edge', () => {
-  it('create: exactly the limit passes; one byte over is refused before any store request', async () => {
+  it('create: exactly the limit passes; one byte over is refused by validation (limits wired) before any store request or redaction', async () => {
     const { run, rec, store } = await setup({ maxFileBytes: 50 });
+    expect((await run({ command: 'create', path: '/memories/a.txt', file_text: text(50) })).isError).toBe(false);
+    const keys = store.keys();
+    const refused = await run({ command: 'create', path: '/memories/b.txt', file_text: text(51) });
+    expect(refused).toEqual({
+      isError: true,
+      code: 'TOO_LARGE',
+      content:
+        'Error: `file_text` is 51 bytes, over the limit of 50 bytes per file, so this create cannot be stored. Nothing was written; keep each file under 50 bytes (split the content across several files).',
+    });
+    expect(rec.last().decisions).toEqual({ validate: { refused: true, field: 'file_text', bytes: 51, limit: 50 } });
+    expect(rec.last().stats.requests).toEqual({});
+    expect(store.keys()).toEqual(keys);
+  });
+
+  it('create: the quota middleware alone (limits not wired) refuses one byte over before any store request', async () => {
+    const { run, rec, store } = await setup({ maxFileBytes: 50 }, { wireLimits: false });
     expect((await run({ command: 'create', path: '/memories/a.txt', file_text: text(50) })).isError).toBe(false);
     const keys = store.keys();
     const refused = await run({ command: 'create', path: '/memories/b.txt', file_text: text(51) });

@@ -17,7 +17,7 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerDoctor } from '../../src/cli/commands/doctor.js';
 import { resolveTtl, TTL_CLASS_TAG_KEY } from '../../src/expiry/config.js';
-import { doctorFailed, runDoctor, type DoctorCheck } from '../../src/expiry/doctor.js';
+import { doctorFailed, formatDoctor, runDoctor, type DoctorCheck } from '../../src/expiry/doctor.js';
 import { listAll } from '../../src/store/port.js';
 import type { S3Store } from '../../src/store/s3.js';
 import { makeS3StoreInFreshBucket, recordS3SuiteRun, s3Connection, s3SkipReason } from './helpers.js';
@@ -117,6 +117,21 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
     expect(current).toEqual([]);
     const versions = await store.client.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: 'k/_doctor-' }));
     expect((versions.DeleteMarkers ?? []).length).toBeGreaterThan(0);
+  });
+
+  it('credentials the server rejects: every required check could not be made, with the cause; doctor fails', async () => {
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    const client = new S3Client({ endpoint: connection!.endpoint, region: connection!.region, forcePathStyle: true, credentials: { accessKeyId: connection!.accessKeyId, secretAccessKey: 'wrong-secret' }, maxAttempts: 1 });
+    const checks = await runDoctor({ client, bucket, prefix: '', ttl });
+    const required = checks.filter((c) => c.required);
+    expect(required.length).toBeGreaterThan(3);
+    for (const check of required) {
+      expect(check.status, check.id).toBe('unknown');
+      expect(check.detail, check.id).toMatch(/credentials were rejected \(SignatureDoesNotMatch|InvalidAccessKeyId\)|access denied to .*: the credentials lack s3:/);
+    }
+    expect(doctorFailed(checks)).toBe(true);
+    expect(formatDoctor(checks)).toMatch(/memvault doctor: FAILED: .*could not be made/);
+    client.destroy();
   });
 
   it('the CLI prints MISSING with the fix and exits 1; --json gives one object', async () => {

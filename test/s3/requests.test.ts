@@ -86,8 +86,9 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, PUT: 1, LIST: 1 });
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
     // The user's first write in a process lists their files once (the quota's usage figure).
-    expect(await count({ command: 'create', path: '/memories/q.md', file_text: 'q' })).toEqual({ LIST: 2, HEAD: 1, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/r.md', file_text: 'r' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    // (+ 1 LIST: the check a created name runs after its PUT, src/vault/names.ts.)
+    expect(await count({ command: 'create', path: '/memories/q.md', file_text: 'q' })).toEqual({ LIST: 3, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/r.md', file_text: 'r' })).toEqual({ LIST: 2, HEAD: 1, PUT: 1 });
     // Another process (a fresh vault, fresh key cache) on the same prefix: reads the record once.
     const other = await countingVault('check-first', prefix);
     expect(await other.count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, LIST: 1 });
@@ -113,37 +114,44 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     expect(await count({ command: 'view', path: '/memories/d' })).toEqual({ GET: 1, LIST: 1 });
     // create: LIST of one key refuses a directory at the path, one HEAD per ancestor refuses a file
     // above it, and the quota's HEAD reads the size an overwrite replaces (per-user byte quota).
-    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 2, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'overwritten' })).toEqual({ LIST: 1, HEAD: 2, PUT: 1 });
+    // A created name is checked again after its PUT lands (the same LIST and HEADs: "write, then
+    // check", so that two instances never make one name both a file and a directory). An overwrite
+    // first tries the create-only PUT; its 412 says the name is a file already, so no check follows.
+    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 2, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 2, HEAD: 3, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'overwritten' })).toEqual({ LIST: 1, HEAD: 2, PUT: 2 });
     expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
     expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
 
     // rename of a file: GET the source (it is re-encrypted for its new path, so no server-side
-    // copy), LIST refuses a directory at the destination, PUT If-None-Match: *, DELETE If-Match the
-    // copied version; check-first adds the HEAD that enforces that If-Match on RGW.
+    // copy) and, in parallel, LIST below it (a name that is also a directory moves whole), LIST
+    // refuses a directory at the destination, PUT If-None-Match: *, LIST again after it (the
+    // created name's check), DELETE If-Match the copied version; check-first adds the HEAD that
+    // enforces that If-Match on RGW.
     expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual(
-      plus({ GET: 1, LIST: 1, PUT: 1, DELETE: 1 }, 'HEAD', renameFileHead),
+      plus({ GET: 1, LIST: 3, PUT: 1, DELETE: 1 }, 'HEAD', renameFileHead),
     );
-    // ... plus one HEAD per new ancestor directory (a file must not be in the way).
+    // ... plus one HEAD per new ancestor directory (a file must not be in the way), before and after the PUT.
     expect(await count({ command: 'rename', old_path: '/memories/y2.md', new_path: '/memories/n/e/w.md' })).toEqual(
-      plus({ GET: 1, LIST: 1, PUT: 1, DELETE: 1, HEAD: 2 }, 'HEAD', renameFileHead),
+      plus({ GET: 1, LIST: 3, PUT: 1, DELETE: 1, HEAD: 4 }, 'HEAD', renameFileHead),
     );
-    // delete of a file: HEAD tells a file from a directory; the DELETE is unconditional.
-    expect(await count({ command: 'delete', path: '/memories/n/e/w.md' })).toEqual({ HEAD: 1, DELETE: 1 });
+    // delete of a file: HEAD and LIST (in parallel) tell a file from a directory (a name that is
+    // both loses both halves); the DELETE is unconditional.
+    expect(await count({ command: 'delete', path: '/memories/n/e/w.md' })).toEqual({ HEAD: 1, LIST: 1, DELETE: 1 });
 
-    // rename of a directory of n files (README: 3n + 7, + n HEAD in check-first): GET as a file
-    // (404), GET the journal (404), LIST the sources, HEAD that no file is at the destination, LIST
-    // (+ HEAD per ancestor) that no directory is there and it is writable, PUT the journal, GET + PUT
-    // per file, DELETE If-Match per source, DELETE the journal.
+    // rename of a directory of n files (README: 3n + 9, + n HEAD in check-first): GET as a file
+    // (404) and LIST the sources, GET the journal (404), HEAD that no file is at the destination and
+    // LIST that nothing is below it (+ HEAD per ancestor: no file above), PUT the journal, GET + PUT
+    // per file, HEAD + LIST of the destination once all is copied (its names' check), DELETE If-Match
+    // per source, DELETE the journal.
     for (const n of [3, 5]) {
       const files: Record<string, string> = {};
       for (let i = 0; i < n; i++) files[`/memories/r${n}/f${i}.md`] = `file ${i}\n`;
       await seed(vault, files);
       const renamed = await count({ command: 'rename', old_path: `/memories/r${n}`, new_path: `/memories/s${n}` });
-      expect(renamed).toEqual({ GET: n + 2, LIST: 2, HEAD: 1 + n * renameDirHeadPerFile, PUT: n + 1, DELETE: n + 1 });
+      expect(renamed).toEqual({ GET: n + 2, LIST: 3, HEAD: 2 + n * renameDirHeadPerFile, PUT: n + 1, DELETE: n + 1 });
       const total = Object.values(renamed).reduce((a, b) => a + b, 0);
-      expect(total).toBe(3 * n + 7 + n * renameDirHeadPerFile);
+      expect(total).toBe(3 * n + 9 + n * renameDirHeadPerFile);
     }
     // delete of a directory: HEAD (not a file), LIST per 1,000 keys, DeleteObjects per 1,000 keys.
     expect(await count({ command: 'delete', path: '/memories/s5' })).toEqual({ HEAD: 1, LIST: 1, DELETE_MANY: 1 });

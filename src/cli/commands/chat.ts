@@ -3,7 +3,7 @@ import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { validateUserId } from '../../memvault.js';
-import { exitWithError } from '../errors.js';
+import { exitWithError, usageError } from '../errors.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
 
 interface ChatFlags extends VaultFlags {
@@ -24,10 +24,11 @@ export function registerChat(program: Command): void {
     .option('--model <model>', 'Claude model', 'claude-sonnet-4-5')
     .option('--base-url <url>', 'Messages API base URL (env ANTHROPIC_BASE_URL)')
     .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
-    .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE)')
+    .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it')
+    .option('--audit-checkpoints <path>', 'append the chain head to this file, the tail witness for audit verify --checkpoints (env MEMVAULT_AUDIT_CHECKPOINT_FILE); keep it elsewhere')
     .action(async (flags: ChatFlags) => {
       if (!process.env['ANTHROPIC_API_KEY']) {
-        exitWithError(new Error('chat needs an Anthropic API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/settings/keys).'));
+        exitWithError(usageError('chat needs an Anthropic API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/settings/keys).'));
       }
       let vault;
       try {

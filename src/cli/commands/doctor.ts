@@ -1,7 +1,12 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { isMemvaultError } from '../../errors.js';
 import { EXPIRY_ENV, resolveTtl, ttlSettingsFromEnv } from '../../expiry/config.js';
-import { doctorFailed, formatDoctor, runDoctor } from '../../expiry/doctor.js';
+import { doctorFailed, formatDoctor, runDoctor, runFileStoreDoctor, type FileStoreDoctorOptions } from '../../expiry/doctor.js';
+import { fileURLToPath } from 'node:url';
+import { createEncryptionFromConfig, iterateUsers, KMS_KEY_ID_ENV, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV } from '../../crypto/index.js';
+import { defaultMasterKeyFileFor, openExistingStore } from '../../memvault.js';
+import { listAll } from '../../store/port.js';
+import { RESERVED_DIR } from '../../tool/commands/tree.js';
+import { reportError } from '../errors.js';
 import { ENV, s3ConfigFrom, storeUrlFrom } from '../config.js';
 
 export interface DoctorCommandDeps {
@@ -32,16 +37,25 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
 
   return program
     .command('doctor')
-    .description('check an S3 bucket against what memvault needs (versioning, lifecycle rules, encryption, public access, conditional writes)')
-    .option('--store <url>', `s3://bucket/prefix (env ${ENV.store})`)
+    .description(
+      'check a store against what memvault needs: an S3 bucket (versioning, lifecycle rules, encryption, public access, conditional writes) or a file store (permissions, key file, deployment record, stale locks and journals); a required check that could not be made fails (exit 1)',
+    )
+    .option('--store <url>', `s3://bucket/prefix or file:///dir (env ${ENV.store}); never created`)
     .option('--ttl-days <n>', `idle days of the default TTL class to look for (env ${EXPIRY_ENV.ttlDays})`, positiveInt)
     .option('--no-probes', 'only read the bucket configuration; write no probe objects')
     .option('--json', 'print the checks as one JSON object')
     .action(async (flags: { store?: string; ttlDays?: number; probes: boolean; json?: boolean }) => {
       try {
         const url = storeUrlFrom(flags, env);
+        if (url.startsWith('file:')) {
+          const checks = await runFileStoreDoctor(fileDoctorOptions(url, env));
+          if (flags.json) out(`${JSON.stringify({ ok: !doctorFailed(checks), notes: [], checks })}\n`);
+          else out(formatDoctor(checks));
+          setExitCode(doctorFailed(checks) ? 1 : 0);
+          return;
+        }
         if (!url.startsWith('s3://')) {
-          out('memvault doctor checks S3 buckets; a file or memory store needs no bucket configuration\n');
+          out('memvault doctor checks S3 buckets and file stores; a memory store has nothing to check\n');
           setExitCode(0);
           return;
         }
@@ -61,12 +75,43 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
           await store.close();
         }
       } catch (error) {
-        if (isMemvaultError(error) || error instanceof InvalidArgumentError) {
-          err(`memvault: ${error.message.replace(/^(Error: |memvault: )/, '')}\n`);
-          setExitCode(2);
-          return;
-        }
-        throw error;
+        // One line, the CLI's exit-code scheme (usage 2, runtime 3); never a stack trace.
+        setExitCode(reportError(error, err));
       }
     });
+}
+
+/** What doctor checks on a file store, with the key configured as the service would see it. */
+function fileDoctorOptions(url: string, env: NodeJS.ProcessEnv): FileStoreDoctorOptions {
+  const keySource = env[MASTER_KEY_ENV] ? MASTER_KEY_ENV : env[KMS_KEY_ID_ENV] ? `KMS key ${env[KMS_KEY_ID_ENV]}` : undefined;
+  const keyFile = keySource ? undefined : (env[MASTER_KEY_FILE_ENV] ?? defaultMasterKeyFileFor(url, env));
+  return {
+    dir: fileURLToPath(url),
+    ...(keyFile !== undefined ? { keyFile } : {}),
+    ...(keySource !== undefined ? { keySource } : {}),
+    openDeployment: async () => {
+      const store = await openExistingStore(url);
+      try {
+        const encryption = await createEncryptionFromConfig({ store, config: {}, env, defaultMasterKeyFile: defaultMasterKeyFileFor(url, env), create: false });
+        const provider = encryption.codecProvider;
+        return {
+          keyId: provider.keyId,
+          users: () => iterateUsers(store),
+          renameJournals: async (uid: string) => {
+            const codec = await provider.forUid(uid);
+            const found: Array<{ lastModified: Date }> = [];
+            for await (const object of listAll(store, codec.prefixFor(`${RESERVED_DIR}/renames`))) found.push({ lastModified: object.lastModified });
+            return found;
+          },
+          close: async () => {
+            await encryption.close();
+            await store.close();
+          },
+        };
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+    },
+  };
 }

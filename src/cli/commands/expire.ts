@@ -4,13 +4,16 @@ import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
 import { AuditWriter } from '../../audit/writer.js';
-import { isMemvaultError, MemvaultError } from '../../errors.js';
+import { MemvaultError } from '../../errors.js';
 import { EXPIRY_ENV, ttlSettingsFromEnv } from '../../expiry/config.js';
 import type { ConditionalDeleter } from '../../expiry/deleter.js';
 import { sweep, type SweepSummary } from '../../expiry/sweep.js';
 import { withRequestCounter, type RequestCounter } from '../../store/accounting.js';
 import { openStore } from '../../store/open.js';
+import { DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey } from '../../crypto/layout.js';
+import { openExistingStore } from '../../memvault.js';
 import type { ObjectStore } from '../../store/port.js';
+import { reportError } from '../errors.js';
 import { ENV, s3ConfigFrom, storeUrlFrom } from '../config.js';
 
 /** Environment read by `memvault expire` (besides MEMVAULT_STORE and the S3 client settings). */
@@ -71,7 +74,7 @@ interface SweepTarget {
 }
 
 async function openTarget(url: string, env: NodeJS.ProcessEnv, mode: 'native' | 'recheck'): Promise<SweepTarget> {
-  if (!url.startsWith('s3://')) return { store: await openStore(url) };
+  if (!url.startsWith('s3://')) return { store: await openExistingStore(url) };
   // Loaded only for S3, so that a file-store sweep never loads the AWS SDK.
   const { createS3Store, parseS3Url, s3ConfigFromEnv } = await import('../../store/s3.js');
   const { s3Deleter } = await import('../../expiry/deleter.js');
@@ -130,6 +133,11 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
         if (graceRaw !== undefined && !(Number.isFinite(graceRaw) && graceRaw >= 0)) throw new MemvaultError('CONFIG', `expire: ${EXPIRE_ENV.graceMinutes} must be a number >= 0`);
 
         target = await openTarget(storeUrlFrom(flags, env), env, mode);
+        // A sweep of a prefix that holds no memvault data (a mistyped --store) would report
+        // "deleted 0 of 0" as if it had done its work.
+        if ((await target.store.head(DEPLOYMENT_RECORD_KEY)) === null && (await firstDeploymentDataKey(target.store)) === undefined) {
+          throw new MemvaultError('CONFIG', `expire: there is no memvault deployment in this store (no ${DEPLOYMENT_RECORD_KEY} and no user data): check --store. Nothing was swept.`);
+        }
         const auditFile = flags.auditFile ?? env[EXPIRE_ENV.auditFile];
         const auditStoreUrl = flags.auditStore ?? env[EXPIRE_ENV.auditStore];
         if (!flags.dryRun && (auditFile || auditStoreUrl)) {
@@ -175,12 +183,8 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
         setExitCode(summary.errors > 0 ? 1 : 0);
       } catch (error) {
         bar?.stop();
-        if (isMemvaultError(error) || error instanceof InvalidArgumentError) {
-          err(`memvault: ${error.message.replace(/^(Error: |memvault: )/, '')}\n`);
-          setExitCode(2);
-          return;
-        }
-        throw error;
+        // One line, the CLI's exit-code scheme (usage 2, runtime 3); never a stack trace.
+        setExitCode(reportError(error, err));
       } finally {
         await audit?.close();
         if (tempAuditDir) {

@@ -65,7 +65,9 @@ export function isConditionFailure(f: S3Failure, conditional: boolean): boolean 
  */
 export function storeUnavailable(operation: string, f: S3Failure): MemvaultError {
   const status = f.status === undefined ? 'no response' : `HTTP ${f.status}`;
-  // Codes are identifiers (NoSuchBucket, AccessDenied, ECONNRESET); anything else is dropped.
-  const code = /^[A-Za-z0-9_.-]{1,64}$/.test(f.code) ? f.code : 'UnknownError';
+  // Codes are identifiers that start with a capital (NoSuchBucket, AccessDenied, ECONNRESET,
+  // UND_ERR_SOCKET); anything else is dropped. A bucket name (lowercase by S3's rules) or a host name
+  // that some layer put where the code belongs is never one.
+  const code = /^[A-Z][A-Za-z0-9_.]{0,63}$/.test(f.code) && !/amazonaws|\.com\b/i.test(f.code) ? f.code : 'UnknownError';
   return new MemvaultError('STORE_UNAVAILABLE', `S3 ${operation} failed (${status}, ${code})`);
 }

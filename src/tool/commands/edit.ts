@@ -1,6 +1,6 @@
 import type { CreateCommand, InsertCommand, StrReplaceCommand } from '../types.js';
 import { messages } from '../messages.js';
-import { decodeText, encodeText, lineOfOffset, MAX_LINES, numbered, parseText, renderText, textToLines } from '../text.js';
+import { decodeText, encodeText, eolOf, forEachOccurrence, LineCounter, lineCount, MAX_LINES, numbered, parseText, renderText, textToLines } from '../text.js';
 import { PreconditionFailedError } from '../../store/port.js';
 import { ancestorsOf, MEMORY_ROOT } from '../../vault/paths.js';
 import type { FileVersion } from '../../vault/user-files.js';
@@ -10,7 +10,7 @@ import { fail, retryOnConflict, type CommandEnv } from './env.js';
 function checkedBytes(path: string, text: string, env: CommandEnv): Uint8Array {
   const data = encodeText(text);
   if (data.byteLength > env.limits.maxFileBytes) fail('TOO_LARGE', messages.fileTooLarge(path, data.byteLength, env.limits.maxFileBytes));
-  if (parseText(text).lines.length > MAX_LINES) fail('TOO_LARGE', messages.tooManyLinesWrite(path));
+  if (text.length > MAX_LINES && lineCount(text) > MAX_LINES) fail('TOO_LARGE', messages.tooManyLinesWrite(path));
   return data;
 }
 
@@ -78,11 +78,44 @@ async function readTextForEdit(path: string, env: CommandEnv, missing: (p: strin
   return { file, text };
 }
 
-function occurrences(text: string, needle: string): number[] {
-  const found: number[] = [];
-  // Overlapping matches count: "aa" occurs twice in "aaa", and replacing either would be a guess.
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) found.push(i);
-  return found;
+/** Lines listed in the "multiple occurrences" error; the rest are counted ("and N more"). */
+const MAX_LISTED_LINES = 20;
+
+type Matches = { count: 0 } | { count: 1; at: number } | { count: 'several'; lines: number[]; moreLines: number };
+
+/**
+ * Where `needle` occurs in `text`, in one linear pass (see forEachOccurrence). Overlapping matches
+ * count: "aa" occurs twice in "aaa", and replacing either would be a guess. From the second match
+ * on, the pass also notes the lines the matches start on, for the error: the first
+ * MAX_LISTED_LINES of them, and how many more.
+ */
+async function findMatches(text: string, needle: string): Promise<Matches> {
+  let count = 0;
+  let first = -1;
+  const counter = new LineCounter(text);
+  const lines: number[] = [];
+  let moreLines = 0;
+  let lastLine = 0;
+  const noteLine = (offset: number) => {
+    const line = counter.lineOf(offset);
+    if (line === lastLine) return;
+    lastLine = line;
+    if (lines.length < MAX_LISTED_LINES) lines.push(line);
+    else moreLines += 1;
+  };
+  await forEachOccurrence(text, needle, (offset) => {
+    count += 1;
+    if (count === 1) {
+      first = offset;
+      return true;
+    }
+    if (count === 2) noteLine(first);
+    noteLine(offset);
+    return true;
+  });
+  if (count === 0) return { count: 0 };
+  if (count === 1) return { count: 1, at: first };
+  return { count: 'several', lines, moreLines };
 }
 
 /** What the file will hold after an edit: the edit as made, through the chain's write filter if there is one. */
@@ -99,14 +132,22 @@ function storedOldStr(oldStr: string, env: CommandEnv): string | undefined {
   return stored === undefined || stored === oldStr ? undefined : stored;
 }
 
+/** Lines firstLine-2 .. lastLine+2 of the text, numbered; found by walking to them, not by splitting the file. */
 function snippet(text: string, firstLine: number, lastLine: number): string {
-  const { lines } = parseText(text);
   const from = Math.max(1, firstLine - 2);
-  const to = Math.min(lines.length, lastLine + 2);
+  let start = 0;
+  for (let n = 1; n < from; n++) {
+    const nl = text.indexOf('\n', start);
+    if (nl === -1) return '';
+    start = nl + 1;
+  }
   const out: string[] = [];
-  for (let n = from; n <= to; n++) {
-    const line = lines[n - 1]!;
+  for (let n = from; n <= lastLine + 2 && start < text.length; n++) {
+    const nl = text.indexOf('\n', start);
+    const line = nl === -1 ? text.slice(start) : text.slice(start, nl);
     out.push(numbered(line.endsWith('\r') ? line.slice(0, -1) : line, n));
+    if (nl === -1) break;
+    start = nl + 1;
   }
   return out.join('\n');
 }
@@ -122,28 +163,26 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
       if (done !== undefined) return done;
       let oldStr = command.old_str;
       let newStr = command.new_str;
-      let found = occurrences(text, oldStr);
+      let found = await findMatches(text, oldStr);
       // The model sees CRLF files with plain line breaks; match its multi-line old_str against the
       // file's own endings, and write new_str with them, so the file keeps CRLF.
-      if (found.length === 0 && parseText(text).eol === '\r\n' && oldStr.includes('\n')) {
+      if (found.count === 0 && oldStr.includes('\n') && eolOf(text) === '\r\n') {
         oldStr = oldStr.replace(/\r?\n/g, '\r\n');
         newStr = newStr.replace(/\r?\n/g, '\r\n');
-        found = occurrences(text, oldStr);
+        found = await findMatches(text, oldStr);
       }
-      const stored = found.length === 0 ? storedOldStr(oldStr, env) : undefined;
+      const stored = found.count === 0 ? storedOldStr(oldStr, env) : undefined;
       if (stored !== undefined) {
         oldStr = stored;
-        found = occurrences(text, oldStr);
+        found = await findMatches(text, oldStr);
       }
-      if (found.length === 0) fail('NO_MATCH', messages.noMatch(command.old_str, path));
-      if (found.length > 1) {
-        const lines = [...new Set(found.map((i) => lineOfOffset(text, i)))];
-        fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, lines));
-      }
-      const at = found[0]!;
+      if (found.count === 0) fail('NO_MATCH', messages.noMatch(command.old_str, path));
+      if (found.count === 'several') fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, found.lines, found.moreLines));
+      const at = found.at;
       const updated = storedResult(path, text, text.slice(0, at) + newStr + text.slice(at + oldStr.length), env);
-      const firstLine = lineOfOffset(updated, at);
-      const lastLine = lineOfOffset(updated, at + Math.max(newStr.length - 1, 0));
+      const lines = new LineCounter(updated);
+      const firstLine = lines.lineOf(at);
+      const lastLine = lines.lineOf(at + Math.max(newStr.length - 1, 0));
       const result = messages.edited(snippet(updated, firstLine, lastLine));
       return landed.write(updated, result, () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
     }),
@@ -165,7 +204,8 @@ export async function insert(command: InsertCommand, env: CommandEnv): Promise<s
       }
       const atEnd = line === parsed.lines.length;
       const inserted = textToLines(command.insert_text);
-      parsed.lines.splice(line, 0, ...inserted);
+      // Not splice(line, 0, ...inserted): spreading a million lines into call arguments overflows the stack.
+      parsed.lines = parsed.lines.slice(0, line).concat(inserted, parsed.lines.slice(line));
       if (atEnd && /\n$/.test(command.insert_text)) parsed.finalNewline = true;
       const updated = storedResult(path, text, renderText(parsed), env);
       return landed.write(updated, messages.inserted(path), () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));

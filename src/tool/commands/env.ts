@@ -1,5 +1,6 @@
 import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../../store/port.js';
+import { writeRetried } from '../../telemetry/signals.js';
 import type { VaultLocks } from '../../vault/locks.js';
 import type { UserFiles } from '../../vault/user-files.js';
 
@@ -56,6 +57,7 @@ export async function retryOnConflict<T>(attempts: number, onExhausted: () => ne
       return await attempt();
     } catch (error) {
       if (!(error instanceof PreconditionFailedError)) throw error;
+      if (i + 1 < attempts) writeRetried('edit');
       // Full jitter, growing to 1 s: contending processes spread out instead of colliding again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(1000, 10 * 2 ** i)));
     }

@@ -1,11 +1,13 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { DeleteCommand, RenameCommand } from '../types.js';
 import { messages } from '../messages.js';
-import { encodeText } from '../text.js';
+import { decodeText, encodeText } from '../text.js';
 import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../../store/port.js';
+import { fileAncestor, fileNameConflict, filesThatAreDirectories, NameConflictError, treeNameConflict, type NameConflict } from '../../vault/names.js';
+import { writeRetried } from '../../telemetry/signals.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
-import type { ListedFile } from '../../vault/user-files.js';
+import type { FileVersion, ListedFile } from '../../vault/user-files.js';
 import { fail, type CommandEnv } from './env.js';
 import { assertWritablePath } from './edit.js';
 
@@ -15,16 +17,25 @@ import { assertWritablePath } from './edit.js';
  */
 export const RESERVED_DIR = `${MEMORY_ROOT}/.memvault`;
 
+async function collect(files: AsyncIterable<ListedFile>): Promise<ListedFile[]> {
+  const out: ListedFile[] = [];
+  for await (const file of files) out.push(file);
+  return out;
+}
+
 export async function remove(command: DeleteCommand, env: CommandEnv): Promise<string> {
   const { path } = command;
   if (path === MEMORY_ROOT) fail('INVALID_PATH', messages.deleteRoot());
   return env.locks.withTree(env.files.uid, async () => {
-    if (await env.files.stat(path)) {
+    // A name is a file or a directory; on a store where it is both (written by an older version, or
+    // by hand), delete takes both halves, so nothing of the name is left behind.
+    const [file, below] = await Promise.all([env.files.stat(path), collect(env.files.listFiles(path))]);
+    if (file && below.length === 0) {
       await env.files.remove(path);
       return messages.deleted(path);
     }
-    const files: string[] = [];
-    for await (const file of env.files.listFiles(path)) files.push(file.path);
+    const files = below.map((f) => f.path);
+    if (file) files.push(path);
     if (files.length === 0) fail('NOT_FOUND', messages.deleteMissing(path));
     // Batched deletes: a crash part-way leaves some files deleted and the rest whole; deleting
     // again finishes the job.
@@ -41,23 +52,17 @@ export async function rename(command: RenameCommand, env: CommandEnv): Promise<s
   if (to === MEMORY_ROOT || from === to) fail('ALREADY_EXISTS', messages.destinationExists(to));
   if (isWithin(to, from)) fail('INVALID_PATH', messages.renameIntoItself(from, to));
   return env.locks.withTree(env.files.uid, async () => {
-    const source = await env.files.read(from);
-    if (source) {
+    const [source, below] = await Promise.all([env.files.read(from), collect(env.files.listFiles(from))]);
+    if (source && below.length === 0) {
       await moveFile(from, to, source, env);
       return messages.renamed(from, to);
     }
-    await moveDirectory(from, to, env);
+    // A directory; on a store where the name is also a file, the file moves with it (to `to`).
+    await moveDirectory(from, to, source ? [{ path: from, size: source.data.byteLength, lastModified: source.lastModified }, ...below] : below, env);
     return messages.renamed(from, to);
   });
 }
 
-/**
- * A file: put the target only if nothing is there (`If-None-Match: *`), then delete the source
- * only if it is still the version that was copied (`If-Match`). If it was edited in between, copy
- * the newer version over our own target and try again, so no edit is lost. A crash leaves the file
- * at its old place, its new place or both; renaming again completes it (a target that already holds
- * exactly the source's bytes is taken as our own earlier copy).
- */
 /**
  * S3 has no directories: a destination that is a directory (its one LIST) is an existing
  * destination, in the spec's words; one below a file is refused as such.
@@ -69,21 +74,38 @@ async function assertRenameDestination(to: string, env: CommandEnv): Promise<voi
   });
 }
 
+/** A name conflict met at a rename's destination, in the rename's words. */
+function failOnConflict(to: string, conflict: NameConflict): never {
+  if (conflict.kind === 'ancestor-is-file') fail('NOT_A_DIRECTORY', messages.ancestorIsFile(to, conflict.ancestor));
+  fail('ALREADY_EXISTS', messages.destinationExists(to));
+}
+
+/**
+ * A file: put the target only if nothing is there (`If-None-Match: *`), then delete the source
+ * only if it is still the version that was copied (`If-Match`). If it was edited in between, copy
+ * the newer version over our own target and try again, so no edit is lost. A crash leaves the file
+ * at its old place, its new place or both; renaming again completes it (a target that already holds
+ * exactly the source's bytes is taken as our own earlier copy).
+ */
 async function moveFile(from: string, to: string, source: { data: Uint8Array; etag: string }, env: CommandEnv): Promise<void> {
   await assertRenameDestination(to, env);
   let target: { etag: string };
   try {
     target = await env.files.write(to, source.data, { ifNoneMatch: true });
   } catch (error) {
+    if (error instanceof NameConflictError) failOnConflict(to, error.conflict);
     if (!(error instanceof PreconditionFailedError)) throw error;
     const existing = await env.files.read(to);
     if (!existing || !sameBytes(existing.data, source.data)) fail('ALREADY_EXISTS', messages.destinationExists(to));
     target = { etag: existing.etag };
+    // Our own earlier (or answer-lost) copy: the check its write would have run after landing.
+    const conflict = await fileNameConflict(env.files, to);
+    if (conflict) failOnConflict(to, conflict);
   }
   await deleteSourceKeepingEdits(from, to, source.etag, target.etag, env);
 }
 
-async function deleteSourceKeepingEdits(from: string, to: string, sourceEtag: string, targetEtag: string, env: CommandEnv): Promise<void> {
+async function deleteSourceKeepingEdits(from: string, to: string, sourceEtag: string, targetEtag: string, env: CommandEnv, origin?: string): Promise<void> {
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
     try {
       await env.files.remove(from, { ifMatch: sourceEtag });
@@ -92,7 +114,8 @@ async function deleteSourceKeepingEdits(from: string, to: string, sourceEtag: st
       if (!(error instanceof PreconditionFailedError)) throw error;
       const newer = await env.files.read(from);
       if (!newer) return; // someone else finished the move
-      targetEtag = (await env.files.write(to, newer.data, { ifMatch: targetEtag })).etag;
+      writeRetried('rename');
+      targetEtag = (await env.files.write(to, newer.data, { ifMatch: targetEtag, ...(origin !== undefined ? { origin, deferNameCheck: true } : {}) })).etag;
       sourceEtag = newer.etag;
     }
   }
@@ -127,55 +150,164 @@ async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T)
   if (failure) throw failure.error;
 }
 
-function journalPath(from: string, to: string): string {
+/** A journal older than this is ignored (and replaced): a rename is resumed soon after it failed, or not at all. */
+export const RENAME_JOURNAL_TTL_MS = 24 * 60 * 60 * 1000;
+
+export function journalPath(from: string, to: string): string {
   const id = createHash('sha256').update(`${from}\u0000${to}`).digest('hex').slice(0, 32);
   return `${RESERVED_DIR}/renames/${id}`;
 }
 
-/**
- * A directory: write a journal entry, copy every file (targets `If-None-Match: *`), then delete
- * every source (`If-Match` the copied version), then drop the journal. A crash at any step leaves
- * each file whole at its old place, its new place or both; the journal lets the same rename run
- * again and finish, where it would otherwise find its own half-written destination in the way.
- */
-async function moveDirectory(from: string, to: string, env: CommandEnv): Promise<void> {
-  const journal = journalPath(from, to);
-  const resuming = (await env.files.read(journal)) !== null;
-  const sources: ListedFile[] = [];
-  for await (const file of env.files.listFiles(from)) sources.push(file);
-  if (sources.length === 0) {
-    if (resuming) {
-      await env.files.remove(journal);
-      return;
-    }
-    fail('NOT_FOUND', messages.renameMissing(from));
-  }
-  if (!resuming) {
-    if (await env.files.stat(to)) fail('ALREADY_EXISTS', messages.destinationExists(to));
-    await assertRenameDestination(to, env);
-    await env.files.write(journal, encodeText(JSON.stringify({ from, to })));
-  }
-  const copied: Array<{ from: string; to: string; sourceEtag: string; targetEtag: string }> = [];
-  // Files move independently (each whole at its old place, new place or both), so several at once.
-  await forEachLimit(sources, DIRECTORY_MOVE_CONCURRENCY, async (file) => {
-    const target = to + file.path.slice(from.length);
-    const source = await env.files.read(file.path);
-    if (!source) return; // deleted meanwhile
-    let targetEtag: string;
-    try {
-      targetEtag = (await env.files.write(target, source.data, { ifNoneMatch: true })).etag;
-    } catch (error) {
-      if (!(error instanceof PreconditionFailedError)) throw error;
-      // Only a resumed rename may meet its own earlier copies; bring them up to date.
-      const existing = await env.files.read(target);
-      if (!resuming || !existing) fail('ALREADY_EXISTS', messages.destinationExists(to));
-      targetEtag = sameBytes(existing.data, source.data)
-        ? existing.etag
-        : (await env.files.write(target, source.data, { ifMatch: existing.etag })).etag;
-    }
-    copied.push({ from: file.path, to: target, sourceEtag: source.etag, targetEtag });
-  });
-  await forEachLimit(copied, DIRECTORY_MOVE_CONCURRENCY, (c) => deleteSourceKeepingEdits(c.from, c.to, c.sourceEtag, c.targetEtag, env));
-  await env.files.remove(journal);
+interface RenameJournal {
+  /** Random, per rename attempt: the `origin` of every copy it writes. */
+  id: string;
+  from: string;
+  to: string;
 }
 
+/**
+ * The live journal of this very rename, or null: a journal that is missing, older than the TTL, of
+ * another format (the pre-id format could not tell its copies apart) or damaged is not resumable.
+ */
+async function openJournal(path: string, from: string, to: string, env: CommandEnv): Promise<{ journal: RenameJournal | null; file: FileVersion | null }> {
+  const file = await env.files.read(path);
+  if (!file || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) return { journal: null, file };
+  try {
+    const value = JSON.parse(decodeText(file.data) ?? '') as Partial<RenameJournal>;
+    if (typeof value.id === 'string' && /^[0-9a-f]{32}$/.test(value.id) && value.from === from && value.to === to) return { journal: { id: value.id, from, to }, file };
+  } catch {
+    // damaged: not resumable
+  }
+  return { journal: null, file };
+}
+
+interface Copy {
+  from: string;
+  to: string;
+  sourceEtag: string;
+  targetEtag: string;
+  /** Written by this run with If-None-Match (so this run may take it back). */
+  created: boolean;
+}
+
+/**
+ * A directory: write a journal entry with a fresh id, copy every file (targets `If-None-Match: *`,
+ * each carrying the id as its origin), check the destination's names, then delete every source
+ * (`If-Match` the copied version), then drop the journal. A crash at any step leaves each file whole
+ * at its old place, its new place or both. Asked again, the same rename resumes only onto exactly
+ * the state it left: every file at the destination must still be a copy it wrote (its origin) that
+ * nobody rewrote since; anything else there, or a journal past its TTL, makes the destination an
+ * existing one, in the spec's words. So a resumed rename only ever overwrites its own copies.
+ */
+async function moveDirectory(from: string, to: string, sources: ListedFile[], env: CommandEnv): Promise<void> {
+  const journalAt = journalPath(from, to);
+  const targetOf = (path: string): string => to + path.slice(from.length);
+  const [{ journal, file: journalFile }, fileAbove, destinationFile, destination] = await Promise.all([
+    openJournal(journalAt, from, to, env),
+    fileAncestor(env.files, to),
+    env.files.stat(to),
+    collect(env.files.listFiles(to)),
+  ]);
+  if (sources.length === 0) {
+    // Nothing left to move: an earlier run got as far as dropping its journal (then its copies are
+    // at the destination, and the rename is done) or the source is really missing.
+    const finished = journal !== null && (await holdsCopyOf(journal.id, destination, env));
+    if (journalFile) await env.files.remove(journalAt, { ifMatch: journalFile.etag });
+    if (finished) return;
+    fail('NOT_FOUND', messages.renameMissing(from));
+  }
+  if (fileAbove !== null) fail('NOT_A_DIRECTORY', messages.ancestorIsFile(to, fileAbove));
+  // Every target is storable (within the key limit), or nothing is written at all.
+  for (const source of sources) env.files.assertStorable(targetOf(source.path));
+  const existing = destination.map((f) => f.path);
+  if (destinationFile) existing.push(to);
+  const ours = new Map<string, FileVersion>();
+  if (existing.length > 0) {
+    if (!journal) fail('ALREADY_EXISTS', messages.destinationExists(to));
+    const versions = await Promise.all(existing.map((path) => env.files.read(path)));
+    existing.forEach((path, i) => {
+      const version = versions[i];
+      if (!version) return; // deleted meanwhile: nothing there to overwrite
+      if (version.origin !== journal.id) fail('ALREADY_EXISTS', messages.destinationExists(to));
+      ours.set(path, version);
+    });
+  }
+  const id = journal?.id ?? randomBytes(16).toString('hex');
+  let journalEtag: string;
+  if (journal) {
+    journalEtag = journalFile!.etag;
+  } else {
+    const record = encodeText(JSON.stringify({ id, from, to }));
+    try {
+      // Over a stale journal exactly as read; otherwise create-only: a second process starting the
+      // same rename at the same moment loses here instead of copying alongside.
+      journalEtag = (await env.files.write(journalAt, record, journalFile ? { ifMatch: journalFile.etag } : { ifNoneMatch: true, deferNameCheck: true })).etag;
+    } catch (error) {
+      if (error instanceof PreconditionFailedError) fail('CONFLICT', messages.conflict(from));
+      throw error;
+    }
+  }
+  const copied: Copy[] = [];
+  /** A write of this run failed without telling whether it landed: its copy may be at the destination. */
+  let uncertain = false;
+  // Files move independently (each whole at its old place, new place or both), so several at once.
+  try {
+    await forEachLimit(sources, DIRECTORY_MOVE_CONCURRENCY, async (file) => {
+      const target = targetOf(file.path);
+      const source = await env.files.read(file.path);
+      if (!source) return; // deleted meanwhile
+      const earlier = ours.get(target);
+      let targetEtag: string;
+      let created = false;
+      try {
+        if (!earlier) {
+          targetEtag = (await env.files.write(target, source.data, { ifNoneMatch: true, origin: id, deferNameCheck: true })).etag;
+          created = true;
+        } else if (sameBytes(earlier.data, source.data)) {
+          targetEtag = earlier.etag;
+        } else {
+          targetEtag = (await env.files.write(target, source.data, { ifMatch: earlier.etag, origin: id, deferNameCheck: true })).etag;
+        }
+      } catch (error) {
+        if (!(error instanceof PreconditionFailedError)) {
+          uncertain = true;
+          throw error;
+        }
+        // A write whose answer was lost (the SDK's retry then met it) is there with our id and the
+        // source's bytes; anything else was written by someone else while we copied: theirs now.
+        const landed = await env.files.read(target);
+        if (!landed || landed.origin !== id || !sameBytes(landed.data, source.data)) fail('ALREADY_EXISTS', messages.destinationExists(to));
+        targetEtag = landed.etag;
+        created = !earlier;
+      }
+      copied.push({ from: file.path, to: target, sourceEtag: source.etag, targetEtag, created });
+    });
+    const broken = filesThatAreDirectories(sources.map((s) => s.path));
+    const conflict = await treeNameConflict(env.files, to, new Set([...broken].map(targetOf)));
+    if (conflict) failOnConflict(to, conflict);
+  } catch (error) {
+    if (error instanceof MemvaultError && (error.code === 'ALREADY_EXISTS' || error.code === 'NOT_A_DIRECTORY')) {
+      // A refused rename changes nothing: take back what this run created (its sources are all still
+      // in place, as nothing was deleted yet), and the journal if nothing of an earlier run is left.
+      // A copy of unknown fate keeps the journal, so that a later run can still recognise it.
+      await takeBack(copied.filter((c) => c.created), env);
+      if (ours.size === 0 && !uncertain) await env.files.remove(journalAt, { ifMatch: journalEtag }).catch(() => undefined);
+    }
+    throw error;
+  }
+  await forEachLimit(copied, DIRECTORY_MOVE_CONCURRENCY, (c) => deleteSourceKeepingEdits(c.from, c.to, c.sourceEtag, c.targetEtag, env, id));
+  await env.files.remove(journalAt);
+}
+
+/** Whether one of `files` is still a copy written by the rename `id` (read one by one, stopping at the first). */
+async function holdsCopyOf(id: string, files: ListedFile[], env: CommandEnv): Promise<boolean> {
+  for (const file of files) if ((await env.files.read(file.path))?.origin === id) return true;
+  return false;
+}
+
+/** Delete copies this run created, each only as it wrote it (an edit made since stays). Best effort. */
+async function takeBack(copies: Copy[], env: CommandEnv): Promise<void> {
+  await forEachLimit(copies, DIRECTORY_MOVE_CONCURRENCY, async (c) => {
+    await env.files.remove(c.to, { ifMatch: c.targetEtag }).catch(() => undefined);
+  });
+}
