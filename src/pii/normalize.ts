@@ -93,35 +93,39 @@ export function normalizedView(text: string): NormalizedView {
   // starts[i]: where the view's character i begins in the input; ends[i]: just past it.
   const starts = new Int32Array(text.length + 1);
   const ends = new Int32Array(text.length + 1);
-  const units: number[] = [];
-  let out = '';
+  const parts: string[] = [];
   let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    let f = fold(text.charCodeAt(i));
-    let width = 1;
-    if (f === 37) {
-      const escaped = PERCENT_ESCAPES.get(text.slice(i + 1, i + 3).toUpperCase());
-      if (escaped !== undefined) {
-        f = escaped;
-        width = 3;
+  let last = 0;
+  // Unchanged runs are copied whole; only the folded characters are looked at one by one.
+  const folded = new RegExp(FOLDED.source, 'g');
+  let m: RegExpExecArray | null;
+  while ((m = folded.exec(text)) !== null) {
+    const at = m.index;
+    if (at > last) {
+      parts.push(text.slice(last, at));
+      for (let i = last; i < at; i++, n++) {
+        starts[n] = i;
+        ends[n] = i + 1;
       }
     }
-    if (f === -1) continue;
-    starts[n] = i;
-    ends[n] = i + width;
-    n++;
-    i += width - 1;
-    units.push(f);
-    // Build the string in chunks: String.fromCharCode with a huge argument list overflows the stack.
-    if (units.length === 8192) {
-      out += String.fromCharCode(...units);
-      units.length = 0;
+    const width = m[0].length;
+    const f = width === 3 ? (PERCENT_ESCAPES.get(m[0].slice(1).toUpperCase()) ?? -1) : fold(text.charCodeAt(at));
+    if (f !== -1) {
+      parts.push(String.fromCharCode(f));
+      starts[n] = at;
+      ends[n] = at + width;
+      n++;
     }
+    last = at + width;
   }
-  out += String.fromCharCode(...units);
+  parts.push(text.slice(last));
+  for (let i = last; i < text.length; i++, n++) {
+    starts[n] = i;
+    ends[n] = i + 1;
+  }
   starts[n] = text.length;
   return {
-    text: out,
+    text: parts.join(''),
     toOriginal: (i) => starts[i] as number,
     // The end is just past the last character of the span, so invisible characters after it stay outside.
     spanToOriginal: (start, end) => ({ start: starts[start] as number, end: end > start ? (ends[end - 1] as number) : (starts[start] as number) }),
