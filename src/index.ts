@@ -1,4 +1,4 @@
-export { createVault, validateUserId, openExistingStore, type Vault, type VaultOptions, type LifecycleOptions, type UserExport, type ExpireOptions } from './memvault.js';
+export { createVault, validateUserId, openExistingStore, type Vault, type VaultOptions, type VaultLogger, type MemoryToolExtraProps, type LifecycleOptions, type UserExport, type ExpireOptions } from './memvault.js';
 export type { ForgetResult, ForgetProgress, ExportResult, ExportProgress, RotationResult, RotationProgress, KeySourceConfig, KeyProvider } from './crypto/index.js';
 export { EXPORT_MANIFEST_NAME, EXPORT_MANIFEST_FORMAT, type ExportManifest, type ExportManifestEntry } from './crypto/operations.js';
 export type { SweepSummary, SweepProgress } from './expiry/sweep.js';
@@ -19,7 +19,6 @@ export type { PiiType, PiiPolicy, PiiFinding, RedactOptions, RedactResult, ScanR
 export { piiRedactor, redactForLog, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 export { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
 export type { EncryptionConfig } from './crypto/index.js';
-export { createS3Store, S3Store, parseS3Url, buildS3Client, s3ConfigFromEnv, type S3StoreOptions, type ConditionChecks } from './store/s3.js';
 export { FileStore } from './store/file.js';
 export { compose, defaultChain, quota, DEFAULT_QUOTA, type QuotaOptions, type ChainOptions } from './pipeline/index.js';
 export type { ExpiryOptions, TtlSettings } from './expiry/config.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
-import type { Logger } from 'pino';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
 import { validateUserId } from './crypto/codec.js';
 import {
@@ -56,15 +56,18 @@ import type { UserFiles } from './vault/user-files.js';
 export interface VaultOptions {
   /** 'file:///abs/dir' (default: ./.memvault), 's3://bucket/prefix', 'memory:', or an adapter. */
   store?: string | ObjectStore;
-  /** For s3:// stores: your S3Client, or its config (region, endpoint, forcePathStyle, credentials). */
-  s3?: unknown;
+  /**
+   * For s3:// stores: your S3Client (it sends every request, with its credentials, middleware and
+   * retries; recognised by shape, so any copy of @aws-sdk/client-s3 v3 works), or its config.
+   */
+  s3?: S3Client | S3ClientConfig;
   /**
    * For s3:// stores: `conditionChecks: 'native'` on AWS S3 (which enforces conditional copies and
    * deletes itself); the default 'check-first' adds a HEAD where Ceph RGW 16 ignores the condition.
    */
   s3Options?: OpenStoreOptions['s3Options'];
-  /** Operational logs (never file content, keys or raw user ids). */
-  logger?: Logger;
+  /** Operational logs (never file content, keys or raw user ids): pino, console, or anything of that shape. */
+  logger?: VaultLogger;
   /**
    * Client-side encryption (on by default for file and S3 stores; the in-memory test store defaults
    * to plain). Keys: `masterKey`, `masterKeyFile`, or `kms: { keyId }`, else the environment
@@ -114,11 +117,25 @@ export interface VaultOptions {
   create?: boolean;
 }
 
+/**
+ * What memvault calls on a logger: `(fields, message)` at four levels. pino's loggers and `console`
+ * both have this shape.
+ */
+export interface VaultLogger {
+  debug(fields: object | string, message?: string): void;
+  info(fields: object | string, message?: string): void;
+  warn(fields: object | string, message?: string): void;
+  error(fields: object | string, message?: string): void;
+}
+
+/** What `betaMemoryTool(handlers, extraProps)` takes besides the handlers: cache_control, defer_loading, ... */
+export type MemoryToolExtraProps = NonNullable<Parameters<typeof betaMemoryTool>[1]>;
+
 export interface Vault {
   /** Handlers for `betaMemoryTool` from '@anthropic-ai/sdk/helpers/beta/memory'. */
   handlers(userId: string): MemoryToolHandlers;
-  /** `betaMemoryTool(vault.handlers(userId))`, ready for `client.beta.messages.toolRunner`. */
-  tool(userId: string): ReturnType<typeof betaMemoryTool>;
+  /** `betaMemoryTool(vault.handlers(userId), extraProps)`, ready for `client.beta.messages.toolRunner`. */
+  tool(userId: string, extraProps?: MemoryToolExtraProps): ReturnType<typeof betaMemoryTool>;
   /** Runs one tool input for a user and returns the result without throwing (the CLI uses it). */
   run(userId: string, input: unknown): Promise<CommandResult>;
   /** Host-side access to a user's files (import, export), bypassing the model-facing chain. */
@@ -473,7 +490,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     rotateKeys,
     expire,
     handlers,
-    tool: (userId) => betaMemoryTool(handlers(userId)),
+    tool: (userId, extraProps) => betaMemoryTool(handlers(userId), extraProps),
     run,
     files: userFiles,
     audit,

@@ -6,4 +6,3 @@ export { collectFileChains, collectStoreChains, type InstanceChain, type Collect
 export { verifyChains, verifyChain, type VerifyReport, type VerifyFailure, type ChainSummary, type VerifyOptions, type ChainWitness } from './verify.js';
 export { exportRecords, type ExportOptions, type ExportSummary, type ExportFormat } from './export.js';
 export { commandEntry, type CommandRecordOptions } from './command-record.js';
-export { S3SegmentUploader, type S3SegmentUploaderOptions } from './s3-uploader.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { HeadObjectCommand, PutObjectCommand, S3ServiceException, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import type { SegmentRetention, SegmentUploader } from './uploader.js';
 
 export interface S3SegmentUploaderOptions {
@@ -46,7 +46,7 @@ export class S3SegmentUploader implements SegmentUploader {
       return 'uploaded';
     } catch (error) {
       // 412: a segment is already at this key (an earlier upload that lost its progress record).
-      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 412) return 'exists';
+      if (httpStatusOf(error) === 412) return 'exists';
       throw error;
     }
   }
@@ -56,8 +56,14 @@ export class S3SegmentUploader implements SegmentUploader {
       await this.options.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: key }));
       return true;
     } catch (error) {
-      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404) return false;
+      if (httpStatusOf(error) === 404) return false;
       throw error;
     }
   }
+}
+
+/** The HTTP status of an SDK error, read by shape (the app's SDK copy may not be ours). */
+function httpStatusOf(error: unknown): number | undefined {
+  const metadata = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata;
+  return typeof metadata?.httpStatusCode === 'number' ? metadata.httpStatusCode : undefined;
 }

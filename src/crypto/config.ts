@@ -4,13 +4,12 @@
  * first run). Configuring two key sources at one level is an error rather than a silent choice.
  */
 import { promises as fs } from 'node:fs';
-import type { KMSClient } from '@aws-sdk/client-kms';
 import { MemvaultError } from '../errors.js';
 import type { ObjectStore } from '../store/port.js';
 import { createEncryptedCodecProvider, type EncryptedCodecProvider } from './codec.js';
 import type { KeyCacheOptions } from './key-cache.js';
 import type { KeyProvider } from './key-provider.js';
-import { createKmsKeyProvider } from './kms-key.js';
+import { createKmsKeyProvider, type KmsClientLike } from './kms-key.js';
 import {
   createLocalKeyProvider,
   loadOrCreateLocalMasterKey,
@@ -28,7 +27,8 @@ export const PREVIOUS_KMS_KEY_ID_ENV = 'MEMVAULT_PREVIOUS_KMS_KEY_ID';
 
 export interface KmsConfig {
   keyId: string;
-  client?: KMSClient;
+  /** Your KMSClient (any copy of @aws-sdk/client-kms v3); one is made from the environment otherwise. */
+  client?: KmsClientLike;
 }
 
 /** One key source: at most one of the three. */

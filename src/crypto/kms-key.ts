@@ -5,7 +5,7 @@
  * `{ 'memvault:uid': uid, 'memvault:key-version': n }`, so a wrapped key copied to another user's
  * record does not decrypt, and CloudTrail shows which pseudonymous user a key request was for.
  */
-import { DecryptCommand, EncryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import type { DecryptCommandOutput, EncryptCommandOutput, GenerateDataKeyCommandOutput } from '@aws-sdk/client-kms';
 import { MemvaultError } from '../errors.js';
 import { KEY_BYTES } from './format.js';
 import type { GeneratedDataKey, KeyProvider, WrapContext } from './key-provider.js';
@@ -13,8 +13,31 @@ import type { GeneratedDataKey, KeyProvider, WrapContext } from './key-provider.
 export interface KmsKeyProviderOptions {
   /** Key id, key ARN, alias name or alias ARN of a symmetric encryption key. */
   keyId: string;
-  /** A configured client (region, credentials, endpoint); one is made from the environment otherwise. */
-  client?: KMSClient;
+  /**
+   * A configured KMSClient (region, credentials, endpoint); one is made from the environment
+   * otherwise. Used by its `send` alone, so the app's own copy of @aws-sdk/client-kms works.
+   */
+  client?: KmsClientLike;
+}
+
+/** What memvault needs of a KMSClient: its `send`. Every KMSClient of SDK v3 has this shape. */
+export interface KmsClientLike {
+  send(command: object): Promise<unknown>;
+}
+
+type KmsSdk = typeof import('@aws-sdk/client-kms');
+let kmsSdk: Promise<KmsSdk> | undefined;
+
+/**
+ * @aws-sdk/client-kms is an optional peer dependency, loaded on the first KMS call: a deployment
+ * with a local master key never loads (or needs) it.
+ */
+function loadKmsSdk(): Promise<KmsSdk> {
+  kmsSdk ??= import('@aws-sdk/client-kms').catch((e: unknown) => {
+    kmsSdk = undefined;
+    throw new MemvaultError('CONFIG', 'Error: AWS KMS is configured but the @aws-sdk/client-kms package is not installed (npm install @aws-sdk/client-kms).', { cause: e });
+  });
+  return kmsSdk;
 }
 
 export function kmsEncryptionContext(context: WrapContext): Record<string, string> {
@@ -72,20 +95,27 @@ export function mapKmsError(e: unknown, operation: KmsOperation): MemvaultError 
 class KmsKeyProvider implements KeyProvider {
   readonly kind = 'kms' as const;
   readonly keyId: string;
-  private readonly client: KMSClient;
+  private client: KmsClientLike | undefined;
 
   constructor(options: KmsKeyProviderOptions) {
     if (!options.keyId) throw new MemvaultError('CONFIG', 'A KMS key id is required (kms.keyId or MEMVAULT_KMS_KEY_ID).');
     this.keyId = options.keyId;
-    this.client = options.client ?? new KMSClient({});
+    this.client = options.client;
+  }
+
+  private async kms(): Promise<{ sdk: KmsSdk; client: KmsClientLike }> {
+    const sdk = await loadKmsSdk();
+    this.client ??= new sdk.KMSClient({});
+    return { sdk, client: this.client };
   }
 
   async generateDataKey(context: WrapContext): Promise<GeneratedDataKey> {
-    let out;
+    const { sdk, client } = await this.kms();
+    let out: GenerateDataKeyCommandOutput;
     try {
-      out = await this.client.send(
-        new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: kmsEncryptionContext(context) }),
-      );
+      out = (await client.send(
+        new sdk.GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: kmsEncryptionContext(context) }),
+      )) as GenerateDataKeyCommandOutput;
     } catch (e) {
       throw mapKmsError(e, 'GenerateDataKey');
     }
@@ -96,9 +126,10 @@ class KmsKeyProvider implements KeyProvider {
   }
 
   async wrap(dataKey: Uint8Array, context: WrapContext): Promise<Uint8Array> {
-    let out;
+    const { sdk, client } = await this.kms();
+    let out: EncryptCommandOutput;
     try {
-      out = await this.client.send(new EncryptCommand({ KeyId: this.keyId, Plaintext: dataKey, EncryptionContext: kmsEncryptionContext(context) }));
+      out = (await client.send(new sdk.EncryptCommand({ KeyId: this.keyId, Plaintext: dataKey, EncryptionContext: kmsEncryptionContext(context) }))) as EncryptCommandOutput;
     } catch (e) {
       throw mapKmsError(e, 'Encrypt');
     }
@@ -107,11 +138,12 @@ class KmsKeyProvider implements KeyProvider {
   }
 
   async unwrap(wrapped: Uint8Array, context: WrapContext): Promise<Uint8Array> {
-    let out;
+    const { sdk, client } = await this.kms();
+    let out: DecryptCommandOutput;
     try {
-      out = await this.client.send(
-        new DecryptCommand({ KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: kmsEncryptionContext(context) }),
-      );
+      out = (await client.send(
+        new sdk.DecryptCommand({ KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: kmsEncryptionContext(context) }),
+      )) as DecryptCommandOutput;
     } catch (e) {
       throw mapKmsError(e, 'Decrypt');
     }

@@ -5,7 +5,7 @@
  */
 import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
-import tar from 'tar-stream';
+import type { Pack } from 'tar-stream';
 import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from './user-codec.js';
@@ -233,6 +233,8 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
     if (e instanceof MemvaultError && e.code === 'NOT_FOUND') throw new MemvaultError('NOT_FOUND', 'No memories are stored for this user.', { cause: e });
     throw e;
   }
+  // Loaded here, not at import: a vault that never exports does not load the tar code.
+  const { default: tar } = await import('tar-stream');
   const pack = tar.pack();
   const written = pipeline(pack, options.out);
   const progress: ExportProgress = { files: 0, bytes: 0 };
@@ -294,7 +296,7 @@ export interface ExportManifest {
   entries: ExportManifestEntry[];
 }
 
-function addEntry(pack: tar.Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {
+function addEntry(pack: Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {
   return new Promise((resolve, reject) => {
     pack.entry({ name, size: data.byteLength, mtime, mode: 0o600, type: 'file' }, Buffer.from(data.buffer, data.byteOffset, data.byteLength), (err) =>
       err ? reject(err) : resolve(),

@@ -97,6 +97,17 @@ function encodeTagging(tags: Record<string, string>): string {
  * PreconditionFailedError; every other failure becomes MemvaultError('STORE_UNAVAILABLE') with a
  * message free of bucket names, keys and credentials.
  */
+/**
+ * An S3Client, recognised by its shape rather than by `instanceof`: the app's client may come from
+ * another copy of @aws-sdk/client-s3 than the one this module resolves (a neighbouring version),
+ * and it must still be the one that sends, with its credentials, region, middleware and retries.
+ */
+export function isS3Client(value: unknown): value is S3Client {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as { send?: unknown; middlewareStack?: { add?: unknown }; config?: unknown };
+  return typeof candidate.send === 'function' && typeof candidate.middlewareStack?.add === 'function' && typeof candidate.config === 'object' && candidate.config !== null;
+}
+
 export class S3Store implements ObjectStore {
   readonly kind = 's3';
   private readonly bucket: string;
@@ -115,7 +126,7 @@ export class S3Store implements ObjectStore {
     this.conditionChecks = options.conditionChecks ?? 'check-first';
     this.restateTagsOnReplace = options.restateTagsOnReplace ?? true;
     this.maxKeyBytes = MAX_KEY_BYTES - (prefix === '' ? 0 : Buffer.byteLength(prefix, 'utf8') + 1);
-    if (options.s3 instanceof S3Client) {
+    if (isS3Client(options.s3)) {
       this.client = options.s3;
       this.ownsClient = false;
     } else {

@@ -75,6 +75,10 @@ export function recordDecisions(decisions: Readonly<Record<string, unknown>>): v
   if (isRecord(quota) && quota['checked'] === true && quota['allowed'] === false) {
     m.quotaRefusals.add(1, { [ATTRS.quotaLimit]: boundedQuotaLimit(quota['rule']) ?? 'unknown' });
   }
+  // Input that no file within the per-file limit could hold is refused by validation, before the
+  // quota runs: the same limit, so it counts as a file_bytes refusal.
+  const validate = decisions['validate'];
+  if (isRecord(validate) && validate['refused'] === true) m.quotaRefusals.add(1, { [ATTRS.quotaLimit]: 'file_bytes' });
   const pii = decisions['pii'];
   if (isRecord(pii) && isRecord(pii['findings'])) {
     const rejected = Array.isArray(pii['rejected']) ? (pii['rejected'] as unknown[]) : [];

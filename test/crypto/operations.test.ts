@@ -199,11 +199,22 @@ describe('exportUser', () => {
     expect(result).toMatchObject({ files: 3, bytes: 'alpha'.length + 'bravo'.length + Buffer.byteLength('text ✓') });
     expect(progress).toEqual([1, 2, 3]);
     const entries = await readTar(Buffer.concat(chunks));
-    expect(Object.fromEntries(entries.map((e) => [e.name, e.content]))).toEqual({
+    const files = entries.filter((e) => e.name !== 'manifest.json');
+    expect(Object.fromEntries(files.map((e) => [e.name, e.content]))).toEqual({
       'memories/a.md': 'alpha',
       'memories/dir/b.md': 'bravo',
       'memories/ünïcode/名前.md': 'text ✓',
     });
+    // The manifest comes last and lists exactly those files with their sizes.
+    expect(entries.at(-1)!.name).toBe('manifest.json');
+    const manifest = JSON.parse(entries.at(-1)!.content) as { format: string; files: number; entries: Array<{ path: string; size: number }> };
+    expect(manifest.format).toBe('memvault-user-export');
+    expect(manifest.files).toBe(3);
+    expect(manifest.entries.map((e) => [e.path, e.size]).sort()).toEqual([
+      ['/memories/a.md', 5],
+      ['/memories/dir/b.md', 5],
+      ['/memories/ünïcode/名前.md', Buffer.byteLength('text ✓')],
+    ]);
     expect(entries.every((e) => e.mode === 0o600)).toBe(true);
   });
 

@@ -259,14 +259,16 @@ describe('quota and PII decisions', () => {
     const vault = await encryptedVault(new MemoryStore(), { quota: { maxFileBytes: 1000, maxUserFiles: 2 } });
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'small' });
     expect(total(await telemetry.collect(), METRICS.quotaRefusals)).toBe(0);
-    expect((await vault.run(USER, { command: 'create', path: '/memories/b.md', file_text: 'x'.repeat(1001) })).code).toBe('QUOTA_EXCEEDED');
+    // Over the per-file limit: refused by the input-size check before the quota runs (same limit).
+    expect((await vault.run(USER, { command: 'create', path: '/memories/b.md', file_text: 'x'.repeat(1001) })).code).toBe('TOO_LARGE');
     await vault.run(USER, { command: 'create', path: '/memories/b.md', file_text: 'ok' });
     expect((await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'third' })).code).toBe('QUOTA_EXCEEDED');
     const points = await telemetry.collect();
     expect(total(points, METRICS.quotaRefusals, { 'memvault.quota.limit': 'file_bytes' })).toBe(1);
     expect(total(points, METRICS.quotaRefusals, { 'memvault.quota.limit': 'user_files' })).toBe(1);
     expect(total(points, METRICS.quotaRefusals)).toBe(2);
-    expect(total(points, METRICS.commands, { 'memvault.error.code': 'QUOTA_EXCEEDED' })).toBe(2);
+    expect(total(points, METRICS.commands, { 'memvault.error.code': 'QUOTA_EXCEEDED' })).toBe(1);
+    expect(total(points, METRICS.commands, { 'memvault.error.code': 'TOO_LARGE' })).toBe(1);
     await vault.close();
   });
 

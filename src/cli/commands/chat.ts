@@ -21,7 +21,7 @@ export function registerChat(program: Command): void {
     .command('chat')
     .description("talk with Claude in the terminal, with the user's memory in the vault (needs ANTHROPIC_API_KEY)")
     .requiredOption('--user <id>', 'the end user whose memory to use')
-    .option('--model <model>', 'Claude model', 'claude-sonnet-4-5')
+    .option('--model <model>', 'Claude model', 'claude-sonnet-5-5')
     .option('--base-url <url>', 'Messages API base URL (env ANTHROPIC_BASE_URL)')
     .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
     .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it')
