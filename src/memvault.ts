@@ -30,7 +30,7 @@ import type { AuditEntry } from './audit/record.js';
 import type { TtlSettings } from './expiry/config.js';
 import { sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
 import type { ConditionalDeleter } from './expiry/deleter.js';
-import { INTERNAL_ERROR_MESSAGE, isMemvaultError, MemvaultError } from './errors.js';
+import { isMemvaultError, MemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';

@@ -5,6 +5,7 @@
  * `{ 'memvault:uid': uid, 'memvault:key-version': n }`, so a wrapped key copied to another user's
  * record does not decrypt, and CloudTrail shows which pseudonymous user a key request was for.
  */
+import type * as KmsSdkModule from '@aws-sdk/client-kms';
 import type { DecryptCommandOutput, EncryptCommandOutput, GenerateDataKeyCommandOutput } from '@aws-sdk/client-kms';
 import { MemvaultError } from '../errors.js';
 import { KEY_BYTES } from './format.js';
@@ -25,7 +26,7 @@ export interface KmsClientLike {
   send(command: object): Promise<unknown>;
 }
 
-type KmsSdk = typeof import('@aws-sdk/client-kms');
+type KmsSdk = typeof KmsSdkModule;
 let kmsSdk: Promise<KmsSdk> | undefined;
 
 /**

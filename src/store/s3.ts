@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type {
+  S3Client} from '@aws-sdk/client-s3';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -9,7 +11,6 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
   PutObjectTaggingCommand,
-  S3Client,
   type CopyObjectCommandInput,
   type DeleteObjectCommandInput,
   type ListObjectsV2CommandInput,
