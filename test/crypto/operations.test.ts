@@ -199,7 +199,12 @@ describe('exportUser', () => {
     expect(result).toMatchObject({ files: 3, bytes: 'alpha'.length + 'bravo'.length + Buffer.byteLength('text ✓') });
     expect(progress).toEqual([1, 2, 3]);
     const entries = await readTar(Buffer.concat(chunks));
-    expect(Object.fromEntries(entries.map((e) => [e.name, e.content]))).toEqual({
+    // The last entry is the manifest (issue 13): every path with its size.
+    expect(entries.at(-1)!.name).toBe('manifest.json');
+    const manifest = JSON.parse(entries.at(-1)!.content) as { files: number; entries: Array<{ path: string; size: number }> };
+    expect(manifest.files).toBe(3);
+    expect(manifest.entries.map((e) => e.path).sort()).toEqual(['/memories/a.md', '/memories/dir/b.md', '/memories/ünïcode/名前.md']);
+    expect(Object.fromEntries(entries.slice(0, -1).map((e) => [e.name, e.content]))).toEqual({
       'memories/a.md': 'alpha',
       'memories/dir/b.md': 'bravo',
       'memories/ünïcode/名前.md': 'text ✓',
