@@ -50,6 +50,10 @@ const modes: Mode[] = [
   { name: 'sync file (default)', batchSize: 1000, setup: audited('sync.jsonl', {}) },
   { name: 'async file (sync: false)', batchSize: 1000, setup: audited('async.jsonl', { sync: false }) },
   { name: 'sync file + fsync', batchSize: 40, setup: audited('fsync.jsonl', { fsync: true }) },
+  // v2 records (what every encrypted deployment writes): one HMAC more per record.
+  { name: 'sync file + MAC (v2)', batchSize: 1000, setup: audited('mac.jsonl', { macKey: new Uint8Array(32).fill(7) }) },
+  // Several processes on one file (the CLI): lock file, head re-read and one write per record.
+  { name: 'shared file + MAC (CLI)', batchSize: 200, setup: audited('shared.jsonl', { macKey: new Uint8Array(32).fill(7), shared: true }) },
 ];
 
 const dir = mkdtempSync(join(tmpdir(), 'memvault-bench-audit-'));

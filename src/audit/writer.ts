@@ -13,6 +13,7 @@ import {
   writeSync,
   readSync,
   statSync,
+  fstatSync,
 } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve as resolvePath } from 'node:path';
@@ -163,6 +164,8 @@ export class AuditWriter {
   private readonly now: () => number;
   private lastUploadError: Error | undefined;
   private recordsSinceCheckpoint = 0;
+  /** Shared mode: the active file as this process last left it. */
+  private sharedFile: { ino: number; size: number } | undefined;
   private readonly macKey: Uint8Array | undefined;
 
   private constructor(private readonly options: AuditWriterOptions) {
@@ -383,6 +386,8 @@ export class AuditWriter {
         try {
           writeSync(fd, `${JSON.stringify(record)}\n`);
           if (this.options.fsync) fsyncSync(fd);
+          const after = fstatSync(fd);
+          this.sharedFile = { ino: after.ino, size: after.size };
         } finally {
           closeSync(fd);
         }
@@ -401,6 +406,7 @@ export class AuditWriter {
         }
         this.advance(seal.record, seal.canonical);
         renameSync(file, sealedSegmentPath(file, index));
+        this.sharedFile = undefined;
         this.sealedCount = index;
         this.segment = { firstSeq: this.seq + 1, records: 0, bytes: 0 };
         this.maybeCheckpoint('seal');
@@ -419,6 +425,14 @@ export class AuditWriter {
 
   /** The head as the file holds it now (shared mode): the last record of FILE or of the newest sealed segment. */
   private syncHeadFromFile(file: string): void {
+    // Unchanged since this process's last append (same inode, same size): the head is ours already.
+    const now = statOrUndefined(file);
+    const known = this.sharedFile;
+    if (now && known && now.ino === known.ino && now.size === known.size) return;
+    this.syncHeadFromFileContents(file);
+  }
+
+  private syncHeadFromFileContents(file: string): void {
     const tail = readFileTail(file);
     let last: AuditRecord | undefined;
     if (tail?.lastLine !== undefined) {
@@ -653,6 +667,14 @@ function asError(error: unknown): Error {
 }
 
 /** The first line of a file, read synchronously from its first 64 KiB (a record is far shorter). */
+function statOrUndefined(file: string): { ino: number; size: number } | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
 function readFirstLineSync(file: string): string | undefined {
   const fd = openSync(file, 'r');
   try {

@@ -3,7 +3,10 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// Each test spawns several CLI processes (tsx); on a loaded 2-core machine that takes a while.
+vi.setConfig({ testTimeout: 180_000 });
 import { startFakeApi } from '../e2e/fake-messages-api.js';
 
 const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
@@ -86,14 +89,20 @@ describe('memvault exec --audit-file and memvault audit', () => {
     const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((x) => x['type'] === 'command');
     expect(records.map((x) => [x['command'], x['outcome']])).toEqual([['create', 'ok'], ['view', 'error'], ['view', 'ok']]);
     for (const planted of ['diagnosis-secret', 'PLANTED-CONTENT', 'patient@example.com', 'escape']) expect(text).not.toContain(planted);
-    const verified = await cli(['audit', 'verify', audit]);
+    // The records carry MACs: verify needs this deployment's audit key. Without --data-store it
+    // takes the default store (./.memvault, another deployment here): its key does not match.
+    const otherKey = await cli(['audit', 'verify', audit]);
+    expect(otherKey.code).toBe(1);
+    expect(otherKey.stderr).toMatch(/MAC does not match|cannot check the records' MACs/);
+    const verified = await cli(['audit', 'verify', '--data-store', store[1]!, audit]);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/authenticated seq 1-/);
     // Editing one field breaks the chain, and verify says where.
     const { writeFile } = await import('node:fs/promises');
     await writeFile(audit, text.replace('"outcome":"error"', '"outcome":"ok"'));
-    const broken = await cli(['audit', 'verify', audit]);
+    const broken = await cli(['audit', 'verify', '--data-store', store[1]!, audit]);
     expect(broken.code).toBe(1);
-  });
+  }, 120_000);
 });
 
 describe('memvault keys / user', () => {

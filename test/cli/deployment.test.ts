@@ -8,7 +8,10 @@ import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// CLI processes (tsx) are slow to start on a loaded machine.
+vi.setConfig({ testTimeout: 180_000 });
 import { createVault, MemvaultError } from '../../src/index.js';
 import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';

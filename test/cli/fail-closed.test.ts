@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Command } from 'commander';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// CLI processes (tsx) are slow to start on a loaded machine.
+vi.setConfig({ testTimeout: 180_000 });
 import { createAuditLogger } from '../../src/audit/index.js';
 import { listSealedSegments } from '../../src/audit/segments.js';
 import { registerAuditCommands, type AuditCommandDeps } from '../../src/cli/commands/audit.js';

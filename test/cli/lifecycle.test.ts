@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { pathToFileURL } from 'node:url';
 import tar from 'tar-stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// CLI processes (tsx) are slow to start on a loaded machine.
+vi.setConfig({ testTimeout: 180_000 });
 import { collectFileChains, createVault, EXPORT_MANIFEST_NAME, MemoryStore, verifyChains, type ExportManifest, type ObjectStore, type Vault } from '../../src/index.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { FaultyStore } from '../faulty-store.js';
