@@ -37,7 +37,11 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
     if (file) files.push(path);
     const found = await openJournal(journalPath(path), env);
     if (files.length === 0) {
-      if (found.journal?.op === 'delete' && found.journal.from === path) await env.files.remove(journalPath(path), { ifMatch: found.file!.etag });
+      // A delete that stopped after its last file (before dropping its journal) is finished now.
+      if (found.journal?.op === 'delete' && found.journal.from === path) {
+        await env.files.remove(journalPath(path), { ifMatch: found.file!.etag });
+        return messages.deleted(path);
+      }
       fail('NOT_FOUND', messages.deleteMissing(path));
     }
     // A directory: its journal keeps a rename of it (or of a parent or child) from running at the
