@@ -35,23 +35,14 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
     }
     const files = below.map((f) => f.path);
     if (file) files.push(path);
-    const found = await openJournal(journalPath(path), env);
-    if (files.length === 0) {
-      // A delete that stopped after its last file (before dropping its journal) is finished now.
-      if (found.journal?.op === 'delete' && found.journal.from === path) {
-        await env.files.remove(journalPath(path), { ifMatch: found.file!.etag });
-        return messages.deleted(path);
-      }
-      fail('NOT_FOUND', messages.deleteMissing(path));
-    }
-    // A directory: its journal keeps a rename of it (or of a parent or child) from running at the
-    // same time, which would leave copies of deleted files behind.
-    const held = await holdJournal({ op: 'delete', from: path }, found, env);
+    if (files.length === 0) fail('NOT_FOUND', messages.deleteMissing(path));
+    // Not journalled: a journal is a file, which the quota would count, and a user at the quota
+    // must still be able to delete. So a directory delete is not fenced against a rename of the
+    // same directory by another instance (README, "Not protected").
     // Batched deletes: a crash part-way leaves some files deleted and the rest whole; deleting
     // again finishes the job.
     const { failed } = await env.files.removeMany(files);
     if (failed.length > 0) throw new MemvaultError('STORE_UNAVAILABLE', `Error: ${failed.length} of ${files.length} files in ${path} could not be deleted; the rest were. Run delete again to finish.`);
-    await env.files.remove(held.path);
     return messages.deleted(path);
   });
 }
