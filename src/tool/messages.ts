@@ -76,6 +76,12 @@ export const messages = {
   destinationExists: (path: string) => `Error: The destination ${path} already exists`,
   renameRoot: () => 'Error: Cannot rename the /memories directory itself',
   renameIntoItself: (from: string, to: string) => `Error: Cannot move ${from} into itself (${to} is inside it).`,
+  // directory rename and delete against each other (memvault)
+  treeBusy: (path: string) => `Error: Cannot change ${path} now: another rename or delete of it is in progress. Try again.`,
+  treeBusyRename: (path: string, from: string, to: string) =>
+    `Error: Cannot change ${path} now: a rename of ${from} to ${to} is in progress or stopped part-way. Run that rename again to finish it, then try again.`,
+  treeBusyDelete: (path: string, from: string) =>
+    `Error: Cannot change ${path} now: a delete of ${from} is in progress or stopped part-way. Run that delete again to finish it, then try again.`,
 
   // shared (memvault)
   notAFile: (path: string) => `Error: ${path} is a directory, not a file.`,

@@ -27,7 +27,7 @@ describe('rename journals expire', () => {
     hooked.disarm();
     // A whole TTL later (the journal's age is its store timestamp against this process's clock).
     const files = await vault.files(U);
-    const journal = journalPath('/memories/src', '/memories/dst');
+    const journal = journalPath('/memories/src');
     expect(await files.read(journal)).not.toBeNull();
     const realNow = Date.now;
     Date.now = () => realNow() + RENAME_JOURNAL_TTL_MS + 120_000;

@@ -37,6 +37,9 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
     const files = below.map((f) => f.path);
     if (file) files.push(path);
     if (files.length === 0) fail('NOT_FOUND', messages.deleteMissing(path));
+    // Not journalled: a journal is a file, which the quota would count, and a user at the quota
+    // must still be able to delete. So a directory delete is not fenced against a rename of the
+    // same directory by another instance (README, "Not protected").
     // Batched deletes: a crash part-way leaves some files deleted and the rest whole; deleting
     // again finishes the job.
     const { failed } = await env.files.removeMany(files);
@@ -152,33 +155,105 @@ async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T)
 
 /** A journal older than this is ignored (and replaced): a rename is resumed soon after it failed, or not at all. */
 export const RENAME_JOURNAL_TTL_MS = 24 * 60 * 60 * 1000;
+const JOURNAL_DIR = `${RESERVED_DIR}/renames`;
 
-export function journalPath(from: string, to: string): string {
-  const id = createHash('sha256').update(`${from}\u0000${to}`).digest('hex').slice(0, 32);
-  return `${RESERVED_DIR}/renames/${id}`;
+/**
+ * The journal of a directory rename or delete lives at a path derived from the directory it
+ * changes (not from the destination): two renames of one directory contend for one key, and the
+ * create-only PUT of the journal lets exactly one of them start (the server decides, not a DELETE).
+ */
+export function journalPath(dir: string): string {
+  const id = createHash('sha256').update(`tree\u0000${dir}`).digest('hex').slice(0, 32);
+  return `${JOURNAL_DIR}/${id}`;
 }
 
-interface RenameJournal {
-  /** Random, per rename attempt: the `origin` of every copy it writes. */
+interface TreeJournal {
+  /** Random, per attempt: the `origin` of every copy a rename writes. */
   id: string;
+  op: 'rename' | 'delete';
   from: string;
-  to: string;
+  /** A rename's destination. */
+  to?: string;
+}
+
+function parseJournal(file: FileVersion | null): TreeJournal | null {
+  if (!file || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) return null;
+  try {
+    const v = JSON.parse(decodeText(file.data) ?? '') as Partial<TreeJournal>;
+    const op = v.op ?? (typeof v.to === 'string' ? 'rename' : undefined);
+    if (typeof v.id !== 'string' || !/^[0-9a-f]{32}$/.test(v.id) || typeof v.from !== 'string' || (op !== 'rename' && op !== 'delete')) return null;
+    if (op === 'rename' && typeof v.to !== 'string') return null;
+    return { id: v.id, op, from: v.from, ...(op === 'rename' ? { to: v.to! } : {}) };
+  } catch {
+    return null; // damaged: not resumable
+  }
 }
 
 /**
- * The live journal of this very rename, or null: a journal that is missing, older than the TTL, of
- * another format (the pre-id format could not tell its copies apart) or damaged is not resumable.
+ * The live journal at `path`, or null: a journal that is missing, older than the TTL, of another
+ * format (the pre-id format could not tell its copies apart) or damaged is not resumable.
  */
-async function openJournal(path: string, from: string, to: string, env: CommandEnv): Promise<{ journal: RenameJournal | null; file: FileVersion | null }> {
+async function openJournal(path: string, env: CommandEnv): Promise<{ journal: TreeJournal | null; file: FileVersion | null }> {
   const file = await env.files.read(path);
-  if (!file || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) return { journal: null, file };
-  try {
-    const value = JSON.parse(decodeText(file.data) ?? '') as Partial<RenameJournal>;
-    if (typeof value.id === 'string' && /^[0-9a-f]{32}$/.test(value.id) && value.from === from && value.to === to) return { journal: { id: value.id, from, to }, file };
-  } catch {
-    // damaged: not resumable
+  return { journal: parseJournal(file), file };
+}
+
+function busy(path: string, other: TreeJournal | null): never {
+  fail('CONFLICT', other === null ? messages.treeBusy(path) : other.op === 'rename' ? messages.treeBusyRename(path, other.from, other.to!) : messages.treeBusyDelete(path, other.from));
+}
+
+function sameOperation(a: TreeJournal, b: Omit<TreeJournal, 'id'>): boolean {
+  return a.op === b.op && a.from === b.from && a.to === b.to;
+}
+
+/** Whether two tree operations touch a common path (one's source or destination within the other's). */
+function overlaps(a: Omit<TreeJournal, 'id'>, b: TreeJournal): boolean {
+  const pa = [a.from, ...(a.to !== undefined ? [a.to] : [])];
+  const pb = [b.from, ...(b.to !== undefined ? [b.to] : [])];
+  return pa.some((p) => pb.some((q) => isWithin(p, q) || isWithin(q, p)));
+}
+
+interface HeldJournal {
+  path: string;
+  journal: TreeJournal;
+  etag: string;
+  /** Written by this run (false: an earlier run's, being resumed). */
+  fresh: boolean;
+}
+
+/**
+ * Start (or resume) a tree operation: its journal is created `If-None-Match: *` (or over a stale
+ * one `If-Match`), so of two operations on one directory exactly one starts; the other gets a clear
+ * error. Then, as for names (src/vault/names.ts), write, then check: every other live journal is
+ * read, and one whose paths overlap ours (a rename of a parent, of a child, into or out of ours)
+ * makes us withdraw ours and refuse: of two overlapping operations at least one sees the other.
+ */
+async function holdJournal(op: Omit<TreeJournal, 'id'>, found: { journal: TreeJournal | null; file: FileVersion | null }, env: CommandEnv): Promise<HeldJournal> {
+  const path = journalPath(op.from);
+  let held: HeldJournal;
+  if (found.journal) {
+    if (!sameOperation(found.journal, op)) busy(op.from, found.journal);
+    held = { path, journal: found.journal, etag: found.file!.etag, fresh: false };
+  } else {
+    const journal: TreeJournal = { id: randomBytes(16).toString('hex'), ...op };
+    const record = encodeText(JSON.stringify(journal));
+    try {
+      const { etag } = await env.files.write(path, record, found.file ? { ifMatch: found.file.etag } : { ifNoneMatch: true, deferNameCheck: true });
+      held = { path, journal, etag, fresh: true };
+    } catch (error) {
+      if (error instanceof PreconditionFailedError) busy(op.from, parseJournal(await env.files.read(path)));
+      throw error;
+    }
   }
-  return { journal: null, file };
+  for await (const file of env.files.listFiles(JOURNAL_DIR)) {
+    if (file.path === path || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) continue;
+    const other = parseJournal(await env.files.read(file.path));
+    if (other && overlaps(op, other)) {
+      if (held.fresh) await env.files.remove(path, { ifMatch: held.etag }).catch(() => undefined);
+      busy(op.from, other);
+    }
+  }
+  return held;
 }
 
 interface Copy {
@@ -200,19 +275,22 @@ interface Copy {
  * existing one, in the spec's words. So a resumed rename only ever overwrites its own copies.
  */
 async function moveDirectory(from: string, to: string, sources: ListedFile[], env: CommandEnv): Promise<void> {
-  const journalAt = journalPath(from, to);
+  const journalAt = journalPath(from);
   const targetOf = (path: string): string => to + path.slice(from.length);
-  const [{ journal, file: journalFile }, fileAbove, destinationFile, destination] = await Promise.all([
-    openJournal(journalAt, from, to, env),
+  const [found, fileAbove, destinationFile, destination] = await Promise.all([
+    openJournal(journalAt, env),
     fileAncestor(env.files, to),
     env.files.stat(to),
     collect(env.files.listFiles(to)),
   ]);
+  const op = { op: 'rename' as const, from, to };
+  if (found.journal && !sameOperation(found.journal, op)) busy(from, found.journal);
+  const journal = found.journal;
   if (sources.length === 0) {
     // Nothing left to move: an earlier run got as far as dropping its journal (then its copies are
     // at the destination, and the rename is done) or the source is really missing.
     const finished = journal !== null && (await holdsCopyOf(journal.id, destination, env));
-    if (journalFile) await env.files.remove(journalAt, { ifMatch: journalFile.etag });
+    if (found.file) await env.files.remove(journalAt, { ifMatch: found.file.etag });
     if (finished) return;
     fail('NOT_FOUND', messages.renameMissing(from));
   }
@@ -225,28 +303,21 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
   if (existing.length > 0) {
     if (!journal) fail('ALREADY_EXISTS', messages.destinationExists(to));
     const versions = await Promise.all(existing.map((path) => env.files.read(path)));
+    const changed = versions.some((version) => version !== null && version.origin !== journal.id);
+    if (changed) {
+      // The destination changed since the rename stopped: it can never resume, so its journal goes
+      // (and with it the hold on these directories). Every file stays whole where it is.
+      await env.files.remove(journalAt, { ifMatch: found.file!.etag });
+      fail('ALREADY_EXISTS', messages.destinationExists(to));
+    }
     existing.forEach((path, i) => {
       const version = versions[i];
-      if (!version) return; // deleted meanwhile: nothing there to overwrite
-      if (version.origin !== journal.id) fail('ALREADY_EXISTS', messages.destinationExists(to));
-      ours.set(path, version);
+      if (version) ours.set(path, version); // (deleted meanwhile: nothing there to overwrite)
     });
   }
-  const id = journal?.id ?? randomBytes(16).toString('hex');
-  let journalEtag: string;
-  if (journal) {
-    journalEtag = journalFile!.etag;
-  } else {
-    const record = encodeText(JSON.stringify({ id, from, to }));
-    try {
-      // Over a stale journal exactly as read; otherwise create-only: a second process starting the
-      // same rename at the same moment loses here instead of copying alongside.
-      journalEtag = (await env.files.write(journalAt, record, journalFile ? { ifMatch: journalFile.etag } : { ifNoneMatch: true, deferNameCheck: true })).etag;
-    } catch (error) {
-      if (error instanceof PreconditionFailedError) fail('CONFLICT', messages.conflict(from));
-      throw error;
-    }
-  }
+  const held = await holdJournal(op, found, env);
+  const id = held.journal.id;
+  const journalEtag = held.etag;
   const copied: Copy[] = [];
   /** A write of this run failed without telling whether it landed: its copy may be at the destination. */
   let uncertain = false;
