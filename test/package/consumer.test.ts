@@ -145,7 +145,7 @@ describe('memvault installed from its tarball into a consumer app', () => {
       type: 'tool_result',
       tool_use_id: 'missing',
       is_error: true,
-      content: 'Error: No replacement was performed, old_str `tuesday` did not appear verbatim in /memories/plan.md.',
+      content: 'No replacement was performed, old_str `tuesday` did not appear verbatim in /memories/plan.md.',
     });
     const third = out.runner[3]!.last.content as Array<Record<string, unknown>>;
     expect(third).toEqual([{ type: 'tool_result', tool_use_id: 'v1', content: "Here's the content of /memories/plan.md with line numbers:\n     1\tlaunch: monday" }]);
