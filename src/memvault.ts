@@ -220,6 +220,27 @@ export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJ
   return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
 }
 
+/** Env switch equivalent to `encryption: { createKeyFile: true }` (for the CLI and containers that opt in). */
+export const CREATE_KEY_FILE_ENV = 'MEMVAULT_CREATE_KEY_FILE';
+
+/**
+ * A file store's key file beside its directory is made on first use (the quick start needs nothing
+ * configured). For S3 and adapter stores a key is never made silently under the home directory: a
+ * container's home is often ephemeral, and memories written under a lost key are lost. The host opts
+ * in with `encryption.createKeyFile` or MEMVAULT_CREATE_KEY_FILE=1; an existing file is always read.
+ */
+function mayCreateDefaultKeyFile(storeUrl: string | undefined, encrypt: EncryptionConfig, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (storeUrl?.startsWith('file:')) return true;
+  return encrypt.createKeyFile === true || env[CREATE_KEY_FILE_ENV] === '1';
+}
+
+function noKeyHintFor(defaultMasterKeyFile: string): string {
+  return (
+    `Create a key first: \`memvault keys create --out /secure/path/master.key\`, then set MEMVAULT_MASTER_KEY_FILE to it ` +
+    `(or encryption.masterKeyFile). To let memvault create ${defaultMasterKeyFile} itself, pass encryption: { createKeyFile: true } or set ${CREATE_KEY_FILE_ENV}=1.`
+  );
+}
+
 /**
  * Opens the store behind a URL without creating it: a file store's directory must exist already.
  * (S3 buckets are never created; an empty prefix is caught by the deployment check.)
@@ -251,11 +272,13 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     const codec = createPlainCodecProvider();
     return { codec, close: () => codec.close() };
   }
+  const defaultMasterKeyFile = defaultMasterKeyFileFor(storeUrl);
   const encryption = await createEncryptionFromConfig({
     store,
     config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },
-    defaultMasterKeyFile: defaultMasterKeyFileFor(storeUrl),
+    defaultMasterKeyFile,
     create: options.create ?? true,
+    ...(mayCreateDefaultKeyFile(storeUrl, encrypt) ? {} : { readOnlyDefaultKeyFile: { hint: noKeyHintFor(defaultMasterKeyFile) } }),
   });
   for (const notice of encryption.notices) {
     const isNew = /\bcreated\b/.test(notice);

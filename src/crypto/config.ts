@@ -46,6 +46,13 @@ export interface EncryptionConfig extends KeySourceConfig {
   cache?: KeyCacheOptions;
   /** Longest store key (default 1,024); lower it when the store adapter prepends a prefix. */
   maxKeyBytes?: number;
+  /**
+   * Stores other than the embedded file store (S3, adapters): with no key configured, memvault
+   * creates `~/.memvault/master.key` (or `$MEMVAULT_HOME/master.key`) for a new deployment only when
+   * this is true (or MEMVAULT_CREATE_KEY_FILE=1). Otherwise start-up stops and says how to make a
+   * key (`memvault keys create`): a key made silently in a container's home is lost with it.
+   */
+  createKeyFile?: boolean;
 }
 
 export interface ResolveKeyOptions {
@@ -55,6 +62,8 @@ export interface ResolveKeyOptions {
   defaultMasterKeyFile?: string;
   /** false: the default key file is only read, never created (commands that must not start a deployment). */
   createDefaultKeyFile?: boolean;
+  /** With createDefaultKeyFile false: what to tell the operator when the default file is missing. */
+  missingKeyHint?: string;
 }
 
 export interface ResolvedKeyProvider {
@@ -110,7 +119,7 @@ export async function keyProviderFromConfig(config: KeySourceConfig, options: Re
   if (options.defaultMasterKeyFile && options.createDefaultKeyFile === false) {
     return providerFromSource({ masterKeyFile: options.defaultMasterKeyFile }, options.defaultMasterKeyFile).catch((e: unknown) => {
       if (e instanceof MemvaultError && /does not exist/.test(e.message)) {
-        throw new MemvaultError('CONFIG', `${NO_KEY_MESSAGE} (No key file exists at the default place, ${options.defaultMasterKeyFile}, and this command does not create one.)`, { cause: e });
+        throw new MemvaultError('CONFIG', `${NO_KEY_MESSAGE} ${options.missingKeyHint ?? `(No key file exists at the default place, ${options.defaultMasterKeyFile}, and this command does not create one.)`}`, { cause: e });
       }
       throw e;
     });
@@ -165,12 +174,15 @@ export async function createEncryptionFromConfig(args: {
    * created). false: open an existing deployment only; create neither a record nor a key file.
    */
   create?: boolean;
+  /** The default key file may be read but not created (an S3 store without `createKeyFile`). */
+  readOnlyDefaultKeyFile?: { hint: string };
 }): Promise<Encryption> {
   const create = args.create ?? true;
   const resolveOptions: ResolveKeyOptions = {
     ...(args.env ? { env: args.env } : {}),
     ...(args.defaultMasterKeyFile ? { defaultMasterKeyFile: args.defaultMasterKeyFile } : {}),
-    ...(create ? {} : { createDefaultKeyFile: false }),
+    ...(create && !args.readOnlyDefaultKeyFile ? {} : { createDefaultKeyFile: false }),
+    ...(args.readOnlyDefaultKeyFile ? { missingKeyHint: args.readOnlyDefaultKeyFile.hint } : {}),
   };
   const resolved = await keyProviderFromConfig(args.config, resolveOptions);
   const previousKeyProviders = await previousKeyProvidersFromConfig(args.config, resolveOptions);

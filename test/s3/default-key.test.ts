@@ -9,10 +9,12 @@ import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3ClientConfig,
 recordS3SuiteRun(import.meta.url);
 
 /**
- * `createVault({ store: 's3://bucket/prefix', s3 })` with no key configured anywhere: the first
- * start of a new deployment creates a master key file under MEMVAULT_HOME (0600) and works; a
- * start with another key (a new machine that was never given the file) stops with a clear error
- * and leaves no stray key file behind.
+ * `createVault({ store: 's3://bucket/prefix', s3 })` with no key configured anywhere: start-up stops
+ * and says how to make a key, creating nothing (a key made silently in an ephemeral home would be
+ * lost with it). With `encryption: { createKeyFile: true }` the first start of a new deployment
+ * creates a master key file under MEMVAULT_HOME (0600) and works; later starts read it without the
+ * opt-in; a start with another key (a new machine that was never given the file) stops with a
+ * clear error and leaves no stray key file behind.
  */
 describe.skipIf(!s3Available())(`S3 store with no key configured${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
   const prefix = `default-key-${randomBytes(3).toString('hex')}`;
@@ -36,12 +38,16 @@ describe.skipIf(!s3Available())(`S3 store with no key configured${s3Available() 
     const first = await mkdtemp(join(tmpdir(), 'memvault-home-'));
     homes.push(first);
     process.env['MEMVAULT_HOME'] = first;
-    const vault = await createVault({ store: s3Url(prefix), s3: s3ClientConfig() });
+    delete process.env['MEMVAULT_CREATE_KEY_FILE'];
+    // No opt-in: a clear error naming `memvault keys create`, and nothing created.
+    await expect(createVault({ store: s3Url(prefix), s3: s3ClientConfig() })).rejects.toThrow(/memvault keys create/);
+    await expect(stat(join(first, 'master.key'))).rejects.toThrow();
+    const vault = await createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: { createKeyFile: true } });
     expect(await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'kept' })).toMatchObject({ isError: false });
     await vault.close();
     expect((await stat(join(first, 'master.key'))).mode & 0o077).toBe(0);
 
-    // Same home: the same key, the same memories.
+    // Same home: the same key (read without the opt-in), the same memories.
     const again = await createVault({ store: s3Url(prefix), s3: s3ClientConfig() });
     expect(JSON.stringify((await again.run('u', { command: 'view', path: '/memories/a.md' })).content)).toContain('kept');
     await again.close();
@@ -50,7 +56,7 @@ describe.skipIf(!s3Available())(`S3 store with no key configured${s3Available() 
     const second = await mkdtemp(join(tmpdir(), 'memvault-home-'));
     homes.push(second);
     process.env['MEMVAULT_HOME'] = second;
-    await expect(createVault({ store: s3Url(prefix), s3: s3ClientConfig() })).rejects.toThrow(/master key/);
+    await expect(createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: { createKeyFile: true } })).rejects.toThrow(/master key/);
     await expect(stat(join(second, 'master.key'))).rejects.toThrow();
   });
 });

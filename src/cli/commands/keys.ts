@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createLocalKeyProvider, keyProviderFromConfig, loadOrCreateLocalMasterKey } from '../../crypto/index.js';
 import { exitWithError, usageError } from '../errors.js';
@@ -14,6 +15,21 @@ interface RotateFlags extends VaultFlags {
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('master key operations');
+  keys
+    .command('create')
+    .description('create a new local master key file (32 random bytes, base64, mode 0600); refuses to replace an existing file')
+    .requiredOption('--out <path>', 'where to write the key file (required)')
+    .action(async (flags: { out: string }) => {
+      try {
+        if (existsSync(flags.out)) throw usageError(`${flags.out} already exists; a key file is never replaced (it may be the only way to read memories)`);
+        const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.out);
+        masterKey.fill(0);
+        if (!created) throw usageError(`${flags.out} already exists; a key file is never replaced (it may be the only way to read memories)`);
+        process.stdout.write(`keys create: wrote a new master key to ${flags.out} (mode 0600). Back it up; then set MEMVAULT_MASTER_KEY_FILE=${flags.out}.\n`);
+      } catch (error) {
+        exitWithError(error);
+      }
+    });
   addLifecycleOptions(keys
     .command('rotate')
     .description(
