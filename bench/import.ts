@@ -3,7 +3,10 @@
  * many modules and packages it loads, for a file store and for an S3 store. Each scenario runs in a
  * fresh Node process (ROUNDS times, median), against the built package (`npm run build` first).
  *
- *   npx tsx bench/import.ts [rounds]
+ *   npx tsx bench/import.ts [rounds] [baseline-dist-dir]
+ *
+ * With a baseline (the dist/ of another build, e.g. an older commit's), every scenario runs against
+ * both in the same run, interleaved, and the table shows both.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,12 +18,13 @@ import { median, printTable } from './stats.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
-const entry = pathToFileURL(resolve(here, '..', 'dist', 'index.js')).href;
+const builds: Array<[string, string]> = [['this build', pathToFileURL(resolve(here, '..', 'dist', 'index.js')).href]];
+if (process.argv[3]) builds.unshift(['baseline', pathToFileURL(resolve(process.argv[3], 'index.js')).href]);
 const counter = join(here, 'import', 'count-modules.mjs');
 const rounds = Number(process.argv[2] ?? 7);
 const masterKey = Buffer.alloc(32, 1).toString('base64');
 
-const scenarios: Record<string, string> = {
+const scenariosFor = (entry: string): Record<string, string> => ({
   'import only': `await import(${JSON.stringify(entry)});`,
   'file store: open + create': `
     const m = await import(${JSON.stringify(entry)});
@@ -37,7 +41,7 @@ const scenarios: Record<string, string> = {
       const v = await m.createVault({ store: 's3://bench/p', s3: { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }, encryption: { masterKey: ${JSON.stringify(masterKey)} } });
       await v.close();
     } catch {}`,
-};
+});
 
 interface Sample {
   ms: number;
@@ -58,18 +62,23 @@ async function sample(script: string, dir: string): Promise<Sample> {
 const dir = await mkdtemp(join(tmpdir(), 'memvault-import-bench-'));
 const rows: Array<Array<string | number>> = [];
 const heavy = ['@aws-sdk/client-s3', '@aws-sdk/client-kms', 'tar-stream'];
-for (const [name, script] of Object.entries(scenarios)) {
-  const samples: Sample[] = [];
-  for (let i = 0; i < rounds; i++) samples.push(await sample(script, dir));
+for (const name of Object.keys(scenariosFor(''))) {
+  const samples = new Map<string, Sample[]>(builds.map(([b]) => [b, []]));
+  for (let i = 0; i < rounds; i++) for (const [build, entry] of builds) samples.get(build)!.push(await sample(scenariosFor(entry)[name]!, dir));
+  for (const [build] of builds) rows.push(row(name, build, samples.get(build)!));
+}
+
+function row(name: string, build: string, samples: Sample[]): Array<string | number> {
   const last = samples.at(-1)!;
-  rows.push([
+  return [
     name,
+    build,
     median(samples.map((s) => s.ms)),
     String(last.modules - 1), // the scenario script itself
     String(last.packages.length),
     heavy.filter((p) => last.packages.includes(p)).join(', ') || '-',
-  ]);
+  ];
 }
 await rm(dir, { recursive: true, force: true });
 console.log(`Node ${process.version}, ${rounds} fresh processes per row (median ms)\n`);
-printTable(['scenario', 'ms', 'modules', 'packages', 'of S3 / KMS / tar loaded'], rows);
+printTable(['scenario', 'build', 'ms', 'modules', 'packages', 'of S3 / KMS / tar loaded'], rows);

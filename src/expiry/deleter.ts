@@ -16,7 +16,8 @@
  *   file's HEAD and the DeleteObjects (one batch of HEADs, well under a second at 16 in flight
  *   for 100 files) can still be deleted: the remaining, documented window.
  */
-import { DeleteObjectsCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 
 export interface ExpiryCandidate {
@@ -107,11 +108,16 @@ function status(error: unknown): number | undefined {
 export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
   const { client, bucket, prefix, mode } = options;
   const fullKey = (key: string): string => (prefix === '' ? key : `${prefix}/${key}`);
+  // The S3 commands are loaded when a sweep first deletes, so that importing the sweeper (the
+  // package root does, for vault.expire) never loads the AWS SDK for a file store.
+  let sdk: Promise<typeof S3Sdk> | undefined;
+  const commands = (): Promise<typeof S3Sdk> => (sdk ??= import('@aws-sdk/client-s3'));
 
   const recheck = async (batch: ExpiryCandidate[], outcome: DeleteOutcome): Promise<ExpiryCandidate[]> => {
     const unchanged: ExpiryCandidate[] = [];
     await forEachLimit(batch, HEAD_CONCURRENCY, async (candidate) => {
       try {
+        const { HeadObjectCommand } = await commands();
         const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key) }));
         // LIST times are truncated to whole seconds by S3Store, as HEAD reports them.
         const moved = head.LastModified?.getTime() !== candidate.lastModified.getTime();
@@ -133,6 +139,7 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
       const toDelete = mode === 'recheck' ? await recheck(batch, outcome) : batch;
       if (toDelete.length === 0) return outcome;
       const byKey = new Map(toDelete.map((c) => [fullKey(c.key), c]));
+      const { DeleteObjectsCommand } = await commands();
       try {
         const out = await client.send(
           new DeleteObjectsCommand({
