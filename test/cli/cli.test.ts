@@ -1,16 +1,13 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // Each test spawns several CLI processes (tsx); on a loaded 2-core machine that takes a while.
 vi.setConfig({ testTimeout: 180_000 });
 import { startFakeApi } from '../e2e/fake-messages-api.js';
+import { runCli, type CliResult } from './helpers.js';
 
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
 let cwd: string;
 beforeAll(async () => {
@@ -20,23 +17,8 @@ afterAll(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const base = { ...process.env };
-  for (const k of Object.keys(base)) if (k.startsWith('MEMVAULT_') || k === 'ANTHROPIC_API_KEY') delete base[k];
-  return { ...base, ...extra };
-}
-
-async function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<{ stdout: string; stderr: string; code: number }> {
-  return new Promise((resolve) => {
-    const child = spawn(tsx, [main, ...args], { cwd, env: env(options.env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ stdout, stderr, code: code ?? -1 }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+/** `memvault ARGS` in the test's working directory (test/cli/helpers.ts runs it). */
+const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> => runCli(args, { cwd, ...options });
 
 const lines = (s: string) => s.trim().split('\n').map((l) => JSON.parse(l) as { content: unknown; is_error: boolean });
 
