@@ -14,6 +14,8 @@ import {
   forgetUser as forgetUserData,
   keyProviderFromConfig,
   rotateKeys as rotateAllKeys,
+  verifyKeys as verifyAllKeys,
+  type VerifyKeysResult,
   type Encryption,
   type EncryptionConfig,
   type ExportProgress,
@@ -161,6 +163,12 @@ export interface Vault {
    * content; resumable and safe beside running instances. Writes a `rotate` audit record.
    */
   rotateKeys(options: LifecycleOptions & { to: KeySourceConfig | KeyProvider; onProgress?: (progress: RotationProgress) => void }): Promise<RotationResult>;
+  /**
+   * Opens every key record with the configured key alone (no previous keys): each must pass its
+   * MAC and unwrap. Run it after a rotation, before the old key is destroyed; `failed` lists every
+   * record that did not open. Only reads.
+   */
+  verifyKeys(options?: { onProgress?: (progress: { done: number; total: number }) => void }): Promise<VerifyKeysResult>;
   /**
    * The expiry sweeper (docs/expiry.md): deletes files idle past their TTL (default: the vault's
    * `expiry` settings). Each deletion, and the sweep itself, is audited.
@@ -478,6 +486,11 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     );
   };
 
+  const verifyKeys: Vault['verifyKeys'] = async (options = {}) => {
+    const { keyProvider } = needsEncryption('verifyKeys');
+    return verifyAllKeys({ store, providers: keyProvider, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  };
+
   const expire: Vault['expire'] = async (options = {}) => {
     const fromVault = vaultOptions.expiry;
     const ttl: TtlSettings | undefined =
@@ -511,6 +524,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     forgetUser,
     exportUser,
     rotateKeys,
+    verifyKeys,
     expire,
     handlers,
     tool: (userId, extraProps) => betaMemoryTool(handlers(userId), extraProps),

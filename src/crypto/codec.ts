@@ -14,7 +14,9 @@ import {
   computeUid,
   computePathId,
   computeAuditMacKey,
+  computeDeploymentFingerprint,
   decryptSegment,
+  deriveRecordMacKey,
   deriveUserKeys,
   encryptSegment,
   NONCE_BYTES,
@@ -24,11 +26,21 @@ import {
   type UserKeys,
 } from './format.js';
 import { randomBytes } from 'node:crypto';
+import { constantTimeEqual } from './bytes.js';
 import { describeKey, type KeyProvider } from './key-provider.js';
 import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
-import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey, isUid, userFilesPrefix, userKeyKey } from './layout.js';
+import { DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey, isUid, userFilesPrefix } from './layout.js';
 import { loadSodium, type Sodium } from './sodium.js';
-import { NoMatchingKeyError, readOrCreateSecret, readSecret } from './wrapped-secret.js';
+import {
+  DEPLOYMENT_RECORD_INTEGRITY_MESSAGE,
+  NoMatchingKeyError,
+  readDeployment,
+  readOrCreateDeployment,
+  readOrCreateUserSecret,
+  readUserSecret,
+  type DeploymentBinding,
+  type OpenedSecret,
+} from './wrapped-secret.js';
 
 export const MEMORIES_ROOT = '/memories';
 /** S3's key limit; a store adapter that adds its own prefix passes a smaller `maxKeyBytes`. */
@@ -53,6 +65,12 @@ export interface EncryptedCodecOptions {
    * existing deployment is opened (commands that read or erase never create one).
    */
   createDeployment?: boolean;
+  /**
+   * The deployment fingerprint (`{id}.{check}`, printed at creation and by `memvault keys verify`).
+   * When set, start-up refuses a deployment record with any other: the defence against a replaced
+   * deployment record by someone who can write the bucket and call kms:Encrypt.
+   */
+  deploymentFingerprint?: string;
 }
 
 export interface EncryptedCodecProvider extends CodecProvider {
@@ -60,6 +78,10 @@ export interface EncryptedCodecProvider extends CodecProvider {
   readonly keyId: string;
   /** True when this start-up created the deployment record (a new, empty deployment). */
   readonly createdDeployment: boolean;
+  /** The deployment's id (bound into every associated data and KMS context). */
+  readonly deploymentId: string;
+  /** The fingerprint a host pins (encryption.deploymentFingerprint); a one-way hash, safe to log. */
+  readonly deploymentFingerprint: string;
   /** The deployment's audit MAC key (a fresh copy; the caller may wipe it). */
   auditMacKey(): Uint8Array;
   /** Pseudonymous uid of a user id (pure: no store access). */
@@ -150,6 +172,7 @@ class EncryptedUserCodec implements UserCodec {
 
   constructor(
     readonly uid: string,
+    private readonly deploymentId: string,
     private readonly cached: CachedKeys,
     private readonly maxKeyBytes: number,
   ) {
@@ -218,11 +241,13 @@ class EncryptedUserCodec implements UserCodec {
 
   seal(path: string, plaintext: Uint8Array): Uint8Array {
     segmentsOf(path);
-    return sealContentWithNonce(this.keys, this.uid, path, plaintext, new Uint8Array(randomBytes(NONCE_BYTES)));
+    const nonce = new Uint8Array(NONCE_BYTES);
+    nonce.set(randomBytes(NONCE_BYTES));
+    return sealContentWithNonce(this.keys, this.deploymentId, this.uid, path, plaintext, nonce);
   }
 
   open(path: string, stored: Uint8Array): Uint8Array {
-    return openContent(this.keys, this.uid, path, stored);
+    return openContent(this.keys, this.deploymentId, this.uid, path, stored);
   }
 
   plaintextSize(storedSize: number): number {
@@ -238,13 +263,23 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   private readonly providers: KeyProvider[];
   private readonly maxKeyBytes: number;
   private closed = false;
+  private readonly deploymentSecret: Uint8Array;
+  private readonly binding: DeploymentBinding;
+  readonly deploymentId: string;
+  readonly deploymentFingerprint: string;
+  /** ETag of k/_deployment when it was last seen as this instance's; re-checked every key-cache age. */
+  private deploymentEtag: string;
+  private deploymentCheckedAt: number;
+  private deploymentCheck: Promise<void> | undefined;
+  private readonly maxAgeMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly sodium: Sodium,
     private readonly store: ObjectStore,
     private readonly primary: KeyProvider,
     previous: KeyProvider[],
-    private readonly deploymentSecret: Uint8Array,
+    deployment: OpenedSecret,
     readonly createdDeployment: boolean,
     cacheOptions: KeyCacheOptions | undefined,
     maxKeyBytes: number | undefined,
@@ -254,6 +289,14 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     this.providers = [primary, ...previous];
     this.cache = new KeyCache(cacheOptions);
     this.maxKeyBytes = maxKeyBytes ?? MAX_STORE_KEY_BYTES;
+    this.deploymentSecret = deployment.secret;
+    this.deploymentId = deployment.record.deployment;
+    this.binding = { deploymentId: this.deploymentId, macKey: deriveRecordMacKey(deployment.secret) };
+    this.deploymentFingerprint = computeDeploymentFingerprint(deployment.secret, this.deploymentId);
+    this.deploymentEtag = deployment.etag;
+    this.now = cacheOptions?.now ?? Date.now;
+    this.maxAgeMs = cacheOptions?.maxAgeMs ?? 10 * 60_000;
+    this.deploymentCheckedAt = this.now();
   }
 
   get cachedUsers(): number {
@@ -278,12 +321,45 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
 
   async forUser(userId: string): Promise<UserCodec> {
     const uid = this.uidOf(userId);
-    return new EncryptedUserCodec(uid, await this.keysOf(uid, true), this.maxKeyBytes);
+    await this.revalidateDeployment();
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, true), this.maxKeyBytes);
   }
 
   async forUid(uid: string): Promise<UserCodec> {
     if (!isUid(uid)) throw new MemvaultError('INVALID_USER', 'Error: Not a memvault uid.');
-    return new EncryptedUserCodec(uid, await this.keysOf(uid, false), this.maxKeyBytes);
+    await this.revalidateDeployment();
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, false), this.maxKeyBytes);
+  }
+
+  /**
+   * Every key-cache age, prove k/_deployment is still this instance's (one HEAD when unchanged):
+   * a deployment record that disappeared or changed is an error on every instance, never two
+   * answers for one user. While it fails, every call checks again (a restored record heals).
+   */
+  private revalidateDeployment(): Promise<void> {
+    if (this.now() - this.deploymentCheckedAt < this.maxAgeMs) return Promise.resolve();
+    this.deploymentCheck ??= this.checkDeployment().finally(() => (this.deploymentCheck = undefined));
+    return this.deploymentCheck;
+  }
+
+  private async checkDeployment(): Promise<void> {
+    const head = await this.store.head(DEPLOYMENT_RECORD_KEY);
+    if (!head) throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_CHANGED_MESSAGE);
+    if (head.etag !== this.deploymentEtag) {
+      // Rewritten: a rotation re-wraps the same secret (fine); anything else is another deployment.
+      let current: OpenedSecret | null;
+      try {
+        current = await readDeployment(this.store, this.providers, (b) => this.sodium.memzero(b));
+      } catch (e) {
+        throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_CHANGED_MESSAGE, { cause: e });
+      }
+      if (!current) throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_CHANGED_MESSAGE);
+      const same = current.record.deployment === this.deploymentId && constantTimeEqual(current.secret, this.deploymentSecret);
+      this.sodium.memzero(current.secret);
+      if (!same) throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_CHANGED_MESSAGE);
+      this.deploymentEtag = current.etag;
+    }
+    this.deploymentCheckedAt = this.now();
   }
 
   evict(uid: string): void {
@@ -295,6 +371,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     this.closed = true;
     this.cache.clear();
     this.sodium.memzero(this.deploymentSecret);
+    this.sodium.memzero(this.binding.macKey);
   }
 
   private assertOpen(): void {
@@ -314,11 +391,10 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   }
 
   private async loadKeys(uid: string, create: boolean): Promise<CachedKeys> {
-    const location = { store: this.store, key: userKeyKey(uid), uid };
     const wipe = (bytes: Uint8Array) => this.sodium.memzero(bytes);
     const opened = create
-      ? await readOrCreateSecret(location, this.primary, this.providers, wipe)
-      : await readSecret(location, this.providers);
+      ? await readOrCreateUserSecret(this.store, uid, this.binding, this.primary, this.providers, wipe)
+      : await readUserSecret(this.store, uid, this.binding, this.providers);
     if (!opened) throw new MemvaultError('NOT_FOUND', 'Error: No memory key exists for this user.');
     const keys = deriveUserKeys(opened.secret, opened.record.keyVersion);
     wipe(opened.secret);
@@ -342,29 +418,34 @@ export async function createEncryptedCodecProvider(options: EncryptedCodecOption
   const sodium = await loadSodium();
   const previous = options.previousKeyProviders ?? [];
   const providers = [options.keyProvider, ...previous];
-  const location = { store: options.store, key: DEPLOYMENT_RECORD_KEY, uid: DEPLOYMENT_CONTEXT_UID };
   const wipe = (b: Uint8Array) => sodium.memzero(b);
   let opened;
   try {
-    opened = await readSecret(location, providers);
+    opened = await readDeployment(options.store, providers, wipe);
     if (!opened) {
       await assertNoDeploymentIsExpected(options.store, options.createDeployment ?? true);
-      opened = await readOrCreateSecret(location, options.keyProvider, providers, wipe);
+      opened = await readOrCreateDeployment(options.store, options.keyProvider, providers, wipe);
     }
   } catch (e) {
     throw explainDeploymentFailure(e, options.keyProvider, previous);
   }
-  return new EncryptedCodecProviderImpl(
-    sodium,
-    options.store,
-    options.keyProvider,
-    previous,
-    opened.secret,
-    opened.created,
-    options.cache,
-    options.maxKeyBytes,
-  );
+  if (options.deploymentFingerprint !== undefined) {
+    const actual = computeDeploymentFingerprint(opened.secret, opened.record.deployment);
+    if (actual !== options.deploymentFingerprint.trim()) {
+      wipe(opened.secret);
+      throw new MemvaultError(
+        'KEY_UNAVAILABLE',
+        `The deployment record (${DEPLOYMENT_RECORD_KEY}) is not the pinned deployment: its fingerprint is ${actual}, the configured one (encryption.deploymentFingerprint / MEMVAULT_DEPLOYMENT_FINGERPRINT) is ${options.deploymentFingerprint.trim()}. ` +
+          'It was replaced (or the configuration names another deployment); memvault will not start on it. Restore the record from a backup or an earlier object version.',
+      );
+    }
+  }
+  return new EncryptedCodecProviderImpl(sodium, options.store, options.keyProvider, previous, opened, opened.created, options.cache, options.maxKeyBytes);
 }
+
+export const DEPLOYMENT_CHANGED_MESSAGE =
+  `Error: The deployment record (${DEPLOYMENT_RECORD_KEY}) disappeared or changed while this service was running; memvault stops answering rather than serve a stale or a different deployment. ` +
+  `Nothing was read or written. Recovery: the operator restores ${DEPLOYMENT_RECORD_KEY} from a backup or an earlier object version.`;
 
 /**
  * Called when the deployment record is absent. A new deployment may be created only on a store
@@ -405,6 +486,9 @@ function explainDeploymentFailure(e: unknown, primary: KeyProvider, previous: Ke
       `The configured master key does not match this deployment: its keys are wrapped with the ${wrappedWith}, but the configured key is the ${configured}. ${hint}`,
       { cause: e },
     );
+  }
+  if (e instanceof MemvaultError && e.code === 'INTEGRITY' && e.message === DEPLOYMENT_RECORD_INTEGRITY_MESSAGE) {
+    return new MemvaultError('KEY_UNAVAILABLE', e.message, { cause: e });
   }
   if (e instanceof MemvaultError && e.code === 'INTEGRITY') {
     return new MemvaultError(

@@ -24,6 +24,7 @@ export const KMS_KEY_ID_ENV = 'MEMVAULT_KMS_KEY_ID';
 export const PREVIOUS_MASTER_KEY_ENV = 'MEMVAULT_PREVIOUS_MASTER_KEY';
 export const PREVIOUS_MASTER_KEY_FILE_ENV = 'MEMVAULT_PREVIOUS_MASTER_KEY_FILE';
 export const PREVIOUS_KMS_KEY_ID_ENV = 'MEMVAULT_PREVIOUS_KMS_KEY_ID';
+export const DEPLOYMENT_FINGERPRINT_ENV = 'MEMVAULT_DEPLOYMENT_FINGERPRINT';
 
 export interface KmsConfig {
   keyId: string;
@@ -53,6 +54,12 @@ export interface EncryptionConfig extends KeySourceConfig {
    * key (`memvault keys create`): a key made silently in a container's home is lost with it.
    */
   createKeyFile?: boolean;
+  /**
+   * The deployment fingerprint (`{id}.{check}`) this host expects (env MEMVAULT_DEPLOYMENT_FINGERPRINT).
+   * Start-up refuses a deployment record with another one. Pin it in KMS mode: it is what stops
+   * someone who can write the bucket and call kms:Encrypt from replacing the deployment record.
+   */
+  deploymentFingerprint?: string;
 }
 
 export interface ResolveKeyOptions {
@@ -186,6 +193,7 @@ export async function createEncryptionFromConfig(args: {
   };
   const resolved = await keyProviderFromConfig(args.config, resolveOptions);
   const previousKeyProviders = await previousKeyProvidersFromConfig(args.config, resolveOptions);
+  const pinned = args.config.deploymentFingerprint ?? (args.env ?? process.env)[DEPLOYMENT_FINGERPRINT_ENV];
   let codecProvider: EncryptedCodecProvider;
   try {
     codecProvider = await createEncryptedCodecProvider({
@@ -194,6 +202,7 @@ export async function createEncryptionFromConfig(args: {
       previousKeyProviders,
       ...(args.config.cache ? { cache: args.config.cache } : {}),
       ...(args.config.maxKeyBytes ? { maxKeyBytes: args.config.maxKeyBytes } : {}),
+      ...(pinned ? { deploymentFingerprint: pinned } : {}),
       createDeployment: create,
     });
   } catch (e) {
@@ -218,7 +227,13 @@ export async function createEncryptionFromConfig(args: {
   if (resolved.createdMasterKeyFile) {
     notices.push(`created a new master key file at ${resolved.createdMasterKeyFile}: back it up, without it the stored memories cannot be read`);
   }
-  if (codecProvider.createdDeployment) notices.push('created a new deployment record (k/_deployment)');
+  if (codecProvider.createdDeployment) {
+    notices.push(`created a new deployment record (k/_deployment), fingerprint ${codecProvider.deploymentFingerprint}: pin it (${DEPLOYMENT_FINGERPRINT_ENV})`);
+  } else if (!pinned && codecProvider.mode === 'kms') {
+    notices.push(
+      `deployment fingerprint ${codecProvider.deploymentFingerprint} is not pinned: set ${DEPLOYMENT_FINGERPRINT_ENV} to it, so that a deployment record replaced by someone with bucket write and kms:Encrypt is refused`,
+    );
+  }
   return {
     codecProvider,
     keyProvider: resolved.keyProvider,

@@ -6,6 +6,7 @@
  * Content object:  version(1) | keyVersion(u32be) | commitment(32) | nonce(24) | ciphertext | tag(16)
  * Name segment:    base64url( siv(16) | XChaCha20(segment) ), nonce = siv | 0^8
  * Local wrap:      version(1) | nonce(24) | ciphertext(32) | tag(16)
+ * Record MAC:      BLAKE2b-32(record MAC key, lp(label) | lp(deployment) | lp(uid) | lp(kind) | lp(keyId) | u32be(keyVersion) | lp(wrapped))
  */
 import { createHmac } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
@@ -22,7 +23,16 @@ import {
 } from './bytes.js';
 import { readySodium } from './sodium.js';
 
-export const FORMAT_VERSION = 1;
+/**
+ * Version 2 binds the deployment id into every associated data and KMS context and authenticates
+ * key records with a MAC keyed from the deployment secret. Version 1 objects are not read (there
+ * were no production stores).
+ */
+export const FORMAT_VERSION = 2;
+/** Random bytes of a deployment id (16 -> 22 base64url characters). */
+export const DEPLOYMENT_ID_BYTES = 16;
+export const DEPLOYMENT_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+export const RECORD_MAC_BYTES = 32;
 export const KEY_BYTES = 32;
 export const NONCE_BYTES = 24;
 export const TAG_BYTES = 16;
@@ -46,6 +56,11 @@ const LABEL_COMMITMENT = 'memvault/v1/key-commitment';
 const LABEL_WRAP_KEY = 'memvault/v1/wrap-key';
 const LABEL_KEY_CHECK = 'memvault/v1/key-check';
 const LABEL_UID = 'memvault/v1/uid\u0000';
+// Introduced with format 2 (labels name the version that introduced them; older labels kept their value).
+const LABEL_RECORD_MAC_KEY = 'memvault/v2/record-mac-key';
+const LABEL_RECORD_MAC = 'memvault/v2/key-record';
+const LABEL_DEPLOYMENT_CHECK = 'memvault/v2/deployment-check';
+export const LABEL_AUDIT_PATH = 'memvault/v1/audit-path\u0000';
 
 /** The text shown when stored bytes do not open. It names no path, user or key on purpose. */
 export const INTEGRITY_MESSAGE =
@@ -92,17 +107,22 @@ export function wipeUserKeys(keys: UserKeys): void {
 // ---------------------------------------------------------------------------------------------
 // Content
 
-function contentAssociatedData(header: Uint8Array, uid: string, path: string): Uint8Array {
-  // The header minus the nonce (the AEAD takes the nonce itself), then uid and path.
-  return concatBytes(header.subarray(0, 1 + 4 + COMMITMENT_BYTES), lengthPrefixed(utf8(uid)), lengthPrefixed(utf8(path)));
+function contentAssociatedData(header: Uint8Array, deploymentId: string, uid: string, path: string): Uint8Array {
+  // The header minus the nonce (the AEAD takes the nonce itself), then deployment, uid and path.
+  return concatBytes(
+    header.subarray(0, 1 + 4 + COMMITMENT_BYTES),
+    lengthPrefixed(utf8(deploymentId)),
+    lengthPrefixed(utf8(uid)),
+    lengthPrefixed(utf8(path)),
+  );
 }
 
-export function sealContentWithNonce(keys: UserKeys, uid: string, path: string, plaintext: Uint8Array, nonce: Uint8Array): Uint8Array {
+export function sealContentWithNonce(keys: UserKeys, deploymentId: string, uid: string, path: string, plaintext: Uint8Array, nonce: Uint8Array): Uint8Array {
   if (nonce.byteLength !== NONCE_BYTES) throw new Error('nonce must be 24 bytes');
   const header = concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keys.keyVersion), keys.commitment, nonce);
   const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
     plaintext,
-    contentAssociatedData(header, uid, path),
+    contentAssociatedData(header, deploymentId, uid, path),
     null,
     nonce,
     keys.contentKey,
@@ -115,7 +135,7 @@ export function contentKeyVersion(stored: Uint8Array): number | null {
   return stored.byteLength >= CONTENT_OVERHEAD ? readU32be(stored, 1) : null;
 }
 
-export function openContent(keys: UserKeys, uid: string, path: string, stored: Uint8Array): Uint8Array {
+export function openContent(keys: UserKeys, deploymentId: string, uid: string, path: string, stored: Uint8Array): Uint8Array {
   if (stored.byteLength < CONTENT_OVERHEAD || stored[0] !== FORMAT_VERSION) throw integrityError();
   if (readU32be(stored, 1) !== keys.keyVersion) throw integrityError();
   // Key commitment first: Poly1305 alone would let a crafted ciphertext open under two keys.
@@ -126,7 +146,7 @@ export function openContent(keys: UserKeys, uid: string, path: string, stored: U
     return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
       null,
       stored.subarray(CONTENT_HEADER_BYTES),
-      contentAssociatedData(header, uid, path),
+      contentAssociatedData(header, deploymentId, uid, path),
       nonce,
       keys.contentKey,
     );
@@ -188,7 +208,7 @@ export function computeUid(deploymentSecret: Uint8Array, userId: string): string
 
 /** Pseudonymous path id for audit records: HMAC-SHA256(deployment secret, label || uid || 0 || path), 16 bytes, base64url. */
 export function computePathId(deploymentSecret: Uint8Array, uid: string, path: string): string {
-  const mac = createHmac('sha256', deploymentSecret).update('memvault/v1/audit-path\u0000').update(`${uid}\u0000${path}`, 'utf8').digest();
+  const mac = createHmac('sha256', deploymentSecret).update(LABEL_AUDIT_PATH).update(`${uid}\u0000${path}`, 'utf8').digest();
   return mac.subarray(0, 16).toString('base64url');
 }
 
@@ -217,27 +237,85 @@ export function deriveLocalMasterKeys(masterKey: Uint8Array): LocalMasterKeys {
   };
 }
 
-function wrapAssociatedData(uid: string, keyVersion: number): Uint8Array {
-  return concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keyVersion), lengthPrefixed(utf8(uid)));
+function wrapAssociatedData(deploymentId: string, uid: string, keyVersion: number): Uint8Array {
+  return concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keyVersion), lengthPrefixed(utf8(deploymentId)), lengthPrefixed(utf8(uid)));
 }
 
-export function localWrapWithNonce(wrapKey: Uint8Array, dataKey: Uint8Array, uid: string, keyVersion: number, nonce: Uint8Array): Uint8Array {
-  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(dataKey, wrapAssociatedData(uid, keyVersion), null, nonce, wrapKey);
+export function localWrapWithNonce(
+  wrapKey: Uint8Array,
+  dataKey: Uint8Array,
+  deploymentId: string,
+  uid: string,
+  keyVersion: number,
+  nonce: Uint8Array,
+): Uint8Array {
+  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(dataKey, wrapAssociatedData(deploymentId, uid, keyVersion), null, nonce, wrapKey);
   return concatBytes(Uint8Array.of(FORMAT_VERSION), nonce, sealed);
 }
 
 /** Returns null when the wrapped key does not open (wrong master key, other user, damage). */
-export function localUnwrap(wrapKey: Uint8Array, wrapped: Uint8Array, uid: string, keyVersion: number): Uint8Array | null {
+export function localUnwrap(wrapKey: Uint8Array, wrapped: Uint8Array, deploymentId: string, uid: string, keyVersion: number): Uint8Array | null {
   if (wrapped.byteLength !== LOCAL_WRAP_BYTES || wrapped[0] !== FORMAT_VERSION) return null;
   try {
     return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
       null,
       wrapped.subarray(1 + NONCE_BYTES),
-      wrapAssociatedData(uid, keyVersion),
+      wrapAssociatedData(deploymentId, uid, keyVersion),
       wrapped.subarray(1, 1 + NONCE_BYTES),
       wrapKey,
     );
   } catch {
     return null;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key-record authentication (format 2)
+
+/** What a record MAC covers: every field of a key record but the MAC itself. */
+export interface RecordMacFields {
+  deploymentId: string;
+  /** The uid of the record ('_deployment' for the deployment record). */
+  uid: string;
+  kind: string;
+  keyId: string;
+  keyVersion: number;
+  wrapped: Uint8Array;
+}
+
+/**
+ * The key that authenticates key records: derived from the deployment secret, which only a holder
+ * of the master key (or kms:Decrypt) can recover. Someone who can write the bucket and call
+ * kms:Encrypt can wrap a key of their own, but cannot MAC the record that carries it.
+ */
+export function deriveRecordMacKey(deploymentSecret: Uint8Array): Uint8Array {
+  return keyedHash(deploymentSecret, LABEL_RECORD_MAC_KEY);
+}
+
+export function computeRecordMac(macKey: Uint8Array, fields: RecordMacFields): Uint8Array {
+  const message = concatBytes(
+    lengthPrefixed(utf8(LABEL_RECORD_MAC)),
+    lengthPrefixed(utf8(fields.deploymentId)),
+    lengthPrefixed(utf8(fields.uid)),
+    lengthPrefixed(utf8(fields.kind)),
+    lengthPrefixed(utf8(fields.keyId)),
+    u32be(fields.keyVersion),
+    lengthPrefixed(fields.wrapped),
+  );
+  return keyedHash(macKey, message, RECORD_MAC_BYTES);
+}
+
+export function verifyRecordMac(macKey: Uint8Array, fields: RecordMacFields, mac: Uint8Array): boolean {
+  return constantTimeEqual(computeRecordMac(macKey, fields), mac);
+}
+
+/**
+ * The deployment fingerprint `{deployment id}.{check}`: a commitment to the deployment secret that
+ * a host can pin (encryption.deploymentFingerprint / MEMVAULT_DEPLOYMENT_FINGERPRINT). A replaced
+ * deployment record has another secret, so it cannot have this fingerprint. It is a one-way hash:
+ * safe for logs.
+ */
+export function computeDeploymentFingerprint(deploymentSecret: Uint8Array, deploymentId: string): string {
+  const check = keyedHash(deploymentSecret, concatBytes(lengthPrefixed(utf8(LABEL_DEPLOYMENT_CHECK)), lengthPrefixed(utf8(deploymentId))), 16);
+  return `${deploymentId}.${toBase64Url(check)}`;
 }

@@ -18,6 +18,10 @@ export {
 } from './layout.js';
 export {
   rotateKeys,
+  verifyKeys,
+  type VerifyKeysOptions,
+  type VerifyKeysResult,
+  type KeyRecordFailure,
   forgetUser,
   forgetUid,
   exportUser,
@@ -36,6 +40,7 @@ export {
   keyProviderFromConfig,
   previousKeyProvidersFromConfig,
   KMS_KEY_ID_ENV,
+  DEPLOYMENT_FINGERPRINT_ENV,
   PREVIOUS_MASTER_KEY_ENV,
   PREVIOUS_MASTER_KEY_FILE_ENV,
   PREVIOUS_KMS_KEY_ID_ENV,

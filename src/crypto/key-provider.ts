@@ -5,10 +5,12 @@
  * record, and rotation can tell a re-wrapped record from one still waiting.
  */
 import { MemvaultError } from '../errors.js';
-import { fromBase64Strict, toBase64, utf8, strictUtf8 } from './bytes.js';
-import { FORMAT_VERSION } from './format.js';
+import { fromBase64Strict, fromBase64UrlStrict, toBase64, toBase64Url, utf8, strictUtf8 } from './bytes.js';
+import { computeRecordMac, DEPLOYMENT_ID_PATTERN, FORMAT_VERSION, RECORD_MAC_BYTES, type RecordMacFields } from './format.js';
 
 export interface WrapContext {
+  /** The deployment the secret belongs to (bound into the wrap: another deployment's record does not open). */
+  deploymentId: string;
   /** The pseudonymous uid the secret belongs to ('_deployment' for the deployment secret). */
   uid: string;
   /** Version of the secret under this uid (bound into the wrap, so records cannot be re-labelled). */
@@ -35,15 +37,37 @@ export interface KeyProvider {
 
 export interface KeyRecord {
   format: number;
+  /** Deployment id (docs/format.md): the same in every record of one deployment. */
+  deployment: string;
   kind: 'local' | 'kms';
   keyId: string;
   keyVersion: number;
   wrapped: Uint8Array;
+  /** MAC over every other field and the record's uid, keyed from the deployment secret. */
+  mac: Uint8Array;
 }
 
-export function encodeKeyRecord(record: Omit<KeyRecord, 'format'>): Uint8Array {
+/** The record's fields under its MAC (the uid is the record's place, not a field). */
+export function recordMacFields(record: Omit<KeyRecord, 'format' | 'mac'>, uid: string): RecordMacFields {
+  return { deploymentId: record.deployment, uid, kind: record.kind, keyId: record.keyId, keyVersion: record.keyVersion, wrapped: record.wrapped };
+}
+
+/** A record, MACed for `uid` under `macKey` (format 2; the field order is pinned by the test vector). */
+export function sealKeyRecord(record: Omit<KeyRecord, 'format' | 'mac'>, uid: string, macKey: Uint8Array): KeyRecord {
+  return { format: FORMAT_VERSION, ...record, mac: computeRecordMac(macKey, recordMacFields(record, uid)) };
+}
+
+export function encodeKeyRecord(record: KeyRecord): Uint8Array {
   return utf8(
-    JSON.stringify({ format: FORMAT_VERSION, kind: record.kind, keyId: record.keyId, keyVersion: record.keyVersion, wrapped: toBase64(record.wrapped) }),
+    JSON.stringify({
+      format: FORMAT_VERSION,
+      deployment: record.deployment,
+      kind: record.kind,
+      keyId: record.keyId,
+      keyVersion: record.keyVersion,
+      wrapped: toBase64(record.wrapped),
+      mac: toBase64Url(record.mac),
+    }),
   );
 }
 
@@ -60,13 +84,18 @@ export function decodeKeyRecord(bytes: Uint8Array): KeyRecord {
   if (typeof parsed !== 'object' || parsed === null) throw damaged();
   const r = parsed as Record<string, unknown>;
   if (r.format !== FORMAT_VERSION) throw damaged();
+  if (typeof r.deployment !== 'string' || !DEPLOYMENT_ID_PATTERN.test(r.deployment)) throw damaged();
   if (r.kind !== 'local' && r.kind !== 'kms') throw damaged();
   if (typeof r.keyId !== 'string' || r.keyId.length === 0) throw damaged();
   if (typeof r.keyVersion !== 'number' || !Number.isInteger(r.keyVersion) || r.keyVersion < 1 || r.keyVersion > 0xffffffff) throw damaged();
   if (typeof r.wrapped !== 'string') throw damaged();
   const wrapped = fromBase64Strict(r.wrapped);
   if (!wrapped || wrapped.byteLength === 0) throw damaged();
-  return { format: r.format, kind: r.kind, keyId: r.keyId, keyVersion: r.keyVersion, wrapped };
+  const mac = typeof r.mac === 'string' ? fromBase64UrlStrict(r.mac) : null;
+  if (!mac || mac.byteLength !== RECORD_MAC_BYTES) throw damaged();
+  const known = new Set(['format', 'deployment', 'kind', 'keyId', 'keyVersion', 'wrapped', 'mac']);
+  if (Object.keys(r).some((k) => !known.has(k))) throw damaged();
+  return { format: r.format, deployment: r.deployment, kind: r.kind, keyId: r.keyId, keyVersion: r.keyVersion, wrapped, mac };
 }
 
 /**

@@ -2,8 +2,8 @@
  * The AWS KMS key provider. Data keys come from GenerateDataKey (AES_256 = 32 bytes) and are opened
  * with Decrypt; Encrypt wraps an existing secret (the deployment secret, and every key during a
  * rotation onto KMS). Each request carries the encryption context
- * `{ 'memvault:uid': uid, 'memvault:key-version': n }`, so a wrapped key copied to another user's
- * record does not decrypt, and CloudTrail shows which pseudonymous user a key request was for.
+ * `{ 'memvault:deployment': id, 'memvault:uid': uid, 'memvault:key-version': n }`, so a wrapped key
+ * copied to another user's record, or to another deployment on the same KMS key, does not decrypt, and CloudTrail shows which pseudonymous user a key request was for.
  */
 import type * as KmsSdkModule from '@aws-sdk/client-kms';
 import type { DecryptCommandOutput, EncryptCommandOutput, GenerateDataKeyCommandOutput } from '@aws-sdk/client-kms';
@@ -42,7 +42,7 @@ function loadKmsSdk(): Promise<KmsSdk> {
 }
 
 export function kmsEncryptionContext(context: WrapContext): Record<string, string> {
-  return { 'memvault:uid': context.uid, 'memvault:key-version': String(context.keyVersion) };
+  return { 'memvault:deployment': context.deploymentId, 'memvault:uid': context.uid, 'memvault:key-version': String(context.keyVersion) };
 }
 
 type KmsOperation = 'GenerateDataKey' | 'Decrypt' | 'Encrypt';

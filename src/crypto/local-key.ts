@@ -139,12 +139,12 @@ class LocalKeyProvider implements KeyProvider {
 
   async wrap(dataKey: Uint8Array, context: WrapContext): Promise<Uint8Array> {
     this.assertOpen();
-    return localWrapWithNonce(this.wrapKey, dataKey, context.uid, context.keyVersion, new Uint8Array(randomBytes(NONCE_BYTES)));
+    return localWrapWithNonce(this.wrapKey, dataKey, context.deploymentId, context.uid, context.keyVersion, new Uint8Array(randomBytes(NONCE_BYTES)));
   }
 
   async unwrap(wrapped: Uint8Array, context: WrapContext): Promise<Uint8Array> {
     this.assertOpen();
-    const key = localUnwrap(this.wrapKey, wrapped, context.uid, context.keyVersion);
+    const key = localUnwrap(this.wrapKey, wrapped, context.deploymentId, context.uid, context.keyVersion);
     if (!key) {
       throw new MemvaultError('INTEGRITY', 'Error: A wrapped key did not open with the master key: the key record is damaged or was moved from another user.');
     }

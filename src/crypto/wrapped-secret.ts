@@ -1,28 +1,49 @@
 /**
- * Create-once wrapped secrets (the deployment secret and per-user data keys). A secret is created
- * with `ifNoneMatch: '*'`: when two processes race, one put wins and the other reads and unwraps
- * the winner's record, so a uid never has two secrets.
+ * Create-once, authenticated wrapped secrets: the deployment secret (k/_deployment) and per-user
+ * data keys (k/{uid}). Format 2 (docs/format.md):
+ *
+ * - every record carries the deployment id, bound into its wrap (AD or KMS encryption context), so
+ *   two deployments sharing a master key refuse each other's records;
+ * - every record carries a MAC keyed from the deployment secret (the deployment record: from its
+ *   own secret). A user record is checked BEFORE it is unwrapped, so someone who can write the
+ *   bucket and call kms:Encrypt (but not Decrypt) cannot substitute a key of their own.
+ *
+ * A secret is created with `ifNoneMatch: '*'`: when two processes race, one put wins and the other
+ * reads and unwraps the winner's record, so a uid never has two secrets. A user's key is created
+ * only when the user has no objects at all: a key record that vanished while files remain is an
+ * error naming the recovery, never a silent new key.
  */
 import { randomBytes } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
-import { KEY_BYTES } from './format.js';
-import { decodeKeyRecord, encodeKeyRecord, selectUnwrapProvider, type KeyProvider, type KeyRecord, type WrapContext } from './key-provider.js';
+import { toBase64Url } from './bytes.js';
+import { DEPLOYMENT_ID_BYTES, deriveRecordMacKey, KEY_BYTES, verifyRecordMac } from './format.js';
+import {
+  decodeKeyRecord,
+  encodeKeyRecord,
+  recordMacFields,
+  sealKeyRecord,
+  selectUnwrapProvider,
+  type KeyProvider,
+  type KeyRecord,
+  type WrapContext,
+} from './key-provider.js';
+import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey, userPrefix } from './layout.js';
 
 export const INITIAL_KEY_VERSION = 1;
 
 export interface OpenedSecret {
   secret: Uint8Array;
   record: KeyRecord;
+  /** ETag of the record as read or written (re-validation compares it). */
+  etag: string;
   created: boolean;
 }
 
-export interface SecretLocation {
-  store: ObjectStore;
-  /** Store key of the record. */
-  key: string;
-  /** uid in the wrap context. */
-  uid: string;
+/** What authenticates user records: the deployment id and the record MAC key. */
+export interface DeploymentBinding {
+  deploymentId: string;
+  macKey: Uint8Array;
 }
 
 /** Thrown when a record's key is among none of the configured providers. */
@@ -35,19 +56,37 @@ export class NoMatchingKeyError extends MemvaultError {
   }
 }
 
+/** The model-facing text when a key record fails authentication (names no record, user or key). */
+export const KEY_RECORD_INTEGRITY_MESSAGE =
+  "Error: This user's key record failed its integrity check: it was altered, replaced or copied from another deployment, so memvault will not use it. " +
+  'Nothing was read or written. Recovery: the operator restores the key record from a backup or an earlier object version.';
+
+/** A user has files but no key record (deleted, lost): never answered with a new, empty key. */
+export const KEY_RECORD_MISSING_MESSAGE =
+  "Error: This user's key record is missing although their memory files exist; memvault will not create a new key (the files would become unreadable). " +
+  'Nothing was written. Recovery: the operator restores the key record from a backup or an earlier object version (docs/encryption.md, "A missing or changed key record").';
+
+export function keyRecordIntegrityError(): MemvaultError {
+  return new MemvaultError('INTEGRITY', KEY_RECORD_INTEGRITY_MESSAGE);
+}
+
 export async function openRecord(record: KeyRecord, uid: string, providers: readonly KeyProvider[]): Promise<Uint8Array> {
   const provider = selectUnwrapProvider(record, providers);
   if (!provider) {
     throw new NoMatchingKeyError(record, 'Error: The key that protects this user is not configured; the service cannot open it.');
   }
-  return provider.unwrap(record.wrapped, { uid, keyVersion: record.keyVersion });
+  return provider.unwrap(record.wrapped, { deploymentId: record.deployment, uid, keyVersion: record.keyVersion });
 }
 
-export async function readSecret(location: SecretLocation, providers: readonly KeyProvider[]): Promise<OpenedSecret | null> {
-  const stored = await location.store.get(location.key);
-  if (!stored) return null;
-  const record = decodeKeyRecord(stored.body);
-  return { secret: await openRecord(record, location.uid, providers), record, created: false };
+/** True when a user record belongs to this deployment and its MAC verifies (no unwrap, no KMS call). */
+export function isAuthenticRecord(record: KeyRecord, uid: string, binding: DeploymentBinding): boolean {
+  return record.deployment === binding.deploymentId && verifyRecordMac(binding.macKey, recordMacFields(record, uid), record.mac);
+}
+
+/** Open a user record: authenticate first, then unwrap. */
+export async function openUserRecord(record: KeyRecord, uid: string, binding: DeploymentBinding, providers: readonly KeyProvider[]): Promise<Uint8Array> {
+  if (!isAuthenticRecord(record, uid, binding)) throw keyRecordIntegrityError();
+  return openRecord(record, uid, providers);
 }
 
 async function newSecret(primary: KeyProvider, context: WrapContext): Promise<{ secret: Uint8Array; wrapped: Uint8Array }> {
@@ -55,30 +94,137 @@ async function newSecret(primary: KeyProvider, context: WrapContext): Promise<{ 
     const generated = await primary.generateDataKey(context);
     return { secret: generated.plaintext, wrapped: generated.wrapped };
   }
-  const secret = new Uint8Array(randomBytes(KEY_BYTES));
+  // A fresh buffer, never a slice of Node's shared pool (it is wiped when no longer needed).
+  const secret = new Uint8Array(KEY_BYTES);
+  randomFillInto(secret);
   return { secret, wrapped: await primary.wrap(secret, context) };
 }
 
-export async function readOrCreateSecret(
-  location: SecretLocation,
+function randomFillInto(target: Uint8Array): void {
+  const random = randomBytes(target.byteLength);
+  target.set(random);
+  random.fill(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deployment record
+
+/** The deployment record's MAC key is derived from its own secret (nothing else exists yet). */
+function deploymentMacValid(record: KeyRecord, secret: Uint8Array): boolean {
+  const macKey = deriveRecordMacKey(secret);
+  try {
+    return verifyRecordMac(macKey, recordMacFields(record, DEPLOYMENT_CONTEXT_UID), record.mac);
+  } finally {
+    macKey.fill(0);
+  }
+}
+
+export const DEPLOYMENT_RECORD_INTEGRITY_MESSAGE =
+  `The deployment record (${DEPLOYMENT_RECORD_KEY}) opens but fails its integrity check: it was altered. Restore it from a backup or an earlier object version.`;
+
+export async function readDeployment(store: ObjectStore, providers: readonly KeyProvider[], wipe: (b: Uint8Array) => void): Promise<OpenedSecret | null> {
+  const stored = await store.get(DEPLOYMENT_RECORD_KEY);
+  if (!stored) return null;
+  const record = decodeKeyRecord(stored.body);
+  const secret = await openRecord(record, DEPLOYMENT_CONTEXT_UID, providers);
+  if (!deploymentMacValid(record, secret)) {
+    wipe(secret);
+    throw new MemvaultError('INTEGRITY', DEPLOYMENT_RECORD_INTEGRITY_MESSAGE);
+  }
+  return { secret, record, etag: stored.etag, created: false };
+}
+
+export function newDeploymentId(): string {
+  return toBase64Url(new Uint8Array(randomBytes(DEPLOYMENT_ID_BYTES)));
+}
+
+export async function readOrCreateDeployment(
+  store: ObjectStore,
   primary: KeyProvider,
   providers: readonly KeyProvider[],
   wipe: (bytes: Uint8Array) => void,
 ): Promise<OpenedSecret> {
-  const existing = await readSecret(location, providers);
+  const existing = await readDeployment(store, providers, wipe);
   if (existing) return existing;
-  const context = { uid: location.uid, keyVersion: INITIAL_KEY_VERSION };
-  const { secret, wrapped } = await newSecret(primary, context);
-  const record: KeyRecord = { format: 1, kind: primary.kind, keyId: primary.keyId, keyVersion: INITIAL_KEY_VERSION, wrapped };
+  const deploymentId = newDeploymentId();
+  const { secret, wrapped } = await newSecret(primary, { deploymentId, uid: DEPLOYMENT_CONTEXT_UID, keyVersion: INITIAL_KEY_VERSION });
+  const macKey = deriveRecordMacKey(secret);
+  const record = sealKeyRecord(
+    { deployment: deploymentId, kind: primary.kind, keyId: primary.keyId, keyVersion: INITIAL_KEY_VERSION, wrapped },
+    DEPLOYMENT_CONTEXT_UID,
+    macKey,
+  );
+  wipe(macKey);
   try {
-    await location.store.put(location.key, encodeKeyRecord(record), { ifNoneMatch: '*' });
-    return { secret, record, created: true };
+    const { etag } = await store.put(DEPLOYMENT_RECORD_KEY, encodeKeyRecord(record), { ifNoneMatch: '*' });
+    return { secret, record, etag, created: true };
+  } catch (e) {
+    wipe(secret);
+    if (!(e instanceof PreconditionFailedError)) throw e;
+  }
+  const winner = await readDeployment(store, providers, wipe);
+  if (!winner) throw new MemvaultError('CONFLICT', 'Error: A key record was created and removed concurrently; please try again.');
+  return winner;
+}
+
+// ---------------------------------------------------------------------------------------------
+// User key records
+
+export async function readUserSecret(
+  store: ObjectStore,
+  uid: string,
+  binding: DeploymentBinding,
+  providers: readonly KeyProvider[],
+): Promise<OpenedSecret | null> {
+  const stored = await store.get(userKeyKey(uid));
+  if (!stored) return null;
+  let record: KeyRecord;
+  try {
+    record = decodeKeyRecord(stored.body);
+  } catch {
+    throw keyRecordIntegrityError();
+  }
+  return { secret: await openUserRecord(record, uid, binding, providers), record, etag: stored.etag, created: false };
+}
+
+/** True when anything at all is stored under the user's prefix (one listing of one key). */
+export async function userHasObjects(store: ObjectStore, uid: string): Promise<boolean> {
+  return (await store.list(userPrefix(uid), { maxKeys: 1 })).objects.length > 0;
+}
+
+export async function readOrCreateUserSecret(
+  store: ObjectStore,
+  uid: string,
+  binding: DeploymentBinding,
+  primary: KeyProvider,
+  providers: readonly KeyProvider[],
+  wipe: (bytes: Uint8Array) => void,
+): Promise<OpenedSecret> {
+  const existing = await readUserSecret(store, uid, binding, providers);
+  if (existing) return existing;
+  // No record. A new key is right only for a user with nothing stored: files without a key record
+  // mean the record was deleted or lost, and a new key would silently split the user.
+  if (await userHasObjects(store, uid)) {
+    // Another process may have created the record (and a first file) since our read.
+    const raced = await readUserSecret(store, uid, binding, providers);
+    if (raced) return raced;
+    throw new MemvaultError('STORE_INCONSISTENT', KEY_RECORD_MISSING_MESSAGE);
+  }
+  const { secret, wrapped } = await newSecret(primary, { deploymentId: binding.deploymentId, uid, keyVersion: INITIAL_KEY_VERSION });
+  const record = sealKeyRecord(
+    { deployment: binding.deploymentId, kind: primary.kind, keyId: primary.keyId, keyVersion: INITIAL_KEY_VERSION, wrapped },
+    uid,
+    binding.macKey,
+  );
+  try {
+    const { etag } = await store.put(userKeyKey(uid), encodeKeyRecord(record), { ifNoneMatch: '*' });
+    return { secret, record, etag, created: true };
   } catch (e) {
     wipe(secret);
     if (!(e instanceof PreconditionFailedError)) throw e;
   }
   // Another process created the record first: theirs is the one.
-  const winner = await readSecret(location, providers);
+  const winner = await readUserSecret(store, uid, binding, providers);
   if (!winner) throw new MemvaultError('CONFLICT', 'Error: A key record was created and removed concurrently; please try again.');
   return winner;
 }

@@ -82,14 +82,14 @@ describe('content sealing', () => {
     const uid = 'A'.repeat(32);
     const right = deriveUserKeys(newMasterKey(), 1);
     const wrong = deriveUserKeys(newMasterKey(), 1);
-    const sealed = sealContentWithNonce(right, uid, PATH, utf8(PLAINTEXT), new Uint8Array(24));
-    expectCode(caughtSync(() => openContent(wrong, uid, PATH, sealed)), 'INTEGRITY');
+    const sealed = sealContentWithNonce(right, 'D'.repeat(22), uid, PATH, utf8(PLAINTEXT), new Uint8Array(24));
+    expectCode(caughtSync(() => openContent(wrong, 'D'.repeat(22), uid, PATH, sealed)), 'INTEGRITY');
     // Even with the header's commitment rewritten to the wrong key's, the AEAD still refuses.
     const forged = sealed.slice();
     forged.set(wrong.commitment, 5);
-    expectCode(caughtSync(() => openContent(wrong, uid, PATH, forged)), 'INTEGRITY');
+    expectCode(caughtSync(() => openContent(wrong, 'D'.repeat(22), uid, PATH, forged)), 'INTEGRITY');
     // A key version the reader does not hold is refused too.
-    expectCode(caughtSync(() => openContent({ ...right, keyVersion: 2 }, uid, PATH, sealed)), 'INTEGRITY');
+    expectCode(caughtSync(() => openContent({ ...right, keyVersion: 2 }, 'D'.repeat(22), uid, PATH, sealed)), 'INTEGRITY');
   });
 
   it('fails for another deployment (other deployment secret and keys) at the same user id and path', async () => {

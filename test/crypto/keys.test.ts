@@ -132,7 +132,7 @@ describe('deployment record and start-up', () => {
     const codec = await encryption.codecProvider.forUser('kim');
     await encryption.close();
     expectCode(caughtSync(() => codec.seal('/memories/x.md', utf8('x'))), 'KEY_UNAVAILABLE');
-    expectCode(await caught(() => encryption.keyProvider.wrap(newMasterKey(), { uid: 'x', keyVersion: 1 })), 'KEY_UNAVAILABLE');
+    expectCode(await caught(() => encryption.keyProvider.wrap(newMasterKey(), { deploymentId: 'd', uid: 'x', keyVersion: 1 })), 'KEY_UNAVAILABLE');
   });
 
   it('a damaged deployment record is reported as damaged', async () => {
@@ -199,7 +199,7 @@ describe('per-user data keys', () => {
     const { store, provider, keyProvider } = await newVault();
     const codec = await provider.forUser('erin');
     const record = decodeKeyRecord((await store.get(userKeyKey(codec.uid)))!.body);
-    expect(record).toMatchObject({ format: 1, kind: 'local', keyId: keyProvider.keyId, keyVersion: 1 });
+    expect(record).toMatchObject({ format: 2, deployment: provider.deploymentId, kind: 'local', keyId: keyProvider.keyId, keyVersion: 1 });
     expect(record.wrapped.byteLength).toBe(73);
   });
 

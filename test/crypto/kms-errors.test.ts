@@ -54,7 +54,9 @@ function workingKms(): { failWith: (error: Error | undefined) => void } {
   });
   kms.on(DecryptCommand).callsFake((input: { CiphertextBlob: Uint8Array }) => {
     if (failure) throw failure;
-    return { Plaintext: blobs.get(Buffer.from(input.CiphertextBlob).toString('hex')), KeyId: KEY_ID };
+    // A fresh buffer per answer, as from real KMS (memvault wipes what it is given).
+    const stored = blobs.get(Buffer.from(input.CiphertextBlob).toString('hex'));
+    return { Plaintext: stored && new Uint8Array(stored), KeyId: KEY_ID };
   });
   return { failWith: (error) => (failure = error) };
 }

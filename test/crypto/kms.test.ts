@@ -41,7 +41,7 @@ function fakeKms(): { generated: number } {
     if (!entry || entry.context !== JSON.stringify(input.EncryptionContext ?? {})) {
       throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
     }
-    return { Plaintext: entry.plaintext, KeyId: KEY_ID };
+    return { Plaintext: new Uint8Array(entry.plaintext), KeyId: KEY_ID };
   });
   return stats;
 }
@@ -68,8 +68,8 @@ describe('KMS key provider', () => {
     expect(stats.generated).toBe(2);
     const calls = kms.commandCalls(GenerateDataKeyCommand).map((c) => c.args[0].input);
     expect(calls).toEqual([
-      { KeyId: KEY_ID, KeySpec: 'AES_256', EncryptionContext: { 'memvault:uid': '_deployment', 'memvault:key-version': '1' } },
-      { KeyId: KEY_ID, KeySpec: 'AES_256', EncryptionContext: { 'memvault:uid': codec.uid, 'memvault:key-version': '1' } },
+      { KeyId: KEY_ID, KeySpec: 'AES_256', EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' } },
+      { KeyId: KEY_ID, KeySpec: 'AES_256', EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': codec.uid, 'memvault:key-version': '1' } },
     ]);
     const record = decodeKeyRecord((await store.get(userKeyKey(codec.uid)))!.body);
     expect(record).toMatchObject({ kind: 'kms', keyId: KEY_ID, keyVersion: 1 });
@@ -86,8 +86,8 @@ describe('KMS key provider', () => {
     expect(text(second.open('/memories/a.md', sealed))).toBe('from process one');
     const decrypts = kms.commandCalls(DecryptCommand).map((c) => c.args[0].input);
     expect(decrypts.map((d) => d.EncryptionContext)).toEqual([
-      { 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
-      { 'memvault:uid': first.uid, 'memvault:key-version': '1' },
+      { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
+      { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': first.uid, 'memvault:key-version': '1' },
     ]);
     expect(decrypts.every((d) => d.KeyId === KEY_ID)).toBe(true);
   });
@@ -157,8 +157,8 @@ describe('KMS key provider', () => {
     const encrypts = kms.commandCalls(EncryptCommand).map((c) => c.args[0].input.EncryptionContext);
     // The first Encrypt is the pre-flight probe; then the deployment record, then the user.
     expect(encrypts.slice(1)).toEqual([
-      { 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
-      { 'memvault:uid': codec.uid, 'memvault:key-version': '1' },
+      { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
+      { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': codec.uid, 'memvault:key-version': '1' },
     ]);
     expect(decodeKeyRecord((await store.get(DEPLOYMENT_RECORD_KEY))!.body).kind).toBe('kms');
     const after = await (await createEncryptedCodecProvider({ store, keyProvider: kmsProvider })).forUser('dana');

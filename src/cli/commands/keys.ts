@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createLocalKeyProvider, keyProviderFromConfig, loadOrCreateLocalMasterKey } from '../../crypto/index.js';
-import { exitWithError, usageError } from '../errors.js';
+import { EXIT, exitWithError, usageError } from '../errors.js';
 import { progressBar } from '../progress.js';
 import type { VaultFlags } from '../vault.js';
 import { addLifecycleOptions, openExistingVault } from './user.js';
@@ -66,4 +66,38 @@ export function registerKeys(program: Command): void {
         exitWithError(error);
       }
     });
+  addLifecycleOptions(
+    keys
+      .command('verify')
+      .description(
+        'open every key record (and the deployment record) with the configured key alone: each must pass its integrity check and unwrap. ' +
+          'Run it after `keys rotate` and before destroying the old key; exits 1 if any record does not open. Only reads.',
+      ),
+  ).action(async (flags: VaultFlags & { json?: boolean }) => {
+    const bar = progressBar('keys verify');
+    try {
+      const vault = await openExistingVault(flags);
+      let failed = 0;
+      try {
+        const result = await vault.verifyKeys({ onProgress: (p) => bar.update(p.done, p.total) });
+        bar.stop();
+        failed = result.failed.length;
+        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else {
+          for (const failure of result.failed) process.stdout.write(`FAILED ${failure.key}: ${failure.reason}\n`);
+          process.stdout.write(
+            failed === 0
+              ? `keys verify: all ${result.total} key records open with the configured key; the old key may be destroyed. Deployment fingerprint ${result.deploymentFingerprint}.\n`
+              : `keys verify: ${failed} of ${result.total} key records do not open with the configured key; do NOT destroy the old key.\n`,
+          );
+        }
+      } finally {
+        await vault.close();
+      }
+      if (failed > 0) process.exitCode = EXIT.checkFailed;
+    } catch (error) {
+      bar.stop();
+      exitWithError(error);
+    }
+  });
 }
