@@ -67,6 +67,23 @@ export function fromBase64Strict(text: string): Uint8Array | null {
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/**
+ * Strict standard base64 of a secret, decoded into a fresh, zero-filled buffer of its own
+ * (Buffer.from(text, 'base64') takes small results from Node's shared pool, where a key would
+ * outlive every wipe of the copy). Null unless it decodes and round-trips.
+ */
+export function decodeBase64Secret(text: string): Uint8Array | null {
+  if (!BASE64.test(text)) return null;
+  const out = Buffer.alloc(Buffer.byteLength(text, 'base64'));
+  const written = out.write(text, 'base64');
+  const bytes = new Uint8Array(out.buffer, out.byteOffset, written);
+  if (written !== out.byteLength || out.toString('base64').replace(/=+$/, '') !== text.replace(/=+$/, '')) {
+    out.fill(0);
+    return null;
+  }
+  return bytes;
+}
+
 export function toBase64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }

@@ -25,7 +25,7 @@ import {
   wipeUserKeys,
   type UserKeys,
 } from './format.js';
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { constantTimeEqual } from './bytes.js';
 import { describeKey, type KeyProvider } from './key-provider.js';
 import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
@@ -241,8 +241,7 @@ class EncryptedUserCodec implements UserCodec {
 
   seal(path: string, plaintext: Uint8Array): Uint8Array {
     segmentsOf(path);
-    const nonce = new Uint8Array(NONCE_BYTES);
-    nonce.set(randomBytes(NONCE_BYTES));
+    const nonce = randomFillSync(new Uint8Array(NONCE_BYTES));
     return sealContentWithNonce(this.keys, this.deploymentId, this.uid, path, plaintext, nonce);
   }
 

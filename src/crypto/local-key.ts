@@ -3,11 +3,11 @@
  * (base64 text, mode 0600). The master key itself never wraps anything: a wrap key and a key check
  * value are derived from it (docs/format.md), and the key check value is the provider's key id.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { MemvaultError } from '../errors.js';
-import { fromBase64Strict, toBase64 } from './bytes.js';
+import { decodeBase64Secret, toBase64 } from './bytes.js';
 import { deriveLocalMasterKeys, KEY_BYTES, localUnwrap, localWrapWithNonce, NONCE_BYTES } from './format.js';
 import type { KeyProvider, WrapContext } from './key-provider.js';
 import { loadSodium, readySodium } from './sodium.js';
@@ -19,12 +19,15 @@ const HOW_TO_MAKE_A_KEY = 'generate one with `openssl rand -base64 32`';
 
 /** Decode a base64 master key; the message names the source, never the key. */
 export function parseMasterKey(text: string, source: string): Uint8Array {
-  const decoded = fromBase64Strict(text.trim());
+  const decoded = decodeBase64Secret(text.trim());
   if (!decoded) throw new MemvaultError('CONFIG', `${source} is not valid base64; it must be the base64 encoding of exactly 32 bytes (${HOW_TO_MAKE_A_KEY}).`);
   if (decoded.byteLength !== KEY_BYTES) {
-    throw new MemvaultError('CONFIG', `${source} decodes to ${decoded.byteLength} bytes; it must be the base64 encoding of exactly 32 bytes (${HOW_TO_MAKE_A_KEY}).`);
+    const length = decoded.byteLength;
+    decoded.fill(0);
+    throw new MemvaultError('CONFIG', `${source} decodes to ${length} bytes; it must be the base64 encoding of exactly 32 bytes (${HOW_TO_MAKE_A_KEY}).`);
   }
-  return new Uint8Array(decoded);
+  // The caller owns (and wipes) this buffer; it is no slice of the shared pool.
+  return decoded;
 }
 
 function errnoCode(e: unknown): string | undefined {
@@ -48,13 +51,18 @@ export async function readMasterKeyFile(file: string): Promise<Uint8Array> {
       `The master key file ${file} has mode ${mode}: other users can access it. Run \`chmod 600 ${file}\` (only its owner may read it).`,
     );
   }
-  let text: string;
+  let raw: Buffer;
   try {
-    text = await fs.readFile(file, 'utf8');
+    raw = await fs.readFile(file);
   } catch (e) {
     throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoCode(e) ?? 'error'}).`, { cause: e });
   }
-  return parseMasterKey(text, `The master key file ${file}`);
+  try {
+    // The text form is a JS string, which cannot be wiped; the file's bytes can.
+    return parseMasterKey(raw.toString('utf8'), `The master key file ${file}`);
+  } finally {
+    raw.fill(0);
+  }
 }
 
 /**
@@ -70,7 +78,7 @@ export async function loadOrCreateLocalMasterKey(file: string): Promise<{ master
     if (!(e instanceof MemvaultError) || !(await isMissing(file))) throw e;
   }
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const masterKey = new Uint8Array(randomBytes(KEY_BYTES));
+  const masterKey = randomFillSync(new Uint8Array(KEY_BYTES));
   const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
   try {
@@ -139,7 +147,7 @@ class LocalKeyProvider implements KeyProvider {
 
   async wrap(dataKey: Uint8Array, context: WrapContext): Promise<Uint8Array> {
     this.assertOpen();
-    return localWrapWithNonce(this.wrapKey, dataKey, context.deploymentId, context.uid, context.keyVersion, new Uint8Array(randomBytes(NONCE_BYTES)));
+    return localWrapWithNonce(this.wrapKey, dataKey, context.deploymentId, context.uid, context.keyVersion, randomFillSync(new Uint8Array(NONCE_BYTES)));
   }
 
   async unwrap(wrapped: Uint8Array, context: WrapContext): Promise<Uint8Array> {

@@ -10,7 +10,7 @@ import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from './user-codec.js';
 import type { EncryptedCodecProvider } from './codec.js';
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { computeDeploymentFingerprint, deriveRecordMacKey } from './format.js';
 import { decodeKeyRecord, describeKey, encodeKeyRecord, sealKeyRecord, selectUnwrapProvider, type KeyProvider, type KeyRecord } from './key-provider.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, KEYS_PREFIX, userKeyKey, userPrefix } from './layout.js';
@@ -127,8 +127,7 @@ export async function rotateKeys(options: RotateKeysOptions): Promise<RotationRe
 
 /** Prove that `to` can wrap and unwrap (KMS permissions, key state) before any record changes. */
 async function preflight(to: KeyProvider): Promise<void> {
-  const probe = new Uint8Array(32);
-  probe.set(randomBytes(32));
+  const probe = randomFillSync(new Uint8Array(32));
   const context = { deploymentId: 'rotation-check', uid: '_rotation-check', keyVersion: 1 };
   const unwrapped = await to.unwrap(await to.wrap(probe, context), context);
   if (Buffer.compare(Buffer.from(unwrapped), Buffer.from(probe)) !== 0) {

@@ -13,7 +13,7 @@
  * only when the user has no objects at all: a key record that vanished while files remain is an
  * error naming the recovery, never a silent new key.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { toBase64Url } from './bytes.js';
@@ -95,15 +95,8 @@ async function newSecret(primary: KeyProvider, context: WrapContext): Promise<{ 
     return { secret: generated.plaintext, wrapped: generated.wrapped };
   }
   // A fresh buffer, never a slice of Node's shared pool (it is wiped when no longer needed).
-  const secret = new Uint8Array(KEY_BYTES);
-  randomFillInto(secret);
+  const secret = randomFillSync(new Uint8Array(KEY_BYTES));
   return { secret, wrapped: await primary.wrap(secret, context) };
-}
-
-function randomFillInto(target: Uint8Array): void {
-  const random = randomBytes(target.byteLength);
-  target.set(random);
-  random.fill(0);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,7 +52,11 @@ export function registerKeys(program: Command): void {
           } else {
             const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
             if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
-            to = await createLocalKeyProvider(masterKey);
+            try {
+              to = await createLocalKeyProvider(masterKey);
+            } finally {
+              masterKey.fill(0); // the provider keeps only keys derived from it
+            }
           }
           const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
           bar.stop();
