@@ -8,7 +8,7 @@ import { exportUser, forgetUser, rotateKeys, type RotationProgress } from '../..
 import { loadSodium } from '../../src/crypto/sodium.js';
 import type { ObjectStore } from '../../src/store/port.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { caught, caughtSync, expectCode, HookedStore, localProvider, text, utf8 } from './helpers.js';
+import { caught, expectCode, HookedStore, localProvider, text, utf8 } from './helpers.js';
 
 beforeAll(async () => {
   await loadSodium();
