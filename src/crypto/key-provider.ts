@@ -71,6 +71,10 @@ export function encodeKeyRecord(record: KeyRecord): Uint8Array {
   );
 }
 
+/** Storage format 1 predates authenticated records; it had no production stores and is not read. */
+export const OLD_FORMAT_MESSAGE =
+  'This store was written by an earlier memvault (storage format 1, before authenticated key records); this version reads format 2 only (docs/format.md). Nothing was changed.';
+
 export const DAMAGED_KEY_RECORD_MESSAGE = 'Error: A stored key record is damaged and cannot be read.';
 
 export function decodeKeyRecord(bytes: Uint8Array): KeyRecord {
@@ -83,6 +87,7 @@ export function decodeKeyRecord(bytes: Uint8Array): KeyRecord {
   }
   if (typeof parsed !== 'object' || parsed === null) throw damaged();
   const r = parsed as Record<string, unknown>;
+  if (r.format === 1) throw new MemvaultError('CONFIG', OLD_FORMAT_MESSAGE);
   if (r.format !== FORMAT_VERSION) throw damaged();
   if (typeof r.deployment !== 'string' || !DEPLOYMENT_ID_PATTERN.test(r.deployment)) throw damaged();
   if (r.kind !== 'local' && r.kind !== 'kms') throw damaged();

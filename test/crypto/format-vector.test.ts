@@ -197,10 +197,19 @@ describe('docs/format.md test vector', () => {
       expectCode(caughtSync(() => openContent(keys, field('reject_deployment_id'), field('uid'), field('path'), hex('content_object'))), 'INTEGRITY');
     });
 
-    it('key records: format 1, base64url for wrapped, a renamed field', () => {
-      for (const name of ['reject_record_format1', 'reject_record_base64url', 'reject_record_renamed_field']) {
+    it('key records: base64url for wrapped, a renamed field; format 1 with a message saying it is not read', async () => {
+      for (const name of ['reject_record_base64url', 'reject_record_renamed_field']) {
         expectCode(caughtSync(() => decodeKeyRecord(utf8(field(name)))), 'INTEGRITY');
       }
+      const old = caughtSync(() => decodeKeyRecord(utf8(field('reject_record_format1'))));
+      expectCode(old, 'CONFIG');
+      expect(old.message).toContain('storage format 1');
+      // At start-up, a format-1 deployment record stops with that message, not "damaged".
+      const store = new MemoryStore();
+      await store.put(DEPLOYMENT_RECORD_KEY, utf8(field('deployment_record').replace('"format":2', '"format":1')));
+      const keyProvider = await createLocalKeyProvider(hex('master_key'));
+      const startup = await caught(() => createEncryptedCodecProvider({ store, keyProvider }));
+      expect(startup.message).toContain('storage format 1');
     });
 
     it('key records: a wrong MAC, and the right record at another user\'s place, are refused by the codec', async () => {
