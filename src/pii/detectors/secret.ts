@@ -95,36 +95,61 @@ const MIDDLE_ANCHORED: ReadonlyArray<{ middle: RegExp; before: RegExp; maxBefore
   { middle: /\|[0-9A-Za-z_-]{27}/g, before: /\d{15,16}$/, maxBefore: 16 }, // Facebook app id|secret
 ];
 
-function detectMiddleAnchored(text: string, out: Candidate[]): void {
+function detectMiddleAnchored(run: string, offset: number, out: Candidate[]): void {
   for (const { middle, before, maxBefore } of MIDDLE_ANCHORED) {
     middle.lastIndex = 0;
     let m: RegExpExecArray | null;
-    while ((m = middle.exec(text)) !== null) {
-      const prefix = before.exec(text.slice(Math.max(0, m.index - maxBefore), m.index));
+    while ((m = middle.exec(run)) !== null) {
+      const prefix = before.exec(run.slice(Math.max(0, m.index - maxBefore), m.index));
       if (prefix === null) continue;
       const start = m.index - prefix[0].length;
       const end = m.index + m[0].length;
-      if (TOKEN_CHAR.test(text[start - 1] ?? '') || TOKEN_CHAR.test(text[end] ?? '')) continue;
-      if (looksFake(text.slice(start, end), false)) continue;
-      out.push({ type: 'SECRET', start, end, priority: SECRET_FORMAT_PRIORITY });
+      if (TOKEN_CHAR.test(run[start - 1] ?? '') || TOKEN_CHAR.test(run[end] ?? '')) continue;
+      if (looksFake(run.slice(start, end), false)) continue;
+      out.push({ type: 'SECRET', start: offset + start, end: offset + end, priority: SECRET_FORMAT_PRIORITY });
     }
   }
 }
 
+/**
+ * Every known format is made of these characters only and is at least MIN_TOKEN long (the
+ * shortest, a Slack `xoxa-` token, has 15), so a format can only match inside a run of them of
+ * that length. Prose is short words between spaces: one pass of this class finds the few long runs,
+ * and the format alternation, which costs a few comparisons at each position it is tried at, reads
+ * only those. A run's neighbours are not token characters, so the boundary checks inside a run see
+ * what they would see in the whole text.
+ */
+const MIN_TOKEN = 15;
+const TOKEN_RUN_CHARS = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~|:') TOKEN_RUN_CHARS[c.charCodeAt(0)] = 1;
+
 function detectKnownTokens(text: string, out: Candidate[]): void {
-  detectMiddleAnchored(text, out);
+  let runStart = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0;
+    if (c < 128 && TOKEN_RUN_CHARS[c] === 1) continue;
+    if (i - runStart >= MIN_TOKEN) {
+      const run = text.slice(runStart, i);
+      detectMiddleAnchored(run, runStart, out);
+      detectKnownTokensIn(run, runStart, out);
+    }
+    runStart = i + 1;
+  }
+}
+
+function detectKnownTokensIn(run: string, offset: number, out: Candidate[]): void {
   KNOWN_TOKENS.lastIndex = 0;
   let m: RegExpExecArray | null;
-  while ((m = KNOWN_TOKENS.exec(text)) !== null) {
+  while ((m = KNOWN_TOKENS.exec(run)) !== null) {
     const start = m.index;
     const end = start + m[0].length;
     // A prefix in the middle of an identifier ("mask-ant-...", "AKIA" inside a longer word) is not a token.
-    const before = text[start - 1] ?? '';
-    const after = text[end] ?? '';
+    const before = run[start - 1] ?? '';
+    const after = run[end] ?? '';
     if (TOKEN_CHAR.test(before) || (TOKEN_CHAR.test(after) && !m[0].startsWith('eyJ'))) continue;
     // Prefixed formats are checked for filler only; the loose "sk-" format also for runs of the alphabet.
     if (looksFake(m[0].slice(4), m[0].startsWith('sk-') && !ANTHROPIC_KEY.test(m[0]))) continue;
-    out.push({ type: 'SECRET', start, end, priority: SECRET_FORMAT_PRIORITY });
+    out.push({ type: 'SECRET', start: offset + start, end: offset + end, priority: SECRET_FORMAT_PRIORITY });
   }
 }
 
@@ -261,8 +286,8 @@ function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Cand
 // must look random. Latin-script words are matched case-insensitively, and apart from the CJK ones,
 // which need no case folding: one case-insensitive alternation over mixed scripts is several times
 // slower in V8.
-const KEYWORDS =
-  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|cl[eé]|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key/gi;
+export const KEYWORDS =
+  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key/gi;
 const KEYWORDS_CJK = /パスワード|暗証番号|トークン|シークレット/g;
 
 const PASSWORD_WORD = /pass|kennwort|passwort|contraseñ|contrasen|パスワード|暗証|pwd/i;
@@ -293,14 +318,50 @@ const WHITESPACE_ONLY = /[ \t]{1,3}/y;
 const QUALIFIER = /(?:[ \t]{1,2}[\p{L}\p{N}'’-]{1,15}){1,3}(?=[ \t]{0,2}(?:[=:：]|[ \t](?:is|ist|est|es|lautet|era|was)[ \t]))/uy;
 
 function detectAssignments(text: string, out: Candidate[]): void {
-  scanAssignments(text, KEYWORDS, out);
-  scanAssignments(text, KEYWORDS_CJK, out);
+  scanAssignments(text, nextKeyword, out);
+  scanAssignments(text, nextCjkKeyword, out);
 }
 
-function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void {
-  KEYWORDS.lastIndex = 0;
+// One case-insensitive alternation of ~30 keywords is tried at nearly every position of a text (its
+// first letters are common ones). Every keyword holds one of these few anchors no more than
+// MAX_ANCHOR_OFFSET characters after its start ("shared access key": 'key' after 14), so the
+// anchors are searched (one cheap pass) and the keywords tried only at the positions before each.
+const KEYWORD_ANCHORS = /pass|pwd|kennwort|mot de passe|contrase|secret|token|key|credential|clave|schl|cl[eé]/gi;
+const MAX_ANCHOR_OFFSET = 14;
+const KEYWORD_AT = new RegExp(KEYWORDS.source, 'iy');
+
+/**
+ * The leftmost keyword match at or after `from`, as `KEYWORDS.exec` from `from` would find it: a
+ * match holds an anchor within MAX_ANCHOR_OFFSET of its start, every anchor position is visited in
+ * order, and the start positions before it are tried left to right.
+ */
+export function nextKeyword(text: string, from: number): RegExpExecArray | null {
+  KEYWORD_ANCHORS.lastIndex = from;
+  let anchor: RegExpExecArray | null;
+  let tried = from; // starts below this were tried already
+  while ((anchor = KEYWORD_ANCHORS.exec(text)) !== null) {
+    const at = anchor.index;
+    for (let s = Math.max(tried, at - MAX_ANCHOR_OFFSET); s <= at; s++) {
+      KEYWORD_AT.lastIndex = s;
+      const m = KEYWORD_AT.exec(text);
+      if (m !== null) return m;
+    }
+    tried = at + 1;
+    KEYWORD_ANCHORS.lastIndex = at + 1;
+  }
+  return null;
+}
+
+function nextCjkKeyword(text: string, from: number): RegExpExecArray | null {
+  KEYWORDS_CJK.lastIndex = from;
+  return KEYWORDS_CJK.exec(text);
+}
+
+function scanAssignments(text: string, find: (text: string, from: number) => RegExpExecArray | null, out: Candidate[]): void {
+  let from = 0;
   let m: RegExpExecArray | null;
-  while ((m = KEYWORDS.exec(text)) !== null) {
+  while ((m = find(text, from)) !== null) {
+    from = m.index + m[0].length;
     const keywordStart = m.index;
     let keyEnd = keywordStart + m[0].length;
     // Extend over the rest of the identifier ("DB_PASSWORD_PROD", "apiKeySecondary").
@@ -310,7 +371,7 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
     const keyName = text.slice(keyStart, keyEnd);
     const passwordLike = PASSWORD_WORD.test(m[0]);
     if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName)) {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
       continue;
     }
     ASSIGNMENT.lastIndex = keyEnd;
@@ -336,17 +397,17 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
       }
     }
     if (a === null) {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
       continue;
     }
     const operator = a[1] ?? '';
     // "password == x", "token != y" are comparisons in code.
     if ((operator === '=' || operator === ':') && /[=!<>]/.test(text[ASSIGNMENT.lastIndex] ?? '')) {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
       continue;
     }
     if (operator === '=' && /[=!<>]/.test(text[keyEnd] ?? '') === false && /[!<>=]$/.test(text.slice(Math.max(0, keyEnd - 1), keyEnd))) {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
       continue;
     }
     const quote = a[4] ?? '';
@@ -372,9 +433,9 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
         : looksRandom(value, 12) || (UUID.test(value) && !looksFake(value));
     if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
-      KEYWORDS.lastIndex = Math.max(valueEnd, keyEnd);
+      from = Math.max(valueEnd, keyEnd);
     } else {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
     }
   }
 }
