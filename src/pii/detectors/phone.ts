@@ -257,11 +257,11 @@ function acceptable(
   // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
   // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
   // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
-  if (!plus && separatedOrLong(text, start, end) && (strong ??= hasStrongPhoneContext(text, start)) && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw)) return true;
+  if (!plus && separatedOrLong(text, start, end) && (strong ?? hasStrongPhoneContext(text, start)) && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw)) return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.
-  return separated && (context ??= hasPhoneContext(text, start)) && isPossiblePhone(raw, plus, digitCount, regions);
+  return separated && (context ?? hasPhoneContext(text, start)) && isPossiblePhone(raw, plus, digitCount, regions);
 }
 
 function hasPhoneContext(text: string, start: number): boolean {

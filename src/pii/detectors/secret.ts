@@ -361,7 +361,6 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
   let from = 0;
   let m: RegExpExecArray | null;
   while ((m = find(text, from)) !== null) {
-    from = m.index + m[0].length;
     const keywordStart = m.index;
     let keyEnd = keywordStart + m[0].length;
     // Extend over the rest of the identifier ("DB_PASSWORD_PROD", "apiKeySecondary").
