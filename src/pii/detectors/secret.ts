@@ -148,7 +148,9 @@ function detectKnownTokensIn(run: string, offset: number, out: Candidate[]): voi
     const after = run[end] ?? '';
     if (TOKEN_CHAR.test(before) || (TOKEN_CHAR.test(after) && !m[0].startsWith('eyJ'))) continue;
     // Prefixed formats are checked for filler only; the loose "sk-" format also for runs of the alphabet.
-    if (looksFake(m[0].slice(4), m[0].startsWith('sk-') && !ANTHROPIC_KEY.test(m[0]))) continue;
+    // Slack tokens carry numeric workspace and user ids ("xoxb-2-511111111-…"): the filler test reads their random tail.
+    const body = m[0].startsWith('xox') ? m[0].slice(m[0].lastIndexOf('-') + 1) : m[0].slice(4);
+    if (looksFake(body, m[0].startsWith('sk-') && !ANTHROPIC_KEY.test(m[0]))) continue;
     out.push({ type: 'SECRET', start: offset + start, end: offset + end, priority: SECRET_FORMAT_PRIORITY });
   }
 }
@@ -180,7 +182,8 @@ function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
     }
     // "-----BEGIN PRIVATE KEY-----\nanything\n-----END…" is a placeholder: a key, even a pasted
     // first line of one, has a body of base64 (an Ed25519 key has over 60 characters of it).
-    if (base64Count(text, bodyStart, end) >= 16) out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
+    const bodyEnd = footer !== -1 && footer < end ? footer : end;
+    if (base64Count(text, bodyStart, bodyEnd) >= 16) out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
     begin = nextBegin !== -1 && nextBegin < end ? text.indexOf('-----BEGIN ', end) : nextBegin;
   }
 }
@@ -237,6 +240,23 @@ function detectUrlPasswords(text: string, out: Candidate[]): void {
   }
 }
 
+// Bundler's per-host credentials (`bundle config`, .bundle/config, CI variables): the key names a gem
+// server host (`BUNDLE_GEMS__CONTRIBSYS__COM`, `BUNDLE_RUBYGEMS__PKG__GITHUB__COM`), the value is
+// `user:password` or `user:token`. Anchored on the literal "BUNDLE_", so other text costs one search.
+const BUNDLER_CREDENTIALS = /\bBUNDLE_[A-Z0-9_]*[A-Z0-9]__[A-Z0-9]+(?![A-Za-z0-9_])["']?[ \t]*[:=][ \t]*(["']?)([^\s"':;&]{1,64}:[^\s"';&]{1,128})\1/g;
+
+function detectBundlerCredentials(text: string, out: Candidate[]): void {
+  BUNDLER_CREDENTIALS.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = BUNDLER_CREDENTIALS.exec(text)) !== null) {
+    const value = m[2] ?? '';
+    if (isPlaceholder(value.slice(value.indexOf(':') + 1))) continue;
+    const end = m.index + m[0].length - (m[1] ?? '').length;
+    // As certain as a known format (the key name says what it is); the longer span wins a tie with a token inside it.
+    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_FORMAT_PRIORITY });
+  }
+}
+
 const BEARER = /\b(?:Bearer|Token|Basic)\s+([A-Za-z0-9._~+/-]{16,2048}=*)/g;
 
 function detectAuthHeaders(text: string, out: Candidate[]): void {
@@ -287,8 +307,10 @@ function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Cand
 // which need no case folding: one case-insensitive alternation over mixed scripts is several times
 // slower in V8.
 export const KEYWORDS =
-  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key/gi;
+  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key|(?<=[a-z0-9])[_-]?key(?![a-z])/gi;
 const KEYWORDS_CJK = /パスワード|暗証番号|トークン|シークレット/g;
+
+const PUBLIC_KEY_NAME = /public|(?:^|[_-])pub(?:[_-]|key)|publishable/i;
 
 const PASSWORD_WORD = /pass|kennwort|passwort|contraseñ|contrasen|パスワード|暗証|pwd/i;
 
@@ -369,7 +391,8 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
     while (keyStart > 0 && keywordStart - keyStart < 40 && isKeyChar(text.charCodeAt(keyStart - 1))) keyStart--;
     const keyName = text.slice(keyStart, keyEnd);
     const passwordLike = PASSWORD_WORD.test(m[0]);
-    if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName)) {
+    // Public keys are published on purpose ("ssh_public_key", "publicKey", "VAPID_PUB_KEY").
+    if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName) || PUBLIC_KEY_NAME.test(keyName)) {
       from = keyEnd;
       continue;
     }
@@ -429,7 +452,7 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
         : looksRandom(value, 20)
       : passwordLike
         ? plausiblePassword(value, quote !== '')
-        : looksRandom(value, 12) || (UUID.test(value) && !looksFake(value));
+        : looksRandom(value, 12) || (UUID.test(value) && !looksFake(value, false));
     if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
       from = Math.max(valueEnd, keyEnd);
@@ -473,14 +496,21 @@ export function looksFake(body: string, sequences = true): boolean {
   const counts = new Map<number, number>();
   let ascending = 0;
   let top = 0;
+  // Characters in runs of four or more of the same ("5555555dAAAAA7777777…"): a generated key of
+  // 40 characters has such a run about once in 4,000 keys.
+  let inRuns = 0;
+  let run = 1;
   for (let i = 0; i < body.length; i++) {
     const c = body.charCodeAt(i);
     const n = (counts.get(c) ?? 0) + 1;
     counts.set(c, n);
     if (n > top) top = n;
     if (i > 0 && c === body.charCodeAt(i - 1) + 1) ascending++;
+    run = i > 0 && c === body.charCodeAt(i - 1) ? run + 1 : 1;
+    if (run === 4) inRuns += 4;
+    else if (run > 4) inRuns++;
   }
-  return top / body.length > 0.5 || (sequences && ascending / (body.length - 1) > 0.3);
+  return top / body.length > 0.5 || inRuns / body.length > 0.5 || (sequences && ascending / (body.length - 1) > 0.3);
 }
 
 /** High enough entropy and a mix of character classes: what generated keys look like. */
@@ -555,6 +585,7 @@ export const detectSecrets: Detector = (text: string, _config, out: Candidate[])
   if (keyIdEnds.length > 0) detectAwsSecretsNearKeyIds(text, keyIdEnds, out);
   detectPrivateKeyBlocks(text, out);
   if (text.includes('://')) detectUrlPasswords(text, out);
+  if (text.includes('BUNDLE_')) detectBundlerCredentials(text, out);
   detectAuthHeaders(text, out);
   detectAssignments(text, out);
 };
