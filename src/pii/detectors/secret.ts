@@ -391,6 +391,7 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
     while (keyStart > 0 && keywordStart - keyStart < 40 && isKeyChar(text.charCodeAt(keyStart - 1))) keyStart--;
     const keyName = text.slice(keyStart, keyEnd);
     const passwordLike = PASSWORD_WORD.test(m[0]);
+    const bareKey = /^[_-]?key$/i.test(m[0]);
     // Public keys are published on purpose ("ssh_public_key", "publicKey", "VAPID_PUB_KEY").
     if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName) || PUBLIC_KEY_NAME.test(keyName)) {
       from = keyEnd;
@@ -452,7 +453,8 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
         : looksRandom(value, 20)
       : passwordLike
         ? plausiblePassword(value, quote !== '')
-        : looksRandom(value, 12) || (UUID.test(value) && !looksFake(value, false));
+        : // A name that only ends in "key" ("HEROKU_KEY", "bucket_key") says less than "api_key": its value must look more generated.
+          (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) || (UUID.test(value) && !looksFake(value, false));
     if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
       from = Math.max(valueEnd, keyEnd);
@@ -464,6 +466,12 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
 
 // A UUID after a key or token name is the credential (Heroku, Snyk, HubSpot API keys are UUIDs).
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+function countDigits(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) >= 48 && value.charCodeAt(i) <= 57) n++;
+  return n;
+}
 
 function isKeyChar(c: number): boolean {
   return isAsciiAlnum(c) || c === 95 || c === 45 || c === 46;
