@@ -133,7 +133,7 @@ printScores(`Hand-written notes: ${handwritten.length} notes`, scoreCorpus(handw
   }
   console.log(`\nSSN rules on ${texts.length} texts (labelled SSNs excluded), findings that are not SSNs:`);
   console.log(`  XXX XX XXXX / XXX.XX.XXXX alone (the rule in use): ${grouped} (${groupedOther} of them labelled as another type)`);
-  console.log(`  nine bare digits alone (not used; needs an SSN word): ${candidates} (${otherType} of them labelled as another type, mostly phone numbers)`);
+  console.log(`  nine bare digits alone (not used; needs an SSN word): ${candidates} (${otherType} of them labelled as another type; every one a false alarm)`);
 }
 
 // ---- Encoded values: what survives base64 and percent-encoding ----
