@@ -18,6 +18,7 @@ const LETTER = /\p{L}/u;
 // Internationalised addresses (RFC 6531) and domains (IDNA): letters of the scripts written with
 // spaces between words (Greek, Cyrillic, Arabic, Hebrew, Devanagari...): "user@пример.рф".
 function isIdnLetter(c: number): boolean {
+  if ((c >= 0x400 && c <= 0x481) || (c >= 0x48a && c <= 0x52f)) return true; // Cyrillic letters, without a regex
   return c >= 0x370 && !isUnspacedScript(c) && !(c >= 0xd800 && c <= 0xdfff) && LETTER.test(String.fromCharCode(c));
 }
 

@@ -242,8 +242,9 @@ function detectUrlPasswords(text: string, out: Candidate[]): void {
 
 // Bundler's per-host credentials (`bundle config`, .bundle/config, CI variables): the key names a gem
 // server host (`BUNDLE_GEMS__CONTRIBSYS__COM`, `BUNDLE_RUBYGEMS__PKG__GITHUB__COM`), the value is
-// `user:password` or `user:token`. Anchored on the literal "BUNDLE_", so other text costs one search.
-const BUNDLER_CREDENTIALS = /\bBUNDLE_[A-Z0-9_]*[A-Z0-9]__[A-Z0-9]+(?![A-Za-z0-9_])["']?[ \t]*[:=][ \t]*(["']?)([^\s"':;&]{1,64}:[^\s"';&]{1,128})\1/g;
+// `user:password` or `user:token`. Anchored on the literal "BUNDLE_", so other text costs one search;
+// every part is bounded, so a run of "BUNDLE_BUNDLE_…" stays linear.
+const BUNDLER_CREDENTIALS = /\bBUNDLE_[A-Z0-9_]{0,100}[A-Z0-9]__[A-Z0-9]{1,20}(?![A-Za-z0-9_])["']?[ \t]*[:=][ \t]*(["']?)([^\s"':;&]{1,64}:[^\s"';&]{1,128})\1/g;
 
 function detectBundlerCredentials(text: string, out: Candidate[]): void {
   BUNDLER_CREDENTIALS.lastIndex = 0;
