@@ -1,5 +1,4 @@
 export { scan, redact, placeholder, countByType, detectAll, resolveOverlaps } from './engine.js';
-export { describeTypes, PII_DESCRIPTIONS } from './describe.js';
 export { DEFAULT_PHONE_REGIONS } from './detectors/phone.js';
 export { PII_TYPES } from './types.js';
 export type { PiiType, PiiPolicy, PiiFinding, PhoneRegion, RedactOptions, RedactResult, ScanResult, Candidate } from './types.js';

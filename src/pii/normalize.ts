@@ -19,7 +19,7 @@
  * is never longer than it.
  */
 
-// Anything the fold changes; a text without one of these is its own view (the common case costs one regex test).
+// Anything the fold changes.
 const FOLDED = /%(?:40|2[bBdDeE0])|[\u00a0\u00ad\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u09e6-\u09ef\u0e50-\u0e59\u1680\u2000-\u200d\u2010-\u2015\u202f\u205f-\u2064\u2212\u3000\ufe58\ufe63\ufeff\uff01-\uff5e]/;
 
 const DIGIT_BLOCKS = [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50];
@@ -46,6 +46,8 @@ function escapeAt(text: string, i: number): boolean {
 
 /** Offset `count` characters of the view before `pos` (or 0): dropped ones do not count, an escape counts once. */
 export function visibleBefore(text: string, pos: number, count: number): number {
+  // Every character counts at most once, so fewer than `count` units before `pos` reach the start.
+  if (pos <= count) return 0;
   let i = pos;
   for (let k = 0; i > 0 && k < count; ) {
     if (i >= 3 && escapeAt(text, i - 3)) {
@@ -61,6 +63,7 @@ export function visibleBefore(text: string, pos: number, count: number): number 
 
 /** Offset `count` characters of the view after `pos` (or the end). */
 export function visibleAfter(text: string, pos: number, count: number): number {
+  if (text.length - pos <= count) return text.length;
   let i = pos;
   for (let k = 0; i < text.length && k < count; ) {
     if (escapeAt(text, i)) {
@@ -88,47 +91,71 @@ const IDENTITY = (text: string): NormalizedView => ({
   spanToOriginal: (start, end) => ({ start, end }),
 });
 
+const FOLDED_ALL = new RegExp(FOLDED.source, 'g');
+
+/**
+ * The offset map is sparse: only the folded characters are recorded (their view offset, input
+ * offset and input width), and every other character's input offset is its view offset plus the
+ * width lost by the folds before it. A lookup is a binary search over the folds, so building the
+ * view costs one regex pass plus the folded characters, not two arrays of the text's length.
+ */
 export function normalizedView(text: string): NormalizedView {
-  if (!FOLDED.test(text)) return IDENTITY(text);
-  // starts[i]: where the view's character i begins in the input; ends[i]: just past it.
-  const starts = new Int32Array(text.length + 1);
-  const ends = new Int32Array(text.length + 1);
+  // Per fold k: view[k] is where its output (or, when dropped, the next character) sits in the view;
+  // at[k] and width[k] its input span; kept[k] whether it yields a character.
+  const view: number[] = [];
+  const at: number[] = [];
+  const width: number[] = [];
+  const kept: boolean[] = [];
   const parts: string[] = [];
   let n = 0;
   let last = 0;
-  // Unchanged runs are copied whole; only the folded characters are looked at one by one.
-  const folded = new RegExp(FOLDED.source, 'g');
-  let m: RegExpExecArray | null;
-  while ((m = folded.exec(text)) !== null) {
-    const at = m.index;
-    if (at > last) {
-      parts.push(text.slice(last, at));
-      for (let i = last; i < at; i++, n++) {
-        starts[n] = i;
-        ends[n] = i + 1;
-      }
-    }
-    const width = m[0].length;
-    const f = width === 3 ? (PERCENT_ESCAPES.get(m[0].slice(1).toUpperCase()) ?? -1) : fold(text.charCodeAt(at));
+  FOLDED_ALL.lastIndex = 0;
+  let m = FOLDED_ALL.exec(text);
+  // A text without one of these is its own view (the common case costs one regex pass).
+  if (m === null) return IDENTITY(text);
+  for (; m !== null; m = FOLDED_ALL.exec(text)) {
+    const i = m.index;
+    if (i > last) parts.push(text.slice(last, i));
+    n += i - last;
+    const w = m[0].length;
+    const f = w === 3 ? (PERCENT_ESCAPES.get(m[0].slice(1).toUpperCase()) ?? -1) : fold(text.charCodeAt(i));
+    view.push(n);
+    at.push(i);
+    width.push(w);
+    kept.push(f !== -1);
     if (f !== -1) {
       parts.push(String.fromCharCode(f));
-      starts[n] = at;
-      ends[n] = at + width;
       n++;
     }
-    last = at + width;
+    last = i + w;
   }
   parts.push(text.slice(last));
-  for (let i = last; i < text.length; i++, n++) {
-    starts[n] = i;
-    ends[n] = i + 1;
-  }
-  starts[n] = text.length;
+  n += text.length - last;
+  const folds = view.length;
+  /** The input span of view character `i`. */
+  const locate = (i: number): { start: number; end: number } => {
+    let lo = 0;
+    let hi = folds;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((view[mid] as number) <= i) lo = mid + 1;
+      else hi = mid;
+    }
+    // Folds [0, lo) have view <= i. A kept fold at view i is character i; dropped folds at view i lie before it.
+    const k = lo - 1;
+    if (k >= 0 && view[k] === i && kept[k] === true) return { start: at[k] as number, end: (at[k] as number) + (width[k] as number) };
+    if (k < 0) return { start: i, end: i + 1 };
+    // After fold k: input offset of the fold's end plus the plain characters since its view offset.
+    const base = (at[k] as number) + (width[k] as number);
+    const start = base + i - (view[k] as number) - (kept[k] === true ? 1 : 0);
+    return { start, end: start + 1 };
+  };
+  const toOriginal = (i: number): number => (i >= n ? text.length : locate(i).start);
   return {
     text: parts.join(''),
-    toOriginal: (i) => starts[i] as number,
+    toOriginal,
     // The end is just past the last character of the span, so invisible characters after it stay outside.
-    spanToOriginal: (start, end) => ({ start: starts[start] as number, end: end > start ? (ends[end - 1] as number) : (starts[start] as number) }),
+    spanToOriginal: (start, end) => ({ start: toOriginal(start), end: end > start ? locate(end - 1).end : toOriginal(start) }),
   };
 }
 

@@ -1,9 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
-import { countByType, describeTypes, redact, scan } from '../pii/index.js';
+import { countByType, redact, scan } from '../pii/index.js';
 import { redactEdit, redactPathValues, replaceFindings } from '../pii/edit.js';
 import type { PiiFinding, PiiType, RedactOptions } from '../pii/index.js';
 import type { WriteFilter } from '../tool/commands/env.js';
+import { messages } from '../tool/messages.js';
 import type { MemoryCommand } from '../tool/types.js';
 import type { CommandContext, CommandResult, Middleware } from './context.js';
 import { canonicalizePath } from './path-guard.js';
@@ -27,20 +28,6 @@ export interface PiiDecision {
   pathFindings?: Partial<Record<PiiType, number>>;
   /** Types refused by policy (only when action is 'rejected'). */
   rejected?: PiiType[];
-}
-
-function rejectionMessage(types: readonly PiiType[]): string {
-  return (
-    `Error: Nothing was saved: the text contains ${describeTypes(types)}, which may not be stored in memory. ` +
-    'Remove it (or replace it with a short description) and try again.'
-  );
-}
-
-function pathRejectionMessage(types: readonly PiiType[]): string {
-  return (
-    `Error: Nothing was saved: the path contains ${describeTypes(types)}, which may not be stored in memory, not even in a file or directory name. ` +
-    'Choose a name without it (e.g. a short description) and try again.'
-  );
 }
 
 function refuse(content: string, code: 'PII_REJECTED' | 'INVALID_PATH' = 'PII_REJECTED'): CommandResult {
@@ -101,7 +88,7 @@ export function piiRedactor(options?: PiiMiddlewareOptions): Middleware {
     if (command.command === 'create') {
       ctx.decisions.pii = decision;
       const { findings, rejected } = scan(command.file_text, options);
-      if (!record(decision, findings, rejected)) return refuse(rejectionMessage(rejected));
+      if (!record(decision, findings, rejected)) return refuse(messages.piiRejected(rejected));
       if (findings.length > 0) ctx.command = { ...(ctx.command as typeof command), file_text: replaceFindings(command.file_text, findings) };
     } else if (command.command === 'str_replace' || command.command === 'insert') {
       ctx.decisions.pii = decision;
@@ -131,7 +118,7 @@ function editFilter(decision: PiiDecision, options: RedactOptions | undefined): 
       decision.action = pathAction;
       delete decision.rejected;
       const result = redactEdit(before, after, options);
-      if (!record(decision, result.findings, result.rejected)) throw new MemvaultError('PII_REJECTED', rejectionMessage(result.rejected));
+      if (!record(decision, result.findings, result.rejected)) throw new MemvaultError('PII_REJECTED', messages.piiRejected(result.rejected));
       return result.text;
     },
     storedForm(oldStr) {
@@ -160,7 +147,7 @@ function redactPaths(
     const result = redactPathValues(fields[field], tag, options);
     if (result.findings.length === 0) continue;
     findings.push(...result.findings);
-    if (written && result.rejected.length > 0) return { findings, rejected: result.rejected, refusal: refuse(pathRejectionMessage(result.rejected)) };
+    if (written && result.rejected.length > 0) return { findings, rejected: result.rejected, refusal: refuse(messages.piiPathRejected(result.rejected)) };
     // A path that is only looked up keeps a rejected value: no file can have been stored under it.
     if (result.rejected.length > 0) continue;
     try {
@@ -168,16 +155,12 @@ function redactPaths(
     } catch (error) {
       if (!(error instanceof MemvaultError)) throw error;
       // The placeholder made a name too long: say so without echoing the value.
-      return { findings, rejected: [], refusal: refuse(pathTooLongMessage(), 'INVALID_PATH') };
+      return { findings, rejected: [], refusal: refuse(messages.piiPathTooLong(), 'INVALID_PATH') };
     }
   }
   if (findings.length === 0) return undefined;
   ctx.command = { ...command, ...updated } as MemoryCommand;
   return { findings, rejected: [] };
-}
-
-function pathTooLongMessage(): string {
-  return 'Error: Nothing was saved: the path contains personal data or a secret, and with it replaced by a placeholder the name would be too long. Choose a shorter name without it and try again.';
 }
 
 /**

@@ -3,6 +3,8 @@
  * (memory_20250818) and must stay exact; the others are memvault's own, written to tell the model
  * what went wrong and what to do instead.
  */
+import type { PiiType } from '../pii/types.js';
+
 const MAX_ECHO = 500;
 
 /** A user-supplied string echoed back, cut so that a megabyte of old_str does not come back whole. */
@@ -95,4 +97,32 @@ export const messages = {
   oldStrTooLarge: (bytes: number, limit: number) =>
     `Error: \`old_str\` is ${bytes.toLocaleString('en-US')} bytes, longer than any file can be (the limit is ${limit.toLocaleString('en-US')} bytes per file), so it cannot occur in the file. Nothing was changed; give the exact, shorter text to replace.`,
   tooManyLinesWrite: (path: string) => `Error: The edit would make ${path} longer than 999,999 lines. Nothing was written.`,
+
+  // PII redactor (memvault): the kind of data is named, never the data itself.
+  piiRejected: (types: readonly PiiType[]) =>
+    `Error: Nothing was saved: the text contains ${describePiiTypes(types)}, which may not be stored in memory. ` +
+    'Remove it (or replace it with a short description) and try again.',
+  piiPathRejected: (types: readonly PiiType[]) =>
+    `Error: Nothing was saved: the path contains ${describePiiTypes(types)}, which may not be stored in memory, not even in a file or directory name. ` +
+    'Choose a name without it (e.g. a short description) and try again.',
+  piiPathTooLong: () =>
+    'Error: Nothing was saved: the path contains personal data or a secret, and with it replaced by a placeholder the name would be too long. Choose a shorter name without it and try again.',
 } as const;
+
+/** How the PII redactor's errors name a kind of data. */
+export const PII_DESCRIPTIONS: Readonly<Record<PiiType, string>> = {
+  EMAIL: 'an e-mail address',
+  PHONE: 'a phone number',
+  CREDIT_CARD: 'a payment card number',
+  IBAN: 'a bank account number (IBAN)',
+  US_SSN: 'a US social security number',
+  IP_ADDRESS: 'an IP address',
+  SECRET: 'a secret (password, API key, token or private key)',
+};
+
+/** "an e-mail address and a phone number" */
+export function describePiiTypes(types: readonly PiiType[]): string {
+  const names = types.map((t) => PII_DESCRIPTIONS[t]);
+  if (names.length <= 1) return names[0] ?? '';
+  return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] ?? ''}`;
+}

@@ -45,4 +45,10 @@ export const ADVERSARIAL_INPUTS: ReadonlyArray<{ name: string; make: () => strin
   { name: 'IBAN prefixes', make: () => repeat('DE89') },
   { name: 'plus signs and brackets', make: () => repeat('+(1) ') },
   { name: 'URL userinfo', make: () => repeat('https://u:p') },
+  { name: 'Bundler key names', make: () => repeat('BUNDLE_A__') },
+  { name: 'key word anchors', make: () => repeat('passenger monkey clear ') },
+  { name: 'key suffix run', make: () => repeat('aKey') },
+  { name: 'grouped SSN-like digits', make: () => repeat('078 05 ') },
+  { name: 'Cyrillic addresses', make: () => repeat('я@я.') },
+  { name: 'long token runs', make: () => repeat('xoxa-1-') },
 ];

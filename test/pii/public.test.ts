@@ -29,8 +29,11 @@ describe('public test data', () => {
     ['CREDIT_CARD', 1, 1],
     ['IBAN', 1, 1],
     ['PHONE', 0.99, 0.97],
-    ['IP_ADDRESS', 0.99, 0.92],
-    ['SECRET', 0.78, 0.8],
+    ['IP_ADDRESS', 0.99, 0.97],
+    ['EMAIL', 1, 1],
+    // Presidio's nine bare digits and 3-6 / 5-4 groupings are knowingly missed (docs/pii.md).
+    ['US_SSN', 1, 0.57],
+    ['SECRET', 0.82, 0.94],
   ] as const)('%s: precision >= %d, recall >= %d', (type, precision, recall) => {
     const t = byType(type);
     expect(t.precision).toBeGreaterThanOrEqual(precision);

@@ -1,4 +1,4 @@
-import { codeAt, isAsciiAlnum, isAsciiLetter } from '../chars.js';
+import { codeAt, isAsciiAlnum, isAsciiLetter, isUnspacedScript } from '../chars.js';
 import type { Candidate, Detector } from '../types.js';
 
 export const EMAIL_PRIORITY = 70;
@@ -13,14 +13,36 @@ function isLatinExtended(c: number): boolean {
   return c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7;
 }
 
+const LETTER = /\p{L}/u;
+
+// Internationalised addresses (RFC 6531) and domains (IDNA): letters of the scripts written with
+// spaces between words (Greek, Cyrillic, Arabic, Hebrew, Devanagari...): "user@пример.рф".
+function isIdnLetter(c: number): boolean {
+  if ((c >= 0x400 && c <= 0x481) || (c >= 0x48a && c <= 0x52f)) return true; // Cyrillic letters, without a regex
+  return c >= 0x370 && !isUnspacedScript(c) && !(c >= 0xd800 && c <= 0xdfff) && LETTER.test(String.fromCharCode(c));
+}
+
 function isLocalChar(c: number): boolean {
   if (c < 128) return isAsciiAlnum(c) || c === 46 || c === 95 || c === 37 || c === 43 || c === 45 || c === 39;
-  return isLatinExtended(c);
+  return isLatinExtended(c) || isIdnLetter(c);
 }
 
 function isDomainChar(c: number): boolean {
   if (c < 128) return isAsciiAlnum(c) || c === 46 || c === 45;
-  return isLatinExtended(c);
+  return isLatinExtended(c) || isIdnLetter(c);
+}
+
+/** A top-level domain: ASCII letters, its punycode form (`xn--p1ai`), or the letters of one IDN (`рф`). */
+function validTld(tld: string): boolean {
+  if (tld.length < 2) return false;
+  if (/^xn--[a-z0-9-]*[a-z0-9]$/i.test(tld)) return true;
+  let ascii = 0;
+  for (let i = 0; i < tld.length; i++) {
+    const c = tld.charCodeAt(i);
+    if (isAsciiLetter(c)) ascii++;
+    else if (!isIdnLetter(c)) return false;
+  }
+  return ascii === tld.length || ascii === 0;
 }
 
 // Asset names such as `logo@2x.png` have the shape of an address but a file extension for a TLD.
@@ -77,11 +99,7 @@ function validDomainEnd(text: string, from: number, to: number): number {
     if (label.startsWith('-') || label.endsWith('-')) return 0;
   }
   const tld = labels[labels.length - 1] ?? '';
-  if (tld.length < 2) return 0;
-  for (let i = 0; i < tld.length; i++) {
-    const c = tld.charCodeAt(i);
-    if (!isAsciiLetter(c)) return 0;
-  }
+  if (!validTld(tld)) return 0;
   if (FILE_EXTENSIONS.has(tld.toLowerCase())) return 0;
   // "jane@example.com.md" is a file named after an address: the extension is not part of it.
   if (labels.length >= 3 && DOCUMENT_EXTENSIONS.has(tld.toLowerCase())) return to - tld.length - 1;

@@ -85,7 +85,10 @@ function detectIpv6(text: string, out: Candidate[], allIps: boolean): void {
     const before = codeAt(text, start - 1);
     const after = codeAt(text, trimmedEnd);
     const bounded = !isWordChar(before) && !isWordChar(after) && before !== 58 && after !== 58;
-    if (bounded && plausibleIpv6(candidate) && isIPv6(candidate) && (allIps || !nonHostIpv6(candidate))) {
+    // The unspecified address alone ("listen on ::", "src=::") is reported in 'all' mode when nothing but
+    // space, '=' or brackets is around it; "::" in code ("std::", "a :: b") is not an address.
+    const unspecified = allIps && candidate === '::' && (before === -1 || before === 32 || before === 61 || before === 40 || before === 91) && (after === -1 || after === 32 || after === 44 || after === 41 || after === 93 || after === 10);
+    if (bounded && (unspecified || (plausibleIpv6(candidate) && isIPv6(candidate))) && (allIps || !nonHostIpv6(candidate))) {
       out.push({ type: 'IP_ADDRESS', start, end: trimmedEnd, priority: IP_PRIORITY });
     }
   }

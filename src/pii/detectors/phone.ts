@@ -224,18 +224,18 @@ function acceptable(
   if (after === 37) return false; // 12 345 678%
   // Cheapest test first: without '+', the digits must fit some configured region's plan at all
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
-  let context: boolean | undefined; // the context regex is the next most costly step: run it once, lazily
-  const hasContext = () => (context ??= hasContextBefore(text, start, 40, PHONE_CONTEXT));
+  // The context regexes are the next most costly step: each runs at most once, when needed (no
+  // closures here: this runs for every digit run of a text).
+  let context: boolean | undefined;
   let strong: boolean | undefined;
-  const hasStrongContext = () => (strong ??= hasContextBefore(text, start, 24, STRONG_PHONE_CONTEXT));
   // ... unless a phone word says it is a number (then any region's plan may fit: validInAnyRegion).
-  if (!plus && !regions.some((region) => plausibleNational(region, firstDigitAt(text, start), digitCount)) && (!separatedOrLong(text, start, end) || !hasStrongContext())) return false;
+  if (!plus && !fitsSomeRegion(regions, firstDigitAt(text, start), digitCount) && (!separatedOrLong(text, start, end) || !(strong ??= hasStrongPhoneContext(text, start)))) return false;
   const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   const before = text.slice(Math.max(0, start - 24), start);
   if (VERSION_BEFORE.test(before) || CURRENCY_BEFORE.test(before)) return false;
   // "Order 123-456-7890", "ticket 450-818-5143": an identifier word right before, and no phone word.
-  if (IDENTIFIER_BEFORE.test(before) && !hasContext()) return false;
+  if (IDENTIFIER_BEFORE.test(before) && !(context ??= hasPhoneContext(text, start))) return false;
   if (CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
   const groupSizes = raw.split(/[^\d]+/).filter((g) => g.length > 0).map((g) => g.length);
   const separated = groupSizes.length > 1;
@@ -251,17 +251,30 @@ function acceptable(
     const leadingZero = raw.charCodeAt(paren && raw.startsWith('(') ? 1 : 0) === 48;
     const separators = groupSizes.length - 1;
     const shaped = separated && (paren || (leadingZero && separators >= 1) || (separators >= 2 && digitCount >= 9));
-    if (!shaped && !hasContext()) return false;
+    if (!shaped && !(context ??= hasPhoneContext(text, start))) return false;
   }
   if (isValidPhone(raw, plus, digitCount, regions)) return true;
   // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
   // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
   // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
-  if (!plus && separatedOrLong(text, start, end) && hasStrongContext() && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw)) return true;
+  if (!plus && separatedOrLong(text, start, end) && (strong ?? hasStrongPhoneContext(text, start)) && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw)) return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.
-  return separated && hasContext() && isPossiblePhone(raw, plus, digitCount, regions);
+  return separated && (context ?? hasPhoneContext(text, start)) && isPossiblePhone(raw, plus, digitCount, regions);
+}
+
+function hasPhoneContext(text: string, start: number): boolean {
+  return hasContextBefore(text, start, 40, PHONE_CONTEXT);
+}
+
+function hasStrongPhoneContext(text: string, start: number): boolean {
+  return hasContextBefore(text, start, 24, STRONG_PHONE_CONTEXT);
+}
+
+function fitsSomeRegion(regions: readonly string[], firstDigit: number, digitCount: number): boolean {
+  for (const region of regions) if (plausibleNational(region, firstDigit, digitCount)) return true;
+  return false;
 }
 
 /** Grouped ("5123 4567") or of eight digits or more: a bare shorter run after a phone word is too often something else. */

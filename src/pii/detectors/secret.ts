@@ -95,36 +95,63 @@ const MIDDLE_ANCHORED: ReadonlyArray<{ middle: RegExp; before: RegExp; maxBefore
   { middle: /\|[0-9A-Za-z_-]{27}/g, before: /\d{15,16}$/, maxBefore: 16 }, // Facebook app id|secret
 ];
 
-function detectMiddleAnchored(text: string, out: Candidate[]): void {
+function detectMiddleAnchored(run: string, offset: number, out: Candidate[]): void {
   for (const { middle, before, maxBefore } of MIDDLE_ANCHORED) {
     middle.lastIndex = 0;
     let m: RegExpExecArray | null;
-    while ((m = middle.exec(text)) !== null) {
-      const prefix = before.exec(text.slice(Math.max(0, m.index - maxBefore), m.index));
+    while ((m = middle.exec(run)) !== null) {
+      const prefix = before.exec(run.slice(Math.max(0, m.index - maxBefore), m.index));
       if (prefix === null) continue;
       const start = m.index - prefix[0].length;
       const end = m.index + m[0].length;
-      if (TOKEN_CHAR.test(text[start - 1] ?? '') || TOKEN_CHAR.test(text[end] ?? '')) continue;
-      if (looksFake(text.slice(start, end), false)) continue;
-      out.push({ type: 'SECRET', start, end, priority: SECRET_FORMAT_PRIORITY });
+      if (TOKEN_CHAR.test(run[start - 1] ?? '') || TOKEN_CHAR.test(run[end] ?? '')) continue;
+      if (looksFake(run.slice(start, end), false)) continue;
+      out.push({ type: 'SECRET', start: offset + start, end: offset + end, priority: SECRET_FORMAT_PRIORITY });
     }
   }
 }
 
+/**
+ * Every known format is made of these characters only and is at least MIN_TOKEN long (the
+ * shortest, a Slack `xoxa-` token, has 15), so a format can only match inside a run of them of
+ * that length. Prose is short words between spaces: one pass of this class finds the few long runs,
+ * and the format alternation, which costs a few comparisons at each position it is tried at, reads
+ * only those. A run's neighbours are not token characters, so the boundary checks inside a run see
+ * what they would see in the whole text.
+ */
+const MIN_TOKEN = 15;
+const TOKEN_RUN_CHARS = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~|:') TOKEN_RUN_CHARS[c.charCodeAt(0)] = 1;
+
 function detectKnownTokens(text: string, out: Candidate[]): void {
-  detectMiddleAnchored(text, out);
+  let runStart = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0;
+    if (c < 128 && TOKEN_RUN_CHARS[c] === 1) continue;
+    if (i - runStart >= MIN_TOKEN) {
+      const run = text.slice(runStart, i);
+      detectMiddleAnchored(run, runStart, out);
+      detectKnownTokensIn(run, runStart, out);
+    }
+    runStart = i + 1;
+  }
+}
+
+function detectKnownTokensIn(run: string, offset: number, out: Candidate[]): void {
   KNOWN_TOKENS.lastIndex = 0;
   let m: RegExpExecArray | null;
-  while ((m = KNOWN_TOKENS.exec(text)) !== null) {
+  while ((m = KNOWN_TOKENS.exec(run)) !== null) {
     const start = m.index;
     const end = start + m[0].length;
     // A prefix in the middle of an identifier ("mask-ant-...", "AKIA" inside a longer word) is not a token.
-    const before = text[start - 1] ?? '';
-    const after = text[end] ?? '';
+    const before = run[start - 1] ?? '';
+    const after = run[end] ?? '';
     if (TOKEN_CHAR.test(before) || (TOKEN_CHAR.test(after) && !m[0].startsWith('eyJ'))) continue;
     // Prefixed formats are checked for filler only; the loose "sk-" format also for runs of the alphabet.
-    if (looksFake(m[0].slice(4), m[0].startsWith('sk-') && !ANTHROPIC_KEY.test(m[0]))) continue;
-    out.push({ type: 'SECRET', start, end, priority: SECRET_FORMAT_PRIORITY });
+    // Slack tokens carry numeric workspace and user ids ("xoxb-2-511111111-…"): the filler test reads their random tail.
+    const body = m[0].startsWith('xox') ? m[0].slice(m[0].lastIndexOf('-') + 1) : m[0].slice(4);
+    if (looksFake(body, m[0].startsWith('sk-') && !ANTHROPIC_KEY.test(m[0]))) continue;
+    out.push({ type: 'SECRET', start: offset + start, end: offset + end, priority: SECRET_FORMAT_PRIORITY });
   }
 }
 
@@ -155,7 +182,8 @@ function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
     }
     // "-----BEGIN PRIVATE KEY-----\nanything\n-----END…" is a placeholder: a key, even a pasted
     // first line of one, has a body of base64 (an Ed25519 key has over 60 characters of it).
-    if (base64Count(text, bodyStart, end) >= 16) out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
+    const bodyEnd = footer !== -1 && footer < end ? footer : end;
+    if (base64Count(text, bodyStart, bodyEnd) >= 16) out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
     begin = nextBegin !== -1 && nextBegin < end ? text.indexOf('-----BEGIN ', end) : nextBegin;
   }
 }
@@ -212,6 +240,24 @@ function detectUrlPasswords(text: string, out: Candidate[]): void {
   }
 }
 
+// Bundler's per-host credentials (`bundle config`, .bundle/config, CI variables): the key names a gem
+// server host (`BUNDLE_GEMS__CONTRIBSYS__COM`, `BUNDLE_RUBYGEMS__PKG__GITHUB__COM`), the value is
+// `user:password` or `user:token`. Anchored on the literal "BUNDLE_", so other text costs one search;
+// every part is bounded, so a run of "BUNDLE_BUNDLE_…" stays linear.
+const BUNDLER_CREDENTIALS = /\bBUNDLE_[A-Z0-9_]{0,100}[A-Z0-9]__[A-Z0-9]{1,20}(?![A-Za-z0-9_])["']?[ \t]*[:=][ \t]*(["']?)([^\s"':;&]{1,64}:[^\s"';&]{1,128})\1/g;
+
+function detectBundlerCredentials(text: string, out: Candidate[]): void {
+  BUNDLER_CREDENTIALS.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = BUNDLER_CREDENTIALS.exec(text)) !== null) {
+    const value = m[2] ?? '';
+    if (isPlaceholder(value.slice(value.indexOf(':') + 1))) continue;
+    const end = m.index + m[0].length - (m[1] ?? '').length;
+    // As certain as a known format (the key name says what it is); the longer span wins a tie with a token inside it.
+    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_FORMAT_PRIORITY });
+  }
+}
+
 const BEARER = /\b(?:Bearer|Token|Basic)\s+([A-Za-z0-9._~+/-]{16,2048}=*)/g;
 
 function detectAuthHeaders(text: string, out: Candidate[]): void {
@@ -261,9 +307,11 @@ function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Cand
 // must look random. Latin-script words are matched case-insensitively, and apart from the CJK ones,
 // which need no case folding: one case-insensitive alternation over mixed scripts is several times
 // slower in V8.
-const KEYWORDS =
-  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|cl[eé]|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key/gi;
+export const KEYWORDS =
+  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key|(?<=[a-z0-9])[_-]?key(?![a-z])/gi;
 const KEYWORDS_CJK = /パスワード|暗証番号|トークン|シークレット/g;
+
+const PUBLIC_KEY_NAME = /public|(?:^|[_-])pub(?:[_-]|key)|publishable/i;
 
 const PASSWORD_WORD = /pass|kennwort|passwort|contraseñ|contrasen|パスワード|暗証|pwd/i;
 
@@ -293,14 +341,49 @@ const WHITESPACE_ONLY = /[ \t]{1,3}/y;
 const QUALIFIER = /(?:[ \t]{1,2}[\p{L}\p{N}'’-]{1,15}){1,3}(?=[ \t]{0,2}(?:[=:：]|[ \t](?:is|ist|est|es|lautet|era|was)[ \t]))/uy;
 
 function detectAssignments(text: string, out: Candidate[]): void {
-  scanAssignments(text, KEYWORDS, out);
-  scanAssignments(text, KEYWORDS_CJK, out);
+  scanAssignments(text, nextKeyword, out);
+  scanAssignments(text, nextCjkKeyword, out);
 }
 
-function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void {
-  KEYWORDS.lastIndex = 0;
+// One case-insensitive alternation of ~30 keywords is tried at nearly every position of a text (its
+// first letters are common ones). Every keyword holds one of these few anchors no more than
+// MAX_ANCHOR_OFFSET characters after its start ("shared access key": 'key' after 14), so the
+// anchors are searched (one cheap pass) and the keywords tried only at the positions before each.
+const KEYWORD_ANCHORS = /pass|pwd|kennwort|mot de passe|contrase|secret|token|key|credential|clave|schl|cl[eé]/gi;
+const MAX_ANCHOR_OFFSET = 14;
+const KEYWORD_AT = new RegExp(KEYWORDS.source, 'iy');
+
+/**
+ * The leftmost keyword match at or after `from`, as `KEYWORDS.exec` from `from` would find it: a
+ * match holds an anchor within MAX_ANCHOR_OFFSET of its start, every anchor position is visited in
+ * order, and the start positions before it are tried left to right.
+ */
+export function nextKeyword(text: string, from: number): RegExpExecArray | null {
+  KEYWORD_ANCHORS.lastIndex = from;
+  let anchor: RegExpExecArray | null;
+  let tried = from; // starts below this were tried already
+  while ((anchor = KEYWORD_ANCHORS.exec(text)) !== null) {
+    const at = anchor.index;
+    for (let s = Math.max(tried, at - MAX_ANCHOR_OFFSET); s <= at; s++) {
+      KEYWORD_AT.lastIndex = s;
+      const m = KEYWORD_AT.exec(text);
+      if (m !== null) return m;
+    }
+    tried = at + 1;
+    KEYWORD_ANCHORS.lastIndex = at + 1;
+  }
+  return null;
+}
+
+function nextCjkKeyword(text: string, from: number): RegExpExecArray | null {
+  KEYWORDS_CJK.lastIndex = from;
+  return KEYWORDS_CJK.exec(text);
+}
+
+function scanAssignments(text: string, find: (text: string, from: number) => RegExpExecArray | null, out: Candidate[]): void {
+  let from = 0;
   let m: RegExpExecArray | null;
-  while ((m = KEYWORDS.exec(text)) !== null) {
+  while ((m = find(text, from)) !== null) {
     const keywordStart = m.index;
     let keyEnd = keywordStart + m[0].length;
     // Extend over the rest of the identifier ("DB_PASSWORD_PROD", "apiKeySecondary").
@@ -309,8 +392,10 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
     while (keyStart > 0 && keywordStart - keyStart < 40 && isKeyChar(text.charCodeAt(keyStart - 1))) keyStart--;
     const keyName = text.slice(keyStart, keyEnd);
     const passwordLike = PASSWORD_WORD.test(m[0]);
-    if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName)) {
-      KEYWORDS.lastIndex = keyEnd;
+    const bareKey = /^[_-]?key$/i.test(m[0]);
+    // Public keys are published on purpose ("ssh_public_key", "publicKey", "VAPID_PUB_KEY").
+    if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName) || PUBLIC_KEY_NAME.test(keyName)) {
+      from = keyEnd;
       continue;
     }
     ASSIGNMENT.lastIndex = keyEnd;
@@ -336,17 +421,17 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
       }
     }
     if (a === null) {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
       continue;
     }
     const operator = a[1] ?? '';
     // "password == x", "token != y" are comparisons in code.
     if ((operator === '=' || operator === ':') && /[=!<>]/.test(text[ASSIGNMENT.lastIndex] ?? '')) {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
       continue;
     }
     if (operator === '=' && /[=!<>]/.test(text[keyEnd] ?? '') === false && /[!<>=]$/.test(text.slice(Math.max(0, keyEnd - 1), keyEnd))) {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
       continue;
     }
     const quote = a[4] ?? '';
@@ -369,18 +454,25 @@ function scanAssignments(text: string, KEYWORDS: RegExp, out: Candidate[]): void
         : looksRandom(value, 20)
       : passwordLike
         ? plausiblePassword(value, quote !== '')
-        : looksRandom(value, 12) || (UUID.test(value) && !looksFake(value));
+        : // A name that only ends in "key" ("HEROKU_KEY", "bucket_key") says less than "api_key": its value must look more generated.
+          (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) || (UUID.test(value) && !looksFake(value, false));
     if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
-      KEYWORDS.lastIndex = Math.max(valueEnd, keyEnd);
+      from = Math.max(valueEnd, keyEnd);
     } else {
-      KEYWORDS.lastIndex = keyEnd;
+      from = keyEnd;
     }
   }
 }
 
 // A UUID after a key or token name is the credential (Heroku, Snyk, HubSpot API keys are UUIDs).
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+function countDigits(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) >= 48 && value.charCodeAt(i) <= 57) n++;
+  return n;
+}
 
 function isKeyChar(c: number): boolean {
   return isAsciiAlnum(c) || c === 95 || c === 45 || c === 46;
@@ -413,14 +505,21 @@ export function looksFake(body: string, sequences = true): boolean {
   const counts = new Map<number, number>();
   let ascending = 0;
   let top = 0;
+  // Characters in runs of four or more of the same ("5555555dAAAAA7777777…"): a generated key of
+  // 40 characters has such a run about once in 4,000 keys.
+  let inRuns = 0;
+  let run = 1;
   for (let i = 0; i < body.length; i++) {
     const c = body.charCodeAt(i);
     const n = (counts.get(c) ?? 0) + 1;
     counts.set(c, n);
     if (n > top) top = n;
     if (i > 0 && c === body.charCodeAt(i - 1) + 1) ascending++;
+    run = i > 0 && c === body.charCodeAt(i - 1) ? run + 1 : 1;
+    if (run === 4) inRuns += 4;
+    else if (run > 4) inRuns++;
   }
-  return top / body.length > 0.5 || (sequences && ascending / (body.length - 1) > 0.3);
+  return top / body.length > 0.5 || inRuns / body.length > 0.5 || (sequences && ascending / (body.length - 1) > 0.3);
 }
 
 /** High enough entropy and a mix of character classes: what generated keys look like. */
@@ -495,6 +594,7 @@ export const detectSecrets: Detector = (text: string, _config, out: Candidate[])
   if (keyIdEnds.length > 0) detectAwsSecretsNearKeyIds(text, keyIdEnds, out);
   detectPrivateKeyBlocks(text, out);
   if (text.includes('://')) detectUrlPasswords(text, out);
+  if (text.includes('BUNDLE_')) detectBundlerCredentials(text, out);
   detectAuthHeaders(text, out);
   detectAssignments(text, out);
 };

@@ -1,0 +1,98 @@
+/**
+ * Coverage added for issue 12 item 5 and the public-data misses: SSNs in their spaced and dotted
+ * forms, internationalised e-mail addresses, the unspecified IPv6 address in 'all' mode, and
+ * credential families (Bundler host credentials, UUID keys, `*_KEY` config names), with the
+ * neighbours that must stay unreported.
+ */
+import { describe, expect, it } from 'vitest';
+import { redact } from '../../src/pii/index.js';
+import type { PiiType, RedactOptions } from '../../src/pii/types.js';
+
+function found(text: string, type: PiiType, options?: RedactOptions): string[] {
+  return redact(text, options).findings.filter((f) => f.type === type).map((f) => text.slice(f.start, f.end));
+}
+
+describe('US_SSN', () => {
+  it.each([
+    ['078-05-1123', '078-05-1123'],
+    ['078 05 1123', '078 05 1123'],
+    ['078.05.1123', '078.05.1123'],
+    ['abc 078 05 1123 abc', '078 05 1123'],
+    ['Her number on file: 219 09 9999.', '219 09 9999'],
+    ['SSN 078051121', '078051121'],
+  ])('reports %j', (text, value) => {
+    expect(found(text, 'US_SSN')).toEqual([value]);
+  });
+
+  it.each([
+    '078051121', // nine bare digits need a word that says SSN
+    'part 123 45 6789',
+    'order no. 219 09 9999',
+    'Tel. 078 05 1123',
+    'Kontakt 030 12 3456',
+    '666 12 3456',
+    '912.34.5678',
+    '078 00 1123',
+    '078.05.0000',
+    'v 123.45.6789',
+    '1.078.05.1123',
+    '078 05 1123 45',
+  ])('does not report %j', (text) => {
+    expect(found(text, 'US_SSN')).toEqual([]);
+  });
+});
+
+describe('EMAIL, internationalised', () => {
+  it.each([
+    ['user@xn--80ak6aa92e.com', 'user@xn--80ak6aa92e.com'],
+    ['a@xn--d1acufc.xn--p1ai', 'a@xn--d1acufc.xn--p1ai'],
+    ['пишите на user@пример.рф, спасибо', 'user@пример.рф'],
+    ['ivan@почта.рус', 'ivan@почта.рус'],
+    ['Γράψτε στο info@παράδειγμα.ελ.', 'info@παράδειγμα.ελ'],
+    ['メールはtaro@example.jpです', 'taro@example.jp'],
+  ])('reports %j', (text, value) => {
+    expect(found(text, 'EMAIL')).toEqual([value]);
+  });
+
+  it.each(['my email is info@presidio.', 'logo@2x.png', 'x@host.рфcom', 'a@b.c'])('does not report %j', (text) => {
+    expect(found(text, 'EMAIL')).toEqual([]);
+  });
+});
+
+describe('IP_ADDRESS, the unspecified address', () => {
+  it('"::" alone is reported with ipAddresses: all, never by default or in code', () => {
+    expect(found('src=:: dst=::1', 'IP_ADDRESS', { ipAddresses: 'all' })).toEqual(['::', '::1']);
+    expect(found('Use local ipv6 ::', 'IP_ADDRESS', { ipAddresses: 'all' })).toEqual(['::']);
+    expect(found('src=:: dst=::1', 'IP_ADDRESS')).toEqual([]);
+    expect(found('std::vector<int> and Foo::bar()', 'IP_ADDRESS', { ipAddresses: 'all' })).toEqual([]);
+  });
+});
+
+describe('SECRET, credential families', () => {
+  it.each([
+    ['export BUNDLE_ENTERPRISE__CONTRIBSYS__COM=cafe12be:dead34ef && echo ok', 'cafe12be:dead34ef'],
+    ['BUNDLE_GEMS__CONTRIBSYS__COM: "cafebabe:deadbeef"', 'cafebabe:deadbeef'],
+    ['BUNDLE_RUBYGEMS__PKG__GITHUB__COM: octocat:ghs_x8Kd92mLqP0aZr7TbN4cVw1yE6uJ3hGf5sQo', 'octocat:ghs_x8Kd92mLqP0aZr7TbN4cVw1yE6uJ3hGf5sQo'],
+    ['const HEROKU_KEY = "12345678-ABCD-ABCD-ABCD-1234567890AB"', '12345678-ABCD-ABCD-ABCD-1234567890AB'],
+    ['snyk_token: "0f3b9a2e-5c7d-4e1f-8a6b-9d2c4e7f1a3b"', '0f3b9a2e-5c7d-4e1f-8a6b-9d2c4e7f1a3b'],
+    ['hubspotKey: "f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91"', 'f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91'],
+    ['STRIPE_KEY=9fK2mQ7xLp4Rt8Vb3Nw6Zc1H', '9fK2mQ7xLp4Rt8Vb3Nw6Zc1H'],
+    ['slack_token: "xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c"', 'xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c'],
+  ])('reports %j', (text, value) => {
+    expect(found(text, 'SECRET')).toEqual([value]);
+  });
+
+  it.each([
+    'BUNDLE_PATH: vendor/bundle',
+    'BUNDLE_RUBYGEMS__PKG__GITHUB__COM: "${USER}:${TOKEN}"',
+    'ssh_public_key = "AAAAB3NzaC1yc2EAAAADAQABAAABgQC7x9"',
+    'VAPID_PUB_KEY=BEl62iUYgUivxIkv69yViEuiBIa40HI80NM9f8HnKJU',
+    'cache_key = user_1234',
+    'the monkey: a cute one',
+    '-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----',
+    '-----BEGIN OPENSSH PRIVATE KEY----------END OPENSSH PRIVATE KEY-----',
+    'sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa',
+  ])('does not report %j', (text) => {
+    expect(found(text, 'SECRET')).toEqual([]);
+  });
+});
