@@ -81,7 +81,7 @@ const variants: Array<[string, Middleware]> = [
 
 async function runCommand(chain: Middleware, input: unknown): Promise<void> {
   const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
-  const ctx: CommandContext = { requestId: randomUUID(), uid: files.uid, input, pathsCanonical: false, files: files.withStats(stats), startedAt: 0, stats, decisions: {} };
+  const ctx: CommandContext = { requestId: randomUUID(), uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} };
   const result = await chain(ctx, () => execute(ctx));
   if (result.isError) throw new Error(`bench command failed: ${String(result.content)}`);
 }

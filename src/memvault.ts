@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
+import { createAuditLogger, type AuditLogger, type AuditOptions } from './pipeline/audit-logger.js';
 import { validateUserId } from './crypto/codec.js';
 import {
   createEncryptionFromConfig,
@@ -41,7 +41,7 @@ import type { QuotaOptions } from './pipeline/quota.js';
 import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 import { namedStage, observeCommands, observeExecute, observeStages } from './pipeline/telemetry.js';
 import { terminal } from './pipeline/terminal.js';
-import { withRequestCounter } from './store/accounting.js';
+import { withCommandStats, withRequestCounter, type CommandStats } from './store/accounting.js';
 import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.js';
 import type { ObjectStore } from './store/port.js';
 import { DEFAULT_LIMITS, type CommandLimits } from './tool/commands/env.js';
@@ -49,7 +49,7 @@ import type { ResultContent } from './tool/types.js';
 import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
-import { observeStore } from './telemetry/index.js';
+import { observeStore } from './store/observed.js';
 import { StoreUserFiles } from './vault/store-user-files.js';
 import type { UserFiles } from './vault/user-files.js';
 
@@ -345,11 +345,11 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
   const userFiles = async (userId: string): Promise<StoreUserFiles> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
+    return new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined);
   };
 
   const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
-    const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
+    const stats: CommandStats = { bytesRead: 0, bytesWritten: 0, requests: {} };
     // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
     // count it into the command's stats, which metrics and the audit record read.
     let files: StoreUserFiles;
@@ -365,14 +365,13 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       uid: files.uid,
       input,
       pathsCanonical: false,
-      files: files.withStats(stats),
-      startedAt: performance.now(),
+      files,
       stats,
       decisions: {},
     };
     rawUserIds.set(ctx, userId);
     try {
-      return await withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
+      return await withCommandStats(stats, () => chain(ctx, () => execute(ctx)));
     } catch (error) {
       // A middleware refused to go on (e.g. the audit sink failed): the command did not run.
       return errorResult(error, (e) => logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: e instanceof Error ? { name: e.name } : undefined }, 'memvault middleware failed'));

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { commandEntry, type CommandRecordOptions } from '../audit/command-record.js';
+import { commandEntry, type CommandRecordOptions } from './command-record.js';
 import type { AuditEntry } from '../audit/record.js';
 import { MemvaultError } from '../errors.js';
 import type { CommandResult, Middleware } from './context.js';

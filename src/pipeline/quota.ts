@@ -200,10 +200,6 @@ class QuotaFiles implements UserFiles {
     return this.inner.uid;
   }
 
-  withStats(stats: CommandStats): UserFiles {
-    return new QuotaFiles(this.inner.withStats(stats), this.run);
-  }
-
   async read(path: string): Promise<FileVersion | null> {
     const file = await this.inner.read(path);
     this.run.seen(path, file ? file.data.byteLength : null);

@@ -23,7 +23,7 @@ describe('defaultChain', () => {
   it('validates input sizes against the limit the commands get: the quota\'s, else the host\'s, else the default', async () => {
     const sizeAnswer = async (chain: ReturnType<typeof defaultChain>, bytes: number) => {
       const validate = chain.middlewares[0]!;
-      const ctx = { requestId: 'r', uid: 'u', input: { command: 'create', path: '/memories/x', file_text: 'y'.repeat(bytes) }, pathsCanonical: false, files: undefined as never, startedAt: 0, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
+      const ctx = { requestId: 'r', uid: 'u', input: { command: 'create', path: '/memories/x', file_text: 'y'.repeat(bytes) }, pathsCanonical: false, files: undefined as never, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
       const result = await validate(ctx, async () => ({ content: 'passed', isError: false }));
       return result.code ?? result.content;
     };
@@ -54,7 +54,7 @@ describe('defaultChain', () => {
     const files = new StoreUserFiles(store, await createPlainCodecProvider().forUser('u'));
     const go = async (input: unknown) => {
       const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
-      const ctx = { requestId: 'r', uid: files.uid, input, pathsCanonical: false, files: files.withStats(stats), startedAt: 0, stats, decisions: {} as Record<string, unknown> };
+      const ctx = { requestId: 'r', uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} as Record<string, unknown> };
       const result = await run(ctx, () => execute(ctx));
       return { result, decisions: ctx.decisions };
     };

@@ -3,7 +3,7 @@ import type { DeleteCommand, RenameCommand } from '../types.js';
 import { messages } from '../messages.js';
 import { decodeText, encodeText } from '../text.js';
 import { MemvaultError } from '../../errors.js';
-import { PreconditionFailedError } from '../../store/port.js';
+import { PreconditionFailedError } from '../../vault/user-files.js';
 import { fileAncestor, fileNameConflict, filesThatAreDirectories, NameConflictError, treeNameConflict, type NameConflict } from '../../vault/names.js';
 import { writeRetried } from '../../telemetry/signals.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
