@@ -1,10 +1,9 @@
-import { MemvaultError } from '../errors.js';
+import { isMemvaultError, MemvaultError } from '../errors.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from '../vault/user-files.js';
-import type { CommandContext, CommandStats, Middleware } from './context.js';
-import { errorResult } from './error-result.js';
+import type { CommandContext, Middleware } from './context.js';
 
 /**
  * Size quotas: bytes per file, bytes and files per user, and the characters one view returns.
@@ -436,7 +435,9 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       try {
         await refresh(ctx, usage);
       } catch (error) {
-        return errorResult(error, (e) => options.onInternalError?.(e, ctx));
+        // The boundary answers it; a host that composed its own quota hears of the fault here.
+        if (!isMemvaultError(error)) options.onInternalError?.(error, ctx);
+        throw error;
       }
     }
     ctx.decisions['quota'] = { checked: false } satisfies QuotaDecision;
