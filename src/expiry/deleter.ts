@@ -19,6 +19,7 @@
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
+import { forEachLimit } from '../util/concurrency.js';
 
 export interface ExpiryCandidate {
   key: string;
@@ -48,18 +49,6 @@ export interface ConditionalDeleter {
 
 function emptyOutcome(): DeleteOutcome {
   return { deleted: [], changed: [], gone: [], failed: [] };
-}
-
-async function forEachLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next]!;
-      next += 1;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
 const STORE_DELETE_CONCURRENCY = 8;

@@ -1,4 +1,5 @@
 import { isMemvaultError, MemvaultError } from '../errors.js';
+import { ReadWriteLock } from '../util/rw-lock.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
@@ -122,43 +123,6 @@ export const quotaMessages = {
       : `[Output capped at ${n(cap)} characters (line numbers included), after line ${lastLine}. To read on, call view with view_range [${lastLine + 1}, -1] (or a smaller range).]`,
 } as const;
 
-type Release = () => void;
-
-/** Per-user shared/exclusive gate: commands hold it shared, a usage refresh exclusively. FIFO. */
-class Gate {
-  private readers = 0;
-  private writer = false;
-  private readonly queue: Array<{ exclusive: boolean; grant: () => void }> = [];
-
-  get idle(): boolean {
-    return this.readers === 0 && !this.writer && this.queue.length === 0;
-  }
-
-  acquire(exclusive: boolean): Promise<Release> {
-    return new Promise((resolve) => {
-      this.queue.push({ exclusive, grant: () => resolve(() => this.release(exclusive)) });
-      this.pump();
-    });
-  }
-
-  private release(exclusive: boolean): void {
-    if (exclusive) this.writer = false;
-    else this.readers -= 1;
-    this.pump();
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && !this.writer) {
-      const head = this.queue[0]!;
-      if (head.exclusive && this.readers > 0) return;
-      this.queue.shift();
-      if (head.exclusive) this.writer = true;
-      else this.readers += 1;
-      head.grant();
-      if (head.exclusive) return;
-    }
-  }
-}
 
 interface UserUsage {
   /** Bytes and files as last listed, plus this process's own admitted changes since. */
@@ -172,7 +136,8 @@ interface UserUsage {
   /** Set when a change of unknown size happened: list again before the next check. */
   stale: boolean;
   loaded: boolean;
-  readonly gate: Gate;
+  /** Per-user shared/exclusive gate: commands hold it shared, a usage refresh exclusively (FIFO). */
+  readonly gate: ReadWriteLock;
 }
 
 /** A snapshot of one user's usage as this process sees it (tests and metrics). */
@@ -371,7 +336,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       users.set(uid, state);
       return state;
     }
-    state = { bytes: 0, files: 0, pendingBytes: 0, pendingFiles: 0, refreshedAt: 0, writesSinceRefresh: 0, stale: false, loaded: false, gate: new Gate() };
+    state = { bytes: 0, files: 0, pendingBytes: 0, pendingFiles: 0, refreshedAt: 0, writesSinceRefresh: 0, stale: false, loaded: false, gate: new ReadWriteLock() };
     users.set(uid, state);
     for (const [key, other] of users) {
       if (users.size <= limits.maxCachedUsers) break;
