@@ -81,7 +81,7 @@ export interface S3DeleterOptions {
 }
 
 /** DeleteObjects takes at most 1,000 keys. */
-const NATIVE_BATCH = 1000;
+import { DELETE_BATCH_KEYS as NATIVE_BATCH } from '../store/layout.js';
 /** Small batches keep the HEAD-to-delete window short where the server cannot check the ETag itself. */
 const RECHECK_BATCH = 100;
 const HEAD_CONCURRENCY = 16;

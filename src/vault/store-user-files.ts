@@ -8,7 +8,7 @@ import { writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
-const DELETE_BATCH = 1000;
+import { DELETE_BATCH_KEYS as DELETE_BATCH } from '../store/layout.js';
 /** S3's key limit, for stores that state none of their own. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
 /** Tries of a create whose rival took itself back too (names.ts), and the longest pause before the next. */
