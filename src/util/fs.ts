@@ -1,4 +1,6 @@
-import { open } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { hasErrno } from './errno.js';
 
 /**
@@ -22,4 +24,26 @@ export async function fsyncDirectory(path: string): Promise<void> {
   } finally {
     await handle?.close();
   }
+}
+
+/**
+ * The one temp-file-and-rename writer, in two steps around the caller's own writing (a stream, a
+ * pipeline): `temporaryPathFor(path)` names a file beside the target (same directory, so the rename
+ * is atomic), and `commitTemporary` makes its bytes durable (fsync), renames it over the target and
+ * makes the rename durable (directory fsync). A crash leaves the old target or the new one whole,
+ * and a failed write leaves only the temporary, which the caller removes.
+ */
+export function temporaryPathFor(path: string): string {
+  return `${path}.${randomBytes(4).toString('hex')}.partial`;
+}
+
+export async function commitTemporary(temporary: string, path: string): Promise<void> {
+  const handle = await open(temporary, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, path);
+  await fsyncDirectory(dirname(path));
 }

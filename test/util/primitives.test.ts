@@ -155,3 +155,26 @@ describe('ReadWriteLock, Mutex, KeyedMutex', () => {
     expect(locks.size).toBe(0);
   });
 });
+
+describe('temporaryPathFor / commitTemporary', () => {
+  it('names a file beside the target and moves it over the target whole; a missing temporary leaves the target as it was', async () => {
+    const { readFileSync, writeFileSync, existsSync } = await import('node:fs');
+    const { commitTemporary, temporaryPathFor } = await import('../../src/util/fs.js');
+    const dir = mkdtempSync(join(tmpdir(), 'memvault-util-'));
+    try {
+      const target = join(dir, 'out.tar');
+      writeFileSync(target, 'old');
+      const temporary = temporaryPathFor(target);
+      expect(temporary.startsWith(`${target}.`)).toBe(true);
+      expect(temporaryPathFor(target)).not.toBe(temporary);
+      writeFileSync(temporary, 'new');
+      await commitTemporary(temporary, target);
+      expect(readFileSync(target, 'utf8')).toBe('new');
+      expect(existsSync(temporary)).toBe(false);
+      await expect(commitTemporary(temporaryPathFor(target), target)).rejects.toMatchObject({ code: 'ENOENT' });
+      expect(readFileSync(target, 'utf8')).toBe('new');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
