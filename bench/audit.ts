@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createAuditLogger, type AuditLogger } from '../src/audit/logger.js';
+import { createAuditLogger, type AuditLogger } from '../src/pipeline/audit-logger.js';
 import { compose } from '../src/pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from '../src/pipeline/context.js';
 import type { UserFiles } from '../src/vault/user-files.js';
@@ -34,7 +34,6 @@ function context(i: number): CommandContext {
     command,
     pathsCanonical: true,
     files: {} as UserFiles,
-    startedAt: Date.now(),
     stats: { bytesRead: 812, bytesWritten: 815, requests: { GET: 1, PUT: 1 } },
     decisions: { pii: { action: 'redacted', findings: { email: 1 } }, quota: { blocked: false, usedBytes: 40960 } },
   };

@@ -15,6 +15,7 @@ import type { CommandContext, Middleware } from '../src/pipeline/context.js';
 import { canonicalizePath, pathGuard } from '../src/pipeline/path-guard.js';
 import { quota } from '../src/pipeline/quota.js';
 import { terminal } from '../src/pipeline/terminal.js';
+import { withErrorBoundary } from '../src/pipeline/error-result.js';
 import { validateInput } from '../src/pipeline/validate.js';
 import { MemoryStore } from '../src/store/memory.js';
 import { DEFAULT_LIMITS } from '../src/tool/commands/env.js';
@@ -67,7 +68,7 @@ const guardRows = PATHS.map(([name, path]) => {
 // 2. Whole commands with and without the guard.
 const store = new MemoryStore();
 const files = new StoreUserFiles(store, await createPlainCodecProvider().forUser('bench-user'));
-const execute = terminal({ env: { locks: new VaultLocks(), limits: DEFAULT_LIMITS, createMode: 'overwrite' }, onInternalError: (e) => console.error(e) });
+const execute = terminal({ env: { locks: new VaultLocks(), limits: DEFAULT_LIMITS, createMode: 'overwrite' } });
 // Without the guard the inputs below are already canonical; mark them so, as the guard would.
 const trustCanonical: Middleware = async (ctx, next) => {
   ctx.pathsCanonical = true;
@@ -81,8 +82,8 @@ const variants: Array<[string, Middleware]> = [
 
 async function runCommand(chain: Middleware, input: unknown): Promise<void> {
   const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
-  const ctx: CommandContext = { requestId: randomUUID(), uid: files.uid, input, pathsCanonical: false, files: files.withStats(stats), startedAt: 0, stats, decisions: {} };
-  const result = await chain(ctx, () => execute(ctx));
+  const ctx: CommandContext = { requestId: randomUUID(), uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} };
+  const result = await withErrorBoundary(() => chain(ctx, () => execute(ctx)), (e) => console.error(e));
   if (result.isError) throw new Error(`bench command failed: ${String(result.content)}`);
 }
 

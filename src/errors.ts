@@ -44,3 +44,18 @@ export function isMemvaultError(e: unknown, code?: ErrorCode): e is MemvaultErro
 /** The text shown to the model for an unexpected fault: nothing of the fault itself. */
 export const INTERNAL_ERROR_MESSAGE =
   'Error: The memory store failed to complete this command. Nothing was changed; please try again.';
+
+const ERROR_NAME = /^[A-Za-z][\w.]{0,63}$/;
+const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,47}$/;
+
+/**
+ * What a log line may show of an error: its class name and code, both bounded, and nothing else. A
+ * message, stack or cause can hold a key, an ARN, a host path or a user's data, so none is copied.
+ * The one serializer for errors in memvault's own logs.
+ */
+export function loggableError(error: unknown): { name: string; code?: string } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const name = ERROR_NAME.test(error.name) ? error.name : 'Error';
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && ERROR_CODE.test(code) ? { name, code } : { name };
+}

@@ -17,7 +17,7 @@ export type { UserFiles } from './vault/user-files.js';
 export { redact, scan, PII_TYPES, DEFAULT_PHONE_REGIONS } from './pii/index.js';
 export type { PiiType, PiiPolicy, PiiFinding, RedactOptions, RedactResult, ScanResult } from './pii/index.js';
 export { piiRedactor, redactForLog, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
-export { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
+export { createAuditLogger, type AuditLogger, type AuditOptions } from './pipeline/audit-logger.js';
 export type { EncryptionConfig } from './crypto/index.js';
 export { FileStore } from './store/file.js';
 export { compose, defaultChain, quota, DEFAULT_QUOTA, type QuotaOptions, type ChainOptions } from './pipeline/index.js';

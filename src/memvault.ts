@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
+import { createAuditLogger, type AuditLogger, type AuditOptions } from './pipeline/audit-logger.js';
 import { validateUserId } from './crypto/codec.js';
 import {
   createEncryptionFromConfig,
@@ -32,18 +32,18 @@ import type { AuditEntry } from './audit/record.js';
 import type { TtlSettings } from './expiry/config.js';
 import { sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
 import type { ConditionalDeleter } from './expiry/deleter.js';
-import { isMemvaultError, MemvaultError } from './errors.js';
+import { isMemvaultError, loggableError, MemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
 import { compose } from './pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
-import { errorResult } from './pipeline/error-result.js';
+import { answering, withErrorBoundary } from './pipeline/error-result.js';
 import { defaultChain } from './pipeline/index.js';
 import type { QuotaOptions } from './pipeline/quota.js';
 import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 import { namedStage, observeCommands, observeExecute, observeStages } from './pipeline/telemetry.js';
 import { terminal } from './pipeline/terminal.js';
-import { withRequestCounter } from './store/accounting.js';
+import { withCommandStats, withRequestCounter, type CommandStats } from './store/accounting.js';
 import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.js';
 import type { ObjectStore } from './store/port.js';
 import { DEFAULT_LIMITS, type CommandLimits } from './tool/commands/env.js';
@@ -51,7 +51,7 @@ import type { ResultContent } from './tool/types.js';
 import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
-import { observeStore } from './telemetry/index.js';
+import { observeStore } from './store/observed.js';
 import { StoreUserFiles } from './vault/store-user-files.js';
 import type { UserFiles } from './vault/user-files.js';
 
@@ -337,54 +337,42 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const planned = defaultChain({
     outer: [...(audit ? [namedStage('audit', audit.middleware())] : []), ...(options.outerMiddlewares ?? [])],
     ...(options.pii === false ? {} : { pii: piiRedactor(options.pii) }),
-    quota: options.quota === false ? false : { ...options.quota, onInternalError: (error: unknown) => logger?.error({ err: error instanceof Error ? { name: error.name } : undefined }, 'memvault quota accounting failed') },
+    quota: options.quota === false ? false : { ...options.quota },
     inner: options.middlewares ?? [],
     ...(options.limits ? { limits: options.limits } : {}),
   });
-  const chain = compose(observeStages(planned.middlewares));
+  const reportFault = (error: unknown, ctx: CommandContext) => logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: loggableError(error) }, 'memvault command failed');
+  const chain = compose(observeStages(planned.middlewares).map((middleware) => answering(middleware, reportFault)));
   const limits: CommandLimits = { ...DEFAULT_LIMITS, ...planned.limits };
   const execute = observeExecute(terminal({
     env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
-    onInternalError: (error, ctx) =>
-      logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: error instanceof Error ? { name: error.name, code: (error as { code?: unknown }).code } : undefined }, 'memvault command failed'),
   }));
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
   const userFiles = async (userId: string): Promise<StoreUserFiles> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
+    return new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined);
   };
 
   const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
-    const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
-    // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
-    // count it into the command's stats, which metrics and the audit record read.
-    let files: StoreUserFiles;
-    try {
-      files = await withRequestCounter(stats.requests, () => userFiles(userId));
-    } catch (error) {
-      // The user's key could not be loaded (the store is unavailable, the key record is damaged):
-      // the command did not run. run() answers with a result, never a throw.
-      return errorResult(error, (e) => logger?.error({ err: e instanceof Error ? { name: e.name } : undefined }, 'memvault user key load failed'));
-    }
-    const ctx: CommandContext = {
-      requestId: randomUUID(),
-      uid: files.uid,
-      input,
-      pathsCanonical: false,
-      files: files.withStats(stats),
-      startedAt: performance.now(),
-      stats,
-      decisions: {},
-    };
-    rawUserIds.set(ctx, userId);
-    try {
-      return await withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
-    } catch (error) {
-      // A middleware refused to go on (e.g. the audit sink failed): the command did not run.
-      return errorResult(error, (e) => logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: e instanceof Error ? { name: e.name } : undefined }, 'memvault middleware failed'));
-    }
+    const stats: CommandStats = { bytesRead: 0, bytesWritten: 0, requests: {} };
+    const requestId = randomUUID();
+    let uid: string | undefined;
+    // The one error boundary: whatever the key load, a middleware or a command throws becomes the
+    // model's answer here (run() answers with a result, never a throw); faults are logged by name only.
+    return withErrorBoundary(
+      async () => {
+        // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
+        // count it into the command's stats, which metrics and the audit record read.
+        const files = await withRequestCounter(stats.requests, () => userFiles(userId));
+        uid = files.uid;
+        const ctx: CommandContext = { requestId, uid, input, pathsCanonical: false, files, stats, decisions: {} };
+        rawUserIds.set(ctx, userId);
+        return withCommandStats(stats, () => chain(ctx, () => execute(ctx)));
+      },
+      (error) => logger?.error({ requestId, ...(uid !== undefined ? { uid } : {}), err: loggableError(error) }, 'memvault command failed'),
+    );
   });
 
   const handlers = (userId: string): MemoryToolHandlers => {

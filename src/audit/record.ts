@@ -93,7 +93,7 @@ const KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
  */
 const ENUM_STRING_PATTERN = /^(?:[a-z][a-z_-]{0,31}|[A-Z][A-Z_]{0,31})$/;
 const MAX_PATH_LENGTH = 1024;
-const MAX_USER_ID_LENGTH = 256;
+import { MAX_USER_ID_LENGTH } from '../store/layout.js';
 const MAX_DECISION_DEPTH = 3;
 const MAX_DECISION_KEYS = 32;
 const MAX_DECISION_ARRAY = 16;

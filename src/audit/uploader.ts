@@ -27,7 +27,8 @@ export interface SegmentRetention {
   retainUntil: Date;
 }
 
-export const AUDIT_KEY_PREFIX = 'audit/';
+export { AUDIT_KEY_PREFIX } from '../store/layout.js';
+import { AUDIT_KEY_PREFIX } from '../store/layout.js';
 
 export function segmentKey(instanceId: string, firstSeq: number, prefix = ''): string {
   return `${prefix}${AUDIT_KEY_PREFIX}${instanceId}/${String(firstSeq).padStart(12, '0')}.jsonl`;

@@ -44,9 +44,11 @@ import {
 
 export const MEMORIES_ROOT = '/memories';
 /** S3's key limit; a store adapter that adds its own prefix passes a smaller `maxKeyBytes`. */
-export const MAX_STORE_KEY_BYTES = 1024;
+export { MAX_STORE_KEY_BYTES } from '../store/layout.js';
+import { MAX_STORE_KEY_BYTES } from '../store/layout.js';
 /** Longest user id accepted, in UTF-16 units (user ids are opaque strings from the host application). */
-export const MAX_USER_ID_LENGTH = 256;
+export { MAX_USER_ID_LENGTH } from '../store/layout.js';
+import { MAX_USER_ID_LENGTH } from '../store/layout.js';
 
 export interface EncryptedCodecOptions {
   store: ObjectStore;

@@ -8,25 +8,13 @@
 import { listAll, type ObjectStore } from '../store/port.js';
 import { UID_PATTERN } from './format.js';
 
-export const KEYS_PREFIX = 'k/';
-/** Prefix of every user's objects. */
-export const USERS_PREFIX = 'u/';
-export const DEPLOYMENT_RECORD_KEY = 'k/_deployment';
+export { DEPLOYMENT_RECORD_KEY, KEYS_PREFIX, USERS_PREFIX, userFilesPrefix, userPrefix } from '../store/layout.js';
+import { KEYS_PREFIX, USERS_PREFIX } from '../store/layout.js';
 /** The uid used in the wrap context of the deployment secret (never a real uid: those are 32 chars). */
 export const DEPLOYMENT_CONTEXT_UID = '_deployment';
 
 export function userKeyKey(uid: string): string {
   return `${KEYS_PREFIX}${uid}`;
-}
-
-/** Prefix of everything stored for one user (files and anything the vault keeps beside them). */
-export function userPrefix(uid: string): string {
-  return `${USERS_PREFIX}${uid}/`;
-}
-
-/** Prefix of one user's files. */
-export function userFilesPrefix(uid: string): string {
-  return `${USERS_PREFIX}${uid}/f/`;
 }
 
 export function isUid(value: string): boolean {

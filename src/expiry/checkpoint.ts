@@ -13,7 +13,8 @@
 import { MemvaultError } from '../errors.js';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 
-export const SWEEP_STATE_KEY = 's/sweep-state.json';
+export { SWEEP_STATE_KEY } from '../store/layout.js';
+import { SWEEP_STATE_KEY } from '../store/layout.js';
 /** A state object is a few hundred bytes; anything much larger is not ours. */
 const MAX_STATE_BYTES = 16 * 1024;
 

@@ -19,6 +19,7 @@
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
+import { forEachLimit } from '../util/concurrency.js';
 
 export interface ExpiryCandidate {
   key: string;
@@ -48,18 +49,6 @@ export interface ConditionalDeleter {
 
 function emptyOutcome(): DeleteOutcome {
   return { deleted: [], changed: [], gone: [], failed: [] };
-}
-
-async function forEachLimit<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next]!;
-      next += 1;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
 const STORE_DELETE_CONCURRENCY = 8;
@@ -92,7 +81,7 @@ export interface S3DeleterOptions {
 }
 
 /** DeleteObjects takes at most 1,000 keys. */
-const NATIVE_BATCH = 1000;
+import { DELETE_BATCH_KEYS as NATIVE_BATCH } from '../store/layout.js';
 /** Small batches keep the HEAD-to-delete window short where the server cannot check the ETag itself. */
 const RECHECK_BATCH = 100;
 const HEAD_CONCURRENCY = 16;

@@ -5,7 +5,8 @@
  * `u/{uid}/c/{class}`: it sorts before the user's files ('c' < 'f'), so a sweep that streams the
  * listing of `u/` in key order learns the class before it meets the files it applies to.
  */
-export const USERS_PREFIX = 'u/';
+export { USERS_PREFIX } from '../store/layout.js';
+import { USERS_PREFIX } from '../store/layout.js';
 const FILES_SEGMENT = 'f';
 const CLASS_SEGMENT = 'c';
 

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { commandEntry, type CommandRecordOptions } from '../audit/command-record.js';
+import { commandEntry, type CommandRecordOptions } from './command-record.js';
 import type { AuditEntry } from '../audit/record.js';
 import { MemvaultError } from '../errors.js';
 import type { CommandResult, Middleware } from './context.js';
+import { errorResult } from './error-result.js';
 
 /** What the middleware needs from the audit service. */
 export interface AuditAppender {
@@ -36,7 +37,8 @@ export function auditMiddleware(logger: AuditAppender, options: AuditMiddlewareO
     try {
       result = await next();
     } catch (error) {
-      logger.append(commandEntry(ctx, { isError: true, code: 'INTERNAL' }, performance.now() - started, options));
+      // Recorded with the code the error boundary will answer with (INTERNAL for a fault).
+      logger.append(commandEntry(ctx, errorResult(error), performance.now() - started, options));
       throw error;
     }
     logger.append(commandEntry(ctx, result, performance.now() - started, options));

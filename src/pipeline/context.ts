@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { WriteFilter } from '../tool/commands/env.js';
 import type { MemoryCommand, ResultContent } from '../tool/types.js';
+import type { CommandStats } from '../store/accounting.js';
 import type { UserFiles } from '../vault/user-files.js';
 
 /** What one command produced: the model sees `content` (and `isError`); `code` is for logs and audit. */
@@ -10,13 +11,7 @@ export interface CommandResult {
   code?: ErrorCode;
 }
 
-/** Per-command counters that every layer adds to; the audit record and metrics read them. */
-export interface CommandStats {
-  bytesRead: number;
-  bytesWritten: number;
-  /** Store requests by type (GET, PUT, HEAD, LIST, COPY, DELETE, ...). */
-  requests: Record<string, number>;
-}
+export type { CommandStats } from '../store/accounting.js';
 
 /**
  * The state of one command as it travels through the middleware chain.
@@ -35,12 +30,9 @@ export interface CommandContext {
   files: UserFiles;
   /** Set by a middleware that must see what an edit will store (the PII redactor); the command applies it. */
   writeFilter?: WriteFilter;
-  readonly startedAt: number;
   readonly stats: CommandStats;
   /** What each middleware decided, keyed by middleware name (e.g. pathGuard, pii, quota). */
   readonly decisions: Record<string, unknown>;
-  /** Abort signal for the command (set when the host cancels the tool call). */
-  readonly signal?: AbortSignal;
 }
 
 export type Next = () => Promise<CommandResult>;

@@ -1,5 +1,5 @@
 import { INTERNAL_ERROR_MESSAGE, isMemvaultError, type ErrorCode, type MemvaultError } from '../errors.js';
-import type { CommandResult } from './context.js';
+import type { CommandContext, CommandResult, Middleware } from './context.js';
 
 /**
  * Codes whose messages describe the infrastructure (the store, the key service, the deployment),
@@ -39,9 +39,35 @@ export function modelMessage(error: MemvaultError): string {
 /**
  * The one conversion of a thrown error into the model's answer: a MemvaultError's own text (scrubbed
  * for infrastructure codes), anything else the generic internal message, reported to the host.
+ * Middlewares and commands throw; only the error boundary below (and the stages that must record
+ * what the boundary will answer: audit, telemetry) call this.
  */
 export function errorResult(error: unknown, onInternalError?: (error: unknown) => void): CommandResult {
   if (isMemvaultError(error)) return { content: modelMessage(error), isError: true, code: error.code };
   onInternalError?.(error);
   return { content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' };
+}
+
+/**
+ * The error boundary, like Koa's `ctx.onerror`: runs one command (key load, chain and commands) and
+ * turns whatever it throws into the result the model reads. The one place a command's error becomes
+ * a result; `onInternalError` hears of the faults that are not MemvaultErrors (never the model).
+ */
+export async function withErrorBoundary(run: () => Promise<CommandResult>, onInternalError: (error: unknown) => void): Promise<CommandResult> {
+  try {
+    return await run();
+  } catch (error) {
+    return errorResult(error, onInternalError);
+  }
+}
+
+/**
+ * A middleware whose `next()` answers through the error boundary: what the rest of the chain throws
+ * reaches it as the result the model will read (its code, or INTERNAL for a fault, reported once, by
+ * the innermost boundary that saw it). So a middleware can throw to refuse, and the ones around it
+ * still see an error result, never a throw. The vault wraps every middleware of its chain with this;
+ * `withErrorBoundary` around the whole run catches what the outermost middleware throws itself.
+ */
+export function answering(middleware: Middleware, onInternalError: (error: unknown, ctx: CommandContext) => void): Middleware {
+  return (ctx, next) => middleware(ctx, () => withErrorBoundary(next, (error) => onInternalError(error, ctx)));
 }

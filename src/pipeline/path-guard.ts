@@ -399,7 +399,6 @@ export const pathGuard: Middleware = async (ctx, next) => {
     if (error instanceof MemvaultError) {
       const decision: PathGuardDecision = { blocked: true, ...(error instanceof InvalidPathError ? { rule: error.rule } : {}) };
       ctx.decisions['pathGuard'] = decision;
-      return { content: error.message, isError: true, code: error.code };
     }
     throw error;
   }

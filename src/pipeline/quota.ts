@@ -1,10 +1,10 @@
-import { MemvaultError } from '../errors.js';
+import { isMemvaultError, MemvaultError } from '../errors.js';
+import { ReadWriteLock } from '../util/rw-lock.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from '../vault/user-files.js';
-import type { CommandContext, CommandStats, Middleware } from './context.js';
-import { errorResult } from './error-result.js';
+import type { CommandContext, Middleware } from './context.js';
 
 /**
  * Size quotas: bytes per file, bytes and files per user, and the characters one view returns.
@@ -123,43 +123,6 @@ export const quotaMessages = {
       : `[Output capped at ${n(cap)} characters (line numbers included), after line ${lastLine}. To read on, call view with view_range [${lastLine + 1}, -1] (or a smaller range).]`,
 } as const;
 
-type Release = () => void;
-
-/** Per-user shared/exclusive gate: commands hold it shared, a usage refresh exclusively. FIFO. */
-class Gate {
-  private readers = 0;
-  private writer = false;
-  private readonly queue: Array<{ exclusive: boolean; grant: () => void }> = [];
-
-  get idle(): boolean {
-    return this.readers === 0 && !this.writer && this.queue.length === 0;
-  }
-
-  acquire(exclusive: boolean): Promise<Release> {
-    return new Promise((resolve) => {
-      this.queue.push({ exclusive, grant: () => resolve(() => this.release(exclusive)) });
-      this.pump();
-    });
-  }
-
-  private release(exclusive: boolean): void {
-    if (exclusive) this.writer = false;
-    else this.readers -= 1;
-    this.pump();
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && !this.writer) {
-      const head = this.queue[0]!;
-      if (head.exclusive && this.readers > 0) return;
-      this.queue.shift();
-      if (head.exclusive) this.writer = true;
-      else this.readers += 1;
-      head.grant();
-      if (head.exclusive) return;
-    }
-  }
-}
 
 interface UserUsage {
   /** Bytes and files as last listed, plus this process's own admitted changes since. */
@@ -173,7 +136,8 @@ interface UserUsage {
   /** Set when a change of unknown size happened: list again before the next check. */
   stale: boolean;
   loaded: boolean;
-  readonly gate: Gate;
+  /** Per-user shared/exclusive gate: commands hold it shared, a usage refresh exclusively (FIFO). */
+  readonly gate: ReadWriteLock;
 }
 
 /** A snapshot of one user's usage as this process sees it (tests and metrics). */
@@ -198,10 +162,6 @@ class QuotaFiles implements UserFiles {
 
   get uid(): string {
     return this.inner.uid;
-  }
-
-  withStats(stats: CommandStats): UserFiles {
-    return new QuotaFiles(this.inner.withStats(stats), this.run);
   }
 
   async read(path: string): Promise<FileVersion | null> {
@@ -376,7 +336,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       users.set(uid, state);
       return state;
     }
-    state = { bytes: 0, files: 0, pendingBytes: 0, pendingFiles: 0, refreshedAt: 0, writesSinceRefresh: 0, stale: false, loaded: false, gate: new Gate() };
+    state = { bytes: 0, files: 0, pendingBytes: 0, pendingFiles: 0, refreshedAt: 0, writesSinceRefresh: 0, stale: false, loaded: false, gate: new ReadWriteLock() };
     users.set(uid, state);
     for (const [key, other] of users) {
       if (users.size <= limits.maxCachedUsers) break;
@@ -440,7 +400,9 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       try {
         await refresh(ctx, usage);
       } catch (error) {
-        return errorResult(error, (e) => options.onInternalError?.(e, ctx));
+        // The boundary answers it; a host that composed its own quota hears of the fault here.
+        if (!isMemvaultError(error)) options.onInternalError?.(error, ctx);
+        throw error;
       }
     }
     ctx.decisions['quota'] = { checked: false } satisfies QuotaDecision;

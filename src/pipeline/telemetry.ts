@@ -6,6 +6,7 @@
  */
 import { activeTracer, ATTRS, boundedCommand, inSpan, instruments, markResult, observeCommand, recordDecisions, SPANS } from '../telemetry/index.js';
 import type { CommandContext, CommandResult, Middleware } from './context.js';
+import { errorResult } from './error-result.js';
 
 const stageNames = new WeakMap<object, string>();
 
@@ -50,6 +51,10 @@ function observeStage(name: string, position: number, middleware: Middleware, ou
         const result = await middleware(ctx, next);
         markResult(span, result);
         return result;
+      } catch (error) {
+        // Marked as the answer the error boundary will give.
+        markResult(span, errorResult(error));
+        throw error;
       } finally {
         // Every stage below has settled: the decisions are final.
         if (outermost) recordDecisions(ctx.decisions);
@@ -72,9 +77,14 @@ export function observeExecute(execute: (ctx: CommandContext) => Promise<Command
   return (ctx) => {
     if (!activeTracer()) return execute(ctx);
     return inSpan(`${SPANS.stagePrefix}execute`, attributes, async (span) => {
-      const result = await execute(ctx);
-      markResult(span, result);
-      return result;
+      try {
+        const result = await execute(ctx);
+        markResult(span, result);
+        return result;
+      } catch (error) {
+        markResult(span, errorResult(error));
+        throw error;
+      }
     });
   };
 }

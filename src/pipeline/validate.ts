@@ -1,9 +1,9 @@
-import { isMemvaultError } from '../errors.js';
+import { isMemvaultError, MemvaultError } from '../errors.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import { messages } from '../tool/messages.js';
 import { parseCommand } from '../tool/parse.js';
 import type { MemoryCommand } from '../tool/types.js';
-import type { CommandResult, Middleware } from './context.js';
+import type { Middleware } from './context.js';
 
 /** The limits the input is held to before any work: the ones the commands and the quota will apply. */
 export type InputLimits = Pick<CommandLimits, 'maxFileBytes'>;
@@ -73,16 +73,15 @@ export function validateInputWithin(limits: InputLimits): Middleware {
     try {
       ctx.command = parseCommand(ctx.input);
     } catch (error) {
-      if (isMemvaultError(error)) return { content: error.message, isError: true, code: error.code };
+      if (isMemvaultError(error)) throw error;
       // Whatever else the untrusted input did while being read (a throwing getter, a proxy), it is
       // the input's fault: answer it as invalid input, never as an internal failure.
-      return { content: 'Error: The tool input could not be read as a memory command object.', isError: true, code: 'INVALID_INPUT' };
+      throw new MemvaultError('INVALID_INPUT', messages.unreadableInput, { cause: error });
     }
     const oversized = oversizedField(ctx.command, limit);
     if (oversized) {
       ctx.decisions['validate'] = { refused: true, field: oversized.field, bytes: oversized.bytes, limit } satisfies InputSizeDecision;
-      const result: CommandResult = { content: tooLarge(ctx.command, oversized.field, oversized.bytes, limit), isError: true, code: 'TOO_LARGE' };
-      return result;
+      throw new MemvaultError('TOO_LARGE', tooLarge(ctx.command, oversized.field, oversized.bytes, limit));
     }
     return next();
   };

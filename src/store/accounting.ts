@@ -26,3 +26,35 @@ export function countRequest(type: string, n = 1): void {
   if (!counters) return;
   for (const counter of counters) counter[type] = (counter[type] ?? 0) + n;
 }
+
+/** Per-command counters that every layer adds to; the audit record and metrics read them. */
+export interface CommandStats {
+  /** Plaintext bytes the user's files returned (vault/store-user-files.ts). */
+  bytesRead: number;
+  /** Plaintext bytes written to the user's files. */
+  bytesWritten: number;
+  /** Store requests by type (GET, PUT, HEAD, LIST, COPY, DELETE, ...). */
+  requests: RequestCounter;
+}
+
+const commandScope = new AsyncLocalStorage<CommandStats>();
+
+/**
+ * Runs one command with its stats: requests made inside count into `stats.requests` (and every
+ * enclosing counter), plaintext bytes into the innermost command's byte counts. Like the request
+ * counts, the byte counts follow the command through async-local storage, so the layers that see
+ * the bytes (the vault) need no handle on the pipeline's context.
+ */
+export function withCommandStats<T>(stats: CommandStats, fn: () => Promise<T>): Promise<T> {
+  return commandScope.run(stats, () => withRequestCounter(stats.requests, fn));
+}
+
+export function countBytesRead(n: number): void {
+  const stats = commandScope.getStore();
+  if (stats) stats.bytesRead += n;
+}
+
+export function countBytesWritten(n: number): void {
+  const stats = commandScope.getStore();
+  if (stats) stats.bytesWritten += n;
+}

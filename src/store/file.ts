@@ -4,6 +4,9 @@ import { lstat, mkdir, open, readdir, realpath, rename, rmdir, stat, unlink } fr
 import { dirname, join, resolve, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
+import { mapLimit } from '../util/concurrency.js';
+import { errnoOf } from '../util/errno.js';
+import { fsyncDirectory } from '../util/fs.js';
 import { countRequest } from './accounting.js';
 import { decodeObject, encodeObject, headerLength, parseHeader, PREAMBLE_BYTES, type ObjectHeader } from './file/format.js';
 import {
@@ -61,11 +64,6 @@ interface Candidate {
 const DELETE_MANY_CONCURRENCY = 8;
 const HEADER_READ_CONCURRENCY = 16;
 
-function errnoOf(e: unknown): string | undefined {
-  const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /**
  * Opening the last component of an object path never follows a link (O_NOFOLLOW: a link there is
  * ELOOP); the directories above it are checked by `FileStore.directoryState`. Windows has no
@@ -122,33 +120,6 @@ function compatible(start: Buffer, prefix: Buffer): boolean {
 function entirelyBefore(start: Buffer, after: Buffer | undefined): boolean {
   if (!after) return false;
   return Buffer.compare(start, after) < 0 && !after.subarray(0, start.length).equals(start);
-}
-
-async function fsyncDirectory(path: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-    await handle.sync();
-  } catch (e) {
-    // Some platforms (Windows) cannot open or fsync a directory; the rename itself is still atomic.
-    if (!['EISDIR', 'EPERM', 'EACCES', 'EINVAL', 'ENOTSUP'].includes(errnoOf(e) ?? '')) throw e;
-  } finally {
-    await handle?.close();
-  }
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next;
-      next += 1;
-      results[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(workers);
-  return results;
 }
 
 /**

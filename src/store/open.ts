@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MemvaultError } from '../errors.js';
 import { MemoryStore } from './memory.js';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { ObjectStore } from './port.js';
 
 /** Where the embedded store lives when nothing is configured. */
@@ -13,7 +14,7 @@ export function defaultStoreUrl(cwd = process.cwd()): string {
 
 export interface OpenStoreOptions {
   /** For s3:// URLs: an S3Client, or a config (region, endpoint, forcePathStyle, credentials). */
-  s3?: unknown;
+  s3?: S3Client | S3ClientConfig;
   /** For s3:// URLs: how conditions the server ignores are checked, and tag handling (see S3StoreOptions). */
   s3Options?: { conditionChecks?: 'native' | 'check-first'; restateTagsOnReplace?: boolean };
 }
@@ -36,7 +37,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
   if (url.startsWith('s3://')) {
     const { createS3Store } = await import('./s3.js');
-    return createS3Store({ url, ...(options.s3 !== undefined ? { s3: options.s3 as never } : {}), ...options.s3Options });
+    return createS3Store({ url, ...(options.s3 !== undefined ? { s3: options.s3 } : {}), ...options.s3Options });
   }
   throw new MemvaultError('CONFIG', 'Error: the store URL must be file:///absolute/path, s3://bucket/prefix or memory:.');
 }

@@ -7,7 +7,6 @@
  * when it settles. Requests made outside an observed operation are reported with status 'unknown'.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { CopyOptions, ListOptions, ListPage, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../store/port.js';
 import { instruments, secondsSince, type Instruments } from './metrics.js';
 import { ATTRS, boundedRequestType, SPANS, type StoreOperation, type StoreStatus } from './names.js';
 import { activeTracer, codeOfError, inSpan } from './tracing.js';
@@ -56,94 +55,46 @@ export function storeStatusOfError(error: unknown): StoreStatus {
   return 'error';
 }
 
-const STORE_KIND = /^[a-z0-9_-]{1,16}$/;
-
 /**
- * An ObjectStore that reports each operation (span `memvault.store.<operation>`, duration, requests
- * by status, lost conditional writes) and otherwise passes every call through unchanged. Keys,
- * bodies and metadata are never recorded.
+ * Runs one store operation observed: a span `memvault.store.<operation>`, its duration, the requests
+ * it made by status and lost conditional writes. `storeKind` is the adapter's kind (bounded here).
+ * With nothing registered the call goes straight through. The ObjectStore decorator that calls this
+ * is store/observed.ts (telemetry is a leaf: it knows no store types).
  */
-export class ObservedStore implements ObjectStore {
-  private readonly kindAttribute: string;
-
-  constructor(private readonly inner: ObjectStore) {
-    this.kindAttribute = STORE_KIND.test(inner.kind) ? inner.kind : 'other';
-  }
-
-  get kind(): string {
-    return this.inner.kind;
-  }
-
-  get maxKeyBytes(): number | undefined {
-    return this.inner.maxKeyBytes;
-  }
-
-  get(key: string): Promise<StoredObject | null> {
-    return this.observe('get', () => this.inner.get(key), (r) => (r === null ? 'not_found' : 'ok'));
-  }
-
-  head(key: string): Promise<ObjectInfo | null> {
-    return this.observe('head', () => this.inner.head(key), (r) => (r === null ? 'not_found' : 'ok'));
-  }
-
-  put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
-    return this.observe('put', () => this.inner.put(key, body, options));
-  }
-
-  list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    return this.observe('list', () => this.inner.list(prefix, options));
-  }
-
-  copy(sourceKey: string, destinationKey: string, options?: CopyOptions): Promise<{ etag: string }> {
-    return this.observe('copy', () => this.inner.copy(sourceKey, destinationKey, options));
-  }
-
-  delete(key: string, options?: { ifMatch?: string }): Promise<void> {
-    return this.observe('delete', () => this.inner.delete(key, options));
-  }
-
-  deleteMany(keys: string[]): Promise<{ failed: string[] }> {
-    return this.observe('delete_many', () => this.inner.deleteMany(keys));
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  private observe<T>(operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus = () => 'ok'): Promise<T> {
-    const m = instruments();
-    // Nothing registered: the call goes straight through.
-    if (!m && !activeTracer()) return work();
-    return this.observed(m, operation, work, statusOf);
-  }
-
-  private async observed<T>(m: Instruments | undefined, operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus): Promise<T> {
-    const tally: Tally | undefined = m ? new Map() : undefined;
-    const started = performance.now();
-    let status = 'error' as StoreStatus;
-    try {
-      return await inSpan(`${SPANS.storePrefix}${operation}`, { [ATTRS.storeOperation]: operation, [ATTRS.storeKind]: this.kindAttribute }, async (span) => {
-        try {
-          const result = await (tally ? tallies.run(tally, work) : work());
-          status = statusOf(result);
-          return result;
-        } catch (error) {
-          status = storeStatusOfError(error);
-          throw error;
-        } finally {
-          span.setAttribute(ATTRS.storeStatus, status);
-        }
-      });
-    } finally {
-      if (m && tally) {
-        reportRequests(m, tally, status);
-        m.storeDuration.record(secondsSince(started), { [ATTRS.storeOperation]: operation, [ATTRS.storeStatus]: status });
-        if (status === 'precondition_failed') m.writeConflicts.add(1, { [ATTRS.storeOperation]: operation });
-      }
-    }
-  }
+export function observeStoreOperation<T>(storeKind: string, operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus = () => 'ok'): Promise<T> {
+  const m = instruments();
+  if (!m && !activeTracer()) return work();
+  return observed(m, boundedStoreKind(storeKind), operation, work, statusOf);
 }
 
-export function observeStore(store: ObjectStore): ObjectStore {
-  return store instanceof ObservedStore ? store : new ObservedStore(store);
+const STORE_KIND = /^[a-z0-9_-]{1,16}$/;
+
+function boundedStoreKind(kind: string): string {
+  return STORE_KIND.test(kind) ? kind : 'other';
+}
+
+async function observed<T>(m: Instruments | undefined, kindAttribute: string, operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus): Promise<T> {
+  const tally: Tally | undefined = m ? new Map() : undefined;
+  const started = performance.now();
+  let status = 'error' as StoreStatus;
+  try {
+    return await inSpan(`${SPANS.storePrefix}${operation}`, { [ATTRS.storeOperation]: operation, [ATTRS.storeKind]: kindAttribute }, async (span) => {
+      try {
+        const result = await (tally ? tallies.run(tally, work) : work());
+        status = statusOf(result);
+        return result;
+      } catch (error) {
+        status = storeStatusOfError(error);
+        throw error;
+      } finally {
+        span.setAttribute(ATTRS.storeStatus, status);
+      }
+    });
+  } finally {
+    if (m && tally) {
+      reportRequests(m, tally, status);
+      m.storeDuration.record(secondsSince(started), { [ATTRS.storeOperation]: operation, [ATTRS.storeStatus]: status });
+      if (status === 'precondition_failed') m.writeConflicts.add(1, { [ATTRS.storeOperation]: operation });
+    }
+  }
 }

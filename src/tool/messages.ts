@@ -15,6 +15,8 @@ export function echo(text: string): string {
 }
 
 export const messages = {
+  // validation (memvault)
+  unreadableInput: 'Error: The tool input could not be read as a memory command object.',
   // view (spec)
   dirHeader: (path: string) =>
     `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:`,

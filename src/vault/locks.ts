@@ -6,83 +6,18 @@
  * Per user: a read/write lock over the whole tree (directory renames and deletes take it
  * exclusively; file edits take it shared), and a mutex per file path.
  */
-type Release = () => void;
-
-class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-  holders = 0;
-  async acquire(): Promise<Release> {
-    this.holders += 1;
-    let release!: Release;
-    const next = new Promise<void>((resolve) => (release = resolve));
-    const previous = this.tail;
-    this.tail = previous.then(() => next);
-    await previous;
-    return () => {
-      this.holders -= 1;
-      release();
-    };
-  }
-}
-
-class ReadWriteLock {
-  private readers = 0;
-  private writer = false;
-  private queue: Array<{ write: boolean; grant: () => void }> = [];
-  holders = 0;
-
-  acquire(write: boolean): Promise<Release> {
-    this.holders += 1;
-    return new Promise<Release>((resolve) => {
-      this.queue.push({ write, grant: () => resolve(() => this.release(write)) });
-      this.pump();
-    });
-  }
-
-  private release(write: boolean): void {
-    this.holders -= 1;
-    if (write) this.writer = false;
-    else this.readers -= 1;
-    this.pump();
-  }
-
-  // FIFO: a waiting writer blocks later readers, so renames are not starved by a stream of edits.
-  private pump(): void {
-    while (this.queue.length > 0 && !this.writer) {
-      const head = this.queue[0]!;
-      if (head.write) {
-        if (this.readers > 0) return;
-        this.queue.shift();
-        this.writer = true;
-        head.grant();
-        return;
-      }
-      this.queue.shift();
-      this.readers += 1;
-      head.grant();
-    }
-  }
-}
+import { KeyedMutex, ReadWriteLock } from '../util/rw-lock.js';
 
 export class VaultLocks {
   private readonly trees = new Map<string, ReadWriteLock>();
-  private readonly files = new Map<string, Mutex>();
+  private readonly files = new KeyedMutex();
 
   /** Run `fn` holding the user's tree lock shared and the file's mutex. */
   async withFile<T>(uid: string, path: string, fn: () => Promise<T>): Promise<T> {
     const releaseTree = await this.tree(uid).acquire(false);
-    const key = `${uid}\u0000${path}`;
-    let mutex = this.files.get(key);
-    if (!mutex) {
-      mutex = new Mutex();
-      this.files.set(key, mutex);
-    }
-    const releaseFile = await mutex.acquire();
     try {
-      return await fn();
+      return await this.files.run(`${uid}\u0000${path}`, fn);
     } finally {
-      releaseFile();
-      if (mutex.holders === 0) this.files.delete(key);
       releaseTree();
       this.dropTreeIfIdle(uid);
     }

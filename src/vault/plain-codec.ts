@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import type { CodecProvider, UserCodec } from '../crypto/user-codec.js';
 import { MEMORY_ROOT, pathSegments } from './paths.js';
+import { userFilesPrefix } from '../store/layout.js';
 
 /**
  * Names and bytes stored as they are: for tests, benchmarks (the "without encryption" baseline)
@@ -17,7 +18,7 @@ export function plainUid(userId: string): string {
 class PlainUserCodec implements UserCodec {
   readonly filesPrefix: string;
   constructor(readonly uid: string) {
-    this.filesPrefix = `u/${uid}/f/`;
+    this.filesPrefix = userFilesPrefix(uid);
   }
   keyFor(path: string): string {
     const segments = pathSegments(path);

@@ -1,5 +1,5 @@
 import { MemvaultError } from '../errors.js';
-import type { CommandStats } from '../pipeline/context.js';
+import { countBytesRead, countBytesWritten } from '../store/accounting.js';
 import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../store/port.js';
 import type { UserCodec } from '../crypto/user-codec.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,7 +8,7 @@ import { writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
-const DELETE_BATCH = 1000;
+import { DELETE_BATCH_KEYS as DELETE_BATCH } from '../store/layout.js';
 /** S3's key limit, for stores that state none of their own. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
 /** Tries of a create whose rival took itself back too (names.ts), and the longest pause before the next. */
@@ -39,16 +39,11 @@ export class StoreUserFiles implements UserFiles {
   constructor(
     private readonly store: ObjectStore,
     private readonly codec: UserCodec,
-    private readonly stats?: CommandStats,
     private readonly access?: FileAccessPolicy,
   ) {}
 
   get uid(): string {
     return this.codec.uid;
-  }
-
-  withStats(stats: CommandStats): UserFiles {
-    return new StoreUserFiles(this.store, this.codec, stats, this.access);
   }
 
   async read(path: string): Promise<FileVersion | null> {
@@ -57,7 +52,7 @@ export class StoreUserFiles implements UserFiles {
     const object = await this.store.get(key);
     if (!object || this.access?.isExpired(object.lastModified)) return null;
     const data = this.codec.open(path, object.body);
-    if (this.stats) this.stats.bytesRead += data.byteLength;
+    countBytesRead(data.byteLength);
     await this.access?.afterRead(key, object);
     const origin = object.metadata[ORIGIN_METADATA];
     return { data, etag: object.etag, lastModified: object.lastModified, ...(origin !== undefined ? { origin } : {}) };
@@ -91,7 +86,7 @@ export class StoreUserFiles implements UserFiles {
       const { result, created } = await once();
       const conflict = created && !condition.deferNameCheck ? await this.takeBackOnConflict(path, key, result.etag) : null;
       if (!conflict) {
-        if (this.stats) this.stats.bytesWritten += data.byteLength;
+        countBytesWritten(data.byteLength);
         return result;
       }
       // Two rivals that saw each other have both taken themselves back. After a random pause, the

@@ -1,12 +1,12 @@
 /**
  * One user's files, addressed by canonical memory paths (`/memories` or `/memories/a/b.md`, as the
  * path guard produces them). Implementations map paths to store keys (plain or encrypted names) and
- * bodies to stored bytes (plain or sealed), and report every store request into the command's stats.
+ * bodies to stored bytes (plain or sealed), and report the plaintext bytes they move into the command's stats (store/accounting.ts).
  *
  * Directories are implicit, as in S3: a directory exists while at least one file lies below it.
  * `/memories` always exists.
  */
-import type { CommandStats } from '../pipeline/context.js';
+export { PreconditionFailedError } from '../store/port.js';
 
 export interface FileVersion {
   /** Plaintext bytes. */
@@ -47,8 +47,6 @@ export interface WriteCondition {
 
 export interface UserFiles {
   readonly uid: string;
-  /** Bind request accounting to one command's stats. Returns a view that reports into them. */
-  withStats(stats: CommandStats): UserFiles;
   read(path: string): Promise<FileVersion | null>;
   /** Throws PreconditionFailedError when the condition fails. */
   write(path: string, data: Uint8Array, condition?: WriteCondition): Promise<{ etag: string }>;

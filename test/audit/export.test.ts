@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { csvCell, csvRow, CSV_COLUMNS } from '../../src/audit/csv.js';
-import { createAuditLogger } from '../../src/audit/logger.js';
+import { createAuditLogger } from '../../src/pipeline/audit-logger.js';
 import type { AuditRecord } from '../../src/audit/record.js';
 import { parseDate, registerAuditCommands } from '../../src/cli/commands/audit.js';
 import { manualClock, tempDir } from './helpers.js';

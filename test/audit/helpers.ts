@@ -21,7 +21,6 @@ export function fakeContext(overrides: Partial<CommandContext> & { input: unknow
     uid: 'u_3f9a0c',
     pathsCanonical: false,
     files: {} as UserFiles,
-    startedAt: Date.now(),
     stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
     decisions: {},
     ...overrides,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAuditLogger, type AuditLogger } from '../../src/audit/logger.js';
+import { createAuditLogger, type AuditLogger } from '../../src/pipeline/audit-logger.js';
 import type { AuditEntry } from '../../src/audit/record.js';
 import { auditMiddleware, AuditUnavailableError } from '../../src/pipeline/audit.js';
 import { compose } from '../../src/pipeline/compose.js';

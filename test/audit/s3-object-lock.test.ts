@@ -13,7 +13,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAuditLogger } from '../../src/audit/logger.js';
+import { createAuditLogger } from '../../src/pipeline/audit-logger.js';
 import { S3SegmentUploader } from '../../src/audit/s3-uploader.js';
 import { listSealedSegments } from '../../src/audit/segments.js';
 import { collectStoreChains } from '../../src/audit/sources.js';

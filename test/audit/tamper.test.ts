@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordHash } from '../../src/audit/chain.js';
-import { createAuditLogger } from '../../src/audit/logger.js';
+import { createAuditLogger } from '../../src/pipeline/audit-logger.js';
 import type { AuditRecord } from '../../src/audit/record.js';
 import { listSealedSegments } from '../../src/audit/segments.js';
 import { collectFileChains, collectStoreChains } from '../../src/audit/sources.js';

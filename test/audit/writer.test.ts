@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAuditLogger } from '../../src/audit/logger.js';
+import { createAuditLogger } from '../../src/pipeline/audit-logger.js';
 import { listSealedSegments, sealedSegmentPath } from '../../src/audit/segments.js';
 import { collectFileChains, collectStoreChains } from '../../src/audit/sources.js';
 import type { SegmentUploader } from '../../src/audit/uploader.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // CLI processes (tsx) are slow to start on a loaded machine.
 vi.setConfig({ testTimeout: 180_000 });
-import { createAuditLogger } from '../../src/audit/index.js';
+import { createAuditLogger } from '../../src/pipeline/audit-logger.js';
 import { listSealedSegments } from '../../src/audit/segments.js';
 import { registerAuditCommands, type AuditCommandDeps } from '../../src/cli/commands/audit.js';
 import { CliError, EXIT } from '../../src/cli/errors.js';

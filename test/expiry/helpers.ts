@@ -28,7 +28,7 @@ const codecs = createPlainCodecProvider();
 /** One user's files as the vault sees them, with idle expiry on. */
 export async function filesOf(store: ObjectStore, expiry: ExpiryService, userId: string): Promise<StoreUserFiles> {
   const codec = await codecs.forUser(userId);
-  return new StoreUserFiles(store, codec, undefined, await expiry.forUser(userId, codec));
+  return new StoreUserFiles(store, codec, await expiry.forUser(userId, codec));
 }
 
 export function expiryFor(store: ObjectStore, clock: Clock, options: Partial<ExpiryOptions> = {}): ExpiryService {

@@ -18,7 +18,6 @@ function fakeContext(command: MemoryCommand | undefined): CommandContext {
     pathsCanonical: true,
     // The redactor never touches files; a test that reached them would throw here.
     files: new Proxy({}, { get: () => { throw new Error('files must not be used'); } }) as UserFiles,
-    startedAt: 0,
     stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
     decisions: {},
   };

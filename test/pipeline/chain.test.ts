@@ -3,6 +3,7 @@ import type { Middleware } from '../../src/pipeline/context.js';
 import { defaultChain, pathGuard } from '../../src/pipeline/index.js';
 import { compose } from '../../src/pipeline/compose.js';
 import { terminal } from '../../src/pipeline/terminal.js';
+import { withErrorBoundary } from '../../src/pipeline/error-result.js';
 import { DEFAULT_LIMITS } from '../../src/tool/commands/env.js';
 import { VaultLocks } from '../../src/vault/locks.js';
 import { createPlainCodecProvider } from '../../src/vault/plain-codec.js';
@@ -23,8 +24,8 @@ describe('defaultChain', () => {
   it('validates input sizes against the limit the commands get: the quota\'s, else the host\'s, else the default', async () => {
     const sizeAnswer = async (chain: ReturnType<typeof defaultChain>, bytes: number) => {
       const validate = chain.middlewares[0]!;
-      const ctx = { requestId: 'r', uid: 'u', input: { command: 'create', path: '/memories/x', file_text: 'y'.repeat(bytes) }, pathsCanonical: false, files: undefined as never, startedAt: 0, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
-      const result = await validate(ctx, async () => ({ content: 'passed', isError: false }));
+      const ctx = { requestId: 'r', uid: 'u', input: { command: 'create', path: '/memories/x', file_text: 'y'.repeat(bytes) }, pathsCanonical: false, files: undefined as never, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
+      const result = await withErrorBoundary(() => validate(ctx, async () => ({ content: 'passed', isError: false })), () => {});
       return result.code ?? result.content;
     };
     for (const [chain, limit] of [
@@ -50,12 +51,12 @@ describe('defaultChain', () => {
     const store = new MemoryStore();
     const chain = defaultChain({ quota: { maxUserBytes: 10 } });
     const run = compose(chain.middlewares);
-    const execute = terminal({ env: { locks: new VaultLocks(), limits: { ...DEFAULT_LIMITS, ...chain.limits }, createMode: 'overwrite' }, onInternalError: () => {} });
+    const execute = terminal({ env: { locks: new VaultLocks(), limits: { ...DEFAULT_LIMITS, ...chain.limits }, createMode: 'overwrite' } });
     const files = new StoreUserFiles(store, await createPlainCodecProvider().forUser('u'));
     const go = async (input: unknown) => {
       const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
-      const ctx = { requestId: 'r', uid: files.uid, input, pathsCanonical: false, files: files.withStats(stats), startedAt: 0, stats, decisions: {} as Record<string, unknown> };
-      const result = await run(ctx, () => execute(ctx));
+      const ctx = { requestId: 'r', uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} as Record<string, unknown> };
+      const result = await withErrorBoundary(() => run(ctx, () => execute(ctx)), () => {});
       return { result, decisions: ctx.decisions };
     };
     const traversal = await go({ command: 'create', path: '/memories/../x', file_text: 'y'.repeat(100) });

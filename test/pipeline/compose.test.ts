@@ -9,7 +9,6 @@ function context(): CommandContext {
     input: {},
     pathsCanonical: false,
     files: undefined as never,
-    startedAt: 0,
     stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
     decisions: {},
   };

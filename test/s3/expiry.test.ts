@@ -27,7 +27,7 @@ const daysAhead = (days: number) => (): Date => new Date(Date.now() + days * DAY
 
 async function filesOf(store: ObjectStore, userId: string, options: ExpiryOptions): Promise<StoreUserFiles> {
   const codec = await createPlainCodecProvider().forUser(userId);
-  return new StoreUserFiles(store, codec, undefined, await createExpiryService(store, options).forUser(userId, codec));
+  return new StoreUserFiles(store, codec, await createExpiryService(store, options).forUser(userId, codec));
 }
 
 describe.skipIf(!connection)(`idle expiry on a real S3 server${connection ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { createWriteStream, statSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
@@ -12,6 +11,7 @@ import { collectFileChains, collectStoreChains, type CollectedChains } from '../
 import { verifyChains, type ChainWitness, type VerifyFailure, type VerifyReport } from '../../audit/verify.js';
 import { parseExpectedHead, readCheckpointFile } from '../../audit/checkpoints.js';
 import { checkFailed, runtimeError, usageError } from '../errors.js';
+import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
 
 export interface AuditCommandDeps {
   /** Opens the store behind `--store URL` (the vault's store opener; it must never create one). */
@@ -235,7 +235,7 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
         }
         const preamble = report.ok ? undefined : unverifiedMark(report, options.format);
         // Written beside the target and renamed into place: a failed or empty export leaves no file.
-        const temporary = outPath !== undefined ? `${outPath}.${randomBytes(4).toString('hex')}.partial` : undefined;
+        const temporary = outPath !== undefined ? temporaryPathFor(outPath) : undefined;
         const output: Writable = temporary !== undefined ? createWriteStream(temporary, { mode: 0o600 }) : (deps.stdoutStream ?? process.stdout);
         const showProgress = (deps.progress ?? process.stderr.isTTY === true) && collected.totalBytes >= PROGRESS_MIN_BYTES;
         const bar = showProgress
@@ -266,7 +266,7 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
           if (summary.records === 0) {
             throw checkFailed(`no records matched ${uid !== undefined ? 'the user and ' : ''}the time range ${options.from.toISOString()} to ${options.to.toISOString()}; nothing was written`);
           }
-          if (temporary !== undefined && outPath !== undefined) await rename(temporary, outPath);
+          if (temporary !== undefined && outPath !== undefined) await commitTemporary(temporary, outPath);
           done = true;
         } finally {
           bar?.stop();

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { createWriteStream, statSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
@@ -8,6 +7,7 @@ import { validateUserId, type Vault } from '../../memvault.js';
 import { exitWithError, usageError } from '../errors.js';
 import { progressBar } from '../progress.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
+import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
 
 interface UserFlags extends VaultFlags {
   user: string;
@@ -40,7 +40,7 @@ export function outputTarget(out: string): { path: string; temporary: string } |
     // reported below
   }
   if (!isDir) throw usageError(`the output directory ${dirname(path)} does not exist`);
-  return { path, temporary: `${path}.${randomBytes(4).toString('hex')}.partial` };
+  return { path, temporary: temporaryPathFor(path) };
 }
 
 export function registerUser(program: Command): void {
@@ -92,7 +92,7 @@ export function registerUser(program: Command): void {
         const exported = await vault.exportUser(flags.user, { ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.files) });
         const written = pipeline(exported.stream, target ? createWriteStream(target.temporary, { mode: 0o600 }) : process.stdout);
         const [result] = await Promise.all([exported.done, written]);
-        if (target) await rename(target.temporary, target.path);
+        if (target) await commitTemporary(target.temporary, target.path);
         finished = true;
         bar.stop();
         const say = (text: string) => void (target ? process.stdout : process.stderr).write(text);

@@ -3,6 +3,7 @@ import { link, open, readFile, stat, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../../errors.js';
+import { errnoOf } from '../../util/errno.js';
 
 /**
  * Per-key locks for the file store, in two layers:
@@ -71,10 +72,6 @@ export function pidIsAlive(pid: number): boolean {
   }
 }
 
-function errno(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException | undefined)?.code;
-}
-
 function parseRecord(text: string): LockRecord | null {
   try {
     const value = JSON.parse(text) as Partial<LockRecord>;
@@ -98,7 +95,7 @@ async function readLock(path: string): Promise<{ text: string; record: LockRecor
     const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
     return { text, record: parseRecord(text), mtimeMs: info.mtimeMs };
   } catch (e) {
-    if (errno(e) === 'ENOENT') return null;
+    if (errnoOf(e) === 'ENOENT') return null;
     throw e;
   }
 }
@@ -121,7 +118,7 @@ async function tryUnlink(path: string): Promise<void> {
   try {
     await unlink(path);
   } catch (e) {
-    if (errno(e) !== 'ENOENT') throw e;
+    if (errnoOf(e) !== 'ENOENT') throw e;
   }
 }
 
@@ -131,7 +128,7 @@ async function breakStaleLock(lockPath: string, breakerPath: string, staleText: 
   try {
     breaker = await open(breakerPath, 'wx', 0o600);
   } catch (e) {
-    if (errno(e) !== 'EEXIST') throw e;
+    if (errnoOf(e) !== 'EEXIST') throw e;
     // Another breaker is at work; if it died mid-way its file would block breaking forever.
     const info = await stat(breakerPath).catch(() => null);
     if (info && Date.now() - info.mtimeMs > staleMs) await tryUnlink(breakerPath);
@@ -174,7 +171,7 @@ export async function acquireFileLock(
         staged = true;
         return;
       } catch (e) {
-        if ((errno(e) !== 'ENOENT' && errno(e) !== 'ENOTDIR') || attempt >= 100) throw e;
+        if ((errnoOf(e) !== 'ENOENT' && errnoOf(e) !== 'ENOTDIR') || attempt >= 100) throw e;
         await ensureDir();
       }
     }
@@ -198,7 +195,7 @@ export async function acquireFileLock(
         await link(stagingPath, lockPath);
         return release;
       } catch (e) {
-        const code = errno(e);
+        const code = errnoOf(e);
         if (code === 'ENOENT') {
           staged = false;
           continue;
@@ -234,7 +231,7 @@ async function createExclusive(lockPath: string, text: string): Promise<boolean>
   try {
     handle = await open(lockPath, 'wx', 0o600);
   } catch (e) {
-    if (errno(e) === 'EEXIST') return false;
+    if (errnoOf(e) === 'EEXIST') return false;
     throw e;
   }
   try {

@@ -1,7 +1,7 @@
 import type { CreateCommand, InsertCommand, StrReplaceCommand } from '../types.js';
 import { messages } from '../messages.js';
 import { decodeText, encodeText, eolOf, forEachOccurrence, LineCounter, lineCount, MAX_LINES, numbered, parseText, renderText, textToLines } from '../text.js';
-import { PreconditionFailedError } from '../../store/port.js';
+import { PreconditionFailedError } from '../../vault/user-files.js';
 import { ancestorsOf, MEMORY_ROOT } from '../../vault/paths.js';
 import type { FileVersion } from '../../vault/user-files.js';
 import { fail, retryOnConflict, type CommandEnv } from './env.js';

@@ -1,5 +1,5 @@
 import { MemvaultError } from '../../errors.js';
-import { PreconditionFailedError } from '../../store/port.js';
+import { PreconditionFailedError } from '../../vault/user-files.js';
 import { writeRetried } from '../../telemetry/signals.js';
 import type { VaultLocks } from '../../vault/locks.js';
 import type { UserFiles } from '../../vault/user-files.js';

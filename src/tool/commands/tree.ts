@@ -3,11 +3,12 @@ import type { DeleteCommand, RenameCommand } from '../types.js';
 import { messages } from '../messages.js';
 import { decodeText, encodeText } from '../text.js';
 import { MemvaultError } from '../../errors.js';
-import { PreconditionFailedError } from '../../store/port.js';
+import { PreconditionFailedError } from '../../vault/user-files.js';
 import { fileAncestor, fileNameConflict, filesThatAreDirectories, NameConflictError, treeNameConflict, type NameConflict } from '../../vault/names.js';
 import { writeRetried } from '../../telemetry/signals.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
 import type { FileVersion, ListedFile } from '../../vault/user-files.js';
+import { forEachLimit } from '../../util/concurrency.js';
 import { fail, type CommandEnv } from './env.js';
 import { assertWritablePath } from './edit.js';
 
@@ -130,28 +131,6 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 const DIRECTORY_MOVE_CONCURRENCY = 8;
-
-/**
- * Runs `fn` over the items, at most `limit` at a time. On a failure no new item starts, and the
- * ones in flight finish before the first error is thrown: a command never returns while its
- * requests still run.
- */
-async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++]!;
-      try {
-        await fn(item);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure) throw failure.error;
-}
 
 /** A journal older than this is ignored (and replaced): a rename is resumed soon after it failed, or not at all. */
 export const RENAME_JOURNAL_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,6 +1,6 @@
-import type { CommandContext, CommandResult } from '../pipeline/context.js';
+import { knownCommandName, sanitizeDecisions, type AuditEntry } from '../audit/record.js';
 import type { MemoryCommand } from '../tool/types.js';
-import { knownCommandName, sanitizeDecisions, type AuditEntry } from './record.js';
+import type { CommandContext, CommandResult } from './context.js';
 
 export interface CommandRecordOptions {
   /**

@@ -1,8 +1,8 @@
-import type { Middleware } from '../pipeline/context.js';
-import { auditMiddleware } from '../pipeline/audit.js';
+import type { AuditEntry, AuditRecord } from '../audit/record.js';
+import { AuditWriter, type AuditWriterOptions } from '../audit/writer.js';
+import { auditMiddleware } from './audit.js';
 import type { CommandRecordOptions } from './command-record.js';
-import type { AuditEntry, AuditRecord } from './record.js';
-import { AuditWriter, type AuditWriterOptions } from './writer.js';
+import type { Middleware } from './context.js';
 
 /** `createVault({ audit: AuditOptions })`: sinks and durability, plus what command records hold. */
 export interface AuditOptions extends AuditWriterOptions, CommandRecordOptions {}

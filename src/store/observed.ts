@@ -1,0 +1,55 @@
+import { observeStoreOperation } from '../telemetry/store.js';
+import type { CopyOptions, ListOptions, ListPage, ObjectInfo, ObjectStore, PutOptions, StoredObject } from './port.js';
+
+/**
+ * An ObjectStore that reports each operation (span `memvault.store.<operation>`, duration, requests
+ * by status, lost conditional writes) and otherwise passes every call through unchanged. Keys,
+ * bodies and metadata are never recorded.
+ */
+export class ObservedStore implements ObjectStore {
+  constructor(private readonly inner: ObjectStore) {}
+
+  get kind(): string {
+    return this.inner.kind;
+  }
+
+  get maxKeyBytes(): number | undefined {
+    return this.inner.maxKeyBytes;
+  }
+
+  get(key: string): Promise<StoredObject | null> {
+    return observeStoreOperation(this.inner.kind, 'get', () => this.inner.get(key), (r) => (r === null ? 'not_found' : 'ok'));
+  }
+
+  head(key: string): Promise<ObjectInfo | null> {
+    return observeStoreOperation(this.inner.kind, 'head', () => this.inner.head(key), (r) => (r === null ? 'not_found' : 'ok'));
+  }
+
+  put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    return observeStoreOperation(this.inner.kind, 'put', () => this.inner.put(key, body, options));
+  }
+
+  list(prefix: string, options?: ListOptions): Promise<ListPage> {
+    return observeStoreOperation(this.inner.kind, 'list', () => this.inner.list(prefix, options));
+  }
+
+  copy(sourceKey: string, destinationKey: string, options?: CopyOptions): Promise<{ etag: string }> {
+    return observeStoreOperation(this.inner.kind, 'copy', () => this.inner.copy(sourceKey, destinationKey, options));
+  }
+
+  delete(key: string, options?: { ifMatch?: string }): Promise<void> {
+    return observeStoreOperation(this.inner.kind, 'delete', () => this.inner.delete(key, options));
+  }
+
+  deleteMany(keys: string[]): Promise<{ failed: string[] }> {
+    return observeStoreOperation(this.inner.kind, 'delete_many', () => this.inner.deleteMany(keys));
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+export function observeStore(store: ObjectStore): ObjectStore {
+  return store instanceof ObservedStore ? store : new ObservedStore(store);
+}
