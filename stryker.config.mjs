@@ -20,7 +20,7 @@ export default {
   reporters: ['clear-text', 'progress'],
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true, reportMutants: true, skipFull: true },
   // The sandbox copy needs only what the tests import.
-  ignorePatterns: ['dist', 'coverage', 'bench', 'docs', 'infra', 'reports', '.cache', '.tmp', '.scratch', '.memvault', 'test/package', 'test/pii/public', '*.log'],
+  ignorePatterns: ['dist', 'coverage', 'bench', 'infra', 'reports', '.cache', '.tmp', '.scratch', '.memvault', 'test/package', 'test/pii/public', '*.log'],
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
   timeoutMS: 10_000,
