@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
- * npm run mutation [-- <target>...] [--concurrency N] [--stale]
+ * npm run mutation [-- <target>...] [--concurrency N] [--stale] [--force]
  *
  * Runs StrykerJS once per target (scripts/mutation/targets.mjs), one after the other, in
  * incremental mode (only mutants whose code or covering tests changed since the committed report
  * are tested again), then prints the score per module. --stale runs only the targets whose
- * committed report does not cover the current code. Exit status: non-zero when a Stryker run failed;
+ * committed report does not cover the current code. --force tests every mutant again (Stryker reuses
+ * a survivor's result when its old covering tests did not change, even when a new test would kill it). Exit status: non-zero when a Stryker run failed;
  * thresholds are checked by scripts/mutation/check.mjs (npm run mutation:check).
  */
 import { spawnSync } from 'node:child_process';
@@ -23,10 +24,12 @@ const { formatTable, readReport, scoreOf, staleFiles } = await import('./score.m
 const args = process.argv.slice(2);
 let concurrency = '1';
 let onlyStale = false;
+let force = false;
 const names = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--concurrency') concurrency = args[++i] ?? '1';
   else if (args[i] === '--stale') onlyStale = true;
+  else if (args[i] === '--force') force = true;
   else names.push(args[i]);
 }
 if (Number(concurrency) > 2) {
@@ -48,7 +51,7 @@ const nodeBin = dirname(process.execPath);
 let failed = false;
 for (const target of selected) {
   console.log(`\nmutation: ${target.name} (${target.mutate.join(', ')})`);
-  const result = spawnSync(process.execPath, [stryker, 'run', '--concurrency', concurrency], {
+  const result = spawnSync(process.execPath, [stryker, 'run', '--concurrency', concurrency, ...(force ? ['--force'] : [])], {
     stdio: 'inherit',
     env: { ...process.env, MUTATION_TARGET: target.name, MUTATION_CONCURRENCY: concurrency, PATH: `${nodeBin}:${process.env.PATH ?? ''}` },
   });

@@ -17,6 +17,7 @@ function isListedEquivalent(target, file, mutant) {
     (e) =>
       e.file === file &&
       e.line === mutant.location.start.line &&
+      (e.column === undefined || e.column === mutant.location.start.column) &&
       e.mutator === mutant.mutatorName &&
       (e.replacement === undefined || e.replacement === mutant.replacement),
   );

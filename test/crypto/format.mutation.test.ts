@@ -4,6 +4,7 @@
  * uid pattern's anchors, the derivations nothing else called (contentKeyVersion, computePathId),
  * and the wording of every error. Each case is a stored object or input a user could meet.
  */
+import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isMemvaultError } from '../../src/errors.js';
 import {
@@ -301,5 +302,81 @@ describe('local key wrapping', () => {
       damaged[offset] = damaged[offset]! ^ 1;
       expect(localUnwrap(wrapKey, damaged, UID, 2)).toBeNull();
     }
+  });
+});
+
+describe('what only a key holder could forge is refused too', () => {
+  // These objects are authentic AEAD ciphertexts under the user's content key, built here by hand:
+  // only the format's own checks (version, commitment, lengths) refuse them.
+  const ad = (header: Uint8Array, uid: string, path: string) => {
+    const lp = (s: string) => {
+      const b = text(s);
+      const out = new Uint8Array(4 + b.byteLength);
+      new DataView(out.buffer).setUint32(0, b.byteLength, false);
+      out.set(b, 4);
+      return out;
+    };
+    return Buffer.concat([header.subarray(0, 37), lp(uid), lp(path)]);
+  };
+  const forge = (version: number, commitment: Uint8Array, plaintext: Uint8Array) => {
+    const nonce = bytes(NONCE_BYTES, 5);
+    const header = new Uint8Array(CONTENT_HEADER_BYTES);
+    header[0] = version;
+    new DataView(header.buffer).setUint32(1, keys.keyVersion, false);
+    header.set(commitment, 5);
+    header.set(nonce, 37);
+    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, ad(header, UID, PATH), null, nonce, keys.contentKey);
+    return new Uint8Array(Buffer.concat([header, sealed]));
+  };
+  let sodium: () => Awaited<ReturnType<typeof loadSodium>>;
+  beforeAll(async () => {
+    const s = await loadSodium();
+    sodium = () => s;
+  });
+
+  it('the hand-built object opens when it is a version 1 object with the right commitment (the forge is faithful)', () => {
+    expect(new TextDecoder().decode(openContent(keys, UID, PATH, forge(FORMAT_VERSION, keys.commitment, text('genuine'))))).toBe('genuine');
+  });
+
+  it('an object of another format version is refused, not misread as version 1', () => {
+    for (const version of [0, 2, 255]) expectIntegrity(() => openContent(keys, UID, PATH, forge(version, keys.commitment, text('future format'))));
+  });
+
+  it('an object whose commitment is not that of the key is refused, although its ciphertext is authentic', () => {
+    const other = deriveUserKeys(bytes(KEY_BYTES, 99), keys.keyVersion).commitment;
+    expectIntegrity(() => openContent(keys, UID, PATH, forge(FORMAT_VERSION, other, text('two keys'))));
+  });
+
+  it('an encrypted empty name (a valid SIV over nothing) is refused', () => {
+    const empty = encryptSegment(keys, '/memories', '');
+    expect(Buffer.from(empty, 'base64url').byteLength).toBe(SIV_BYTES);
+    expectIntegrity(() => decryptSegment(keys, '/memories', empty));
+  });
+
+  it('a wrap that holds a key of the wrong length is refused, although it opens', () => {
+    const { wrapKey } = deriveLocalMasterKeys(bytes(32, 11));
+    for (const length of [31, 33]) {
+      const wrapped = localWrapWithNonce(wrapKey, bytes(length, 1), UID, 1, bytes(NONCE_BYTES, 2));
+      expect(wrapped.byteLength).toBe(LOCAL_WRAP_BYTES + length - KEY_BYTES);
+      expect(localUnwrap(wrapKey, wrapped, UID, 1)).toBeNull();
+    }
+  });
+});
+
+describe('the documented derivations (docs/format.md, docs/audit.md), computed independently', () => {
+  const secret = bytes(32, 21);
+  const hmac = (label: string, message = '') => createHmac('sha256', secret).update(label + message, 'utf8').digest();
+
+  it('uid = base64url(HMAC-SHA256(secret, "memvault/v1/uid\\0" | user id)[0..24])', () => {
+    expect(computeUid(secret, 'alice')).toBe(hmac('memvault/v1/uid\u0000', 'alice').subarray(0, 24).toString('base64url'));
+    expect(computeUid(secret, 'jürgen')).toBe(hmac('memvault/v1/uid\u0000', 'jürgen').subarray(0, 24).toString('base64url'));
+  });
+
+  it('path id = base64url(HMAC-SHA256(secret, "memvault/v1/audit-path\\0" | uid | 0 | path)[0..16])', () => {
+    expect(computePathId(secret, UID, '/memories/ä.md')).toBe(hmac('memvault/v1/audit-path\u0000', `${UID}\u0000/memories/ä.md`).subarray(0, 16).toString('base64url'));
+  });
+
+  it('audit MAC key = HMAC-SHA256(secret, "memvault/v1/audit-mac-key")', () => {
+    expect(Buffer.from(computeAuditMacKey(secret)).toString('hex')).toBe(hmac('memvault/v1/audit-mac-key').toString('hex'));
   });
 });
