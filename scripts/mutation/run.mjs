@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * npm run mutation [-- <target>...] [--concurrency N] [--stale] [--force]
+ * npm run mutation [-- <target>...] [--concurrency N] [--stale] [--force] [--no-bail]
  *
  * Runs StrykerJS once per target (scripts/mutation/targets.mjs), one after the other, in
  * incremental mode (only mutants whose code or covering tests changed since the committed report
@@ -25,11 +25,14 @@ const args = process.argv.slice(2);
 let concurrency = '1';
 let onlyStale = false;
 let force = false;
+let noBail = false;
 const names = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--concurrency') concurrency = args[++i] ?? '1';
   else if (args[i] === '--stale') onlyStale = true;
   else if (args[i] === '--force') force = true;
+  // Every covering test runs against every mutant (slower): the report then names all the tests that kill it.
+  else if (args[i] === '--no-bail') noBail = true;
   else names.push(args[i]);
 }
 if (Number(concurrency) > 2) {
@@ -51,7 +54,7 @@ const nodeBin = dirname(process.execPath);
 let failed = false;
 for (const target of selected) {
   console.log(`\nmutation: ${target.name} (${target.mutate.join(', ')})`);
-  const result = spawnSync(process.execPath, [stryker, 'run', '--concurrency', concurrency, ...(force ? ['--force'] : [])], {
+  const result = spawnSync(process.execPath, [stryker, 'run', '--concurrency', concurrency, ...(force ? ['--force'] : []), ...(noBail ? ['--disableBail'] : [])], {
     stdio: 'inherit',
     env: { ...process.env, MUTATION_TARGET: target.name, MUTATION_CONCURRENCY: concurrency, PATH: `${nodeBin}:${process.env.PATH ?? ''}` },
   });
