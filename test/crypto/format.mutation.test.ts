@@ -353,6 +353,25 @@ describe('what only a key holder could forge is refused too', () => {
     expectIntegrity(() => decryptSegment(keys, '/memories', empty));
   });
 
+  it('a name whose SIV checks but whose bytes are not UTF-8 is the integrity error, not a string', () => {
+    const parent = '/memories';
+    const forgeName = (plain: Uint8Array) => {
+      const parentBytes = text(parent);
+      const prefixed = new Uint8Array(4 + parentBytes.byteLength + plain.byteLength);
+      new DataView(prefixed.buffer).setUint32(0, parentBytes.byteLength, false);
+      prefixed.set(parentBytes, 4);
+      prefixed.set(plain, 4 + parentBytes.byteLength);
+      const siv = keyedHash(keys.nameSivKey, prefixed, SIV_BYTES);
+      const nonce = new Uint8Array(NONCE_BYTES);
+      nonce.set(siv);
+      const { ciphertext } = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt_detached(plain, null, null, nonce, keys.nameKey);
+      return Buffer.concat([siv, ciphertext]).toString('base64url');
+    };
+    // The forge is faithful: over UTF-8 bytes it is exactly what encryptSegment makes.
+    expect(forgeName(text('ab'))).toBe(encryptSegment(keys, parent, 'ab'));
+    expectIntegrity(() => decryptSegment(keys, parent, forgeName(Uint8Array.from([0x61, 0xff, 0x62]))));
+  });
+
   it('a wrap that holds a key of the wrong length is refused, although it opens', () => {
     const { wrapKey } = deriveLocalMasterKeys(bytes(32, 11));
     for (const length of [31, 33]) {
