@@ -2,7 +2,7 @@
 /**
  * The CI step of mutation testing (docs/testing.md, "Mutation testing").
  *
- * 1. For each target, compare the mutated files and covering tests with the sources recorded in its
+ * 1. For each target with a committed report, compare the mutated files and covering tests with the sources recorded in its
  *    committed report (reports/mutation/<target>.json). Targets whose report covers the current code
  *    are skipped, with the reason printed.
  * 2. Run Stryker, incrementally, for the others, within MUTATION_BUDGET_S seconds (default 300: the
@@ -23,7 +23,14 @@ const { targets } = await import('./targets.mjs');
 const { readReport, staleFiles } = await import('./score.mjs');
 
 const budgetSeconds = Number(process.env.MUTATION_BUDGET_S ?? 300);
-const stale = targets.filter((t) => {
+// A target with no committed report has never been measured: a full run of one takes longer than
+// CI's budget, so CI names it and leaves it out (run `npm run mutation -- <target>` and commit it).
+const measured = targets.filter((t) => {
+  if (readReport(t)) return true;
+  console.log(`mutation: ${t.name}: skipped, no committed report yet (run npm run mutation -- ${t.name} and commit reports/mutation/${t.name}.json)`);
+  return false;
+});
+const stale = measured.filter((t) => {
   const files = staleFiles(t, readReport(t));
   console.log(files.length === 0 ? `mutation: ${t.name}: skipped, its committed report covers the current code` : `mutation: ${t.name}: to run, changed since its report: ${files.join(', ')}`);
   return files.length > 0;
@@ -57,5 +64,9 @@ if (stale.length > 0) {
   console.log(`mutation: ran ${stale.map((t) => t.name).join(', ')} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
-const check = spawnSync(process.execPath, [resolve(here, 'check.mjs')], { stdio: 'inherit' });
+if (measured.length === 0) {
+  console.log('mutation: no target has a committed report; nothing to check');
+  process.exit(0);
+}
+const check = spawnSync(process.execPath, [resolve(here, 'check.mjs'), ...measured.map((t) => t.name)], { stdio: 'inherit' });
 process.exit(check.status ?? 1);

@@ -9,6 +9,7 @@ import { createVault } from '../../src/memvault.js';
 import type { CommandContext, Middleware } from '../../src/pipeline/context.js';
 import { canonicalizePath, canonicalizeWithoutShortcut, InvalidPathError, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, showPath, type PathRule } from '../../src/pipeline/path-guard.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { attackPaths, legitimatePaths } from './corpus.js';
 
 const HINT = 'Paths must be /memories or /memories/<name>[/<name>...].';
 
@@ -262,5 +263,25 @@ describe('the path guard middleware', () => {
     expect(rec.last().decisions['pathGuard']).toEqual({ blocked: false });
     expect(rec.last().pathsCanonical).toBe(true);
     expect((await vault.run('alice', { command: 'view', path: '/memories/caf\u00e9.md' })).content).toContain('1\tx');
+  });
+});
+
+describe('the attack and legitimate-name corpora, straight against the guard (fast enough for every mutant)', () => {
+  it('every attack the guard must catch is refused, by the shortcut and the full walk alike', () => {
+    const missed = attackPaths()
+      .filter((a) => a.guardRejects)
+      .flatMap((a) => [canonicalizePath, canonicalizeWithoutShortcut].flatMap((f) => ('accepted' in outcome(a.path, f) ? [`${JSON.stringify(a.path)} (${a.family})`] : [])));
+    expect(missed).toEqual([]);
+  });
+
+  it('every legitimate name is accepted, as its NFC, by the shortcut and the full walk alike', () => {
+    const refused: string[] = [];
+    for (const path of legitimatePaths()) {
+      const short = outcome(path);
+      const full = outcome(path, canonicalizeWithoutShortcut);
+      if (!('accepted' in short) || !('accepted' in full) || short.accepted !== full.accepted) refused.push(`${JSON.stringify(path)}: ${JSON.stringify(short)}`);
+      else if (short.accepted !== canonicalizePath(short.accepted)) refused.push(`${JSON.stringify(path)}: not stable`);
+    }
+    expect(refused).toEqual([]);
   });
 });
