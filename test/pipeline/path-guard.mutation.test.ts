@@ -285,3 +285,42 @@ describe('the attack and legitimate-name corpora, straight against the guard (fa
     expect(refused).toEqual([]);
   });
 });
+
+describe('percent-decoding: the byte classes that decide what a name reads as', () => {
+  it('a lead byte with too few or no continuation bytes is Latin-1, byte by byte', () => {
+    // 0xfe starts nothing: 'þ' and then C1 controls, not a 6-byte form.
+    expect(ruleOf('/memories/%fe%80%80%80%80%80.md')).toBe('control-character');
+    expect(ruleOf('/memories/%fe%80.md')).toBe('control-character');
+    // ASCII bytes never take continuation bytes: 'A' then C1 controls.
+    expect(ruleOf('/memories/a%41%80')).toBe('control-character');
+    expect(ruleOf('/memories/a%41%80%80')).toBe('control-character');
+    // Lone Latin-1 middle dots read as two dots.
+    expect(ruleOf('/memories/%b7%b7')).toBe('encoded-traversal');
+  });
+
+  it('C0 and C1 lead bytes are overlong even alone or with a bad second byte', () => {
+    expect(ruleOf('/memories/%c0.md')).toBe('overlong-utf8');
+    expect(ruleOf('/memories/%c1')).toBe('overlong-utf8');
+    expect(ruleOf('/memories/x%c0')).toBe('overlong-utf8');
+  });
+
+  it('two-byte, four-byte and five-byte classes at their first lead byte', () => {
+    // U+00B7 (middle dot) twice, as proper two-byte UTF-8: a two-dot traversal.
+    expect(ruleOf('/memories/%c2%b7%c2%b7')).toBe('encoded-traversal');
+    // 0xf8 starts a (always overlong) five-byte form, not a four-byte one.
+    expect(ruleOf('/memories/%f8%bf%bf%bf%bf.md')).toBe('overlong-utf8');
+    // A three-byte sequence with a bad last byte: strict decoding falls back, tag-blind reads U+0820 (fine).
+    expect(ruleOf('/memories/%e0%a0%2e.md')).toBe('accepted');
+  });
+
+  it('tag-blind readings that only a sloppy decoder sees are refused', () => {
+    // e2 40 a5: strict decoding gives 'â@¥'; tag-blind decoding gives U+2025 '‥'.
+    expect(ruleOf('/memories/%e2%40%a5')).toBe('encoded-traversal');
+  });
+
+  it('byte escapes and %u escapes keep their order', () => {
+    // '..;x' is a traversal before ';'; ';..x' would not be.
+    expect(ruleOf('/memories/%2e%2e%u003bx')).toBe('encoded-traversal');
+    expect(ruleOf('/memories/%u003b%2e%2ex')).toBe('accepted');
+  });
+});
