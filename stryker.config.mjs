@@ -9,7 +9,7 @@ const target = targetByName(process.env.MUTATION_TARGET ?? 'path-guard');
 export default {
   testRunner: 'vitest',
   plugins: ['@stryker-mutator/vitest-runner'],
-  vitest: { configFile: 'vitest.stryker.config.ts', related: false },
+  vitest: { configFile: 'vitest.stryker.config.mjs', related: false },
   mutate: target.mutate,
   // Only the tests that cover each mutant run against it.
   coverageAnalysis: 'perTest',

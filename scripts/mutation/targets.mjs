@@ -1,7 +1,7 @@
 /**
  * Mutation-testing targets: the modules where a silent regression is a security or data-loss
  * defect. Each target is mutated on its own, against only the fast test files that cover it
- * (vitest.stryker.config.ts reads MUTATION_TARGET), with its own incremental file under
+ * (vitest.stryker.config.mjs reads MUTATION_TARGET), with its own incremental file under
  * reports/mutation/ so that a rerun only tests mutants whose code or covering tests changed.
  *
  * `threshold`: the lowest acceptable mutation score in percent (scripts/mutation/check.mjs).

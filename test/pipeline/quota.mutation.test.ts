@@ -79,7 +79,7 @@ describe('quota under concurrency (gated store)', () => {
   });
 
   it('commands that arrive during a refresh wait for it and see its result', async () => {
-    let clock = 0;
+    const clock = 0;
     const store = new GatedStore();
     const { vault, mw } = await vaultWith(store, { maxUserBytes: 100, refreshEveryWrites: 2, refreshAfterMs: 1_000_000, now: () => clock });
     expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: text(40) })).isError).toBe(false);

@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-// @ts-expect-error plain ESM module shared with stryker.config.mjs and the runner scripts
 import { targetByName } from './scripts/mutation/targets.mjs';
 
 /**
@@ -7,7 +6,7 @@ import { targetByName } from './scripts/mutation/targets.mjs';
  * (MUTATION_TARGET, see scripts/mutation/targets.mjs), no radosgw global setup (the S3 target's
  * tests use a mocked client), and the usual timeouts.
  */
-const target = targetByName(process.env.MUTATION_TARGET ?? 'path-guard') as { tests: string[] };
+const target = targetByName(process.env.MUTATION_TARGET ?? 'path-guard');
 
 export default defineConfig({
   test: {
