@@ -28,7 +28,7 @@ import {
 import { PassThrough, type Readable } from 'node:stream';
 import type { AuditEntry } from './audit/record.js';
 import type { TtlSettings } from './expiry/config.js';
-import { sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
+import { keyHash, sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
 import type { ConditionalDeleter } from './expiry/deleter.js';
 import { isMemvaultError, MemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
@@ -50,7 +50,7 @@ import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
 import { observeStore } from './telemetry/index.js';
-import { StoreUserFiles } from './vault/store-user-files.js';
+import { StoreUserFiles, type UnreadableObjectListener } from './vault/store-user-files.js';
 import type { UserFiles } from './vault/user-files.js';
 
 export interface VaultOptions {
@@ -343,9 +343,13 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
+  // An object under a user's prefix that is not one of their files is skipped by listings; the
+  // operator hears of it by uid and the key's hash (the key itself may hold a plaintext folder name).
+  const onUnreadable: UnreadableObjectListener = ({ uid, key, reason }) =>
+    logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, 'memvault listing skipped an object that is not one of the user\'s files');
   const userFiles = async (userId: string): Promise<StoreUserFiles> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined);
+    return new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable);
   };
 
   const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
