@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { createAuditLogger, type AuditLogger, type AuditOptions } from './audit/index.js';
+import { auditPseudonymsOf, createAuditLogger, type AuditLogger, type AuditOptions, type AuditPseudonyms } from './audit/index.js';
 import { validateUserId } from './crypto/codec.js';
 import {
   createEncryptionFromConfig,
@@ -15,6 +15,7 @@ import {
   keyProviderFromConfig,
   rotateKeys as rotateAllKeys,
   type Encryption,
+  type EncryptedCodecProvider,
   type EncryptionConfig,
   type ExportProgress,
   type ExportResult,
@@ -307,13 +308,17 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const logger = options.logger;
   const locks = new VaultLocks();
   const rawUserIds = new WeakMap<CommandContext, string>();
+  // Each command's audit pseudonyms (src/audit/pseudonyms.ts): keyed by the user's own key, so that
+  // an erasure leaves the user's audit records unlinkable to the id or to a guessed path.
+  const auditPseudonyms = new WeakMap<CommandContext, AuditPseudonyms>();
   let audit: AuditLogger | undefined;
   try {
     // Records are authenticated with the deployment's audit key when there is one (encrypted stores).
     const macKey = options.audit && options.audit.macKey === undefined ? codec.auditMacKey?.() : undefined;
     audit = options.audit
       ? await createAuditLogger({
-          redactPath: (path, ctx) => `#${codec.pathId(ctx.uid, path)}`,
+          redactPath: (path, ctx) => `#${auditPseudonyms.get(ctx)?.pathId(path) ?? codec.pathId(ctx.uid, path)}`,
+          auditUidOf: (ctx) => auditPseudonyms.get(ctx)?.uid,
           rawUserIdOf: (ctx) => rawUserIds.get(ctx),
           ...(macKey ? { macKey } : {}),
           ...options.audit,
@@ -347,18 +352,21 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // operator hears of it by uid and the key's hash (the key itself may hold a plaintext folder name).
   const onUnreadable: UnreadableObjectListener = ({ uid, key, reason }) =>
     logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, 'memvault listing skipped an object that is not one of the user\'s files');
-  const userFiles = async (userId: string): Promise<StoreUserFiles> => {
+  const openUser = async (userId: string): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable);
+    const files = new StoreUserFiles(observedStore, userCodec, undefined, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable);
+    return { files, pseudonyms: auditPseudonymsOf(userCodec, codec) };
   };
+  const userFiles = async (userId: string): Promise<StoreUserFiles> => (await openUser(userId)).files;
 
   const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
     const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
     // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
     // count it into the command's stats, which metrics and the audit record read.
     let files: StoreUserFiles;
+    let pseudonyms: AuditPseudonyms;
     try {
-      files = await withRequestCounter(stats.requests, () => userFiles(userId));
+      ({ files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId)));
     } catch (error) {
       // The user's key could not be loaded (the store is unavailable, the key record is damaged):
       // the command did not run. run() answers with a result, never a throw.
@@ -375,6 +383,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       decisions: {},
     };
     rawUserIds.set(ctx, userId);
+    auditPseudonyms.set(ctx, pseudonyms);
     try {
       return await withRequestCounter(stats.requests, () => chain(ctx, () => execute(ctx)));
     } catch (error) {
@@ -407,14 +416,24 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       throw error;
     }
   };
+  const auditUidOf = async (codecProvider: EncryptedCodecProvider, uid: string): Promise<string | undefined> => {
+    try {
+      return auditPseudonymsOf(await codecProvider.forUid(uid), codecProvider).uid;
+    } catch {
+      return undefined;
+    }
+  };
   const actorOf = (options: LifecycleOptions | undefined) => (options?.actor !== undefined ? { actor: options.actor } : {});
 
   const forgetUser: Vault['forgetUser'] = async (userId, options) => {
     validateUserId(userId);
     const { codecProvider } = needsEncryption('forgetUser');
-    const uid = codecProvider.uidOf(userId);
+    // The erase record names the user by their audit pseudonym, taken while the key still exists: it
+    // closes that pseudonym's history, and like it cannot be linked to the id once the key is gone.
+    // Without a readable key (erased before, damaged) it names no one.
+    const auditUid = await auditUidOf(codecProvider, codecProvider.uidOf(userId));
     return audited(
-      { type: 'erase', uid, ...actorOf(options) },
+      { type: 'erase', ...(auditUid !== undefined ? { uid: auditUid } : {}), ...actorOf(options) },
       (counts) =>
         forgetUserData({
           store,
@@ -434,9 +453,10 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     validateUserId(userId);
     const { codecProvider } = needsEncryption('exportUser');
     const uid = codecProvider.uidOf(userId);
-    const entry: AuditEntry = { type: 'export', uid, ...actorOf(options) };
+    let entry: AuditEntry = { type: 'export', ...actorOf(options) };
     try {
-      await codecProvider.forUid(uid); // an unknown user is NOT_FOUND here, before any byte is streamed
+      // An unknown user is NOT_FOUND here, before any byte is streamed.
+      entry = { ...entry, uid: auditPseudonymsOf(await codecProvider.forUid(uid), codecProvider).uid };
     } catch (error) {
       audit?.append({ ...entry, outcome: 'error', code: isMemvaultError(error) ? error.code : 'INTERNAL', counts: { objects: 0 } });
       if (isMemvaultError(error, 'NOT_FOUND')) throw new MemvaultError('NOT_FOUND', 'memvault: no memories are stored for this user; nothing was exported.', { cause: error });

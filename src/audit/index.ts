@@ -6,3 +6,4 @@ export { collectFileChains, collectStoreChains, type InstanceChain, type Collect
 export { verifyChains, verifyChain, type VerifyReport, type VerifyFailure, type ChainSummary, type VerifyOptions, type ChainWitness } from './verify.js';
 export { exportRecords, type ExportOptions, type ExportSummary, type ExportFormat } from './export.js';
 export { commandEntry, type CommandRecordOptions } from './command-record.js';
+export { auditPseudonymsFromKey, auditPseudonymsOf, type AuditPseudonyms } from './pseudonyms.js';

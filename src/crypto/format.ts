@@ -46,6 +46,8 @@ const LABEL_COMMITMENT = 'memvault/v1/key-commitment';
 const LABEL_WRAP_KEY = 'memvault/v1/wrap-key';
 const LABEL_KEY_CHECK = 'memvault/v1/key-check';
 const LABEL_UID = 'memvault/v1/uid\u0000';
+/** The per-user audit pseudonym key (src/audit/pseudonyms.ts): gone with the data key on erasure. */
+const LABEL_AUDIT_PSEUDONYM_KEY = 'memvault/v1/audit-pseudonym-key';
 
 /** The text shown when stored bytes do not open. It names no path, user or key on purpose. */
 export const INTEGRITY_MESSAGE =
@@ -68,6 +70,8 @@ export interface UserKeys {
   nameSivKey: Uint8Array;
   /** Key commitment: a collision-resistant hash of the data key, stored in every content header. */
   commitment: Uint8Array;
+  /** Keys the user's audit uid and path ids (src/audit/pseudonyms.ts), so erasing the data key unlinks them. */
+  auditPseudonymKey: Uint8Array;
 }
 
 export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number): UserKeys {
@@ -78,6 +82,7 @@ export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number): UserKey
     nameKey: keyedHash(dataKey, LABEL_NAME_KEY),
     nameSivKey: keyedHash(dataKey, LABEL_NAME_SIV_KEY),
     commitment: keyedHash(dataKey, LABEL_COMMITMENT, COMMITMENT_BYTES),
+    auditPseudonymKey: keyedHash(dataKey, LABEL_AUDIT_PSEUDONYM_KEY),
   };
 }
 
@@ -87,6 +92,7 @@ export function wipeUserKeys(keys: UserKeys): void {
   sodium.memzero(keys.nameKey);
   sodium.memzero(keys.nameSivKey);
   sodium.memzero(keys.commitment);
+  sodium.memzero(keys.auditPseudonymKey);
 }
 
 // ---------------------------------------------------------------------------------------------
