@@ -221,6 +221,21 @@ export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJ
   return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
 }
 
+/**
+ * The start-up warning of a file store whose key is the default `<dir>.key`: the file sits beside
+ * the data, so a copy of the parent folder (a backup, a synced folder, a stolen disk) carries both
+ * and is not protected by the encryption (docs/encryption.md, "The embedded store's default key").
+ * Said on every start, not only when the file is created.
+ */
+export function keyFileBesideData(storeUrl: string | undefined, defaultMasterKeyFile: string, notices: readonly string[]): string | undefined {
+  if (!storeUrl?.startsWith('file:')) return undefined;
+  if (!notices.some((n) => n.includes(`(from ${defaultMasterKeyFile})`))) return undefined;
+  return (
+    `the master key is the default key file ${defaultMasterKeyFile}, beside the data directory: a copy of the parent folder carries the data and its key together, ` +
+    `so the encryption does not protect such a copy. Keep the key elsewhere (MEMVAULT_MASTER_KEY_FILE on another disk, a secret store, MEMVAULT_MASTER_KEY) for that`
+  );
+}
+
 /** Env switch equivalent to `encryption: { createKeyFile: true }` (for the CLI and containers that opt in). */
 export const CREATE_KEY_FILE_ENV = 'MEMVAULT_CREATE_KEY_FILE';
 
@@ -266,6 +281,8 @@ export async function openExistingStore(url: string, options: OpenStoreOptions =
   return openStore(url, options);
 }
 
+const warnedKeyFilesBesideData = new Set<string>();
+
 async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; encryption?: Encryption; close(): Promise<void> }> {
   if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
   const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
@@ -281,11 +298,18 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     create: options.create ?? true,
     ...(mayCreateDefaultKeyFile(storeUrl, encrypt) ? {} : { readOnlyDefaultKeyFile: { hint: noKeyHintFor(defaultMasterKeyFile) } }),
   });
-  for (const notice of encryption.notices) {
-    const isNew = /\bcreated\b/.test(notice);
+  const notices = [...encryption.notices];
+  const besideData = keyFileBesideData(storeUrl, defaultMasterKeyFile, encryption.notices);
+  if (besideData) notices.push(besideData);
+  for (const notice of notices) {
+    const isNew = /\bcreated\b/.test(notice) || notice === besideData;
     options.logger?.[isNew ? 'warn' : 'info'](notice);
     // A new key file must be backed up, or the memories are lost with it: say it even without a logger.
     if (isNew && encryption.createdMasterKeyFile && !options.logger) process.emitWarning(notice, 'MemvaultNotice');
+    else if (notice === besideData && !options.logger && !warnedKeyFilesBesideData.has(defaultMasterKeyFile)) {
+      warnedKeyFilesBesideData.add(defaultMasterKeyFile); // once per process and key file, also without a logger
+      process.emitWarning(notice, 'MemvaultNotice');
+    }
   }
   return { codec: encryption.codecProvider, encryption, close: () => encryption.close() };
 }
