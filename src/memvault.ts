@@ -7,6 +7,7 @@ import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpe
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { createAuditLogger, type AuditLogger, type AuditOptions } from './pipeline/audit-logger.js';
+import { auditPseudonymsOf, type AuditPseudonyms } from './audit/index.js';
 import { validateUserId } from './crypto/codec.js';
 import {
   createEncryptionFromConfig,
@@ -17,6 +18,7 @@ import {
   verifyKeys as verifyAllKeys,
   type VerifyKeysResult,
   type Encryption,
+  type EncryptedCodecProvider,
   type EncryptionConfig,
   type ExportProgress,
   type ExportResult,
@@ -30,7 +32,7 @@ import {
 import { PassThrough, type Readable } from 'node:stream';
 import type { AuditEntry } from './audit/record.js';
 import type { TtlSettings } from './expiry/config.js';
-import { sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
+import { keyHash, sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
 import type { ConditionalDeleter } from './expiry/deleter.js';
 import { isMemvaultError, loggableError, MemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
@@ -52,7 +54,7 @@ import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
 import { observeStore } from './store/observed.js';
-import { StoreUserFiles } from './vault/store-user-files.js';
+import { StoreUserFiles, type UnreadableObjectListener } from './vault/store-user-files.js';
 import type { UserFiles } from './vault/user-files.js';
 
 export interface VaultOptions {
@@ -228,6 +230,21 @@ export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJ
   return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
 }
 
+/**
+ * The start-up warning of a file store whose key is the default `<dir>.key`: the file sits beside
+ * the data, so a copy of the parent folder (a backup, a synced folder, a stolen disk) carries both
+ * and is not protected by the encryption (docs/encryption.md, "The embedded store's default key").
+ * Said on every start, not only when the file is created.
+ */
+export function keyFileBesideData(storeUrl: string | undefined, defaultMasterKeyFile: string, notices: readonly string[]): string | undefined {
+  if (!storeUrl?.startsWith('file:')) return undefined;
+  if (!notices.some((n) => n.includes(`(from ${defaultMasterKeyFile})`))) return undefined;
+  return (
+    `the master key is the default key file ${defaultMasterKeyFile}, beside the data directory: a copy of the parent folder carries the data and its key together, ` +
+    `so the encryption does not protect such a copy. Keep the key elsewhere (MEMVAULT_MASTER_KEY_FILE on another disk, a secret store, MEMVAULT_MASTER_KEY) for that`
+  );
+}
+
 /** Env switch equivalent to `encryption: { createKeyFile: true }` (for the CLI and containers that opt in). */
 export const CREATE_KEY_FILE_ENV = 'MEMVAULT_CREATE_KEY_FILE';
 
@@ -273,6 +290,8 @@ export async function openExistingStore(url: string, options: OpenStoreOptions =
   return openStore(url, options);
 }
 
+const warnedKeyFilesBesideData = new Set<string>();
+
 async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; encryption?: Encryption; close(): Promise<void> }> {
   if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
   const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
@@ -288,11 +307,18 @@ async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: st
     create: options.create ?? true,
     ...(mayCreateDefaultKeyFile(storeUrl, encrypt) ? {} : { readOnlyDefaultKeyFile: { hint: noKeyHintFor(defaultMasterKeyFile) } }),
   });
-  for (const notice of encryption.notices) {
-    const isNew = /\bcreated\b/.test(notice);
+  const notices = [...encryption.notices];
+  const besideData = keyFileBesideData(storeUrl, defaultMasterKeyFile, encryption.notices);
+  if (besideData) notices.push(besideData);
+  for (const notice of notices) {
+    const isNew = /\bcreated\b/.test(notice) || notice === besideData;
     options.logger?.[isNew ? 'warn' : 'info'](notice);
     // A new key file must be backed up, or the memories are lost with it: say it even without a logger.
     if (isNew && encryption.createdMasterKeyFile && !options.logger) process.emitWarning(notice, 'MemvaultNotice');
+    else if (notice === besideData && !options.logger && !warnedKeyFilesBesideData.has(defaultMasterKeyFile)) {
+      warnedKeyFilesBesideData.add(defaultMasterKeyFile); // once per process and key file, also without a logger
+      process.emitWarning(notice, 'MemvaultNotice');
+    }
   }
   return { codec: encryption.codecProvider, encryption, close: () => encryption.close() };
 }
@@ -315,13 +341,17 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const logger = options.logger;
   const locks = new VaultLocks();
   const rawUserIds = new WeakMap<CommandContext, string>();
+  // Each command's audit pseudonyms (src/audit/pseudonyms.ts): keyed by the user's own key, so that
+  // an erasure leaves the user's audit records unlinkable to the id or to a guessed path.
+  const auditPseudonyms = new WeakMap<CommandContext, AuditPseudonyms>();
   let audit: AuditLogger | undefined;
   try {
     // Records are authenticated with the deployment's audit key when there is one (encrypted stores).
     const macKey = options.audit && options.audit.macKey === undefined ? codec.auditMacKey?.() : undefined;
     audit = options.audit
       ? await createAuditLogger({
-          redactPath: (path, ctx) => `#${codec.pathId(ctx.uid, path)}`,
+          redactPath: (path, ctx) => `#${auditPseudonyms.get(ctx)?.pathId(path) ?? codec.pathId(ctx.uid, path)}`,
+          auditUidOf: (ctx) => auditPseudonyms.get(ctx)?.uid,
           rawUserIdOf: (ctx) => rawUserIds.get(ctx),
           ...(macKey ? { macKey } : {}),
           ...options.audit,
@@ -350,10 +380,16 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
-  const userFiles = async (userId: string): Promise<StoreUserFiles> => {
+  // An object under a user's prefix that is not one of their files is skipped by listings; the
+  // operator hears of it by uid and the key's hash (the key itself may hold a plaintext folder name).
+  const onUnreadable: UnreadableObjectListener = ({ uid, key, reason }) =>
+    logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, 'memvault listing skipped an object that is not one of the user\'s files');
+  const openUser = async (userId: string): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined);
+    const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable);
+    return { files, pseudonyms: auditPseudonymsOf(userCodec, codec) };
   };
+  const userFiles = async (userId: string): Promise<StoreUserFiles> => (await openUser(userId)).files;
 
   const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
     const stats: CommandStats = { bytesRead: 0, bytesWritten: 0, requests: {} };
@@ -365,10 +401,11 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       async () => {
         // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
         // count it into the command's stats, which metrics and the audit record read.
-        const files = await withRequestCounter(stats.requests, () => userFiles(userId));
+        const { files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId));
         uid = files.uid;
         const ctx: CommandContext = { requestId, uid, input, pathsCanonical: false, files, stats, decisions: {} };
         rawUserIds.set(ctx, userId);
+        auditPseudonyms.set(ctx, pseudonyms);
         return withCommandStats(stats, () => chain(ctx, () => execute(ctx)));
       },
       (error) => logger?.error({ requestId, ...(uid !== undefined ? { uid } : {}), err: loggableError(error) }, 'memvault command failed'),
@@ -399,14 +436,24 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       throw error;
     }
   };
+  const auditUidOf = async (codecProvider: EncryptedCodecProvider, uid: string): Promise<string | undefined> => {
+    try {
+      return auditPseudonymsOf(await codecProvider.forUid(uid), codecProvider).uid;
+    } catch {
+      return undefined;
+    }
+  };
   const actorOf = (options: LifecycleOptions | undefined) => (options?.actor !== undefined ? { actor: options.actor } : {});
 
   const forgetUser: Vault['forgetUser'] = async (userId, options) => {
     validateUserId(userId);
     const { codecProvider } = needsEncryption('forgetUser');
-    const uid = codecProvider.uidOf(userId);
+    // The erase record names the user by their audit pseudonym, taken while the key still exists: it
+    // closes that pseudonym's history, and like it cannot be linked to the id once the key is gone.
+    // Without a readable key (erased before, damaged) it names no one.
+    const auditUid = await auditUidOf(codecProvider, codecProvider.uidOf(userId));
     return audited(
-      { type: 'erase', uid, ...actorOf(options) },
+      { type: 'erase', ...(auditUid !== undefined ? { uid: auditUid } : {}), ...actorOf(options) },
       (counts) =>
         forgetUserData({
           store,
@@ -426,9 +473,10 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     validateUserId(userId);
     const { codecProvider } = needsEncryption('exportUser');
     const uid = codecProvider.uidOf(userId);
-    const entry: AuditEntry = { type: 'export', uid, ...actorOf(options) };
+    let entry: AuditEntry = { type: 'export', ...actorOf(options) };
     try {
-      await codecProvider.forUid(uid); // an unknown user is NOT_FOUND here, before any byte is streamed
+      // An unknown user is NOT_FOUND here, before any byte is streamed.
+      entry = { ...entry, uid: auditPseudonymsOf(await codecProvider.forUid(uid), codecProvider).uid };
     } catch (error) {
       audit?.append({ ...entry, outcome: 'error', code: isMemvaultError(error) ? error.code : 'INTERNAL', counts: { objects: 0 } });
       if (isMemvaultError(error, 'NOT_FOUND')) throw new MemvaultError('NOT_FOUND', 'memvault: no memories are stored for this user; nothing was exported.', { cause: error });

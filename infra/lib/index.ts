@@ -1,6 +1,7 @@
 export {
   MemvaultStorage,
   TTL_CLASS_TAG_KEY,
+  KEY_RECORD_NONCURRENT_DAYS,
   type AuditRetentionMode,
   type KeyPolicyMode,
   type MemoryBucketEncryption,

@@ -20,6 +20,13 @@ import { Construct } from 'constructs';
 
 /** The object tag memvault sets at write time; its value names the object's TTL class. */
 export const TTL_CLASS_TAG_KEY = 'memvault-ttl-class';
+/**
+ * Days S3 keeps a replaced or deleted key record (`k/`) as a noncurrent version: an erased user's
+ * wrapped key is recoverable that long (docs/encryption.md, "Erasure window"). Not configurable, and
+ * shorter than `noncurrentVersionExpirationDays` (S3 honours the shorter of overlapping expirations);
+ * `memvault doctor` requires the same (src/expiry/doctor.ts KEY_RECORD_NONCURRENT_DAYS).
+ */
+export const KEY_RECORD_NONCURRENT_DAYS = 1;
 
 /** Object Lock modes for the audit bucket. COMPLIANCE cannot be shortened or lifted by anyone, root included. */
 export type AuditRetentionMode = 'GOVERNANCE' | 'COMPLIANCE';
@@ -112,7 +119,10 @@ export interface MemvaultStorageProps {
   readonly ttlClasses?: Readonly<Record<string, number>>;
   /** The class memvault tags a file with when no other class applies; must be a key of ttlClasses. @default 'default' */
   readonly defaultTtlClass?: string;
-  /** Days a replaced or deleted version is kept before S3 removes it for good. @default 7 */
+  /**
+   * Days a replaced or deleted version is kept before S3 removes it for good. @default 7
+   * Key records (`k/`) have their own rule of KEY_RECORD_NONCURRENT_DAYS (1), so erasure is not held up.
+   */
   readonly noncurrentVersionExpirationDays?: number;
   /** Days before an unfinished multipart upload is aborted. @default 1 */
   readonly abortIncompleteMultipartUploadDays?: number;
@@ -279,6 +289,12 @@ export class MemvaultStorage extends Construct {
           noncurrentVersionExpiration: Duration.days(noncurrentDays),
           abortIncompleteMultipartUploadAfter: Duration.days(abortDays),
           expiredObjectDeleteMarker: true,
+        },
+        // Key records: an erased user's old key record goes after one day, whatever the files' rule says.
+        {
+          id: 'memvault-key-records',
+          prefix: keysPrefix,
+          noncurrentVersionExpiration: Duration.days(KEY_RECORD_NONCURRENT_DAYS),
         },
         // Lifecycle age counts from the last write; memvault's touch-on-read (copy in place) restarts it,
         // so "N days since creation" becomes "N idle days". The default class is one of these rules:

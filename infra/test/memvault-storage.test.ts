@@ -4,7 +4,11 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MemvaultStorage, TTL_CLASS_TAG_KEY, type MemvaultStorageProps } from '../lib/index.js';
+import { GetBucketLifecycleConfigurationCommand, S3Client, type LifecycleRule } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { resolveTtl } from '../../src/expiry/config.js';
+import { KEY_RECORD_NONCURRENT_DAYS as DOCTOR_KEY_RECORD_NONCURRENT_DAYS, runDoctor } from '../../src/expiry/doctor.js';
+import { KEY_RECORD_NONCURRENT_DAYS, MemvaultStorage, TTL_CLASS_TAG_KEY, type MemvaultStorageProps } from '../lib/index.js';
 
 const IMAGE = '123456789012.dkr.ecr.eu-west-1.amazonaws.com/memvault:1.0.0';
 
@@ -172,6 +176,39 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
       NoncurrentVersionExpiration: { NoncurrentDays: 3 },
       ExpiredObjectDeleteMarker: true,
     });
+  });
+
+  it('keeps old key records one day (the erasure window docs/encryption.md states, which doctor requires), whatever the files keep', () => {
+    const keys = lifecycleRules().find((r) => r.Id === 'memvault-key-records');
+    expect(keys).toEqual({ Id: 'memvault-key-records', Status: 'Enabled', Prefix: 'memvault/k/', NoncurrentVersionExpiration: { NoncurrentDays: KEY_RECORD_NONCURRENT_DAYS } });
+    expect(KEY_RECORD_NONCURRENT_DAYS).toBe(DOCTOR_KEY_RECORD_NONCURRENT_DAYS);
+    expect(KEY_RECORD_NONCURRENT_DAYS).toBe(1);
+  });
+
+  it('memvault doctor finds its lifecycle checks satisfied by the rules the construct synthesizes', async () => {
+    // The synthesized CloudFormation rules in the S3 API's shape, served by a stand-in S3 client.
+    const rules: LifecycleRule[] = lifecycleRules().map((r) => {
+      const tags = (r.TagFilters as { Key: string; Value: string }[] | undefined) ?? [];
+      return {
+        ID: r.Id as string,
+        Status: r.Status as 'Enabled',
+        Filter: tags.length > 0 ? { And: { Prefix: r.Prefix as string, Tags: tags } } : { Prefix: r.Prefix as string },
+        ...(r.NoncurrentVersionExpiration ? { NoncurrentVersionExpiration: r.NoncurrentVersionExpiration as { NoncurrentDays: number } } : {}),
+        ...(r.ExpirationInDays !== undefined ? { Expiration: { Days: r.ExpirationInDays as number } } : {}),
+      };
+    });
+    const s3 = mockClient(S3Client);
+    s3.onAnyCommand().rejects(Object.assign(new Error('not served by this stand-in'), { name: 'NotImplemented', $metadata: { httpStatusCode: 501 } }));
+    s3.on(GetBucketLifecycleConfigurationCommand).resolves({ Rules: rules });
+    try {
+      const checks = await runDoctor({ client: new S3Client({ region: 'us-east-1' }), bucket: 'b', prefix: 'memvault', ttl: resolveTtl({ ttlDays: 30, classes: { free: 7, pro: 365 }, defaultClass: 'default' }) });
+      const byId = new Map(checks.map((c) => [c.id, c]));
+      expect(byId.get('lifecycle:noncurrent-keys')).toMatchObject({ status: 'ok' });
+      expect(byId.get('lifecycle:noncurrent-keys')!.detail).toContain("'memvault-key-records': 1 day");
+      expect(byId.get('lifecycle:noncurrent')).toMatchObject({ status: 'ok' });
+    } finally {
+      s3.restore();
+    }
   });
 
   it('aborts incomplete multipart uploads after the configured days', () => {
@@ -451,6 +488,7 @@ describe('MemvaultStorage with defaults and sweeper: false', () => {
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         ExpiredObjectDeleteMarker: true,
       },
+      { Id: 'memvault-key-records', Status: 'Enabled', Prefix: 'memvault/k/', NoncurrentVersionExpiration: { NoncurrentDays: 1 } },
       {
         Id: 'memvault-ttl-default',
         Status: 'Enabled',

@@ -4,3 +4,4 @@ export { ObjectStoreSegmentUploader, segmentKey, parseSegmentKey, type SegmentUp
 export { collectFileChains, collectStoreChains, type InstanceChain, type CollectedChains } from './sources.js';
 export { verifyChains, verifyChain, type VerifyReport, type VerifyFailure, type ChainSummary, type VerifyOptions, type ChainWitness } from './verify.js';
 export { exportRecords, type ExportOptions, type ExportSummary, type ExportFormat } from './export.js';
+export { auditPseudonymsFromKey, auditPseudonymsOf, type AuditPseudonyms } from './pseudonyms.js';

@@ -8,6 +8,8 @@ import { registerExpire } from './commands/expire.js';
 import { s3ConfigFrom } from './config.js';
 import { openStoreWithEncryption } from './encryption.js';
 import { openExistingStore } from '../memvault.js';
+import { auditPseudonymsOf } from '../audit/pseudonyms.js';
+import { isMemvaultError, MemvaultError } from '../errors.js';
 import { registerExec } from './commands/exec.js';
 import { registerKeys } from './commands/keys.js';
 import { registerUser } from './commands/user.js';
@@ -55,7 +57,17 @@ registerAuditCommands(program, {
   uidOf: async (userId, dataStore) => {
     const opened = await openStoreWithEncryption(dataStore !== undefined ? { store: dataStore } : {});
     try {
-      return opened.encryption.codecProvider.uidOf(userId);
+      // Audit records name a user by a pseudonym keyed by the user's own key (src/audit/pseudonyms.ts):
+      // without the key (an erased user) their records cannot be found, by design.
+      const provider = opened.encryption.codecProvider;
+      let userCodec;
+      try {
+        userCodec = await provider.forUid(provider.uidOf(userId));
+      } catch (error) {
+        if (isMemvaultError(error, 'NOT_FOUND')) throw new MemvaultError('NOT_FOUND', 'this user has no key in the data store (never stored anything, or was erased): their audit records cannot be linked to the id; pass --uid if you know their audit uid');
+        throw error;
+      }
+      return auditPseudonymsOf(userCodec, provider).uid;
     } finally {
       await opened.close();
     }

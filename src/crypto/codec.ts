@@ -254,6 +254,10 @@ class EncryptedUserCodec implements UserCodec {
   plaintextSize(storedSize: number): number {
     return Math.max(0, storedSize - CONTENT_OVERHEAD);
   }
+
+  auditPseudonymKey(): Uint8Array {
+    return new Uint8Array(this.keys.auditPseudonymKey);
+  }
 }
 
 class EncryptedCodecProviderImpl implements EncryptedCodecProvider {

@@ -61,6 +61,8 @@ const LABEL_RECORD_MAC_KEY = 'memvault/v2/record-mac-key';
 const LABEL_RECORD_MAC = 'memvault/v2/key-record';
 const LABEL_DEPLOYMENT_CHECK = 'memvault/v2/deployment-check';
 export const LABEL_AUDIT_PATH = 'memvault/v1/audit-path\u0000';
+/** The per-user audit pseudonym key (src/audit/pseudonyms.ts): gone with the data key on erasure. */
+const LABEL_AUDIT_PSEUDONYM_KEY = 'memvault/v1/audit-pseudonym-key';
 
 /** The text shown when stored bytes do not open. It names no path, user or key on purpose. */
 export const INTEGRITY_MESSAGE =
@@ -83,6 +85,8 @@ export interface UserKeys {
   nameSivKey: Uint8Array;
   /** Key commitment: a collision-resistant hash of the data key, stored in every content header. */
   commitment: Uint8Array;
+  /** Keys the user's audit uid and path ids (src/audit/pseudonyms.ts), so erasing the data key unlinks them. */
+  auditPseudonymKey: Uint8Array;
 }
 
 export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number): UserKeys {
@@ -93,6 +97,7 @@ export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number): UserKey
     nameKey: keyedHash(dataKey, LABEL_NAME_KEY),
     nameSivKey: keyedHash(dataKey, LABEL_NAME_SIV_KEY),
     commitment: keyedHash(dataKey, LABEL_COMMITMENT, COMMITMENT_BYTES),
+    auditPseudonymKey: keyedHash(dataKey, LABEL_AUDIT_PSEUDONYM_KEY),
   };
 }
 
@@ -102,6 +107,7 @@ export function wipeUserKeys(keys: UserKeys): void {
   sodium.memzero(keys.nameKey);
   sodium.memzero(keys.nameSivKey);
   sodium.memzero(keys.commitment);
+  sodium.memzero(keys.auditPseudonymKey);
 }
 
 // ---------------------------------------------------------------------------------------------

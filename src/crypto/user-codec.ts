@@ -22,6 +22,12 @@ export interface UserCodec {
   open(path: string, stored: Uint8Array): Uint8Array;
   /** Plaintext size of a stored object of `storedSize` bytes (listings show plaintext sizes). */
   plaintextSize(storedSize: number): number;
+  /**
+   * A copy of the key of this user's audit pseudonyms (32 bytes; src/audit/pseudonyms.ts), derived
+   * from the user's own data key so that erasing the key makes the user's audit records unlinkable.
+   * Absent for codecs without user keys (plain): their audit pseudonyms stay `uid` and `pathId`.
+   */
+  auditPseudonymKey?(): Uint8Array;
 }
 
 export interface CodecProvider {

@@ -126,10 +126,17 @@ function filterOf(rule: LifecycleRule): { prefix: string; tags: Record<string, s
   return { prefix, tags };
 }
 
+/**
+ * Days S3 may keep a replaced or deleted key record (`k/`) as a noncurrent version: the part of the
+ * erasure window the bucket adds (docs/encryption.md, "Erasure window"). The construct sets it.
+ */
+export const KEY_RECORD_NONCURRENT_DAYS = 1;
+
 export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> {
   const { client, bucket, prefix, ttl } = options;
   const base = prefix === '' ? '' : `${prefix}/`;
   const filesPrefix = `${base}u/`;
+  const keysPrefix = `${base}k/`;
   const checks: DoctorCheck[] = [];
 
   // Versioning.
@@ -161,6 +168,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   const lifecycleJson = JSON.stringify({
     Rules: [
       { ID: 'memvault-housekeeping', Status: 'Enabled', Filter: { Prefix: base }, NoncurrentVersionExpiration: { NoncurrentDays: 7 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Expiration: { ExpiredObjectDeleteMarker: true } },
+      { ID: 'memvault-key-records', Status: 'Enabled', Filter: { Prefix: keysPrefix }, NoncurrentVersionExpiration: { NoncurrentDays: KEY_RECORD_NONCURRENT_DAYS } },
       ...Object.entries(ttl.classes).map(([name, days]) => ({
         ID: `memvault-ttl-${name}`,
         Status: 'Enabled',
@@ -207,6 +215,34 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
         rule
           ? { id, title, status: 'ok', required: true, detail: `rule '${rule.ID ?? '(no id)'}': ${rule.NoncurrentVersionExpiration?.NoncurrentDays} days` }
           : { id, title, status: 'missing', required: true, detail: `no enabled rule on ${base || '(whole bucket)'} expires noncurrent versions: expired and erased files stay recoverable forever`, fix: lifecycleFix },
+      );
+    }
+  }
+
+  {
+    // An erased user's key record stays readable as a noncurrent version until a rule removes it:
+    // the erasure window (docs/encryption.md) is this many days. Overlapping rules: the shortest wins.
+    const id = 'lifecycle:noncurrent-keys';
+    const title = `NoncurrentVersionExpiration of key records (${keysPrefix}) within ${KEY_RECORD_NONCURRENT_DAYS} day`;
+    if (!rules) checks.push(unknownCheck(id, title, true, 'GetBucketLifecycleConfiguration', lifecycleFailure!));
+    else {
+      const covering = rules.filter((r) => r.Status === 'Enabled' && r.NoncurrentVersionExpiration?.NoncurrentDays !== undefined && covers(filterOf(r).prefix, keysPrefix) && Object.keys(filterOf(r).tags).length === 0);
+      const shortest = covering.reduce<LifecycleRule | undefined>((best, r) => (best === undefined || r.NoncurrentVersionExpiration!.NoncurrentDays! < best.NoncurrentVersionExpiration!.NoncurrentDays! ? r : best), undefined);
+      const days = shortest?.NoncurrentVersionExpiration?.NoncurrentDays;
+      checks.push(
+        days !== undefined && days <= KEY_RECORD_NONCURRENT_DAYS
+          ? { id, title, status: 'ok', required: true, detail: `rule '${shortest!.ID ?? '(no id)'}': ${days} day${days === 1 ? '' : 's'}` }
+          : {
+              id,
+              title,
+              status: 'missing',
+              required: true,
+              detail:
+                days === undefined
+                  ? `no enabled rule expires noncurrent versions under ${keysPrefix}: an erased user's key record stays recoverable forever`
+                  : `rule '${shortest!.ID ?? '(no id)'}' keeps old key records ${days} days, not ${KEY_RECORD_NONCURRENT_DAYS}: an erased user's key stays recoverable that long`,
+              fix: lifecycleFix,
+            },
       );
     }
   }

@@ -202,8 +202,10 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
     summary.alreadyGone += outcome.gone.length;
     for (const c of outcome.deleted) {
       const d = decision(c);
-      // The key's hash identifies the object in the record; names (even encrypted) never go there.
-      audit?.append({ type: 'expire', requestId: sweepId, uid: c.uid, path: `sha256:${d.keyHash}`, outcome: 'ok', counts: { bytes: c.size, idleDays: d.idleDays } });
+      // The key's hash identifies the object in the record; names (even encrypted) never go there,
+      // nor the store uid: anyone with the master key can recompute it from a user id, also after an
+      // erasure (audit uids are keyed by the user's own key, which the sweeper does not load).
+      audit?.append({ type: 'expire', requestId: sweepId, path: `sha256:${d.keyHash}`, outcome: 'ok', counts: { bytes: c.size, idleDays: d.idleDays } });
       options.onExpired?.(d);
     }
   };

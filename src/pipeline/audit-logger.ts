@@ -25,6 +25,7 @@ export async function createAuditLogger(options: AuditOptions): Promise<AuditLog
     ...(options.redactPath ? { redactPath: options.redactPath } : {}),
     ...(options.includeUserId !== undefined ? { includeUserId: options.includeUserId } : {}),
     ...(options.rawUserIdOf ? { rawUserIdOf: options.rawUserIdOf } : {}),
+    ...(options.auditUidOf ? { auditUidOf: options.auditUidOf } : {}),
   };
   return {
     get instanceId() {

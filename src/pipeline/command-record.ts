@@ -11,6 +11,11 @@ export interface CommandRecordOptions {
   /** Record the raw user id (from `rawUserIdOf`) next to the pseudonymous uid. Default false. */
   includeUserId?: boolean;
   rawUserIdOf?: (ctx: CommandContext) => string | undefined;
+  /**
+   * The uid to record for a command (the vault passes the user's audit pseudonym, src/audit/pseudonyms.ts,
+   * so that erasure unlinks it). Default, or when it returns undefined: `ctx.uid`.
+   */
+  auditUidOf?: (ctx: CommandContext) => string | undefined;
 }
 
 export type CommandOutcome = Pick<CommandResult, 'isError' | 'code'>;
@@ -30,7 +35,7 @@ export function commandEntry(
   const entry: AuditEntry = {
     type: 'command',
     requestId: ctx.requestId,
-    uid: ctx.uid,
+    uid: options.auditUidOf?.(ctx) ?? ctx.uid,
     command: knownCommandName(ctx.command?.command ?? commandNameOfInput(ctx.input)),
     outcome: outcome.isError ? 'error' : 'ok',
     bytesRead: ctx.stats.bytesRead,

@@ -22,6 +22,7 @@ export interface Instruments {
   sweeperScanned: Counter;
   sweeperDeleted: Counter;
   keyCacheLookups: Counter;
+  listingSkipped: Counter;
 }
 
 /** Seconds; from a cached in-memory read (~100 µs) to a slow S3 call under retries (10 s). */
@@ -47,6 +48,7 @@ function create(meter: Meter): Instruments {
     sweeperScanned: meter.createCounter(METRICS.sweeperScanned, { description: 'Files the expiry sweeper looked at', unit: '{object}' }),
     sweeperDeleted: meter.createCounter(METRICS.sweeperDeleted, { description: 'Files the expiry sweeper deleted', unit: '{object}' }),
     keyCacheLookups: meter.createCounter(METRICS.keyCacheLookups, { description: 'User-key cache lookups, by result', unit: '{lookup}' }),
+    listingSkipped: meter.createCounter(METRICS.listingSkipped, { description: 'Objects under a user prefix that listings skipped, by reason', unit: '{object}' }),
   };
 }
 

@@ -40,6 +40,8 @@ export const METRICS = {
   sweeperDeleted: 'memvault.sweeper.objects.deleted',
   /** Counter {lookup}: user-key cache lookups, hit or miss. */
   keyCacheLookups: 'memvault.key_cache.lookups',
+  /** Counter {object}: objects under a user's prefix that listings skipped (not one of the user's files), by reason. */
+  listingSkipped: 'memvault.listing.skipped',
 } as const;
 
 export const SPANS = {
@@ -69,11 +71,14 @@ export const ATTRS = {
   auditStatus: 'memvault.audit.status',
   sweepMode: 'memvault.sweeper.mode',
   keyCacheResult: 'memvault.key_cache.result',
+  listingSkipReason: 'memvault.listing.skip_reason',
 } as const;
 
 export type Outcome = 'ok' | 'error';
 export type StoreOperation = 'get' | 'head' | 'put' | 'list' | 'copy' | 'delete' | 'delete_many';
 export type StoreStatus = 'ok' | 'not_found' | 'precondition_failed' | 'unavailable' | 'error';
+/** Why a listing skipped an object: an S3-console folder marker, or a name that does not open under the user's key. */
+export type ListingSkipReason = 'folder_marker' | 'not_decryptable';
 /** Where a conflict was retried: the edit loop (str_replace, insert), a rename's source delete, a create over an expired file. */
 export type RetryLoop = 'edit' | 'rename' | 'expired_replace';
 

@@ -4,7 +4,7 @@
  */
 import type { Attributes, Span } from '@opentelemetry/api';
 import { instruments, secondsSince } from './metrics.js';
-import { ATTRS, boundedAuditRecordType, boundedCode, boundedQuotaLimit, isPiiType, SPANS, type RetryLoop } from './names.js';
+import { ATTRS, boundedAuditRecordType, boundedCode, boundedQuotaLimit, isPiiType, SPANS, type ListingSkipReason, type RetryLoop } from './names.js';
 import { withRequestTally } from './store.js';
 import { activeTracer, codeOfError, failSpan, inSpan } from './tracing.js';
 
@@ -92,6 +92,11 @@ export function recordDecisions(decisions: Readonly<Record<string, unknown>>): v
 /** A conflict retried: the read-modify-write runs again. */
 export function writeRetried(loop: RetryLoop): void {
   instruments()?.writeRetries.add(1, { [ATTRS.retryLoop]: loop });
+}
+
+/** A listing passed over an object under a user's prefix that is not one of their files (src/vault/store-user-files.ts). */
+export function listingSkipped(reason: ListingSkipReason): void {
+  instruments()?.listingSkipped.add(1, { [ATTRS.listingSkipReason]: reason });
 }
 
 /** A user-key cache lookup. */

@@ -4,7 +4,7 @@ import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } f
 import type { UserCodec } from '../crypto/user-codec.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
-import { writeRetried } from '../telemetry/signals.js';
+import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
 
@@ -34,12 +34,26 @@ export interface FileAccessPolicy {
   readonly writeTags: Record<string, string>;
 }
 
+/**
+ * Why a listing passed over an object under the user's prefix: a key ending in '/' (or with an empty
+ * segment, as an S3 console "folder" leaves), or a name that does not open under the user's key (an
+ * object copied from another user, garbage written by someone with bucket access).
+ */
+export type UnreadableReason = 'folder_marker' | 'not_decryptable';
+
+/**
+ * Told of every object a listing skipped (for the operator's log). `key` is the raw store key: the
+ * receiver must not log it as it is (an S3-console folder name is plaintext chosen by whoever made it).
+ */
+export type UnreadableObjectListener = (object: { uid: string; key: string; reason: UnreadableReason }) => void;
+
 /** UserFiles over an ObjectStore: the codec decides keys and bytes, this class the S3-style semantics. */
 export class StoreUserFiles implements UserFiles {
   constructor(
     private readonly store: ObjectStore,
     private readonly codec: UserCodec,
     private readonly access?: FileAccessPolicy,
+    private readonly onUnreadable?: UnreadableObjectListener,
   ) {}
 
   get uid(): string {
@@ -150,10 +164,51 @@ export class StoreUserFiles implements UserFiles {
     if (!this.fitsKeyLimit(prefix)) return false; // no key can lie below it: no request needed
     const page = await this.store.list(prefix, { maxKeys: 1 });
     const first = page.objects[0];
-    if (!first || !this.access?.isExpired(first.lastModified)) return first !== undefined;
-    // Only expired files so far: a directory exists while one live file lies below it.
-    for await (const object of this.listAfter(prefix, first.key)) if (!this.access.isExpired(object.lastModified)) return true;
+    if (!first) return false;
+    if (this.isListable(first)) return true;
+    // Only expired or unreadable objects so far: a directory exists while one live file lies below it.
+    for await (const object of this.listAfter(prefix, first.key)) if (this.isListable(object)) return true;
     return false;
+  }
+
+  /** A live object whose name opens under the user's key (what listings show and directories consist of). */
+  private isListable(object: ObjectInfo): boolean {
+    return !this.access?.isExpired(object.lastModified) && this.listedPath(object.key) !== null;
+  }
+
+  /**
+   * The canonical path of a listed key, or null for an object that is not one of the user's files
+   * (counted, and reported to the operator). Skipping it keeps one planted object from failing every
+   * listing of its directory; a direct read of it still fails with the integrity error.
+   */
+  private listedPath(key: string): string | null {
+    const rest = key.slice(this.codec.filesPrefix.length);
+    if (!key.startsWith(this.codec.filesPrefix) || rest.length === 0 || rest.endsWith('/') || rest.startsWith('/') || rest.includes('//')) {
+      return this.skipped(key, 'folder_marker');
+    }
+    let path: string;
+    try {
+      path = this.codec.pathFor(key);
+    } catch (error) {
+      // INTEGRITY from the encrypted codec; a URIError from the plain codec's unescaping.
+      if ((error instanceof MemvaultError && error.code === 'INTEGRITY') || error instanceof URIError) return this.skipped(key, 'not_decryptable');
+      throw error;
+    }
+    // The plain codec unescapes whatever it finds: a name that is not canonical is not a file of ours.
+    if (!path.startsWith(`${MEMORY_ROOT}/`) || path.slice(MEMORY_ROOT.length + 1).split('/').some((s) => s === '' || s === '.' || s === '..')) {
+      return this.skipped(key, 'not_decryptable');
+    }
+    return path;
+  }
+
+  private skipped(key: string, reason: UnreadableReason): null {
+    listingSkipped(reason);
+    try {
+      this.onUnreadable?.({ uid: this.codec.uid, key, reason });
+    } catch {
+      // A failing log hook must not turn a skipped object back into a failed listing.
+    }
+    return null;
   }
 
   private async *listAfter(prefix: string, startAfter: string): AsyncGenerator<ObjectInfo> {
@@ -170,7 +225,9 @@ export class StoreUserFiles implements UserFiles {
     if (!this.fitsKeyLimit(prefix)) return;
     for await (const object of listAll(this.store, prefix)) {
       if (this.access?.isExpired(object.lastModified)) continue;
-      yield { path: this.codec.pathFor(object.key), size: this.codec.plaintextSize(object.size), lastModified: object.lastModified };
+      const path = this.listedPath(object.key);
+      if (path === null) continue;
+      yield { path, size: this.codec.plaintextSize(object.size), lastModified: object.lastModified };
     }
   }
 

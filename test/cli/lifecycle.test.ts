@@ -65,7 +65,10 @@ describe('vault.exportUser', () => {
     expect(manifest.entries.every((e) => !Number.isNaN(Date.parse(e.modified)))).toBe(true);
     await vault.close();
     const record = records(file).find((r) => r['type'] === 'export');
-    expect(record).toMatchObject({ uid: exported.uid, actor: 'ticket-42', outcome: 'ok', counts: { objects: 2, bytes: 11 } });
+    expect(record).toMatchObject({ actor: 'ticket-42', outcome: 'ok', counts: { objects: 2, bytes: 11 } });
+    // The record names the user by their audit pseudonym (keyed by their own key), not the store uid.
+    expect(record!['uid']).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(record!['uid']).not.toBe(exported.uid);
     expect((await verifyChains(await collectFileChains([file]))).ok).toBe(true);
   });
 
@@ -85,7 +88,11 @@ describe('vault.forgetUser', () => {
     expect(result).toMatchObject({ keyDeleted: true, objectsDeleted: 3 });
     expect((await vault.run('bob', { command: 'view', path: '/memories/a.md' })).isError).toBe(true);
     await vault.close();
-    expect(records(file).find((r) => r['type'] === 'erase')).toMatchObject({ uid: result.uid, actor: 'dpo', outcome: 'ok', counts: { keys: 1, objects: 3 } });
+    const erase = records(file).find((r) => r['type'] === 'erase');
+    expect(erase).toMatchObject({ actor: 'dpo', outcome: 'ok', counts: { keys: 1, objects: 3 } });
+    // The audit pseudonym of the erased user, which their command records carry too; never the store uid.
+    expect(erase!['uid']).not.toBe(result.uid);
+    expect(records(file).filter((r) => r['uid'] === erase!['uid']).length).toBeGreaterThan(1);
   });
 
   it('a failure part way is audited with what was done so far', async () => {

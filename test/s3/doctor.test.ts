@@ -9,6 +9,7 @@ import {
   HeadObjectCommand,
   ListObjectVersionsCommand,
   PutBucketLifecycleConfigurationCommand,
+  type LifecycleRule,
   PutBucketVersioningCommand,
   PutObjectCommand,
   CopyObjectCommand,
@@ -66,7 +67,10 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
     expect(checks.get('lifecycle:default')).toMatchObject({ status: 'missing' });
     expect(checks.get('lifecycle:pro')).toMatchObject({ status: 'missing' });
     expect(checks.get('lifecycle:noncurrent')).toMatchObject({ status: 'missing' });
+    expect(checks.get('lifecycle:noncurrent-keys')).toMatchObject({ status: 'missing', required: true });
     expect(checks.get('lifecycle:default')!.fix).toContain('put-bucket-lifecycle-configuration');
+    // The printed fix sets the key-record rule with the day count docs/encryption.md states.
+    expect(checks.get('lifecycle:noncurrent-keys')!.fix).toContain('"ID":"memvault-key-records","Status":"Enabled","Filter":{"Prefix":"k/"},"NoncurrentVersionExpiration":{"NoncurrentDays":1}');
     expect(doctorFailed([...checks.values()])).toBe(true);
   });
 
@@ -91,6 +95,9 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
     expect(checks.get('lifecycle:noncurrent')).toMatchObject({ status: 'ok' });
     expect(checks.get('lifecycle:pro')).toMatchObject({ status: 'missing' });
     expect(checks.get('lifecycle:pro')!.detail).toContain('expires after 90 days, not 365');
+    // The whole-bucket 7-day rule covers the key records, but keeps an erased user's key 7 days.
+    expect(checks.get('lifecycle:noncurrent-keys')).toMatchObject({ status: 'missing' });
+    expect(checks.get('lifecycle:noncurrent-keys')!.detail).toContain("rule 'memvault-housekeeping' keeps old key records 7 days, not 1");
     // Versioned: the probe must agree with the server (Ceph RGW 16 stops refusing a second create).
     const enforced = await refusesSecondCreate();
     expect(checks.get('conditional-writes')!.status).toBe(enforced ? 'ok' : 'missing');
@@ -117,6 +124,24 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
     expect(current).toEqual([]);
     const versions = await store.client.send(new ListObjectVersionsCommand({ Bucket: bucket, Prefix: 'k/_doctor-' }));
     expect((versions.DeleteMarkers ?? []).length).toBeGreaterThan(0);
+  });
+
+  it('key records: the shortest covering untagged rule decides; a 1-day rule on k/ (or a prefix above it) is ok', async () => {
+    const put = (rules: LifecycleRule[]) => store.client.send(new PutBucketLifecycleConfigurationCommand({ Bucket: bucket, LifecycleConfiguration: { Rules: rules } }));
+    const housekeeping: LifecycleRule = { ID: 'memvault-housekeeping', Status: 'Enabled', Filter: { Prefix: '' }, NoncurrentVersionExpiration: { NoncurrentDays: 7 } };
+    const keysCheck = async () => byId(await runDoctor({ client: store.client, bucket, prefix: '', ttl })).get('lifecycle:noncurrent-keys')!;
+    await put([housekeeping, { ID: 'keys-tagged', Status: 'Enabled', Filter: { And: { Prefix: 'k/', Tags: [{ Key: 'x', Value: 'y' }] } }, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }]);
+    expect((await keysCheck()).status).toBe('missing'); // a tag filter does not cover untagged key records
+    await put([housekeeping, { ID: 'keys-disabled', Status: 'Disabled', Filter: { Prefix: 'k/' }, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }]);
+    expect((await keysCheck()).status).toBe('missing');
+    await put([housekeeping, { ID: 'files-only', Status: 'Enabled', Filter: { Prefix: 'u/' }, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }]);
+    expect((await keysCheck()).status).toBe('missing');
+    await put([housekeeping, { ID: 'memvault-key-records', Status: 'Enabled', Filter: { Prefix: 'k/' }, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }]);
+    const ok = await keysCheck();
+    expect(ok).toMatchObject({ status: 'ok' });
+    expect(ok.detail).toContain("'memvault-key-records': 1 day");
+    await put([{ ...housekeeping, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }]);
+    expect((await keysCheck()).status).toBe('ok');
   });
 
   it('credentials the server rejects: every required check could not be made, with the cause; doctor fails', async () => {

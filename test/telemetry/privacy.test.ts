@@ -41,6 +41,7 @@ const ALLOWED: Record<string, (v: unknown) => boolean> = {
   [ATTRS.auditStatus]: (v) => v === 'ok' || v === 'error',
   [ATTRS.sweepMode]: (v) => v === 'dry_run' || v === 'delete',
   [ATTRS.keyCacheResult]: (v) => v === 'hit' || v === 'miss',
+  [ATTRS.listingSkipReason]: (v) => v === 'folder_marker' || v === 'not_decryptable',
 };
 
 let telemetry: InMemoryTelemetry;
