@@ -13,9 +13,9 @@ import { collectFileChains } from '../../src/audit/sources.js';
 import { verifyChains } from '../../src/audit/verify.js';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { computePathId, computeUid, keyedHash } from '../../src/crypto/format.js';
-import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey } from '../../src/crypto/layout.js';
+import { userKeyKey } from '../../src/crypto/layout.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
-import { readSecret } from '../../src/crypto/wrapped-secret.js';
+import { readDeployment } from '../../src/crypto/wrapped-secret.js';
 import { createVault } from '../../src/index.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { plainUid } from '../../src/vault/plain-codec.js';
@@ -80,7 +80,7 @@ describe('erasure and audit pseudonyms', () => {
     expect(erase).toMatchObject({ uid: before.uid, outcome: 'ok' });
 
     // Everything that remains: the audit log, the store, the master key and the deployment secret.
-    const deployment = (await readSecret({ store, key: DEPLOYMENT_RECORD_KEY, uid: DEPLOYMENT_CONTEXT_UID }, [keyProvider]))!.secret;
+    const deployment = (await readDeployment(store, [keyProvider], () => {}))!.secret;
     const log = readFileSync(file, 'utf8');
     const records = recordsOf(file);
     const candidateUids = new Set<string>([
