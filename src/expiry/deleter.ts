@@ -18,7 +18,8 @@
  *   reads as no file (an edit then fails its own If-Match; a create replaces the marker If-Match).
  *   The marker is then deleted only while it is still the marker (HEAD, then DELETE): the one
  *   window left is a create of that very path landing between that HEAD and DELETE (docs/s3.md).
- *   Three requests per deleted file (PUT, HEAD, DELETE).
+ *   A HEAD before the fence also keeps a file touched since the listing (a touch keeps
+ *   the ETag). Four requests per deleted file (HEAD, PUT, HEAD, DELETE).
  */
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -121,11 +122,11 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
 
   /** The ETag of every marker (an empty body): S3 ETags of single-part objects are the body's MD5. */
   const markerEtag = createHash('md5').update(MARKER_BODY).digest('hex');
-  const headOf = async (key: string): Promise<{ etag: string; size: number } | null> => {
+  const headOf = async (key: string): Promise<{ etag: string; size: number; lastModified: number | undefined } | null> => {
     const { HeadObjectCommand } = await commands();
     try {
       const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: fullKey(key) }));
-      return { etag: bare(head.ETag), size: head.ContentLength ?? 0 };
+      return { etag: bare(head.ETag), size: head.ContentLength ?? 0, lastModified: head.LastModified?.getTime() };
     } catch (error) {
       if (status(error) === 404) return null;
       throw error;
@@ -138,6 +139,19 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
     await forEachLimit(batch, HEAD_CONCURRENCY, async (candidate) => {
       const { PutObjectCommand, DeleteObjectCommand } = await commands();
       try {
+        // A touch (a copy onto itself) keeps the ETag, so the fence's If-Match cannot see it; its
+        // LastModified can (LIST times are truncated to whole seconds by S3Store, as HEAD reports
+        // them). Touches of hidden files do not happen (reads skip them; decide.ts's grace), so this
+        // check only narrows what the grace already covers; writes are caught by the fence itself.
+        const before = await headOf(candidate.key);
+        if (before === null) {
+          outcome.gone.push(candidate);
+          return;
+        }
+        if (before.etag !== candidate.etag || before.lastModified !== candidate.lastModified.getTime()) {
+          outcome.changed.push(candidate);
+          return;
+        }
         try {
           await client.send(
             new PutObjectCommand({
