@@ -10,7 +10,7 @@
  *   MEMVAULT_HISTORY_SEED=<n>        the seed (default: random)
  *   MEMVAULT_HISTORY_SECONDS=<s>     how long the workers run (default 20)
  *   MEMVAULT_HISTORY_PROCESSES=<n>   processes at once (default 4)
- *   MEMVAULT_HISTORY_LONG=1          the bench run: 6 processes for 180 s (npm run bench:history)
+ *   MEMVAULT_HISTORY_LONG=1          the bench run: 6 processes for 180 s (npx tsx bench/history.ts)
  * Timing between processes is the machine's, so a seed fixes every process's operations and the
  * kill schedule, not the interleaving.
  */
