@@ -6,11 +6,11 @@
  * written by the create that made it, and gains one unique token line (`t:<unique>`) per insert, so
  * a file's identity and its acknowledged edits can be traced through renames in the final state.
  */
-export const DIRS = 4;
-export const FILES = 4;
+export const DIRS = 3;
+export const FILES = 8;
 export const USER = 'history-user';
 /** The sweeps judge a file idle after this long without a write (their `now` runs ahead of the clock). */
-export const SWEEP_IDLE_MS = 12_000;
+export const SWEEP_IDLE_MS = 25_000;
 export const TTL_DAYS = 1;
 
 export type Op =
@@ -41,21 +41,24 @@ export function rng(seed: number): () => number {
 export const dirPath = (d: number): string => `/memories/d${d}`;
 export const filePath = (d: number, f: number): string => `${dirPath(d)}/f${f}.md`;
 
-/** The next operation of a worker: mostly inserts, then views, creates, directory renames, deletes, sweeps. */
+/**
+ * The next operation of a worker: mostly inserts, then directory renames, views, creates, deletes and
+ * sweeps. Few directories and many renames: inserts race renames of their directory most of the time.
+ */
 export function nextOp(random: () => number, proc: string, n: number): Op {
   const pick = (k: number): number => Math.floor(random() * k);
   const r = random();
   const file = filePath(pick(DIRS), pick(FILES));
-  if (r < 0.6) return { kind: 'insert', path: file, token: `t:${proc}:${n}` };
-  if (r < 0.7) return { kind: 'view', path: file };
-  if (r < 0.78) return { kind: 'create', path: file, id: `id:${proc}:${n}` };
-  if (r < 0.93) {
+  if (r < 0.62) return { kind: 'insert', path: file, token: `t:${proc}:${n}` };
+  if (r < 0.72) return { kind: 'view', path: file };
+  if (r < 0.75) return { kind: 'create', path: file, id: `id:${proc}:${n}` };
+  if (r < 0.96) {
     const from = pick(DIRS);
     let to = pick(DIRS - 1);
     if (to >= from) to += 1;
     return { kind: 'rename', from: dirPath(from), to: dirPath(to) };
   }
-  if (r < 0.96) return { kind: 'delete', path: file };
-  if (r < 0.98) return { kind: 'delete', path: dirPath(pick(DIRS)) };
+  if (r < 0.98) return { kind: 'delete', path: file };
+  if (r < 0.99) return { kind: 'delete', path: dirPath(pick(DIRS)) };
   return { kind: 'sweep' };
 }
