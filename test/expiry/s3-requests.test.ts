@@ -27,7 +27,7 @@ describe('sweeper requests over 10,000 objects (mocked S3)', () => {
     }
   });
 
-  it('recheck mode HEADs, fences each deletion (PUT If-Match of a marker), then HEADs and deletes the marker', async () => {
+  it('recheck mode HEADs, fences each deletion (PUT If-Match of a marker), then HEADs and deletes the marker', { timeout: 120_000 }, async () => {
     const bucket = virtualBucket(N);
     try {
       const deleter = s3Deleter({ client: bucket.client, bucket: MOCK_BUCKET, prefix: MOCK_PREFIX, mode: 'recheck' });
