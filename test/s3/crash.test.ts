@@ -127,7 +127,7 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
     }
   }, 300_000);
 
-  it('rename of a directory: each file whole at its old place, its new place or both; running it again completes it', { timeout: 600_000 }, async () => {
+  it('rename of a directory: each file whole at its old place, its new place or both; running it again completes it', { timeout: 1_200_000 }, async () => {
     const rename = { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' };
     const total = await requestsOf(rename);
     // Journal, a read and a write per file, a fence (PUT If-Match) and its clean-up per file, the journal's delete.
