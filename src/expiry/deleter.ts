@@ -10,16 +10,23 @@
  *   current ETag still matches and reports the others as PreconditionFailed. An S3 ETag is the MD5
  *   of the bytes, so it changes on every memvault write of new ciphertext (random nonce) but NOT on a
  *   touch (a copy of the same bytes): touches are kept safe by the hidden/grace design in decide.ts.
- * - `s3-recheck` (servers that ignore the condition; Ceph RGW 16 deletes regardless, measured):
- *   HEAD every candidate of the batch just before the DeleteObjects and drop those whose ETag or
- *   LastModified moved. One HEAD per deleted file on top of the above; a write landing between a
- *   file's HEAD and the DeleteObjects (one batch of HEADs, well under a second at 16 in flight
- *   for 100 files) can still be deleted: the remaining, documented window.
+ * - `s3-recheck` (servers that ignore conditions on DELETE and DeleteObjects; Ceph RGW 16 deletes
+ *   regardless, measured): each candidate is first fenced, i.e. replaced by an empty "expired"
+ *   marker (src/store/fence.ts) with a PutObject `If-Match` the listed ETag, a condition RGW does
+ *   enforce. A file re-created, edited or touched after the listing has another ETag, so its fence
+ *   loses (412) and it is kept; a write that comes after the fence finds a marker, which a vault
+ *   reads as no file (an edit then fails its own If-Match; a create replaces the marker If-Match).
+ *   The marker is then deleted only while it is still the marker (HEAD, then DELETE): the one
+ *   window left is a create of that very path landing between that HEAD and DELETE (docs/s3.md).
+ *   A HEAD before the fence also keeps a file touched since the listing (a touch keeps
+ *   the ETag). Four requests per deleted file (HEAD, PUT, HEAD, DELETE).
  */
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { forEachLimit } from '../util/concurrency.js';
+import { FENCE_METADATA, FENCE_OP_METADATA, MARKER_BODY, newFenceId } from '../store/fence.js';
 
 export interface ExpiryCandidate {
   key: string;
@@ -102,22 +109,71 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
   let sdk: Promise<typeof S3Sdk> | undefined;
   const commands = (): Promise<typeof S3Sdk> => (sdk ??= import('@aws-sdk/client-s3'));
 
-  const recheck = async (batch: ExpiryCandidate[], outcome: DeleteOutcome): Promise<ExpiryCandidate[]> => {
-    const unchanged: ExpiryCandidate[] = [];
+  /** The ETag of every marker (an empty body): S3 ETags of single-part objects are the body's MD5. */
+  const markerEtag = createHash('md5').update(MARKER_BODY).digest('hex');
+  const headOf = async (key: string): Promise<{ etag: string; size: number; lastModified: number | undefined } | null> => {
+    const { HeadObjectCommand } = await commands();
+    try {
+      const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: fullKey(key) }));
+      return { etag: bare(head.ETag), size: head.ContentLength ?? 0, lastModified: head.LastModified?.getTime() };
+    } catch (error) {
+      if (status(error) === 404) return null;
+      throw error;
+    }
+  };
+
+  /** Fence, then clean up (see the module comment). */
+  const fenceThenDelete = async (batch: ExpiryCandidate[], outcome: DeleteOutcome): Promise<void> => {
+    const op = newFenceId();
     await forEachLimit(batch, HEAD_CONCURRENCY, async (candidate) => {
+      const { PutObjectCommand, DeleteObjectCommand } = await commands();
       try {
-        const { HeadObjectCommand } = await commands();
-        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key) }));
-        // LIST times are truncated to whole seconds by S3Store, as HEAD reports them.
-        const moved = head.LastModified?.getTime() !== candidate.lastModified.getTime();
-        if (moved || bare(head.ETag) !== candidate.etag) outcome.changed.push(candidate);
-        else unchanged.push(candidate);
-      } catch (error) {
-        if (status(error) === 404) outcome.gone.push(candidate);
-        else outcome.failed.push(candidate);
+        // A touch (a copy onto itself) keeps the ETag, so the fence's If-Match cannot see it; its
+        // LastModified can (LIST times are truncated to whole seconds by S3Store, as HEAD reports
+        // them). Touches of hidden files do not happen (reads skip them; decide.ts's grace), so this
+        // check only narrows what the grace already covers; writes are caught by the fence itself.
+        const before = await headOf(candidate.key);
+        if (before === null) {
+          outcome.gone.push(candidate);
+          return;
+        }
+        if (before.etag !== candidate.etag || before.lastModified !== candidate.lastModified.getTime()) {
+          outcome.changed.push(candidate);
+          return;
+        }
+        try {
+          await client.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: fullKey(candidate.key),
+              Body: Buffer.from(MARKER_BODY),
+              ContentLength: 0,
+              IfMatch: candidate.etag,
+              Metadata: { [FENCE_METADATA]: 'expired', [FENCE_OP_METADATA]: op },
+            }),
+          );
+        } catch (error) {
+          const code = status(error);
+          // 412 (RGW, AWS), 409 (AWS: a concurrent write won), 404 (AWS: If-Match on a missing key),
+          // 500 (RGW under races: the object changed under the write). Look what is there now.
+          if (code !== 412 && code !== 409 && code !== 404 && code !== 500) throw error;
+          const now = await headOf(candidate.key);
+          if (now === null) outcome.gone.push(candidate);
+          else if (now.etag === candidate.etag) outcome.failed.push(candidate); // not fenced: next sweep
+          else if (!(now.size === 0 && now.etag === markerEtag)) outcome.changed.push(candidate);
+          else outcome.gone.push(candidate); // fenced already (our lost answer, or another operation's)
+          if (now === null || !(now.size === 0 && now.etag === markerEtag)) return;
+        }
+        if (!outcome.gone.includes(candidate)) outcome.deleted.push(candidate);
+        // Clean-up: only while the marker is still there (a file created over it since stays).
+        const current = await headOf(candidate.key);
+        if (current !== null && current.size === 0 && current.etag === markerEtag) {
+          await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key), IfMatch: markerEtag }));
+        }
+      } catch {
+        if (!outcome.deleted.includes(candidate) && !outcome.gone.includes(candidate)) outcome.failed.push(candidate);
       }
     });
-    return unchanged;
   };
 
   return {
@@ -125,8 +181,11 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
     batchSize: mode === 'native' ? NATIVE_BATCH : RECHECK_BATCH,
     async deleteUnchanged(batch) {
       const outcome = emptyOutcome();
-      const toDelete = mode === 'recheck' ? await recheck(batch, outcome) : batch;
-      if (toDelete.length === 0) return outcome;
+      if (mode === 'recheck') {
+        await fenceThenDelete(batch, outcome);
+        return outcome;
+      }
+      const toDelete = batch;
       const byKey = new Map(toDelete.map((c) => [fullKey(c.key), c]));
       const { DeleteObjectsCommand } = await commands();
       try {

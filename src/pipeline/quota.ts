@@ -3,7 +3,7 @@ import { ReadWriteLock } from '../util/rw-lock.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
-import type { FileVersion, ListedFile, UserFiles, WriteCondition } from '../vault/user-files.js';
+import type { FileVersion, ListedFile, PathState, UserFiles, WriteCondition } from '../vault/user-files.js';
 import type { CommandContext, Middleware } from './context.js';
 
 /**
@@ -205,6 +205,17 @@ class QuotaFiles implements UserFiles {
     }
     this.run.commit(reservation);
     this.run.seen(path, data.byteLength);
+    return result;
+  }
+
+  inspect(path: string): Promise<PathState> {
+    return this.inner.inspect(path);
+  }
+
+  /** A fenced file is gone for the user (its marker is not a file): accounted as a delete. */
+  async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }> {
+    const result = await this.inner.fence(path, ifMatch, reason, op);
+    this.run.removed(path);
     return result;
   }
 

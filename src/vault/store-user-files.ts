@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
-import type { FileVersion, ListedFile, UserFiles, WriteCondition } from './user-files.js';
+import type { FileVersion, ListedFile, PathState, UserFiles, WriteCondition } from './user-files.js';
+import { MARKER_BODY, markerMetadata, markerOf } from '../store/fence.js';
 
 import { DELETE_BATCH_KEYS as DELETE_BATCH } from '../store/layout.js';
 /** S3's key limit, for stores that state none of their own. */
@@ -61,15 +62,53 @@ export class StoreUserFiles implements UserFiles {
   }
 
   async read(path: string): Promise<FileVersion | null> {
+    return (await this.inspect(path))?.file ?? null;
+  }
+
+  async inspect(path: string): Promise<PathState> {
     const key = this.existingKeyOf(path);
     if (key === null) return null;
     const object = await this.store.get(key);
-    if (!object || this.access?.isExpired(object.lastModified)) return null;
+    if (!object) return null;
+    const marker = markerOf(object.metadata);
+    if (marker) return { marker: { ...marker, etag: object.etag } };
+    if (this.access?.isExpired(object.lastModified)) return null;
+    // An empty object where files are never empty (sealed): a marker whose metadata was lost (a
+    // touch copy that raced its fence restated the file's metadata); no file is there.
+    if (object.body.byteLength === 0 && this.zeroBytesIsMarker()) return { marker: { reason: 'unknown', op: '', etag: object.etag } };
     const data = this.codec.open(path, object.body);
     countBytesRead(data.byteLength);
     await this.access?.afterRead(key, object);
     const origin = object.metadata[ORIGIN_METADATA];
-    return { data, etag: object.etag, lastModified: object.lastModified, ...(origin !== undefined ? { origin } : {}) };
+    return { file: { data, etag: object.etag, lastModified: object.lastModified, ...(origin !== undefined ? { origin } : {}) } };
+  }
+
+  async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }> {
+    const key = this.existingKeyOf(path);
+    if (key === null) throw new PreconditionFailedError(path); // no file can be there
+    return this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
+  }
+
+  /**
+   * Whether a stored object of 0 bytes can only be a fence marker: true when this codec seals even
+   * an empty file into some bytes (every encrypted codec), so listings skip markers without a
+   * request. A plain store keeps an empty file as 0 bytes: there a 0-byte object is looked at (one
+   * GET) to tell an empty file from a marker.
+   */
+  private zeroBytesIsMarker(): boolean {
+    this.emptySealsToBytes ??= this.codec.seal(`${MEMORY_ROOT}/.memvault/probe`, new Uint8Array(0)).byteLength > 0;
+    return this.emptySealsToBytes;
+  }
+
+  private emptySealsToBytes: boolean | undefined;
+
+  /** Whether a listed object is a file the user has (not expired, not a fence marker). */
+  private async isLiveObject(object: ObjectInfo): Promise<boolean> {
+    if (this.access?.isExpired(object.lastModified)) return false;
+    if (object.size > 0) return true;
+    if (this.zeroBytesIsMarker()) return false;
+    const current = await this.store.get(object.key);
+    return current !== null && markerOf(current.metadata) === null;
   }
 
   async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<{ etag: string }> {
@@ -84,7 +123,7 @@ export class StoreUserFiles implements UserFiles {
       if (condition.ifMatch !== undefined) {
         return { result: await put({ ifMatch: condition.ifMatch, ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}) }), created: false };
       }
-      if (condition.ifNoneMatch) return { result: this.access ? await this.createReplacingExpired(key, put) : await put({ ifNoneMatch: '*' }), created: true };
+      if (condition.ifNoneMatch) return { result: await this.createReplacingAbsent(key, put), created: true };
       // An unconditional write either creates a name (then it is checked like a create) or replaces
       // a file that is already there (a name that is a file already: nothing to check). Trying the
       // create first tells the two apart without a HEAD; a rolled-back create never costs an
@@ -125,10 +164,12 @@ export class StoreUserFiles implements UserFiles {
 
 
   /**
-   * Create-only while an expired object (absent for the user, not yet swept) may still sit at the
-   * key: replace exactly that expired version (If-Match its ETag), never a live one.
+   * Create-only while an object that is absent for the user may still sit at the key (an expired
+   * file not yet swept, or a fence marker whose clean-up has not run or was cut short): replace
+   * exactly that version (If-Match its ETag), never a live file. One HEAD more when the create
+   * meets anything.
    */
-  private async createReplacingExpired(key: string, put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>): Promise<{ etag: string }> {
+  private async createReplacingAbsent(key: string, put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>): Promise<{ etag: string }> {
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1) writeRetried('expired_replace');
       try {
@@ -137,12 +178,12 @@ export class StoreUserFiles implements UserFiles {
         if (!(error instanceof PreconditionFailedError) || attempt >= EXPIRED_REPLACE_TRIES) throw error;
       }
       const existing = await this.store.head(key);
-      if (existing && !this.access?.isExpired(existing.lastModified)) throw new PreconditionFailedError(key);
+      if (existing && (await this.isLiveObject(existing))) throw new PreconditionFailedError(key);
       if (!existing) continue;
       try {
         return await put({ ifMatch: existing.etag });
       } catch (error) {
-        // Swept or rewritten in between: look again.
+        // Swept, cleaned up or rewritten in between: look again.
         if (!(error instanceof PreconditionFailedError) || attempt >= EXPIRED_REPLACE_TRIES) throw error;
       }
     }
@@ -153,7 +194,7 @@ export class StoreUserFiles implements UserFiles {
     const key = this.existingKeyOf(path);
     if (key === null) return null;
     const head = await this.store.head(key);
-    return head && !this.access?.isExpired(head.lastModified) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
+    return head && (await this.isLiveObject(head)) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
   }
 
 
@@ -165,15 +206,15 @@ export class StoreUserFiles implements UserFiles {
     const page = await this.store.list(prefix, { maxKeys: 1 });
     const first = page.objects[0];
     if (!first) return false;
-    if (this.isListable(first)) return true;
-    // Only expired or unreadable objects so far: a directory exists while one live file lies below it.
-    for await (const object of this.listAfter(prefix, first.key)) if (this.isListable(object)) return true;
+    if (await this.isListable(first)) return true;
+    // Only expired, unreadable objects or fence markers so far: a directory exists while one live file lies below it.
+    for await (const object of this.listAfter(prefix, first.key)) if (await this.isListable(object)) return true;
     return false;
   }
 
   /** A live object whose name opens under the user's key (what listings show and directories consist of). */
-  private isListable(object: ObjectInfo): boolean {
-    return !this.access?.isExpired(object.lastModified) && this.listedPath(object.key) !== null;
+  private async isListable(object: ObjectInfo): Promise<boolean> {
+    return (await this.isLiveObject(object)) && this.listedPath(object.key) !== null;
   }
 
   /**
@@ -224,10 +265,10 @@ export class StoreUserFiles implements UserFiles {
     const prefix = this.codec.prefixFor(dir);
     if (!this.fitsKeyLimit(prefix)) return;
     for await (const object of listAll(this.store, prefix)) {
-      if (this.access?.isExpired(object.lastModified)) continue;
+      if (!(await this.isLiveObject(object))) continue;
       const path = this.listedPath(object.key);
       if (path === null) continue;
-      yield { path, size: this.codec.plaintextSize(object.size), lastModified: object.lastModified };
+      yield { path, size: this.codec.plaintextSize(object.size), lastModified: object.lastModified, etag: object.etag };
     }
   }
 

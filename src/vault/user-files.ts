@@ -24,7 +24,20 @@ export interface ListedFile {
   /** Plaintext size in bytes. */
   size: number;
   lastModified: Date;
+  /** The version listed (for a conditional fence of exactly it). */
+  etag: string;
 }
+
+/** A fence marker at a path (src/store/fence.ts): no file is there, for reads, stats and listings. */
+export interface FenceMarker {
+  reason: string;
+  /** Id of the operation that wrote it. */
+  op: string;
+  etag: string;
+}
+
+/** What one GET finds at a path: a file, a fence marker, or nothing. */
+export type PathState = { file: FileVersion; marker?: undefined } | { marker: FenceMarker; file?: undefined } | null;
 
 export interface WriteCondition {
   /** Replace only this version of the file. */
@@ -58,6 +71,14 @@ export interface UserFiles {
   listFiles(dir: string): AsyncIterable<ListedFile>;
   /** Throws the clear INVALID_PATH "too long to store" error when the path's key exceeds the store's key limit. */
   assertStorable(path: string): void;
+  /** One GET: the file, the fence marker that replaced it, or nothing (read() sees only files). */
+  inspect(path: string): Promise<PathState>;
+  /**
+   * Replace exactly the version `ifMatch` of the file by a fence marker (a conditional PUT the
+   * server enforces; PreconditionFailedError when the file changed or is gone). Returns the
+   * marker's ETag, for its clean-up (`remove(path, { ifMatch })`).
+   */
+  fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }>;
   /** Delete one file (optionally only this version). */
   remove(path: string, condition?: { ifMatch?: string }): Promise<void>;
   /** Delete many files at once (batched: one request per 1,000 on S3). Returns paths that failed. */

@@ -7,7 +7,9 @@
  * requests are counted here instead, or the mock itself would grow with the object count.
  */
 import {
+  DeleteObjectCommand,
   DeleteObjectsCommand,
+  PutObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   S3Client,
@@ -89,10 +91,31 @@ export function virtualBucket(objects: number, options: { deleteErrors?: (key: s
     }
     return errors.length > 0 ? { Errors: errors } : {};
   };
+  // Fence markers (recheck mode): the indexes currently replaced by an empty marker, each removed
+  // again by the DeleteObject that follows, so the set stays as small as the sweep's concurrency.
+  const EMPTY_MD5 = 'd41d8cd98f00b204e9800998ecf8427e';
+  const fenced = new Set<number>();
+  mock.on(PutObjectCommand).callsFake((input: { Key?: string; IfMatch?: string }) => {
+    count('PutObject');
+    const i = indexOf(input.Key ?? '');
+    return later(() => {
+      if (input.IfMatch !== `etag${i}` || fenced.has(i)) throw Object.assign(new Error('PreconditionFailed'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
+      fenced.add(i);
+      return { ETag: `"${EMPTY_MD5}"` };
+    });
+  });
+  mock.on(DeleteObjectCommand).callsFake((input: { Key?: string }) => {
+    count('DeleteObject');
+    const i = indexOf(input.Key ?? '');
+    return later(() => {
+      if (fenced.delete(i)) deleted += 1;
+      return {};
+    });
+  });
   mock.on(HeadObjectCommand).callsFake((input: { Key?: string }) => {
     count('HeadObject');
     const i = indexOf(input.Key ?? '');
-    return later(() => ({ ETag: `"etag${i}"`, LastModified: lastModifiedOf(i), ContentLength: 100 }));
+    return later(() => (fenced.has(i) ? { ETag: `"${EMPTY_MD5}"`, LastModified: MOCK_NOW, ContentLength: 0 } : { ETag: `"etag${i}"`, LastModified: lastModifiedOf(i), ContentLength: 100 }));
   });
   const store = createS3Store({ url: `s3://${MOCK_BUCKET}/${MOCK_PREFIX}`, s3: client });
   return {

@@ -112,9 +112,11 @@ async function crashedRun(command: Record<string, unknown>, k: number, total: nu
   faulty.disarm();
   const context = `crash at request ${k} of ${total}`;
   expect(faulty.fired, context).toBe(true);
-  expect(first.isError, `${context}: ${JSON.stringify(first.content)}`).toBe(true);
+  // A fault in the clean-up of a fence marker comes after the file moved (or was deleted): the
+  // command has done its work and says so; a leftover marker is no file to anyone.
+  if (!first.isError) return { store, vault, context, absorbed: true };
   expectCleanError(first, context);
-  return { store, vault, context };
+  return { store, vault, context, absorbed: false };
 }
 
 describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file directory command on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
@@ -125,14 +127,22 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
     }
   }, 300_000);
 
-  it('rename of a directory: each file whole at its old place, its new place or both; running it again completes it', { timeout: 600_000 }, async () => {
+  it('rename of a directory: each file whole at its old place, its new place or both; running it again completes it', { timeout: 1_200_000 }, async () => {
     const rename = { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' };
     const total = await requestsOf(rename);
-    // Journal, a read and a write per file, a conditional delete per file, the journal's delete.
+    // Journal, a read and a write per file, a fence (PUT If-Match) and its clean-up per file, the journal's delete.
     expect(total).toBeGreaterThanOrEqual(3 * FILES + 4);
     let failedRuns = 0;
+    let absorbedRuns = 0;
     await everyStep(total, async (k) => {
-      const { store, vault, context } = await crashedRun(rename, k, total);
+      const { store, vault, context, absorbed } = await crashedRun(rename, k, total);
+      if (absorbed) {
+        absorbedRuns += 1;
+        const done = await allFiles(vault);
+        expect(done, `${context}: absorbed`).toEqual(new Map([['/memories/keep.md', 'not involved\n'], ...Object.entries(SOURCE).map(([name, text]) => [`/memories/dst/${name}`, text] as [string, string])]));
+        await vault.close();
+        return;
+      }
       failedRuns += 1;
 
       const state = await allFiles(vault);
@@ -159,8 +169,9 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
       expect(listing.content as string).not.toContain('.memvault');
       await restarted.close();
     });
-    expect(failedRuns).toBe(total);
-    console.info(`[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests, every rerun completed`);
+    expect(failedRuns + absorbedRuns).toBe(total);
+    expect(absorbedRuns).toBeLessThanOrEqual(FILES); // at most one marker clean-up per file
+    console.info(`[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests (${absorbedRuns} in a marker clean-up, absorbed), every rerun completed`);
   });
 
   it('delete of a directory: each file whole or gone; running it again completes it', { timeout: 600_000 }, async () => {
@@ -170,8 +181,13 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
     expect(total).toBeGreaterThanOrEqual(FILES + 2);
     console.info(`[crash] directory delete of ${FILES} files: crashing at each of its ${total} store requests`);
     await everyStep(total, async (k) => {
-      const { store, vault, context } = await crashedRun(remove, k, total);
+      const { store, vault, context, absorbed } = await crashedRun(remove, k, total);
       const state = await allFiles(vault);
+      if (absorbed) {
+        expect([...state.keys()], `${context}: absorbed`).toEqual(['/memories/keep.md']);
+        await vault.close();
+        return;
+      }
       for (const [name, text] of Object.entries(SOURCE)) {
         const left = state.get(`/memories/src/${name}`);
         if (left !== undefined) expect(left, `${context}: ${name}`).toBe(text);

@@ -95,7 +95,8 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     expect(await other.count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
   });
 
-  // What each mode adds, per command. Only conditional deletes differ (a rename's source delete).
+  // What each mode adds, per command. Only conditional deletes differ (the clean-up of a fence
+  // marker, deleted If-Match its own ETag: check-first HEADs before it on RGW).
   const table: Array<{ mode: ConditionChecks; renameFileHead: number; renameDirHeadPerFile: number }> = [
     { mode: 'check-first', renameFileHead: 1, renameDirHeadPerFile: 1 },
     { mode: 'native', renameFileHead: 0, renameDirHeadPerFile: 0 },
@@ -126,36 +127,42 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     // rename of a file: GET the source (it is re-encrypted for its new path, so no server-side
     // copy) and, in parallel, LIST below it (a name that is also a directory moves whole), LIST
     // refuses a directory at the destination, PUT If-None-Match: *, LIST again after it (the
-    // created name's check), DELETE If-Match the copied version; check-first adds the HEAD that
-    // enforces that If-Match on RGW.
+    // created name's check), PUT a "moved" marker If-Match the copied version over the source (the
+    // fence: the point where the file moves, enforced by the server), DELETE the marker If-Match its
+    // ETag; check-first adds the HEAD that enforces that If-Match on RGW.
     expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual(
-      plus({ GET: 1, LIST: 3, PUT: 1, DELETE: 1 }, 'HEAD', renameFileHead),
+      plus({ GET: 1, LIST: 3, PUT: 2, DELETE: 1 }, 'HEAD', renameFileHead),
     );
     // ... plus one HEAD per new ancestor directory (a file must not be in the way), before and after the PUT.
     expect(await count({ command: 'rename', old_path: '/memories/y2.md', new_path: '/memories/n/e/w.md' })).toEqual(
-      plus({ GET: 1, LIST: 3, PUT: 1, DELETE: 1, HEAD: 4 }, 'HEAD', renameFileHead),
+      plus({ GET: 1, LIST: 3, PUT: 2, DELETE: 1, HEAD: 4 }, 'HEAD', renameFileHead),
     );
     // delete of a file: HEAD and LIST (in parallel) tell a file from a directory (a name that is
-    // both loses both halves); the DELETE is unconditional.
-    expect(await count({ command: 'delete', path: '/memories/n/e/w.md' })).toEqual({ HEAD: 1, LIST: 1, DELETE: 1 });
+    // both loses both halves); the file is fenced ("deleted" marker, PUT If-Match the HEAD's ETag)
+    // and the marker deleted (If-Match: + 1 HEAD in check-first).
+    expect(await count({ command: 'delete', path: '/memories/n/e/w.md' })).toEqual(plus({ HEAD: 1, LIST: 1, PUT: 1, DELETE: 1 }, 'HEAD', renameFileHead));
 
-    // rename of a directory of n files (README: 3n + 10, + n HEAD in check-first): GET as a file
+    // rename of a directory of n files (docs/s3.md: 4n + 10, + n HEAD in check-first): GET as a file
     // (404) and LIST the sources, GET the journal (404), HEAD that no file is at the destination and
     // LIST that nothing is below it (+ HEAD per ancestor: no file above), PUT the journal, LIST the
     // open journals (+ GET per other one: none here; no overlapping rename or delete), GET + PUT
-    // per file, HEAD + LIST of the destination once all is copied (its names' check), DELETE If-Match
-    // per source, DELETE the journal.
+    // per file, HEAD + LIST of the destination once all is copied (its names' check), the fence per
+    // source (PUT If-Match of a "moved" marker) and the marker's DELETE If-Match, DELETE the journal.
     for (const n of [3, 5]) {
       const files: Record<string, string> = {};
       for (let i = 0; i < n; i++) files[`/memories/r${n}/f${i}.md`] = `file ${i}\n`;
       await seed(vault, files);
       const renamed = await count({ command: 'rename', old_path: `/memories/r${n}`, new_path: `/memories/s${n}` });
-      expect(renamed).toEqual({ GET: n + 2, LIST: 4, HEAD: 2 + n * renameDirHeadPerFile, PUT: n + 1, DELETE: n + 1 });
+      expect(renamed).toEqual({ GET: n + 2, LIST: 4, HEAD: 2 + n * renameDirHeadPerFile, PUT: 2 * n + 1, DELETE: n + 1 });
       const total = Object.values(renamed).reduce((a, b) => a + b, 0);
-      expect(total).toBe(3 * n + 10 + n * renameDirHeadPerFile);
+      expect(total).toBe(4 * n + 10 + n * renameDirHeadPerFile);
     }
-    // delete of a directory: HEAD (not a file), LIST per 1,000 keys, DeleteObjects per 1,000 keys.
-    expect(await count({ command: 'delete', path: '/memories/s5' })).toEqual({ HEAD: 1, LIST: 1, DELETE_MANY: 1 });
+    // delete of a directory of n files: HEAD (not a file), LIST per 1,000 keys, then per file the
+    // fence (PUT If-Match the listed ETag) and the marker's DELETE (+ HEAD in check-first): 2n + 2
+    // (3n + 2 in check-first).
+    const deleted = await count({ command: 'delete', path: '/memories/s5' });
+    expect(deleted).toEqual({ HEAD: 1 + 5 * renameDirHeadPerFile, LIST: 1, PUT: 5, DELETE: 5 });
+    expect(Object.values(deleted).reduce((a, b) => a + b, 0)).toBe(2 * 5 + 2 + 5 * renameDirHeadPerFile);
   });
 
   it('a lost conditional write costs one more GET + PUT per retry (the losing PUT is counted)', async () => {

@@ -108,7 +108,8 @@ describe('crash safety', () => {
       store.failAt(step);
       const first = await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
       store.disarm();
-      expect(first.isError).toBe(store.fired);
+      // A fault in the clean-up of a fence marker (after the file's move took effect) is absorbed.
+      if (first.isError) expect(store.fired).toBe(true);
       for (const n of names) {
         const old = await text(vault, `/memories/src/${n}`);
         const moved = await text(vault, `/memories/dst/${n}`);

@@ -35,10 +35,12 @@ describe('requests per command', () => {
     expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z2' })).toEqual({ LIST: 1, HEAD: 2, PUT: 2 });
     expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
     expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
-    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 3, PUT: 1, DELETE: 1 });
-    // delete: HEAD and a LIST below the name, in parallel (a name that is both loses both halves).
-    expect(await count({ command: 'delete', path: '/memories/y2.md' })).toEqual({ HEAD: 1, LIST: 1, DELETE: 1 });
-    expect(await count({ command: 'delete', path: '/memories/d' })).toEqual({ HEAD: 1, LIST: 1, DELETE_MANY: 1 });
+    // rename: the copy, then the source fenced (a conditional PUT of a "moved" marker), then the marker deleted.
+    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 3, PUT: 2, DELETE: 1 });
+    // delete: HEAD and a LIST below the name, in parallel (a name that is both loses both halves);
+    // then each file fenced with a "deleted" marker (PUT If-Match) and the marker deleted.
+    expect(await count({ command: 'delete', path: '/memories/y2.md' })).toEqual({ HEAD: 1, LIST: 1, PUT: 1, DELETE: 1 });
+    expect(await count({ command: 'delete', path: '/memories/d' })).toEqual({ HEAD: 1, LIST: 1, PUT: 2, DELETE: 2 });
     // A directory view lists 1,000 keys per request.
     const files = await vault.files(u);
     for (let b = 0; b < 1500; b += 100) await Promise.all(Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([1]))));

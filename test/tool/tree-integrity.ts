@@ -150,7 +150,8 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
 
     it('does not resume onto a copy the user edited after the rename stopped in its delete phase', async () => {
       const { store, vault } = await setup();
-      store.arm('delete', 3); // two sources deleted, then a store error
+      // Journal, six copies, two sources fenced ("moved" markers, the point where a file moves), then a store error.
+      store.arm('put', 1 + Object.keys(SOURCE).length + 3);
       expect((await rename(vault)).isError).toBe(true);
       await expectNothingLost(vault);
       // Some sources are gone (moved), at least one is still there; the user edits every copy.

@@ -6,6 +6,7 @@ import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../../vault/user-files.js';
 import { fileAncestor, fileNameConflict, filesThatAreDirectories, NameConflictError, treeNameConflict, type NameConflict } from '../../vault/names.js';
 import { writeRetried } from '../../telemetry/signals.js';
+import { newFenceId } from '../../store/fence.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
 import type { FileVersion, ListedFile } from '../../vault/user-files.js';
 import { forEachLimit } from '../../util/concurrency.js';
@@ -31,22 +32,68 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
     // A name is a file or a directory; on a store where it is both (written by an older version, or
     // by hand), delete takes both halves, so nothing of the name is left behind.
     const [file, below] = await Promise.all([env.files.stat(path), collect(env.files.listFiles(path))]);
+    const op = newFenceId();
     if (file && below.length === 0) {
-      await env.files.remove(path);
+      await fenceAway(path, file.etag, 'deleted', op, env);
       return messages.deleted(path);
     }
-    const files = below.map((f) => f.path);
-    if (file) files.push(path);
+    const files = below.map((f) => ({ path: f.path, etag: f.etag }));
+    if (file) files.push({ path, etag: file.etag });
     if (files.length === 0) fail('NOT_FOUND', messages.deleteMissing(path));
     // Not journalled: a journal is a file, which the quota would count, and a user at the quota
-    // must still be able to delete. So a directory delete is not fenced against a rename of the
-    // same directory by another instance (README, "Not protected").
-    // Batched deletes: a crash part-way leaves some files deleted and the rest whole; deleting
-    // again finishes the job.
-    const { failed } = await env.files.removeMany(files);
-    if (failed.length > 0) throw new MemvaultError('STORE_UNAVAILABLE', `Error: ${failed.length} of ${files.length} files in ${path} could not be deleted; the rest were. Run delete again to finish.`);
+    // must still be able to delete. Each file is fenced (a conditional PUT of a "deleted" marker
+    // over the version listed, or over a newer one it finds), so an edit racing the delete either
+    // lands first (and is deleted with the file) or loses at the server and finds no file. A crash
+    // part-way leaves some files deleted and the rest whole; deleting again finishes the job.
+    let failed = 0;
+    await forEachLimit(files, DIRECTORY_MOVE_CONCURRENCY, async (f) => {
+      try {
+        await fenceAway(f.path, f.etag, 'deleted', op, env);
+      } catch {
+        failed += 1;
+      }
+    });
+    if (failed > 0) throw new MemvaultError('STORE_UNAVAILABLE', `Error: ${failed} of ${files.length} files in ${path} could not be deleted; the rest were. Run delete again to finish.`);
     return messages.deleted(path);
   });
+}
+
+/**
+ * Take a file out of use: fence it (`If-Match` the version known; on a lost condition the newer
+ * version found is fenced instead, so the delete takes what is there when it lands), then clean the
+ * marker up. Returns false when the file was already gone (someone else deleted, moved or swept it).
+ */
+async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: CommandEnv): Promise<boolean> {
+  for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
+    try {
+      const marker = await env.files.fence(path, etag, reason, op);
+      await cleanUpMarker(path, marker.etag, env);
+      return true;
+    } catch (error) {
+      if (!(error instanceof PreconditionFailedError)) throw error;
+      const state = await env.files.inspect(path);
+      if (state?.file === undefined) {
+        // Our own fence whose answer was lost (the SDK's retry met it), another operation's, or nothing.
+        if (state?.marker.op === op) {
+          await cleanUpMarker(path, state.marker.etag, env);
+          return true;
+        }
+        return false;
+      }
+      etag = state.file.etag;
+    }
+  }
+  fail('CONFLICT', messages.conflict(path));
+}
+
+/**
+ * Delete a marker this command wrote, only as it wrote it (a file created over it since stays; on
+ * RGW the check is the store's HEAD just before the DELETE, see docs/s3.md). Best effort: the fence
+ * already took the file out of use, and a marker left behind is no file to anyone (a create
+ * replaces it, the sweeper removes it once it is idle past the TTL).
+ */
+async function cleanUpMarker(path: string, etag: string, env: CommandEnv): Promise<void> {
+  await env.files.remove(path, { ifMatch: etag }).catch(() => undefined);
 }
 
 export async function rename(command: RenameCommand, env: CommandEnv): Promise<string> {
@@ -62,7 +109,7 @@ export async function rename(command: RenameCommand, env: CommandEnv): Promise<s
       return messages.renamed(from, to);
     }
     // A directory; on a store where the name is also a file, the file moves with it (to `to`).
-    await moveDirectory(from, to, source ? [{ path: from, size: source.data.byteLength, lastModified: source.lastModified }, ...below] : below, env);
+    await moveDirectory(from, to, source ? [{ path: from, size: source.data.byteLength, lastModified: source.lastModified, etag: source.etag }, ...below] : below, env);
     return messages.renamed(from, to);
   });
 }
@@ -106,21 +153,44 @@ async function moveFile(from: string, to: string, source: { data: Uint8Array; et
     const conflict = await fileNameConflict(env.files, to);
     if (conflict) failOnConflict(to, conflict);
   }
-  await deleteSourceKeepingEdits(from, to, source.etag, target.etag, env);
+  if (!(await fenceSource(from, to, source.etag, target.etag, newFenceId(), env))) fail('NOT_FOUND', messages.renameMissing(from));
 }
 
-async function deleteSourceKeepingEdits(from: string, to: string, sourceEtag: string, targetEtag: string, env: CommandEnv, origin?: string): Promise<void> {
+/**
+ * The linearisation point of moving one file: replace the source, `If-Match` the version copied, by
+ * a "moved" marker (a conditional PUT, which every listed server enforces). An edit of the source
+ * that landed after the copy makes the fence lose: the newer version is copied over our own copy
+ * (`If-Match` the copy we wrote) and the fence tried again, so no acknowledged edit is lost; an
+ * editor whose write comes after the fence loses its own condition, re-reads and finds no file.
+ * Then the marker is cleaned up. Returns false when the source was deleted (or swept) after it was
+ * copied: the copy is taken back (fenced too), as the file no longer exists.
+ */
+async function fenceSource(from: string, to: string, sourceEtag: string, targetEtag: string, op: string, env: CommandEnv, origin?: string): Promise<boolean> {
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
     try {
-      await env.files.remove(from, { ifMatch: sourceEtag });
-      return;
+      const marker = await env.files.fence(from, sourceEtag, 'moved', op);
+      await cleanUpMarker(from, marker.etag, env);
+      return true;
     } catch (error) {
       if (!(error instanceof PreconditionFailedError)) throw error;
-      const newer = await env.files.read(from);
-      if (!newer) return; // someone else finished the move
+      const state = await env.files.inspect(from);
+      if (state?.marker?.op === op) {
+        await cleanUpMarker(from, state.marker.etag, env); // our fence; its answer was lost
+        return true;
+      }
+      if (state?.file === undefined) {
+        await fenceAway(to, targetEtag, 'deleted', op, env);
+        return false;
+      }
       writeRetried('rename');
-      targetEtag = (await env.files.write(to, newer.data, { ifMatch: targetEtag, ...(origin !== undefined ? { origin, deferNameCheck: true } : {}) })).etag;
-      sourceEtag = newer.etag;
+      try {
+        targetEtag = (await env.files.write(to, state.file.data, { ifMatch: targetEtag, ...(origin !== undefined ? { origin, deferNameCheck: true } : {}) })).etag;
+      } catch (copyError) {
+        // Both the source and our copy were edited: neither may be overwritten. Both stay whole.
+        if (copyError instanceof PreconditionFailedError) fail('CONFLICT', messages.conflict(from));
+        throw copyError;
+      }
+      sourceEtag = state.file.etag;
     }
   }
   fail('CONFLICT', messages.conflict(from));
@@ -345,7 +415,9 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
     }
     throw error;
   }
-  await forEachLimit(copied, DIRECTORY_MOVE_CONCURRENCY, (c) => deleteSourceKeepingEdits(c.from, c.to, c.sourceEtag, c.targetEtag, env, id));
+  await forEachLimit(copied, DIRECTORY_MOVE_CONCURRENCY, async (c) => {
+    await fenceSource(c.from, c.to, c.sourceEtag, c.targetEtag, id, env, id);
+  });
   await env.files.remove(journalAt);
 }
 

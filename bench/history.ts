@@ -1,0 +1,15 @@
+/**
+ * The history checker's long run (issue 21): 6 processes for 180 s on one bucket, kill -9 every 2
+ * to 6 s, then the checker's rules (test/s3/history-checker.test.ts). Prints the run's counts
+ * (operations, processes, crashes, seed, duration) as the test does.
+ *
+ *   MEMVAULT_S3_ENDPOINT=http://127.0.0.1:7480 npx tsx bench/history.ts
+ *   env: MEMVAULT_HISTORY_SEED, MEMVAULT_HISTORY_SECONDS, MEMVAULT_HISTORY_PROCESSES override the size.
+ */
+import { spawnSync } from 'node:child_process';
+
+const result = spawnSync('npx', ['vitest', 'run', '--config', 'test/s3/vitest.config.ts', 'test/s3/history-checker.test.ts'], {
+  stdio: 'inherit',
+  env: { ...process.env, MEMVAULT_HISTORY_LONG: '1' },
+});
+process.exit(result.status ?? 1);

@@ -1,0 +1,155 @@
+/**
+ * Issue 21, the scenarios, each on radosgw with another vault instance (its own S3 client, so no
+ * shared in-process locks) racing at the exact request where the old protocol had its window:
+ *
+ * - a directory rename racing an insert from another instance, landing between the rename's HEAD
+ *   check and its DELETE (RGW ignores If-Match on DELETE): the insert must never be lost;
+ * - two renames of one directory from two instances: exactly one wins, every file in one place;
+ * - the sweeper against a re-create of an expired file landing after the sweeper's checks and
+ *   before its deleting request: the re-created file survives.
+ * (An edit of a copy between a crash and the rerun: test/s3/tree-integrity.test.ts, "does not
+ * resume onto a copy the user edited".)
+ */
+import { DeleteObjectCommand, DeleteObjectsCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createVault, type Vault } from '../../src/index.js';
+import { DAY_MS } from '../../src/expiry/config.js';
+import { s3Deleter } from '../../src/expiry/deleter.js';
+import { sweep } from '../../src/expiry/sweep.js';
+import { parseS3Url, type S3Store } from '../../src/store/s3.js';
+import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3SkipReason, s3Url } from './helpers.js';
+
+recordS3SuiteRun(import.meta.url);
+
+const U = 'fence-user';
+const opened: Vault[] = [];
+
+async function pair(name: string, options: Record<string, unknown> = {}): Promise<{ a: Vault; b: Vault; url: string }> {
+  const url = s3Url(`${name}-${randomBytes(3).toString('hex')}`);
+  const masterKey = randomBytes(32).toString('base64');
+  const a = await createVault({ store: url, s3: s3ClientConfig(), encryption: { masterKey }, ...options });
+  const b = await createVault({ store: url, s3: s3ClientConfig(), encryption: { masterKey }, ...options });
+  opened.push(a, b);
+  return { a, b, url };
+}
+
+async function textAt(vault: Vault, path: string): Promise<string | null> {
+  const file = await (await vault.files(U)).read(path);
+  return file ? Buffer.from(file.data).toString('utf8') : null;
+}
+
+/** Run `hook` once, right before the first request of one of `kinds` that `vault`'s S3 client sends. */
+function before(vault: Vault, kinds: Array<new (...args: never[]) => object>, hook: () => Promise<void>): { fired: () => boolean } {
+  const client = (vault.store as S3Store).client;
+  const send = client.send.bind(client) as (command: object) => Promise<unknown>;
+  let fired = false;
+  (client as { send: unknown }).send = async (command: object) => {
+    if (!fired && kinds.some((k) => command instanceof k)) {
+      fired = true;
+      await hook();
+    }
+    return send(command);
+  };
+  return { fired: () => fired };
+}
+
+describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
+  afterAll(async () => {
+    for (const vault of opened) {
+      await emptyStore(vault.store as S3Store).catch(() => undefined);
+      await vault.close();
+    }
+  }, 120_000);
+
+  it('a directory rename never loses an insert another instance makes while it moves the file', async () => {
+    const { a, b } = await pair('rename-vs-insert');
+    await a.run(U, { command: 'create', path: '/memories/src/a.md', file_text: 'one\n' });
+    let rival: { isError: boolean; content: unknown } | undefined;
+    // The rival's insert lands right before the rename's first DELETE: on the old protocol that is
+    // the source's delete, after the HEAD that checked its version; with fences, the clean-up of
+    // the marker that already replaced the source.
+    const hook = before(a, [DeleteObjectCommand], async () => {
+      rival = await b.run(U, { command: 'insert', path: '/memories/src/a.md', insert_line: 1, insert_text: 'rival' });
+    });
+    const renamed = await a.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+    expect(hook.fired()).toBe(true);
+    expect(renamed).toMatchObject({ isError: false });
+    expect(await textAt(a, '/memories/src/a.md')).toBeNull();
+    const moved = await textAt(a, '/memories/dst/a.md');
+    if (!rival!.isError) expect(moved).toBe('one\nrival\n'); // acknowledged: it must be at the new place
+    else {
+      expect(rival!.content).toBe('Error: The path /memories/src/a.md does not exist');
+      expect(moved).toBe('one\n');
+    }
+    // And it is never at the old place, nor anything else.
+    expect((await b.run(U, { command: 'view', path: '/memories' })).content).not.toContain('/memories/src');
+  });
+
+  it('an edit racing the fence of a moved file either lands first (and moves) or finds no file, many times over', async () => {
+    const { a, b } = await pair('rename-vs-inserts');
+    const names = Array.from({ length: 12 }, (_, i) => `f${i}.md`);
+    for (const n of names) await a.run(U, { command: 'create', path: `/memories/src/${n}`, file_text: `${n}\n` });
+    const acknowledged: Array<{ name: string; line: string }> = [];
+    let stop = false;
+    const editor = (async () => {
+      for (let i = 0; !stop; i++) {
+        const name = names[i % names.length]!;
+        const line = `edit-${i}`;
+        const r = await b.run(U, { command: 'insert', path: `/memories/src/${name}`, insert_line: 1, insert_text: line });
+        if (!r.isError) acknowledged.push({ name, line });
+      }
+    })();
+    await sleep(100);
+    const renamed = await a.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+    stop = true;
+    await editor;
+    expect(renamed).toMatchObject({ isError: false });
+    for (const n of names) expect(await textAt(a, `/memories/src/${n}`)).toBeNull();
+    for (const { name, line } of acknowledged) expect(await textAt(a, `/memories/dst/${name}`), `${line} in ${name}`).toContain(`${line}\n`);
+  });
+
+  it('two renames of one directory from two instances: exactly one wins, every file in exactly one place', async () => {
+    const { a, b } = await pair('two-renames');
+    for (let i = 0; i < 6; i++) await a.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` });
+    const [ra, rb] = await Promise.all([
+      a.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/x' }),
+      b.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/y' }),
+    ]);
+    const wins = [ra, rb].filter((r) => !r.isError);
+    expect(wins.length).toBeLessThanOrEqual(1);
+    const winner = !ra.isError ? '/memories/x' : !rb.isError ? '/memories/y' : undefined;
+    for (let i = 0; i < 6; i++) {
+      const places = await Promise.all(['/memories/src', '/memories/x', '/memories/y'].map((d) => textAt(a, `${d}/f${i}.md`)));
+      expect(places.filter((t) => t !== null), `f${i}`).toEqual([`f${i}\n`]);
+      if (winner) expect(await textAt(a, `${winner}/f${i}.md`)).toBe(`f${i}\n`);
+    }
+  });
+
+  it('the sweeper keeps a file re-created after its checks, before its deleting request', async () => {
+    const { a, b, url } = await pair('sweep-vs-recreate');
+    await a.run(U, { command: 'create', path: '/memories/old.md', file_text: 'old\n' });
+    await sleep(1100);
+    const store = a.store as S3Store;
+    const { bucket, prefix } = parseS3Url(url);
+    // The sweeper's client: the re-create (by another instance) lands right before the sweeper's
+    // first request that removes anything (old protocol: DeleteObjects after the HEADs; fences: the
+    // conditional PUT of the marker).
+    const client = store.client;
+    let fired = false;
+    const racing = {
+      send: async (command: object) => {
+        if (!fired && (command instanceof DeleteObjectsCommand || command instanceof PutObjectCommand)) {
+          fired = true;
+          expect(await b.run(U, { command: 'create', path: '/memories/old.md', file_text: 'new\n' })).toMatchObject({ isError: false });
+        }
+        return client.send(command as never);
+      },
+    } as unknown as S3Client;
+    const summary = await sweep({ store, ttl: { ttlDays: 1 }, now: () => new Date(Date.now() + 2 * DAY_MS), graceMs: 0, deleter: s3Deleter({ client: racing, bucket, prefix, mode: 'recheck' }) });
+    expect(fired).toBe(true);
+    expect(summary).toMatchObject({ changedDuringSweep: 1, errors: 0 });
+    expect(await textAt(b, '/memories/old.md')).toBe('new\n');
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * The history checker's shared vocabulary (test/s3/history-checker.test.ts): the path space, the
+ * operations a worker runs, the log records it appends, and a seeded random generator.
+ *
+ * Paths: /memories/d{0..DIRS-1}/f{0..FILES-1}.md. Every file starts with an id line (`id:<unique>`)
+ * written by the create that made it, and gains one unique token line (`t:<unique>`) per insert, so
+ * a file's identity and its acknowledged edits can be traced through renames in the final state.
+ */
+export const DIRS = 3;
+export const FILES = 8;
+export const USER = 'history-user';
+/** The sweeps judge a file idle after this long without a write (their `now` runs ahead of the clock). */
+export const SWEEP_IDLE_MS = 25_000;
+export const TTL_DAYS = 1;
+
+export type Op =
+  | { kind: 'insert'; path: string; token: string }
+  | { kind: 'create'; path: string; id: string }
+  | { kind: 'view'; path: string }
+  | { kind: 'rename'; from: string; to: string }
+  | { kind: 'delete'; path: string }
+  | { kind: 'sweep' };
+
+/** One line of a worker's log: `start` before the op is sent, `end` once it answered. */
+export type LogRecord =
+  | { type: 'start'; proc: string; seq: number; op: Op; at: number }
+  | { type: 'end'; proc: string; seq: number; at: number; ok: boolean; code?: string; content?: string };
+
+/** mulberry32: small, fast, reproducible. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const dirPath = (d: number): string => `/memories/d${d}`;
+export const filePath = (d: number, f: number): string => `${dirPath(d)}/f${f}.md`;
+
+/**
+ * The next operation of a worker: mostly inserts, then directory renames, views, creates, deletes and
+ * sweeps. Few directories and many renames: inserts race renames of their directory most of the time.
+ */
+export function nextOp(random: () => number, proc: string, n: number): Op {
+  const pick = (k: number): number => Math.floor(random() * k);
+  const r = random();
+  const file = filePath(pick(DIRS), pick(FILES));
+  if (r < 0.62) return { kind: 'insert', path: file, token: `t:${proc}:${n}` };
+  if (r < 0.72) return { kind: 'view', path: file };
+  if (r < 0.75) return { kind: 'create', path: file, id: `id:${proc}:${n}` };
+  if (r < 0.96) {
+    const from = pick(DIRS);
+    let to = pick(DIRS - 1);
+    if (to >= from) to += 1;
+    return { kind: 'rename', from: dirPath(from), to: dirPath(to) };
+  }
+  if (r < 0.98) return { kind: 'delete', path: file };
+  if (r < 0.99) return { kind: 'delete', path: dirPath(pick(DIRS)) };
+  return { kind: 'sweep' };
+}

@@ -1,0 +1,62 @@
+/**
+ * One process of the history checker: its own memvault instance (own S3 client, no shared locks)
+ * on the shared S3 prefix, running seeded random operations until its deadline and appending a
+ * `start` and an `end` record per operation to its log file until the stop file appears (synchronously, so a kill -9 leaves the
+ * log whole up to the operation in flight, which then has no `end`).
+ *
+ *   tsx worker.ts <s3-url> <proc> <seed> <stop-file> <log-file>
+ *   env: MEMVAULT_S3_ENDPOINT, MEMVAULT_S3_REGION, MEMVAULT_S3_ACCESS_KEY_ID,
+ *        MEMVAULT_S3_SECRET_ACCESS_KEY, MEMVAULT_TEST_MASTER_KEY
+ */
+import { appendFileSync, existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createVault } from '../../../src/index.js';
+import { s3Deleter } from '../../../src/expiry/deleter.js';
+import { sweep } from '../../../src/expiry/sweep.js';
+import { parseS3Url, s3ConfigFromEnv, type S3Store } from '../../../src/store/s3.js';
+import { nextOp, rng, SWEEP_IDLE_MS, TTL_DAYS, USER, type LogRecord, type Op } from './model.js';
+
+const [url, proc, seedArg, stopFile, logFile] = process.argv.slice(2);
+const masterKey = process.env.MEMVAULT_TEST_MASTER_KEY;
+if (!url || !proc || !seedArg || !stopFile || !logFile || !masterKey) throw new Error('usage: worker.ts <s3-url> <proc> <seed> <stop-file> <log> (MEMVAULT_TEST_MASTER_KEY set)');
+
+const log = (record: LogRecord): void => appendFileSync(logFile, `${JSON.stringify(record)}\n`);
+const vault = await createVault({ store: url, s3: { ...s3ConfigFromEnv(), forcePathStyle: true }, encryption: { masterKey } });
+const store = vault.store as S3Store;
+const { prefix } = parseS3Url(url);
+const deleter = s3Deleter({ client: store.client, bucket: parseS3Url(url).bucket, prefix, mode: 'recheck' });
+
+async function apply(op: Op): Promise<{ ok: boolean; code?: string; content?: string }> {
+  if (op.kind === 'sweep') {
+    const summary = await sweep({ store, ttl: { ttlDays: TTL_DAYS }, now: () => new Date(Date.now() + TTL_DAYS * 86_400_000 - SWEEP_IDLE_MS), graceMs: 0, deleter });
+    return { ok: summary.errors === 0, content: JSON.stringify({ expired: summary.expired, changed: summary.changedDuringSweep }) };
+  }
+  const input =
+    op.kind === 'insert'
+      ? { command: 'insert', path: op.path, insert_line: 1, insert_text: op.token }
+      : op.kind === 'create'
+        ? { command: 'create', path: op.path, file_text: `${op.id}\n` }
+        : op.kind === 'view'
+          ? { command: 'view', path: op.path }
+          : op.kind === 'rename'
+            ? { command: 'rename', old_path: op.from, new_path: op.to }
+            : { command: 'delete', path: op.path };
+  const result = await vault.run(USER, input);
+  const content = typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
+  return { ok: !result.isError, ...(result.code !== undefined ? { code: result.code } : {}), ...(op.kind === 'view' && !result.isError ? { content } : {}) };
+}
+
+const random = rng(Number(seedArg));
+for (let seq = 0; !existsSync(stopFile); seq++) {
+  const op = nextOp(random, proc, seq);
+  log({ type: 'start', proc, seq, op, at: Date.now() });
+  let outcome: { ok: boolean; code?: string; content?: string };
+  try {
+    outcome = await apply(op);
+  } catch (error) {
+    outcome = { ok: false, code: `THROWN:${(error as Error).name}` };
+  }
+  log({ type: 'end', proc, seq, at: Date.now(), ...outcome });
+  await sleep(Math.floor(random() * 20));
+}
+await vault.close();
