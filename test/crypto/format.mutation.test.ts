@@ -3,6 +3,8 @@
  * the size boundaries of content objects, the key-wrapping format's version byte and length, the
  * uid pattern's anchors, the derivations nothing else called (contentKeyVersion, computePathId),
  * and the wording of every error. Each case is a stored object or input a user could meet.
+ * Format 2 (docs/format.md): the deployment id is bound into every associated data, key records
+ * carry a MAC; format 1 objects and wraps (version byte 0x01) are refused.
  */
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,11 +13,16 @@ import {
   CONTENT_HEADER_BYTES,
   CONTENT_OVERHEAD,
   computeAuditMacKey,
+  computeDeploymentFingerprint,
   computePathId,
+  computeRecordMac,
   computeUid,
   contentKeyVersion,
   decryptSegment,
+  DEPLOYMENT_ID_BYTES,
+  DEPLOYMENT_ID_PATTERN,
   deriveLocalMasterKeys,
+  deriveRecordMacKey,
   deriveUserKeys,
   encryptedSegmentLength,
   encryptSegment,
@@ -29,10 +36,13 @@ import {
   localWrapWithNonce,
   NONCE_BYTES,
   openContent,
+  RECORD_MAC_BYTES,
+  type RecordMacFields,
   sealContentWithNonce,
   SIV_BYTES,
   TAG_BYTES,
   UID_PATTERN,
+  verifyRecordMac,
   wipeUserKeys,
   type UserKeys,
 } from '../../src/crypto/format.js';
@@ -43,6 +53,17 @@ const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
 const text = (s: string) => new TextEncoder().encode(s);
 const UID = 'A'.repeat(32);
 const PATH = '/memories/notes.md';
+/** A deployment id (16 bytes, 22 base64url characters) and another one. */
+const DEP = 'oKGio6SlpqeoqaqrrK2urw';
+const OTHER_DEP = 'sLGys7S1tre4ubq7vL2-vw';
+/** Length-prefixed UTF-8 (docs/format.md `lp`), written out here so the tests do not reuse src/crypto/bytes. */
+const lp = (value: string | Uint8Array) => {
+  const b = typeof value === 'string' ? text(value) : value;
+  const out = new Uint8Array(4 + b.byteLength);
+  new DataView(out.buffer).setUint32(0, b.byteLength, false);
+  out.set(b, 4);
+  return out;
+};
 
 function expectIntegrity(fn: () => unknown): void {
   let thrown: unknown;
@@ -63,8 +84,10 @@ beforeAll(async () => {
 });
 
 describe('format constants', () => {
-  it('match docs/format.md: version 1, a 61-byte header, 77 bytes of overhead, 73-byte local wraps', () => {
-    expect(FORMAT_VERSION).toBe(1);
+  it('match docs/format.md: version 2, a 61-byte header, 77 bytes of overhead, 73-byte local wraps, 22-character deployment ids, 32-byte record MACs', () => {
+    expect(FORMAT_VERSION).toBe(2);
+    expect(DEPLOYMENT_ID_BYTES).toBe(16);
+    expect(RECORD_MAC_BYTES).toBe(32);
     expect(CONTENT_HEADER_BYTES).toBe(1 + 4 + 32 + 24);
     expect(CONTENT_OVERHEAD).toBe(CONTENT_HEADER_BYTES + TAG_BYTES);
     expect(LOCAL_WRAP_BYTES).toBe(1 + 24 + 32 + 16);
@@ -79,15 +102,15 @@ describe('format constants', () => {
 
 describe('content objects', () => {
   it('an empty file is exactly the overhead long and opens to nothing', () => {
-    const stored = sealContentWithNonce(keys, UID, PATH, new Uint8Array(0), bytes(NONCE_BYTES, 1));
+    const stored = sealContentWithNonce(keys, DEP, UID, PATH, new Uint8Array(0), bytes(NONCE_BYTES, 1));
     expect(stored.byteLength).toBe(CONTENT_OVERHEAD);
-    expect(openContent(keys, UID, PATH, stored)).toEqual(new Uint8Array(0));
+    expect(openContent(keys, DEP, UID, PATH, stored)).toEqual(new Uint8Array(0));
   });
 
   it('the header is version | key version (u32be) | commitment | nonce', () => {
     const nonce = bytes(NONCE_BYTES, 9);
-    const stored = sealContentWithNonce(keys, UID, PATH, text('hello'), nonce);
-    expect(stored[0]).toBe(1);
+    const stored = sealContentWithNonce(keys, DEP, UID, PATH, text('hello'), nonce);
+    expect(stored[0]).toBe(2);
     expect([...stored.subarray(1, 5)]).toEqual([0, 0, 0, 3]);
     expect(stored.subarray(5, 37)).toEqual(keys.commitment);
     expect(stored.subarray(37, 61)).toEqual(nonce);
@@ -95,16 +118,17 @@ describe('content objects', () => {
   });
 
   it('anything shorter than the overhead, even 0 to 4 bytes, is the integrity error (not a crash)', () => {
-    const stored = sealContentWithNonce(keys, UID, PATH, new Uint8Array(0), bytes(NONCE_BYTES, 1));
+    const stored = sealContentWithNonce(keys, DEP, UID, PATH, new Uint8Array(0), bytes(NONCE_BYTES, 1));
     for (const length of [0, 1, 4, 5, CONTENT_HEADER_BYTES, CONTENT_OVERHEAD - 1]) {
-      expectIntegrity(() => openContent(keys, UID, PATH, stored.subarray(0, length)));
+      expectIntegrity(() => openContent(keys, DEP, UID, PATH, stored.subarray(0, length)));
     }
   });
 
-  it('another version byte, key version, commitment, uid or path does not open', () => {
-    const stored = sealContentWithNonce(keys, UID, PATH, text('secret'), bytes(NONCE_BYTES, 2));
+  it('another version byte (format 1 among them), key version, commitment, deployment, uid or path does not open', () => {
+    const stored = sealContentWithNonce(keys, DEP, UID, PATH, text('secret'), bytes(NONCE_BYTES, 2));
     for (const [offset, value] of [
-      [0, 2],
+      [0, 1],
+      [0, 3],
       [0, 0],
       [4, 4],
       [5, stored[5]! ^ 1],
@@ -114,28 +138,29 @@ describe('content objects', () => {
     ] as const) {
       const damaged = stored.slice();
       damaged[offset] = value;
-      expectIntegrity(() => openContent(keys, UID, PATH, damaged));
+      expectIntegrity(() => openContent(keys, DEP, UID, PATH, damaged));
     }
-    expectIntegrity(() => openContent(keys, 'B'.repeat(32), PATH, stored));
-    expectIntegrity(() => openContent(keys, UID, '/memories/other.md', stored));
-    expectIntegrity(() => openContent(deriveUserKeys(bytes(KEY_BYTES, 7), 4), UID, PATH, stored));
-    expectIntegrity(() => openContent(deriveUserKeys(bytes(KEY_BYTES, 8), 3), UID, PATH, stored));
-    expect(new TextDecoder().decode(openContent(keys, UID, PATH, stored))).toBe('secret');
+    expectIntegrity(() => openContent(keys, OTHER_DEP, UID, PATH, stored));
+    expectIntegrity(() => openContent(keys, DEP, 'B'.repeat(32), PATH, stored));
+    expectIntegrity(() => openContent(keys, DEP, UID, '/memories/other.md', stored));
+    expectIntegrity(() => openContent(deriveUserKeys(bytes(KEY_BYTES, 7), 4), DEP, UID, PATH, stored));
+    expectIntegrity(() => openContent(deriveUserKeys(bytes(KEY_BYTES, 8), 3), DEP, UID, PATH, stored));
+    expect(new TextDecoder().decode(openContent(keys, DEP, UID, PATH, stored))).toBe('secret');
   });
 
   it('contentKeyVersion reads the header from exactly the overhead on, and is null below it', () => {
     const big = deriveUserKeys(bytes(KEY_BYTES, 7), 0x01020304);
-    const stored = sealContentWithNonce(big, UID, PATH, new Uint8Array(0), bytes(NONCE_BYTES, 1));
+    const stored = sealContentWithNonce(big, DEP, UID, PATH, new Uint8Array(0), bytes(NONCE_BYTES, 1));
     expect(contentKeyVersion(stored)).toBe(0x01020304);
     expect(contentKeyVersion(stored.subarray(0, CONTENT_OVERHEAD - 1))).toBeNull();
     expect(contentKeyVersion(new Uint8Array(0))).toBeNull();
-    const withText = sealContentWithNonce(deriveUserKeys(bytes(KEY_BYTES, 7), 0xfffffffe), UID, PATH, text('x'), bytes(NONCE_BYTES, 1));
+    const withText = sealContentWithNonce(deriveUserKeys(bytes(KEY_BYTES, 7), 0xfffffffe), DEP, UID, PATH, text('x'), bytes(NONCE_BYTES, 1));
     expect(contentKeyVersion(withText)).toBe(0xfffffffe);
   });
 
   it('refuses a nonce of the wrong length and a data key of the wrong length, with their messages', () => {
     for (const n of [NONCE_BYTES - 1, NONCE_BYTES + 1, 0]) {
-      expect(() => sealContentWithNonce(keys, UID, PATH, text('x'), bytes(n, 1))).toThrow('nonce must be 24 bytes');
+      expect(() => sealContentWithNonce(keys, DEP, UID, PATH, text('x'), bytes(n, 1))).toThrow('nonce must be 24 bytes');
     }
     for (const n of [KEY_BYTES - 1, KEY_BYTES + 1, 0]) {
       let thrown: unknown;
@@ -150,14 +175,15 @@ describe('content objects', () => {
     }
   });
 
-  it('derives four distinct subkeys, records the key version, and wipes all four', () => {
+  it('derives five distinct subkeys (the audit pseudonym key among them), records the key version, and wipes all five', () => {
     const k = deriveUserKeys(bytes(KEY_BYTES, 5), 17);
     expect(k.keyVersion).toBe(17);
-    const all = [k.contentKey, k.nameKey, k.nameSivKey, k.commitment].map((b) => Buffer.from(b).toString('hex'));
-    expect(new Set(all).size).toBe(4);
-    for (const b of [k.contentKey, k.nameKey, k.nameSivKey, k.commitment]) expect(b.byteLength).toBe(32);
+    const subkeys = [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey];
+    const all = subkeys.map((b) => Buffer.from(b).toString('hex'));
+    expect(new Set(all).size).toBe(5);
+    for (const b of subkeys) expect(b.byteLength).toBe(32);
     wipeUserKeys(k);
-    for (const b of [k.contentKey, k.nameKey, k.nameSivKey, k.commitment]) expect(b.every((x) => x === 0)).toBe(true);
+    for (const b of subkeys) expect(b.every((x) => x === 0)).toBe(true);
   });
 
   it('keyedHash: the label and the key both change the output; the length is honoured', () => {
@@ -234,6 +260,29 @@ describe('pseudonymous ids', () => {
     }
   });
 
+  it('the deployment id pattern (format 2) is anchored at both ends and exact in length and alphabet', () => {
+    expect(DEPLOYMENT_ID_PATTERN.test(DEP)).toBe(true);
+    expect(DEPLOYMENT_ID_PATTERN.test(Buffer.from(bytes(DEPLOYMENT_ID_BYTES, 0xfb)).toString('base64url'))).toBe(true);
+    for (const bad of [
+      `${DEP}x`,
+      `x${DEP}`,
+      `${DEP}/k`,
+      `../${DEP}`,
+      DEP.slice(1),
+      `${DEP.slice(1)}+`,
+      `${DEP.slice(1)}/`,
+      `${DEP.slice(1)}=`,
+      `${DEP.slice(1)}.`,
+      `${DEP}\n`,
+      `${DEP}==`,
+      computeUid(secret, 'alice'),
+      '',
+      '_deployment',
+    ]) {
+      expect(DEPLOYMENT_ID_PATTERN.test(bad), bad).toBe(false);
+    }
+  });
+
   it('path ids: 22 characters (16 bytes), bound to the secret, the uid and the path, with an unambiguous join', () => {
     const id = computePathId(secret, 'u1', '/memories/a');
     expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
@@ -267,57 +316,51 @@ describe('local key wrapping', () => {
     expect(Buffer.from(wrapKey).equals(Buffer.from(master))).toBe(false);
   });
 
-  it('wraps as version | nonce | sealed key and unwraps only for the same uid and key version', () => {
+  it('wraps as version | nonce | sealed key and unwraps only for the same deployment, uid and key version', () => {
     const { wrapKey } = deriveLocalMasterKeys(master);
-    const wrapped = localWrapWithNonce(wrapKey, dataKey, UID, 2, nonce);
+    const wrapped = localWrapWithNonce(wrapKey, dataKey, DEP, UID, 2, nonce);
     expect(wrapped.byteLength).toBe(LOCAL_WRAP_BYTES);
     expect(wrapped[0]).toBe(FORMAT_VERSION);
     expect(wrapped.subarray(1, 1 + NONCE_BYTES)).toEqual(nonce);
-    expect(localUnwrap(wrapKey, wrapped, UID, 2)).toEqual(dataKey);
-    expect(localUnwrap(wrapKey, wrapped, 'B'.repeat(32), 2)).toBeNull();
-    expect(localUnwrap(wrapKey, wrapped, UID, 3)).toBeNull();
-    expect(localUnwrap(deriveLocalMasterKeys(bytes(32, 1)).wrapKey, wrapped, UID, 2)).toBeNull();
+    expect(localUnwrap(wrapKey, wrapped, DEP, UID, 2)).toEqual(dataKey);
+    expect(localUnwrap(wrapKey, wrapped, OTHER_DEP, UID, 2)).toBeNull();
+    expect(localUnwrap(wrapKey, wrapped, DEP, 'B'.repeat(32), 2)).toBeNull();
+    expect(localUnwrap(wrapKey, wrapped, DEP, UID, 3)).toBeNull();
+    expect(localUnwrap(deriveLocalMasterKeys(bytes(32, 1)).wrapKey, wrapped, DEP, UID, 2)).toBeNull();
   });
 
   it('a wrap with another version byte is refused even though its sealed part is intact', () => {
     const { wrapKey } = deriveLocalMasterKeys(master);
-    const wrapped = localWrapWithNonce(wrapKey, dataKey, UID, 2, nonce);
-    for (const version of [0, 2, 0xff]) {
+    const wrapped = localWrapWithNonce(wrapKey, dataKey, DEP, UID, 2, nonce);
+    for (const version of [0, 1, 3, 0xff]) {
       const other = wrapped.slice();
       other[0] = version;
-      expect(localUnwrap(wrapKey, other, UID, 2)).toBeNull();
+      expect(localUnwrap(wrapKey, other, DEP, UID, 2)).toBeNull();
     }
   });
 
   it('a wrap one byte short or long, or damaged, is refused (null, not a crash)', () => {
     const { wrapKey } = deriveLocalMasterKeys(master);
-    const wrapped = localWrapWithNonce(wrapKey, dataKey, UID, 2, nonce);
-    expect(localUnwrap(wrapKey, wrapped.subarray(0, LOCAL_WRAP_BYTES - 1), UID, 2)).toBeNull();
+    const wrapped = localWrapWithNonce(wrapKey, dataKey, DEP, UID, 2, nonce);
+    expect(localUnwrap(wrapKey, wrapped.subarray(0, LOCAL_WRAP_BYTES - 1), DEP, UID, 2)).toBeNull();
     const longer = new Uint8Array(LOCAL_WRAP_BYTES + 1);
     longer.set(wrapped);
-    expect(localUnwrap(wrapKey, longer, UID, 2)).toBeNull();
-    expect(localUnwrap(wrapKey, new Uint8Array(0), UID, 2)).toBeNull();
+    expect(localUnwrap(wrapKey, longer, DEP, UID, 2)).toBeNull();
+    expect(localUnwrap(wrapKey, new Uint8Array(0), DEP, UID, 2)).toBeNull();
     for (const offset of [1, 24, 25, LOCAL_WRAP_BYTES - 1]) {
       const damaged = wrapped.slice();
       damaged[offset] = damaged[offset]! ^ 1;
-      expect(localUnwrap(wrapKey, damaged, UID, 2)).toBeNull();
+      expect(localUnwrap(wrapKey, damaged, DEP, UID, 2)).toBeNull();
     }
   });
 });
 
 describe('what only a key holder could forge is refused too', () => {
   // These objects are authentic AEAD ciphertexts under the user's content key, built here by hand:
-  // only the format's own checks (version, commitment, lengths) refuse them.
-  const ad = (header: Uint8Array, uid: string, path: string) => {
-    const lp = (s: string) => {
-      const b = text(s);
-      const out = new Uint8Array(4 + b.byteLength);
-      new DataView(out.buffer).setUint32(0, b.byteLength, false);
-      out.set(b, 4);
-      return out;
-    };
-    return Buffer.concat([header.subarray(0, 37), lp(uid), lp(path)]);
-  };
+  // only the format's own checks (version, commitment, lengths) refuse them. The AD is format 2's:
+  // header without the nonce | lp(deployment id) | lp(uid) | lp(path).
+  const ad = (header: Uint8Array, deploymentId: string, uid: string, path: string) =>
+    Buffer.concat([header.subarray(0, 37), lp(deploymentId), lp(uid), lp(path)]);
   const forge = (version: number, commitment: Uint8Array, plaintext: Uint8Array) => {
     const nonce = bytes(NONCE_BYTES, 5);
     const header = new Uint8Array(CONTENT_HEADER_BYTES);
@@ -325,7 +368,7 @@ describe('what only a key holder could forge is refused too', () => {
     new DataView(header.buffer).setUint32(1, keys.keyVersion, false);
     header.set(commitment, 5);
     header.set(nonce, 37);
-    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, ad(header, UID, PATH), null, nonce, keys.contentKey);
+    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, ad(header, DEP, UID, PATH), null, nonce, keys.contentKey);
     return new Uint8Array(Buffer.concat([header, sealed]));
   };
   let sodium: () => Awaited<ReturnType<typeof loadSodium>>;
@@ -334,17 +377,35 @@ describe('what only a key holder could forge is refused too', () => {
     sodium = () => s;
   });
 
-  it('the hand-built object opens when it is a version 1 object with the right commitment (the forge is faithful)', () => {
-    expect(new TextDecoder().decode(openContent(keys, UID, PATH, forge(FORMAT_VERSION, keys.commitment, text('genuine'))))).toBe('genuine');
+  it('the hand-built object opens when it is a version 2 object with the right commitment (the forge is faithful)', () => {
+    expect(new TextDecoder().decode(openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, keys.commitment, text('genuine'))))).toBe('genuine');
   });
 
-  it('an object of another format version is refused, not misread as version 1', () => {
-    for (const version of [0, 2, 255]) expectIntegrity(() => openContent(keys, UID, PATH, forge(version, keys.commitment, text('future format'))));
+  it('an object of another format version (format 1 among them) is refused, not misread as version 2', () => {
+    for (const version of [0, 1, 3, 255]) expectIntegrity(() => openContent(keys, DEP, UID, PATH, forge(version, keys.commitment, text('future format'))));
+  });
+
+  it('a genuine format 1 object (version byte 1, format 1 AD without the deployment id) is refused', () => {
+    const nonce = bytes(NONCE_BYTES, 5);
+    const header = new Uint8Array(CONTENT_HEADER_BYTES);
+    header[0] = 1;
+    new DataView(header.buffer).setUint32(1, keys.keyVersion, false);
+    header.set(keys.commitment, 5);
+    header.set(nonce, 37);
+    const v1Ad = Buffer.concat([header.subarray(0, 37), lp(UID), lp(PATH)]);
+    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(text('old store'), v1Ad, null, nonce, keys.contentKey);
+    expectIntegrity(() => openContent(keys, DEP, UID, PATH, new Uint8Array(Buffer.concat([header, sealed]))));
+  });
+
+  it('an authentic object of this deployment does not open under another deployment id', () => {
+    const genuine = forge(FORMAT_VERSION, keys.commitment, text('deployment a'));
+    expectIntegrity(() => openContent(keys, OTHER_DEP, UID, PATH, genuine));
+    expect(new TextDecoder().decode(openContent(keys, DEP, UID, PATH, genuine))).toBe('deployment a');
   });
 
   it('an object whose commitment is not that of the key is refused, although its ciphertext is authentic', () => {
     const other = deriveUserKeys(bytes(KEY_BYTES, 99), keys.keyVersion).commitment;
-    expectIntegrity(() => openContent(keys, UID, PATH, forge(FORMAT_VERSION, other, text('two keys'))));
+    expectIntegrity(() => openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, other, text('two keys'))));
   });
 
   it('an encrypted empty name (a valid SIV over nothing) is refused', () => {
@@ -375,9 +436,9 @@ describe('what only a key holder could forge is refused too', () => {
   it('a wrap that holds a key of the wrong length is refused, although it opens', () => {
     const { wrapKey } = deriveLocalMasterKeys(bytes(32, 11));
     for (const length of [31, 33]) {
-      const wrapped = localWrapWithNonce(wrapKey, bytes(length, 1), UID, 1, bytes(NONCE_BYTES, 2));
+      const wrapped = localWrapWithNonce(wrapKey, bytes(length, 1), DEP, UID, 1, bytes(NONCE_BYTES, 2));
       expect(wrapped.byteLength).toBe(LOCAL_WRAP_BYTES + length - KEY_BYTES);
-      expect(localUnwrap(wrapKey, wrapped, UID, 1)).toBeNull();
+      expect(localUnwrap(wrapKey, wrapped, DEP, UID, 1)).toBeNull();
     }
   });
 });
@@ -397,5 +458,84 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
 
   it('audit MAC key = HMAC-SHA256(secret, "memvault/v1/audit-mac-key")', () => {
     expect(Buffer.from(computeAuditMacKey(secret)).toString('hex')).toBe(hmac('memvault/v1/audit-mac-key').toString('hex'));
+  });
+
+  // Format 2: BLAKE2b-n(key, msg) is libsodium's crypto_generichash(n, msg, key), called directly here.
+  const blake2b = async (length: number, key: Uint8Array, message: Uint8Array) => (await loadSodium()).crypto_generichash(length, message, key);
+
+  it('record MAC key = BLAKE2b-32(secret, "memvault/v2/record-mac-key")', async () => {
+    expect(Buffer.from(deriveRecordMacKey(secret)).toString('hex')).toBe(Buffer.from(await blake2b(32, secret, text('memvault/v2/record-mac-key'))).toString('hex'));
+  });
+
+  it('record MAC = BLAKE2b-32(MAC key, lp(label) | lp(deployment) | lp(uid) | lp(kind) | lp(keyId) | u32be(keyVersion) | lp(wrapped))', async () => {
+    const macKey = deriveRecordMacKey(secret);
+    const fields: RecordMacFields = { deploymentId: DEP, uid: UID, kind: 'local', keyId: 'local-kNhzSaszksmSrX3N', keyVersion: 0x01020304, wrapped: bytes(LOCAL_WRAP_BYTES, 0x2b) };
+    const version = new Uint8Array(4);
+    new DataView(version.buffer).setUint32(0, fields.keyVersion, false);
+    const message = Buffer.concat([lp('memvault/v2/key-record'), lp(fields.deploymentId), lp(fields.uid), lp(fields.kind), lp(fields.keyId), version, lp(fields.wrapped)]);
+    const expected = await blake2b(RECORD_MAC_BYTES, macKey, message);
+    expect(Buffer.from(computeRecordMac(macKey, fields)).toString('hex')).toBe(Buffer.from(expected).toString('hex'));
+    expect(verifyRecordMac(macKey, fields, expected)).toBe(true);
+  });
+
+  it('deployment fingerprint = deployment id | "." | base64url(BLAKE2b-16(secret, lp("memvault/v2/deployment-check") | lp(deployment id)))', async () => {
+    const check = await blake2b(16, secret, Buffer.concat([lp('memvault/v2/deployment-check'), lp(DEP)]));
+    expect(computeDeploymentFingerprint(secret, DEP)).toBe(`${DEP}.${Buffer.from(check).toString('base64url')}`);
+    expect(computeDeploymentFingerprint(secret, OTHER_DEP)).not.toBe(computeDeploymentFingerprint(secret, DEP));
+    expect(computeDeploymentFingerprint(bytes(32, 22), DEP)).not.toBe(computeDeploymentFingerprint(secret, DEP));
+  });
+
+  it('audit pseudonym key = BLAKE2b-32(data key, "memvault/v1/audit-pseudonym-key")', async () => {
+    const dataKey = bytes(KEY_BYTES, 23);
+    const expected = await blake2b(32, dataKey, text('memvault/v1/audit-pseudonym-key'));
+    expect(Buffer.from(deriveUserKeys(dataKey, 1).auditPseudonymKey).toString('hex')).toBe(Buffer.from(expected).toString('hex'));
+  });
+});
+
+describe('key-record MACs (format 2)', () => {
+  const secret = bytes(32, 31);
+  const fields: RecordMacFields = { deploymentId: DEP, uid: UID, kind: 'local', keyId: 'local-AAAAAAAAAAAAAAAA', keyVersion: 2, wrapped: bytes(LOCAL_WRAP_BYTES, 0x41) };
+
+  it('a MAC is refused when any field it covers changes, when it is damaged or truncated, or under another deployment secret', () => {
+    const macKey = deriveRecordMacKey(secret);
+    const mac = computeRecordMac(macKey, fields);
+    expect(mac.byteLength).toBe(RECORD_MAC_BYTES);
+    expect(verifyRecordMac(macKey, fields, mac)).toBe(true);
+    const wrappedChanged = fields.wrapped.slice();
+    wrappedChanged[LOCAL_WRAP_BYTES - 1] = wrappedChanged[LOCAL_WRAP_BYTES - 1]! ^ 1;
+    for (const changed of [
+      { ...fields, deploymentId: OTHER_DEP },
+      { ...fields, uid: 'B'.repeat(32) },
+      { ...fields, uid: '_deployment' },
+      { ...fields, kind: 'kms' },
+      { ...fields, keyId: 'local-AAAAAAAAAAAAAAAB' },
+      { ...fields, keyVersion: 3 },
+      { ...fields, wrapped: wrappedChanged },
+      { ...fields, wrapped: fields.wrapped.subarray(0, LOCAL_WRAP_BYTES - 1) },
+    ]) {
+      expect(verifyRecordMac(macKey, changed, mac)).toBe(false);
+      expect(computeRecordMac(macKey, changed)).not.toEqual(mac);
+    }
+    const damaged = mac.slice();
+    damaged[0] = damaged[0]! ^ 1;
+    expect(verifyRecordMac(macKey, fields, damaged)).toBe(false);
+    expect(verifyRecordMac(macKey, fields, mac.subarray(0, RECORD_MAC_BYTES - 1))).toBe(false);
+    expect(verifyRecordMac(macKey, fields, new Uint8Array(0))).toBe(false);
+    expect(verifyRecordMac(deriveRecordMacKey(bytes(32, 32)), fields, mac)).toBe(false);
+  });
+
+  it('the length prefixes keep field boundaries unambiguous (moving a character between fields changes the MAC)', () => {
+    const macKey = deriveRecordMacKey(secret);
+    const a = computeRecordMac(macKey, { ...fields, kind: 'local', keyId: 'xkey' });
+    const b = computeRecordMac(macKey, { ...fields, kind: 'localx', keyId: 'key' });
+    expect(a).not.toEqual(b);
+  });
+
+  it('the record MAC key is 32 bytes of its own: not the secret, not the audit MAC key, per deployment', () => {
+    const macKey = deriveRecordMacKey(secret);
+    expect(macKey.byteLength).toBe(32);
+    expect(Buffer.from(macKey).equals(Buffer.from(secret))).toBe(false);
+    expect(Buffer.from(macKey).equals(Buffer.from(computeAuditMacKey(secret)))).toBe(false);
+    expect(deriveRecordMacKey(bytes(32, 32))).not.toEqual(macKey);
   });
 });
