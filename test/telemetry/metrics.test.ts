@@ -205,21 +205,23 @@ describe('conflicts and retries', () => {
     const store = new MemoryStore();
     const vault = await encryptedVault(store);
     await vault.run(USER, { command: 'create', path: FILE, file_text: 'a\n' });
-    // Another writer edits the source between the copy and the conditional delete.
-    const original = store.delete.bind(store);
+    // Another writer edits the source between the copy and the fence (the conditional PUT of the
+    // "moved" marker that takes the source out of use, docs/s3.md): the fence loses, the rename
+    // copies the newer version and fences again.
+    const original = store.put.bind(store);
     let raced = false;
-    store.delete = async (key, options) => {
-      if (!raced && options?.ifMatch !== undefined) {
+    store.put = async (key, body, options) => {
+      if (!raced && options?.ifMatch !== undefined && options.metadata?.['memvault-fence'] !== undefined) {
         raced = true;
         const current = await store.get(key);
-        if (current) await store.put(key, current.body, { metadata: current.metadata });
+        if (current) await original(key, current.body, { metadata: current.metadata });
       }
-      return original(key, options);
+      return original(key, body, options);
     };
     await telemetry.collect();
     expect((await vault.run(USER, { command: 'rename', old_path: FILE, new_path: '/memories/plantedpath/moved.md' })).isError).toBe(false);
     const points = await telemetry.collect();
-    expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': 'delete' })).toBe(1);
+    expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': 'put' })).toBe(1);
     expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'rename' })).toBe(1);
     await vault.close();
   });
