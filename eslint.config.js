@@ -3,7 +3,22 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', '.tmp/', '**/.scratch/', 'node_modules/', 'coverage/', 'infra/cdk.out/', 'infra/node_modules/', '.cache/', 'test/package/consumer/', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/',
+      '.tmp/',
+      '**/.scratch/',
+      'node_modules/',
+      'coverage/',
+      'infra/cdk.out/',
+      'infra/node_modules/',
+      '.cache/',
+      'test/package/consumer/',
+      '**/*.js',
+      '**/*.cjs',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -64,14 +64,49 @@ const tenMiB = noteLine.repeat(Math.ceil((10 * MiB) / noteLine.length)).slice(0,
 
 const CASES: Case[] = [
   { name: 'baseline: idle 100 ms (event-loop noise of this machine)', pii: false, files: {} },
-  { name: 'common short old_str, 1 MiB / 20K lines (ambiguous)', pii: false, files: { '/memories/f.md': manyLines() }, input: { command: 'str_replace', path: '/memories/f.md', old_str: 'TODO', new_str: 'DONE' } },
-  { name: 'unique short old_str, 1 MiB / 20K lines (edited)', pii: false, files: { '/memories/f.md': manyLines() }, input: { command: 'str_replace', path: '/memories/f.md', old_str: 'UNIQUE-MARKER', new_str: 'marker' } },
-  { name: 'long old_str (512 KiB) vs one 1 MiB line (ambiguous)', pii: false, files: { '/memories/f.md': longLine }, input: { command: 'str_replace', path: '/memories/f.md', old_str: 'a'.repeat(512 * 1024), new_str: '' } },
-  { name: 'long near-miss old_str (a^256K b a^256K) vs one 1 MiB line', pii: false, files: { '/memories/f.md': longLine }, input: { command: 'str_replace', path: '/memories/f.md', old_str: `${'a'.repeat(256 * 1024)}b${'a'.repeat(256 * 1024)}`, new_str: '' } },
-  { name: 'multiple occurrences on 20,000 lines (error)', pii: false, files: { '/memories/f.md': twentyThousand }, input: { command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 'y' } },
+  {
+    name: 'common short old_str, 1 MiB / 20K lines (ambiguous)',
+    pii: false,
+    files: { '/memories/f.md': manyLines() },
+    input: { command: 'str_replace', path: '/memories/f.md', old_str: 'TODO', new_str: 'DONE' },
+  },
+  {
+    name: 'unique short old_str, 1 MiB / 20K lines (edited)',
+    pii: false,
+    files: { '/memories/f.md': manyLines() },
+    input: { command: 'str_replace', path: '/memories/f.md', old_str: 'UNIQUE-MARKER', new_str: 'marker' },
+  },
+  {
+    name: 'long old_str (512 KiB) vs one 1 MiB line (ambiguous)',
+    pii: false,
+    files: { '/memories/f.md': longLine },
+    input: { command: 'str_replace', path: '/memories/f.md', old_str: 'a'.repeat(512 * 1024), new_str: '' },
+  },
+  {
+    name: 'long near-miss old_str (a^256K b a^256K) vs one 1 MiB line',
+    pii: false,
+    files: { '/memories/f.md': longLine },
+    input: { command: 'str_replace', path: '/memories/f.md', old_str: `${'a'.repeat(256 * 1024)}b${'a'.repeat(256 * 1024)}`, new_str: '' },
+  },
+  {
+    name: 'multiple occurrences on 20,000 lines (error)',
+    pii: false,
+    files: { '/memories/f.md': twentyThousand },
+    input: { command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 'y' },
+  },
   { name: 'refuse 10 MiB file_text (create)', pii: true, files: {}, input: { command: 'create', path: '/memories/big.md', file_text: tenMiB } },
-  { name: 'refuse 10 MiB old_str (str_replace)', pii: true, files: { '/memories/f.md': 'small file\n' }, input: { command: 'str_replace', path: '/memories/f.md', old_str: tenMiB, new_str: 'x' } },
-  { name: 'refuse 10 MiB insert_text (insert)', pii: true, files: { '/memories/f.md': 'small file\n' }, input: { command: 'insert', path: '/memories/f.md', insert_line: 0, insert_text: tenMiB } },
+  {
+    name: 'refuse 10 MiB old_str (str_replace)',
+    pii: true,
+    files: { '/memories/f.md': 'small file\n' },
+    input: { command: 'str_replace', path: '/memories/f.md', old_str: tenMiB, new_str: 'x' },
+  },
+  {
+    name: 'refuse 10 MiB insert_text (insert)',
+    pii: true,
+    files: { '/memories/f.md': 'small file\n' },
+    input: { command: 'insert', path: '/memories/f.md', insert_line: 0, insert_text: tenMiB },
+  },
 ];
 
 async function runCase(c: Case): Promise<CaseResult> {
@@ -90,7 +125,9 @@ async function runCase(c: Case): Promise<CaseResult> {
       const monitor = monitorEventLoopDelay({ resolution: 1 });
       monitor.enable();
       const t0 = performance.now();
-      const result = c.input ? await vault.run(USER, c.input) : await new Promise<{ content: string; isError: false; code?: string }>((done) => setTimeout(() => done({ content: '', isError: false }), 100));
+      const result = c.input
+        ? await vault.run(USER, c.input)
+        : await new Promise<{ content: string; isError: false; code?: string }>((done) => setTimeout(() => done({ content: '', isError: false }), 100));
       const ms = performance.now() - t0;
       // A block that lasts until the command ends is only recorded when the monitor's timer fires
       // after it: give it that chance before reading the histogram.
@@ -152,10 +189,25 @@ async function main(): Promise<void> {
     const before = baseline ? runInChild(baseline, i, timeoutSeconds) : undefined;
     const after = runInChild(here, i, timeoutSeconds);
     const outcome = (o: Outcome | undefined) => (o && 'outcome' in o ? o.outcome : '');
-    const ratio = before && 'ms' in before && 'ms' in after ? `${(before.ms / after.ms).toFixed(0)}x` : before && 'timedOut' in before && 'ms' in after ? `> ${((before.timedOut * 1000) / after.ms).toFixed(0)}x` : '';
+    const ratio =
+      before && 'ms' in before && 'ms' in after
+        ? `${(before.ms / after.ms).toFixed(0)}x`
+        : before && 'timedOut' in before && 'ms' in after
+          ? `> ${((before.timedOut * 1000) / after.ms).toFixed(0)}x`
+          : '';
     rows.push(
       baseline
-        ? [c.name, show(before, 'ms'), show(after, 'ms'), ratio, show(before, 'blockedMs'), show(after, 'blockedMs'), show(before, 'answerChars'), show(after, 'answerChars'), `${outcome(before)} / ${outcome(after)}`]
+        ? [
+            c.name,
+            show(before, 'ms'),
+            show(after, 'ms'),
+            ratio,
+            show(before, 'blockedMs'),
+            show(after, 'blockedMs'),
+            show(before, 'answerChars'),
+            show(after, 'answerChars'),
+            `${outcome(before)} / ${outcome(after)}`,
+          ]
         : [c.name, show(after, 'ms'), show(after, 'blockedMs'), show(after, 'answerChars'), outcome(after)],
     );
     process.stderr.write(`${c.name}: done\n`);
@@ -163,7 +215,17 @@ async function main(): Promise<void> {
   console.log(`\nedit worst cases and oversized-input refusals (node ${process.version}, ${new Date().toISOString()})\n`);
   printTable(
     baseline
-      ? ['case', 'before ms', 'after ms', 'speed-up', 'before max block ms', 'after max block ms', 'before answer chars', 'after answer chars', 'outcome before / after']
+      ? [
+          'case',
+          'before ms',
+          'after ms',
+          'speed-up',
+          'before max block ms',
+          'after max block ms',
+          'before answer chars',
+          'after answer chars',
+          'outcome before / after',
+        ]
       : ['case', 'ms', 'max event-loop block ms', 'answer chars', 'outcome'],
     rows,
   );

@@ -26,7 +26,10 @@ function heapMiB(): number {
 
 const fmt = (n: number): string => n.toFixed(2);
 
-async function measureSweep(objects: number, mode: 'native' | 'recheck'): Promise<{ calls: Record<string, number>; deleted: number; retainedMiB: number; bound: string }> {
+async function measureSweep(
+  objects: number,
+  mode: 'native' | 'recheck',
+): Promise<{ calls: Record<string, number>; deleted: number; retainedMiB: number; bound: string }> {
   const bucket = virtualBucket(objects);
   const deleter = s3Deleter({ client: bucket.client, bucket: MOCK_BUCKET, prefix: MOCK_PREFIX, mode });
   const base = heapMiB();
@@ -77,4 +80,6 @@ for (const objects of [10_000, 50_000, 100_000]) {
   rows.push([objects.toLocaleString('en'), 'baseline: hold listing', '', '', '', '', '', fmt(await measureHoldingListing(objects))]);
 }
 printTable(['objects', 'mode', 'LIST', 'DeleteObjects', 'HEAD', 'deleted', 'requests / bound', 'retained heap MiB'], rows);
-console.log('\nbound = ceil(objects/1000) LIST + ceil(deletions/1000) DeleteObjects; recheck mode (servers that ignore conditional deletes) adds a HEAD per deletion and deletes per 100.');
+console.log(
+  '\nbound = ceil(objects/1000) LIST + ceil(deletions/1000) DeleteObjects; recheck mode (servers that ignore conditional deletes) adds a HEAD per deletion and deletes per 100.',
+);

@@ -26,7 +26,6 @@ import { median } from './stats.js';
 
 const ROUNDS = 15;
 
-
 function timeSync(iterations: number, fn: () => void): number {
   const start = process.hrtime.bigint();
   for (let i = 0; i < iterations; i++) fn();
@@ -83,7 +82,10 @@ const variants: Array<[string, Middleware]> = [
 async function runCommand(chain: Middleware, input: unknown): Promise<void> {
   const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
   const ctx: CommandContext = { requestId: randomUUID(), uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} };
-  const result = await withErrorBoundary(() => chain(ctx, () => execute(ctx)), (e) => console.error(e));
+  const result = await withErrorBoundary(
+    () => chain(ctx, () => execute(ctx)),
+    (e) => console.error(e),
+  );
   if (result.isError) throw new Error(`bench command failed: ${String(result.content)}`);
 }
 
@@ -125,4 +127,5 @@ for (const row of guardRows) console.log(`| ${row.name} | ${row.nsPerOp.toFixed(
 console.log('\nOne command on MemoryStore through validate -> [guard] -> terminal (%d interleaved rounds)', ROUNDS);
 console.log('| command | chain | fastest µs/op | ratio | median µs/op | ratio |');
 console.log('|---|---|---:|---:|---:|---:|');
-for (const r of commandRows) console.log(`| ${r.command} | ${r.variant} | ${r.minUs.toFixed(2)} | ${r.minRatio.toFixed(3)} | ${r.medianUs.toFixed(2)} | ${r.medianRatio.toFixed(3)} |`);
+for (const r of commandRows)
+  console.log(`| ${r.command} | ${r.variant} | ${r.minUs.toFixed(2)} | ${r.minRatio.toFixed(3)} | ${r.medianUs.toFixed(2)} | ${r.medianRatio.toFixed(3)} |`);

@@ -53,7 +53,10 @@ async function sample(script: string, dir: string): Promise<Sample> {
   const file = join(dir, `s${Math.random().toString(36).slice(2)}.mjs`);
   await writeFile(file, `const t0 = performance.now();\n${script}\nprocess.stdout.write(JSON.stringify({ ms: performance.now() - t0 }) + '\\n');\n`);
   const { stdout } = await run(process.execPath, ['--import', pathToFileURL(counter).href, file], { cwd: dir });
-  const lines = stdout.trim().split('\n').filter((l) => l.startsWith('{'));
+  const lines = stdout
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   const { ms } = JSON.parse(lines[0]!) as { ms: number };
   const { modules, packages } = JSON.parse(lines.at(-1)!) as { modules: number; packages: string[] };
   return { ms, modules, packages };

@@ -38,7 +38,6 @@ function printScores(title: string, score: CorpusScore): void {
   for (const m of misses) console.log(`  ${m.kind.toUpperCase()} ${m.type} ${m.noteId}: …${m.context}…`);
 }
 
-
 /**
  * Median over `runs` of the wall time and of the process CPU time of fn, in ms. CPU time is the
  * steadier figure on a shared machine (others' load stretches wall time, not our CPU time).
@@ -59,8 +58,14 @@ function time(fn: () => void, runs: number): { wall: number; cpu: number } {
 
 const corpus = loadCorpus();
 const handwritten = loadHandwritten();
-printScores(`Generated corpus: ${corpus.length} notes`, scoreCorpus(corpus, (t) => redact(t).findings));
-printScores(`Hand-written notes: ${handwritten.length} notes`, scoreCorpus(handwritten, (t) => redact(t).findings));
+printScores(
+  `Generated corpus: ${corpus.length} notes`,
+  scoreCorpus(corpus, (t) => redact(t).findings),
+);
+printScores(
+  `Hand-written notes: ${handwritten.length} notes`,
+  scoreCorpus(handwritten, (t) => redact(t).findings),
+);
 
 // ---- Public test data of other projects (sources and licences: test/pii/public/samples.jsonl) ----
 {
@@ -72,7 +77,9 @@ printScores(`Hand-written notes: ${handwritten.length} notes`, scoreCorpus(handw
   const main = scorePublic(samples, (t) => redact(t).findings);
   const presidioAll = scorePublic(samples.filter(allIps), (t) => redact(t, { ipAddresses: 'all' }).findings);
   main.bySource.get('presidio')?.set('IP_ADDRESS', presidioAll.bySource.get('presidio')?.get('IP_ADDRESS') ?? { tp: 0, fp: 0, fn: 0 });
-  const presidioDefault = scorePublic(samples.filter(allIps), (t) => redact(t).findings).bySource.get('presidio')?.get('IP_ADDRESS');
+  const presidioDefault = scorePublic(samples.filter(allIps), (t) => redact(t).findings)
+    .bySource.get('presidio')
+    ?.get('IP_ADDRESS');
   console.log(`\nPublic test data: ${samples.length} samples (only findings of each sample's type are judged)`);
   console.log('source                        type          gold   tp   fp   fn  precision  recall');
   const perType = new Map<string, Tally[]>();
@@ -82,14 +89,18 @@ printScores(`Hand-written notes: ${handwritten.length} notes`, scoreCorpus(handw
       const t = types.get(type);
       if (t === undefined) continue;
       const s2 = totals([t]);
-      console.log(`${source.padEnd(29)} ${type.padEnd(12)} ${String(t.tp + t.fn).padStart(5)} ${String(t.tp).padStart(4)} ${String(t.fp).padStart(4)} ${String(t.fn).padStart(4)}   ${fmt(s2.precision)}      ${fmt(s2.recall)}`);
+      console.log(
+        `${source.padEnd(29)} ${type.padEnd(12)} ${String(t.tp + t.fn).padStart(5)} ${String(t.tp).padStart(4)} ${String(t.fp).padStart(4)} ${String(t.fn).padStart(4)}   ${fmt(s2.precision)}      ${fmt(s2.recall)}`,
+      );
       perType.set(type, [...(perType.get(type) ?? []), t]);
       all.push(t);
     }
   }
   if (presidioDefault) {
     const d = totals([presidioDefault]);
-    console.log(`  (presidio IP_ADDRESS with the default ipAddresses 'host': recall ${fmt(d.recall)}; the misses are loopback, unspecified, documentation and multicast addresses)`);
+    console.log(
+      `  (presidio IP_ADDRESS with the default ipAddresses 'host': recall ${fmt(d.recall)}; the misses are loopback, unspecified, documentation and multicast addresses)`,
+    );
   }
   console.log('all public sources, per type:');
   for (const [type, tallies] of perType) {
@@ -98,7 +109,8 @@ printScores(`Hand-written notes: ${handwritten.length} notes`, scoreCorpus(handw
   }
   const o = totals(all);
   console.log(`  OVERALL      precision ${fmt(o.precision)}  recall ${fmt(o.recall)}  (tp ${o.tp}, fp ${o.fp}, fn ${o.fn})`);
-  for (const m of main.misses.filter((x) => !allIps(x)).slice(0, 12)) console.log(`  ${m.kind.toUpperCase()} ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
+  for (const m of main.misses.filter((x) => !allIps(x)).slice(0, 12))
+    console.log(`  ${m.kind.toUpperCase()} ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
 }
 
 // ---- SSNs without a context word: what a looser rule would add on text that holds no SSN ----
@@ -106,7 +118,10 @@ printScores(`Hand-written notes: ${handwritten.length} notes`, scoreCorpus(handw
   // Every text of the corpora and the public samples; the labelled SSNs are taken out first.
   const texts: Array<{ text: string; spans: Array<{ type: string; start: number; end: number }> }> = [
     ...[...corpus, ...handwritten].map((n) => ({ text: n.text, spans: n.spans })),
-    ...[...loadPublicSamples(), ...libphonenumberSamples()].map((s) => ({ text: s.text, spans: (s.spans ?? []).map(([start, end]) => ({ type: s.type, start, end })) })),
+    ...[...loadPublicSamples(), ...libphonenumberSamples()].map((s) => ({
+      text: s.text,
+      spans: (s.spans ?? []).map(([start, end]) => ({ type: s.type, start, end })),
+    })),
   ];
   const bare = /(?<![\w.\-/:,+])(\d{3})(\d{2})(\d{4})(?![\w]|[.\-/:,]\d)/g;
   let candidates = 0;
@@ -193,7 +208,9 @@ for (const [label, text] of texts) {
   const rate = (ms: number) => (mb / (ms / 1000)).toFixed(1);
   console.log(`  ${label}: ${mb.toFixed(2)} MB, ${(findings / (mb * 1000)).toFixed(2)} findings/KB, ${(parses / mb).toFixed(0)} phone parses/MB`);
   console.log(`    redact   ${rate(r.wall).padStart(6)} MB/s wall  ${rate(r.cpu).padStart(6)} MB/s cpu`);
-  console.log(`    baseline ${rate(b.wall).padStart(6)} MB/s wall  ${rate(b.cpu).padStart(6)} MB/s cpu   (redact/baseline cpu ratio ${(r.cpu / b.cpu).toFixed(1)}x)`);
+  console.log(
+    `    baseline ${rate(b.wall).padStart(6)} MB/s wall  ${rate(b.cpu).padStart(6)} MB/s cpu   (redact/baseline cpu ratio ${(r.cpu / b.cpu).toFixed(1)}x)`,
+  );
 }
 
 // One 4 KiB note cut from each text at a line boundary.
@@ -226,14 +243,22 @@ for (const [label, size] of [
     while (re.exec(after) !== null) count++;
     if (count < 0) throw new Error('unreachable');
   }, runs);
-  console.log(`  one str_replace in a ${label}: redactor ${(t.wall * 1000).toFixed(0)} µs wall, ${(t.cpu * 1000).toFixed(0)} µs cpu (median of ${runs}; one /\\w+/g pass over the file ${(b.cpu * 1000).toFixed(0)} µs cpu, ratio ${(t.cpu / b.cpu).toFixed(1)}x)`);
+  console.log(
+    `  one str_replace in a ${label}: redactor ${(t.wall * 1000).toFixed(0)} µs wall, ${(t.cpu * 1000).toFixed(0)} µs cpu (median of ${runs}; one /\\w+/g pass over the file ${(b.cpu * 1000).toFixed(0)} µs cpu, ratio ${(t.cpu / b.cpu).toFixed(1)}x)`,
+  );
 }
 
-console.log(`  (load average while running: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} CPUs)`);
+console.log(
+  `  (load average while running: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on ${cpus().length} CPUs)`,
+);
 console.log('\nAdversarial inputs, 1 MB each (median of 3 runs)');
 for (const input of ADVERSARIAL_INPUTS) {
   const text = input.make();
   redact(text);
   const ms = time(() => redact(text), 3);
-  console.log(`  ${input.name.padEnd(26)} ${ms.wall.toFixed(0).padStart(6)} ms wall ${ms.cpu.toFixed(0).padStart(6)} ms cpu  (${redact(text).findings.length} findings)`);
+  console.log(
+    `  ${input.name.padEnd(26)} ${ms.wall.toFixed(0).padStart(6)} ms wall ${ms.cpu.toFixed(0).padStart(6)} ms cpu  (${redact(text).findings.length} findings)`,
+  );
 }

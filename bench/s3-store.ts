@@ -77,7 +77,9 @@ async function main(): Promise<void> {
     let etag = (await store.put('cond', body)).etag;
     // Interleaved, so that drift in the server's speed hits both sides of each ratio alike.
     for (let i = 0; i < ROUNDS; i += 1) {
-      await record('bare PutObject', () => bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/bare/${i}`, Body: Buffer.from(body), ContentLength: BODY_BYTES })));
+      await record('bare PutObject', () =>
+        bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/bare/${i}`, Body: Buffer.from(body), ContentLength: BODY_BYTES })),
+      );
       await record('store.put', () => store.put(`put/${i}`, body));
       await record('store.put ifMatch', async () => {
         etag = (await store.put('cond', body, { ifMatch: etag })).etag;
@@ -113,7 +115,9 @@ async function main(): Promise<void> {
         .join(' + ');
       const base = baseline[name];
       const ratio = base ? (quantile(values, 0.5) / quantile(samples[base]!, 0.5)).toFixed(2) : '1.00';
-      console.log(`${name.padEnd(40)} ${(perOp || '(bare)').padEnd(22)} ${quantile(values, 0.5).toFixed(1).padStart(10)} ${quantile(values, 0.9).toFixed(1).padStart(8)} ${ratio.padStart(7)}`);
+      console.log(
+        `${name.padEnd(40)} ${(perOp || '(bare)').padEnd(22)} ${quantile(values, 0.5).toFixed(1).padStart(10)} ${quantile(values, 0.9).toFixed(1).padStart(8)} ${ratio.padStart(7)}`,
+      );
     }
     console.log('(delete row: the HEAD that fetches the etag is outside the store call but inside the timing; ratio against a PUT)');
 
@@ -138,7 +142,9 @@ async function main(): Promise<void> {
       });
       const seconds = (performance.now() - start) / 1000;
       const total = Object.values(counter).reduce((a, b) => a + b, 0);
-      console.log(`${String(inFlight).padStart(9)} ${String(pairs).padStart(6)} ${seconds.toFixed(2).padStart(8)} ${(pairs / seconds).toFixed(1).padStart(8)} ${String(total).padStart(9)}`);
+      console.log(
+        `${String(inFlight).padStart(9)} ${String(pairs).padStart(6)} ${seconds.toFixed(2).padStart(8)} ${(pairs / seconds).toFixed(1).padStart(8)} ${String(total).padStart(9)}`,
+      );
     }
   } finally {
     const sweeper = createS3Store({ url: `s3://${BUCKET}/${prefix}`, s3: config });

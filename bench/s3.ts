@@ -37,8 +37,6 @@ const DIR_FILES = 10;
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const masterKey = randomBytes(32).toString('base64');
 
-
-
 function formatCounts(counter: RequestCounter, divisor = 1): string {
   const order = ['GET', 'HEAD', 'LIST', 'PUT', 'COPY', 'DELETE', 'DELETE_MANY'];
   const entries = Object.entries(counter).sort(([a], [b]) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
@@ -145,7 +143,13 @@ async function main(): Promise<void> {
   const runPrefix = `bench-s3-${Date.now().toString(36)}`;
   const vaults: Vault[] = [];
   const open = async (name: string, options: VaultOptions = {}, conditionChecks: ConditionChecks = 'check-first'): Promise<Vault> => {
-    const vault = await createVault({ store: `s3://${BUCKET}/${runPrefix}/${name}`, s3: config, s3Options: { conditionChecks }, encryption: { masterKey }, ...options });
+    const vault = await createVault({
+      store: `s3://${BUCKET}/${runPrefix}/${name}`,
+      s3: config,
+      s3Options: { conditionChecks },
+      encryption: { masterKey },
+      ...options,
+    });
     vaults.push(vault);
     return vault;
   };
@@ -174,9 +178,12 @@ async function main(): Promise<void> {
       for (const [type, n] of Object.entries(counter)) total[type] = (total[type] ?? 0) + n;
     };
     const payload = Buffer.from(body);
-    for (let w = 0; w < 5; w++) await bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/warm-${w}`, Body: payload, ContentLength: payload.byteLength }));
+    for (let w = 0; w < 5; w++)
+      await bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/warm-${w}`, Body: payload, ContentLength: payload.byteLength }));
     for (let i = 0; i < ROUNDS; i++) {
-      await record('bare PutObject', () => bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/${i}`, Body: payload, ContentLength: payload.byteLength })));
+      await record('bare PutObject', () =>
+        bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/${i}`, Body: payload, ContentLength: payload.byteLength })),
+      );
       await record('bare GetObject', async () => {
         const out = await bare.send(new GetObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/${i}` }));
         await out.Body!.transformToByteArray();
@@ -185,10 +192,14 @@ async function main(): Promise<void> {
         const vault = vaultsByMode.get(mode)!;
         for (const step of STEPS) {
           await step.prepare?.(vault, user, i);
-          await record(`${mode}:${step.name}`, async () => {
-            const r = await vault.run(user, step.input(i));
-            if (r.isError) throw new Error(`${step.name}: ${JSON.stringify(r.content)}`);
-          }, mode === 'check-first');
+          await record(
+            `${mode}:${step.name}`,
+            async () => {
+              const r = await vault.run(user, step.input(i));
+              if (r.isError) throw new Error(`${step.name}: ${JSON.stringify(r.content)}`);
+            },
+            mode === 'check-first',
+          );
         }
       }
     }
@@ -198,7 +209,9 @@ async function main(): Promise<void> {
       ['command', "requests, 'check-first' (RGW default)", "requests, 'native' (AWS)"],
       STEPS.map((s) => [s.name, formatCounts(requests.get(`check-first:${s.name}`)!, ROUNDS), formatCounts(requests.get(`native:${s.name}`)!, ROUNDS)]),
     );
-    console.log(`\n(b) median latency, full memvault path ('check-first') vs bare SDK calls of ${FILE_BYTES} bytes (bare GetObject ${bareMs.GET.toFixed(1)} ms, bare PutObject ${bareMs.PUT.toFixed(1)} ms)`);
+    console.log(
+      `\n(b) median latency, full memvault path ('check-first') vs bare SDK calls of ${FILE_BYTES} bytes (bare GetObject ${bareMs.GET.toFixed(1)} ms, bare PutObject ${bareMs.PUT.toFixed(1)} ms)`,
+    );
     table(
       ['command', 'median ms', 'baseline', 'ratio', 'ms per request'],
       STEPS.map((s) => {
@@ -218,11 +231,16 @@ async function main(): Promise<void> {
       await Promise.all(ids.map((id) => seedUser(vault, id, perUser + users)));
       const mix = (i: number): Record<string, unknown> => {
         switch (i % 5) {
-          case 0: return { command: 'view', path: '/memories/read.md' };
-          case 1: return { command: 'view', path: '/memories/dir' };
-          case 2: return { command: 'str_replace', path: '/memories/edit.md', old_str: `<t-${i}>`, new_str: `<done-${i}>` };
-          case 3: return { command: 'insert', path: '/memories/insert.md', insert_line: 0, insert_text: `mix ${i}` };
-          default: return { command: 'create', path: `/memories/new/m-${i}.md`, file_text: body };
+          case 0:
+            return { command: 'view', path: '/memories/read.md' };
+          case 1:
+            return { command: 'view', path: '/memories/dir' };
+          case 2:
+            return { command: 'str_replace', path: '/memories/edit.md', old_str: `<t-${i}>`, new_str: `<done-${i}>` };
+          case 3:
+            return { command: 'insert', path: '/memories/insert.md', insert_line: 0, insert_text: `mix ${i}` };
+          default:
+            return { command: 'create', path: `/memories/new/m-${i}.md`, file_text: body };
         }
       };
       const counter: RequestCounter = {};
@@ -239,7 +257,15 @@ async function main(): Promise<void> {
       const seconds = (performance.now() - start) / 1000;
       const commands = perUser * users;
       const total = Object.values(counter).reduce((a, b) => a + b, 0);
-      mixRows.push([String(users), String(commands), seconds.toFixed(2), (commands / seconds).toFixed(1), (total / seconds).toFixed(0), (total / commands).toFixed(2), String(errors)]);
+      mixRows.push([
+        String(users),
+        String(commands),
+        seconds.toFixed(2),
+        (commands / seconds).toFixed(1),
+        (total / seconds).toFixed(0),
+        (total / commands).toFixed(2),
+        String(errors),
+      ]);
     }
     table(['concurrent users', 'commands', 'seconds', 'commands/s', 'requests/s', 'requests/command', 'errors'], mixRows);
 
@@ -270,7 +296,10 @@ async function main(): Promise<void> {
       quotaRows.push([name, ...cells]);
     }
     // The usage refresh: one LIST per 1,000 files every 20 admitted writes (or 60 s) per user.
-    for (const [label, vault] of [['quota on', withQuota], ['quota off', withoutQuota]] as const) {
+    for (const [label, vault] of [
+      ['quota on', withQuota],
+      ['quota off', withoutQuota],
+    ] as const) {
       const counter: RequestCounter = {};
       await withRequestCounter(counter, async () => {
         for (let i = 0; i < 40; i++) await vault.run('quota-user', { command: 'insert', path: '/memories/first.md', insert_line: 0, insert_text: `r ${i}` });

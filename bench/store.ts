@@ -64,7 +64,16 @@ try {
   console.log('\nratio to memory (same run)');
   printTable(
     ['adapter', 'put', 'put ifMatch', 'get', 'head', 'list'],
-    rows.slice(1).map((r) => [r.name, `${(r.put / base.put).toFixed(0)}x`, `${(r.putIfMatch / base.putIfMatch).toFixed(0)}x`, `${(r.get / base.get).toFixed(0)}x`, `${(r.head / base.head).toFixed(0)}x`, `${(r.list / base.list).toFixed(0)}x`]),
+    rows
+      .slice(1)
+      .map((r) => [
+        r.name,
+        `${(r.put / base.put).toFixed(0)}x`,
+        `${(r.putIfMatch / base.putIfMatch).toFixed(0)}x`,
+        `${(r.get / base.get).toFixed(0)}x`,
+        `${(r.head / base.head).toFixed(0)}x`,
+        `${(r.list / base.list).toFixed(0)}x`,
+      ]),
   );
 } finally {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });

@@ -81,5 +81,7 @@ console.log('| case | files/s | ms | LIST/1k | DELETE_MANY/1k | HEAD/1k | 14-min
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const rate = (r.files / r.ms) * 1000;
-  console.log(`| ${r.case} | ${rate.toFixed(0)} | ${r.ms.toFixed(0)} | ${perK(r, 'LIST')} | ${perK(r, 'DELETE_MANY')} | ${perK(r, 'HEAD')} | ${(rate * 14 * 60).toExponential(1)} |`);
+  console.log(
+    `| ${r.case} | ${rate.toFixed(0)} | ${r.ms.toFixed(0)} | ${perK(r, 'LIST')} | ${perK(r, 'DELETE_MANY')} | ${perK(r, 'HEAD')} | ${(rate * 14 * 60).toExponential(1)} |`,
+  );
 }

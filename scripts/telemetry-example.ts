@@ -33,7 +33,11 @@ await vault.run(user, { command: 'create', path: '/memories/notes.md', file_text
 await vault.run(user, { command: 'create', path: '/memories/contact.md', file_text: 'Write to jane.doe@example.com\n' });
 await vault.run(user, { command: 'create', path: '/memories/huge.md', file_text: 'x'.repeat(10_000) });
 await vault.run(user, { command: 'view', path: '/memories/missing.md' });
-await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? vault : other).run(user, { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: `item ${i}` })));
+await Promise.all(
+  Array.from({ length: 20 }, (_, i) =>
+    (i % 2 ? vault : other).run(user, { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: `item ${i}` }),
+  ),
+);
 spanExporter.reset();
 await vault.run(user, { command: 'str_replace', path: '/memories/notes.md', old_str: '# Notes', new_str: '# My notes' });
 
@@ -44,7 +48,9 @@ for (const resource of metricExporter.getMetrics().slice(-1)) {
   for (const scope of resource.scopeMetrics) {
     for (const metric of scope.metrics) {
       for (const dp of metric.dataPoints) {
-        const attrs = Object.entries(dp.attributes).map(([k, v]) => `${k.replace(/^memvault\./, '')}=${String(v)}`).join(' ');
+        const attrs = Object.entries(dp.attributes)
+          .map(([k, v]) => `${k.replace(/^memvault\./, '')}=${String(v)}`)
+          .join(' ');
         const value =
           metric.dataPointType === DataPointType.HISTOGRAM
             ? (() => {

@@ -1,5 +1,25 @@
-export { createVault, validateUserId, openExistingStore, type Vault, type VaultOptions, type VaultLogger, type MemoryToolExtraProps, type LifecycleOptions, type UserExport, type ExpireOptions } from './memvault.js';
-export type { ForgetResult, ForgetProgress, ExportResult, ExportProgress, RotationResult, RotationProgress, KeySourceConfig, KeyProvider } from './crypto/index.js';
+export {
+  createVault,
+  validateUserId,
+  openExistingStore,
+  type Vault,
+  type VaultOptions,
+  type VaultLogger,
+  type MemoryToolExtraProps,
+  type LifecycleOptions,
+  type UserExport,
+  type ExpireOptions,
+} from './memvault.js';
+export type {
+  ForgetResult,
+  ForgetProgress,
+  ExportResult,
+  ExportProgress,
+  RotationResult,
+  RotationProgress,
+  KeySourceConfig,
+  KeyProvider,
+} from './crypto/index.js';
 export { EXPORT_MANIFEST_NAME, EXPORT_MANIFEST_FORMAT, type ExportManifest, type ExportManifestEntry } from './crypto/operations.js';
 export type { SweepSummary, SweepProgress } from './expiry/sweep.js';
 export { verifyChains, collectFileChains, collectStoreChains, type VerifyReport, type VerifyOptions, type ChainWitness } from './audit/index.js';

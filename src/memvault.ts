@@ -283,7 +283,8 @@ export async function openExistingStore(url: string, options: OpenStoreOptions =
       isDirectory = (await stat(dir)).isDirectory();
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new MemvaultError('STORE_UNAVAILABLE', `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`, { cause: e });
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        throw new MemvaultError('STORE_UNAVAILABLE', `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`, { cause: e });
     }
     if (!isDirectory) throw new MemvaultError('CONFIG', `memvault: there is no store at ${dir}: check the store URL. Nothing was created.`);
   }
@@ -292,7 +293,11 @@ export async function openExistingStore(url: string, options: OpenStoreOptions =
 
 const warnedKeyFilesBesideData = new Set<string>();
 
-async function openCodec(options: VaultOptions, store: ObjectStore, storeUrl: string | undefined): Promise<{ codec: CodecProvider; encryption?: Encryption; close(): Promise<void> }> {
+async function openCodec(
+  options: VaultOptions,
+  store: ObjectStore,
+  storeUrl: string | undefined,
+): Promise<{ codec: CodecProvider; encryption?: Encryption; close(): Promise<void> }> {
   if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
   const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
   if (encrypt === false) {
@@ -327,7 +332,11 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const storeUrl = typeof options.store === 'object' ? undefined : (options.store ?? defaultStoreUrl());
   const storeOptions: OpenStoreOptions = { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) };
   const store =
-    typeof options.store === 'object' ? options.store : options.create === false ? await openExistingStore(storeUrl!, storeOptions) : await openStore(storeUrl!, storeOptions);
+    typeof options.store === 'object'
+      ? options.store
+      : options.create === false
+        ? await openExistingStore(storeUrl!, storeOptions)
+        : await openStore(storeUrl!, storeOptions);
   // What commands, key loads and idle expiry do to the store, with spans and metrics (vault.store stays the raw adapter).
   const observedStore = observeStore(store);
   let opened: { codec: CodecProvider; encryption?: Encryption; close(): Promise<void> };
@@ -371,19 +380,22 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     inner: options.middlewares ?? [],
     ...(options.limits ? { limits: options.limits } : {}),
   });
-  const reportFault = (error: unknown, ctx: CommandContext) => logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: loggableError(error) }, 'memvault command failed');
+  const reportFault = (error: unknown, ctx: CommandContext) =>
+    logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: loggableError(error) }, 'memvault command failed');
   const chain = compose(observeStages(planned.middlewares).map((middleware) => answering(middleware, reportFault)));
   const limits: CommandLimits = { ...DEFAULT_LIMITS, ...planned.limits };
-  const execute = observeExecute(terminal({
-    env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
-  }));
+  const execute = observeExecute(
+    terminal({
+      env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
+    }),
+  );
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
   // An object under a user's prefix that is not one of their files is skipped by listings; the
   // operator hears of it by uid and the key's hash (the key itself may hold a plaintext folder name).
   const onUnreadable: UnreadableObjectListener = ({ uid, key, reason }) =>
-    logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, 'memvault listing skipped an object that is not one of the user\'s files');
+    logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, "memvault listing skipped an object that is not one of the user's files");
   const openUser = async (userId: string): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
     const userCodec = await codec.forUser(validateUserId(userId));
     const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable);
@@ -422,10 +434,18 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const vaultOptions = options;
   const encryption = opened.encryption;
   const needsEncryption = (what: string): Encryption => {
-    if (!encryption) throw new MemvaultError('CONFIG', `memvault: ${what} needs the vault's own encryption (encryption: false or a custom codec has no user keys to destroy or re-wrap).`);
+    if (!encryption)
+      throw new MemvaultError(
+        'CONFIG',
+        `memvault: ${what} needs the vault's own encryption (encryption: false or a custom codec has no user keys to destroy or re-wrap).`,
+      );
     return encryption;
   };
-  const audited = async <T>(entry: AuditEntry, run: (counts: Record<string, number>) => Promise<T>, countsOf: (result: T) => Record<string, number>): Promise<T> => {
+  const audited = async <T>(
+    entry: AuditEntry,
+    run: (counts: Record<string, number>) => Promise<T>,
+    countsOf: (result: T) => Record<string, number>,
+  ): Promise<T> => {
     const counts: Record<string, number> = {};
     try {
       const result = await run(counts);
@@ -479,7 +499,8 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
       entry = { ...entry, uid: auditPseudonymsOf(await codecProvider.forUid(uid), codecProvider).uid };
     } catch (error) {
       audit?.append({ ...entry, outcome: 'error', code: isMemvaultError(error) ? error.code : 'INTERNAL', counts: { objects: 0 } });
-      if (isMemvaultError(error, 'NOT_FOUND')) throw new MemvaultError('NOT_FOUND', 'memvault: no memories are stored for this user; nothing was exported.', { cause: error });
+      if (isMemvaultError(error, 'NOT_FOUND'))
+        throw new MemvaultError('NOT_FOUND', 'memvault: no memories are stored for this user; nothing was exported.', { cause: error });
       throw error;
     }
     const stream = new PassThrough();
@@ -531,7 +552,13 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     const fromVault = vaultOptions.expiry;
     const ttl: TtlSettings | undefined =
       options.ttl ??
-      (fromVault ? { ttlDays: fromVault.ttlDays, ...(fromVault.classes ? { classes: fromVault.classes } : {}), ...(fromVault.defaultClass ? { defaultClass: fromVault.defaultClass } : {}) } : undefined);
+      (fromVault
+        ? {
+            ttlDays: fromVault.ttlDays,
+            ...(fromVault.classes ? { classes: fromVault.classes } : {}),
+            ...(fromVault.defaultClass ? { defaultClass: fromVault.defaultClass } : {}),
+          }
+        : undefined);
     if (!ttl) throw new MemvaultError('CONFIG', 'memvault: expire needs TTL settings (the expiry option, or expire({ ttl }))');
     return audited(
       { type: 'expire', ...actorOf(options) },

@@ -20,10 +20,6 @@ Module._load = function (request, parent, isMain) {
 };
 process.on('exit', () => {
   const files = [...seen].filter((u) => u.startsWith('file://'));
-  const packages = new Set(
-    files
-      .map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)?.[1])
-      .filter(Boolean),
-  );
+  const packages = new Set(files.map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)?.[1]).filter(Boolean));
   process.stdout.write('\n' + JSON.stringify({ modules: files.length, packages: [...packages].sort() }) + '\n');
 });

@@ -192,12 +192,7 @@ const KEY_USE_ACTIONS = ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Encrypt'];
 const ENCRYPTION_CONTEXT_REQUIRED = { Null: { 'kms:EncryptionContextKeys': 'false' } };
 
 /** What `memvault doctor` reads of the bucket configuration (src/expiry/doctor.ts, without probes). */
-const DOCTOR_READ_ACTIONS = [
-  's3:GetBucketVersioning',
-  's3:GetLifecycleConfiguration',
-  's3:GetEncryptionConfiguration',
-  's3:GetBucketPublicAccessBlock',
-];
+const DOCTOR_READ_ACTIONS = ['s3:GetBucketVersioning', 's3:GetLifecycleConfiguration', 's3:GetEncryptionConfiguration', 's3:GetBucketPublicAccessBlock'];
 
 /**
  * Everything memvault needs in an AWS account: the memory bucket with one lifecycle rule per TTL class,
@@ -247,9 +242,7 @@ export class MemvaultStorage extends Construct {
     this.ttlClasses = checkTtlClasses(props.ttlClasses ?? DEFAULT_TTL_CLASSES);
     this.defaultTtlClass = props.defaultTtlClass ?? 'default';
     if (!Object.hasOwn(this.ttlClasses, this.defaultTtlClass)) {
-      throw new Error(
-        `defaultTtlClass '${this.defaultTtlClass}' is not one of ttlClasses (${Object.keys(this.ttlClasses).join(', ')})`,
-      );
+      throw new Error(`defaultTtlClass '${this.defaultTtlClass}' is not one of ttlClasses (${Object.keys(this.ttlClasses).join(', ')})`);
     }
     const noncurrentDays = checkDays('noncurrentVersionExpirationDays', props.noncurrentVersionExpirationDays ?? 7);
     const abortDays = checkDays('abortIncompleteMultipartUploadDays', props.abortIncompleteMultipartUploadDays ?? 1);
@@ -275,9 +268,7 @@ export class MemvaultStorage extends Construct {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       minimumTLSVersion: 1.2,
-      ...(useKms
-        ? { encryption: s3.BucketEncryption.KMS, encryptionKey: this.key, bucketKeyEnabled: true }
-        : { encryption: s3.BucketEncryption.S3_MANAGED }),
+      ...(useKms ? { encryption: s3.BucketEncryption.KMS, encryptionKey: this.key, bucketKeyEnabled: true } : { encryption: s3.BucketEncryption.S3_MANAGED }),
       versioned: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [
@@ -804,9 +795,7 @@ function grantEcrPull(taskDefinition: ecs.FargateTaskDefinition, imageUri: strin
       resources: [`arn:${partition}:ecr:${region}:${account}:repository/${repository}`],
     }),
   );
-  executionRole.addToPrincipalPolicy(
-    new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
-  );
+  executionRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
 }
 
 function missedRunDays(options: MemvaultSweeperCommonProps): number {

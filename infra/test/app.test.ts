@@ -54,9 +54,7 @@ describe('example app synth (in-process, offline, no credentials)', () => {
     expect(types).toContain('AWS::KMS::Key');
     expect(types).toContain('AWS::IAM::ManagedPolicy');
     expect(types).not.toContain('AWS::Events::Rule');
-    expect(Object.keys(plain.template.Outputs).sort()).toEqual(
-      ['ApplicationRoleArn', 'AuditStoreUrl', 'KmsKeyArn', 'StoreUrl'].sort(),
-    );
+    expect(Object.keys(plain.template.Outputs).sort()).toEqual(['ApplicationRoleArn', 'AuditStoreUrl', 'KmsKeyArn', 'StoreUrl'].sort());
   });
 
   it('has the scheduled Lambda sweeper by default, its code bundled into the assembly without Docker', () => {
@@ -65,7 +63,9 @@ describe('example app synth (in-process, offline, no credentials)', () => {
     expect(types).toContain('AWS::Lambda::Function');
     expect(types).not.toContain('AWS::ECS::TaskDefinition');
     expect(types).not.toContain('AWS::EC2::VPC');
-    const manifest = JSON.parse(readFileSync(join(withSweeperDir, 'MemvaultStack.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string; packaging: string } }> };
+    const manifest = JSON.parse(readFileSync(join(withSweeperDir, 'MemvaultStack.assets.json'), 'utf8')) as {
+      files: Record<string, { source: { path: string; packaging: string } }>;
+    };
     const zips = Object.values(manifest.files).filter((f) => f.source.packaging === 'zip');
     expect(zips).toHaveLength(1);
     const bundle = readFileSync(join(withSweeperDir, zips[0]!.source.path, 'index.mjs'), 'utf8');

@@ -46,9 +46,7 @@ interface PolicyStatementJson {
 }
 
 function managedPolicyStatements(template: Template, descriptionStart: string): PolicyStatementJson[] {
-  const matches = resourcesOf(template, 'AWS::IAM::ManagedPolicy').filter(([, r]) =>
-    String((r.Properties as Json).Description).startsWith(descriptionStart),
-  );
+  const matches = resourcesOf(template, 'AWS::IAM::ManagedPolicy').filter(([, r]) => String((r.Properties as Json).Description).startsWith(descriptionStart));
   expect(matches).toHaveLength(1);
   const props = matches[0]![1].Properties as { PolicyDocument: { Statement: PolicyStatementJson[] } };
   return props.PolicyDocument.Statement;
@@ -165,8 +163,7 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
     expect(bucketProps(auditBucketId).VersioningConfiguration).toEqual({ Status: 'Enabled' });
   });
 
-  const lifecycleRules = (): Json[] =>
-    (bucketProps(memoryBucketId).LifecycleConfiguration as { Rules: Json[] }).Rules;
+  const lifecycleRules = (): Json[] => (bucketProps(memoryBucketId).LifecycleConfiguration as { Rules: Json[] }).Rules;
 
   it('expires noncurrent versions and stale delete markers under the memory prefix', () => {
     const housekeeping = lifecycleRules().find((r) => r.Id === 'memvault-housekeeping');
@@ -180,7 +177,12 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
 
   it('keeps old key records one day (the erasure window docs/encryption.md states, which doctor requires), whatever the files keep', () => {
     const keys = lifecycleRules().find((r) => r.Id === 'memvault-key-records');
-    expect(keys).toEqual({ Id: 'memvault-key-records', Status: 'Enabled', Prefix: 'memvault/k/', NoncurrentVersionExpiration: { NoncurrentDays: KEY_RECORD_NONCURRENT_DAYS } });
+    expect(keys).toEqual({
+      Id: 'memvault-key-records',
+      Status: 'Enabled',
+      Prefix: 'memvault/k/',
+      NoncurrentVersionExpiration: { NoncurrentDays: KEY_RECORD_NONCURRENT_DAYS },
+    });
     expect(KEY_RECORD_NONCURRENT_DAYS).toBe(DOCTOR_KEY_RECORD_NONCURRENT_DAYS);
     expect(KEY_RECORD_NONCURRENT_DAYS).toBe(1);
   });
@@ -201,7 +203,12 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
     s3.onAnyCommand().rejects(Object.assign(new Error('not served by this stand-in'), { name: 'NotImplemented', $metadata: { httpStatusCode: 501 } }));
     s3.on(GetBucketLifecycleConfigurationCommand).resolves({ Rules: rules });
     try {
-      const checks = await runDoctor({ client: new S3Client({ region: 'us-east-1' }), bucket: 'b', prefix: 'memvault', ttl: resolveTtl({ ttlDays: 30, classes: { free: 7, pro: 365 }, defaultClass: 'default' }) });
+      const checks = await runDoctor({
+        client: new S3Client({ region: 'us-east-1' }),
+        bucket: 'b',
+        prefix: 'memvault',
+        ttl: resolveTtl({ ttlDays: 30, classes: { free: 7, pro: 365 }, defaultClass: 'default' }),
+      });
       const byId = new Map(checks.map((c) => [c.id, c]));
       expect(byId.get('lifecycle:noncurrent-keys')).toMatchObject({ status: 'ok' });
       expect(byId.get('lifecycle:noncurrent-keys')!.detail).toContain("'memvault-key-records': 1 day");
@@ -364,13 +371,7 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
         ContainerDefinitions: [
           Match.objectLike({
             Image: IMAGE,
-            Command: [
-              'memvault',
-              'expire',
-              '--store',
-              { 'Fn::Join': ['', ['s3://', { Ref: memoryBucketId }, '/memvault']] },
-              '--json',
-            ],
+            Command: ['memvault', 'expire', '--store', { 'Fn::Join': ['', ['s3://', { Ref: memoryBucketId }, '/memvault']] }, '--json'],
             Environment: Match.arrayWith([
               { Name: 'MEMVAULT_TTL_DAYS', Value: '30' },
               { Name: 'MEMVAULT_TTL_CLASSES', Value: JSON.stringify({ default: 30, free: 7, pro: 365 }) },
@@ -387,9 +388,13 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
       const dlqId = logicalIdOf(synthesized.stack, synthesized.storage.sweeperDeadLetterQueue!);
       const rule = resourcesOf(template, 'AWS::Events::Rule')[0]![1].Properties as { Targets: Json[] };
       expect(rule.Targets[0]).toMatchObject({ DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlqId, 'Arn'] } }, RetryPolicy: { MaximumRetryAttempts: 2 } });
-      const filters = resourcesOf(template, 'AWS::Logs::MetricFilter').map(([, r]) => (r.Properties as Json).FilterPattern).sort();
+      const filters = resourcesOf(template, 'AWS::Logs::MetricFilter')
+        .map(([, r]) => (r.Properties as Json).FilterPattern)
+        .sort();
       expect(filters).toEqual(['{ $.errors > 0 }', '{ $.scanned >= 0 }']);
-      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(([, r]) => (r.Properties as Json).MetricName).sort();
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm')
+        .map(([, r]) => (r.Properties as Json).MetricName)
+        .sort();
       expect(alarms).toEqual(['ApproximateNumberOfMessagesVisible', 'SweepErrors', 'SweepRuns']);
       template.resourceCountIs('AWS::Lambda::Function', 0);
     });
@@ -400,10 +405,7 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
         .flat()
         .filter((s) => actionsOf(s).some((a) => a.startsWith('ecr:')));
       expect(pull.map((s) => [actionsOf(s).sort(), s.Resource])).toEqual([
-        [
-          ['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
-          'arn:aws:ecr:eu-west-1:123456789012:repository/memvault',
-        ],
+        [['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'], 'arn:aws:ecr:eu-west-1:123456789012:repository/memvault'],
         [['ecr:GetAuthorizationToken'], '*'],
       ]);
     });

@@ -186,7 +186,15 @@ describe('the default sweeper: a Lambda function on an EventBridge schedule', ()
   });
 
   it('takes its schedules, timeout and retention from props, and can go without the continue schedule', () => {
-    const custom = synth({ sweeper: { schedule: events.Schedule.rate(Duration.hours(6)), continueSchedule: false, timeout: Duration.minutes(5), conditionalDelete: 'recheck', missedRunPeriod: Duration.days(2) } });
+    const custom = synth({
+      sweeper: {
+        schedule: events.Schedule.rate(Duration.hours(6)),
+        continueSchedule: false,
+        timeout: Duration.minutes(5),
+        conditionalDelete: 'recheck',
+        missedRunPeriod: Duration.days(2),
+      },
+    });
     const rules = resources(custom.template, 'AWS::Events::Rule');
     expect(rules.map((r) => r.ScheduleExpression)).toEqual(['rate(6 hours)']);
     custom.template.hasResourceProperties('AWS::Lambda::Function', {
@@ -253,7 +261,8 @@ describe('the KMS key', () => {
   });
 
   it("keyPolicy 'account' keeps CDK's default (the account root, kms:*: IAM policies decide)", () => {
-    const statements = (resources(synth({ keyPolicy: 'account', sweeper: false }).template, 'AWS::KMS::Key')[0]!.KeyPolicy as { Statement: Statement[] }).Statement;
+    const statements = (resources(synth({ keyPolicy: 'account', sweeper: false }).template, 'AWS::KMS::Key')[0]!.KeyPolicy as { Statement: Statement[] })
+      .Statement;
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatchObject({ Action: 'kms:*', Effect: 'Allow' });
   });
@@ -267,7 +276,12 @@ describe('the doctor role', () => {
     expect(policies).toHaveLength(1);
     expect(policies[0]!.Roles).toEqual([{ Ref: doctorRoleId }]);
     const statements = (policies[0]!.PolicyDocument as { Statement: Statement[] }).Statement;
-    expect(statements.flatMap(actions).sort()).toEqual(['s3:GetBucketPublicAccessBlock', 's3:GetBucketVersioning', 's3:GetEncryptionConfiguration', 's3:GetLifecycleConfiguration']);
+    expect(statements.flatMap(actions).sort()).toEqual([
+      's3:GetBucketPublicAccessBlock',
+      's3:GetBucketVersioning',
+      's3:GetEncryptionConfiguration',
+      's3:GetLifecycleConfiguration',
+    ]);
     expect(statements.map((st) => st.Resource)).toEqual([{ 'Fn::GetAtt': [idOf(s.stack, s.storage.memoryBucket), 'Arn'] }]);
     // Read-only: no write, delete or object read; and it is attached to nothing else.
     for (const a of statements.flatMap(actions)) expect(a).toMatch(/^s3:Get/);

@@ -33,7 +33,9 @@ for (const target of selected) {
   const stale = staleFiles(target, report);
   if (stale.length > 0) problems.push(`${target.name}: the report does not cover the current ${stale.join(', ')}`);
   if (score.score < target.threshold) {
-    problems.push(`${target.name}: score ${score.score.toFixed(2)}% is below its threshold ${target.threshold}%; survivors:\n    ${score.survivors.join('\n    ')}`);
+    problems.push(
+      `${target.name}: score ${score.score.toFixed(2)}% is below its threshold ${target.threshold}%; survivors:\n    ${score.survivors.join('\n    ')}`,
+    );
   }
 }
 console.log(formatTable(rows));

@@ -32,7 +32,11 @@ const measured = targets.filter((t) => {
 });
 const stale = measured.filter((t) => {
   const files = staleFiles(t, readReport(t));
-  console.log(files.length === 0 ? `mutation: ${t.name}: skipped, its committed report covers the current code` : `mutation: ${t.name}: to run, changed since its report: ${files.join(', ')}`);
+  console.log(
+    files.length === 0
+      ? `mutation: ${t.name}: skipped, its committed report covers the current code`
+      : `mutation: ${t.name}: to run, changed since its report: ${files.join(', ')}`,
+  );
   return files.length > 0;
 });
 

@@ -54,10 +54,14 @@ const nodeBin = dirname(process.execPath);
 let failed = false;
 for (const target of selected) {
   console.log(`\nmutation: ${target.name} (${target.mutate.join(', ')})`);
-  const result = spawnSync(process.execPath, [stryker, 'run', '--concurrency', concurrency, ...(force ? ['--force'] : []), ...(noBail ? ['--disableBail'] : [])], {
-    stdio: 'inherit',
-    env: { ...process.env, MUTATION_TARGET: target.name, MUTATION_CONCURRENCY: concurrency, PATH: `${nodeBin}:${process.env.PATH ?? ''}` },
-  });
+  const result = spawnSync(
+    process.execPath,
+    [stryker, 'run', '--concurrency', concurrency, ...(force ? ['--force'] : []), ...(noBail ? ['--disableBail'] : [])],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, MUTATION_TARGET: target.name, MUTATION_CONCURRENCY: concurrency, PATH: `${nodeBin}:${process.env.PATH ?? ''}` },
+    },
+  );
   if (result.status !== 0) {
     console.error(`mutation: Stryker failed for ${target.name} (exit ${result.status ?? result.signal})`);
     failed = true;

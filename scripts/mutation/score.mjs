@@ -39,7 +39,9 @@ export function scoreOf(target, report) {
       else if (mutant.status === 'Ignored') counts.ignored += 1;
       else counts.errors += 1; // CompileError, RuntimeError: invalid mutants, not counted
       if (undetected && !isListedEquivalent(target, file, mutant)) {
-        survivors.push(`${file}:${mutant.location.start.line}:${mutant.location.start.column} ${mutant.mutatorName} ${JSON.stringify(mutant.replacement ?? '')} (${mutant.status})`);
+        survivors.push(
+          `${file}:${mutant.location.start.line}:${mutant.location.start.column} ${mutant.mutatorName} ${JSON.stringify(mutant.replacement ?? '')} (${mutant.status})`,
+        );
       }
     }
   }
@@ -79,7 +81,9 @@ export function formatTable(rows) {
   const lines = rows.map((r) =>
     r.missing
       ? [r.name, `${r.threshold}%`, 'no report', '', '', '', '', '', '', '']
-      : [r.name, `${r.threshold}%`, `${r.score.toFixed(2)}%`, r.mutants, r.killed, r.survived, r.timeout, r.noCoverage, r.equivalent, r.errors + r.ignored].map(String),
+      : [r.name, `${r.threshold}%`, `${r.score.toFixed(2)}%`, r.mutants, r.killed, r.survived, r.timeout, r.noCoverage, r.equivalent, r.errors + r.ignored].map(
+          String,
+        ),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
   const fmt = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join('  ');

@@ -107,9 +107,7 @@ export function isAuditRecordType(value: unknown): value is AuditRecordType {
 }
 
 export function knownCommandName(value: unknown): AuditCommandName {
-  return typeof value === 'string' && (COMMAND_NAMES as readonly string[]).includes(value)
-    ? (value as CommandName)
-    : 'unknown';
+  return typeof value === 'string' && (COMMAND_NAMES as readonly string[]).includes(value) ? (value as CommandName) : 'unknown';
 }
 
 function nonNegativeNumber(value: unknown): number | undefined {

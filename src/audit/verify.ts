@@ -65,13 +65,21 @@ export async function verifyChains(collected: CollectedChains, options: VerifyOp
   const chains: ChainSummary[] = [];
   const witnesses = latestWitnesses(options.witnesses ?? [], collected.chains, options.macKey, failures);
   for (const chain of collected.chains) {
-    const { summary, failure } = await verifyChain(chain, { ...options, ...(witnesses.has(chain.instance) ? { witness: witnesses.get(chain.instance)! } : {}) });
+    const { summary, failure } = await verifyChain(chain, {
+      ...options,
+      ...(witnesses.has(chain.instance) ? { witness: witnesses.get(chain.instance)! } : {}),
+    });
     chains.push(summary);
     if (failure) failures.push(failure);
     witnesses.delete(chain.instance);
   }
   for (const [instance, witness] of witnesses) {
-    failures.push({ instance, source: witness.source, line: 0, reason: `a witness records seq ${witness.seq} of instance ${instance}, but none of its records are here: the whole chain was removed` });
+    failures.push({
+      instance,
+      source: witness.source,
+      line: 0,
+      reason: `a witness records seq ${witness.seq} of instance ${instance}, but none of its records are here: the whole chain was removed`,
+    });
   }
   const times = chains.flatMap((c) => [c.firstTime, c.lastTime]).filter((t): t is string => t !== undefined);
   times.sort((a, b) => Date.parse(a) - Date.parse(b));
@@ -128,10 +136,7 @@ export async function verifyChain(
       const record = parsed.record;
       if (record.instance !== chain.instance) return fail(segment.name, lineNumber, `record of instance ${record.instance} in this instance's chain`, record);
       if (record.seq !== expectedSeq) {
-        const why =
-          record.seq > expectedSeq
-            ? `${record.seq - expectedSeq} record(s) missing before this one`
-            : 'record out of order or duplicated';
+        const why = record.seq > expectedSeq ? `${record.seq - expectedSeq} record(s) missing before this one` : 'record out of order or duplicated';
         return fail(segment.name, lineNumber, `seq ${record.seq} where ${expectedSeq} was expected: ${why}`, record);
       }
       if (record.prevHash !== expectedPrev) {
@@ -143,7 +148,12 @@ export async function verifyChain(
       if (record.v === AUDIT_MAC_FORMAT_VERSION) {
         if (macKey) {
           if (!macMatches(macKey, 'record', record.hash, record.mac!)) {
-            return fail(segment.name, lineNumber, "MAC does not match: the record was not written by this deployment's audit writer (forged, or another key)", record);
+            return fail(
+              segment.name,
+              lineNumber,
+              "MAC does not match: the record was not written by this deployment's audit writer (forged, or another key)",
+              record,
+            );
           }
         } else {
           summary.macsUnchecked++;
@@ -153,7 +163,12 @@ export async function verifyChain(
         return fail(segment.name, lineNumber, 'a record without MAC follows authenticated records: forged or downgraded', record);
       }
       if (witness && record.seq === witness.seq && record.hash !== witness.hash) {
-        return fail(segment.name, lineNumber, `the record differs from the one ${witness.source} witnessed at seq ${witness.seq}: the chain was rewritten`, record);
+        return fail(
+          segment.name,
+          lineNumber,
+          `the record differs from the one ${witness.source} witnessed at seq ${witness.seq}: the chain was rewritten`,
+          record,
+        );
       }
       const timeMs = Date.parse(record.time);
       if (timeMs < lastTimeMs) return fail(segment.name, lineNumber, 'time goes backwards', record);
@@ -209,7 +224,12 @@ export async function verifyChain(
  * (someone wrote it without the key) and not used; a witness naming no instance applies to the
  * only chain there is.
  */
-function latestWitnesses(witnesses: readonly ChainWitness[], chains: readonly InstanceChain[], macKey: Uint8Array | undefined, failures: VerifyFailure[]): Map<string, ChainWitness> {
+function latestWitnesses(
+  witnesses: readonly ChainWitness[],
+  chains: readonly InstanceChain[],
+  macKey: Uint8Array | undefined,
+  failures: VerifyFailure[],
+): Map<string, ChainWitness> {
   const latest = new Map<string, ChainWitness>();
   for (const witness of witnesses) {
     const instance = witness.instance ?? (chains.length === 1 ? chains[0]!.instance : undefined);

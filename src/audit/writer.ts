@@ -34,12 +34,7 @@ import {
 } from './record.js';
 import { parseRecordLine } from './parse.js';
 import { listSealedSegments, readFileTail, readFirstLine, sealedSegmentPath } from './segments.js';
-import {
-  ObjectStoreSegmentUploader,
-  segmentKey,
-  type ObjectLockRetention,
-  type SegmentUploader,
-} from './uploader.js';
+import { ObjectStoreSegmentUploader, segmentKey, type ObjectLockRetention, type SegmentUploader } from './uploader.js';
 
 export interface AuditUploadOptions {
   /** Where sealed segments go. Give either an uploader or a store (wrapped in ObjectStoreSegmentUploader). */

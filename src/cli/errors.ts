@@ -40,10 +40,16 @@ export function exitCodeOf(error: unknown): ExitCode {
 /** The one line an operator reads: no stack, no "Error: " prefixes, only the first line of a message. */
 export function errorLine(error: unknown): string {
   const raw = error instanceof Error ? error.message : String(error);
-  const message = raw.replace(/^(Error: |memvault: |error: )+/, '').split('\n')[0]!.trim();
+  const message = raw
+    .replace(/^(Error: |memvault: |error: )+/, '')
+    .split('\n')[0]!
+    .trim();
   const errno = (error as { code?: unknown } | null)?.code;
   // A Node system error without a memvault wording (EACCES on an output file...) keeps its code.
-  const suffix = !isMemvaultError(error) && !(error instanceof CliError) && typeof errno === 'string' && /^E[A-Z]+$/.test(errno) && !message.includes(errno) ? ` (${errno})` : '';
+  const suffix =
+    !isMemvaultError(error) && !(error instanceof CliError) && typeof errno === 'string' && /^E[A-Z]+$/.test(errno) && !message.includes(errno)
+      ? ` (${errno})`
+      : '';
   return `memvault: ${message.length > 0 ? message : 'failed'}${suffix}\n`;
 }
 

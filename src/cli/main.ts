@@ -26,7 +26,9 @@ function packageVersion(): string {
 
 const program = new Command()
   .name('memvault')
-  .description("Storage backend for Claude's memory tool: run commands, chat, and operate the store.\nExit codes: 0 done, 1 a check failed, 2 usage or configuration error, 3 runtime error.")
+  .description(
+    "Storage backend for Claude's memory tool: run commands, chat, and operate the store.\nExit codes: 0 done, 1 a check failed, 2 usage or configuration error, 3 runtime error.",
+  )
   .version(packageVersion(), '-V, --version', 'print the memvault version')
   // Usage errors come back here as CommanderError (exit code 2, below), each as one line.
   .exitOverride()
@@ -64,7 +66,11 @@ registerAuditCommands(program, {
       try {
         userCodec = await provider.forUid(provider.uidOf(userId));
       } catch (error) {
-        if (isMemvaultError(error, 'NOT_FOUND')) throw new MemvaultError('NOT_FOUND', 'this user has no key in the data store (never stored anything, or was erased): their audit records cannot be linked to the id; pass --uid if you know their audit uid');
+        if (isMemvaultError(error, 'NOT_FOUND'))
+          throw new MemvaultError(
+            'NOT_FOUND',
+            'this user has no key in the data store (never stored anything, or was erased): their audit records cannot be linked to the id; pass --uid if you know their audit uid',
+          );
         throw error;
       }
       return auditPseudonymsOf(userCodec, provider).uid;

@@ -120,10 +120,16 @@ export function validateUserId(userId: unknown): string {
     throw new MemvaultError('INVALID_USER', 'memvault: the user id contains control characters');
   }
   if (!isWellFormedUtf16(userId)) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id is not well-formed Unicode (it has an unpaired surrogate), so it cannot be told apart from other ids');
+    throw new MemvaultError(
+      'INVALID_USER',
+      'memvault: the user id is not well-formed Unicode (it has an unpaired surrogate), so it cannot be told apart from other ids',
+    );
   }
   if (userId.includes('\ufffd')) {
-    throw new MemvaultError('INVALID_USER', 'memvault: the user id contains U+FFFD, the replacement character of a lossy decoding, so it cannot be told apart from other ids; pass the id as it was before decoding');
+    throw new MemvaultError(
+      'INVALID_USER',
+      'memvault: the user id contains U+FFFD, the replacement character of a lossy decoding, so it cannot be told apart from other ids; pass the id as it was before decoding',
+    );
   }
   return userId;
 }
@@ -476,7 +482,7 @@ export const DEPLOYMENT_MISSING_MESSAGE =
   `The store holds user data but no deployment record (${DEPLOYMENT_RECORD_KEY}): it was deleted or lost. ` +
   'memvault will not start a new deployment over it, because every user would see an empty memory while their old files stay behind. ' +
   `Recovery: restore ${DEPLOYMENT_RECORD_KEY} from a backup or an earlier object version (README, "Recovering a lost deployment record"); ` +
-  'if the data is to be abandoned, move or delete the store\'s k/ and u/ prefixes first.';
+  "if the data is to be abandoned, move or delete the store's k/ and u/ prefixes first.";
 
 function explainDeploymentFailure(e: unknown, primary: KeyProvider, previous: KeyProvider[]): unknown {
   const configured = [primary, ...previous].map((p) => describeKey(p.kind, p.keyId)).join(', ');

@@ -10,14 +10,7 @@ import { createEncryptedCodecProvider, type EncryptedCodecProvider } from './cod
 import type { KeyCacheOptions } from './key-cache.js';
 import type { KeyProvider } from './key-provider.js';
 import { createKmsKeyProvider, type KmsClientLike } from './kms-key.js';
-import {
-  createLocalKeyProvider,
-  loadOrCreateLocalMasterKey,
-  MASTER_KEY_ENV,
-  MASTER_KEY_FILE_ENV,
-  parseMasterKey,
-  readMasterKeyFile,
-} from './local-key.js';
+import { createLocalKeyProvider, loadOrCreateLocalMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV, parseMasterKey, readMasterKeyFile } from './local-key.js';
 import { loadSodium } from './sodium.js';
 
 export const KMS_KEY_ID_ENV = 'MEMVAULT_KMS_KEY_ID';
@@ -135,7 +128,8 @@ function consumedError(name: string): MemvaultError {
 
 export async function keyProviderFromConfig(config: KeySourceConfig, options: ResolveKeyOptions = {}): Promise<ResolvedKeyProvider> {
   const env = options.env ?? process.env;
-  if (countSources(config) > 1) throw new MemvaultError('CONFIG', 'Configure exactly one of encryption.masterKey, encryption.masterKeyFile and encryption.kms.');
+  if (countSources(config) > 1)
+    throw new MemvaultError('CONFIG', 'Configure exactly one of encryption.masterKey, encryption.masterKeyFile and encryption.kms.');
   if (countSources(config) === 1) return providerFromSource(config, 'encryption.masterKey');
   const fromEnv: KeySourceConfig = {
     ...(env[MASTER_KEY_ENV] ? { masterKey: env[MASTER_KEY_ENV] } : {}),
@@ -152,7 +146,11 @@ export async function keyProviderFromConfig(config: KeySourceConfig, options: Re
   if (options.defaultMasterKeyFile && options.createDefaultKeyFile === false) {
     return providerFromSource({ masterKeyFile: options.defaultMasterKeyFile }, options.defaultMasterKeyFile).catch((e: unknown) => {
       if (e instanceof MemvaultError && /does not exist/.test(e.message)) {
-        throw new MemvaultError('CONFIG', `${NO_KEY_MESSAGE} ${options.missingKeyHint ?? `(No key file exists at the default place, ${options.defaultMasterKeyFile}, and this command does not create one.)`}`, { cause: e });
+        throw new MemvaultError(
+          'CONFIG',
+          `${NO_KEY_MESSAGE} ${options.missingKeyHint ?? `(No key file exists at the default place, ${options.defaultMasterKeyFile}, and this command does not create one.)`}`,
+          { cause: e },
+        );
       }
       throw e;
     });
@@ -160,7 +158,10 @@ export async function keyProviderFromConfig(config: KeySourceConfig, options: Re
   if (options.defaultMasterKeyFile) {
     await loadSodium();
     const { masterKey, created } = await loadOrCreateLocalMasterKey(options.defaultMasterKeyFile);
-    const resolved = await withWipe(masterKey, async () => ({ keyProvider: await createLocalKeyProvider(masterKey), source: options.defaultMasterKeyFile as string }));
+    const resolved = await withWipe(masterKey, async () => ({
+      keyProvider: await createLocalKeyProvider(masterKey),
+      source: options.defaultMasterKeyFile as string,
+    }));
     return created ? { ...resolved, createdMasterKeyFile: options.defaultMasterKeyFile } : resolved;
   }
   throw new MemvaultError('CONFIG', NO_KEY_MESSAGE);

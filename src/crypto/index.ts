@@ -3,7 +3,13 @@ export { loadSodium } from './sodium.js';
 export type { KeyProvider, WrapContext, GeneratedDataKey, KeyRecord } from './key-provider.js';
 export { createLocalKeyProvider, loadOrCreateLocalMasterKey, readMasterKeyFile, parseMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV } from './local-key.js';
 export { createKmsKeyProvider, type KmsKeyProviderOptions } from './kms-key.js';
-export { createEncryptedCodecProvider, DEPLOYMENT_MISSING_MESSAGE, type EncryptedCodecOptions, type EncryptedCodecProvider, MAX_STORE_KEY_BYTES } from './codec.js';
+export {
+  createEncryptedCodecProvider,
+  DEPLOYMENT_MISSING_MESSAGE,
+  type EncryptedCodecOptions,
+  type EncryptedCodecProvider,
+  MAX_STORE_KEY_BYTES,
+} from './codec.js';
 export type { KeyCacheOptions } from './key-cache.js';
 export {
   KEYS_PREFIX,

@@ -36,7 +36,9 @@ let kmsSdk: Promise<KmsSdk> | undefined;
 function loadKmsSdk(): Promise<KmsSdk> {
   kmsSdk ??= import('@aws-sdk/client-kms').catch((e: unknown) => {
     kmsSdk = undefined;
-    throw new MemvaultError('CONFIG', 'Error: AWS KMS is configured but the @aws-sdk/client-kms package is not installed (npm install @aws-sdk/client-kms).', { cause: e });
+    throw new MemvaultError('CONFIG', 'Error: AWS KMS is configured but the @aws-sdk/client-kms package is not installed (npm install @aws-sdk/client-kms).', {
+      cause: e,
+    });
   });
   return kmsSdk;
 }
@@ -63,10 +65,13 @@ const KEY = 'the configured AWS KMS key';
  */
 export function mapKmsError(e: unknown, operation: KmsOperation): MemvaultError {
   const name = errorName(e);
-  const fail = (message: string) => new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS could not open or create the memory key: ${message} Nothing was changed.`, { cause: e });
+  const fail = (message: string) =>
+    new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS could not open or create the memory key: ${message} Nothing was changed.`, { cause: e });
   switch (name) {
     case 'InvalidCiphertextException':
-      return new MemvaultError('INTEGRITY', 'Error: A wrapped key did not decrypt with AWS KMS: the key record is damaged or was moved from another user.', { cause: e });
+      return new MemvaultError('INTEGRITY', 'Error: A wrapped key did not decrypt with AWS KMS: the key record is damaged or was moved from another user.', {
+        cause: e,
+      });
     case 'IncorrectKeyException':
       return fail(`a wrapped key was encrypted under a different KMS key than ${KEY}.`);
     case 'NotFoundException':
@@ -130,7 +135,9 @@ class KmsKeyProvider implements KeyProvider {
     const { sdk, client } = await this.kms();
     let out: EncryptCommandOutput;
     try {
-      out = (await client.send(new sdk.EncryptCommand({ KeyId: this.keyId, Plaintext: dataKey, EncryptionContext: kmsEncryptionContext(context) }))) as EncryptCommandOutput;
+      out = (await client.send(
+        new sdk.EncryptCommand({ KeyId: this.keyId, Plaintext: dataKey, EncryptionContext: kmsEncryptionContext(context) }),
+      )) as EncryptCommandOutput;
     } catch (e) {
       throw mapKmsError(e, 'Encrypt');
     }

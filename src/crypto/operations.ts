@@ -64,7 +64,11 @@ function uidOfRecordKey(key: string): string {
 }
 
 /** Open the deployment (authenticated) with any of `providers`; CONFIG when there is none. */
-async function openDeployment(store: ObjectStore, providers: KeyProvider[], wipe: (b: Uint8Array) => void): Promise<{ secret: Uint8Array; binding: DeploymentBinding }> {
+async function openDeployment(
+  store: ObjectStore,
+  providers: KeyProvider[],
+  wipe: (b: Uint8Array) => void,
+): Promise<{ secret: Uint8Array; binding: DeploymentBinding }> {
   let opened;
   try {
     opened = await readDeployment(store, providers, wipe);
@@ -163,9 +167,15 @@ async function rewrapRecord(
     const record = authenticRecord(stored.body, key, uid, binding);
     if (record.kind === to.kind && record.keyId === to.keyId) {
       // Done only if it really opens with the new key alone.
-      wipe(await openRecord(record, uid, [to]).catch((e: unknown) => {
-        throw new MemvaultError('INTEGRITY', `Key record ${key} names the new key but does not open with it; it is not counted as rotated. Restore it from a backup.`, { cause: e });
-      }));
+      wipe(
+        await openRecord(record, uid, [to]).catch((e: unknown) => {
+          throw new MemvaultError(
+            'INTEGRITY',
+            `Key record ${key} names the new key but does not open with it; it is not counted as rotated. Restore it from a backup.`,
+            { cause: e },
+          );
+        }),
+      );
       return 'skipped';
     }
     let secret: Uint8Array;
@@ -184,7 +194,11 @@ async function rewrapRecord(
     let rewrapped: KeyRecord;
     try {
       const wrapped = await to.wrap(secret, { deploymentId: binding.deploymentId, uid, keyVersion: record.keyVersion });
-      rewrapped = sealKeyRecord({ deployment: binding.deploymentId, kind: to.kind, keyId: to.keyId, keyVersion: record.keyVersion, wrapped }, uid, binding.macKey);
+      rewrapped = sealKeyRecord(
+        { deployment: binding.deploymentId, kind: to.kind, keyId: to.keyId, keyVersion: record.keyVersion, wrapped },
+        uid,
+        binding.macKey,
+      );
     } finally {
       wipe(secret);
     }

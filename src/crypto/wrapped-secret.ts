@@ -112,8 +112,7 @@ function deploymentMacValid(record: KeyRecord, secret: Uint8Array): boolean {
   }
 }
 
-export const DEPLOYMENT_RECORD_INTEGRITY_MESSAGE =
-  `The deployment record (${DEPLOYMENT_RECORD_KEY}) opens but fails its integrity check: it was altered. Restore it from a backup or an earlier object version.`;
+export const DEPLOYMENT_RECORD_INTEGRITY_MESSAGE = `The deployment record (${DEPLOYMENT_RECORD_KEY}) opens but fails its integrity check: it was altered. Restore it from a backup or an earlier object version.`;
 
 export async function readDeployment(store: ObjectStore, providers: readonly KeyProvider[], wipe: (b: Uint8Array) => void): Promise<OpenedSecret | null> {
   const stored = await store.get(DEPLOYMENT_RECORD_KEY);

@@ -15,15 +15,7 @@
 import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import type { FileAccessPolicy } from '../vault/store-user-files.js';
-import {
-  checkTouchInterval,
-  DEFAULT_TOUCH_INTERVAL_MS,
-  resolveTtl,
-  TTL_CLASS_TAG_KEY,
-  ttlDaysOf,
-  type ExpiryOptions,
-  type ResolvedTtl,
-} from './config.js';
+import { checkTouchInterval, DEFAULT_TOUCH_INTERVAL_MS, resolveTtl, TTL_CLASS_TAG_KEY, ttlDaysOf, type ExpiryOptions, type ResolvedTtl } from './config.js';
 import { isHidden } from './decide.js';
 import { classMarkerKey, classMarkerPrefix, parseUserKey, userPrefixOf } from './layout.js';
 

@@ -159,7 +159,8 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
           if (code !== 412 && code !== 409 && code !== 404 && code !== 500) throw error;
           const now = await headOf(candidate.key);
           if (now === null) outcome.gone.push(candidate);
-          else if (now.etag === candidate.etag) outcome.failed.push(candidate); // not fenced: next sweep
+          else if (now.etag === candidate.etag)
+            outcome.failed.push(candidate); // not fenced: next sweep
           else if (!(now.size === 0 && now.etag === markerEtag)) outcome.changed.push(candidate);
           else outcome.gone.push(candidate); // fenced already (our lost answer, or another operation's)
           if (now === null || !(now.size === 0 && now.etag === markerEtag)) return;

@@ -69,7 +69,14 @@ const NETWORK_CAUSES: Record<string, string> = {
 };
 
 function failureOf(error: unknown): S3Failure {
-  const e = error as { name?: string; Code?: string; code?: string; cause?: { code?: string }; errors?: Array<{ code?: string }>; $metadata?: { httpStatusCode?: number } };
+  const e = error as {
+    name?: string;
+    Code?: string;
+    code?: string;
+    cause?: { code?: string };
+    errors?: Array<{ code?: string }>;
+    $metadata?: { httpStatusCode?: number };
+  };
   const errno = e.code ?? e.cause?.code ?? e.errors?.find((x) => x.code)?.code;
   const status = e.$metadata?.httpStatusCode;
   if (status === undefined && errno !== undefined) return { name: errno, status, network: `${NETWORK_CAUSES[errno] ?? 'no answer'} (${errno})` };
@@ -108,8 +115,8 @@ function unknownCheck(id: string, title: string, required: boolean, api: string,
       : ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(f.name)
         ? `${api}: the credentials were rejected (${f.name})`
         : f.status === 403 || f.name === 'AccessDenied'
-        ? `access denied to ${api}: the credentials lack ${PERMISSION_OF[api] ?? 'the permission for it'}`
-        : `${api} failed: ${f.name}${f.status ? ` (${f.status})` : ''}`;
+          ? `access denied to ${api}: the credentials lack ${PERMISSION_OF[api] ?? 'the permission for it'}`
+          : `${api} failed: ${f.name}${f.status ? ` (${f.status})` : ''}`;
   return { id, title, status: 'unknown', required, detail: `could not check: ${why}` };
 }
 
@@ -149,7 +156,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
       status: versioned ? 'ok' : 'missing',
       required: true,
       detail: versioned ? 'enabled' : `not enabled (status: ${out.Status ?? 'never enabled'})`,
-      ...(versioned ? {} : { fix: `CDK: s3.Bucket { versioned: true } (MemvaultStorage sets it)\naws s3api put-bucket-versioning --bucket ${bucket} --versioning-configuration Status=Enabled` }),
+      ...(versioned
+        ? {}
+        : {
+            fix: `CDK: s3.Bucket { versioned: true } (MemvaultStorage sets it)\naws s3api put-bucket-versioning --bucket ${bucket} --versioning-configuration Status=Enabled`,
+          }),
     });
   } catch (error) {
     checks.push(unknownCheck('versioning', 'Versioning', true, 'GetBucketVersioning', failureOf(error)));
@@ -167,8 +178,20 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   }
   const lifecycleJson = JSON.stringify({
     Rules: [
-      { ID: 'memvault-housekeeping', Status: 'Enabled', Filter: { Prefix: base }, NoncurrentVersionExpiration: { NoncurrentDays: 7 }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Expiration: { ExpiredObjectDeleteMarker: true } },
-      { ID: 'memvault-key-records', Status: 'Enabled', Filter: { Prefix: keysPrefix }, NoncurrentVersionExpiration: { NoncurrentDays: KEY_RECORD_NONCURRENT_DAYS } },
+      {
+        ID: 'memvault-housekeeping',
+        Status: 'Enabled',
+        Filter: { Prefix: base },
+        NoncurrentVersionExpiration: { NoncurrentDays: 7 },
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        Expiration: { ExpiredObjectDeleteMarker: true },
+      },
+      {
+        ID: 'memvault-key-records',
+        Status: 'Enabled',
+        Filter: { Prefix: keysPrefix },
+        NoncurrentVersionExpiration: { NoncurrentDays: KEY_RECORD_NONCURRENT_DAYS },
+      },
       ...Object.entries(ttl.classes).map(([name, days]) => ({
         ID: `memvault-ttl-${name}`,
         Status: 'Enabled',
@@ -192,7 +215,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
       return f.tags[TTL_CLASS_TAG_KEY] === name && Object.keys(f.tags).length === 1 && covers(f.prefix, filesPrefix);
     });
     const exact = matching.find((r) => r.Expiration?.Days === days);
-    if (exact) checks.push({ id, title, status: 'ok', required: true, detail: `rule '${exact.ID ?? '(no id)'}' expires tag ${TTL_CLASS_TAG_KEY}=${name} after ${days} days` });
+    if (exact)
+      checks.push({
+        id,
+        title,
+        status: 'ok',
+        required: true,
+        detail: `rule '${exact.ID ?? '(no id)'}' expires tag ${TTL_CLASS_TAG_KEY}=${name} after ${days} days`,
+      });
     else {
       const other = matching[0];
       checks.push({
@@ -200,7 +230,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
         title,
         status: 'missing',
         required: true,
-        detail: other ? `rule '${other.ID ?? '(no id)'}' expires after ${other.Expiration?.Days ?? '?'} days, not ${days}` : `no enabled rule on ${filesPrefix} with tag filter ${TTL_CLASS_TAG_KEY}=${name}`,
+        detail: other
+          ? `rule '${other.ID ?? '(no id)'}' expires after ${other.Expiration?.Days ?? '?'} days, not ${days}`
+          : `no enabled rule on ${filesPrefix} with tag filter ${TTL_CLASS_TAG_KEY}=${name}`,
         fix: lifecycleFix,
       });
     }
@@ -210,11 +242,24 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     const title = 'NoncurrentVersionExpiration (old versions of deleted or overwritten files)';
     if (!rules) checks.push(unknownCheck(id, title, true, 'GetBucketLifecycleConfiguration', lifecycleFailure!));
     else {
-      const rule = rules.find((r) => r.Status === 'Enabled' && r.NoncurrentVersionExpiration?.NoncurrentDays !== undefined && covers(filterOf(r).prefix, filesPrefix) && Object.keys(filterOf(r).tags).length === 0);
+      const rule = rules.find(
+        (r) =>
+          r.Status === 'Enabled' &&
+          r.NoncurrentVersionExpiration?.NoncurrentDays !== undefined &&
+          covers(filterOf(r).prefix, filesPrefix) &&
+          Object.keys(filterOf(r).tags).length === 0,
+      );
       checks.push(
         rule
           ? { id, title, status: 'ok', required: true, detail: `rule '${rule.ID ?? '(no id)'}': ${rule.NoncurrentVersionExpiration?.NoncurrentDays} days` }
-          : { id, title, status: 'missing', required: true, detail: `no enabled rule on ${base || '(whole bucket)'} expires noncurrent versions: expired and erased files stay recoverable forever`, fix: lifecycleFix },
+          : {
+              id,
+              title,
+              status: 'missing',
+              required: true,
+              detail: `no enabled rule on ${base || '(whole bucket)'} expires noncurrent versions: expired and erased files stay recoverable forever`,
+              fix: lifecycleFix,
+            },
       );
     }
   }
@@ -226,8 +271,17 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     const title = `NoncurrentVersionExpiration of key records (${keysPrefix}) within ${KEY_RECORD_NONCURRENT_DAYS} day`;
     if (!rules) checks.push(unknownCheck(id, title, true, 'GetBucketLifecycleConfiguration', lifecycleFailure!));
     else {
-      const covering = rules.filter((r) => r.Status === 'Enabled' && r.NoncurrentVersionExpiration?.NoncurrentDays !== undefined && covers(filterOf(r).prefix, keysPrefix) && Object.keys(filterOf(r).tags).length === 0);
-      const shortest = covering.reduce<LifecycleRule | undefined>((best, r) => (best === undefined || r.NoncurrentVersionExpiration!.NoncurrentDays! < best.NoncurrentVersionExpiration!.NoncurrentDays! ? r : best), undefined);
+      const covering = rules.filter(
+        (r) =>
+          r.Status === 'Enabled' &&
+          r.NoncurrentVersionExpiration?.NoncurrentDays !== undefined &&
+          covers(filterOf(r).prefix, keysPrefix) &&
+          Object.keys(filterOf(r).tags).length === 0,
+      );
+      const shortest = covering.reduce<LifecycleRule | undefined>(
+        (best, r) => (best === undefined || r.NoncurrentVersionExpiration!.NoncurrentDays! < best.NoncurrentVersionExpiration!.NoncurrentDays! ? r : best),
+        undefined,
+      );
       const days = shortest?.NoncurrentVersionExpiration?.NoncurrentDays;
       checks.push(
         days !== undefined && days <= KEY_RECORD_NONCURRENT_DAYS
@@ -254,12 +308,26 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     checks.push(
       algorithm
         ? { id: 'encryption', title: 'Default encryption at rest', status: 'ok', required: false, detail: algorithm }
-        : { id: 'encryption', title: 'Default encryption at rest', status: 'warn', required: false, detail: 'no default encryption rule', fix: encryptionFix(bucket) },
+        : {
+            id: 'encryption',
+            title: 'Default encryption at rest',
+            status: 'warn',
+            required: false,
+            detail: 'no default encryption rule',
+            fix: encryptionFix(bucket),
+          },
     );
   } catch (error) {
     const f = failureOf(error);
     if (f.name === 'ServerSideEncryptionConfigurationNotFoundError') {
-      checks.push({ id: 'encryption', title: 'Default encryption at rest', status: 'warn', required: false, detail: 'no default encryption configured', fix: encryptionFix(bucket) });
+      checks.push({
+        id: 'encryption',
+        title: 'Default encryption at rest',
+        status: 'warn',
+        required: false,
+        detail: 'no default encryption configured',
+        fix: encryptionFix(bucket),
+      });
     } else checks.push(unknownCheck('encryption', 'Default encryption at rest', false, 'GetBucketEncryption', f));
   }
 
@@ -276,7 +344,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   } catch (error) {
     const f = failureOf(error);
     if (f.name === 'NoSuchPublicAccessBlockConfiguration') {
-      checks.push({ id: 'public-access-block', title: 'Block Public Access', status: 'missing', required: true, detail: 'not configured', fix: pabFix(bucket) });
+      checks.push({
+        id: 'public-access-block',
+        title: 'Block Public Access',
+        status: 'missing',
+        required: true,
+        detail: 'not configured',
+        fix: pabFix(bucket),
+      });
     } else checks.push(unknownCheck('public-access-block', 'Block Public Access', true, 'GetPublicAccessBlock', f));
   }
 
@@ -324,12 +399,19 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
     const title = 'Conditional writes (If-None-Match: *, If-Match)';
     const first = await rejected(() => put({ IfNoneMatch: '*' }));
     if (first !== 'accepted') {
-      checks.push(first === 'rejected' ? { id: 'conditional-writes', title, status: 'unknown', required: true, detail: 'unknown (the probe key already existed)' } : unknownCheck('conditional-writes', title, true, 'PutObject with If-None-Match', first));
+      checks.push(
+        first === 'rejected'
+          ? { id: 'conditional-writes', title, status: 'unknown', required: true, detail: 'unknown (the probe key already existed)' }
+          : unknownCheck('conditional-writes', title, true, 'PutObject with If-None-Match', first),
+      );
     } else {
       const second = await rejected(() => put({ IfNoneMatch: '*' }));
       const stale = await rejected(() => put({ IfMatch: STALE_ETAG }));
       const ok = second === 'rejected' && stale === 'rejected';
-      const problems = [second === 'rejected' ? '' : 'a second If-None-Match: * put was not refused', stale === 'rejected' ? '' : 'an If-Match put with a stale ETag was not refused'].filter(Boolean);
+      const problems = [
+        second === 'rejected' ? '' : 'a second If-None-Match: * put was not refused',
+        stale === 'rejected' ? '' : 'an If-Match put with a stale ETag was not refused',
+      ].filter(Boolean);
       checks.push({
         id: 'conditional-writes',
         title,
@@ -355,8 +437,22 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
       } catch (error) {
         result = `failed:${failureOf(error).name}`;
       }
-      if (result === 'enforced') checks.push({ id: 'conditional-deletes', title, status: 'ok', required: false, detail: 'enforced: run the sweeper with MEMVAULT_CONDITIONAL_DELETE=native (no HEAD per deletion)' });
-      else if (result === 'ignored') checks.push({ id: 'conditional-deletes', title, status: 'warn', required: false, detail: 'ignored by this server (a stale ETag deleted the object): keep the sweeper\'s default recheck mode (one HEAD per deletion)' });
+      if (result === 'enforced')
+        checks.push({
+          id: 'conditional-deletes',
+          title,
+          status: 'ok',
+          required: false,
+          detail: 'enforced: run the sweeper with MEMVAULT_CONDITIONAL_DELETE=native (no HEAD per deletion)',
+        });
+      else if (result === 'ignored')
+        checks.push({
+          id: 'conditional-deletes',
+          title,
+          status: 'warn',
+          required: false,
+          detail: "ignored by this server (a stale ETag deleted the object): keep the sweeper's default recheck mode (one HEAD per deletion)",
+        });
       else checks.push({ id: 'conditional-deletes', title, status: 'unknown', required: false, detail: `unknown (DeleteObjects ${result.slice(7)})` });
     }
 
@@ -368,7 +464,16 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
       const before = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
       await sleep(1100); // LastModified has whole seconds
       try {
-        await client.send(new CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`, MetadataDirective: 'REPLACE', Metadata: {}, TaggingDirective: 'COPY' }));
+        await client.send(
+          new CopyObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            CopySource: `${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`,
+            MetadataDirective: 'REPLACE',
+            Metadata: {},
+            TaggingDirective: 'COPY',
+          }),
+        );
         const after = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
         let tagKept: boolean | undefined;
         try {
@@ -377,14 +482,23 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
         } catch {
           tagKept = undefined;
         }
-        if (after <= before) checks.push({ id: 'touch', title, status: 'missing', required: true, detail: 'LastModified did not move: reads cannot keep files alive', fix: 'use an S3 server whose CopyObject onto the same key updates LastModified' });
+        if (after <= before)
+          checks.push({
+            id: 'touch',
+            title,
+            status: 'missing',
+            required: true,
+            detail: 'LastModified did not move: reads cannot keep files alive',
+            fix: 'use an S3 server whose CopyObject onto the same key updates LastModified',
+          });
         else if (tagKept === false) {
           checks.push({
             id: 'touch',
             title,
             status: 'warn',
             required: false,
-            detail: 'LastModified moves, but the server drops tags on a copy in place (Ceph RGW 16 does): keep S3Store\'s restateTagsOnReplace on (the default; 2 more requests per touch), or touched files fall out of the tag-filtered lifecycle rules',
+            detail:
+              "LastModified moves, but the server drops tags on a copy in place (Ceph RGW 16 does): keep S3Store's restateTagsOnReplace on (the default; 2 more requests per touch), or touched files fall out of the tag-filtered lifecycle rules",
           });
         } else {
           checks.push({
@@ -392,7 +506,9 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
             title,
             status: 'ok',
             required: true,
-            detail: tagKept ? 'LastModified moves and the server keeps tags: S3Store may use restateTagsOnReplace: false (1 request per touch instead of 3)' : 'LastModified moves (tags: unknown, GetObjectTagging not allowed)',
+            detail: tagKept
+              ? 'LastModified moves and the server keeps tags: S3Store may use restateTagsOnReplace: false (1 request per touch instead of 3)'
+              : 'LastModified moves (tags: unknown, GetObjectTagging not allowed)',
           });
         }
       } catch (error) {
@@ -431,7 +547,10 @@ export function formatDoctor(checks: DoctorCheck[]): string {
   const causes = [...new Set(checks.filter((c) => c.required && c.status === 'unknown').map((c) => c.detail.replace(/^could not check: /, '')))];
   if (missing === 0 && unchecked === 0) lines.push('memvault doctor: every required check passed');
   else {
-    const parts = [missing > 0 ? `${missing} required item(s) missing` : '', unchecked > 0 ? `${unchecked} required check(s) could not be made (${causes.slice(0, 3).join('; ')}${causes.length > 3 ? '; ...' : ''})` : ''].filter(Boolean);
+    const parts = [
+      missing > 0 ? `${missing} required item(s) missing` : '',
+      unchecked > 0 ? `${unchecked} required check(s) could not be made (${causes.slice(0, 3).join('; ')}${causes.length > 3 ? '; ...' : ''})` : '',
+    ].filter(Boolean);
     lines.push(`memvault doctor: FAILED: ${parts.join(', ')}`);
   }
   return `${lines.join('\n')}\n`;
@@ -451,7 +570,12 @@ export interface FileStoreDoctorOptions {
    * Opens the deployment with the configured key and creates nothing; throws the start-up error
    * (no deployment, a key that does not match, user data without a deployment record).
    */
-  openDeployment: () => Promise<{ keyId: string; users(): AsyncIterable<string>; renameJournals(uid: string): Promise<Array<{ lastModified: Date }>>; close(): Promise<void> }>;
+  openDeployment: () => Promise<{
+    keyId: string;
+    users(): AsyncIterable<string>;
+    renameJournals(uid: string): Promise<Array<{ lastModified: Date }>>;
+    close(): Promise<void>;
+  }>;
   now?: () => number;
 }
 
@@ -475,7 +599,14 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
     const info = await stat(dir);
     if (!info.isDirectory()) checks.push({ id: 'store-dir', title: 'Store directory', status: 'missing', required: true, detail: `${dir} is not a directory` });
     else if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-      checks.push({ id: 'store-dir', title: 'Store directory', status: 'missing', required: true, detail: `${dir} has mode ${modeText(info.mode)}: other users can list or change it`, fix: `chmod 700 ${dir}` });
+      checks.push({
+        id: 'store-dir',
+        title: 'Store directory',
+        status: 'missing',
+        required: true,
+        detail: `${dir} has mode ${modeText(info.mode)}: other users can list or change it`,
+        fix: `chmod 700 ${dir}`,
+      });
       dirOk = true;
     } else {
       checks.push({ id: 'store-dir', title: 'Store directory', status: 'ok', required: true, detail: `${dir}, owner only` });
@@ -498,7 +629,14 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
       const info = await stat(file);
       if (!info.isFile()) checks.push({ id: 'key-file', title: 'Master key file', status: 'missing', required: true, detail: `${file} is not a regular file` });
       else if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-        checks.push({ id: 'key-file', title: 'Master key file', status: 'missing', required: true, detail: `${file} has mode ${modeText(info.mode)}: other users can read it`, fix: `chmod 600 ${file}` });
+        checks.push({
+          id: 'key-file',
+          title: 'Master key file',
+          status: 'missing',
+          required: true,
+          detail: `${file} has mode ${modeText(info.mode)}: other users can read it`,
+          fix: `chmod 600 ${file}`,
+        });
       } else checks.push({ id: 'key-file', title: 'Master key file', status: 'ok', required: true, detail: `${file}, mode 0600` });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -507,7 +645,10 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
         title: 'Master key file',
         status: code === 'ENOENT' ? 'missing' : 'unknown',
         required: true,
-        detail: code === 'ENOENT' ? `${file} does not exist: without it the stored memories cannot be read (restore it from your backup)` : `could not check: ${code ?? 'error'}`,
+        detail:
+          code === 'ENOENT'
+            ? `${file} does not exist: without it the stored memories cannot be read (restore it from your backup)`
+            : `could not check: ${code ?? 'error'}`,
       });
     }
   } else {
@@ -533,7 +674,13 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
   let deployment: Awaited<ReturnType<FileStoreDoctorOptions['openDeployment']>> | undefined;
   try {
     deployment = await options.openDeployment();
-    checks.push({ id: 'deployment', title: 'Deployment record (k/_deployment)', status: 'ok', required: true, detail: `opens with the configured key (${deployment.keyId})` });
+    checks.push({
+      id: 'deployment',
+      title: 'Deployment record (k/_deployment)',
+      status: 'ok',
+      required: true,
+      detail: `opens with the configured key (${deployment.keyId})`,
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message.replace(/^(Error: |memvault: )/, '') : String(error);
     checks.push({ id: 'deployment', title: 'Deployment record (k/_deployment)', status: 'missing', required: true, detail: message });
@@ -561,7 +708,13 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
             },
       );
     } catch (error) {
-      checks.push({ id: 'journals', title: 'Unfinished directory renames', status: 'unknown', required: false, detail: `could not check: ${error instanceof Error ? error.message : String(error)}` });
+      checks.push({
+        id: 'journals',
+        title: 'Unfinished directory renames',
+        status: 'unknown',
+        required: false,
+        detail: `could not check: ${error instanceof Error ? error.message : String(error)}`,
+      });
     } finally {
       await deployment.close();
     }

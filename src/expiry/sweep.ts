@@ -271,7 +271,13 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
       type: 'expire',
       requestId: sweepId,
       outcome: summary.errors > 0 ? 'error' : 'ok',
-      counts: { scanned: summary.scanned, expired: summary.expired, kept: summary.kept, errors: summary.errors, changedDuringSweep: summary.changedDuringSweep },
+      counts: {
+        scanned: summary.scanned,
+        expired: summary.expired,
+        kept: summary.kept,
+        errors: summary.errors,
+        changedDuringSweep: summary.changedDuringSweep,
+      },
     });
   }
   return summary;

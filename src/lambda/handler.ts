@@ -139,7 +139,9 @@ function defaultLog(line: string): void {
 }
 
 /** A handler with injected environment, clock and log (tests); `handler` is the default one. */
-export function createSweeperHandler(options: SweeperHandlerOptions = {}): (event: SweeperEvent | undefined, context: SweeperContext) => Promise<SweeperResult> {
+export function createSweeperHandler(
+  options: SweeperHandlerOptions = {},
+): (event: SweeperEvent | undefined, context: SweeperContext) => Promise<SweeperResult> {
   const log = options.log ?? defaultLog;
   const now = options.now ?? (() => new Date());
   const checkpointIntervalMs = options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
@@ -238,7 +240,9 @@ export function createSweeperHandler(options: SweeperHandlerOptions = {}): (even
       return { event: 'memvault.sweep', complete: summary.complete, errors: summary.errors, expired: summary.expired, scanned: summary.scanned };
     } catch (error) {
       // The message of a MemvaultError is written for operators and carries no key or path; anything else is summarised by its name.
-      const detail = isMemvaultError(error) ? { code: error.code, message: error.message } : { code: 'INTERNAL', message: `unexpected ${error instanceof Error ? error.name : 'failure'}` };
+      const detail = isMemvaultError(error)
+        ? { code: error.code, message: error.message }
+        : { code: 'INTERNAL', message: `unexpected ${error instanceof Error ? error.name : 'failure'}` };
       log(JSON.stringify({ event: 'memvault.sweep.failed', ...detail }));
       throw isMemvaultError(error) ? error : new MemvaultError('INTERNAL', 'expire: the sweep failed unexpectedly', { cause: error });
     } finally {

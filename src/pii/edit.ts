@@ -35,7 +35,13 @@ export function changedSpan(before: string, after: string): ChangedSpan {
  * EDIT_MARGIN), so they are exactly what a scan of the whole text finds there; a finding near a
  * window edge could be an artefact of the cut (a long number cut to 16 digits) and is dropped.
  */
-function findingsNear(text: string, from: number, to: number, options: RedactOptions | undefined, margin: number): { findings: PiiFinding[]; rejected: PiiType[] } {
+function findingsNear(
+  text: string,
+  from: number,
+  to: number,
+  options: RedactOptions | undefined,
+  margin: number,
+): { findings: PiiFinding[]; rejected: PiiType[] } {
   // Margins count visible characters: invisible ones, which detectors skip, may pad a value.
   const windowStart = visibleBefore(text, from, 2 * margin);
   const windowEnd = visibleAfter(text, to, 2 * margin);
@@ -94,8 +100,7 @@ function introducedRejections(before: string, span: ChangedSpan, findings: PiiFi
     if (options?.policy?.[f.type] !== 'reject') continue;
     const inPrefix = f.end <= span.start;
     const inSuffix = f.start >= span.afterEnd;
-    const existed =
-      (inPrefix && had.has(`${f.type}:${f.start}:${f.end}`)) || (inSuffix && had.has(`${f.type}:${f.start + shift}:${f.end + shift}`));
+    const existed = (inPrefix && had.has(`${f.type}:${f.start}:${f.end}`)) || (inSuffix && had.has(`${f.type}:${f.start + shift}:${f.end + shift}`));
     if (!existed) introduced.add(f.type);
   }
   return PII_TYPES.filter((t) => introduced.has(t));
@@ -120,7 +125,11 @@ export function replaceFindings(text: string, findings: readonly PiiFinding[]): 
  * same value always gives the same name: the model may go on using the path it wrote.
  * Segments are scanned one by one; a value never spans a '/'.
  */
-export function redactPathValues(path: string, tag: (value: string) => string, options?: RedactOptions): { path: string; findings: PiiFinding[]; rejected: PiiType[] } {
+export function redactPathValues(
+  path: string,
+  tag: (value: string) => string,
+  options?: RedactOptions,
+): { path: string; findings: PiiFinding[]; rejected: PiiType[] } {
   const findings: PiiFinding[] = [];
   const rejected = new Set<PiiType>();
   let offset = 0;

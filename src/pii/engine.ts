@@ -41,9 +41,7 @@ export function resolveOverlaps(candidates: Candidate[]): PiiFinding[] {
     if (j === i + 1) {
       result.push({ type: first.type, start: first.start, end: first.end });
     } else {
-      const cluster = sorted.slice(i, j).sort(
-        (a, b) => b.priority - a.priority || b.end - b.start - (a.end - a.start) || a.start - b.start,
-      );
+      const cluster = sorted.slice(i, j).sort((a, b) => b.priority - a.priority || b.end - b.start - (a.end - a.start) || a.start - b.start);
       const chosen: Candidate[] = [];
       for (const c of cluster) {
         if (chosen.every((k) => c.end <= k.start || c.start >= k.end)) chosen.push(c);

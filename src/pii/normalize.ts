@@ -20,7 +20,8 @@
  */
 
 // Anything the fold changes.
-const FOLDED = /%(?:40|2[bBdDeE0])|[\u00a0\u00ad\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u09e6-\u09ef\u0e50-\u0e59\u1680\u2000-\u200d\u2010-\u2015\u202f\u205f-\u2064\u2212\u3000\ufe58\ufe63\ufeff\uff01-\uff5e]/;
+const FOLDED =
+  /%(?:40|2[bBdDeE0])|[\u00a0\u00ad\u0660-\u0669\u06f0-\u06f9\u0966-\u096f\u09e6-\u09ef\u0e50-\u0e59\u1680\u2000-\u200d\u2010-\u2015\u202f\u205f-\u2064\u2212\u3000\ufe58\ufe63\ufeff\uff01-\uff5e]/;
 
 const DIGIT_BLOCKS = [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50];
 
@@ -49,7 +50,7 @@ export function visibleBefore(text: string, pos: number, count: number): number 
   // Every character counts at most once, so fewer than `count` units before `pos` reach the start.
   if (pos <= count) return 0;
   let i = pos;
-  for (let k = 0; i > 0 && k < count; ) {
+  for (let k = 0; i > 0 && k < count;) {
     if (i >= 3 && escapeAt(text, i - 3)) {
       i -= 3;
       k++;
@@ -65,7 +66,7 @@ export function visibleBefore(text: string, pos: number, count: number): number 
 export function visibleAfter(text: string, pos: number, count: number): number {
   if (text.length - pos <= count) return text.length;
   let i = pos;
-  for (let k = 0; i < text.length && k < count; ) {
+  for (let k = 0; i < text.length && k < count;) {
     if (escapeAt(text, i)) {
       i += 3;
       k++;

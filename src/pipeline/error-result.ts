@@ -8,7 +8,14 @@ import type { CommandContext, CommandResult, Middleware } from './context.js';
  * future message). Messages of the other codes echo the model's own input (paths, old_str) and
  * reach it unchanged, as the spec's wording requires.
  */
-const INFRASTRUCTURE_CODES: ReadonlySet<ErrorCode> = new Set(['STORE_UNAVAILABLE', 'KEY_UNAVAILABLE', 'INTEGRITY', 'CONFIG', 'INTERNAL', 'PRECONDITION_FAILED']);
+const INFRASTRUCTURE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'STORE_UNAVAILABLE',
+  'KEY_UNAVAILABLE',
+  'INTEGRITY',
+  'CONFIG',
+  'INTERNAL',
+  'PRECONDITION_FAILED',
+]);
 
 const SCRUBS: Array<[RegExp, string]> = [
   [/\barn:aws[a-z-]*:[^\s"'`,;)\]]*/gi, '[ARN]'],

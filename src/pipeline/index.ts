@@ -8,7 +8,17 @@ import { validateInputWithin } from './validate.js';
 
 export { compose } from './compose.js';
 export type { CommandContext, CommandResult, CommandStats, Middleware, Next } from './context.js';
-export { canonicalizePath, canonicalizeCommand, InvalidPathError, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, pathGuard, showPath, type PathGuardDecision, type PathRule } from './path-guard.js';
+export {
+  canonicalizePath,
+  canonicalizeCommand,
+  InvalidPathError,
+  MAX_PATH_BYTES,
+  MAX_SEGMENT_BYTES,
+  pathGuard,
+  showPath,
+  type PathGuardDecision,
+  type PathRule,
+} from './path-guard.js';
 export {
   capViewOutput,
   DEFAULT_QUOTA,

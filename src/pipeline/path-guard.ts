@@ -115,11 +115,7 @@ const SUSPICIOUS = new RegExp(`${IGNORABLE.source}|${SLASH_LIKE.source}|${BACKSL
 function skeleton(text: string): string {
   const folded = text.normalize('NFKC');
   if (!SUSPICIOUS.test(folded)) return folded;
-  return folded
-    .replace(IGNORABLE, '')
-    .replace(SLASH_LIKE, '/')
-    .replace(BACKSLASH_LIKE, '\\')
-    .replace(DOT_LIKE, '.');
+  return folded.replace(IGNORABLE, '').replace(SLASH_LIKE, '/').replace(BACKSLASH_LIKE, '\\').replace(DOT_LIKE, '.');
 }
 
 const ESCAPES = /(?:%[uU][0-9a-fA-F]{4}|%[0-9a-fA-F]{2})+/g;
@@ -177,12 +173,26 @@ function percentDecode(text: string): { text: string; sloppy: string; overlong: 
 function lenientUtf8(bytes: number[]): { text: string; sloppy: string; overlong: boolean } {
   let text = '';
   let overlong = false;
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const lead = bytes[i]!;
     // Continuation count and the smallest code point that needs this many bytes. The 5- and 6-byte
     // forms of old UTF-8 are never shortest for a code point that exists: always overlong.
     const [extra, minimum]: [number, number] =
-      lead >= 0xfe ? [-1, 0] : lead >= 0xfc ? [5, Infinity] : lead >= 0xf8 ? [4, Infinity] : lead >= 0xf0 ? [3, 0x10000] : lead >= 0xe0 ? [2, 0x800] : lead >= 0xc0 ? [1, 0x80] : lead >= 0x80 ? [-1, 0] : [0, 0];
+      lead >= 0xfe
+        ? [-1, 0]
+        : lead >= 0xfc
+          ? [5, Infinity]
+          : lead >= 0xf8
+            ? [4, Infinity]
+            : lead >= 0xf0
+              ? [3, 0x10000]
+              : lead >= 0xe0
+                ? [2, 0x800]
+                : lead >= 0xc0
+                  ? [1, 0x80]
+                  : lead >= 0x80
+                    ? [-1, 0]
+                    : [0, 0];
     let cp = extra <= 0 ? lead : lead & (0x3f >> extra);
     let ok = extra >= 0;
     for (let k = 1; ok && k <= extra; k++) {
@@ -215,9 +225,10 @@ function codePointText(cp: number): string {
 function tagBlindUtf8(bytes: number[]): { text: string; overlong: boolean } {
   let text = '';
   let overlong = false;
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const lead = bytes[i]!;
-    const [extra, minimum] = lead >= 0xf0 && lead < 0xf8 ? [3, 0x10000] : lead >= 0xe0 && lead < 0xf0 ? [2, 0x800] : lead >= 0xc0 && lead < 0xe0 ? [1, 0x80] : [0, 0];
+    const [extra, minimum] =
+      lead >= 0xf0 && lead < 0xf8 ? [3, 0x10000] : lead >= 0xe0 && lead < 0xf0 ? [2, 0x800] : lead >= 0xc0 && lead < 0xe0 ? [1, 0x80] : [0, 0];
     if (extra === 0 || i + extra >= bytes.length) {
       text += String.fromCharCode(lead);
       i += 1;
@@ -245,7 +256,8 @@ function formsOf(raw: string, segment: string): string[] {
       next.push(decoded.text, decoded.sloppy);
     }
     if (form.includes('+')) next.push(form.replace(/\+/g, ' '));
-    if (HEX_TEXT.test(form)) next.push(form.replace(HEX_TEXT_GLOBAL, (escape) => String.fromCharCode(parseInt(escape.replace(/^&#x?|;$|^0x/gi, ''), /^&#\d/.test(escape) ? 10 : 16))));
+    if (HEX_TEXT.test(form))
+      next.push(form.replace(HEX_TEXT_GLOBAL, (escape) => String.fromCharCode(parseInt(escape.replace(/^&#x?|;$|^0x/gi, ''), /^&#\d/.test(escape) ? 10 : 16))));
     for (const candidate of next) {
       if (seen.has(candidate)) continue;
       if (seen.size >= MAX_FORMS) reject(raw, 'too-deeply-encoded', 'the name is encoded or normalised in too many layers.');
@@ -283,7 +295,8 @@ function checkForm(raw: string, form: string, original: boolean): void {
 function checkSegment(raw: string, segment: string, kept = true): string[] {
   if (segment === '..') reject(raw, 'dot-segment', '".." segments are not allowed, not even inside /memories.');
   // The length limit is on what is kept (NFC); a decomposed spelling may be longer.
-  if (kept && segment.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
+  if (kept && segment.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES)
+    reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
   if (PLAIN_ASCII.test(segment) && !HEX_TEXT.test(segment)) {
     // No separator, control, '%', '+', ':' or non-ASCII: only the dots and device-name rules apply.
     if (DOTS_AND_SPACES.test(segment)) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
@@ -368,7 +381,11 @@ export function canonicalizeWithoutShortcut(raw: string): string {
     if (segment !== part && part.includes('%')) checkSegment(raw, part, false);
     const forms = checkSegment(raw, segment);
     if (segments.length === 0 && forms.some(isReservedName)) {
-      reject(raw, 'reserved', `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use (in every spelling that a file system or URL layer reads as it).`);
+      reject(
+        raw,
+        'reserved',
+        `${MEMORY_ROOT}/${RESERVED_SEGMENT} is reserved for memvault's own use (in every spelling that a file system or URL layer reads as it).`,
+      );
     }
     segments.push(segment);
   }

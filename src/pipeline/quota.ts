@@ -90,8 +90,7 @@ export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'view_chars
 
 /** What the quota middleware decided for one command (ctx.decisions.quota; the audit record reads it). */
 export type QuotaDecision =
-  | { checked: false }
-  | { checked: true; rule: QuotaRule; limit: number; used: number; delta: number; allowed: boolean; truncated?: boolean };
+  { checked: false } | { checked: true; rule: QuotaRule; limit: number; used: number; delta: number; allowed: boolean; truncated?: boolean };
 
 export class QuotaExceededError extends MemvaultError {
   readonly decision: QuotaDecision;
@@ -122,7 +121,6 @@ export const quotaMessages = {
       ? `[Output capped at ${n(cap)} characters. View a subdirectory, or a file with view_range, to see the rest.]`
       : `[Output capped at ${n(cap)} characters (line numbers included), after line ${lastLine}. To read on, call view with view_range [${lastLine + 1}, -1] (or a smaller range).]`,
 } as const;
-
 
 interface UserUsage {
   /** Bytes and files as last listed, plus this process's own admitted changes since. */
@@ -264,10 +262,20 @@ class QuotaRun {
     if (this.command.command !== 'rename') {
       const l = this.limits;
       if (newBytes > l.maxFileBytes) {
-        this.refuse(quotaMessages.fileBytes(path, newBytes, oldBytes, l.maxFileBytes), { rule: 'file_bytes', limit: l.maxFileBytes, used: oldBytes ?? 0, delta });
+        this.refuse(quotaMessages.fileBytes(path, newBytes, oldBytes, l.maxFileBytes), {
+          rule: 'file_bytes',
+          limit: l.maxFileBytes,
+          used: oldBytes ?? 0,
+          delta,
+        });
       }
       if (newFile && u.files + u.pendingFiles + 1 > l.maxUserFiles) {
-        this.refuse(quotaMessages.userFiles(path, u.files + u.pendingFiles, l.maxUserFiles), { rule: 'user_files', limit: l.maxUserFiles, used: u.files + u.pendingFiles, delta: 1 });
+        this.refuse(quotaMessages.userFiles(path, u.files + u.pendingFiles, l.maxUserFiles), {
+          rule: 'user_files',
+          limit: l.maxUserFiles,
+          used: u.files + u.pendingFiles,
+          delta: 1,
+        });
       }
       const used = u.bytes + u.pendingBytes;
       if (delta > 0 && used + delta > l.maxUserBytes) {
@@ -347,7 +355,17 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       users.set(uid, state);
       return state;
     }
-    state = { bytes: 0, files: 0, pendingBytes: 0, pendingFiles: 0, refreshedAt: 0, writesSinceRefresh: 0, stale: false, loaded: false, gate: new ReadWriteLock() };
+    state = {
+      bytes: 0,
+      files: 0,
+      pendingBytes: 0,
+      pendingFiles: 0,
+      refreshedAt: 0,
+      writesSinceRefresh: 0,
+      stale: false,
+      loaded: false,
+      gate: new ReadWriteLock(),
+    };
     users.set(uid, state);
     for (const [key, other] of users) {
       if (users.size <= limits.maxCachedUsers) break;
@@ -356,8 +374,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
     return state;
   };
 
-  const due = (u: UserUsage) =>
-    !u.loaded || u.stale || u.writesSinceRefresh >= limits.refreshEveryWrites || now() - u.refreshedAt >= limits.refreshAfterMs;
+  const due = (u: UserUsage) => !u.loaded || u.stale || u.writesSinceRefresh >= limits.refreshEveryWrites || now() - u.refreshedAt >= limits.refreshAfterMs;
 
   /** Lists the user's files (inside the command, so the requests are counted) when usage is due. */
   const refresh = async (ctx: CommandContext, u: UserUsage): Promise<void> => {
@@ -385,7 +402,15 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       const result = await next();
       if (result.isError || typeof result.content !== 'string') return result;
       const truncated = result.content.length > limits.maxViewOutputChars;
-      ctx.decisions['quota'] = { checked: true, rule: 'view_chars', limit: limits.maxViewOutputChars, used: result.content.length, delta: 0, allowed: true, truncated } satisfies QuotaDecision;
+      ctx.decisions['quota'] = {
+        checked: true,
+        rule: 'view_chars',
+        limit: limits.maxViewOutputChars,
+        used: result.content.length,
+        delta: 0,
+        allowed: true,
+        truncated,
+      } satisfies QuotaDecision;
       return truncated ? { ...result, content: capViewOutput(result.content, limits.maxViewOutputChars) } : result;
     }
 

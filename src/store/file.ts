@@ -230,17 +230,21 @@ export class FileStore implements ObjectStore {
 
   deleteMany(keys: string[]): Promise<{ failed: string[] }> {
     // One S3 DeleteObjects request carries at most 1,000 keys; an empty batch needs no request.
-    return this.run('DELETE_MANY', async () => {
-      const outcomes = await mapLimit(keys, DELETE_MANY_CONCURRENCY, async (key) => {
-        try {
-          await this.deleteOne(key, undefined);
-          return null;
-        } catch {
-          return key;
-        }
-      });
-      return { failed: outcomes.filter((key): key is string => key !== null) };
-    }, keys.length === 0 ? 0 : Math.ceil(keys.length / 1000));
+    return this.run(
+      'DELETE_MANY',
+      async () => {
+        const outcomes = await mapLimit(keys, DELETE_MANY_CONCURRENCY, async (key) => {
+          try {
+            await this.deleteOne(key, undefined);
+            return null;
+          } catch {
+            return key;
+          }
+        });
+        return { failed: outcomes.filter((key): key is string => key !== null) };
+      },
+      keys.length === 0 ? 0 : Math.ceil(keys.length / 1000),
+    );
   }
 
   list(prefix: string, options: ListOptions = {}): Promise<ListPage> {

@@ -65,9 +65,7 @@ export class MemoryStore implements ObjectStore {
     countRequest('LIST');
     const maxKeys = Math.min(Math.max(options.maxKeys ?? 1000, 1), 1000);
     const after = options.continuationToken ?? options.startAfter;
-    const keys = [...this.objects.keys()]
-      .filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0))
-      .sort(compareKeys);
+    const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix) && (after === undefined || compareKeys(k, after) > 0)).sort(compareKeys);
     const page = keys.slice(0, maxKeys);
     const objects = page.map((key) => {
       const e = this.objects.get(key)!;

@@ -18,11 +18,21 @@ export class ObservedStore implements ObjectStore {
   }
 
   get(key: string): Promise<StoredObject | null> {
-    return observeStoreOperation(this.inner.kind, 'get', () => this.inner.get(key), (r) => (r === null ? 'not_found' : 'ok'));
+    return observeStoreOperation(
+      this.inner.kind,
+      'get',
+      () => this.inner.get(key),
+      (r) => (r === null ? 'not_found' : 'ok'),
+    );
   }
 
   head(key: string): Promise<ObjectInfo | null> {
-    return observeStoreOperation(this.inner.kind, 'head', () => this.inner.head(key), (r) => (r === null ? 'not_found' : 'ok'));
+    return observeStoreOperation(
+      this.inner.kind,
+      'head',
+      () => this.inner.head(key),
+      (r) => (r === null ? 'not_found' : 'ok'),
+    );
   }
 
   put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {

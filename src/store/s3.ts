@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type {
-  S3Client} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -106,7 +105,12 @@ function encodeTagging(tags: Record<string, string>): string {
 export function isS3Client(value: unknown): value is S3Client {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as { send?: unknown; middlewareStack?: { add?: unknown }; config?: unknown };
-  return typeof candidate.send === 'function' && typeof candidate.middlewareStack?.add === 'function' && typeof candidate.config === 'object' && candidate.config !== null;
+  return (
+    typeof candidate.send === 'function' &&
+    typeof candidate.middlewareStack?.add === 'function' &&
+    typeof candidate.config === 'object' &&
+    candidate.config !== null
+  );
 }
 
 export class S3Store implements ObjectStore {

@@ -2,4 +2,15 @@ export { ATTRS, INSTRUMENTATION_SCOPE, METRICS, SPANS, boundedCommand, type Outc
 export { instruments } from './metrics.js';
 export { activeTracer, inSpan } from './tracing.js';
 export { observeStoreOperation, storeRequestCounted } from './store.js';
-export { keyCacheLookup, markResult, observeAuditWrite, observeCommand, observeSweep, outcomeAttributes, recordDecisions, writeRetried, type ResultOutcome, type SweepCounts } from './signals.js';
+export {
+  keyCacheLookup,
+  markResult,
+  observeAuditWrite,
+  observeCommand,
+  observeSweep,
+  outcomeAttributes,
+  recordDecisions,
+  writeRetried,
+  type ResultOutcome,
+  type SweepCounts,
+} from './signals.js';

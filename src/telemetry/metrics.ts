@@ -38,17 +38,26 @@ function create(meter: Meter): Instruments {
     commandDuration: histogram(METRICS.commandDuration, 'Duration of a memory tool command, key load to result'),
     storeRequests: meter.createCounter(METRICS.storeRequests, { description: 'Requests to the object store, by request type and status', unit: '{request}' }),
     storeDuration: histogram(METRICS.storeDuration, 'Duration of one object-store operation (SDK retries included)'),
-    writeConflicts: meter.createCounter(METRICS.writeConflicts, { description: 'Conditional store writes refused because the object changed or exists', unit: '{conflict}' }),
+    writeConflicts: meter.createCounter(METRICS.writeConflicts, {
+      description: 'Conditional store writes refused because the object changed or exists',
+      unit: '{conflict}',
+    }),
     writeRetries: meter.createCounter(METRICS.writeRetries, { description: 'Read-modify-write attempts re-run after a conflict', unit: '{retry}' }),
     quotaRefusals: meter.createCounter(METRICS.quotaRefusals, { description: 'Writes refused by the quota, by limit', unit: '{refusal}' }),
-    piiFindings: meter.createCounter(METRICS.piiFindings, { description: 'Personal data found in text to be written, by type and policy action', unit: '{finding}' }),
+    piiFindings: meter.createCounter(METRICS.piiFindings, {
+      description: 'Personal data found in text to be written, by type and policy action',
+      unit: '{finding}',
+    }),
     auditRecords: meter.createCounter(METRICS.auditRecords, { description: 'Audit records written, by record type and status', unit: '{record}' }),
     auditWriteDuration: histogram(METRICS.auditWriteDuration, 'Time to hand one audit record to its sink'),
     sweeperRuns: meter.createCounter(METRICS.sweeperRuns, { description: 'Expiry sweeper runs, by mode and outcome', unit: '{run}' }),
     sweeperScanned: meter.createCounter(METRICS.sweeperScanned, { description: 'Files the expiry sweeper looked at', unit: '{object}' }),
     sweeperDeleted: meter.createCounter(METRICS.sweeperDeleted, { description: 'Files the expiry sweeper deleted', unit: '{object}' }),
     keyCacheLookups: meter.createCounter(METRICS.keyCacheLookups, { description: 'User-key cache lookups, by result', unit: '{lookup}' }),
-    listingSkipped: meter.createCounter(METRICS.listingSkipped, { description: 'Objects under a user prefix that listings skipped, by reason', unit: '{object}' }),
+    listingSkipped: meter.createCounter(METRICS.listingSkipped, {
+      description: 'Objects under a user prefix that listings skipped, by reason',
+      unit: '{object}',
+    }),
   };
 }
 

@@ -27,7 +27,10 @@ export function storeRequestCounted(type: string, n: number): void {
  * Runs `work` with its own request tally (metrics on only) and reports the requests it made with
  * the status `statusOf` gives its outcome.
  */
-export async function withRequestTally<T>(work: () => Promise<T>, statusOf: (outcome: { ok: true; result: T } | { ok: false; error: unknown }) => string): Promise<T> {
+export async function withRequestTally<T>(
+  work: () => Promise<T>,
+  statusOf: (outcome: { ok: true; result: T } | { ok: false; error: unknown }) => string,
+): Promise<T> {
   const m = instruments();
   if (!m) return work();
   const tally: Tally = new Map();
@@ -61,7 +64,12 @@ export function storeStatusOfError(error: unknown): StoreStatus {
  * With nothing registered the call goes straight through. The ObjectStore decorator that calls this
  * is store/observed.ts (telemetry is a leaf: it knows no store types).
  */
-export function observeStoreOperation<T>(storeKind: string, operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus = () => 'ok'): Promise<T> {
+export function observeStoreOperation<T>(
+  storeKind: string,
+  operation: StoreOperation,
+  work: () => Promise<T>,
+  statusOf: (result: T) => StoreStatus = () => 'ok',
+): Promise<T> {
   const m = instruments();
   if (!m && !activeTracer()) return work();
   return observed(m, boundedStoreKind(storeKind), operation, work, statusOf);
@@ -73,7 +81,13 @@ function boundedStoreKind(kind: string): string {
   return STORE_KIND.test(kind) ? kind : 'other';
 }
 
-async function observed<T>(m: Instruments | undefined, kindAttribute: string, operation: StoreOperation, work: () => Promise<T>, statusOf: (result: T) => StoreStatus): Promise<T> {
+async function observed<T>(
+  m: Instruments | undefined,
+  kindAttribute: string,
+  operation: StoreOperation,
+  work: () => Promise<T>,
+  statusOf: (result: T) => StoreStatus,
+): Promise<T> {
   const tally: Tally | undefined = m ? new Map() : undefined;
   const started = performance.now();
   let status = 'error' as StoreStatus;

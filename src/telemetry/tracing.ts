@@ -4,7 +4,17 @@
  * them) nest below it through the host's context manager. With no tracer provider registered the
  * work just runs: no span object, no context switch, no extra promise.
  */
-import { context, INVALID_SPAN_CONTEXT, ProxyTracerProvider, SpanStatusCode, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import {
+  context,
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import { ATTRS, boundedCode, INSTRUMENTATION_SCOPE } from './names.js';
 
 /** The API's no-op provider: what the global proxy delegates to while the host registered none. */

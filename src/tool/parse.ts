@@ -58,11 +58,7 @@ export function parseCommand(input: unknown): MemoryCommand {
       const path = requireString(fields, 'path', command);
       const range = fields['view_range'];
       if (range === undefined || range === null) return { command, path };
-      if (
-        !Array.isArray(range) ||
-        range.length !== 2 ||
-        !range.every((n) => typeof n === 'number' && Number.isSafeInteger(n))
-      ) {
+      if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => typeof n === 'number' && Number.isSafeInteger(n))) {
         throw invalid(`\`view_range\` must be two whole numbers [start, end] (end = -1 for the end of the file), not ${showName(range)}.`);
       }
       return { command, path, view_range: [range[0] as number, range[1] as number] };

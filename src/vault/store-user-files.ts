@@ -162,7 +162,6 @@ export class StoreUserFiles implements UserFiles {
     return conflict;
   }
 
-
   /**
    * Create-only while an object that is absent for the user may still sit at the key (an expired
    * file not yet swept, or a fence marker whose clean-up has not run or was cut short): replace
@@ -196,7 +195,6 @@ export class StoreUserFiles implements UserFiles {
     const head = await this.store.head(key);
     return head && (await this.isLiveObject(head)) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
   }
-
 
   /** One LIST of at most one key. */
   async isDirectory(path: string): Promise<boolean> {
@@ -236,7 +234,13 @@ export class StoreUserFiles implements UserFiles {
       throw error;
     }
     // The plain codec unescapes whatever it finds: a name that is not canonical is not a file of ours.
-    if (!path.startsWith(`${MEMORY_ROOT}/`) || path.slice(MEMORY_ROOT.length + 1).split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    if (
+      !path.startsWith(`${MEMORY_ROOT}/`) ||
+      path
+        .slice(MEMORY_ROOT.length + 1)
+        .split('/')
+        .some((s) => s === '' || s === '.' || s === '..')
+    ) {
       return this.skipped(key, 'not_decryptable');
     }
     return path;
@@ -299,7 +303,10 @@ export class StoreUserFiles implements UserFiles {
     const key = this.codec.keyFor(path);
     if (!this.fitsKeyLimit(key)) {
       const limit = this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
-      throw new MemvaultError('INVALID_PATH', `Error: The path ${path} is too long to store: the store limits a key to ${limit} bytes; use shorter names or fewer directory levels.`);
+      throw new MemvaultError(
+        'INVALID_PATH',
+        `Error: The path ${path} is too long to store: the store limits a key to ${limit} bytes; use shorter names or fewer directory levels.`,
+      );
     }
     return key;
   }

@@ -48,7 +48,15 @@ async function writeLog(file: string, count: number, extra: Partial<Parameters<t
 /** What an attacker with write access to the file can build with the package's own recordHash. */
 function forgeNext(file: string, fields: Record<string, unknown>): Record<string, unknown> {
   const previous = last(file);
-  const body: Record<string, unknown> = { v: previous['v'], seq: (previous['seq'] as number) + 1, time: new Date().toISOString(), type: 'erase', instance: previous['instance'], prevHash: previous['hash'], ...fields };
+  const body: Record<string, unknown> = {
+    v: previous['v'],
+    seq: (previous['seq'] as number) + 1,
+    time: new Date().toISOString(),
+    type: 'erase',
+    instance: previous['instance'],
+    prevHash: previous['hash'],
+    ...fields,
+  };
   body['hash'] = recordHash(body);
   return body;
 }
@@ -186,7 +194,10 @@ describe('tail truncation with a witness', () => {
     const checkpoints = join(dir, 'cp.jsonl');
     await writeLog(file, 3, { checkpoint: { file: checkpoints } });
     const head = { instance: 'node-a', seq: 2, hash: '0'.repeat(64), time: new Date().toISOString() };
-    appendFileSync(checkpoints, `${JSON.stringify({ v: 2, type: 'checkpoint', ...head, mac: auditMac(new Uint8Array(32), 'checkpoint', JSON.stringify(head)) })}\n`);
+    appendFileSync(
+      checkpoints,
+      `${JSON.stringify({ v: 2, type: 'checkpoint', ...head, mac: auditMac(new Uint8Array(32), 'checkpoint', JSON.stringify(head)) })}\n`,
+    );
     const r = await verifyCli([file, '--checkpoints', checkpoints], { auditKeyOf: async () => KEY });
     expect(r.exitCode).toBe(1);
     expect(r.err).toMatch(/checkpoint MAC does not match/);
@@ -222,7 +233,9 @@ describe('several processes on one audit file', () => {
     const auditFile = join(dir, 'audit.jsonl');
     await runCli(['exec', '--user', 'seed', '--store', store, '{"command":"view","path":"/memories"}'], { cwd: dir, env });
     const input = Array.from({ length: 15 }, (_, i) => JSON.stringify({ command: 'create', path: `/memories/n${i}.md`, file_text: `v${i}` })).join('\n');
-    const runs = await Promise.all(['p1', 'p2', 'p3'].map((user) => runCli(['exec', '--user', user, '--store', store, '--audit-file', auditFile], { cwd: dir, env, input })));
+    const runs = await Promise.all(
+      ['p1', 'p2', 'p3'].map((user) => runCli(['exec', '--user', user, '--store', store, '--audit-file', auditFile], { cwd: dir, env, input })),
+    );
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     const records = lines(auditFile).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records.filter((r) => r['type'] === 'command')).toHaveLength(45);

@@ -29,7 +29,11 @@ const OTHER = 'oscar.other@example.com';
 const PATHS = ['/memories/diary/health.md', '/memories/diary/health-2.md', '/memories/diary', '/memories'];
 
 type Rec = Record<string, unknown>;
-const recordsOf = (file: string): Rec[] => readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Rec);
+const recordsOf = (file: string): Rec[] =>
+  readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Rec);
 
 async function session(vault: Awaited<ReturnType<typeof createVault>>, user: string): Promise<void> {
   const steps: Record<string, unknown>[] = [
@@ -87,13 +91,16 @@ describe('erasure and audit pseudonyms', () => {
       storeUid,
       computeUid(deployment, USER),
       plainUid(USER),
-      ...[deployment, masterKey, keyedHash(deployment, 'memvault/v1/audit-pseudonym-key'), keyedHash(masterKey, 'memvault/v1/audit-pseudonym-key')].map((k) => auditPseudonymsFromKey(k).uid),
+      ...[deployment, masterKey, keyedHash(deployment, 'memvault/v1/audit-pseudonym-key'), keyedHash(masterKey, 'memvault/v1/audit-pseudonym-key')].map(
+        (k) => auditPseudonymsFromKey(k).uid,
+      ),
       createHmac('sha256', deployment).update(USER).digest('base64url').slice(0, 32),
     ]);
     const candidatePaths = new Set<string>();
     for (const path of PATHS) {
       for (const uid of candidateUids) candidatePaths.add(`#${computePathId(deployment, uid, path)}`);
-      for (const k of [deployment, masterKey, keyedHash(deployment, 'memvault/v1/audit-pseudonym-key')]) candidatePaths.add(`#${auditPseudonymsFromKey(k).pathId(path)}`);
+      for (const k of [deployment, masterKey, keyedHash(deployment, 'memvault/v1/audit-pseudonym-key')])
+        candidatePaths.add(`#${auditPseudonymsFromKey(k).pathId(path)}`);
     }
     for (const record of records) {
       expect(candidateUids.has(String(record['uid'])), JSON.stringify(record)).toBe(false);

@@ -114,7 +114,10 @@ describe('export', () => {
   it('merges all instances in time order as JSONL, one record per line', async () => {
     const outFile = join(dir, 'out.jsonl');
     const summary = await runExport(['--from', '2026-03-01', '--to', '2026-03-02', '--out', outFile, ...files]);
-    const records = readFileSync(outFile, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as AuditRecord);
+    const records = readFileSync(outFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AuditRecord);
     expect(records.some((r) => r.type === 'seal')).toBe(false);
     const times = records.map((r) => Date.parse(r.time));
     expect(times).toEqual([...times].sort((x, y) => x - y));
@@ -132,7 +135,10 @@ describe('export', () => {
     await runExport(['--from', '2026-03-01T10:00:05Z', '--to', '2026-03-01T10:00:10Z', '--user', 'alice@example.com', '--out', outFile, ...files], {
       uidOf: (userId) => (userId === 'alice@example.com' ? 'u_odd' : 'u_none'),
     });
-    const records = readFileSync(outFile, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as AuditRecord);
+    const records = readFileSync(outFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AuditRecord);
     expect(records.map((r) => [r.instance, r.uid, r.time])).toEqual([
       // i is odd at 10:00:02, :04, ... (the first append is at 10:00:01 with i = 0); :10 is excluded.
       ['node-a', 'u_odd', '2026-03-01T10:00:06.000Z'],

@@ -167,6 +167,8 @@ describe('audit middleware', () => {
     const records = readRecords(file).filter((r) => r.type === 'command');
     expect(records).toHaveLength(5);
     expect(records[0]?.path).toMatch(/^\/memories\/\[EMAIL\]/);
-    expect(records[0]).toMatchObject({ decisions: { pii: { action: 'redacted', findings: { email: 1, phone: 1, iban: 1 } }, quota: { blocked: false, usedBytes: 1200 } } });
+    expect(records[0]).toMatchObject({
+      decisions: { pii: { action: 'redacted', findings: { email: 1, phone: 1, iban: 1 } }, quota: { blocked: false, usedBytes: 1200 } },
+    });
   });
 });

@@ -47,7 +47,10 @@ describe('audit across processes', () => {
     const program = new Command().exitOverride();
     registerAuditCommands(program, { stdout: () => {}, stderr: () => {}, progress: false });
     await program.parseAsync(['audit', 'export', '--from', '2000-01-01', '--to', '2100-01-01', '--out', out, temp.dir], { from: 'user' });
-    const records = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as AuditRecord);
+    const records = readFileSync(out, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AuditRecord);
     // Per instance: two runs of (start + perRun commands).
     expect(records).toHaveLength(2 * 2 * (perRun + 1));
     const times = records.map((r) => Date.parse(r.time));

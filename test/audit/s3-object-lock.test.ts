@@ -5,13 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import {
-  CreateBucketCommand,
-  DeleteObjectCommand,
-  HeadObjectCommand,
-  ListObjectVersionsCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, HeadObjectCommand, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAuditLogger } from '../../src/pipeline/audit-logger.js';
 import { S3SegmentUploader } from '../../src/audit/s3-uploader.js';
@@ -65,7 +59,6 @@ describe.skipIf(!s3Available())(`audit segments on S3 with Object Lock${s3Availa
     // A second upload of the same segment (lost progress file) is create-only: reported, not overwritten.
     expect(await uploader.upload(key, new TextEncoder().encode('forged\n'))).toBe('exists');
     expect((await verifyChains(await collectStoreChains(store))).ok).toBe(true);
-
 
     // A delete without a version id only hides a segment behind a delete marker: the locked
     // version survives, and verify of the store copy reports the gap where it was.

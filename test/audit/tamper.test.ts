@@ -29,7 +29,10 @@ beforeEach(async () => {
 });
 afterEach(() => cleanup());
 
-const linesOf = (path: string) => readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+const linesOf = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
 const writeLines = (path: string, lines: string[]) => writeFileSync(path, lines.map((l) => `${l}\n`).join(''));
 const recordAt = (path: string, line: number) => JSON.parse(linesOf(path)[line - 1]!) as AuditRecord;
 
@@ -66,7 +69,13 @@ describe('verify detects tampering and reports where', () => {
     const deleted = JSON.parse(lines[1]!) as AuditRecord;
     lines.splice(1, 1);
     writeLines(target, lines);
-    expect(await firstFailure()).toMatchObject({ source: target, line: 2, seq: deleted.seq + 1, expectedSeq: deleted.seq, reason: expect.stringMatching(/missing/) });
+    expect(await firstFailure()).toMatchObject({
+      source: target,
+      line: 2,
+      seq: deleted.seq + 1,
+      expectedSeq: deleted.seq,
+      reason: expect.stringMatching(/missing/),
+    });
   });
 
   it('two records swapped', async () => {
@@ -165,7 +174,9 @@ describe('memvault audit verify', () => {
     writeLines(target, lines);
     const result = await run([file]);
     expect(result.exitCode).toBe(1);
-    expect(result.err).toMatch(new RegExp(`instance node-a, ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, line 2, seq \\d+: seq \\d+ where \\d+ was expected`));
+    expect(result.err).toMatch(
+      new RegExp(`instance node-a, ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, line 2, seq \\d+: seq \\d+ where \\d+ was expected`),
+    );
   });
 
   it('reads the store copy with --store', async () => {

@@ -57,7 +57,18 @@ describe('audit behind the whole vault', () => {
     expect(commands).toHaveLength(inputs.length);
     expect(commands.map((r) => r.outcome)).toEqual(outcomes.map((o) => (o.isError ? 'error' : 'ok')));
     expect(commands.map((r) => r.command)).toEqual([
-      'create', 'create', 'str_replace', 'insert', 'view', 'view', 'rename', 'view', 'create', 'unknown', 'delete', 'view',
+      'create',
+      'create',
+      'str_replace',
+      'insert',
+      'view',
+      'view',
+      'rename',
+      'view',
+      'create',
+      'unknown',
+      'delete',
+      'view',
     ]);
     expect(commands[0]).toMatchObject({ path: '/memories/notes.md', decisions: { pathGuard: { blocked: false }, pii: { action: 'redacted' } } });
     expect(commands[0]!.bytesWritten).toBeGreaterThan(0);

@@ -215,8 +215,8 @@ describe('audit writer', () => {
 
   it('refuses Object Lock with an uploader that cannot set retention', async () => {
     const file = auditFile();
-    await expect(
-      createAuditLogger({ file, upload: { store: new MemoryStore(), objectLock: { mode: 'GOVERNANCE', days: 7 } } }),
-    ).rejects.toSatisfy((e) => isMemvaultError(e, 'CONFIG'));
+    await expect(createAuditLogger({ file, upload: { store: new MemoryStore(), objectLock: { mode: 'GOVERNANCE', days: 7 } } })).rejects.toSatisfy((e) =>
+      isMemvaultError(e, 'CONFIG'),
+    );
   });
 });

@@ -8,7 +8,6 @@ vi.setConfig({ testTimeout: 180_000 });
 import { startFakeApi } from '../e2e/fake-messages-api.js';
 import { runCli, type CliResult } from './helpers.js';
 
-
 let cwd: string;
 beforeAll(async () => {
   cwd = await mkdtemp(join(tmpdir(), 'memvault-cli-'));
@@ -20,7 +19,11 @@ afterAll(async () => {
 /** `memvault ARGS` in the test's working directory (test/cli/helpers.ts runs it). */
 const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> => runCli(args, { cwd, ...options });
 
-const lines = (s: string) => s.trim().split('\n').map((l) => JSON.parse(l) as { content: unknown; is_error: boolean });
+const lines = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { content: unknown; is_error: boolean });
 
 describe('memvault exec', () => {
   it('runs one JSON command on the embedded default store (./.memvault, encrypted with a key file created beside it)', async () => {
@@ -49,7 +52,9 @@ describe('memvault exec', () => {
     const badStore = await cli(['exec', '--user', 'ann', '--store', 'ftp://x', '{}']);
     expect(badStore.code).toBe(2);
     expect(badStore.stderr).not.toMatch(/\n\s+at /);
-    const wrongKey = await cli(['exec', '--user', 'ann', '{"command":"view","path":"/memories"}'], { env: { MEMVAULT_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') } });
+    const wrongKey = await cli(['exec', '--user', 'ann', '{"command":"view","path":"/memories"}'], {
+      env: { MEMVAULT_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') },
+    });
     expect(wrongKey.code).toBe(2);
     expect(wrongKey.stderr).toMatch(/master key does not match this deployment/);
     expect(wrongKey.stdout).toBe('');
@@ -68,8 +73,16 @@ describe('memvault exec --audit-file and memvault audit', () => {
     const r = await cli(['exec', '--user', 'patient@example.com', '--audit-file', audit, ...store], { input });
     expect(r.code, r.stderr).toBe(0);
     const text = await readFile(audit, 'utf8');
-    const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((x) => x['type'] === 'command');
-    expect(records.map((x) => [x['command'], x['outcome']])).toEqual([['create', 'ok'], ['view', 'error'], ['view', 'ok']]);
+    const records = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((x) => x['type'] === 'command');
+    expect(records.map((x) => [x['command'], x['outcome']])).toEqual([
+      ['create', 'ok'],
+      ['view', 'error'],
+      ['view', 'ok'],
+    ]);
     for (const planted of ['diagnosis-secret', 'PLANTED-CONTENT', 'patient@example.com', 'escape']) expect(text).not.toContain(planted);
     // The records carry MACs: verify needs this deployment's audit key. Without --data-store it
     // takes the default store (./.memvault, another deployment here): its key does not match.
@@ -125,12 +138,18 @@ describe('memvault chat', () => {
 
   it('talks through the toolRunner with memory in the vault', async () => {
     const api = await startFakeApi([
-      { stop_reason: 'tool_use', content: [{ type: 'tool_use', id: 't1', name: 'memory', input: { command: 'create', path: '/memories/chat.md', file_text: 'user likes tea' } }] },
+      {
+        stop_reason: 'tool_use',
+        content: [{ type: 'tool_use', id: 't1', name: 'memory', input: { command: 'create', path: '/memories/chat.md', file_text: 'user likes tea' } }],
+      },
       { stop_reason: 'end_turn', content: [{ type: 'text', text: 'Noted: you like tea.' }] },
     ]);
     try {
       const store = ['--store', `file://${join(cwd, 'chat-store')}`];
-      const r = await cli(['chat', '--user', 'chatter', '--base-url', api.baseURL, '--model', 'claude-test', ...store], { input: 'I like tea\n\n', env: { ANTHROPIC_API_KEY: 'test' } });
+      const r = await cli(['chat', '--user', 'chatter', '--base-url', api.baseURL, '--model', 'claude-test', ...store], {
+        input: 'I like tea\n\n',
+        env: { ANTHROPIC_API_KEY: 'test' },
+      });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain('claude> Noted: you like tea.');
       expect(api.requests).toHaveLength(2);

@@ -82,7 +82,8 @@ describe('a store with user data but no deployment record', () => {
       expect((await rejection(createVault({ store: url }))).code).toBe('STORE_INCONSISTENT');
       expect(existsSync(`${dir}.key`)).toBe(false);
     } finally {
-      for (const [k, v] of Object.entries({ MEMVAULT_MASTER_KEY: saved.key, MEMVAULT_MASTER_KEY_FILE: saved.file, MEMVAULT_KMS_KEY_ID: saved.kms })) if (v !== undefined) process.env[k] = v;
+      for (const [k, v] of Object.entries({ MEMVAULT_MASTER_KEY: saved.key, MEMVAULT_MASTER_KEY_FILE: saved.file, MEMVAULT_KMS_KEY_ID: saved.kms }))
+        if (v !== undefined) process.env[k] = v;
     }
     await raw.close();
   });
@@ -171,7 +172,21 @@ describe('CLI commands that read or erase never create a store or a deployment',
       ['user', 'export', '--user', 'alice', '--store', url, '--out', join(cwd, 'alice.tar')],
       ['keys', 'rotate', '--store', url, '--to-master-key-file', join(cwd, 'next.key')],
       ['expire', '--store', url, '--ttl-days', '30'],
-      ['audit', 'export', '--from', '2026-01-01', '--to', '2026-12-31', '--user', 'alice', '--data-store', url, '--out', join(cwd, 'a.jsonl'), join(cwd, 'none.jsonl')],
+      [
+        'audit',
+        'export',
+        '--from',
+        '2026-01-01',
+        '--to',
+        '2026-12-31',
+        '--user',
+        'alice',
+        '--data-store',
+        url,
+        '--out',
+        join(cwd, 'a.jsonl'),
+        join(cwd, 'none.jsonl'),
+      ],
     ];
     for (const args of runs) {
       const r = await runCli(args, { cwd, env });

@@ -143,7 +143,11 @@ describe('audit export fails closed', () => {
     stream.on('data', (c: Buffer) => chunks.push(c));
     const r = await audit(['export', ...range, '--uid', 'u_odd', '--out', '-', log], { stdoutStream: stream });
     expect(r.exitCode).toBe(0);
-    const records = Buffer.concat(chunks).toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { uid: string });
+    const records = Buffer.concat(chunks)
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { uid: string });
     expect(records).toHaveLength(15);
     expect(records.every((x) => x.uid === 'u_odd')).toBe(true);
     expect(r.out).toBe('');
@@ -164,7 +168,13 @@ describe('the whole CLI: exit codes, --version, help, no stack traces', () => {
   }, 60_000);
 
   it('usage errors are one line with exit 2; required options are marked in help', async () => {
-    for (const args of [['audit', 'verify'], ['audit', 'export', '--from', '2026-03-02', '--to', '2026-03-01', '--out', 'x', log], ['user', 'forget'], ['nonsense'], ['audit', 'export', '--from', 'yesterday', '--to', '2026-01-01', '--out', 'x', log]]) {
+    for (const args of [
+      ['audit', 'verify'],
+      ['audit', 'export', '--from', '2026-03-02', '--to', '2026-03-01', '--out', 'x', log],
+      ['user', 'forget'],
+      ['nonsense'],
+      ['audit', 'export', '--from', 'yesterday', '--to', '2026-01-01', '--out', 'x', log],
+    ]) {
       const r = await runCli(args, { cwd: dir });
       expect(r.code, args.join(' ')).toBe(EXIT.usage);
       expect(r.stderr, args.join(' ')).toMatch(ONE_LINE);

@@ -14,7 +14,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // CLI processes (tsx) are slow to start on a loaded machine.
 vi.setConfig({ testTimeout: 180_000 });
-import { collectFileChains, createVault, EXPORT_MANIFEST_NAME, MemoryStore, verifyChains, type ExportManifest, type ObjectStore, type Vault } from '../../src/index.js';
+import {
+  collectFileChains,
+  createVault,
+  EXPORT_MANIFEST_NAME,
+  MemoryStore,
+  verifyChains,
+  type ExportManifest,
+  type ObjectStore,
+  type Vault,
+} from '../../src/index.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { FaultyStore } from '../faulty-store.js';
 import { ONE_LINE, runCli } from './helpers.js';
@@ -34,7 +43,11 @@ async function vaultWithAudit(store: ObjectStore = new MemoryStore(), masterKey 
   return { vault: await createVault({ store, encryption: { masterKey }, audit: { file }, expiry: { ttlDays: 30 } }), file };
 }
 
-const records = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const records = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 async function untar(stream: NodeJS.ReadableStream): Promise<Map<string, string>> {
   const extract = tar.extract();
@@ -61,7 +74,10 @@ describe('vault.exportUser', () => {
     expect(entries.get('memories/notes/a.md')).toBe('alpha');
     const manifest = JSON.parse(entries.get(EXPORT_MANIFEST_NAME)!) as ExportManifest;
     expect(manifest).toMatchObject({ format: 'memvault-user-export', version: 1, uid: exported.uid, files: 2, bytes: 11 });
-    expect(manifest.entries.map((e) => [e.path, e.size]).sort()).toEqual([['/memories/b.md', 6], ['/memories/notes/a.md', 5]]);
+    expect(manifest.entries.map((e) => [e.path, e.size]).sort()).toEqual([
+      ['/memories/b.md', 6],
+      ['/memories/notes/a.md', 5],
+    ]);
     expect(manifest.entries.every((e) => !Number.isNaN(Date.parse(e.modified)))).toBe(true);
     await vault.close();
     const record = records(file).find((r) => r['type'] === 'export');
@@ -151,7 +167,10 @@ describe('memvault user export / forget through the API', () => {
     const store = pathToFileURL(join(cwd, 'data')).href;
     const auditFile = join(cwd, 'audit.jsonl');
     await runCli(['exec', '--user', 'real', '--store', store, '{"command":"create","path":"/memories/r.md","file_text":"r"}'], { cwd, env });
-    const unknown = await runCli(['user', 'export', '--user', 'ghost', '--store', store, '--audit-file', auditFile, '--out', join(cwd, 'ghost.tar')], { cwd, env });
+    const unknown = await runCli(['user', 'export', '--user', 'ghost', '--store', store, '--audit-file', auditFile, '--out', join(cwd, 'ghost.tar')], {
+      cwd,
+      env,
+    });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(ONE_LINE);
     expect(unknown.stderr).toMatch(/no memories are stored for this user/);
@@ -165,8 +184,14 @@ describe('memvault user export / forget through the API', () => {
     expect(ok.stdout).toContain('"format": "memvault-user-export"');
     const forgot = await runCli(['user', 'forget', '--user', 'real', '--store', store, '--audit-file', auditFile, '--json'], { cwd, env });
     expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 1 });
-    const kinds = records(auditFile).map((r) => [r['type'], r['outcome'], r['actor']]).filter(([t]) => t !== 'start');
-    expect(kinds).toEqual([['export', 'error', 'cli'], ['export', 'ok', 'req-7'], ['erase', 'ok', 'cli']]);
+    const kinds = records(auditFile)
+      .map((r) => [r['type'], r['outcome'], r['actor']])
+      .filter(([t]) => t !== 'start');
+    expect(kinds).toEqual([
+      ['export', 'error', 'cli'],
+      ['export', 'ok', 'req-7'],
+      ['erase', 'ok', 'cli'],
+    ]);
     const verified = await runCli(['audit', 'verify', '--data-store', store, auditFile], { cwd, env });
     expect(verified.code, verified.stderr).toBe(0);
     expect(existsSync(join(cwd, '.memvault'))).toBe(false);

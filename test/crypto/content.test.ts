@@ -43,10 +43,17 @@ describe('content sealing', () => {
     }
     expect(checked).toBe(sealed.byteLength * 3);
     // Truncation and extension too.
-    for (let length = 0; length < sealed.byteLength; length++) expectCode(caughtSync(() => codec.open(PATH, sealed.subarray(0, length))), 'INTEGRITY');
+    for (let length = 0; length < sealed.byteLength; length++)
+      expectCode(
+        caughtSync(() => codec.open(PATH, sealed.subarray(0, length))),
+        'INTEGRITY',
+      );
     const extended = new Uint8Array(sealed.byteLength + 1);
     extended.set(sealed);
-    expectCode(caughtSync(() => codec.open(PATH, extended)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => codec.open(PATH, extended)),
+      'INTEGRITY',
+    );
   });
 
   it('fails when an object is moved to another path of the same user', async () => {
@@ -54,7 +61,10 @@ describe('content sealing', () => {
     const codec = await provider.forUser('alice');
     const sealed = codec.seal(PATH, utf8(PLAINTEXT));
     for (const other of ['/memories/notes/other.md', '/memories/secret.md', '/memories/notes/secret.md/x']) {
-      expectCode(caughtSync(() => codec.open(other, sealed)), 'INTEGRITY');
+      expectCode(
+        caughtSync(() => codec.open(other, sealed)),
+        'INTEGRITY',
+      );
     }
   });
 
@@ -64,10 +74,13 @@ describe('content sealing', () => {
     const bob = await provider.forUser('bob');
     expect(alice.uid).not.toBe(bob.uid);
     const sealed = alice.seal(PATH, utf8(PLAINTEXT));
-    expectCode(caughtSync(() => bob.open(PATH, sealed)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => bob.open(PATH, sealed)),
+      'INTEGRITY',
+    );
   });
 
-  it('fails when a user key record is swapped with another user\'s (the wrap binds the uid)', async () => {
+  it("fails when a user key record is swapped with another user's (the wrap binds the uid)", async () => {
     const { provider, store, keyProvider } = await newVault();
     const alice = await provider.forUser('alice');
     const bob = await provider.forUser('bob');
@@ -83,13 +96,22 @@ describe('content sealing', () => {
     const right = deriveUserKeys(newMasterKey(), 1);
     const wrong = deriveUserKeys(newMasterKey(), 1);
     const sealed = sealContentWithNonce(right, 'D'.repeat(22), uid, PATH, utf8(PLAINTEXT), new Uint8Array(24));
-    expectCode(caughtSync(() => openContent(wrong, 'D'.repeat(22), uid, PATH, sealed)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => openContent(wrong, 'D'.repeat(22), uid, PATH, sealed)),
+      'INTEGRITY',
+    );
     // Even with the header's commitment rewritten to the wrong key's, the AEAD still refuses.
     const forged = sealed.slice();
     forged.set(wrong.commitment, 5);
-    expectCode(caughtSync(() => openContent(wrong, 'D'.repeat(22), uid, PATH, forged)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => openContent(wrong, 'D'.repeat(22), uid, PATH, forged)),
+      'INTEGRITY',
+    );
     // A key version the reader does not hold is refused too.
-    expectCode(caughtSync(() => openContent({ ...right, keyVersion: 2 }, 'D'.repeat(22), uid, PATH, sealed)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => openContent({ ...right, keyVersion: 2 }, 'D'.repeat(22), uid, PATH, sealed)),
+      'INTEGRITY',
+    );
   });
 
   it('fails for another deployment (other deployment secret and keys) at the same user id and path', async () => {
@@ -97,6 +119,9 @@ describe('content sealing', () => {
     const two = await newVault({ store: new MemoryStore() });
     const sealed = (await one.provider.forUser('alice')).seal(PATH, utf8(PLAINTEXT));
     const other = await two.provider.forUser('alice');
-    expectCode(caughtSync(() => other.open(PATH, sealed)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => other.open(PATH, sealed)),
+      'INTEGRITY',
+    );
   });
 });

@@ -67,13 +67,58 @@ describe('docs/format.md test vector', () => {
   it('has every field', () => {
     expect(Object.keys(vector).sort()).toEqual(
       [
-        'master_key', 'deployment_secret', 'data_key', 'data_key_v2', 'wrap_nonce', 'content_nonce', 'deployment_id', 'user_id', 'path', 'plaintext',
-        'key_version', 'key_id', 'wrap_key', 'uid', 'content_key', 'name_key', 'name_siv_key', 'commitment', 'record_mac_key', 'deployment_fingerprint',
-        'wrapped_deployment', 'wrapped_data_key', 'deployment_record', 'user_record', 'segment_notes', 'segment_todo', 'object_key', 'content_object',
-        'path_id', 'user_id_nonascii', 'uid_nonascii', 'user_id_nfd', 'uid_nfd', 'path_nfd_input', 'path_nfd_canonical', 'object_key_nfd', 'path_id_nfd',
-        'path_long', 'object_key_long', 'path_deep', 'object_key_deep', 'commitment_v2', 'wrapped_data_key_v2', 'user_record_v2', 'content_object_v2',
-        'reject_content_v1', 'reject_content_tag', 'reject_deployment_id', 'reject_record_format1', 'reject_record_base64url',
-        'reject_record_renamed_field', 'reject_record_mac',
+        'master_key',
+        'deployment_secret',
+        'data_key',
+        'data_key_v2',
+        'wrap_nonce',
+        'content_nonce',
+        'deployment_id',
+        'user_id',
+        'path',
+        'plaintext',
+        'key_version',
+        'key_id',
+        'wrap_key',
+        'uid',
+        'content_key',
+        'name_key',
+        'name_siv_key',
+        'commitment',
+        'record_mac_key',
+        'deployment_fingerprint',
+        'wrapped_deployment',
+        'wrapped_data_key',
+        'deployment_record',
+        'user_record',
+        'segment_notes',
+        'segment_todo',
+        'object_key',
+        'content_object',
+        'path_id',
+        'user_id_nonascii',
+        'uid_nonascii',
+        'user_id_nfd',
+        'uid_nfd',
+        'path_nfd_input',
+        'path_nfd_canonical',
+        'object_key_nfd',
+        'path_id_nfd',
+        'path_long',
+        'object_key_long',
+        'path_deep',
+        'object_key_deep',
+        'commitment_v2',
+        'wrapped_data_key_v2',
+        'user_record_v2',
+        'content_object_v2',
+        'reject_content_v1',
+        'reject_content_tag',
+        'reject_deployment_id',
+        'reject_record_format1',
+        'reject_record_base64url',
+        'reject_record_renamed_field',
+        'reject_record_mac',
       ].sort(),
     );
   });
@@ -170,14 +215,20 @@ describe('docs/format.md test vector', () => {
     const sealed = sealContentWithNonce(keys2, deploymentId(), field('uid'), field('path'), plaintext(), hex('content_nonce'));
     expect(toHex(sealed)).toBe(field('content_object_v2'));
     const keys1 = deriveUserKeys(hex('data_key'), 1);
-    expectCode(caughtSync(() => openContent(keys1, deploymentId(), field('uid'), field('path'), hex('content_object_v2'))), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => openContent(keys1, deploymentId(), field('uid'), field('path'), hex('content_object_v2'))),
+      'INTEGRITY',
+    );
     const { provider } = await vectorStore(field('user_record_v2'));
     const codec = await provider.forUser(field('user_id'));
     expect(codec.open(field('path'), hex('content_object_v2'))).toEqual(plaintext());
-    expectCode(caughtSync(() => codec.open(field('path'), hex('content_object'))), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => codec.open(field('path'), hex('content_object'))),
+      'INTEGRITY',
+    );
   });
 
-  it('the codec, given the vector\'s records in a store, produces the object key and opens the object', async () => {
+  it("the codec, given the vector's records in a store, produces the object key and opens the object", async () => {
     const { provider } = await vectorStore();
     expect(provider.deploymentId).toBe(deploymentId());
     expect(provider.deploymentFingerprint).toBe(field('deployment_fingerprint'));
@@ -192,14 +243,23 @@ describe('docs/format.md test vector', () => {
     it('content: format version 1, a flipped tag, another deployment id', () => {
       const keys = deriveUserKeys(hex('data_key'), 1);
       for (const name of ['reject_content_v1', 'reject_content_tag']) {
-        expectCode(caughtSync(() => openContent(keys, deploymentId(), field('uid'), field('path'), hex(name))), 'INTEGRITY');
+        expectCode(
+          caughtSync(() => openContent(keys, deploymentId(), field('uid'), field('path'), hex(name))),
+          'INTEGRITY',
+        );
       }
-      expectCode(caughtSync(() => openContent(keys, field('reject_deployment_id'), field('uid'), field('path'), hex('content_object'))), 'INTEGRITY');
+      expectCode(
+        caughtSync(() => openContent(keys, field('reject_deployment_id'), field('uid'), field('path'), hex('content_object'))),
+        'INTEGRITY',
+      );
     });
 
     it('key records: base64url for wrapped, a renamed field; format 1 with a message saying it is not read', async () => {
       for (const name of ['reject_record_base64url', 'reject_record_renamed_field']) {
-        expectCode(caughtSync(() => decodeKeyRecord(utf8(field(name)))), 'INTEGRITY');
+        expectCode(
+          caughtSync(() => decodeKeyRecord(utf8(field(name)))),
+          'INTEGRITY',
+        );
       }
       const old = caughtSync(() => decodeKeyRecord(utf8(field('reject_record_format1'))));
       expectCode(old, 'CONFIG');
@@ -212,7 +272,7 @@ describe('docs/format.md test vector', () => {
       expect(startup.message).toContain('storage format 1');
     });
 
-    it('key records: a wrong MAC, and the right record at another user\'s place, are refused by the codec', async () => {
+    it("key records: a wrong MAC, and the right record at another user's place, are refused by the codec", async () => {
       expect(() => decodeKeyRecord(utf8(field('reject_record_mac')))).not.toThrow();
       const badMac = await vectorStore(field('reject_record_mac'));
       expectCode(await caught(() => badMac.provider.forUser(field('user_id'))), 'INTEGRITY');

@@ -217,7 +217,13 @@ describe('encrypted names', () => {
     expectIntegrity(() => decryptSegment(keys, '/memories', ''));
     expectIntegrity(() => decryptSegment(keys, '/memories/dir', encoded));
     expectIntegrity(() => decryptSegment(keys, '/memories', `${encoded}=`));
-    expectIntegrity(() => decryptSegment(keys, '/memories', encoded.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))));
+    expectIntegrity(() =>
+      decryptSegment(
+        keys,
+        '/memories',
+        encoded.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+      ),
+    );
     const damaged = Buffer.from(raw);
     damaged[SIV_BYTES] = damaged[SIV_BYTES]! ^ 1;
     expectIntegrity(() => decryptSegment(keys, '/memories', damaged.toString('base64url')));
@@ -445,7 +451,10 @@ describe('what only a key holder could forge is refused too', () => {
 
 describe('the documented derivations (docs/format.md, docs/audit.md), computed independently', () => {
   const secret = bytes(32, 21);
-  const hmac = (label: string, message = '') => createHmac('sha256', secret).update(label + message, 'utf8').digest();
+  const hmac = (label: string, message = '') =>
+    createHmac('sha256', secret)
+      .update(label + message, 'utf8')
+      .digest();
 
   it('uid = base64url(HMAC-SHA256(secret, "memvault/v1/uid\\0" | user id)[0..24])', () => {
     expect(computeUid(secret, 'alice')).toBe(hmac('memvault/v1/uid\u0000', 'alice').subarray(0, 24).toString('base64url'));
@@ -453,7 +462,9 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
   });
 
   it('path id = base64url(HMAC-SHA256(secret, "memvault/v1/audit-path\\0" | uid | 0 | path)[0..16])', () => {
-    expect(computePathId(secret, UID, '/memories/ä.md')).toBe(hmac('memvault/v1/audit-path\u0000', `${UID}\u0000/memories/ä.md`).subarray(0, 16).toString('base64url'));
+    expect(computePathId(secret, UID, '/memories/ä.md')).toBe(
+      hmac('memvault/v1/audit-path\u0000', `${UID}\u0000/memories/ä.md`).subarray(0, 16).toString('base64url'),
+    );
   });
 
   it('audit MAC key = HMAC-SHA256(secret, "memvault/v1/audit-mac-key")', () => {
@@ -464,15 +475,32 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
   const blake2b = async (length: number, key: Uint8Array, message: Uint8Array) => (await loadSodium()).crypto_generichash(length, message, key);
 
   it('record MAC key = BLAKE2b-32(secret, "memvault/v2/record-mac-key")', async () => {
-    expect(Buffer.from(deriveRecordMacKey(secret)).toString('hex')).toBe(Buffer.from(await blake2b(32, secret, text('memvault/v2/record-mac-key'))).toString('hex'));
+    expect(Buffer.from(deriveRecordMacKey(secret)).toString('hex')).toBe(
+      Buffer.from(await blake2b(32, secret, text('memvault/v2/record-mac-key'))).toString('hex'),
+    );
   });
 
   it('record MAC = BLAKE2b-32(MAC key, lp(label) | lp(deployment) | lp(uid) | lp(kind) | lp(keyId) | u32be(keyVersion) | lp(wrapped))', async () => {
     const macKey = deriveRecordMacKey(secret);
-    const fields: RecordMacFields = { deploymentId: DEP, uid: UID, kind: 'local', keyId: 'local-kNhzSaszksmSrX3N', keyVersion: 0x01020304, wrapped: bytes(LOCAL_WRAP_BYTES, 0x2b) };
+    const fields: RecordMacFields = {
+      deploymentId: DEP,
+      uid: UID,
+      kind: 'local',
+      keyId: 'local-kNhzSaszksmSrX3N',
+      keyVersion: 0x01020304,
+      wrapped: bytes(LOCAL_WRAP_BYTES, 0x2b),
+    };
     const version = new Uint8Array(4);
     new DataView(version.buffer).setUint32(0, fields.keyVersion, false);
-    const message = Buffer.concat([lp('memvault/v2/key-record'), lp(fields.deploymentId), lp(fields.uid), lp(fields.kind), lp(fields.keyId), version, lp(fields.wrapped)]);
+    const message = Buffer.concat([
+      lp('memvault/v2/key-record'),
+      lp(fields.deploymentId),
+      lp(fields.uid),
+      lp(fields.kind),
+      lp(fields.keyId),
+      version,
+      lp(fields.wrapped),
+    ]);
     const expected = await blake2b(RECORD_MAC_BYTES, macKey, message);
     expect(Buffer.from(computeRecordMac(macKey, fields)).toString('hex')).toBe(Buffer.from(expected).toString('hex'));
     expect(verifyRecordMac(macKey, fields, expected)).toBe(true);
@@ -494,7 +522,14 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
 
 describe('key-record MACs (format 2)', () => {
   const secret = bytes(32, 31);
-  const fields: RecordMacFields = { deploymentId: DEP, uid: UID, kind: 'local', keyId: 'local-AAAAAAAAAAAAAAAA', keyVersion: 2, wrapped: bytes(LOCAL_WRAP_BYTES, 0x41) };
+  const fields: RecordMacFields = {
+    deploymentId: DEP,
+    uid: UID,
+    kind: 'local',
+    keyId: 'local-AAAAAAAAAAAAAAAA',
+    keyVersion: 2,
+    wrapped: bytes(LOCAL_WRAP_BYTES, 0x41),
+  };
 
   it('a MAC is refused when any field it covers changes, when it is damaged or truncated, or under another deployment secret', () => {
     const macKey = deriveRecordMacKey(secret);

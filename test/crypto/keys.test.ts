@@ -131,7 +131,10 @@ describe('deployment record and start-up', () => {
     const encryption = await createEncryptionFromConfig({ store: new MemoryStore(), config: { masterKey: newMasterKey() }, env: {} });
     const codec = await encryption.codecProvider.forUser('kim');
     await encryption.close();
-    expectCode(caughtSync(() => codec.seal('/memories/x.md', utf8('x'))), 'KEY_UNAVAILABLE');
+    expectCode(
+      caughtSync(() => codec.seal('/memories/x.md', utf8('x'))),
+      'KEY_UNAVAILABLE',
+    );
     expectCode(await caught(() => encryption.keyProvider.wrap(newMasterKey(), { deploymentId: 'd', uid: 'x', keyVersion: 1 })), 'KEY_UNAVAILABLE');
   });
 
@@ -155,7 +158,10 @@ describe('deployment record and start-up', () => {
     expect(provider.uidOf('alice@example.com')).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(provider.uidOf('bob@example.com')).not.toBe(provider.uidOf('alice@example.com'));
     expect((await newVault()).provider.uidOf('alice@example.com')).not.toBe(provider.uidOf('alice@example.com'));
-    expectCode(caughtSync(() => provider.uidOf('')), 'INVALID_USER');
+    expectCode(
+      caughtSync(() => provider.uidOf('')),
+      'INVALID_USER',
+    );
   });
 });
 
@@ -273,7 +279,10 @@ describe('key cache', () => {
     const sealed = first.seal('/memories/x.md', utf8('kept'));
     await provider.forUser('ivan');
     expect(provider.cachedUsers).toBe(1);
-    expectCode(caughtSync(() => first.seal('/memories/x.md', utf8('x'))), 'KEY_UNAVAILABLE');
+    expectCode(
+      caughtSync(() => first.seal('/memories/x.md', utf8('x'))),
+      'KEY_UNAVAILABLE',
+    );
     const again = await provider.forUser('hana');
     expect(text(again.open('/memories/x.md', sealed))).toBe('kept');
   });
@@ -282,7 +291,10 @@ describe('key cache', () => {
     const { provider } = await newVault();
     const codec = await provider.forUser('jo');
     await provider.close();
-    expectCode(caughtSync(() => codec.seal('/memories/x.md', utf8('x'))), 'KEY_UNAVAILABLE');
+    expectCode(
+      caughtSync(() => codec.seal('/memories/x.md', utf8('x'))),
+      'KEY_UNAVAILABLE',
+    );
     expectCode(await caught(() => provider.forUser('jo')), 'KEY_UNAVAILABLE');
   });
 });

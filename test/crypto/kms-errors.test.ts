@@ -119,20 +119,29 @@ describe('KMS errors name no key, ARN, account, alias or region', () => {
     }
     // And through the SDK handlers, as the tool runner calls them.
     control.failWith(awsError('AccessDeniedException'));
-    await expect(vault.handlers('carol').view({ command: 'view', path: '/memories' } as never)).rejects.toSatisfy((e: { content?: unknown }) => leaks(e.content).length === 0 && String(e.content).includes('denied'));
+    await expect(vault.handlers('carol').view({ command: 'view', path: '/memories' } as never)).rejects.toSatisfy(
+      (e: { content?: unknown }) => leaks(e.content).length === 0 && String(e.content).includes('denied'),
+    );
     await vault.close();
   });
 });
 
 describe('S3 errors name no bucket, endpoint or key', () => {
   it('store failures whose messages and codes carry the bucket and endpoint reach the model as a bare operation and status', async () => {
-    const vault = await createVault({ store: `s3://${BUCKET}/tenant-a`, s3: new S3Client({ region: 'eu-west-1', endpoint: ENDPOINT, credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }), encryption: false });
+    const vault = await createVault({
+      store: `s3://${BUCKET}/tenant-a`,
+      s3: new S3Client({ region: 'eu-west-1', endpoint: ENDPOINT, credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }),
+      encryption: false,
+    });
     const s3Failure = (name: string, status: number) =>
-      Object.assign(new Error(`Access Denied for bucket ${BUCKET} at ${ENDPOINT}/tenant-a/u/x (request from 10.0.3.7, role arn:aws:iam::111122223333:role/app)`), {
-        name,
-        Code: name,
-        $metadata: { httpStatusCode: status },
-      });
+      Object.assign(
+        new Error(`Access Denied for bucket ${BUCKET} at ${ENDPOINT}/tenant-a/u/x (request from 10.0.3.7, role arn:aws:iam::111122223333:role/app)`),
+        {
+          name,
+          Code: name,
+          $metadata: { httpStatusCode: status },
+        },
+      );
     for (const [name, status] of [
       ['AccessDenied', 403],
       ['NoSuchBucket', 404],
@@ -166,18 +175,27 @@ describe('S3 errors name no bucket, endpoint or key', () => {
 });
 
 describe('the one error-to-result conversion', () => {
-  it('scrubs infrastructure messages; leaves the model\'s own input in other messages untouched', () => {
-    const infra = new MemvaultError('STORE_UNAVAILABLE', `S3 GetObject failed at ${ENDPOINT} for ${KEY_ID} (bucket: ${BUCKET}, account 111122223333, file /home/ops/memvault/data, C:\\ops\\data, 10.0.3.7:9000, alias/prod, mrk-1234567890abcdef1234567890abcdef)`);
+  it("scrubs infrastructure messages; leaves the model's own input in other messages untouched", () => {
+    const infra = new MemvaultError(
+      'STORE_UNAVAILABLE',
+      `S3 GetObject failed at ${ENDPOINT} for ${KEY_ID} (bucket: ${BUCKET}, account 111122223333, file /home/ops/memvault/data, C:\\ops\\data, 10.0.3.7:9000, alias/prod, mrk-1234567890abcdef1234567890abcdef)`,
+    );
     const answer = errorResult(infra);
     expect(answer.code).toBe('STORE_UNAVAILABLE');
     expect(leaks(answer.content)).toEqual([]);
     expect(answer.content).toMatch(/^S3 GetObject failed at \[URL\]/);
-    expect(scrubInfrastructureDetail('Error: A stored memory file /memories/notes/a.md could not be decrypted')).toBe('Error: A stored memory file /memories/notes/a.md could not be decrypted');
+    expect(scrubInfrastructureDetail('Error: A stored memory file /memories/notes/a.md could not be decrypted')).toBe(
+      'Error: A stored memory file /memories/notes/a.md could not be decrypted',
+    );
     // A NO_MATCH echo of what the model wrote (an ARN in its own notes) is its own text: unchanged.
     const own = new MemvaultError('NO_MATCH', `No replacement was performed, old_str \`${KEY_ID}\` did not appear verbatim in /memories/aws.md.`);
     expect(errorResult(own).content).toBe(own.message);
     let reported: unknown;
-    expect(errorResult(new Error(`boom at ${ENDPOINT}`), (e) => (reported = e))).toEqual({ content: expect.not.stringContaining('amazonaws'), isError: true, code: 'INTERNAL' });
+    expect(errorResult(new Error(`boom at ${ENDPOINT}`), (e) => (reported = e))).toEqual({
+      content: expect.not.stringContaining('amazonaws'),
+      isError: true,
+      code: 'INTERNAL',
+    });
     expect(reported).toBeInstanceOf(Error);
   });
 });

@@ -68,8 +68,16 @@ describe('KMS key provider', () => {
     expect(stats.generated).toBe(2);
     const calls = kms.commandCalls(GenerateDataKeyCommand).map((c) => c.args[0].input);
     expect(calls).toEqual([
-      { KeyId: KEY_ID, KeySpec: 'AES_256', EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' } },
-      { KeyId: KEY_ID, KeySpec: 'AES_256', EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': codec.uid, 'memvault:key-version': '1' } },
+      {
+        KeyId: KEY_ID,
+        KeySpec: 'AES_256',
+        EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
+      },
+      {
+        KeyId: KEY_ID,
+        KeySpec: 'AES_256',
+        EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': codec.uid, 'memvault:key-version': '1' },
+      },
     ]);
     const record = decodeKeyRecord((await store.get(userKeyKey(codec.uid)))!.body);
     expect(record).toMatchObject({ kind: 'kms', keyId: KEY_ID, keyVersion: 1 });
@@ -77,7 +85,7 @@ describe('KMS key provider', () => {
     for (const call of kms.calls()) expect(JSON.stringify(call.args[0].input)).not.toContain('alice@example.com');
   });
 
-  it('a second process opens the keys with Decrypt carrying the same context, and reads the first one\'s files', async () => {
+  it("a second process opens the keys with Decrypt carrying the same context, and reads the first one's files", async () => {
     fakeKms();
     const store = new MemoryStore();
     const first = await (await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) })).forUser('bob');
@@ -103,7 +111,7 @@ describe('KMS key provider', () => {
     expectCode(await caught(() => fresh.forUser('mallory')), 'INTEGRITY');
   });
 
-  it('maps access denied at start-up to a clear KEY_UNAVAILABLE message without AWS\'s text', async () => {
+  it("maps access denied at start-up to a clear KEY_UNAVAILABLE message without AWS's text", async () => {
     fakeKms();
     const store = new MemoryStore();
     await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) });

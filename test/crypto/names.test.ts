@@ -11,9 +11,7 @@ beforeAll(async () => {
 });
 
 // Canonical segments: non-empty, no '/', not '.' or '..' (the path guard's job; here any text).
-const segment = fc
-  .string({ unit: 'grapheme', minLength: 1, maxLength: 40 })
-  .filter((s) => !s.includes('/') && s !== '.' && s !== '..');
+const segment = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => !s.includes('/') && s !== '.' && s !== '..');
 const relativePath = fc.array(segment, { minLength: 1, maxLength: 6 });
 
 describe('encrypted names', () => {
@@ -86,7 +84,10 @@ describe('encrypted names', () => {
 
   it('honours a smaller maxKeyBytes (a store adapter that adds a prefix)', async () => {
     const small = await (await newVault({ maxKeyBytes: 100 })).provider.forUser('alice');
-    expectCode(caughtSync(() => small.keyFor(`/memories/${'q'.repeat(60)}`)), 'INVALID_PATH');
+    expectCode(
+      caughtSync(() => small.keyFor(`/memories/${'q'.repeat(60)}`)),
+      'INVALID_PATH',
+    );
     expect(small.keyFor('/memories/q').length).toBeLessThanOrEqual(100);
   });
 
@@ -94,22 +95,46 @@ describe('encrypted names', () => {
     const key = codec.keyFor('/memories/dir/file.md');
     const last = key.at(-2) === 'A' ? 'B' : 'A';
     const tampered = `${key.slice(0, -2)}${last}${key.slice(-1)}`;
-    expectCode(caughtSync(() => codec.pathFor(tampered)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => codec.pathFor(tampered)),
+      'INTEGRITY',
+    );
     // Segments moved under another parent do not decrypt (the SIV binds the parent path).
     const [, dirSegment] = codec.keyFor('/memories/dir').split('/f/');
     const fileSegment = key.split('/').pop()!;
-    expectCode(caughtSync(() => codec.pathFor(`${codec.filesPrefix}${fileSegment}`)), 'INTEGRITY');
-    expectCode(caughtSync(() => codec.pathFor(`${codec.filesPrefix}${dirSegment}/${dirSegment}`)), 'INTEGRITY');
-    expectCode(caughtSync(() => codec.pathFor(`${codec.filesPrefix}${dirSegment}/`)), 'INTEGRITY');
-    expectCode(caughtSync(() => codec.pathFor(`${codec.filesPrefix}`)), 'INTEGRITY');
-    expectCode(caughtSync(() => codec.pathFor(`${codec.filesPrefix}not*base64`)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => codec.pathFor(`${codec.filesPrefix}${fileSegment}`)),
+      'INTEGRITY',
+    );
+    expectCode(
+      caughtSync(() => codec.pathFor(`${codec.filesPrefix}${dirSegment}/${dirSegment}`)),
+      'INTEGRITY',
+    );
+    expectCode(
+      caughtSync(() => codec.pathFor(`${codec.filesPrefix}${dirSegment}/`)),
+      'INTEGRITY',
+    );
+    expectCode(
+      caughtSync(() => codec.pathFor(`${codec.filesPrefix}`)),
+      'INTEGRITY',
+    );
+    expectCode(
+      caughtSync(() => codec.pathFor(`${codec.filesPrefix}not*base64`)),
+      'INTEGRITY',
+    );
     const bob = await (await newVault()).provider.forUser('bob');
-    expectCode(caughtSync(() => codec.pathFor(bob.keyFor('/memories/dir/file.md'))), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => codec.pathFor(bob.keyFor('/memories/dir/file.md'))),
+      'INTEGRITY',
+    );
   });
 
   it('refuses non-canonical paths (caller bugs) instead of naming them', () => {
     for (const bad of ['/memories', 'memories/a', '/other/a', '/memories//a', '/memories/a/', '/memories/../a']) {
-      expectCode(caughtSync(() => codec.keyFor(bad)), 'INVALID_PATH');
+      expectCode(
+        caughtSync(() => codec.keyFor(bad)),
+        'INVALID_PATH',
+      );
     }
   });
 });

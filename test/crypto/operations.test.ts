@@ -51,7 +51,8 @@ describe('rotateKeys', () => {
     const { store, oldKey } = await populated();
     const newKey = await localProvider();
     const contentBefore = new Map<string, string>();
-    for (const key of store.inner.keys().filter((k) => k.startsWith('u/'))) contentBefore.set(key, Buffer.from((await store.inner.get(key))!.body).toString('hex'));
+    for (const key of store.inner.keys().filter((k) => k.startsWith('u/')))
+      contentBefore.set(key, Buffer.from((await store.inner.get(key))!.body).toString('hex'));
 
     // Fail the third key-record write.
     let keyPuts = 0;
@@ -62,7 +63,10 @@ describe('rotateKeys', () => {
     await expect(rotateKeys({ store, from: oldKey, to: newKey, onProgress: (p) => seen.push(p) })).rejects.toThrow('injected store failure');
     store.beforePut = undefined;
     const kinds = await Promise.all(
-      store.inner.keys().filter((k) => k.startsWith(KEYS_PREFIX)).map(async (k) => decodeKeyRecord((await store.inner.get(k))!.body).keyId),
+      store.inner
+        .keys()
+        .filter((k) => k.startsWith(KEYS_PREFIX))
+        .map(async (k) => decodeKeyRecord((await store.inner.get(k))!.body).keyId),
     );
     expect(kinds.filter((id) => id === newKey.keyId)).toHaveLength(2);
     expect(kinds.filter((id) => id === oldKey.keyId)).toHaveLength(3);

@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
-import { computeRecordMac, deriveRecordMacKey, deriveUserKeys, localUnwrap, localWrapWithNonce, openContent, sealContentWithNonce } from '../../src/crypto/format.js';
+import {
+  computeRecordMac,
+  deriveRecordMacKey,
+  deriveUserKeys,
+  localUnwrap,
+  localWrapWithNonce,
+  openContent,
+  sealContentWithNonce,
+} from '../../src/crypto/format.js';
 import { decodeKeyRecord, encodeKeyRecord, recordMacFields, type KeyRecord } from '../../src/crypto/key-provider.js';
 import { createKmsKeyProvider } from '../../src/crypto/kms-key.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey } from '../../src/crypto/layout.js';
@@ -61,7 +69,9 @@ describe('a bucket writer with kms:Encrypt only', () => {
     for (const mac of ['keep', 'random'] as const) {
       const ownKey = await substitute(store, kms, userKeyKey(alice.uid), alice.uid, mac);
       // The forged record is well formed and its wrap opens under KMS with the right context:
-      expect(await host().unwrap((await readRecord(store, userKeyKey(alice.uid))).wrapped, { deploymentId: provider.deploymentId, uid: alice.uid, keyVersion: 1 })).toEqual(ownKey);
+      expect(
+        await host().unwrap((await readRecord(store, userKeyKey(alice.uid))).wrapped, { deploymentId: provider.deploymentId, uid: alice.uid, keyVersion: 1 }),
+      ).toEqual(ownKey);
       const decryptsBefore = kms.decryptsFor(alice.uid);
       const restarted = await createEncryptedCodecProvider({ store, keyProvider: host() });
       const refused = await caught(() => restarted.forUser('alice'));
@@ -242,7 +252,7 @@ describe('two deployments sharing one master key', () => {
   });
   afterEach(() => store.close());
 
-  it('refuse each other\'s key records and objects', async () => {
+  it("refuse each other's key records and objects", async () => {
     const masterKey = newMasterKey();
     const storeB = new MemoryStore();
     const a = await createEncryptedCodecProvider({ store, keyProvider: await localProvider(masterKey) });
@@ -267,7 +277,10 @@ describe('two deployments sharing one master key', () => {
     const keys = deriveUserKeys(dataKey, 1);
     const object = sealContentWithNonce(keys, a.deploymentId, aliceA.uid, PATH, utf8('x'), new Uint8Array(24));
     expect(text(openContent(keys, a.deploymentId, aliceA.uid, PATH, object))).toBe('x');
-    expectCode(caughtSync(() => openContent(keys, b.deploymentId, aliceA.uid, PATH, object)), 'INTEGRITY');
+    expectCode(
+      caughtSync(() => openContent(keys, b.deploymentId, aliceA.uid, PATH, object)),
+      'INTEGRITY',
+    );
     const { wrapKey } = (await import('../../src/crypto/format.js')).deriveLocalMasterKeys(masterKey);
     const localWrapped = localWrapWithNonce(wrapKey, dataKey, a.deploymentId, aliceA.uid, 1, new Uint8Array(24));
     expect(localUnwrap(wrapKey, localWrapped, a.deploymentId, aliceA.uid, 1)).toEqual(dataKey);

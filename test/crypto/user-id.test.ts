@@ -38,15 +38,28 @@ describe('user ids: one check, and distinct accepted ids never share storage', (
     const { provider } = await newVault();
     const vault = await createVault({ store: new MemoryStore() });
     for (const id of refused) {
-      expectCode(caughtSync(() => validateUserId(id)), 'INVALID_USER');
-      expectCode(caughtSync(() => provider.uidOf(id)), 'INVALID_USER');
+      expectCode(
+        caughtSync(() => validateUserId(id)),
+        'INVALID_USER',
+      );
+      expectCode(
+        caughtSync(() => provider.uidOf(id)),
+        'INVALID_USER',
+      );
       expect(() => vault.handlers(id)).toThrow(/user id/);
       expect((await vault.run(id, { command: 'view', path: '/memories' })).code).toBe('INVALID_USER');
       await expect(vault.files(id)).rejects.toMatchObject({ code: 'INVALID_USER' });
     }
-    for (const id of ['victim', 'victim\ud83d\ude00', 'victim😀', 'victime\u0301', 'victimé', 'x'.repeat(MAX_USER_ID_LENGTH)]) expect(validateUserId(id)).toBe(id);
-    expectCode(caughtSync(() => validateUserId('x'.repeat(MAX_USER_ID_LENGTH + 1))), 'INVALID_USER');
-    expectCode(caughtSync(() => provider.uidOf('x'.repeat(MAX_USER_ID_LENGTH + 1))), 'INVALID_USER');
+    for (const id of ['victim', 'victim\ud83d\ude00', 'victim😀', 'victime\u0301', 'victimé', 'x'.repeat(MAX_USER_ID_LENGTH)])
+      expect(validateUserId(id)).toBe(id);
+    expectCode(
+      caughtSync(() => validateUserId('x'.repeat(MAX_USER_ID_LENGTH + 1))),
+      'INVALID_USER',
+    );
+    expectCode(
+      caughtSync(() => provider.uidOf('x'.repeat(MAX_USER_ID_LENGTH + 1))),
+      'INVALID_USER',
+    );
     // The case of the report: these three were one user. Now one is a user, the others are refused.
     await vault.run('victim', { command: 'create', path: '/memories/secret.md', file_text: 'victim only' });
     expect((await vault.run('victim\ud800', { command: 'view', path: '/memories/secret.md' })).isError).toBe(true);

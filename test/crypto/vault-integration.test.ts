@@ -26,7 +26,9 @@ describe('vault with the encrypted codec', () => {
     };
 
     expect((await run({ command: 'create', path: '/memories/PLANTDIR/PLANTFILE.md', file_text: 'line PLANTTEXT one\nline two\n' })).isError).toBe(false);
-    expect((await run({ command: 'str_replace', path: '/memories/PLANTDIR/PLANTFILE.md', old_str: 'line two', new_str: 'line PLANTEDIT' })).isError).toBe(false);
+    expect((await run({ command: 'str_replace', path: '/memories/PLANTDIR/PLANTFILE.md', old_str: 'line two', new_str: 'line PLANTEDIT' })).isError).toBe(
+      false,
+    );
     expect((await run({ command: 'insert', path: '/memories/PLANTDIR/PLANTFILE.md', insert_line: 0, insert_text: 'PLANTINSERT' })).isError).toBe(false);
     expect((await run({ command: 'create', path: '/memories/PLANTDIR/second.md', file_text: 'x' })).isError).toBe(false);
     expect((await run({ command: 'rename', old_path: '/memories/PLANTDIR', new_path: '/memories/PLANTMOVED' })).isError).toBe(false);

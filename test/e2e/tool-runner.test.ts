@@ -19,13 +19,23 @@ describe('the real @anthropic-ai/sdk toolRunner with vault.tool(user)', () => {
 
   it('runs eight memory calls of one turn on one file and every edit lands', async () => {
     const edits = [
-      ...[1, 2, 3, 4].map((i) => toolUse(`e${i}`, { command: 'str_replace', path: '/memories/plan.md', old_str: `- step ${i}: todo`, new_str: `- step ${i}: done` })),
+      ...[1, 2, 3, 4].map((i) =>
+        toolUse(`e${i}`, { command: 'str_replace', path: '/memories/plan.md', old_str: `- step ${i}: todo`, new_str: `- step ${i}: done` }),
+      ),
       ...[1, 2, 3, 4].map((i) => toolUse(`i${i}`, { command: 'insert', path: '/memories/plan.md', insert_line: 0, insert_text: `note ${i}` })),
     ];
     api = await startFakeApi([
-      { stop_reason: 'tool_use', content: [toolUse('c1', { command: 'create', path: '/memories/plan.md', file_text: '- step 1: todo\n- step 2: todo\n- step 3: todo\n- step 4: todo\n' })] },
+      {
+        stop_reason: 'tool_use',
+        content: [
+          toolUse('c1', { command: 'create', path: '/memories/plan.md', file_text: '- step 1: todo\n- step 2: todo\n- step 3: todo\n- step 4: todo\n' }),
+        ],
+      },
       { stop_reason: 'tool_use', content: edits },
-      { stop_reason: 'tool_use', content: [toolUse('v1', { command: 'view', path: '/memories/plan.md' }), toolUse('bad', { command: 'view', path: '/memories/../etc/passwd' })] },
+      {
+        stop_reason: 'tool_use',
+        content: [toolUse('v1', { command: 'view', path: '/memories/plan.md' }), toolUse('bad', { command: 'view', path: '/memories/../etc/passwd' })],
+      },
       { stop_reason: 'end_turn', content: [{ type: 'text', text: 'All done.' }] },
     ]);
     dir = await mkdtemp(join(tmpdir(), 'memvault-e2e-'));
@@ -60,7 +70,10 @@ describe('the real @anthropic-ai/sdk toolRunner with vault.tool(user)', () => {
     expect(badResult).toMatchObject({ tool_use_id: 'bad', is_error: true });
     expect(String(badResult!.content)).toMatch(/^Error: Invalid path "\/memories\/\.\.\/etc\/passwd"/);
     const viewed = String(viewResult!.content);
-    const lines = viewed.split('\n').slice(1).map((l) => l.split('\t')[1]);
+    const lines = viewed
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split('\t')[1]);
     expect(lines.slice(4).sort()).toEqual(['- step 1: done', '- step 2: done', '- step 3: done', '- step 4: done']);
     expect(lines.slice(0, 4).sort()).toEqual(['note 1', 'note 2', 'note 3', 'note 4']);
 

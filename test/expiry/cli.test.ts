@@ -43,7 +43,13 @@ async function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ out: 
   let out = '';
   let err = '';
   let code: number | undefined;
-  const deps = { env, stdout: (s: string) => void (out += s), stderr: (s: string) => void (err += s), setExitCode: (c: number) => void (code = c), progress: false };
+  const deps = {
+    env,
+    stdout: (s: string) => void (out += s),
+    stderr: (s: string) => void (err += s),
+    setExitCode: (c: number) => void (code = c),
+    progress: false,
+  };
   const program = new Command().exitOverride();
   registerExpire(program, deps);
   registerDoctor(program, deps);
@@ -76,11 +82,19 @@ describe('memvault expire', () => {
     expect(summary['requests']).toMatchObject({ LIST: 1, DELETE: 2 });
     expect(real.out.trim().split('\n')).toHaveLength(1); // one JSON object
     expect(await fileCount()).toBe(1);
-    const records = readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = readFileSync(auditFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const expires = records.filter((r) => r['type'] === 'expire');
     expect(expires).toHaveLength(3); // two deletions and the summary
     const deletedHashes = lines.map((l) => /object=(sha256:[0-9a-f]+)/.exec(l)![1]).sort();
-    expect(expires.filter((r) => r['path'] !== undefined).map((r) => r['path']).sort()).toEqual(deletedHashes);
+    expect(
+      expires
+        .filter((r) => r['path'] !== undefined)
+        .map((r) => r['path'])
+        .sort(),
+    ).toEqual(deletedHashes);
     expect(readFileSync(auditFile, 'utf8')).not.toContain('old-1');
   });
 

@@ -30,7 +30,12 @@ async function doctor(args: string[], env: NodeJS.ProcessEnv): Promise<{ out: st
 
 describe('doctor against an S3 endpoint that does not answer', () => {
   it('exits 1 naming the cause (connection refused) for every required check, never "nothing is missing"', async () => {
-    const env = { MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9', MEMVAULT_S3_REGION: 'us-east-1', MEMVAULT_S3_ACCESS_KEY_ID: 'x', MEMVAULT_S3_SECRET_ACCESS_KEY: 'y' };
+    const env = {
+      MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9',
+      MEMVAULT_S3_REGION: 'us-east-1',
+      MEMVAULT_S3_ACCESS_KEY_ID: 'x',
+      MEMVAULT_S3_SECRET_ACCESS_KEY: 'y',
+    };
     const r = await doctor(['--store', 's3://nobucket/p', '--json'], env);
     expect(r.code).toBe(1);
     const report = JSON.parse(r.out) as { ok: boolean; checks: Array<{ id: string; status: string; required: boolean; detail: string }> };

@@ -99,7 +99,8 @@ export function virtualBucket(objects: number, options: { deleteErrors?: (key: s
     count('PutObject');
     const i = indexOf(input.Key ?? '');
     return later(() => {
-      if (input.IfMatch !== `etag${i}` || fenced.has(i)) throw Object.assign(new Error('PreconditionFailed'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
+      if (input.IfMatch !== `etag${i}` || fenced.has(i))
+        throw Object.assign(new Error('PreconditionFailed'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
       fenced.add(i);
       return { ETag: `"${EMPTY_MD5}"` };
     });
@@ -115,7 +116,11 @@ export function virtualBucket(objects: number, options: { deleteErrors?: (key: s
   mock.on(HeadObjectCommand).callsFake((input: { Key?: string }) => {
     count('HeadObject');
     const i = indexOf(input.Key ?? '');
-    return later(() => (fenced.has(i) ? { ETag: `"${EMPTY_MD5}"`, LastModified: MOCK_NOW, ContentLength: 0 } : { ETag: `"etag${i}"`, LastModified: lastModifiedOf(i), ContentLength: 100 }));
+    return later(() =>
+      fenced.has(i)
+        ? { ETag: `"${EMPTY_MD5}"`, LastModified: MOCK_NOW, ContentLength: 0 }
+        : { ETag: `"etag${i}"`, LastModified: lastModifiedOf(i), ContentLength: 100 },
+    );
   });
   const store = createS3Store({ url: `s3://${MOCK_BUCKET}/${MOCK_PREFIX}`, s3: client });
   return {

@@ -76,7 +76,12 @@ describe('sweep in slices (checkpoint and resume)', () => {
     expect(runs.slice(1).every((r) => r.resumed)).toBe(true);
     const total = (field: 'scanned' | 'expired' | 'kept' | 'errors') => runs.reduce((n, r) => n + r[field], 0);
     // No file is looked at twice, none is skipped.
-    expect({ scanned: total('scanned'), expired: total('expired'), kept: total('kept'), errors: total('errors') }).toEqual({ scanned: 60, expired: 30, kept: 30, errors: 0 });
+    expect({ scanned: total('scanned'), expired: total('expired'), kept: total('kept'), errors: total('errors') }).toEqual({
+      scanned: 60,
+      expired: 30,
+      kept: 30,
+      errors: 0,
+    });
     expect(sliced.keys().sort()).toEqual(whole.keys().sort());
   });
 
@@ -107,7 +112,13 @@ describe('sweep in slices (checkpoint and resume)', () => {
     const stopAt = order.indexOf('u/u01/f/0005');
     let seen = 0;
     let checkpoint: string | undefined;
-    const first = await sweep({ store, ttl: { ttlDays: 30, classes: { pro: 90 } }, now: clock.now, shouldStop: () => ++seen > stopAt, onCheckpoint: (k) => (checkpoint = k) });
+    const first = await sweep({
+      store,
+      ttl: { ttlDays: 30, classes: { pro: 90 } },
+      now: clock.now,
+      shouldStop: () => ++seen > stopAt,
+      onCheckpoint: (k) => (checkpoint = k),
+    });
     expect(first.complete).toBe(false);
     expect(checkpoint).toBe('u/u01/f/0005');
     const second = await sweep({ store, ttl: { ttlDays: 30, classes: { pro: 90 } }, now: clock.now, startAfter: checkpoint! });

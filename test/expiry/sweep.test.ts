@@ -72,7 +72,7 @@ describe('sweep: what goes and what stays', () => {
     expect(neverGoneOnDay).toBe(30);
   });
 
-  it('applies each user\'s TTL class from the marker in the listing, and keeps files of an unknown class', async () => {
+  it("applies each user's TTL class from the marker in the listing, and keeps files of an unknown class", async () => {
     const clock = new Clock();
     const store = new MemoryStore(clock.now);
     const tiers: Record<string, string> = { pro: 'pro', gold: 'gold' };
@@ -130,7 +130,14 @@ describe('sweep: dry run, concurrency and races', () => {
     clock.advanceDays(3); // the sweeps run later, judging the same date
     const before = new Set(fileKeys(store));
     const wouldDelete: string[] = [];
-    const dry = await sweep({ store, ttl: { ttlDays: 30, classes: { pro: 60 } }, asOf, now: clock.now, dryRun: true, onExpired: (d) => wouldDelete.push(d.key) });
+    const dry = await sweep({
+      store,
+      ttl: { ttlDays: 30, classes: { pro: 60 } },
+      asOf,
+      now: clock.now,
+      dryRun: true,
+      onExpired: (d) => wouldDelete.push(d.key),
+    });
     expect(new Set(fileKeys(store))).toEqual(before); // a dry run changes nothing
     const deleted: string[] = [];
     const real = await sweep({ store, ttl: { ttlDays: 30, classes: { pro: 60 } }, asOf, now: clock.now, onExpired: (d) => deleted.push(d.key) });
@@ -164,7 +171,7 @@ describe('sweep: dry run, concurrency and races', () => {
     expect(b.expired).toBe(expected.size); // the slower one finds them gone: counted, harmless
   });
 
-  it('a write landing between the sweeper\'s LIST and its delete survives', async () => {
+  it("a write landing between the sweeper's LIST and its delete survives", async () => {
     const clock = new Clock();
     const base = new MemoryStore(clock.now);
     const expiry = expiryFor(base, clock);
@@ -214,7 +221,7 @@ describe('sweep: dry run, concurrency and races', () => {
 });
 
 describe('sweep: audit, file store', () => {
-  it('writes one expire record per deletion with the key\'s hash, never a name or the store uid, and a summary record', async () => {
+  it("writes one expire record per deletion with the key's hash, never a name or the store uid, and a summary record", async () => {
     const clock = new Clock();
     const store = new MemoryStore(clock.now);
     const expiry = expiryFor(store, clock);
@@ -243,7 +250,7 @@ describe('sweep: audit, file store', () => {
     expect(dryEntries).toEqual([]);
   });
 
-  it('sweeps a file store by its files\' times', async () => {
+  it("sweeps a file store by its files' times", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memvault-sweep-'));
     try {
       const clock = new Clock();

@@ -70,7 +70,7 @@ describe('touch on read', () => {
     expect(store.tagsOf(key)).toEqual({ [TTL_CLASS_TAG_KEY]: 'pro' });
   });
 
-  it('the file adapter moves the file\'s time on a touch (copy in place rewrites its header)', async () => {
+  it("the file adapter moves the file's time on a touch (copy in place rewrites its header)", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memvault-expiry-'));
     try {
       const clock = new Clock();
@@ -170,7 +170,11 @@ describe('TTL classes', () => {
     const markers = store.keys().filter((k) => k.includes('/c/'));
     expect(markers).toHaveLength(1);
     expect(markers[0]).toMatch(/^u\/[^/]+\/c\/pro$/);
-    const fileTags = store.keys().filter((k) => k.includes('/f/')).map((k) => store.tagsOf(k)![TTL_CLASS_TAG_KEY]).sort();
+    const fileTags = store
+      .keys()
+      .filter((k) => k.includes('/f/'))
+      .map((k) => store.tagsOf(k)![TTL_CLASS_TAG_KEY])
+      .sort();
     expect(fileTags).toEqual(['default', 'pro', 'pro']);
 
     clock.advanceDays(40);
@@ -191,4 +195,3 @@ describe('TTL classes', () => {
     expect(() => expiryFor(new MemoryStore(clock.now), clock, { classes: { 'a b': 3 } })).toThrow(/class name/);
   });
 });
-

@@ -135,9 +135,12 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
 
   it('synthesizes offline, with the sweeper bundled from the installed package and no Docker', () => {
     expect(synthOutput).toEqual({ stacks: ['ConsumerStack'], hasFunction: true });
-    const template = JSON.parse(readFileSync(join(outdir, 'ConsumerStack.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const template = JSON.parse(readFileSync(join(outdir, 'ConsumerStack.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
     const types = Object.values(template.Resources).map((r) => r.Type);
-    for (const type of ['AWS::Lambda::Function', 'AWS::Events::Rule', 'AWS::SQS::Queue', 'AWS::CloudWatch::Alarm', 'AWS::KMS::Alias', 'AWS::Logs::LogGroup']) expect(types).toContain(type);
+    for (const type of ['AWS::Lambda::Function', 'AWS::Events::Rule', 'AWS::SQS::Queue', 'AWS::CloudWatch::Alarm', 'AWS::KMS::Alias', 'AWS::Logs::LogGroup'])
+      expect(types).toContain(type);
     expect(types).not.toContain('AWS::EC2::VPC');
     const alias = Object.values(template.Resources).find((r) => r.Type === 'AWS::KMS::Alias')!;
     expect(alias.Properties.AliasName).toBe('alias/consumer-memvault');
@@ -153,13 +156,20 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
   }, 180_000);
 
   it('produced a bundle that runs: one sweep of an empty file store', () => {
-    const assets = JSON.parse(readFileSync(join(outdir, 'ConsumerStack.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string; packaging: string } }> };
+    const assets = JSON.parse(readFileSync(join(outdir, 'ConsumerStack.assets.json'), 'utf8')) as {
+      files: Record<string, { source: { path: string; packaging: string } }>;
+    };
     const zip = Object.values(assets.files).find((f) => f.source.packaging === 'zip')!;
     const bundle = join(outdir, zip.source.path, 'index.mjs');
     writeFileSync(join(work, 'run-bundle.mjs'), RUN_BUNDLE);
     // Run from outside the app: the bundle needs no node_modules.
     const store = join(work, 'store');
-    const out = execFileSync(process.execPath, [join(work, 'run-bundle.mjs'), bundle, store], { cwd: work, env: offlineEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(process.execPath, [join(work, 'run-bundle.mjs'), bundle, store], {
+      cwd: work,
+      env: offlineEnv(),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const summary = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, unknown>;
     expect(summary).toMatchObject({ event: 'memvault.sweep', complete: true, scanned: 0, errors: 0 });
   });
@@ -168,7 +178,18 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
     writeFileSync(join(app, 'typed.ts'), TYPED_APP);
     writeFileSync(
       join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: true, types: ['node'] }, files: ['typed.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
+        files: ['typed.ts'],
+      }),
     );
     const tsc = join(repoModules, 'typescript', 'bin', 'tsc');
     let output = '';

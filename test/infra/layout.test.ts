@@ -4,7 +4,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AUDIT_KEY_PREFIX, DEPLOYMENT_RECORD_KEY, KEYS_PREFIX, SWEEP_STATE_KEY, SWEEP_STATE_PREFIX, USERS_PREFIX, userFilesPrefix } from '../../src/store/layout.js';
+import {
+  AUDIT_KEY_PREFIX,
+  DEPLOYMENT_RECORD_KEY,
+  KEYS_PREFIX,
+  SWEEP_STATE_KEY,
+  SWEEP_STATE_PREFIX,
+  USERS_PREFIX,
+  userFilesPrefix,
+} from '../../src/store/layout.js';
 
 const construct = readFileSync(join(import.meta.dirname, '../../infra/lib/memvault-storage.ts'), 'utf8');
 

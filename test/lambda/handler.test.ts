@@ -60,7 +60,11 @@ interface Fixture {
 async function fixture(name: string, unknownClassUser = false): Promise<Fixture> {
   const dir = join(root, name);
   const constructEnv = sweeper.environment('memory-bucket', 'audit-bucket');
-  const env = { ...constructEnv, MEMVAULT_STORE: asFileUrl(constructEnv.MEMVAULT_STORE!, dir), MEMVAULT_AUDIT_STORE: asFileUrl(constructEnv.MEMVAULT_AUDIT_STORE!, dir) };
+  const env = {
+    ...constructEnv,
+    MEMVAULT_STORE: asFileUrl(constructEnv.MEMVAULT_STORE!, dir),
+    MEMVAULT_AUDIT_STORE: asFileUrl(constructEnv.MEMVAULT_AUDIT_STORE!, dir),
+  };
   const referenceUrl = asFileUrl(constructEnv.MEMVAULT_STORE!, join(dir, 'reference'));
   await populate(env.MEMVAULT_STORE, unknownClassUser);
   await populate(referenceUrl, unknownClassUser);
@@ -68,7 +72,11 @@ async function fixture(name: string, unknownClassUser = false): Promise<Fixture>
 }
 
 /** Run the bundled handler with `env` as the function's environment. */
-async function runBundled(env: Record<string, string>, event: SweeperEvent, context: SweeperContext): Promise<{ result: SweeperResult; lines: Record<string, unknown>[] }> {
+async function runBundled(
+  env: Record<string, string>,
+  event: SweeperEvent,
+  context: SweeperContext,
+): Promise<{ result: SweeperResult; lines: Record<string, unknown>[] }> {
   const saved = { ...process.env };
   const lines: Record<string, unknown>[] = [];
   const write = process.stdout.write.bind(process.stdout);
@@ -96,7 +104,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('the bundled sweeper with the construct\'s environment (file store)', () => {
+describe("the bundled sweeper with the construct's environment (file store)", () => {
   let f: Fixture;
   beforeEach(async (ctx) => {
     f = await fixture(ctx.task.id);
@@ -115,7 +123,8 @@ describe('the bundled sweeper with the construct\'s environment (file store)', (
     expect(lines).toHaveLength(1);
     const line = lines[0]!;
     const cli = JSON.parse(reference.out) as Record<string, unknown>;
-    for (const field of ['scanned', 'expired', 'kept', 'errors', 'users', 'ttlDays', 'classes', 'mode', 'graceMinutes']) expect(line[field], field).toEqual(cli[field]);
+    for (const field of ['scanned', 'expired', 'kept', 'errors', 'users', 'ttlDays', 'classes', 'mode', 'graceMinutes'])
+      expect(line[field], field).toEqual(cli[field]);
     expect(line).toMatchObject({ event: 'memvault.sweep', complete: true, resumed: false, pass: { runs: 1 }, auditShipped: true });
     // No key, user id or path in the line.
     expect(JSON.stringify(line)).not.toMatch(/u\/u\d\d|"u\d\d"|file:|\/tmp\//);
@@ -154,7 +163,10 @@ describe('the bundled sweeper with the construct\'s environment (file store)', (
 
     const second = await runBundled(f.env, { mode: 'continue' }, unlimited());
     expect(second.result).toMatchObject({ event: 'memvault.sweep', complete: true, errors: 0 });
-    expect(second.lines[0]).toMatchObject({ resumed: true, pass: { runs: 2, startedAt: first.lines[0]!.pass && (first.lines[0]!.pass as { startedAt: string }).startedAt } });
+    expect(second.lines[0]).toMatchObject({
+      resumed: true,
+      pass: { runs: 2, startedAt: first.lines[0]!.pass && (first.lines[0]!.pass as { startedAt: string }).startedAt },
+    });
     const firstScanned = first.result.event === 'memvault.sweep' ? first.result.scanned : 0;
     const secondScanned = second.result.event === 'memvault.sweep' ? second.result.scanned : 0;
     expect(firstScanned + secondScanned).toBe(120);

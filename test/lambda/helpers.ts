@@ -84,12 +84,23 @@ export function contextEndingAfter(calls: number, total = 900_000): SweeperConte
 export const unlimited = (): SweeperContext => ({ getRemainingTimeInMillis: () => 900_000 });
 
 /** `memvault expire --json` in-process, with the given environment and clock. */
-export async function memvaultExpire(args: string[], env: NodeJS.ProcessEnv, now?: () => Date): Promise<{ out: string; err: string; code: number | undefined }> {
+export async function memvaultExpire(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  now?: () => Date,
+): Promise<{ out: string; err: string; code: number | undefined }> {
   let out = '';
   let err = '';
   let code: number | undefined;
   const program = new Command().exitOverride();
-  registerExpire(program, { env, stdout: (s) => void (out += s), stderr: (s) => void (err += s), setExitCode: (c) => void (code = c), progress: false, ...(now ? { now } : {}) });
+  registerExpire(program, {
+    env,
+    stdout: (s) => void (out += s),
+    stderr: (s) => void (err += s),
+    setExitCode: (c) => void (code = c),
+    progress: false,
+    ...(now ? { now } : {}),
+  });
   await program.parseAsync(['node', 'memvault', 'expire', ...args]);
   return { out, err, code };
 }

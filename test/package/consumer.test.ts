@@ -99,31 +99,47 @@ describe('memvault installed from its tarball into a consumer app', () => {
     ['bundler, esModuleInterop', { module: 'ESNext', moduleResolution: 'bundler', esModuleInterop: true }],
     ['bundler, no esModuleInterop', { module: 'ESNext', moduleResolution: 'bundler', esModuleInterop: false }],
   ];
-  it.each(settings)('the README example and memvault’s .d.ts typecheck strictly (%s)', async (_name, options) => {
-    const config = {
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2023'],
-        types: ['node'],
-        strict: true,
-        noEmit: true,
-        // memvault's own declarations are checked; the SDKs' are theirs to keep.
-        skipLibCheck: false,
-        ...options,
-      },
-      files: ['src/app.ts', 'node_modules/memvault/dist/index.d.ts'],
-    };
-    const file = `tsconfig.${String(options['moduleResolution'])}.${String(options['esModuleInterop'])}.json`;
-    await writeFile(join(project, file), JSON.stringify(config));
-    const result = await sh(process.execPath, [tsc, '-p', file], project).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e), stderr: '' }));
-    const ours = result.stdout
-      .split('\n')
-      .filter((l) => l.includes('error TS') && (l.startsWith('src/') || l.includes('node_modules/memvault/')));
-    expect(ours).toEqual([]);
-  }, 120_000);
+  it.each(settings)(
+    'the README example and memvault’s .d.ts typecheck strictly (%s)',
+    async (_name, options) => {
+      const config = {
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023'],
+          types: ['node'],
+          strict: true,
+          noEmit: true,
+          // memvault's own declarations are checked; the SDKs' are theirs to keep.
+          skipLibCheck: false,
+          ...options,
+        },
+        files: ['src/app.ts', 'node_modules/memvault/dist/index.d.ts'],
+      };
+      const file = `tsconfig.${String(options['moduleResolution'])}.${String(options['esModuleInterop'])}.json`;
+      await writeFile(join(project, file), JSON.stringify(config));
+      const result = await sh(process.execPath, [tsc, '-p', file], project).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e), stderr: '' }));
+      const ours = result.stdout.split('\n').filter((l) => l.includes('error TS') && (l.startsWith('src/') || l.includes('node_modules/memvault/')));
+      expect(ours).toEqual([]);
+    },
+    120_000,
+  );
 
   it('runs the README toolRunner example: every tool_result exact, the app’s S3Client sends', async () => {
-    await writeFile(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', skipLibCheck: true, types: ['node'] }, files: ['src/app.ts'] }));
+    await writeFile(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          outDir: 'out',
+          skipLibCheck: true,
+          types: ['node'],
+        },
+        files: ['src/app.ts'],
+      }),
+    );
     await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
     const { stdout } = await sh(process.execPath, ['out/app.js'], project);
     const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
@@ -148,7 +164,9 @@ describe('memvault installed from its tarball into a consumer app', () => {
       content: 'No replacement was performed, old_str `tuesday` did not appear verbatim in /memories/plan.md.',
     });
     const third = out.runner[3]!.last.content as Array<Record<string, unknown>>;
-    expect(third).toEqual([{ type: 'tool_result', tool_use_id: 'v1', content: "Here's the content of /memories/plan.md with line numbers:\n     1\tlaunch: monday" }]);
+    expect(third).toEqual([
+      { type: 'tool_result', tool_use_id: 'v1', content: "Here's the content of /memories/plan.md with line numbers:\n     1\tlaunch: monday" },
+    ]);
     // The app's client, with its own middleware, is the one that sent memvault's first request.
     expect(out.s3Commands.length).toBeGreaterThan(0);
     expect(out.s3Commands[0]).toMatch(/Command$/);

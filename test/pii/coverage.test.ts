@@ -9,7 +9,9 @@ import { redact } from '../../src/pii/index.js';
 import type { PiiType, RedactOptions } from '../../src/pii/types.js';
 
 function found(text: string, type: PiiType, options?: RedactOptions): string[] {
-  return redact(text, options).findings.filter((f) => f.type === type).map((f) => text.slice(f.start, f.end));
+  return redact(text, options)
+    .findings.filter((f) => f.type === type)
+    .map((f) => text.slice(f.start, f.end));
 }
 
 describe('US_SSN', () => {

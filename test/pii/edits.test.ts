@@ -141,7 +141,9 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
     });
 
     it('reject policy: an edit that completes a value is refused and changes nothing', async () => {
-      const { run, content } = await setup({ policy: { EMAIL: 'reject', PHONE: 'reject', CREDIT_CARD: 'reject', IBAN: 'reject', US_SSN: 'reject', IP_ADDRESS: 'reject', SECRET: 'reject' } });
+      const { run, content } = await setup({
+        policy: { EMAIL: 'reject', PHONE: 'reject', CREDIT_CARD: 'reject', IBAN: 'reject', US_SSN: 'reject', IP_ADDRESS: 'reject', SECRET: 'reject' },
+      });
       const split = `${label} ${value.slice(0, cut)}<gap>${value.slice(cut)}\n`;
       expect((await run('u', { command: 'create', path: '/memories/a.md', file_text: split })).isError).toBe(false);
       const edit = await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: '<gap>', new_str: '' });

@@ -107,7 +107,9 @@ describe('PII end to end through createVault', () => {
     expect(auditText).not.toContain(PATH_EMAIL);
     expect(audit.some((e) => /^\/memories\/REDACTED-EMAIL-[0-9a-f]{8}\.md$/.test(e.path ?? ''))).toBe(true);
     // Counts by type reach the audit record.
-    expect(audit[0]?.decisions).toMatchObject({ pii: { action: 'redacted', findings: { EMAIL: 1, PHONE: 1, CREDIT_CARD: 1, IBAN: 1, US_SSN: 1, IP_ADDRESS: 1, SECRET: 1 } } });
+    expect(audit[0]?.decisions).toMatchObject({
+      pii: { action: 'redacted', findings: { EMAIL: 1, PHONE: 1, CREDIT_CARD: 1, IBAN: 1, US_SSN: 1, IP_ADDRESS: 1, SECRET: 1 } },
+    });
   });
 
   it('a rejecting policy refuses the write: nothing stored, error names the kind, audit has PII_REJECTED', async () => {

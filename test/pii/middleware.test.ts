@@ -17,7 +17,14 @@ function fakeContext(command: MemoryCommand | undefined): CommandContext {
     command,
     pathsCanonical: true,
     // The redactor never touches files; a test that reached them would throw here.
-    files: new Proxy({}, { get: () => { throw new Error('files must not be used'); } }) as UserFiles,
+    files: new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('files must not be used');
+        },
+      },
+    ) as UserFiles,
     stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
     decisions: {},
   };

@@ -15,7 +15,32 @@ function random(seed: number): () => number {
 
 describe('anchored keyword search', () => {
   it('finds exactly what the keyword alternation finds, from every offset', () => {
-    const parts = ['pass', 'word', 'shared access key', 'api', '_', ' ', 'key', 'clé', 'cle', 'ar', 'x', 'Token', 'SECRET', 'mot de passe', 'contraseña', 'pwd', 'subscription ', 'encryption-', 'Schlüssel', 'clave', 'passwd', '\n', 'é', 'PassPhrase'];
+    const parts = [
+      'pass',
+      'word',
+      'shared access key',
+      'api',
+      '_',
+      ' ',
+      'key',
+      'clé',
+      'cle',
+      'ar',
+      'x',
+      'Token',
+      'SECRET',
+      'mot de passe',
+      'contraseña',
+      'pwd',
+      'subscription ',
+      'encryption-',
+      'Schlüssel',
+      'clave',
+      'passwd',
+      '\n',
+      'é',
+      'PassPhrase',
+    ];
     const rnd = random(3);
     let matches = 0;
     for (let t = 0; t < 4000; t++) {
@@ -51,7 +76,7 @@ describe('folded view offset map', () => {
       const starts: number[] = [];
       const ends: number[] = [];
       let text = '';
-      for (let i = 0; i < s.length; ) {
+      for (let i = 0; i < s.length;) {
         const escape = { '40': '@', '2B': '+', '20': ' ', '2D': '-', '2E': '.' }[s.slice(i + 1, i + 3).toUpperCase()];
         if (s[i] === '%' && escape !== undefined) {
           text += escape;
@@ -92,7 +117,10 @@ describe('known token formats inside long runs', () => {
   it.each([
     ['after a key and an equals sign', 'export GITHUB_TOKEN=ghp_8Jk2LmQ9rT4vX7yZ1aB3cD5eF6gH0iJ2kL4m'],
     ['after a path and a colon', 'curl https://api.example.org/v1:ghp_8Jk2LmQ9rT4vX7yZ1aB3cD5eF6gH0iJ2kL4m'],
-    ['a JWT at the end of a URL', 'https://app.example.org/cb#id_token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk'],
+    [
+      'a JWT at the end of a URL',
+      'https://app.example.org/cb#id_token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    ],
   ])('%s', (_label, text) => {
     const { findings } = redact(text);
     expect(findings.map((f) => f.type)).toContain('SECRET');

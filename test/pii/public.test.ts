@@ -10,7 +10,10 @@ import { libphonenumberSamples, loadPublicSamples, scorePublic, totals } from '.
 
 const samples = [...loadPublicSamples(), ...libphonenumberSamples()];
 // Presidio labels every well-formed IP (loopback and documentation ranges too): scored in the mode that matches.
-const score = scorePublic(samples, (t) => redact(t, { ipAddresses: samples.some((s) => s.text === t && s.source === 'presidio' && s.type === 'IP_ADDRESS') ? 'all' : 'host' }).findings);
+const score = scorePublic(
+  samples,
+  (t) => redact(t, { ipAddresses: samples.some((s) => s.text === t && s.source === 'presidio' && s.type === 'IP_ADDRESS') ? 'all' : 'host' }).findings,
+);
 
 function byType(type: PiiType) {
   return totals([...score.bySource.values()].flatMap((m) => (m.get(type) ? [m.get(type)!] : [])));

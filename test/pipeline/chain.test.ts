@@ -21,11 +21,22 @@ describe('defaultChain', () => {
     expect(defaultChain({ quota: false }).middlewares).toEqual([expect.any(Function), pathGuard]);
   });
 
-  it('validates input sizes against the limit the commands get: the quota\'s, else the host\'s, else the default', async () => {
+  it("validates input sizes against the limit the commands get: the quota's, else the host's, else the default", async () => {
     const sizeAnswer = async (chain: ReturnType<typeof defaultChain>, bytes: number) => {
       const validate = chain.middlewares[0]!;
-      const ctx = { requestId: 'r', uid: 'u', input: { command: 'create', path: '/memories/x', file_text: 'y'.repeat(bytes) }, pathsCanonical: false, files: undefined as never, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
-      const result = await withErrorBoundary(() => validate(ctx, async () => ({ content: 'passed', isError: false })), () => {});
+      const ctx = {
+        requestId: 'r',
+        uid: 'u',
+        input: { command: 'create', path: '/memories/x', file_text: 'y'.repeat(bytes) },
+        pathsCanonical: false,
+        files: undefined as never,
+        stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
+        decisions: {} as Record<string, unknown>,
+      };
+      const result = await withErrorBoundary(
+        () => validate(ctx, async () => ({ content: 'passed', isError: false })),
+        () => {},
+      );
       return result.code ?? result.content;
     };
     for (const [chain, limit] of [
@@ -41,7 +52,11 @@ describe('defaultChain', () => {
   });
 
   it('the quota owns maxFileBytes and viewChars; a disagreeing limit is a start-up error', () => {
-    expect(defaultChain({ quota: { maxFileBytes: 10, viewChars: 300 }, limits: { maxWriteAttempts: 3 } }).limits).toEqual({ maxFileBytes: 10, viewChars: 300, maxWriteAttempts: 3 });
+    expect(defaultChain({ quota: { maxFileBytes: 10, viewChars: 300 }, limits: { maxWriteAttempts: 3 } }).limits).toEqual({
+      maxFileBytes: 10,
+      viewChars: 300,
+      maxWriteAttempts: 3,
+    });
     expect(defaultChain().limits).toEqual({ maxFileBytes: DEFAULT_LIMITS.maxFileBytes, viewChars: DEFAULT_LIMITS.viewChars });
     expect(() => defaultChain({ quota: { maxFileBytes: 10 }, limits: { maxFileBytes: 20 } })).toThrow(expect.objectContaining({ code: 'CONFIG' }));
     expect(defaultChain({ quota: false, limits: { maxFileBytes: 20 } }).limits).toEqual({ maxFileBytes: 20 });
@@ -56,7 +71,10 @@ describe('defaultChain', () => {
     const go = async (input: unknown) => {
       const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
       const ctx = { requestId: 'r', uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} as Record<string, unknown> };
-      const result = await withErrorBoundary(() => run(ctx, () => execute(ctx)), () => {});
+      const result = await withErrorBoundary(
+        () => run(ctx, () => execute(ctx)),
+        () => {},
+      );
       return { result, decisions: ctx.decisions };
     };
     const traversal = await go({ command: 'create', path: '/memories/../x', file_text: 'y'.repeat(100) });

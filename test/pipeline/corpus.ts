@@ -131,7 +131,16 @@ export function attackPaths(): AttackPath[] {
     placed('nested/stripped', `${nested.repeat(3)}etc/passwd`);
   }
   // 5. Plain '..' segments, also when they stay inside the root.
-  for (const p of ['/memories/..', '/memories/../', '/memories/../memories/x', '/memories/a/../b', '/memories/a/..', '/memories/./../x', '/memories/a/b/../../../..']) add('dot-dot inside root', p);
+  for (const p of [
+    '/memories/..',
+    '/memories/../',
+    '/memories/../memories/x',
+    '/memories/a/../b',
+    '/memories/a/..',
+    '/memories/./../x',
+    '/memories/a/b/../../../..',
+  ])
+    add('dot-dot inside root', p);
   for (const t of TARGETS) for (const depth of [1, 2, 4, 8]) add('dot-dot', `/memories/${'../'.repeat(depth)}${t}`);
   for (const t of TARGETS) add('dot-dot backslash', `/memories/${'..\\'.repeat(4)}${t.replace(/\//g, '\\')}`);
 
@@ -186,7 +195,8 @@ export function attackPaths(): AttackPath[] {
     '../memories/x',
     '../../../../etc/passwd',
     '..\\..\\..\\windows\\win.ini',
-  ]) add('outside root', p);
+  ])
+    add('outside root', p);
 
   // 8. Drive letters, UNC, device paths, URL schemes and stream wrappers.
   for (const p of [
@@ -211,7 +221,8 @@ export function attackPaths(): AttackPath[] {
     'zip://archive.zip#x',
     'phar://x.phar/y',
     'expect://id',
-  ]) add('drive/UNC/scheme (bare)', p);
+  ])
+    add('drive/UNC/scheme (bare)', p);
   for (const p of [
     'C:',
     'C:/windows/win.ini',
@@ -228,10 +239,32 @@ export function attackPaths(): AttackPath[] {
     'phar:x',
     'expect:id',
     'glob:x',
-  ]) placed('drive/scheme inside', p);
+  ])
+    placed('drive/scheme inside', p);
 
   // 9. Segments of dots and spaces, and dots hidden before a name end (';', '?', '#', ':').
-  for (const p of ['...', '....', '. .', '.. ', ' ..', '. ', ' .', '.%20.', '..%20', '%20..', '.\u00a0.', '.\u3000.', '..;', '..;foo', '..?', '..#x', '..:', '..::$INDEX_ALLOCATION', '...::$INDEX_ALLOCATION', '.::$DATA']) {
+  for (const p of [
+    '...',
+    '....',
+    '. .',
+    '.. ',
+    ' ..',
+    '. ',
+    ' .',
+    '.%20.',
+    '..%20',
+    '%20..',
+    '.\u00a0.',
+    '.\u3000.',
+    '..;',
+    '..;foo',
+    '..?',
+    '..#x',
+    '..:',
+    '..::$INDEX_ALLOCATION',
+    '...::$INDEX_ALLOCATION',
+    '.::$DATA',
+  ]) {
     placed('dots and spaces', `${p}/etc/passwd`);
   }
   // 10. Empty segments.
@@ -244,20 +277,32 @@ export function attackPaths(): AttackPath[] {
   add('too long', `/memories/${'x'.repeat(5000)}`);
   add('too long', `/memories/${'../'.repeat(2000)}etc/passwd`);
   // 12. The reserved bookkeeping directory, in every spelling.
-  for (const p of ['.memvault', '.memvault/', '.memvault/renames/x', '.MEMVAULT', '%2ememvault', '%2Ememvault/x', './.memvault', '．memvault']) add('reserved', `/memories/${p}`);
+  for (const p of ['.memvault', '.memvault/', '.memvault/renames/x', '.MEMVAULT', '%2ememvault', '%2Ememvault/x', './.memvault', '．memvault'])
+    add('reserved', `/memories/${p}`);
   // 13. Windows device names.
   for (const p of ['CON', 'con.txt', 'NUL', 'nul.md', 'AUX', 'PRN.log', 'COM1', 'LPT1.txt', 'CONIN$', 'ＣＯＮ']) placed('device name', p);
   // 14. Ill-formed Unicode.
   for (const p of ['\ud800', '\udfff', 'a\ud800b', '\udc00..']) add('ill-formed unicode', `/memories/${p}`);
   // 15. Look-alike separators in otherwise ordinary names (would split the name in two below).
-  for (const p of ['a／b', 'a＼b', 'a∕b', 'a∖b', 'a⧸b', 'a﹨b', 'a%2fb', 'a%5cb', 'a%252fb', '..¥..¥windows¥win.ini', '..₩..₩x', '¥..', '℀', '%ef%bc%8f']) add('look-alike separator', `/memories/${p}`);
+  for (const p of ['a／b', 'a＼b', 'a∕b', 'a∖b', 'a⧸b', 'a﹨b', 'a%2fb', 'a%5cb', 'a%252fb', '..¥..¥windows¥win.ini', '..₩..₩x', '¥..', '℀', '%ef%bc%8f'])
+    add('look-alike separator', `/memories/${p}`);
 
   // 16. Inert spellings no decoder understands: no guard rule, but still only ever an error.
   for (const p of ['..%c0%9v', '%c0%qf', '%bg%qf', '?./?./etc/passwd', '??/etc/passwd']) placed('inert', p, p.includes('%c0'));
   // 17. Text escapes of '.', '/', '\' that decoders of traversal payload lists read (dotdotpwn's '0x2e').
-  for (const p of ['0x2e0x2e/0x2e0x2e/etc/passwd', '0X2E0X2E/etc/passwd', '0x2e0x2e0x2fetc0x2fpasswd', '&#46;&#46;/etc/passwd', '&#x2e;&#x2e;&#x2f;etc', '%U002E%U002E/etc/passwd', '%e0%80%2e%e0%80%2e/etc/passwd']) placed('text escapes', p);
+  for (const p of [
+    '0x2e0x2e/0x2e0x2e/etc/passwd',
+    '0X2E0X2E/etc/passwd',
+    '0x2e0x2e0x2fetc0x2fpasswd',
+    '&#46;&#46;/etc/passwd',
+    '&#x2e;&#x2e;&#x2f;etc',
+    '%U002E%U002E/etc/passwd',
+    '%e0%80%2e%e0%80%2e/etc/passwd',
+  ])
+    placed('text escapes', p);
   // 18. The reserved directory as Windows and URL layers fold it, and names of invisible characters only.
-  for (const p of ['.memvault.', '.memvault ', '.memvault;x', '.memvault?x', '.memvault#x', '.memvault::$DATA', '.memvault%3bx', '.memvault%20', 'MEMVAU~1']) add('reserved look-alike', `/memories/${p}/renames/x`);
+  for (const p of ['.memvault.', '.memvault ', '.memvault;x', '.memvault?x', '.memvault#x', '.memvault::$DATA', '.memvault%3bx', '.memvault%20', 'MEMVAU~1'])
+    add('reserved look-alike', `/memories/${p}/renames/x`);
   for (const p of ['\u200b', '\u2060\u200c', '\u3164', '\u2800', '%e2%80%8b']) placed('invisible name', p);
 
   return out;

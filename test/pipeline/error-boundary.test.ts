@@ -24,7 +24,15 @@ function recordingLogger(): VaultLogger & { lines: Array<{ fields: unknown; mess
 }
 
 function ctxFor(input: unknown) {
-  return { requestId: 'r', uid: 'u', input, pathsCanonical: false, files: undefined as never, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
+  return {
+    requestId: 'r',
+    uid: 'u',
+    input,
+    pathsCanonical: false,
+    files: undefined as never,
+    stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
+    decisions: {} as Record<string, unknown>,
+  };
 }
 
 let cleanups: Array<() => void> = [];
@@ -39,8 +47,18 @@ describe('middlewares and commands throw; the boundary answers', () => {
     const next = async () => ({ content: 'passed', isError: false });
     await expect(validate(ctxFor({ command: 'create', path: '/memories/a', file_text: 'too long' }), next)).rejects.toMatchObject({ code: 'TOO_LARGE' });
     await expect(validate(ctxFor({ command: 'nope' }), next)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    const hostile = new Proxy({}, { get: () => { throw new Error(SECRET); } });
-    await expect(validate(ctxFor(hostile), next)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'Error: The tool input could not be read as a memory command object.' });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error(SECRET);
+        },
+      },
+    );
+    await expect(validate(ctxFor(hostile), next)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'Error: The tool input could not be read as a memory command object.',
+    });
     const ctx = { ...ctxFor({}), command: { command: 'view' as const, path: '/memories/../x' } };
     await expect(pathGuard(ctx, next)).rejects.toMatchObject({ code: 'INVALID_PATH' });
     expect(ctx.decisions).toEqual({ pathGuard: { blocked: true, rule: 'dot-segment' } });
@@ -53,31 +71,60 @@ describe('middlewares and commands throw; the boundary answers', () => {
 
   it('withErrorBoundary: a MemvaultError becomes its own (scrubbed) answer and is not reported; anything else the generic one, reported once', async () => {
     const reported: unknown[] = [];
-    const own = await withErrorBoundary(async () => { throw new MemvaultError('NOT_FOUND', 'Error: no such file'); }, (e) => reported.push(e));
+    const own = await withErrorBoundary(
+      async () => {
+        throw new MemvaultError('NOT_FOUND', 'Error: no such file');
+      },
+      (e) => reported.push(e),
+    );
     expect(own).toEqual({ content: 'Error: no such file', isError: true, code: 'NOT_FOUND' });
-    const infra = await withErrorBoundary(async () => { throw new MemvaultError('STORE_UNAVAILABLE', `Error: store down (${SECRET})`); }, (e) => reported.push(e));
+    const infra = await withErrorBoundary(
+      async () => {
+        throw new MemvaultError('STORE_UNAVAILABLE', `Error: store down (${SECRET})`);
+      },
+      (e) => reported.push(e),
+    );
     expect(infra.code).toBe('STORE_UNAVAILABLE');
     expect(String(infra.content)).not.toMatch(/123456789012|arn:aws|\/srv\/app/);
     expect(reported).toHaveLength(0);
     const fault = new TypeError(SECRET);
-    expect(await withErrorBoundary(async () => { throw fault; }, (e) => reported.push(e))).toEqual({ content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' });
+    expect(
+      await withErrorBoundary(
+        async () => {
+          throw fault;
+        },
+        (e) => reported.push(e),
+      ),
+    ).toEqual({ content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' });
     expect(reported).toEqual([fault]);
-    expect(await withErrorBoundary(async () => ({ content: 'fine', isError: false }), (e) => reported.push(e))).toEqual({ content: 'fine', isError: false });
+    expect(
+      await withErrorBoundary(
+        async () => ({ content: 'fine', isError: false }),
+        (e) => reported.push(e),
+      ),
+    ).toEqual({ content: 'fine', isError: false });
     expect(errorResult(fault)).toEqual({ content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' });
   });
 });
 
 describe('the vault: one boundary, one log line, the audit records the answer given', () => {
-  const throwing = (error: unknown): Middleware => async () => {
-    throw error;
-  };
+  const throwing =
+    (error: unknown): Middleware =>
+    async () => {
+      throw error;
+    };
 
   it('a host middleware that throws a MemvaultError: the model reads its text, the audit records its code (not INTERNAL), nothing is logged', async () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const file = join(dir, 'audit.log');
     const logger = recordingLogger();
-    const vault = await createVault({ store: new MemoryStore(), audit: { file }, logger, middlewares: [throwing(new MemvaultError('PII_REJECTED', 'Error: refused by policy'))] });
+    const vault = await createVault({
+      store: new MemoryStore(),
+      audit: { file },
+      logger,
+      middlewares: [throwing(new MemvaultError('PII_REJECTED', 'Error: refused by policy'))],
+    });
     const result = await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'x' });
     await vault.close();
     expect(result).toEqual({ content: 'Error: refused by policy', isError: true, code: 'PII_REJECTED' });

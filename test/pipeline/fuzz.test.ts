@@ -29,7 +29,21 @@ const weirdNumber = fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 1e308, 
 const oddString = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }),
   fc.string({ unit: 'grapheme-composite', maxLength: 50 }),
-  fc.constantFrom('', ' ', '\u0000', '\ud800', '\u202e', '../../etc/passwd', '/memories', '/memories/', '/memories/a', '/memories/.memvault/x', HUGE, `/memories/${HUGE}`, '/memories/%c0%ae%c0%ae'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '\ud800',
+    '\u202e',
+    '../../etc/passwd',
+    '/memories',
+    '/memories/',
+    '/memories/a',
+    '/memories/.memvault/x',
+    HUGE,
+    `/memories/${HUGE}`,
+    '/memories/%c0%ae%c0%ae',
+  ),
   fc.string({ maxLength: 20 }).map((s) => `/memories/${s}`),
 );
 const anyValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -65,7 +79,11 @@ const wellFormed = fc.oneof(
   fc.record({ command: fc.constant('create'), path: goodPath, file_text: textValue }),
   fc.record({ command: fc.constant('str_replace'), path: goodPath, old_str: textValue, new_str: fc.option(textValue, { nil: undefined }) }),
   fc.record({ command: fc.constant('insert'), path: goodPath, insert_line: fc.oneof(weirdNumber, fc.integer({ min: -2, max: 10 })), insert_text: textValue }),
-  fc.record({ command: fc.constant('view'), path: goodPath, view_range: fc.option(fc.tuple(fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 })), { nil: undefined }) }),
+  fc.record({
+    command: fc.constant('view'),
+    path: goodPath,
+    view_range: fc.option(fc.tuple(fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 })), { nil: undefined }),
+  }),
   fc.record({ command: fc.constant('rename'), old_path: goodPath, new_path: goodPath }),
   fc.record({ command: fc.constant('delete'), path: goodPath }),
 );
@@ -122,7 +140,16 @@ describe('bad-input fuzzing against the whole chain', () => {
     const vault = await createVault({ store: new MemoryStore() });
     const cycle: Record<string, unknown> = {};
     cycle['self'] = cycle;
-    for (const value of [{ command: 10n }, { command: 'view', path: '/memories', view_range: [1n, 2n] }, { command: cycle }, Object.defineProperty({}, 'command', { get: () => { throw new Error('getter'); } })]) {
+    for (const value of [
+      { command: 10n },
+      { command: 'view', path: '/memories', view_range: [1n, 2n] },
+      { command: cycle },
+      Object.defineProperty({}, 'command', {
+        get: () => {
+          throw new Error('getter');
+        },
+      }),
+    ]) {
       const result = await vault.run(USER, value);
       expect(result.code).toBe('INVALID_INPUT');
     }

@@ -115,8 +115,19 @@ describe('oversized input is refused first, from its size alone', () => {
   it('a bad command is still answered as such; other commands have no size to check', async () => {
     const validate = validateInputWithin({ maxFileBytes: 10 });
     const answer = async (input: unknown) => {
-      const ctx = { requestId: 'r', uid: 'u', input, pathsCanonical: false, files: undefined as never, stats: { bytesRead: 0, bytesWritten: 0, requests: {} }, decisions: {} as Record<string, unknown> };
-      return withErrorBoundary(() => validate(ctx, async () => ({ content: 'passed', isError: false })), () => {});
+      const ctx = {
+        requestId: 'r',
+        uid: 'u',
+        input,
+        pathsCanonical: false,
+        files: undefined as never,
+        stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
+        decisions: {} as Record<string, unknown>,
+      };
+      return withErrorBoundary(
+        () => validate(ctx, async () => ({ content: 'passed', isError: false })),
+        () => {},
+      );
     };
     expect((await answer({ command: 'create', path: '/memories/x', file_text: 5 })).code).toBe('INVALID_INPUT');
     expect((await answer({ command: 'view', path: `/memories/${'x'.repeat(100)}` })).content).toBe('passed');

@@ -58,7 +58,10 @@ describe('attack corpus against vault.handlers(user).view', () => {
 
   it('refusals name the problem for the model', async () => {
     const outcome = await viaHandler(vault, 'mallory', { command: 'view', path: '/memories/%2e%2e/%2e%2e/etc/passwd' });
-    expect(outcome).toEqual({ ok: false, content: expect.stringMatching(/^Error: Invalid path "\/memories\/%2e%2e\/%2e%2e\/etc\/passwd": .*"\.\." in disguise/) });
+    expect(outcome).toEqual({
+      ok: false,
+      content: expect.stringMatching(/^Error: Invalid path "\/memories\/%2e%2e\/%2e%2e\/etc\/passwd": .*"\.\." in disguise/),
+    });
   });
 });
 
@@ -81,14 +84,17 @@ describe('legitimate names against vault.handlers(user).view', () => {
   it('round-trip: a created file is viewed back under the same name; NFC and NFD spell one file', async () => {
     const { vault, store } = await memoryVault();
     // Image names hold text here, which view rightly refuses to show as an image.
-    const files = names.filter((p) => !/\.(png|jpe?g)$/i.test(p) && !p.endsWith('/') && p !== '/memories' && !p.endsWith('/.') && canonicalizePath(p).split('/').length <= 12);
+    const files = names.filter(
+      (p) => !/\.(png|jpe?g)$/i.test(p) && !p.endsWith('/') && p !== '/memories' && !p.endsWith('/.') && canonicalizePath(p).split('/').length <= 12,
+    );
     const wrong: string[] = [];
     for (const [i, path] of files.entries()) {
       // Directories of one run may be files of another (`/memories/c` and `/memories/c/...`): one vault per name.
       const user = `user-${i}`;
       const created = await vault.run(user, { command: 'create', path, file_text: `content of ${i}\n` });
       const viewed = await vault.run(user, { command: 'view', path: canonicalizePath(path).normalize('NFD') });
-      if (created.isError || viewed.isError || !String(viewed.content).includes(`content of ${i}`)) wrong.push(`${JSON.stringify(path)}: ${String(created.content)} / ${String(viewed.content)}`);
+      if (created.isError || viewed.isError || !String(viewed.content).includes(`content of ${i}`))
+        wrong.push(`${JSON.stringify(path)}: ${String(created.content)} / ${String(viewed.content)}`);
     }
     expect(wrong).toEqual([]);
     expect(files.length).toBeGreaterThan(300);

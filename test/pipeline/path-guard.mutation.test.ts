@@ -7,7 +7,15 @@
 import { describe, expect, it } from 'vitest';
 import { createVault } from '../../src/memvault.js';
 import type { CommandContext, Middleware } from '../../src/pipeline/context.js';
-import { canonicalizePath, canonicalizeWithoutShortcut, InvalidPathError, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, showPath, type PathRule } from '../../src/pipeline/path-guard.js';
+import {
+  canonicalizePath,
+  canonicalizeWithoutShortcut,
+  InvalidPathError,
+  MAX_PATH_BYTES,
+  MAX_SEGMENT_BYTES,
+  showPath,
+  type PathRule,
+} from '../../src/pipeline/path-guard.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { attackPaths, legitimatePaths } from './corpus.js';
 
@@ -53,7 +61,10 @@ describe('the 4,096-byte path limit counts UTF-8 bytes, not characters', () => {
       expect(over.length).toBeLessThan(MAX_PATH_BYTES);
       expect(ruleOf(at)).toBe('accepted');
       expect(canonicalizePath(at)).toBe(at);
-      expect(outcome(over)).toEqual({ rule: 'too-long', message: `Error: Invalid path ${showPath(over)}: the path is longer than 4,096 bytes (UTF-8).`.replace('4,096', '4096') });
+      expect(outcome(over)).toEqual({
+        rule: 'too-long',
+        message: `Error: Invalid path ${showPath(over)}: the path is longer than 4,096 bytes (UTF-8).`.replace('4,096', '4096'),
+      });
     });
   }
 
@@ -110,8 +121,16 @@ describe('every rule tells the model what is wrong, in its own words', () => {
     ['/memories/c:x', 'drive-or-scheme', 'drive letters and URL schemes are not allowed in paths.'],
     ['/memories/CON', 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.'],
     ['/memories/ＣＯＮ', 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.'],
-    ['/memories/\u200b', 'invisible-name', 'a name must have at least one visible character (zero-width, formatting and filler characters alone are not a name).'],
-    ['/memories/.memvault', 'reserved', "/memories/.memvault is reserved for memvault's own use (in every spelling that a file system or URL layer reads as it)."],
+    [
+      '/memories/\u200b',
+      'invisible-name',
+      'a name must have at least one visible character (zero-width, formatting and filler characters alone are not a name).',
+    ],
+    [
+      '/memories/.memvault',
+      'reserved',
+      "/memories/.memvault is reserved for memvault's own use (in every spelling that a file system or URL layer reads as it).",
+    ],
     ['/memories/x'.padEnd(MAX_PATH_BYTES + 1, 'x'), 'too-long', 'the path is longer than 4096 bytes (UTF-8).'],
   ];
   for (const [path, rule, reason] of cases) {
@@ -124,7 +143,10 @@ describe('every rule tells the model what is wrong, in its own words', () => {
   it('too many encoding layers is its own rule', () => {
     // '%2525...41': each round of decoding peels one '25' off; past 32 distinct forms the name is refused.
     const deep = `/memories/%${'25'.repeat(40)}41`;
-    expect(outcome(deep)).toEqual({ rule: 'too-deeply-encoded', message: `Error: Invalid path ${showPath(deep)}: the name is encoded or normalised in too many layers.` });
+    expect(outcome(deep)).toEqual({
+      rule: 'too-deeply-encoded',
+      message: `Error: Invalid path ${showPath(deep)}: the name is encoded or normalised in too many layers.`,
+    });
     expect(ruleOf(`/memories/%${'25'.repeat(20)}41`)).toBe('accepted');
   });
 
@@ -259,7 +281,9 @@ describe('the path guard middleware', () => {
   it('an accepted path reaches the command canonical, and the decision says not blocked', async () => {
     const rec = recorder();
     const vault = await createVault({ store: new MemoryStore(), outerMiddlewares: [rec.middleware] });
-    expect((await vault.run('alice', { command: 'create', path: '/memories/./cafe\u0301.md', file_text: 'x' })).content).toBe('File created successfully at: /memories/caf\u00e9.md');
+    expect((await vault.run('alice', { command: 'create', path: '/memories/./cafe\u0301.md', file_text: 'x' })).content).toBe(
+      'File created successfully at: /memories/caf\u00e9.md',
+    );
     expect(rec.last().decisions['pathGuard']).toEqual({ blocked: false });
     expect(rec.last().pathsCanonical).toBe(true);
     expect((await vault.run('alice', { command: 'view', path: '/memories/caf\u00e9.md' })).content).toContain('1\tx');
@@ -270,7 +294,9 @@ describe('the attack and legitimate-name corpora, straight against the guard (fa
   it('every attack the guard must catch is refused, by the shortcut and the full walk alike', () => {
     const missed = attackPaths()
       .filter((a) => a.guardRejects)
-      .flatMap((a) => [canonicalizePath, canonicalizeWithoutShortcut].flatMap((f) => ('accepted' in outcome(a.path, f) ? [`${JSON.stringify(a.path)} (${a.family})`] : [])));
+      .flatMap((a) =>
+        [canonicalizePath, canonicalizeWithoutShortcut].flatMap((f) => ('accepted' in outcome(a.path, f) ? [`${JSON.stringify(a.path)} (${a.family})`] : [])),
+      );
     expect(missed).toEqual([]);
   });
 
@@ -279,7 +305,8 @@ describe('the attack and legitimate-name corpora, straight against the guard (fa
     for (const path of legitimatePaths()) {
       const short = outcome(path);
       const full = outcome(path, canonicalizeWithoutShortcut);
-      if (!('accepted' in short) || !('accepted' in full) || short.accepted !== full.accepted) refused.push(`${JSON.stringify(path)}: ${JSON.stringify(short)}`);
+      if (!('accepted' in short) || !('accepted' in full) || short.accepted !== full.accepted)
+        refused.push(`${JSON.stringify(path)}: ${JSON.stringify(short)}`);
       else if (short.accepted !== canonicalizePath(short.accepted)) refused.push(`${JSON.stringify(path)}: not stable`);
     }
     expect(refused).toEqual([]);

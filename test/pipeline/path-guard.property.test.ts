@@ -16,7 +16,40 @@ function tryCanonical(raw: string): string | null {
 
 // Raw paths that often get past the prefix check: '/memories/' followed by anything, including the
 // characters the guard cares about, and full Unicode.
-const tricky = fc.constantFrom('.', '..', '/', '\\', '%', '%2e', '%2f', '%25', '%c0', '%ae', '%u', 'ff0e', '．', '／', '‥', '…', ' ', '+', ';', ':', '?', '#', '\u0000', '\u200b', '\u0301', 'a', 'é', 'e\u0301', '日', '😀', 'C', 'con');
+const tricky = fc.constantFrom(
+  '.',
+  '..',
+  '/',
+  '\\',
+  '%',
+  '%2e',
+  '%2f',
+  '%25',
+  '%c0',
+  '%ae',
+  '%u',
+  'ff0e',
+  '．',
+  '／',
+  '‥',
+  '…',
+  ' ',
+  '+',
+  ';',
+  ':',
+  '?',
+  '#',
+  '\u0000',
+  '\u200b',
+  '\u0301',
+  'a',
+  'é',
+  'e\u0301',
+  '日',
+  '😀',
+  'C',
+  'con',
+);
 const pathish = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 80 }).map((s) => `/memories/${s}`),
   fc.array(tricky, { maxLength: 20 }).map((parts) => `/memories/${parts.join('')}`),
@@ -65,11 +98,21 @@ describe('path guard properties (fast-check)', () => {
   });
 
   // Names built only from characters that mean nothing to any layer below; at least one letter or digit.
-  const safeChar = fc.constantFrom(...Array.from('abcxyzABCXYZ0123456789 _-.()[]~!@$&=,\'éÉüßçñøåæ日本語中文한국어русскийΕλληνικάעבריתالعربية😀🎉'), 'e\u0301', '👨\u200d👩\u200d👧');
+  const safeChar = fc.constantFrom(
+    ...Array.from("abcxyzABCXYZ0123456789 _-.()[]~!@$&=,'éÉüßçñøåæ日本語中文한국어русскийΕλληνικάעבריתالعربية😀🎉"),
+    'e\u0301',
+    '👨\u200d👩\u200d👧',
+  );
   const legitSegment = fc
     .array(safeChar, { minLength: 1, maxLength: 24 })
     .map((chars) => chars.join(''))
-    .filter((s) => /[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(s) && !/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i.test(s) && s.toLowerCase() !== '.memvault' && Buffer.byteLength(s) <= 255);
+    .filter(
+      (s) =>
+        /[\p{L}\p{N}\p{Extended_Pictographic}]/u.test(s) &&
+        !/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i.test(s) &&
+        s.toLowerCase() !== '.memvault' &&
+        Buffer.byteLength(s) <= 255,
+    );
 
   it('(d) any join of legitimate names is accepted, as the NFC of what was sent', () => {
     fc.assert(
@@ -83,8 +126,55 @@ describe('path guard properties (fast-check)', () => {
   });
 
   // Tokens that make a whole segment a traversal, and tokens that poison a segment wherever they sit.
-  const segmentTokens = ['..', '...', '. .', '.. ', '%2e%2e', '%2E%2e', '.%2e', '%252e%252e', '%c0%ae%c0%ae', '%e0%80%ae%e0%80%ae', '%uff0e%uff0e', '%u002e%u002e', '．．', '‥', '…', '﹒﹒', '。。', '..;', '..%00', '..+', '.\u200b.', '%2e', 'C:', 'file:', '.memvault'];
-  const infixTokens = ['\\', '%2f', '%5c', '%252f', '%c0%af', '%c1%9c', '%u2215', '／', '＼', '∕', '\u0000', '%00', '\n', '%0a', '\u202e', '\ud800', '%ef%bc%8f', '..%2f', '..\\', '%c0%ae'];
+  const segmentTokens = [
+    '..',
+    '...',
+    '. .',
+    '.. ',
+    '%2e%2e',
+    '%2E%2e',
+    '.%2e',
+    '%252e%252e',
+    '%c0%ae%c0%ae',
+    '%e0%80%ae%e0%80%ae',
+    '%uff0e%uff0e',
+    '%u002e%u002e',
+    '．．',
+    '‥',
+    '…',
+    '﹒﹒',
+    '。。',
+    '..;',
+    '..%00',
+    '..+',
+    '.\u200b.',
+    '%2e',
+    'C:',
+    'file:',
+    '.memvault',
+  ];
+  const infixTokens = [
+    '\\',
+    '%2f',
+    '%5c',
+    '%252f',
+    '%c0%af',
+    '%c1%9c',
+    '%u2215',
+    '／',
+    '＼',
+    '∕',
+    '\u0000',
+    '%00',
+    '\n',
+    '%0a',
+    '\u202e',
+    '\ud800',
+    '%ef%bc%8f',
+    '..%2f',
+    '..\\',
+    '%c0%ae',
+  ];
 
   it('(e) a traversal token inserted into a legitimate path is rejected', () => {
     fc.assert(
@@ -117,8 +207,35 @@ describe('path guard properties (fast-check)', () => {
 
 describe('the shortcut for already canonical ASCII paths', () => {
   const asciiPath = fc
-    .array(fc.oneof(fc.constantFrom('.', '..', '...', ' ', '. .', 'con', 'CON.txt', 'nul', 'com1', 'lpt9.md', 'console', '.memvault', '.MEMVAULT', '', 'a'.repeat(255), 'b'.repeat(256)), fc.string({ unit: fc.constantFrom(...'aZ09_.- /'.split('')), maxLength: 12 })), { maxLength: 8 })
-    .chain((parts) => fc.constantFrom('/memories', '/memories', '/memories', '/Memories', '/MEMORIES', '/memoriesX', '//memories', 'memories').map((root) => `${root}${parts.map((p) => `/${p}`).join('')}`));
+    .array(
+      fc.oneof(
+        fc.constantFrom(
+          '.',
+          '..',
+          '...',
+          ' ',
+          '. .',
+          'con',
+          'CON.txt',
+          'nul',
+          'com1',
+          'lpt9.md',
+          'console',
+          '.memvault',
+          '.MEMVAULT',
+          '',
+          'a'.repeat(255),
+          'b'.repeat(256),
+        ),
+        fc.string({ unit: fc.constantFrom(...'aZ09_.- /'.split('')), maxLength: 12 }),
+      ),
+      { maxLength: 8 },
+    )
+    .chain((parts) =>
+      fc
+        .constantFrom('/memories', '/memories', '/memories', '/Memories', '/MEMORIES', '/memoriesX', '//memories', 'memories')
+        .map((root) => `${root}${parts.map((p) => `/${p}`).join('')}`),
+    );
 
   it('gives exactly the answer of the full walk', async () => {
     const { canonicalizeWithoutShortcut } = await import('../../src/pipeline/path-guard.js');

@@ -30,13 +30,20 @@ describe('quota across processes', () => {
         fc.integer({ min: 2, max: 3 }),
         fc.integer({ min: 1, max: 4 }),
         fc.array(
-          fc.record({ process: fc.nat(2), kind: fc.constantFrom('create', 'create', 'create', 'delete') as fc.Arbitrary<Op['kind']>, file: fc.nat(30), size: fc.integer({ min: 1, max: MAX_WRITE }) }),
+          fc.record({
+            process: fc.nat(2),
+            kind: fc.constantFrom('create', 'create', 'create', 'delete') as fc.Arbitrary<Op['kind']>,
+            file: fc.nat(30),
+            size: fc.integer({ min: 1, max: MAX_WRITE }),
+          }),
           { minLength: 20, maxLength: 80, size: 'max' },
         ),
         async (processes, refreshEveryWrites, ops) => {
           const store = new MemoryStore();
           const vaults = await Promise.all(
-            Array.from({ length: processes }, () => createVault({ store, middlewares: [quota({ maxUserBytes: LIMIT, maxUserFiles: 1000, refreshEveryWrites, refreshAfterMs: 3_600_000 })] })),
+            Array.from({ length: processes }, () =>
+              createVault({ store, middlewares: [quota({ maxUserBytes: LIMIT, maxUserFiles: 1000, refreshEveryWrites, refreshAfterMs: 3_600_000 })] }),
+            ),
           );
           const bound = LIMIT + (processes - 1) * refreshEveryWrites * MAX_WRITE;
           for (const op of ops) {
@@ -61,17 +68,28 @@ describe('quota across processes', () => {
 
   it('with one process the limit is exact whatever the interleaving', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ kind: fc.constantFrom('create', 'delete') as fc.Arbitrary<Op['kind']>, file: fc.nat(20), size: fc.integer({ min: 1, max: MAX_WRITE }) }), { minLength: 10, maxLength: 60, size: 'max' }), async (ops) => {
-        const store = new MemoryStore();
-        const vault = await createVault({ store, middlewares: [quota({ maxUserBytes: LIMIT, refreshEveryWrites: 5 })] });
-        // Fire them all at once: creates serialise in the command layer, the check must still hold.
-        await Promise.all(
-          ops.map((op) =>
-            vault.run(USER, op.kind === 'create' ? { command: 'create', path: `/memories/f${op.file}.md`, file_text: 'y'.repeat(op.size) } : { command: 'delete', path: `/memories/f${op.file}.md` }),
-          ),
-        );
-        expect(await total(vault)).toBeLessThanOrEqual(LIMIT);
-      }),
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ kind: fc.constantFrom('create', 'delete') as fc.Arbitrary<Op['kind']>, file: fc.nat(20), size: fc.integer({ min: 1, max: MAX_WRITE }) }),
+          { minLength: 10, maxLength: 60, size: 'max' },
+        ),
+        async (ops) => {
+          const store = new MemoryStore();
+          const vault = await createVault({ store, middlewares: [quota({ maxUserBytes: LIMIT, refreshEveryWrites: 5 })] });
+          // Fire them all at once: creates serialise in the command layer, the check must still hold.
+          await Promise.all(
+            ops.map((op) =>
+              vault.run(
+                USER,
+                op.kind === 'create'
+                  ? { command: 'create', path: `/memories/f${op.file}.md`, file_text: 'y'.repeat(op.size) }
+                  : { command: 'delete', path: `/memories/f${op.file}.md` },
+              ),
+            ),
+          );
+          expect(await total(vault)).toBeLessThanOrEqual(LIMIT);
+        },
+      ),
       { numRuns: 100 },
     );
   });

@@ -201,7 +201,9 @@ describe('quota messages', () => {
     expect(quotaMessages.userFiles('/memories/n', 7, 5)).toBe(
       'Error: Quota exceeded (files per user): creating /memories/n would make 8 files, over the limit of 5 files (there are 7, 0 left). Nothing was written. Delete or merge files you no longer need, or add this to an existing file, then try again.',
     );
-    expect(quotaMessages.viewCapped(32000, null)).toBe('[Output capped at 32,000 characters. View a subdirectory, or a file with view_range, to see the rest.]');
+    expect(quotaMessages.viewCapped(32000, null)).toBe(
+      '[Output capped at 32,000 characters. View a subdirectory, or a file with view_range, to see the rest.]',
+    );
     expect(quotaMessages.viewCapped(32000, 41)).toBe(
       '[Output capped at 32,000 characters (line numbers included), after line 41. To read on, call view with view_range [42, -1] (or a smaller range).]',
     );

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import type { CommandContext, Middleware } from '../../src/pipeline/context.js';
-import { capViewOutput, quota, quotaCommandLimits, resolveQuota, type QuotaDecision, type QuotaMiddleware, type QuotaOptions } from '../../src/pipeline/quota.js';
+import {
+  capViewOutput,
+  quota,
+  quotaCommandLimits,
+  resolveQuota,
+  type QuotaDecision,
+  type QuotaMiddleware,
+  type QuotaOptions,
+} from '../../src/pipeline/quota.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { PutOptions } from '../../src/store/port.js';
 import { plainUid } from '../../src/vault/plain-codec.js';
@@ -64,7 +72,14 @@ describe('quota: bytes per user, at the edge', () => {
         'Error: Quota exceeded (bytes per user): this create needs 1 more bytes, but the memory directory holds 100 of 100 bytes (0 bytes left). ' +
         'Nothing was written. Free space first: delete or shorten files you no longer need (view /memories shows their sizes), then try again.',
     });
-    expect(rec.last().decisions['quota']).toEqual({ checked: true, rule: 'user_bytes', limit: 100, used: 100, delta: 1, allowed: false } satisfies QuotaDecision);
+    expect(rec.last().decisions['quota']).toEqual({
+      checked: true,
+      rule: 'user_bytes',
+      limit: 100,
+      used: 100,
+      delta: 1,
+      allowed: false,
+    } satisfies QuotaDecision);
     expect(store.keys()).toEqual(keys);
     expect(await storedTotal(vault)).toEqual({ bytes: 100, files: 2 });
     expect(mw.usage(UID)).toEqual({ bytes: 100, files: 2, pendingBytes: 0, pendingFiles: 0 });
@@ -248,7 +263,9 @@ describe('quota: deletes and failures keep usage exact', () => {
 describe('quota: concurrent writers racing for the last bytes (one process)', () => {
   it('creates: exactly the ones that fit succeed, the total never exceeds the limit', async () => {
     const { vault, mw } = await setup({ maxUserBytes: 1000, maxUserFiles: 1000 });
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => vault.run(USER, { command: 'create', path: `/memories/f${i}.md`, file_text: text(30) })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => vault.run(USER, { command: 'create', path: `/memories/f${i}.md`, file_text: text(30) })),
+    );
     expect(results.filter((r) => !r.isError)).toHaveLength(33);
     expect(results.filter((r) => r.isError).every((r) => r.code === 'QUOTA_EXCEEDED')).toBe(true);
     expect(await storedTotal(vault)).toEqual({ bytes: 990, files: 33 });
@@ -270,7 +287,9 @@ describe('quota: concurrent writers racing for the last bytes (one process)', ()
   it('appends to one file from many callers at once: the file stops exactly where the limit is', async () => {
     const { vault } = await setup({ maxUserBytes: 100 });
     await vault.run(USER, { command: 'create', path: '/memories/log.md', file_text: '' });
-    const results = await Promise.all(Array.from({ length: 40 }, () => vault.run(USER, { command: 'insert', path: '/memories/log.md', insert_line: 0, insert_text: 'line' })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () => vault.run(USER, { command: 'insert', path: '/memories/log.md', insert_line: 0, insert_text: 'line' })),
+    );
     // The first insert into the empty file writes 'line' (4 bytes), each later one adds 'line\n' (5):
     // 4 + 19 x 5 = 99 fit in 100, a 21st would need 104.
     expect(results.filter((r) => !r.isError)).toHaveLength(20);
@@ -298,11 +317,17 @@ describe('quota: what one view returns', () => {
 
   it('viewChars drives the command layer: long text pages at viewChars; short output is untouched', async () => {
     const { vault } = await setup({ viewChars: 500 });
-    await vault.run(USER, { command: 'create', path: '/memories/long.md', file_text: Array.from({ length: 100 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n') });
+    await vault.run(USER, {
+      command: 'create',
+      path: '/memories/long.md',
+      file_text: Array.from({ length: 100 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n'),
+    });
     const long = String((await vault.run(USER, { command: 'view', path: '/memories/long.md' })).content);
     expect(long).toContain('output is capped at 500 characters.');
     await vault.run(USER, { command: 'create', path: '/memories/short.md', file_text: 'hello' });
-    expect((await vault.run(USER, { command: 'view', path: '/memories/short.md' })).content).toBe("Here's the content of /memories/short.md with line numbers:\n     1\thello");
+    expect((await vault.run(USER, { command: 'view', path: '/memories/short.md' })).content).toBe(
+      "Here's the content of /memories/short.md with line numbers:\n     1\thello",
+    );
   });
 
   it('capViewOutput cuts at a line boundary and keeps short output as it is', () => {
@@ -317,9 +342,21 @@ describe('quota: what one view returns', () => {
 
 describe('quota: configuration and cost', () => {
   it('defaults are sane and bad values are start-up errors', () => {
-    expect(resolveQuota()).toMatchObject({ maxFileBytes: 1024 * 1024, maxUserBytes: 64 * 1024 * 1024, maxUserFiles: 5000, viewChars: 16_000, maxViewOutputChars: 32_000 });
+    expect(resolveQuota()).toMatchObject({
+      maxFileBytes: 1024 * 1024,
+      maxUserBytes: 64 * 1024 * 1024,
+      maxUserFiles: 5000,
+      viewChars: 16_000,
+      maxViewOutputChars: 32_000,
+    });
     expect(quotaCommandLimits({ maxFileBytes: 10, viewChars: 300 })).toEqual({ maxFileBytes: 10, viewChars: 300 });
-    for (const bad of [{ maxUserBytes: 0 }, { maxFileBytes: -1 }, { maxUserFiles: 1.5 }, { viewChars: Number.NaN }, { viewChars: 1000, maxViewOutputChars: 1000 }]) {
+    for (const bad of [
+      { maxUserBytes: 0 },
+      { maxFileBytes: -1 },
+      { maxUserFiles: 1.5 },
+      { viewChars: Number.NaN },
+      { viewChars: 1000, maxViewOutputChars: 1000 },
+    ]) {
       expect(() => resolveQuota(bad)).toThrow(expect.objectContaining({ code: 'CONFIG' }));
     }
   });
@@ -328,7 +365,12 @@ describe('quota: configuration and cost', () => {
     const count = async (withQuota: boolean) => {
       const store = new MemoryStore();
       const rec = recorder();
-      const vault = await createVault({ store, quota: false, outerMiddlewares: [rec.middleware], middlewares: withQuota ? [quota({ refreshEveryWrites: 1000 })] : [] });
+      const vault = await createVault({
+        store,
+        quota: false,
+        outerMiddlewares: [rec.middleware],
+        middlewares: withQuota ? [quota({ refreshEveryWrites: 1000 })] : [],
+      });
       const costs: Array<Record<string, number>> = [];
       for (const input of [
         { command: 'create', path: '/memories/a.md', file_text: 'one\n' },
@@ -345,7 +387,13 @@ describe('quota: configuration and cost', () => {
       return costs;
     };
     const [plain, checked] = [await count(false), await count(true)];
-    const extra = checked.map((c, i) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, v - (plain[i]![k] ?? 0)]).filter(([, v]) => v !== 0)));
+    const extra = checked.map((c, i) =>
+      Object.fromEntries(
+        Object.entries(c)
+          .map(([k, v]) => [k, v - (plain[i]![k] ?? 0)])
+          .filter(([, v]) => v !== 0),
+      ),
+    );
     expect(extra).toEqual([{ LIST: 1, HEAD: 1 }, { HEAD: 1 }, {}, {}, {}, {}, {}]);
   });
 });

@@ -50,10 +50,28 @@ const FAULTS: Fault[] = [
   { label: '503 SlowDown', applied: false, error: () => s3Error('SlowDown', 503, `Please reduce your request rate (${leakyText})`) },
   { label: 'ECONNRESET', applied: false, error: () => Object.assign(new Error(`read ECONNRESET http://10.1.2.3/${leakyText}`), { code: 'ECONNRESET' }) },
   { label: 'timeout', applied: false, error: () => Object.assign(new Error(`Request to ${leakyText} timed out`), { name: 'TimeoutError' }) },
-  { label: '412 PreconditionFailed', applied: false, error: () => s3Error('PreconditionFailed', 412, `At least one of the pre-conditions failed (${leakyText})`) },
-  { label: '409 ConditionalRequestConflict', applied: false, error: () => s3Error('ConditionalRequestConflict', 409, `A conflicting operation occurred (${leakyText})`) },
-  { label: 'applied, then timeout', applied: true, conditionalOnly: true, error: () => Object.assign(new Error(`Request to ${leakyText} timed out`), { name: 'TimeoutError' }) },
-  { label: 'applied, then 412 (SDK retry met its own write)', applied: true, conditionalOnly: true, error: () => s3Error('PreconditionFailed', 412, leakyText) },
+  {
+    label: '412 PreconditionFailed',
+    applied: false,
+    error: () => s3Error('PreconditionFailed', 412, `At least one of the pre-conditions failed (${leakyText})`),
+  },
+  {
+    label: '409 ConditionalRequestConflict',
+    applied: false,
+    error: () => s3Error('ConditionalRequestConflict', 409, `A conflicting operation occurred (${leakyText})`),
+  },
+  {
+    label: 'applied, then timeout',
+    applied: true,
+    conditionalOnly: true,
+    error: () => Object.assign(new Error(`Request to ${leakyText} timed out`), { name: 'TimeoutError' }),
+  },
+  {
+    label: 'applied, then 412 (SDK retry met its own write)',
+    applied: true,
+    conditionalOnly: true,
+    error: () => s3Error('PreconditionFailed', 412, leakyText),
+  },
 ];
 
 const INITIAL: Record<string, string> = {
@@ -203,8 +221,22 @@ describe.each(['check-first', 'native'] as const)('each command, with a fault at
         let fired = false;
         const hits = (r: RequestInfo): boolean => r.n === k && (!fault.conditionalOnly || r.conditional);
         fake.hook = fault.applied
-          ? { after: (r) => { if (hits(r)) { fired = true; throw fault.error(); } } }
-          : { before: (r) => { if (hits(r)) { fired = true; throw fault.error(); } } };
+          ? {
+              after: (r) => {
+                if (hits(r)) {
+                  fired = true;
+                  throw fault.error();
+                }
+              },
+            }
+          : {
+              before: (r) => {
+                if (hits(r)) {
+                  fired = true;
+                  throw fault.error();
+                }
+              },
+            };
         fake.resetCount();
         const result = await vault.run(U, c.input);
         fake.hook = undefined;

@@ -144,7 +144,12 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
       if (absorbed) {
         absorbedRuns += 1;
         const done = await allFiles(vault);
-        expect(done, `${context}: absorbed`).toEqual(new Map([['/memories/keep.md', 'not involved\n'], ...Object.entries(SOURCE).map(([name, text]) => [`/memories/dst/${name}`, text] as [string, string])]));
+        expect(done, `${context}: absorbed`).toEqual(
+          new Map([
+            ['/memories/keep.md', 'not involved\n'],
+            ...Object.entries(SOURCE).map(([name, text]) => [`/memories/dst/${name}`, text] as [string, string]),
+          ]),
+        );
         await vault.close();
         return;
       }
@@ -159,7 +164,9 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
         if (moved !== undefined) expect(moved, `${context}: ${name} at its new place`).toBe(text);
       }
       expect(state.get('/memories/keep.md'), context).toBe('not involved\n');
-      const unexpected = [...state.keys()].filter((p) => !p.startsWith('/memories/src/') && !p.startsWith('/memories/dst/') && p !== '/memories/keep.md' && !p.startsWith(`${RESERVED_DIR}/renames/`));
+      const unexpected = [...state.keys()].filter(
+        (p) => !p.startsWith('/memories/src/') && !p.startsWith('/memories/dst/') && p !== '/memories/keep.md' && !p.startsWith(`${RESERVED_DIR}/renames/`),
+      );
       expect(unexpected, context).toEqual([]);
       await vault.close();
 
@@ -168,7 +175,10 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
       const again = await restarted.run(U, rename);
       expect(again, `${context}: again`).toMatchObject({ isError: false });
       const after = await allFiles(restarted);
-      const expected = new Map([['/memories/keep.md', 'not involved\n'], ...Object.entries(SOURCE).map(([name, text]) => [`/memories/dst/${name}`, text] as [string, string])]);
+      const expected = new Map([
+        ['/memories/keep.md', 'not involved\n'],
+        ...Object.entries(SOURCE).map(([name, text]) => [`/memories/dst/${name}`, text] as [string, string]),
+      ]);
       expect(after, `${context}: after the rerun`).toEqual(expected);
       const listing = await restarted.run(U, { command: 'view', path: '/memories' });
       expect(listing.content as string).not.toContain('.memvault');
@@ -176,7 +186,9 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
     });
     expect(failedRuns + absorbedRuns).toBe(total);
     expect(absorbedRuns).toBeLessThanOrEqual(FILES); // at most one marker clean-up per file
-    console.info(`[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests (${absorbedRuns} in a marker clean-up, absorbed), every rerun completed`);
+    console.info(
+      `[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests (${absorbedRuns} in a marker clean-up, absorbed), every rerun completed`,
+    );
   });
 
   it('delete of a directory: each file whole or gone; running it again completes it', { timeout: 600_000 }, async () => {

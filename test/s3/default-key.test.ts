@@ -19,9 +19,19 @@ recordS3SuiteRun(import.meta.url);
 describe.skipIf(!s3Available())(`S3 store with no key configured${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
   const prefix = `default-key-${randomBytes(3).toString('hex')}`;
   const homes: string[] = [];
-  const saved = { home: process.env['MEMVAULT_HOME'], key: process.env['MEMVAULT_MASTER_KEY'], file: process.env['MEMVAULT_MASTER_KEY_FILE'], kms: process.env['MEMVAULT_KMS_KEY_ID'] };
+  const saved = {
+    home: process.env['MEMVAULT_HOME'],
+    key: process.env['MEMVAULT_MASTER_KEY'],
+    file: process.env['MEMVAULT_MASTER_KEY_FILE'],
+    kms: process.env['MEMVAULT_KMS_KEY_ID'],
+  };
   afterAll(async () => {
-    for (const [name, value] of [['MEMVAULT_HOME', saved.home], ['MEMVAULT_MASTER_KEY', saved.key], ['MEMVAULT_MASTER_KEY_FILE', saved.file], ['MEMVAULT_KMS_KEY_ID', saved.kms]] as const) {
+    for (const [name, value] of [
+      ['MEMVAULT_HOME', saved.home],
+      ['MEMVAULT_MASTER_KEY', saved.key],
+      ['MEMVAULT_MASTER_KEY_FILE', saved.file],
+      ['MEMVAULT_KMS_KEY_ID', saved.kms],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }

@@ -70,7 +70,9 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
     expect(checks.get('lifecycle:noncurrent-keys')).toMatchObject({ status: 'missing', required: true });
     expect(checks.get('lifecycle:default')!.fix).toContain('put-bucket-lifecycle-configuration');
     // The printed fix sets the key-record rule with the day count docs/encryption.md states.
-    expect(checks.get('lifecycle:noncurrent-keys')!.fix).toContain('"ID":"memvault-key-records","Status":"Enabled","Filter":{"Prefix":"k/"},"NoncurrentVersionExpiration":{"NoncurrentDays":1}');
+    expect(checks.get('lifecycle:noncurrent-keys')!.fix).toContain(
+      '"ID":"memvault-key-records","Status":"Enabled","Filter":{"Prefix":"k/"},"NoncurrentVersionExpiration":{"NoncurrentDays":1}',
+    );
     expect(doctorFailed([...checks.values()])).toBe(true);
   });
 
@@ -82,8 +84,18 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
         LifecycleConfiguration: {
           Rules: [
             { ID: 'memvault-housekeeping', Status: 'Enabled', Filter: { Prefix: '' }, NoncurrentVersionExpiration: { NoncurrentDays: 7 } },
-            { ID: 'memvault-ttl-default', Status: 'Enabled', Filter: { And: { Prefix: 'u/', Tags: [{ Key: TTL_CLASS_TAG_KEY, Value: 'default' }] } }, Expiration: { Days: 30 } },
-            { ID: 'memvault-ttl-pro', Status: 'Enabled', Filter: { And: { Prefix: 'u/', Tags: [{ Key: TTL_CLASS_TAG_KEY, Value: 'pro' }] } }, Expiration: { Days: 90 } },
+            {
+              ID: 'memvault-ttl-default',
+              Status: 'Enabled',
+              Filter: { And: { Prefix: 'u/', Tags: [{ Key: TTL_CLASS_TAG_KEY, Value: 'default' }] } },
+              Expiration: { Days: 30 },
+            },
+            {
+              ID: 'memvault-ttl-pro',
+              Status: 'Enabled',
+              Filter: { And: { Prefix: 'u/', Tags: [{ Key: TTL_CLASS_TAG_KEY, Value: 'pro' }] } },
+              Expiration: { Days: 90 },
+            },
           ],
         },
       }),
@@ -110,10 +122,22 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
     const probe = 'direct/probe';
     await store.client.send(new PutObjectCommand({ Bucket: bucket, Key: probe, Body: 'x', Tagging: `${TTL_CLASS_TAG_KEY}=x` }));
     await store.client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: probe, ETag: '"0123456789abcdef0123456789abcdef"' }] } }));
-    const survived = await store.client.send(new HeadObjectCommand({ Bucket: bucket, Key: probe })).then(() => true, () => false);
+    const survived = await store.client.send(new HeadObjectCommand({ Bucket: bucket, Key: probe })).then(
+      () => true,
+      () => false,
+    );
     expect(checks.get('conditional-deletes')!.status).toBe(survived ? 'ok' : 'warn');
     await store.client.send(new PutObjectCommand({ Bucket: bucket, Key: probe, Body: 'x', Tagging: `${TTL_CLASS_TAG_KEY}=x` }));
-    await store.client.send(new CopyObjectCommand({ Bucket: bucket, Key: probe, CopySource: `${bucket}/${probe}`, MetadataDirective: 'REPLACE', Metadata: {}, TaggingDirective: 'COPY' }));
+    await store.client.send(
+      new CopyObjectCommand({
+        Bucket: bucket,
+        Key: probe,
+        CopySource: `${bucket}/${probe}`,
+        MetadataDirective: 'REPLACE',
+        Metadata: {},
+        TaggingDirective: 'COPY',
+      }),
+    );
     const tags = (await store.client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: probe }))).TagSet ?? [];
     expect(checks.get('touch')!.status).toBe(tags.length > 0 ? 'ok' : 'warn');
     await store.client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: probe }] } }));
@@ -127,10 +151,24 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
   });
 
   it('key records: the shortest covering untagged rule decides; a 1-day rule on k/ (or a prefix above it) is ok', async () => {
-    const put = (rules: LifecycleRule[]) => store.client.send(new PutBucketLifecycleConfigurationCommand({ Bucket: bucket, LifecycleConfiguration: { Rules: rules } }));
-    const housekeeping: LifecycleRule = { ID: 'memvault-housekeeping', Status: 'Enabled', Filter: { Prefix: '' }, NoncurrentVersionExpiration: { NoncurrentDays: 7 } };
+    const put = (rules: LifecycleRule[]) =>
+      store.client.send(new PutBucketLifecycleConfigurationCommand({ Bucket: bucket, LifecycleConfiguration: { Rules: rules } }));
+    const housekeeping: LifecycleRule = {
+      ID: 'memvault-housekeeping',
+      Status: 'Enabled',
+      Filter: { Prefix: '' },
+      NoncurrentVersionExpiration: { NoncurrentDays: 7 },
+    };
     const keysCheck = async () => byId(await runDoctor({ client: store.client, bucket, prefix: '', ttl })).get('lifecycle:noncurrent-keys')!;
-    await put([housekeeping, { ID: 'keys-tagged', Status: 'Enabled', Filter: { And: { Prefix: 'k/', Tags: [{ Key: 'x', Value: 'y' }] } }, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }]);
+    await put([
+      housekeeping,
+      {
+        ID: 'keys-tagged',
+        Status: 'Enabled',
+        Filter: { And: { Prefix: 'k/', Tags: [{ Key: 'x', Value: 'y' }] } },
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+      },
+    ]);
     expect((await keysCheck()).status).toBe('missing'); // a tag filter does not cover untagged key records
     await put([housekeeping, { ID: 'keys-disabled', Status: 'Disabled', Filter: { Prefix: 'k/' }, NoncurrentVersionExpiration: { NoncurrentDays: 1 } }]);
     expect((await keysCheck()).status).toBe('missing');
@@ -146,13 +184,21 @@ describe.skipIf(!connection)(`memvault doctor on a real S3 server${connection ? 
 
   it('credentials the server rejects: every required check could not be made, with the cause; doctor fails', async () => {
     const { S3Client } = await import('@aws-sdk/client-s3');
-    const client = new S3Client({ endpoint: connection!.endpoint, region: connection!.region, forcePathStyle: true, credentials: { accessKeyId: connection!.accessKeyId, secretAccessKey: 'wrong-secret' }, maxAttempts: 1 });
+    const client = new S3Client({
+      endpoint: connection!.endpoint,
+      region: connection!.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: connection!.accessKeyId, secretAccessKey: 'wrong-secret' },
+      maxAttempts: 1,
+    });
     const checks = await runDoctor({ client, bucket, prefix: '', ttl });
     const required = checks.filter((c) => c.required);
     expect(required.length).toBeGreaterThan(3);
     for (const check of required) {
       expect(check.status, check.id).toBe('unknown');
-      expect(check.detail, check.id).toMatch(/credentials were rejected \(SignatureDoesNotMatch|InvalidAccessKeyId\)|access denied to .*: the credentials lack s3:/);
+      expect(check.detail, check.id).toMatch(
+        /credentials were rejected \(SignatureDoesNotMatch|InvalidAccessKeyId\)|access denied to .*: the credentials lack s3:/,
+      );
     }
     expect(doctorFailed(checks)).toBe(true);
     expect(formatDoctor(checks)).toMatch(/memvault doctor: FAILED: .*could not be made/);

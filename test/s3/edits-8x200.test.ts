@@ -69,7 +69,9 @@ describe.skipIf(!s3Available())(`${PROCESSES} processes x ${EDITS} edits on one 
       MEMVAULT_TEST_MASTER_KEY: masterKey,
     };
     const started = Date.now();
-    const outputs = await Promise.all(tags.map((tag) => run(tsx, [worker, url, tag, String(EDITS)], { env, timeout: TIMEOUT_MS - 30_000, maxBuffer: 16 * 1024 * 1024 })));
+    const outputs = await Promise.all(
+      tags.map((tag) => run(tsx, [worker, url, tag, String(EDITS)], { env, timeout: TIMEOUT_MS - 30_000, maxBuffer: 16 * 1024 * 1024 })),
+    );
     const seconds = (Date.now() - started) / 1000;
     const reports = outputs.map((o) => JSON.parse(o.stdout.trim().split('\n').pop()!) as WorkerReport);
 
@@ -103,7 +105,9 @@ describe.skipIf(!s3Available())(`${PROCESSES} processes x ${EDITS} edits on one 
     // error (checked above to have left no trace), never anything else.
     for (const failure of failures) {
       expect(failure.code, JSON.stringify(failure)).toBe('CONFLICT');
-      expect(failure.content).toBe(`Error: ${SHARED_FILE} was changed by other writers at the same time too often; this edit was not applied. View the file and try again.`);
+      expect(failure.content).toBe(
+        `Error: ${SHARED_FILE} was changed by other writers at the same time too often; this edit was not applied. View the file and try again.`,
+      );
     }
     expect(succeeded.size + failures.length).toBe(PROCESSES * EDITS);
     const requests: Record<string, number> = {};

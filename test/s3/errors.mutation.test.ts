@@ -10,20 +10,31 @@ const f = (status: number | undefined, code: string, message = ''): S3Failure =>
 
 describe('describeS3Error', () => {
   it('reads the status from $metadata, else $response; the code from Code, name or code, skipping empty and "Error"', () => {
-    expect(describeS3Error({ name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 }, message: 'At least one of the pre-conditions you specified did not hold' })).toEqual({
+    expect(
+      describeS3Error({
+        name: 'PreconditionFailed',
+        $metadata: { httpStatusCode: 412 },
+        message: 'At least one of the pre-conditions you specified did not hold',
+      }),
+    ).toEqual({
       status: 412,
       code: 'PreconditionFailed',
       message: 'At least one of the pre-conditions you specified did not hold',
     });
     expect(describeS3Error({ Code: 'NoSuchKey', name: 'Other', $response: { statusCode: 404 } })).toEqual({ status: 404, code: 'NoSuchKey', message: '' });
-    expect(describeS3Error({ Code: '', name: 'Error', code: 'ECONNRESET', message: 'socket hang up' })).toEqual({ status: undefined, code: 'ECONNRESET', message: 'socket hang up' });
+    expect(describeS3Error({ Code: '', name: 'Error', code: 'ECONNRESET', message: 'socket hang up' })).toEqual({
+      status: undefined,
+      code: 'ECONNRESET',
+      message: 'socket hang up',
+    });
     expect(describeS3Error({ name: 'Error', $metadata: { httpStatusCode: '500' } })).toEqual({ status: undefined, code: 'UnknownError', message: '' });
     expect(describeS3Error({ $metadata: { httpStatusCode: 503 }, $response: { statusCode: 500 } }).status).toBe(503);
     expect(describeS3Error({ Code: 42, name: 'SlowDown', message: 7 })).toEqual({ status: undefined, code: 'SlowDown', message: '' });
   });
 
   it('anything that is not an object is an unknown error without status', () => {
-    for (const value of [undefined, null, 'NoSuchKey', 404, true]) expect(describeS3Error(value)).toEqual({ status: undefined, code: 'UnknownError', message: '' });
+    for (const value of [undefined, null, 'NoSuchKey', 404, true])
+      expect(describeS3Error(value)).toEqual({ status: undefined, code: 'UnknownError', message: '' });
   });
 });
 
@@ -60,7 +71,15 @@ describe('isConditionFailure', () => {
     for (const failure of [f(412, 'PreconditionFailed'), f(409, 'ConditionalRequestConflict'), f(404, 'NoSuchKey'), f(500, 'UnknownError')]) {
       expect(isConditionFailure(failure, false), JSON.stringify(failure)).toBe(false);
     }
-    for (const failure of [f(500, 'InternalError', 'We encountered an internal error'), f(503, 'SlowDown'), f(503, 'UnknownError'), f(403, 'AccessDenied'), f(undefined, 'ECONNRESET'), f(404, 'NoSuchBucket'), f(400, 'BadDigest')]) {
+    for (const failure of [
+      f(500, 'InternalError', 'We encountered an internal error'),
+      f(503, 'SlowDown'),
+      f(503, 'UnknownError'),
+      f(403, 'AccessDenied'),
+      f(undefined, 'ECONNRESET'),
+      f(404, 'NoSuchBucket'),
+      f(400, 'BadDigest'),
+    ]) {
       expect(isConditionFailure(failure, true), JSON.stringify(failure)).toBe(false);
     }
   });

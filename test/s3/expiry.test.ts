@@ -77,7 +77,9 @@ describe.skipIf(!connection)(`idle expiry on a real S3 server${connection ? '' :
   async function serverEnforcesDeleteEtag(): Promise<boolean> {
     const key = `${prefix}/probe/conditional-delete`;
     await admin.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'x' }));
-    const out = await admin.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: key, ETag: '"0123456789abcdef0123456789abcdef"' }], Quiet: true } }));
+    const out = await admin.send(
+      new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: key, ETag: '"0123456789abcdef0123456789abcdef"' }], Quiet: true } }),
+    );
     try {
       await admin.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
       expect(out.Errors?.[0]?.Code).toBe('PreconditionFailed');
@@ -150,7 +152,12 @@ describe.skipIf(!connection)(`idle expiry on a real S3 server${connection ? '' :
     await (await filesOf(store, 'free-user', options)).write('/memories/a.md', text('free'));
     const requests: RequestCounter = {};
     const summary = await withRequestCounter(requests, () =>
-      sweep({ store, ttl: { ttlDays: 1, classes: { pro: 5 } }, now: daysAhead(3), deleter: s3Deleter({ client: store.client, bucket, prefix, mode: 'recheck' }) }),
+      sweep({
+        store,
+        ttl: { ttlDays: 1, classes: { pro: 5 } },
+        now: daysAhead(3),
+        deleter: s3Deleter({ client: store.client, bucket, prefix, mode: 'recheck' }),
+      }),
     );
     expect(summary).toMatchObject({ users: 2, scanned: 2, expired: 1, kept: 1, errors: 0 });
     // recheck on RGW: HEAD (touched since?), PUT If-Match of an "expired" marker (the fence), HEAD + DELETE of the marker.

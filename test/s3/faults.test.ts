@@ -119,7 +119,11 @@ describe('S3Store with a mocked client', () => {
       ['503 SlowDown', s3Error('SlowDown', 503), /^S3 PutObject failed \(HTTP 503, SlowDown\)$/],
       ['403 AccessDenied', s3Error('AccessDenied', 403), /^S3 PutObject failed \(HTTP 403, AccessDenied\)$/],
       ['ECONNRESET', networkError('ECONNRESET'), /^S3 PutObject failed \(no response, ECONNRESET\)$/],
-      ['a timeout', Object.assign(new Error(`Request to ${BUCKET} timed out`), { name: 'TimeoutError' }), /^S3 PutObject failed \(no response, TimeoutError\)$/],
+      [
+        'a timeout',
+        Object.assign(new Error(`Request to ${BUCKET} timed out`), { name: 'TimeoutError' }),
+        /^S3 PutObject failed \(no response, TimeoutError\)$/,
+      ],
     ])('%s after the SDK’s retries is STORE_UNAVAILABLE with nothing sensitive in it', async (_label, error, pattern) => {
       mock.on(PutObjectCommand).rejects(error);
       expectCleanUnavailable(await store.put(KEY, text('x'), { ifMatch: 'e' }).catch((e: unknown) => e), pattern);
@@ -267,7 +271,12 @@ describe('the client memvault builds', () => {
 
   it('reads MEMVAULT_S3_* from the environment and refuses half a key pair', () => {
     expect(
-      s3ConfigFromEnv({ MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:7480', MEMVAULT_S3_FORCE_PATH_STYLE: 'true', MEMVAULT_S3_ACCESS_KEY_ID: 'a', MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' }),
+      s3ConfigFromEnv({
+        MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:7480',
+        MEMVAULT_S3_FORCE_PATH_STYLE: 'true',
+        MEMVAULT_S3_ACCESS_KEY_ID: 'a',
+        MEMVAULT_S3_SECRET_ACCESS_KEY: 'b',
+      }),
     ).toEqual({ endpoint: 'http://127.0.0.1:7480', forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
     expect(s3ConfigFromEnv({})).toEqual({});
     expect(() => s3ConfigFromEnv({ MEMVAULT_S3_ACCESS_KEY_ID: 'a' })).toThrow(/must be set together/);

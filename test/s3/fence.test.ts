@@ -78,7 +78,8 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
     expect(renamed).toMatchObject({ isError: false });
     expect(await textAt(a, '/memories/src/a.md')).toBeNull();
     const moved = await textAt(a, '/memories/dst/a.md');
-    if (!rival!.isError) expect(moved).toBe('one\nrival\n'); // acknowledged: it must be at the new place
+    if (!rival!.isError)
+      expect(moved).toBe('one\nrival\n'); // acknowledged: it must be at the new place
     else {
       expect(rival!.content).toBe('Error: The path /memories/src/a.md does not exist');
       expect(moved).toBe('one\n');
@@ -122,7 +123,10 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
     const winner = !ra.isError ? '/memories/x' : !rb.isError ? '/memories/y' : undefined;
     for (let i = 0; i < 6; i++) {
       const places = await Promise.all(['/memories/src', '/memories/x', '/memories/y'].map((d) => textAt(a, `${d}/f${i}.md`)));
-      expect(places.filter((t) => t !== null), `f${i}`).toEqual([`f${i}\n`]);
+      expect(
+        places.filter((t) => t !== null),
+        `f${i}`,
+      ).toEqual([`f${i}\n`]);
       if (winner) expect(await textAt(a, `${winner}/f${i}.md`)).toBe(`f${i}\n`);
     }
   });
@@ -147,7 +151,13 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
         return client.send(command as never);
       },
     } as unknown as S3Client;
-    const summary = await sweep({ store, ttl: { ttlDays: 1 }, now: () => new Date(Date.now() + 2 * DAY_MS), graceMs: 0, deleter: s3Deleter({ client: racing, bucket, prefix, mode: 'recheck' }) });
+    const summary = await sweep({
+      store,
+      ttl: { ttlDays: 1 },
+      now: () => new Date(Date.now() + 2 * DAY_MS),
+      graceMs: 0,
+      deleter: s3Deleter({ client: racing, bucket, prefix, mode: 'recheck' }),
+    });
     expect(fired).toBe(true);
     expect(summary).toMatchObject({ changedDuringSweep: 1, errors: 0 });
     expect(await textAt(b, '/memories/old.md')).toBe('new\n');

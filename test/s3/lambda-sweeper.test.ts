@@ -57,9 +57,7 @@ describe.skipIf(!connection)(`the Lambda sweeper on a real S3 server${connection
   async function populate(store: S3Store): Promise<void> {
     const body = new TextEncoder().encode('x');
     await store.put('u/u02/c/pro', new Uint8Array(0));
-    await Promise.all(
-      Array.from({ length: 6 * 8 }, (_, i) => store.put(`u/u0${Math.floor(i / 8)}/f/${String(i % 8).padStart(2, '0')}`, body)),
-    );
+    await Promise.all(Array.from({ length: 6 * 8 }, (_, i) => store.put(`u/u0${Math.floor(i / 8)}/f/${String(i % 8).padStart(2, '0')}`, body)));
   }
 
   const keys = async (store: S3Store, prefix = 'u/'): Promise<string[]> => {

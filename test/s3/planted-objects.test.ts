@@ -7,7 +7,7 @@ recordS3SuiteRun(import.meta.url);
 // Issue 20 item 4 on a real S3 server: console folder markers (keys ending in '/'), an object copied
 // from another user and garbage names under a user's prefix leave every listing working.
 describe.skipIf(!s3Available())(`planted objects on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  it('listings skip what is not the user\'s, reads of it stay integrity errors', async () => {
+  it("listings skip what is not the user's, reads of it stay integrity errors", async () => {
     const store = makeS3Store('planted-objects');
     try {
       await plantedObjectsScenario(store);

@@ -38,7 +38,8 @@ describe.skipIf(!s3Available())(`raw bucket scan on RGW${s3Available() ? '' : ` 
       expect(r.isError, JSON.stringify(r.content)).toBe(false);
       return r;
     };
-    for (let i = 0; i < 4; i++) await run({ command: 'create', path: `/memories/${planted.dir}/${planted.file}${i}.md`, file_text: `${planted.text} number ${i}\n` });
+    for (let i = 0; i < 4; i++)
+      await run({ command: 'create', path: `/memories/${planted.dir}/${planted.file}${i}.md`, file_text: `${planted.text} number ${i}\n` });
     await run({ command: 'str_replace', path: `/memories/${planted.dir}/${planted.file}0.md`, old_str: 'number 0', new_str: `${planted.text} edited` });
     await run({ command: 'insert', path: `/memories/${planted.dir}/${planted.file}1.md`, insert_line: 1, insert_text: `${planted.text} inserted` });
     await run({ command: 'rename', old_path: `/memories/${planted.dir}/${planted.file}2.md`, new_path: `/memories/${planted.renamed}/${planted.file}2.md` });

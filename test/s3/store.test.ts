@@ -194,7 +194,11 @@ describe.skipIf(!connection)(`S3Store against a real S3 server${connection ? '' 
         for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(PreconditionFailedError);
       }
       // Every answer was a success, a 412 or RGW's 500; how many 500s varies from run to run.
-      expect(Object.keys(statuses).map(Number).every((status) => [200, 412, 500].includes(status))).toBe(true);
+      expect(
+        Object.keys(statuses)
+          .map(Number)
+          .every((status) => [200, 412, 500].includes(status)),
+      ).toBe(true);
       console.info(`[s3] racing If-Match puts, answers by status: ${JSON.stringify(statuses)}`);
     } finally {
       client.destroy();

@@ -26,7 +26,9 @@ describe.skipIf(!s3Available())(`telemetry on S3${s3Available() ? '' : ` (skippe
     const client = new S3Client(s3ClientConfig());
     client.middlewareStack.add(
       (next, ctx) => async (args) => {
-        const span = trace.getTracer('host-aws-sdk').startSpan(`S3.${String(ctx.commandName).replace(/Command$/, '')}`, { kind: SpanKind.CLIENT }, context.active());
+        const span = trace
+          .getTracer('host-aws-sdk')
+          .startSpan(`S3.${String(ctx.commandName).replace(/Command$/, '')}`, { kind: SpanKind.CLIENT }, context.active());
         try {
           return await next(args);
         } finally {
@@ -35,7 +37,12 @@ describe.skipIf(!s3Available())(`telemetry on S3${s3Available() ? '' : ` (skippe
       },
       { step: 'initialize', name: 'hostSdkSpans' },
     );
-    vault = await createVault({ store: s3Url(`telemetry-${randomBytes(3).toString('hex')}`), s3: client, encryption: { masterKey: randomBytes(32).toString('base64') }, createMode: 'fail' });
+    vault = await createVault({
+      store: s3Url(`telemetry-${randomBytes(3).toString('hex')}`),
+      s3: client,
+      encryption: { masterKey: randomBytes(32).toString('base64') },
+      createMode: 'fail',
+    });
   });
   afterAll(async () => {
     await emptyStore(vault.store as S3Store);

@@ -55,7 +55,6 @@ function onPath(binary: string): boolean {
   return (process.env.PATH ?? '').split(':').some((dir) => dir !== '' && existsSync(join(dir, binary)));
 }
 
-
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -131,11 +130,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   if (!onPath('radosgw') || !onPath('ceph-mon') || !onPath('ceph-osd')) {
     const reason = 'Ceph radosgw is not installed (apt-get install -y radosgw ceph-mon ceph-osd) and MEMVAULT_S3_ENDPOINT is unset';
     if (process.env.CI) throw new Error(`S3 suites cannot run under CI: ${reason}`);
-    banner([
-      'S3 SUITES SKIPPED: no S3 server.',
-      reason + '.',
-      'Install the packages, or point MEMVAULT_S3_ENDPOINT at an S3 server, to run them.',
-    ]);
+    banner(['S3 SUITES SKIPPED: no S3 server.', reason + '.', 'Install the packages, or point MEMVAULT_S3_ENDPOINT at an S3 server, to run them.']);
     return unavailable(reason);
   }
 

@@ -136,9 +136,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
 
     it('lets exactly one of 20 racing create-once writers win', async () => {
       const p = freshPrefix();
-      const results = await Promise.allSettled(
-        Array.from({ length: 20 }, (_, i) => store().put(`${p}k`, text(`writer ${i}`), { ifNoneMatch: '*' })),
-      );
+      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store().put(`${p}k`, text(`writer ${i}`), { ifNoneMatch: '*' })));
       const winners = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ i, etag: r.value.etag }] : []));
       expect(winners).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(PreconditionFailedError);
@@ -370,7 +368,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
       await store().put(key, text('0'));
       let conflicts = 0;
       const writer = async (): Promise<void> => {
-        for (let done = 0; done < 20; ) {
+        for (let done = 0; done < 20;) {
           const current = await store().get(key);
           try {
             await store().put(key, text(String(Number(str(current!.body)) + 1)), { ifMatch: current!.etag });
@@ -397,7 +395,13 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
         return counter;
       };
       expect(await counted(() => store().put(`${p}a`, text('a')))).toEqual({ PUT: 1 });
-      expect(await counted(() => store().put(`${p}a`, text('b'), { ifNoneMatch: '*' }).catch(() => undefined))).toEqual({ PUT: 1 });
+      expect(
+        await counted(() =>
+          store()
+            .put(`${p}a`, text('b'), { ifNoneMatch: '*' })
+            .catch(() => undefined),
+        ),
+      ).toEqual({ PUT: 1 });
       expect(await counted(() => store().get(`${p}a`))).toEqual({ GET: 1 });
       expect(await counted(() => store().get(`${p}missing`))).toEqual({ GET: 1 });
       expect(await counted(() => store().head(`${p}a`))).toEqual({ HEAD: 1 });

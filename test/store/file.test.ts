@@ -50,7 +50,10 @@ async function tree(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-function runNode(script: string, args: string[]): { done: Promise<{ code: number | null; stdout: string; stderr: string }>; pid: number | undefined; kill(): void; firstLine: Promise<string> } {
+function runNode(
+  script: string,
+  args: string[],
+): { done: Promise<{ code: number | null; stdout: string; stderr: string }>; pid: number | undefined; kill(): void; firstLine: Promise<string> } {
   const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'fixtures', script), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -61,7 +64,9 @@ function runNode(script: string, args: string[]): { done: Promise<{ code: number
   firstLine.catch(() => undefined);
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
   return { done, pid: child.pid, kill: () => child.kill('SIGKILL'), firstLine };
 }
 
@@ -132,7 +137,11 @@ describe('FileStore key mapping', () => {
 
   it('maps every key to decodable, portable components that no other key shares (property)', () => {
     const keyArb = fc
-      .string({ unit: fc.constantFrom('a', 'A', 'z', '.', '/', '%', '~', '+', ' ', '\\', 'é', '😀', '\u0000', 'c', 'o', 'n', '1', '_', '-'), minLength: 1, maxLength: 400 })
+      .string({
+        unit: fc.constantFrom('a', 'A', 'z', '.', '/', '%', '~', '+', ' ', '\\', 'é', '😀', '\u0000', 'c', 'o', 'n', '1', '_', '-'),
+        minLength: 1,
+        maxLength: 400,
+      })
       .filter((k) => Buffer.byteLength(k) <= 1024);
     fc.assert(
       fc.property(keyArb, keyArb, (a, b) => {
@@ -320,7 +329,9 @@ describe('FileStore locks across processes', () => {
     const results = await Promise.all(workers.map((w) => w.done));
     for (const r of results) expect(r).toMatchObject({ code: 0, stderr: '' });
     const conflicts = results.reduce((sum, r) => sum + (JSON.parse(r.stdout) as { conflicts: number }).conflicts, 0);
-    const lines = str((await new FileStore(dir).get('shared/log'))!.body).trimEnd().split('\n');
+    const lines = str((await new FileStore(dir).get('shared/log'))!.body)
+      .trimEnd()
+      .split('\n');
     expect(lines).toHaveLength(400);
     for (let id = 0; id < 4; id += 1) {
       // Each worker's own entries appear once each, in its order.

@@ -98,7 +98,5 @@ export function registerInMemoryTelemetry(): InMemoryTelemetry {
 
 /** Sum of the points of a metric whose attributes include `match`. */
 export function total(points: readonly Point[], name: string, match: Attributes = {}): number {
-  return points
-    .filter((p) => p.name === name && Object.entries(match).every(([k, v]) => p.attributes[k] === v))
-    .reduce((n, p) => n + p.value, 0);
+  return points.filter((p) => p.name === name && Object.entries(match).every(([k, v]) => p.attributes[k] === v)).reduce((n, p) => n + p.value, 0);
 }

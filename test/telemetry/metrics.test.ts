@@ -103,7 +103,9 @@ describe('command metrics', () => {
     const result = await fresh.run(USER, { command: 'view', path: '/memories' });
     expect(result.isError).toBe(true);
     const points = await telemetry.collect();
-    expect(total(points, METRICS.commands, { 'memvault.command': 'view', 'memvault.outcome': 'error', 'memvault.error.code': result.code ?? 'UNSPECIFIED' })).toBe(1);
+    expect(
+      total(points, METRICS.commands, { 'memvault.command': 'view', 'memvault.outcome': 'error', 'memvault.error.code': result.code ?? 'UNSPECIFIED' }),
+    ).toBe(1);
     await vault.close();
     await fresh.close();
   });
@@ -124,7 +126,11 @@ describe('store request metrics', () => {
       expect(result.isError).toBe(false);
       const points = await telemetry.collect();
       expect(requestsByType(points)).toEqual(requests);
-      expect(points.filter((p) => p.name === METRICS.storeRequests).every((p) => p.attributes['memvault.store.status'] === 'ok' || p.attributes['memvault.store.status'] === 'not_found')).toBe(true);
+      expect(
+        points
+          .filter((p) => p.name === METRICS.storeRequests)
+          .every((p) => p.attributes['memvault.store.status'] === 'ok' || p.attributes['memvault.store.status'] === 'not_found'),
+      ).toBe(true);
       expect(total(points, METRICS.storeDuration)).toBeGreaterThan(0);
     }
     await vault.close();
@@ -136,8 +142,10 @@ describe('store request metrics', () => {
     await telemetry.collect();
     await vault.run(USER, { command: 'view', path: '/memories/plantedpath/absent.md' });
     let points = await telemetry.collect();
-    expect(total(points, METRICS.storeDuration, { 'memvault.store.operation': 'get', 'memvault.store.status': 'not_found' })
-      + total(points, METRICS.storeDuration, { 'memvault.store.operation': 'head', 'memvault.store.status': 'not_found' })).toBeGreaterThan(0);
+    expect(
+      total(points, METRICS.storeDuration, { 'memvault.store.operation': 'get', 'memvault.store.status': 'not_found' }) +
+        total(points, METRICS.storeDuration, { 'memvault.store.operation': 'head', 'memvault.store.status': 'not_found' }),
+    ).toBeGreaterThan(0);
     // create_mode 'fail': the If-None-Match PUT on an existing file loses.
     const strict = await encryptedVault(new MemoryStore(), { createMode: 'fail' });
     await strict.run(USER, { command: 'create', path: FILE, file_text: 'x\n' });
@@ -187,7 +195,9 @@ describe('conflicts and retries', () => {
     const [a, b] = [await encryptedVault(store), await encryptedVault(store)];
     await a.run(USER, { command: 'create', path: FILE, file_text: 'head\n' });
     await telemetry.collect();
-    const inserts = Array.from({ length: 24 }, (_, i) => (i % 2 ? a : b).run(USER, { command: 'insert', path: FILE, insert_line: 1, insert_text: `line ${i}` }));
+    const inserts = Array.from({ length: 24 }, (_, i) =>
+      (i % 2 ? a : b).run(USER, { command: 'insert', path: FILE, insert_line: 1, insert_text: `line ${i}` }),
+    );
     expect((await Promise.all(inserts)).every((r) => !r.isError)).toBe(true);
     const points = await telemetry.collect();
     const conflicts = total(points, METRICS.writeConflicts);
@@ -195,7 +205,10 @@ describe('conflicts and retries', () => {
     expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'edit' })).toBe(conflicts);
     expect(total(points, METRICS.commands, { 'memvault.command': 'insert', 'memvault.outcome': 'ok' })).toBe(24);
     const view = await a.run(USER, { command: 'view', path: FILE });
-    const lines = String(view.content).split('\n').slice(1).map((l) => l.split('\t')[1]);
+    const lines = String(view.content)
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split('\t')[1]);
     expect(lines.sort()).toEqual(['head', ...Array.from({ length: 24 }, (_, i) => `line ${i}`)].sort());
     await a.close();
     await b.close();

@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AUDIT_RECORD_TYPES } from '../../src/audit/record.js';
 import { PII_TYPES } from '../../src/pii/types.js';
-import { AUDIT_RECORD_TYPE_VALUES, boundedAuditRecordType, boundedCode, boundedCommand, boundedQuotaLimit, boundedRequestType, COMMAND_VALUES, PII_TYPE_VALUES } from '../../src/telemetry/names.js';
+import {
+  AUDIT_RECORD_TYPE_VALUES,
+  boundedAuditRecordType,
+  boundedCode,
+  boundedCommand,
+  boundedQuotaLimit,
+  boundedRequestType,
+  COMMAND_VALUES,
+  PII_TYPE_VALUES,
+} from '../../src/telemetry/names.js';
 import { COMMAND_NAMES } from '../../src/tool/types.js';
 
 describe('telemetry value sets', () => {

@@ -89,7 +89,11 @@ describe('telemetry privacy', () => {
     for (const user of USERS) await session(a, user);
     // Concurrent edits of one file from two instances.
     await a.run(USERS[0]!, { command: 'create', path: '/memories/PLANTDIR/shared.md', file_text: 'PLANTTEXT\n' });
-    await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).run(USERS[0]!, { command: 'insert', path: '/memories/PLANTDIR/shared.md', insert_line: 1, insert_text: `PLANTINSERT ${i}` })));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? a : b).run(USERS[0]!, { command: 'insert', path: '/memories/PLANTDIR/shared.md', insert_line: 1, insert_text: `PLANTINSERT ${i}` }),
+      ),
+    );
     // A file store too (its host directory must not appear either).
     const onDisk = await createVault({ store: pathToFileURL(join(dir, 'PLANTDIR-store')).href, encryption: { masterKey } });
     await session(onDisk, USERS[1]!);
@@ -121,7 +125,22 @@ describe('telemetry privacy', () => {
     }
     // Every documented metric moved in this session.
     const moved = new Set(points.map((p) => p.name));
-    for (const name of ['memvault.commands', 'memvault.command.duration', 'memvault.store.requests', 'memvault.store.duration', 'memvault.write.conflicts', 'memvault.write.retries', 'memvault.quota.refusals', 'memvault.pii.findings', 'memvault.audit.records', 'memvault.audit.write.duration', 'memvault.sweeper.runs', 'memvault.sweeper.objects.scanned', 'memvault.sweeper.objects.deleted', 'memvault.key_cache.lookups']) {
+    for (const name of [
+      'memvault.commands',
+      'memvault.command.duration',
+      'memvault.store.requests',
+      'memvault.store.duration',
+      'memvault.write.conflicts',
+      'memvault.write.retries',
+      'memvault.quota.refusals',
+      'memvault.pii.findings',
+      'memvault.audit.records',
+      'memvault.audit.write.duration',
+      'memvault.sweeper.runs',
+      'memvault.sweeper.objects.scanned',
+      'memvault.sweeper.objects.deleted',
+      'memvault.key_cache.lookups',
+    ]) {
       expect(moved.has(name), name).toBe(true);
     }
   });

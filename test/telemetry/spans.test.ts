@@ -78,12 +78,15 @@ describe('command spans', () => {
     expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
     for (const s of spans) {
       const p = parentOf(spans, s);
-      if (p) expect(BigInt(s.endTime[0]) * 1_000_000_000n + BigInt(s.endTime[1]), `${s.name} in ${p.name}`).toBeLessThanOrEqual(BigInt(p.endTime[0]) * 1_000_000_000n + BigInt(p.endTime[1]) + 1_000_000n);
+      if (p)
+        expect(BigInt(s.endTime[0]) * 1_000_000_000n + BigInt(s.endTime[1]), `${s.name} in ${p.name}`).toBeLessThanOrEqual(
+          BigInt(p.endTime[0]) * 1_000_000_000n + BigInt(p.endTime[1]) + 1_000_000n,
+        );
     }
     await vault.close();
   });
 
-  it('puts the key load of a user\'s first command directly under the command span', async () => {
+  it("puts the key load of a user's first command directly under the command span", async () => {
     const vault = await createVault({ store: new MemoryStore(), encryption: { masterKey } });
     await vault.run(USER, { command: 'view', path: '/memories' });
     const spans = telemetry.spans();
@@ -120,14 +123,21 @@ describe('command spans', () => {
     const get = one(spans, 'memvault.store.get');
     expect(get.attributes).toMatchObject({ 'memvault.store.status': 'unavailable', 'memvault.error.code': 'STORE_UNAVAILABLE' });
     expect(get.status).toEqual({ code: SpanStatusCode.ERROR, message: 'STORE_UNAVAILABLE' });
-    expect(ancestors(spans, get)).toEqual(['memvault.stage.execute', 'memvault.stage.quota', 'memvault.stage.pii', 'memvault.stage.path_guard', 'memvault.stage.validate', 'memvault.command']);
+    expect(ancestors(spans, get)).toEqual([
+      'memvault.stage.execute',
+      'memvault.stage.quota',
+      'memvault.stage.pii',
+      'memvault.stage.path_guard',
+      'memvault.stage.validate',
+      'memvault.command',
+    ]);
     expect(one(spans, 'memvault.command').attributes['memvault.error.code']).toBe('STORE_UNAVAILABLE');
     // The error's message ('down') is never put on a span.
     expect(JSON.stringify(spans.map((s) => [s.attributes, s.status, s.events]))).not.toContain('down');
     await vault.close();
   });
 
-  it('nests the host\'s own spans of a store request (as the AWS SDK instrumentation makes them) under the store span', async () => {
+  it("nests the host's own spans of a store request (as the AWS SDK instrumentation makes them) under the store span", async () => {
     // The instrumentation starts its span in whatever context is active when the request is sent.
     class SdkLikeStore extends MemoryStore {
       override async get(key: string): Promise<StoredObject | null> {
@@ -149,7 +159,7 @@ describe('command spans', () => {
     await vault.close();
   });
 
-  it('joins the host\'s active span: a tool call traced by the host contains the command', async () => {
+  it("joins the host's active span: a tool call traced by the host contains the command", async () => {
     const vault = await createVault({ store: new MemoryStore(), encryption: false });
     const host = trace.getTracer('host-app').startSpan('agent.turn');
     await context.with(trace.setSpan(context.active(), host), () => vault.run(USER, { command: 'view', path: '/memories' }));

@@ -26,18 +26,27 @@ const small = (chars: string[], maxLength: number) => fc.array(fc.constantFrom(.
 describe('forEachOccurrence (linear matching)', () => {
   it('finds exactly the overlapping occurrences a naive search finds, in order', async () => {
     await fc.assert(
-      fc.asyncProperty(small(['a', 'b', '\n', '\r'], 200), small(['a', 'b', '\n'], 8).filter((s) => s.length > 0), async (text, needle) => {
-        expect(await occurrences(text, needle)).toEqual(naiveOccurrences(text, needle));
-      }),
+      fc.asyncProperty(
+        small(['a', 'b', '\n', '\r'], 200),
+        small(['a', 'b', '\n'], 8).filter((s) => s.length > 0),
+        async (text, needle) => {
+          expect(await occurrences(text, needle)).toEqual(naiveOccurrences(text, needle));
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('also with surrogate pairs and other UTF-16 text, and stops when asked', async () => {
     await fc.assert(
-      fc.asyncProperty(small(['😀', 'é', 'e\u0301', 'x', '\ud83d'], 60), small(['😀', 'x', '\ude00', '\ud83d'], 4).filter((s) => s.length > 0), fc.integer({ min: 1, max: 3 }), async (text, needle, limit) => {
-        expect(await occurrences(text, needle, limit)).toEqual(naiveOccurrences(text, needle).slice(0, limit));
-      }),
+      fc.asyncProperty(
+        small(['😀', 'é', 'e\u0301', 'x', '\ud83d'], 60),
+        small(['😀', 'x', '\ude00', '\ud83d'], 4).filter((s) => s.length > 0),
+        fc.integer({ min: 1, max: 3 }),
+        async (text, needle, limit) => {
+          expect(await occurrences(text, needle, limit)).toEqual(naiveOccurrences(text, needle).slice(0, limit));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -113,7 +122,9 @@ describe('str_replace and insert on big files', () => {
     const result = await vault.run('u', { command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 'z' });
     // lines 1, 3, 4..33 and 34: 33 distinct lines, 20 listed.
     const listed = [1, ...Array.from({ length: 19 }, (_, i) => i + 3)].join(', ');
-    expect(result.content).toBe(`No replacement was performed. Multiple occurrences of old_str \`x\` in lines: ${listed} and 13 more. Please ensure it is unique`);
+    expect(result.content).toBe(
+      `No replacement was performed. Multiple occurrences of old_str \`x\` in lines: ${listed} and 13 more. Please ensure it is unique`,
+    );
   });
 
   it('a long old_str against one long line: overlapping matches are ambiguous, a near miss is no match, a unique one is replaced', async () => {
@@ -122,7 +133,12 @@ describe('str_replace and insert on big files', () => {
     const many = await vault.run('u', { command: 'str_replace', path: '/memories/line.md', old_str: 'a'.repeat(500_000), new_str: '' });
     expect(many.code).toBe('AMBIGUOUS_MATCH');
     expect(many.content).toMatch(/in lines: 1\. Please ensure it is unique$/);
-    const miss = await vault.run('u', { command: 'str_replace', path: '/memories/line.md', old_str: `${'a'.repeat(200_000)}b${'a'.repeat(200_000)}`, new_str: '' });
+    const miss = await vault.run('u', {
+      command: 'str_replace',
+      path: '/memories/line.md',
+      old_str: `${'a'.repeat(200_000)}b${'a'.repeat(200_000)}`,
+      new_str: '',
+    });
     expect(miss.code).toBe('NO_MATCH');
     const unique = await vault.run('u', { command: 'str_replace', path: '/memories/tail.md', old_str: `${'a'.repeat(400_000)}b`, new_str: 'c' });
     expect(unique.isError).toBe(false);
@@ -133,8 +149,13 @@ describe('str_replace and insert on big files', () => {
   it('the snippet shows the changed lines with two lines of context, at the start, the middle and the end of a big file', async () => {
     const text = `${Array.from({ length: 50_000 }, (_, i) => `l${i + 1}`).join('\n')}\n`;
     const vault = await vaultWith({ '/memories/f.md': text });
-    const edit = async (old_str: string, new_str: string) => String((await vault.run('u', { command: 'str_replace', path: '/memories/f.md', old_str, new_str })).content);
-    const snippetOf = (out: string) => out.split('\n').slice(1).map((l) => l.trim().replace(/\s+/, ' '));
+    const edit = async (old_str: string, new_str: string) =>
+      String((await vault.run('u', { command: 'str_replace', path: '/memories/f.md', old_str, new_str })).content);
+    const snippetOf = (out: string) =>
+      out
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim().replace(/\s+/, ' '));
     expect(snippetOf(await edit('l1\n', 'first\n'))).toEqual(['1 first', '2 l2', '3 l3']);
     expect(snippetOf(await edit('l25000\n', 'mid\ndle\n'))).toEqual(['24998 l24998', '24999 l24999', '25000 mid', '25001 dle', '25002 l25001', '25003 l25002']);
     // A match that starts with the previous line's break starts on that line (one line later now: mid/dle split a line).

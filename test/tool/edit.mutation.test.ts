@@ -129,15 +129,27 @@ describe('the line model', () => {
 describe('create: every refusal', () => {
   it('the root, a directory, a file as an ancestor, and an existing file under createMode fail', async () => {
     const vault = await vaultOf({ createMode: 'fail' });
-    expect(await vault.run(USER, { command: 'create', path: '/memories', file_text: 'x' })).toMatchObject({ isError: true, code: 'NOT_A_FILE', content: messages.rootIsDirectory('create') });
+    expect(await vault.run(USER, { command: 'create', path: '/memories', file_text: 'x' })).toMatchObject({
+      isError: true,
+      code: 'NOT_A_FILE',
+      content: messages.rootIsDirectory('create'),
+    });
     expect((await vault.run(USER, { command: 'create', path: '/memories/dir/a.md', file_text: 'x' })).content).toBe(messages.created('/memories/dir/a.md'));
-    expect(await vault.run(USER, { command: 'create', path: '/memories/dir', file_text: 'x' })).toMatchObject({ isError: true, code: 'NOT_A_FILE', content: messages.createOnDirectory('/memories/dir') });
+    expect(await vault.run(USER, { command: 'create', path: '/memories/dir', file_text: 'x' })).toMatchObject({
+      isError: true,
+      code: 'NOT_A_FILE',
+      content: messages.createOnDirectory('/memories/dir'),
+    });
     expect(await vault.run(USER, { command: 'create', path: '/memories/dir/a.md/b.md', file_text: 'x' })).toMatchObject({
       isError: true,
       code: 'NOT_A_DIRECTORY',
       content: messages.ancestorIsFile('/memories/dir/a.md/b.md', '/memories/dir/a.md'),
     });
-    expect(await vault.run(USER, { command: 'create', path: '/memories/dir/a.md', file_text: 'y' })).toMatchObject({ isError: true, code: 'ALREADY_EXISTS', content: messages.alreadyExists('/memories/dir/a.md') });
+    expect(await vault.run(USER, { command: 'create', path: '/memories/dir/a.md', file_text: 'y' })).toMatchObject({
+      isError: true,
+      code: 'ALREADY_EXISTS',
+      content: messages.alreadyExists('/memories/dir/a.md'),
+    });
     expect(new TextDecoder().decode(await stored(vault, '/memories/dir/a.md'))).toBe('x');
   });
 
@@ -153,13 +165,37 @@ describe('str_replace: errors and the snippet', () => {
   it('empty old_str, a missing file, the root, no match, several matches', async () => {
     const vault = await vaultOf();
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'aaa\nbbb\naaa\n' });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: '', new_str: 'x' })).toMatchObject({ isError: true, code: 'INVALID_INPUT', content: messages.emptyOldStr() });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/nope.md', old_str: 'a', new_str: 'x' })).toMatchObject({ isError: true, code: 'NOT_FOUND', content: messages.editMissing('/memories/nope.md') });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'x' })).toMatchObject({ isError: true, code: 'NOT_A_FILE', content: messages.editMissing('/memories') });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'zzz', new_str: 'x' })).toMatchObject({ isError: true, code: 'NO_MATCH', content: messages.noMatch('zzz', '/memories/a.md') });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aaa', new_str: 'x' })).toMatchObject({ isError: true, code: 'AMBIGUOUS_MATCH', content: messages.manyMatches('aaa', [1, 3]) });
+    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: '', new_str: 'x' })).toMatchObject({
+      isError: true,
+      code: 'INVALID_INPUT',
+      content: messages.emptyOldStr(),
+    });
+    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/nope.md', old_str: 'a', new_str: 'x' })).toMatchObject({
+      isError: true,
+      code: 'NOT_FOUND',
+      content: messages.editMissing('/memories/nope.md'),
+    });
+    expect(await vault.run(USER, { command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'x' })).toMatchObject({
+      isError: true,
+      code: 'NOT_A_FILE',
+      content: messages.editMissing('/memories'),
+    });
+    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'zzz', new_str: 'x' })).toMatchObject({
+      isError: true,
+      code: 'NO_MATCH',
+      content: messages.noMatch('zzz', '/memories/a.md'),
+    });
+    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aaa', new_str: 'x' })).toMatchObject({
+      isError: true,
+      code: 'AMBIGUOUS_MATCH',
+      content: messages.manyMatches('aaa', [1, 3]),
+    });
     // Overlapping occurrences count: 'aa' is in 'aaa' twice, both on line 1 (listed once).
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aa', new_str: 'x' })).toMatchObject({ isError: true, code: 'AMBIGUOUS_MATCH', content: messages.manyMatches('aa', [1, 3]) });
+    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aa', new_str: 'x' })).toMatchObject({
+      isError: true,
+      code: 'AMBIGUOUS_MATCH',
+      content: messages.manyMatches('aa', [1, 3]),
+    });
     expect(new TextDecoder().decode(await stored(vault, '/memories/a.md'))).toBe('aaa\nbbb\naaa\n');
   });
 
@@ -167,11 +203,21 @@ describe('str_replace: errors and the snippet', () => {
     const vault = await vaultOf();
     await vault.run(USER, { command: 'create', path: '/memories/m.md', file_text: Array.from({ length: 25 }, () => 'dup').join('\n') });
     const result = await vault.run(USER, { command: 'str_replace', path: '/memories/m.md', old_str: 'dup', new_str: 'x' });
-    expect(result.content).toBe(messages.manyMatches('dup', Array.from({ length: 20 }, (_, i) => i + 1), 5));
+    expect(result.content).toBe(
+      messages.manyMatches(
+        'dup',
+        Array.from({ length: 20 }, (_, i) => i + 1),
+        5,
+      ),
+    );
     const exactly20 = await vaultOf();
     await exactly20.run(USER, { command: 'create', path: '/memories/m.md', file_text: Array.from({ length: 20 }, () => 'dup').join('\n') });
     expect((await exactly20.run(USER, { command: 'str_replace', path: '/memories/m.md', old_str: 'dup', new_str: 'x' })).content).toBe(
-      messages.manyMatches('dup', Array.from({ length: 20 }, (_, i) => i + 1), 0),
+      messages.manyMatches(
+        'dup',
+        Array.from({ length: 20 }, (_, i) => i + 1),
+        0,
+      ),
     );
   });
 
@@ -180,7 +226,14 @@ describe('str_replace: errors and the snippet', () => {
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`);
     await vault.run(USER, { command: 'create', path: '/memories/s.md', file_text: `${lines.join('\n')}\n` });
     const mid = await vault.run(USER, { command: 'str_replace', path: '/memories/s.md', old_str: 'line 5', new_str: 'five\nFIVE' });
-    expect(mid.content).toBe(messages.edited([3, 4].map((n) => numbered(`line ${n}`, n)).concat(numbered('five', 5), numbered('FIVE', 6), numbered('line 6', 7), numbered('line 7', 8)).join('\n')));
+    expect(mid.content).toBe(
+      messages.edited(
+        [3, 4]
+          .map((n) => numbered(`line ${n}`, n))
+          .concat(numbered('five', 5), numbered('FIVE', 6), numbered('line 6', 7), numbered('line 7', 8))
+          .join('\n'),
+      ),
+    );
     const first = await vault.run(USER, { command: 'str_replace', path: '/memories/s.md', old_str: 'line 1\n', new_str: '' });
     expect(first.content).toBe(messages.edited([numbered('line 2', 1), numbered('line 3', 2), numbered('line 4', 3)].join('\n')));
     const last = await vault.run(USER, { command: 'str_replace', path: '/memories/s.md', old_str: 'line 10', new_str: 'ten' });
@@ -212,8 +265,15 @@ describe('insert: bounds, line endings and the final newline', () => {
         content: messages.invalidInsertLine(String(line), 2),
       });
     }
-    expect(await vault.run(USER, { command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' })).toMatchObject({ isError: true, code: 'NOT_FOUND', content: messages.insertMissing('/memories/none.md') });
-    expect(await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 2, insert_text: 'c' })).toEqual({ content: messages.inserted('/memories/i.md'), isError: false });
+    expect(await vault.run(USER, { command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' })).toMatchObject({
+      isError: true,
+      code: 'NOT_FOUND',
+      content: messages.insertMissing('/memories/none.md'),
+    });
+    expect(await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 2, insert_text: 'c' })).toEqual({
+      content: messages.inserted('/memories/i.md'),
+      isError: false,
+    });
     expect(new TextDecoder().decode(await stored(vault, '/memories/i.md'))).toBe('a\nb\nc\n');
     expect((await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 0, insert_text: 'top\n' })).isError).toBe(false);
     expect(new TextDecoder().decode(await stored(vault, '/memories/i.md'))).toBe('top\na\nb\nc\n');

@@ -31,8 +31,14 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
     expect(await files.stat('/memories/d/a.md')).toBeNull();
     expect(await files.inspect('/memories/d/a.md')).toEqual({ marker: { reason: 'moved', op: 'op-1', etag: marker.etag } });
     expect((await vault.run(U, { command: 'view', path: '/memories/d/a.md' })).isError).toBe(true);
-    expect(await vault.run(U, { command: 'str_replace', path: '/memories/d/a.md', old_str: 'alpha', new_str: 'beta' })).toMatchObject({ isError: true, code: 'NOT_FOUND' });
-    expect(await vault.run(U, { command: 'insert', path: '/memories/d/a.md', insert_line: 0, insert_text: 'x' })).toMatchObject({ isError: true, code: 'NOT_FOUND' });
+    expect(await vault.run(U, { command: 'str_replace', path: '/memories/d/a.md', old_str: 'alpha', new_str: 'beta' })).toMatchObject({
+      isError: true,
+      code: 'NOT_FOUND',
+    });
+    expect(await vault.run(U, { command: 'insert', path: '/memories/d/a.md', insert_line: 0, insert_text: 'x' })).toMatchObject({
+      isError: true,
+      code: 'NOT_FOUND',
+    });
     const listing = (await vault.run(U, { command: 'view', path: '/memories' })).content as string;
     expect(listing).not.toContain('a.md');
     // The empty file is a file, though it is as long as a marker on a plain store.

@@ -28,7 +28,9 @@ it('two processes creating a file and a file below it at once: never both', asyn
     // Both processes start up (a few seconds under load) before the first round begins.
     const start = Date.now() + 6_000;
     const [file, child] = await Promise.all(
-      ['file', 'dir'].map(async (role) => JSON.parse((await run(tsx, [worker, url, role, String(ROUNDS), String(start), '150'], { timeout: 120_000 })).stdout) as boolean[]),
+      ['file', 'dir'].map(
+        async (role) => JSON.parse((await run(tsx, [worker, url, role, String(ROUNDS), String(start), '150'], { timeout: 120_000 })).stdout) as boolean[],
+      ),
     );
     const check = await createVault({ store: url });
     const files = await check.files('race-user');

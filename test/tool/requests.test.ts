@@ -43,7 +43,8 @@ describe('requests per command', () => {
     expect(await count({ command: 'delete', path: '/memories/d' })).toEqual({ HEAD: 1, LIST: 1, PUT: 2, DELETE: 2 });
     // A directory view lists 1,000 keys per request.
     const files = await vault.files(u);
-    for (let b = 0; b < 1500; b += 100) await Promise.all(Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([1]))));
+    for (let b = 0; b < 1500; b += 100)
+      await Promise.all(Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([1]))));
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 2 });
     await vault.close();
   });

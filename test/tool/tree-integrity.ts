@@ -227,7 +227,8 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
   });
 
   describe(`directory renames and deletes against each other, from two instances (${storeName}; issue 21)`, () => {
-    const busyMessage = /^Error: Cannot change \/memories\/\S+ now: (a rename of .* to .* is in progress or stopped part-way|a delete of .* is in progress or stopped part-way|another rename or delete of it is in progress)/;
+    const busyMessage =
+      /^Error: Cannot change \/memories\/\S+ now: (a rename of .* to .* is in progress or stopped part-way|a delete of .* is in progress or stopped part-way|another rename or delete of it is in progress)/;
 
     for (const [label, second] of [
       ['a rename of the same directory elsewhere', { command: 'rename', old_path: '/memories/src', new_path: '/memories/other' }],
@@ -245,7 +246,8 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
           // /memories/src); two changes of one directory never both succeed.
           if (second.old_path === '/memories/src') expect([first, other].filter((r) => !r.isError).length, outcome).toBeLessThanOrEqual(1);
           // A loser says why: the other operation holds the directory, or (ran after it) the path is gone.
-          for (const r of [first, other]) if (r.isError) expect(r.content as string, outcome).toMatch(new RegExp(`${busyMessage.source}|^Error: The path \\S+ does not exist$`));
+          for (const r of [first, other])
+            if (r.isError) expect(r.content as string, outcome).toMatch(new RegExp(`${busyMessage.source}|^Error: The path \\S+ does not exist$`));
           const files = await allFiles(vault);
           // Every file is at exactly one place.
           for (const [name, text] of [...Object.entries(SOURCE), ['x.md', 'extra\n'] as const]) {

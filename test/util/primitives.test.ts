@@ -35,7 +35,10 @@ describe('mapLimit / forEachLimit', () => {
   });
 
   it('after a failure starts nothing new, lets the items in flight finish, then throws the first error', async () => {
-    for (const run of [(fn: (n: number) => Promise<void>) => forEachLimit([0, 1, 2, 3, 4, 5], 2, fn), (fn: (n: number) => Promise<void>) => mapLimit([0, 1, 2, 3, 4, 5], 2, fn)]) {
+    for (const run of [
+      (fn: (n: number) => Promise<void>) => forEachLimit([0, 1, 2, 3, 4, 5], 2, fn),
+      (fn: (n: number) => Promise<void>) => mapLimit([0, 1, 2, 3, 4, 5], 2, fn),
+    ]) {
       const started: number[] = [];
       const slow = deferred();
       let slowDone = false;

@@ -18,7 +18,8 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const besideData = (lines: ReturnType<typeof recordingLogger>['lines']) => lines.filter((l) => /beside the data directory/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')));
+const besideData = (lines: ReturnType<typeof recordingLogger>['lines']) =>
+  lines.filter((l) => /beside the data directory/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')));
 
 describe('the default key file beside a file store', () => {
   it('is announced as beside the data on every start, not only the first, at warn level and with its path', async () => {

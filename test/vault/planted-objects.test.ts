@@ -17,12 +17,14 @@ afterAll(async () => {
   await telemetry.shutdown();
 });
 
-describe('objects under a user prefix that are not the user\'s files', () => {
+describe("objects under a user prefix that are not the user's files", () => {
   it('memory store: listings skip and count them, reads of them stay integrity errors', async () => {
     await telemetry.collect();
     const { skipped } = await plantedObjectsScenario(new MemoryStore());
     const points = await telemetry.collect();
-    const counted = total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'folder_marker' }) + total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'not_decryptable' });
+    const counted =
+      total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'folder_marker' }) +
+      total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'not_decryptable' });
     expect(counted).toBe(skipped);
     expect(total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'folder_marker' })).toBeGreaterThan(0);
     expect(total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'not_decryptable' })).toBeGreaterThan(0);

@@ -32,7 +32,10 @@ const text = (result: { content: unknown }) => JSON.stringify(result.content);
 function listedPaths(result: { content: unknown }): string[] {
   const content = result.content;
   const shown = typeof content === 'string' ? content : (content as { text?: string }[]).map((c) => c.text ?? '').join('\n');
-  return shown.split('\n').slice(2).map((line) => line.slice(line.indexOf('\t') + 1));
+  return shown
+    .split('\n')
+    .slice(2)
+    .map((line) => line.slice(line.indexOf('\t') + 1));
 }
 
 /**
@@ -78,11 +81,15 @@ export async function plantedObjectsScenario(store: ObjectStore): Promise<{ skip
 
     const notes = await run(ALICE, { command: 'view', path: '/memories/notes' });
     expect(notes.isError).toBe(false);
-    expect(listedPaths(notes).sort()).toEqual(['/memories/notes/a.md', '/memories/notes/b.md', '/memories/notes/damaged.md', '/memories/notes/deep/', '/memories/notes/deep/c.md'].sort());
+    expect(listedPaths(notes).sort()).toEqual(
+      ['/memories/notes/a.md', '/memories/notes/b.md', '/memories/notes/damaged.md', '/memories/notes/deep/', '/memories/notes/deep/c.md'].sort(),
+    );
     const root = await run(ALICE, { command: 'view', path: '/memories' });
     expect(root.isError).toBe(false);
     expect(listedPaths(root)).toContain('/memories/top.md');
-    expect(listedPaths(root).sort()).toEqual(['/memories/notes/', '/memories/notes/a.md', '/memories/notes/b.md', '/memories/notes/damaged.md', '/memories/notes/deep/', '/memories/top.md'].sort());
+    expect(listedPaths(root).sort()).toEqual(
+      ['/memories/notes/', '/memories/notes/a.md', '/memories/notes/b.md', '/memories/notes/damaged.md', '/memories/notes/deep/', '/memories/top.md'].sort(),
+    );
     expect(text(root)).not.toContain(CONSOLE_FOLDER);
     expect(text(root)).not.toContain('bob');
     // The console folder made no directory: the name is free for a file.
@@ -103,7 +110,9 @@ export async function plantedObjectsScenario(store: ObjectStore): Promise<{ skip
     expect((await run(ALICE, { command: 'delete', path: '/memories/notes/damaged.md' })).isError).toBe(false);
     const renamed = await run(ALICE, { command: 'rename', old_path: '/memories/notes', new_path: '/memories/moved' });
     expect(renamed.isError, text(renamed)).toBe(false);
-    expect(listedPaths(await run(ALICE, { command: 'view', path: '/memories/moved' })).sort()).toEqual(['/memories/moved/a.md', '/memories/moved/b.md', '/memories/moved/deep/', '/memories/moved/deep/c.md'].sort());
+    expect(listedPaths(await run(ALICE, { command: 'view', path: '/memories/moved' })).sort()).toEqual(
+      ['/memories/moved/a.md', '/memories/moved/b.md', '/memories/moved/deep/', '/memories/moved/deep/c.md'].sort(),
+    );
     // What is left below the old name is not hers: the directory is gone for her, the name is free.
     expect((await run(ALICE, { command: 'view', path: '/memories/notes' })).isError).toBe(true);
     expect((await run(ALICE, { command: 'create', path: '/memories/notes', file_text: 'now a file\n' })).isError).toBe(false);

@@ -117,14 +117,19 @@ describe.each(stores)('on the %s', (_name, makeStore) => {
     await store.close();
   });
 
-  it('a deployment record replaced by another deployment\'s stops running instances; a rotation does not', async () => {
+  it("a deployment record replaced by another deployment's stops running instances; a rotation does not", async () => {
     const store = makeStore();
     const { clock, key, a, b } = await twoInstances(store);
     await write(store, a, 'alice', 'kept');
     // A rotation re-wraps the same secret: an instance configured as docs/encryption.md says (new
     // key, old key as previous) sees the new ETag, opens the record, finds the same secret, carries on.
     const newKey = await localProvider();
-    const both = await createEncryptedCodecProvider({ store, keyProvider: newKey, previousKeyProviders: [key], cache: { now: () => clock.now, maxAgeMs: MAX_AGE } });
+    const both = await createEncryptedCodecProvider({
+      store,
+      keyProvider: newKey,
+      previousKeyProviders: [key],
+      cache: { now: () => clock.now, maxAgeMs: MAX_AGE },
+    });
     await rotateKeys({ store, from: key, to: newKey });
     clock.now += MAX_AGE;
     expect(await read(store, both, 'alice')).toBe('kept');

@@ -64,7 +64,11 @@ function addCheckOptions(command: Command): Command {
   return command
     .option('--data-store <url>', 'the data store whose deployment holds the audit key (env MEMVAULT_STORE; default ./.memvault); never created')
     .option('--structure-only', 'check the hash chain only, not the MACs (the result then proves nothing about who wrote the records)')
-    .option('--checkpoints <file>', 'a checkpoint file (the writer\'s tail witness); repeatable', collectValues((v) => v))
+    .option(
+      '--checkpoints <file>',
+      "a checkpoint file (the writer's tail witness); repeatable",
+      collectValues((v) => v),
+    )
     .option('--expect-head <head>', 'a head recorded elsewhere, [INSTANCE:]SEQ:HASH; repeatable', collectValues(parseHead));
 }
 
@@ -161,7 +165,9 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
   addCheckOptions(
     audit
       .command('verify')
-      .description('check the hash chain and MACs of every instance and the tail against its witnesses; exit 1 at the first broken record, or when there are no records')
+      .description(
+        'check the hash chain and MACs of every instance and the tail against its witnesses; exit 1 at the first broken record, or when there are no records',
+      )
       .argument('[files...]', 'audit files, sealed segments or directories')
       .option('--store <url>', 'verify the segments uploaded to this store instead'),
   ).action(async (files: string[], options: SourceOptions & CheckOptions) => {
@@ -179,11 +185,7 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
     }
   });
 
-  addCheckOptions(
-    audit
-      .command('export')
-      .description('verify, then write the records of a time range, all instances merged in time order, as JSONL or CSV'),
-  )
+  addCheckOptions(audit.command('export').description('verify, then write the records of a time range, all instances merged in time order, as JSONL or CSV'))
     .argument('[files...]', 'audit files, sealed segments or directories')
     .requiredOption('--from <date>', 'first day or instant included (YYYY-MM-DD or ISO 8601; dates are UTC)', (v) => parseDate(v, 'start'))
     .requiredOption('--to <date>', 'last day included (YYYY-MM-DD), or exclusive instant (ISO 8601)', (v) => parseDate(v, 'end'))
@@ -197,7 +199,8 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
     .action(
       async (
         files: string[],
-        options: SourceOptions & CheckOptions & { from: Date; to: Date; user?: string; uid?: string; format: ExportFormat; out: string; bom?: boolean; allowUnverified?: boolean },
+        options: SourceOptions &
+          CheckOptions & { from: Date; to: Date; user?: string; uid?: string; format: ExportFormat; out: string; bom?: boolean; allowUnverified?: boolean },
       ) => {
         if (options.from.getTime() >= options.to.getTime()) throw usageError('--from must be before --to');
         if (options.user !== undefined && options.uid !== undefined) throw usageError('give either --user or --uid, not both');
@@ -264,7 +267,9 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
             await finished(output);
           }
           if (summary.records === 0) {
-            throw checkFailed(`no records matched ${uid !== undefined ? 'the user and ' : ''}the time range ${options.from.toISOString()} to ${options.to.toISOString()}; nothing was written`);
+            throw checkFailed(
+              `no records matched ${uid !== undefined ? 'the user and ' : ''}the time range ${options.from.toISOString()} to ${options.to.toISOString()}; nothing was written`,
+            );
           }
           if (temporary !== undefined && outPath !== undefined) await commitTemporary(temporary, outPath);
           done = true;
@@ -288,7 +293,12 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
 
 /** The first line of an export whose chain did not verify, so the file itself carries the warning. */
 function unverifiedMark(report: VerifyReport, format: ExportFormat): string {
-  const failures = report.failures.map((f) => ({ ...(f.instance !== undefined ? { instance: f.instance } : {}), source: f.source, line: f.line, reason: f.reason }));
+  const failures = report.failures.map((f) => ({
+    ...(f.instance !== undefined ? { instance: f.instance } : {}),
+    source: f.source,
+    line: f.line,
+    reason: f.reason,
+  }));
   if (format === 'jsonl') return `${JSON.stringify({ memvaultExport: 'UNVERIFIED', failures })}\n`;
   const text = `UNVERIFIED EXPORT: the audit chain does not verify (${failures.map((f) => `${f.source} line ${f.line}: ${f.reason}`).join('; ')})`;
   return `"${text.replace(/"/g, '""')}"\r\n`;

@@ -25,7 +25,10 @@ export function registerChat(program: Command): void {
     .option('--base-url <url>', 'Messages API base URL (env ANTHROPIC_BASE_URL)')
     .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
     .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it')
-    .option('--audit-checkpoints <path>', 'append the chain head to this file, the tail witness for audit verify --checkpoints (env MEMVAULT_AUDIT_CHECKPOINT_FILE); keep it elsewhere')
+    .option(
+      '--audit-checkpoints <path>',
+      'append the chain head to this file, the tail witness for audit verify --checkpoints (env MEMVAULT_AUDIT_CHECKPOINT_FILE); keep it elsewhere',
+    )
     .action(async (flags: ChatFlags) => {
       if (!process.env['ANTHROPIC_API_KEY']) {
         exitWithError(usageError('chat needs an Anthropic API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/settings/keys).'));

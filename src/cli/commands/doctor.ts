@@ -61,7 +61,10 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
         }
         const settings = ttlSettingsFromEnv(env, flags.ttlDays);
         const notes: string[] = [];
-        if (!settings) notes.push(`no TTL configured (${EXPIRY_ENV.ttlDays}, ${EXPIRY_ENV.classes}): checking for the infra default, class 'default' = ${INFRA_DEFAULT_TTL_DAYS} days`);
+        if (!settings)
+          notes.push(
+            `no TTL configured (${EXPIRY_ENV.ttlDays}, ${EXPIRY_ENV.classes}): checking for the infra default, class 'default' = ${INFRA_DEFAULT_TTL_DAYS} days`,
+          );
         const ttl = resolveTtl(settings ?? { ttlDays: INFRA_DEFAULT_TTL_DAYS });
         const { createS3Store, parseS3Url, s3ConfigFromEnv } = await import('../../store/s3.js');
         const store = createS3Store({ url, s3: { ...(s3ConfigFrom(env) ?? {}), ...s3ConfigFromEnv(env) } });

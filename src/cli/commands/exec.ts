@@ -28,7 +28,10 @@ export function registerExec(program: Command): void {
     .requiredOption('--user <id>', 'the end user whose memory to use')
     .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
     .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it')
-    .option('--audit-checkpoints <path>', 'append the chain head to this file, the tail witness for audit verify --checkpoints (env MEMVAULT_AUDIT_CHECKPOINT_FILE); keep it elsewhere')
+    .option(
+      '--audit-checkpoints <path>',
+      'append the chain head to this file, the tail witness for audit verify --checkpoints (env MEMVAULT_AUDIT_CHECKPOINT_FILE); keep it elsewhere',
+    )
     .argument('[json]', 'one command, e.g. \'{"command":"view","path":"/memories"}\'')
     .action(async (json: string | undefined, flags: ExecFlags) => {
       let vault: Vault;

@@ -85,14 +85,21 @@ async function openTarget(url: string, env: NodeJS.ProcessEnv, mode: 'native' | 
 
 function formatSummary(summary: SweepSummary, requests: RequestCounter): string {
   const head = summary.dryRun ? `dry run as of ${summary.asOf}: would delete` : `expired as of ${summary.asOf}: deleted`;
-  const lines = [
-    `${head} ${summary.expired} of ${summary.scanned} files (${summary.users} users); kept ${summary.kept}, errors ${summary.errors}`,
-  ];
+  const lines = [`${head} ${summary.expired} of ${summary.scanned} files (${summary.users} users); kept ${summary.kept}, errors ${summary.errors}`];
   if (summary.changedDuringSweep > 0) lines.push(`  ${summary.changedDuringSweep} written or read during the sweep: kept`);
   if (summary.alreadyGone > 0) lines.push(`  ${summary.alreadyGone} already gone (another sweeper or a lifecycle rule)`);
-  if (summary.unknownClass > 0) lines.push(`  ${summary.unknownClass} files of users in a TTL class this configuration does not know: kept (set ${EXPIRY_ENV.classes})`);
-  const classes = Object.entries(summary.classes).map(([name, days]) => `${name}=${days}d`).join(', ');
-  lines.push(`  TTL ${classes}; grace ${summary.graceMinutes} min; mode ${summary.mode}; requests ${Object.entries(requests).map(([k, v]) => `${k}=${v}`).join(' ') || 'none'}`);
+  if (summary.unknownClass > 0)
+    lines.push(`  ${summary.unknownClass} files of users in a TTL class this configuration does not know: kept (set ${EXPIRY_ENV.classes})`);
+  const classes = Object.entries(summary.classes)
+    .map(([name, days]) => `${name}=${days}d`)
+    .join(', ');
+  lines.push(
+    `  TTL ${classes}; grace ${summary.graceMinutes} min; mode ${summary.mode}; requests ${
+      Object.entries(requests)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || 'none'
+    }`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -117,7 +124,10 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
     .option('--json', 'print the summary as one JSON object')
     .option('--audit-file <file>', `append one audit record per deletion to this file (env ${EXPIRE_ENV.auditFile})`)
     .option('--audit-store <url>', `ship the audit records to this store (env ${EXPIRE_ENV.auditStore})`)
-    .option('--conditional-delete <mode>', `recheck (default: HEAD each candidate first; any S3 server) or native (the server checks the ETag: AWS) (env ${EXPIRE_ENV.conditionalDelete})`)
+    .option(
+      '--conditional-delete <mode>',
+      `recheck (default: HEAD each candidate first; any S3 server) or native (the server checks the ETag: AWS) (env ${EXPIRE_ENV.conditionalDelete})`,
+    )
     .option('--grace-minutes <n>', `delete only this long after a file's TTL ran out (default 60; env ${EXPIRE_ENV.graceMinutes})`, nonNegative)
     .action(async (flags: ExpireFlags) => {
       let target: SweepTarget | undefined;
@@ -130,13 +140,17 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
         const mode = flags.conditionalDelete ?? env[EXPIRE_ENV.conditionalDelete] ?? 'recheck';
         if (mode !== 'native' && mode !== 'recheck') throw new MemvaultError('CONFIG', 'expire: --conditional-delete must be native or recheck');
         const graceRaw = flags.graceMinutes ?? (env[EXPIRE_ENV.graceMinutes] ? Number(env[EXPIRE_ENV.graceMinutes]) : undefined);
-        if (graceRaw !== undefined && !(Number.isFinite(graceRaw) && graceRaw >= 0)) throw new MemvaultError('CONFIG', `expire: ${EXPIRE_ENV.graceMinutes} must be a number >= 0`);
+        if (graceRaw !== undefined && !(Number.isFinite(graceRaw) && graceRaw >= 0))
+          throw new MemvaultError('CONFIG', `expire: ${EXPIRE_ENV.graceMinutes} must be a number >= 0`);
 
         target = await openTarget(storeUrlFrom(flags, env), env, mode);
         // A sweep of a prefix that holds no memvault data (a mistyped --store) would report
         // "deleted 0 of 0" as if it had done its work.
         if ((await target.store.head(DEPLOYMENT_RECORD_KEY)) === null && (await firstDeploymentDataKey(target.store)) === undefined) {
-          throw new MemvaultError('CONFIG', `expire: there is no memvault deployment in this store (no ${DEPLOYMENT_RECORD_KEY} and no user data): check --store. Nothing was swept.`);
+          throw new MemvaultError(
+            'CONFIG',
+            `expire: there is no memvault deployment in this store (no ${DEPLOYMENT_RECORD_KEY} and no user data): check --store. Nothing was swept.`,
+          );
         }
         const auditFile = flags.auditFile ?? env[EXPIRE_ENV.auditFile];
         const auditStoreUrl = flags.auditStore ?? env[EXPIRE_ENV.auditStore];
@@ -145,7 +159,10 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
           // A store-only audit (the infra's Fargate task has no disk worth keeping) goes through a
           // temporary file that is sealed and uploaded on close.
           if (!auditFile) tempAuditDir = mkdtempSync(join(tmpdir(), 'memvault-expire-'));
-          audit = await AuditWriter.open({ file: auditFile ?? join(tempAuditDir!, 'audit.jsonl'), ...(uploadStore ? { upload: { store: uploadStore }, sealOnClose: true } : {}) });
+          audit = await AuditWriter.open({
+            file: auditFile ?? join(tempAuditDir!, 'audit.jsonl'),
+            ...(uploadStore ? { upload: { store: uploadStore }, sealOnClose: true } : {}),
+          });
         }
 
         if (deps.progress ?? process.stderr.isTTY === true) {
@@ -172,9 +189,7 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
               bar?.setTotal(p.scanned);
               bar?.update(p.scanned, { expired: p.expired, kept: p.kept, errors: p.errors });
             },
-            ...(flags.dryRun && !flags.json
-              ? { onExpired: (d) => out(`would delete uid=${d.uid} object=sha256:${d.keyHash} idle=${d.idleDays}d\n`) }
-              : {}),
+            ...(flags.dryRun && !flags.json ? { onExpired: (d) => out(`would delete uid=${d.uid} object=sha256:${d.keyHash} idle=${d.idleDays}d\n`) } : {}),
           }),
         );
         bar?.stop();

@@ -30,46 +30,50 @@ export function registerKeys(program: Command): void {
         exitWithError(error);
       }
     });
-  addLifecycleOptions(keys
-    .command('rotate')
-    .description(
-      "re-wrap every user's data key (and the deployment record) under a new master key or KMS key, without re-encrypting content; " +
-        'resumable, and safe while the service runs. The current key comes from the usual configuration (MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE, MEMVAULT_KMS_KEY_ID).',
-    )
-    .option('--to-master-key-file <path>', 'the new local master key file (created, mode 0600, when it does not exist)')
-    .option('--to-kms-key-id <id>', 'the new AWS KMS key id or ARN'))
-    .action(async (flags: RotateFlags) => {
-      if (Boolean(flags.toMasterKeyFile) === Boolean(flags.toKmsKeyId)) {
-        exitWithError(usageError('give exactly one of --to-master-key-file and --to-kms-key-id'));
-      }
-      const bar = progressBar('keys rotate');
+  addLifecycleOptions(
+    keys
+      .command('rotate')
+      .description(
+        "re-wrap every user's data key (and the deployment record) under a new master key or KMS key, without re-encrypting content; " +
+          'resumable, and safe while the service runs. The current key comes from the usual configuration (MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE, MEMVAULT_KMS_KEY_ID).',
+      )
+      .option('--to-master-key-file <path>', 'the new local master key file (created, mode 0600, when it does not exist)')
+      .option('--to-kms-key-id <id>', 'the new AWS KMS key id or ARN'),
+  ).action(async (flags: RotateFlags) => {
+    if (Boolean(flags.toMasterKeyFile) === Boolean(flags.toKmsKeyId)) {
+      exitWithError(usageError('give exactly one of --to-master-key-file and --to-kms-key-id'));
+    }
+    const bar = progressBar('keys rotate');
+    try {
+      const vault = await openExistingVault(flags);
       try {
-        const vault = await openExistingVault(flags);
-        try {
-          let to;
-          if (flags.toKmsKeyId) {
-            to = (await keyProviderFromConfig({ kms: { keyId: flags.toKmsKeyId } })).keyProvider;
-          } else {
-            const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
-            if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
-            try {
-              to = await createLocalKeyProvider(masterKey);
-            } finally {
-              masterKey.fill(0); // the provider keeps only keys derived from it
-            }
+        let to;
+        if (flags.toKmsKeyId) {
+          to = (await keyProviderFromConfig({ kms: { keyId: flags.toKmsKeyId } })).keyProvider;
+        } else {
+          const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
+          if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
+          try {
+            to = await createLocalKeyProvider(masterKey);
+          } finally {
+            masterKey.fill(0); // the provider keeps only keys derived from it
           }
-          const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
-          bar.stop();
-          if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-          else process.stdout.write(`keys rotate: ${result.total} key records, ${result.rewrapped} re-wrapped, ${result.skipped} already done. Switch the service to the new key now; keep the old one until every instance has.\n`);
-        } finally {
-          await vault.close();
         }
-      } catch (error) {
+        const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
         bar.stop();
-        exitWithError(error);
+        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else
+          process.stdout.write(
+            `keys rotate: ${result.total} key records, ${result.rewrapped} re-wrapped, ${result.skipped} already done. Switch the service to the new key now; keep the old one until every instance has.\n`,
+          );
+      } finally {
+        await vault.close();
       }
-    });
+    } catch (error) {
+      bar.stop();
+      exitWithError(error);
+    }
+  });
   addLifecycleOptions(
     keys
       .command('verify')

@@ -48,7 +48,9 @@ export function registerUser(program: Command): void {
   addLifecycleOptions(
     user
       .command('forget')
-      .description("erase a user: destroys the user's wrapped data key first, then deletes their objects; afterwards nothing of the user can be decrypted, even from old object versions or backups without that key record")
+      .description(
+        "erase a user: destroys the user's wrapped data key first, then deletes their objects; afterwards nothing of the user can be decrypted, even from old object versions or backups without that key record",
+      )
       .requiredOption('--user <id>', 'the user id as the host application knows it'),
   ).action(async (flags: UserFlags) => {
     const bar = progressBar('user forget');
@@ -64,7 +66,10 @@ export function registerUser(program: Command): void {
         });
         bar.stop();
         if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else process.stdout.write(`user forget: key ${result.keyDeleted ? 'destroyed' : 'was already gone'}, ${result.objectsDeleted} objects deleted (uid ${result.uid}).\n`);
+        else
+          process.stdout.write(
+            `user forget: key ${result.keyDeleted ? 'destroyed' : 'was already gone'}, ${result.objectsDeleted} objects deleted (uid ${result.uid}).\n`,
+          );
       } finally {
         await vault.close();
       }

@@ -112,6 +112,10 @@ function skipRun(text: string, start: number): number {
 function repetitive(digits: string): boolean {
   let distinct = 0;
   const seen = new Set<string>();
-  for (const d of digits) if (!seen.has(d)) { seen.add(d); distinct++; }
+  for (const d of digits)
+    if (!seen.has(d)) {
+      seen.add(d);
+      distinct++;
+    }
   return distinct <= 1;
 }

@@ -47,8 +47,30 @@ function validTld(tld: string): boolean {
 
 // Asset names such as `logo@2x.png` have the shape of an address but a file extension for a TLD.
 const FILE_EXTENSIONS = new Set([
-  'png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'ico', 'bmp', 'tif', 'tiff', 'avif', 'heic',
-  'js', 'mjs', 'cjs', 'ts', 'tsx', 'jsx', 'css', 'scss', 'map', 'json', 'lock', 'wasm',
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'svg',
+  'webp',
+  'ico',
+  'bmp',
+  'tif',
+  'tiff',
+  'avif',
+  'heic',
+  'js',
+  'mjs',
+  'cjs',
+  'ts',
+  'tsx',
+  'jsx',
+  'css',
+  'scss',
+  'map',
+  'json',
+  'lock',
+  'wasm',
 ]);
 
 // Extensions of files that notes are kept in; also ccTLDs (md, pl...), so stripped only when the

@@ -4,7 +4,8 @@ import type { Candidate, Detector } from '../types.js';
 import { VERSION_BEFORE } from './context.js';
 
 // "ghcr.io/acme/api:1.5.2.45" — a tag glued to a name by ':' is a version; "host:10.0.0.1" is not.
-const IMAGE_TAG_BEFORE = /(?<![\w.-])(?![\w.-]*(?:ip|addr|address|host|server|src|dst|from|to|peer|gateway|gw|dns|nameserver|proxy|upstream|listen|bind)$)[\w./-]*[A-Za-z][\w./-]*:$/i;
+const IMAGE_TAG_BEFORE =
+  /(?<![\w.-])(?![\w.-]*(?:ip|addr|address|host|server|src|dst|from|to|peer|gateway|gw|dns|nameserver|proxy|upstream|listen|bind)$)[\w./-]*[A-Za-z][\w./-]*:$/i;
 
 export const IP_PRIORITY = 50;
 
@@ -13,7 +14,8 @@ const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const IPV4 = new RegExp(`(?<![\\w.\\-])${OCTET}\\.${OCTET}\\.${OCTET}\\.${OCTET}(?![\\w]|\\.\\d|-\\w)`, 'g');
 
 // Words that say the dotted quad after them is an address, so "ip 1.2.3.4" counts though it looks like a version.
-const ADDRESS_BEFORE = /(?:\b(?:ip|ipv4|ips|addr|address|adresse|dirección|indirizzo|host|hostname|server|serveur|src|dst|source|peer|gateway|gw|dns|nameserver|resolver|proxy|upstream|listen|bind|client|remote|from|connect(?:ed|ing)?(?: to)?|ssh|ping|curl|nslookup|dig)\b[\s:=@'"(]{0,4}|@|\/\/)$/i;
+const ADDRESS_BEFORE =
+  /(?:\b(?:ip|ipv4|ips|addr|address|adresse|dirección|indirizzo|host|hostname|server|serveur|src|dst|source|peer|gateway|gw|dns|nameserver|resolver|proxy|upstream|listen|bind|client|remote|from|connect(?:ed|ing)?(?: to)?|ssh|ping|curl|nslookup|dig)\b[\s:=@'"(]{0,4}|@|\/\/)$/i;
 
 /**
  * Addresses that identify no host: this network and unspecified (0/8), loopback (127/8), the
@@ -28,7 +30,7 @@ export function nonHostIpv4(octets: readonly number[]): boolean {
   if (a === 198 && (b === 18 || b === 19)) return true;
   const value = ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
   const inverse = ~value >>> 0;
-  const contiguous = (v: number) => v !== 0 && ((v | (v - 1)) >>> 0) === 0xffffffff; // ones then zeros
+  const contiguous = (v: number) => v !== 0 && (v | (v - 1)) >>> 0 === 0xffffffff; // ones then zeros
   return contiguous(value) || (inverse !== 0xffffffff && contiguous(inverse) && octets[3] === 255);
 }
 
@@ -87,7 +89,11 @@ function detectIpv6(text: string, out: Candidate[], allIps: boolean): void {
     const bounded = !isWordChar(before) && !isWordChar(after) && before !== 58 && after !== 58;
     // The unspecified address alone ("listen on ::", "src=::") is reported in 'all' mode when nothing but
     // space, '=' or brackets is around it; "::" in code ("std::", "a :: b") is not an address.
-    const unspecified = allIps && candidate === '::' && (before === -1 || before === 32 || before === 61 || before === 40 || before === 91) && (after === -1 || after === 32 || after === 44 || after === 41 || after === 93 || after === 10);
+    const unspecified =
+      allIps &&
+      candidate === '::' &&
+      (before === -1 || before === 32 || before === 61 || before === 40 || before === 91) &&
+      (after === -1 || after === 32 || after === 44 || after === 41 || after === 93 || after === 10);
     if (bounded && (unspecified || (plausibleIpv6(candidate) && isIPv6(candidate))) && (allIps || !nonHostIpv6(candidate))) {
       out.push({ type: 'IP_ADDRESS', start, end: trimmedEnd, priority: IP_PRIORITY });
     }
@@ -101,7 +107,11 @@ function detectIpv6(text: string, out: Candidate[], allIps: boolean): void {
  */
 function plausibleIpv6(candidate: string): boolean {
   let hasDigit = false;
-  for (let i = 0; i < candidate.length; i++) if (isDigit(candidate.charCodeAt(i))) { hasDigit = true; break; }
+  for (let i = 0; i < candidate.length; i++)
+    if (isDigit(candidate.charCodeAt(i))) {
+      hasDigit = true;
+      break;
+    }
   if (!hasDigit) return false;
   const groups = candidate.split(':').filter((g) => g.length > 0).length;
   return candidate.includes('::') ? groups >= 2 || candidate.startsWith('::1') : groups >= 8 || candidate.includes('.');

@@ -113,7 +113,19 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
   const before = codeAt(text, start - 1);
   // Inside a word, a decimal, a path, an order number (#123), an amount ($123) or a longer number.
   const opener = text.charCodeAt(start) === 43 || text.charCodeAt(start) === 40; // "+49..." or "(415)..." may follow a '/'
-  if (isWordChar(before) || before === 46 || before === 45 || (before === 47 && !opener) || before === 35 || before === 43 || before === 36 || before === 8364 || before === 163 || before === 95 || before === 64) {
+  if (
+    isWordChar(before) ||
+    before === 46 ||
+    before === 45 ||
+    (before === 47 && !opener) ||
+    before === 35 ||
+    before === 43 ||
+    before === 36 ||
+    before === 8364 ||
+    before === 163 ||
+    before === 95 ||
+    before === 64
+  ) {
     return skip(text, start);
   }
   let i = start;
@@ -220,7 +232,8 @@ function acceptable(
   if (isWordChar(after)) return false;
   if ((after === 46 || after === 45 || after === 47 || after === 58) && isDigit(codeAt(text, end + 1))) return false;
   // "1,234,567" continues the number; "…0132,2024-01-05" in a CSV row does not.
-  if (after === 44 && isDigit(codeAt(text, end + 1)) && isDigit(codeAt(text, end + 2)) && isDigit(codeAt(text, end + 3)) && !isDigit(codeAt(text, end + 4))) return false;
+  if (after === 44 && isDigit(codeAt(text, end + 1)) && isDigit(codeAt(text, end + 2)) && isDigit(codeAt(text, end + 3)) && !isDigit(codeAt(text, end + 4)))
+    return false;
   if (after === 37) return false; // 12 345 678%
   // Cheapest test first: without '+', the digits must fit some configured region's plan at all
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
@@ -229,7 +242,12 @@ function acceptable(
   let context: boolean | undefined;
   let strong: boolean | undefined;
   // ... unless a phone word says it is a number (then any region's plan may fit: validInAnyRegion).
-  if (!plus && !fitsSomeRegion(regions, firstDigitAt(text, start), digitCount) && (!separatedOrLong(text, start, end) || !(strong ??= hasStrongPhoneContext(text, start)))) return false;
+  if (
+    !plus &&
+    !fitsSomeRegion(regions, firstDigitAt(text, start), digitCount) &&
+    (!separatedOrLong(text, start, end) || !(strong ??= hasStrongPhoneContext(text, start)))
+  )
+    return false;
   const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
   const before = text.slice(Math.max(0, start - 24), start);
@@ -237,7 +255,10 @@ function acceptable(
   // "Order 123-456-7890", "ticket 450-818-5143": an identifier word right before, and no phone word.
   if (IDENTIFIER_BEFORE.test(before) && !(context ??= hasPhoneContext(text, start))) return false;
   if (CURRENCY_AFTER.test(text.slice(end, end + 8))) return false;
-  const groupSizes = raw.split(/[^\d]+/).filter((g) => g.length > 0).map((g) => g.length);
+  const groupSizes = raw
+    .split(/[^\d]+/)
+    .filter((g) => g.length > 0)
+    .map((g) => g.length);
   const separated = groupSizes.length > 1;
   const dotted = raw.includes('.');
   if (dotted) {
@@ -257,7 +278,8 @@ function acceptable(
   // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
   // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
   // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
-  if (!plus && separatedOrLong(text, start, end) && (strong ?? hasStrongPhoneContext(text, start)) && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw)) return true;
+  if (!plus && separatedOrLong(text, start, end) && (strong ?? hasStrongPhoneContext(text, start)) && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw))
+    return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
   // possible (right length for the region) number there.

@@ -53,7 +53,11 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
         failed += 1;
       }
     });
-    if (failed > 0) throw new MemvaultError('STORE_UNAVAILABLE', `Error: ${failed} of ${files.length} files in ${path} could not be deleted; the rest were. Run delete again to finish.`);
+    if (failed > 0)
+      throw new MemvaultError(
+        'STORE_UNAVAILABLE',
+        `Error: ${failed} of ${files.length} files in ${path} could not be deleted; the rest were. Run delete again to finish.`,
+      );
     return messages.deleted(path);
   });
 }
@@ -109,7 +113,12 @@ export async function rename(command: RenameCommand, env: CommandEnv): Promise<s
       return messages.renamed(from, to);
     }
     // A directory; on a store where the name is also a file, the file moves with it (to `to`).
-    await moveDirectory(from, to, source ? [{ path: from, size: source.data.byteLength, lastModified: source.lastModified, etag: source.etag }, ...below] : below, env);
+    await moveDirectory(
+      from,
+      to,
+      source ? [{ path: from, size: source.data.byteLength, lastModified: source.lastModified, etag: source.etag }, ...below] : below,
+      env,
+    );
     return messages.renamed(from, to);
   });
 }
@@ -184,7 +193,8 @@ async function fenceSource(from: string, to: string, sourceEtag: string, targetE
       }
       writeRetried('rename');
       try {
-        targetEtag = (await env.files.write(to, state.file.data, { ifMatch: targetEtag, ...(origin !== undefined ? { origin, deferNameCheck: true } : {}) })).etag;
+        targetEtag = (await env.files.write(to, state.file.data, { ifMatch: targetEtag, ...(origin !== undefined ? { origin, deferNameCheck: true } : {}) }))
+          .etag;
       } catch (copyError) {
         // Both the source and our copy were edited: neither may be overwritten. Both stay whole.
         if (copyError instanceof PreconditionFailedError) fail('CONFLICT', messages.conflict(from));
@@ -248,7 +258,14 @@ async function openJournal(path: string, env: CommandEnv): Promise<{ journal: Tr
 }
 
 function busy(path: string, other: TreeJournal | null): never {
-  fail('CONFLICT', other === null ? messages.treeBusy(path) : other.op === 'rename' ? messages.treeBusyRename(path, other.from, other.to!) : messages.treeBusyDelete(path, other.from));
+  fail(
+    'CONFLICT',
+    other === null
+      ? messages.treeBusy(path)
+      : other.op === 'rename'
+        ? messages.treeBusyRename(path, other.from, other.to!)
+        : messages.treeBusyDelete(path, other.from),
+  );
 }
 
 function sameOperation(a: TreeJournal, b: Omit<TreeJournal, 'id'>): boolean {
@@ -277,7 +294,11 @@ interface HeldJournal {
  * read, and one whose paths overlap ours (a rename of a parent, of a child, into or out of ours)
  * makes us withdraw ours and refuse: of two overlapping operations at least one sees the other.
  */
-async function holdJournal(op: Omit<TreeJournal, 'id'>, found: { journal: TreeJournal | null; file: FileVersion | null }, env: CommandEnv): Promise<HeldJournal> {
+async function holdJournal(
+  op: Omit<TreeJournal, 'id'>,
+  found: { journal: TreeJournal | null; file: FileVersion | null },
+  env: CommandEnv,
+): Promise<HeldJournal> {
   const path = journalPath(op.from);
   let held: HeldJournal;
   if (found.journal) {
@@ -410,7 +431,10 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
       // A refused rename changes nothing: take back what this run created (its sources are all still
       // in place, as nothing was deleted yet), and the journal if nothing of an earlier run is left.
       // A copy of unknown fate keeps the journal, so that a later run can still recognise it.
-      await takeBack(copied.filter((c) => c.created), env);
+      await takeBack(
+        copied.filter((c) => c.created),
+        env,
+      );
       if (ours.size === 0 && !uncertain) await env.files.remove(journalAt, { ifMatch: journalEtag }).catch(() => undefined);
     }
     throw error;

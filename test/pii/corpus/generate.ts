@@ -383,9 +383,22 @@ const log: Format = (b, r) => {
   const n = int(r, 3, 6);
   for (let i = 0; i < n; i++) {
     const kind = int(r, 0, 3);
-    if (kind === 0) b.f('{T} sshd[{PID}]: Failed password for root from {IP} port {PORT} ssh2\n', { T: v.isoTimestamp(r), PID: String(int(r, 1000, 65000)), IP: IP4(r), PORT: String(int(r, 1024, 65535)) });
-    else if (kind === 1) b.f('{IP} - - [{T}] "GET /api/v2/items?page={N} HTTP/1.1" 200 {SZ} "-" "Mozilla/5.0"\n', { IP: chance(r, 0.8) ? IP4(r) : IP6(r), T: v.isoTimestamp(r), N: String(int(r, 1, 50)), SZ: String(int(r, 100, 99999)) });
-    else if (kind === 2) b.f('{T} INFO request_id={U} duration_ms={D} version={V}\n', { T: v.isoTimestamp(r), U: v.uuid(r), D: String(int(r, 1, 900)), V: v.version(r) });
+    if (kind === 0)
+      b.f('{T} sshd[{PID}]: Failed password for root from {IP} port {PORT} ssh2\n', {
+        T: v.isoTimestamp(r),
+        PID: String(int(r, 1000, 65000)),
+        IP: IP4(r),
+        PORT: String(int(r, 1024, 65535)),
+      });
+    else if (kind === 1)
+      b.f('{IP} - - [{T}] "GET /api/v2/items?page={N} HTTP/1.1" 200 {SZ} "-" "Mozilla/5.0"\n', {
+        IP: chance(r, 0.8) ? IP4(r) : IP6(r),
+        T: v.isoTimestamp(r),
+        N: String(int(r, 1, 50)),
+        SZ: String(int(r, 100, 99999)),
+      });
+    else if (kind === 2)
+      b.f('{T} INFO request_id={U} duration_ms={D} version={V}\n', { T: v.isoTimestamp(r), U: v.uuid(r), D: String(int(r, 1, 900)), V: v.version(r) });
     else b.f('{T} WARN user {E} exceeded quota ({N} requests)\n', { T: v.isoTimestamp(r), E: E(r, 'en'), N: String(int(r, 100, 9999)) });
   }
 };
@@ -399,7 +412,12 @@ const incident: Format = (b, r, l) => {
     b.t('\n\nKey was revoked; public key fingerprint SHA256:' + v.alnum(r, 43) + '\n');
   } else if (kind === 1) {
     b.t('Tax paperwork (US):\n');
-    b.f('- Employee: {N}\n- SSN: {S}\n- Spouse SSN {S2}\n- EIN 12-{EIN}\n', { N: name(r, 'en'), S: SSN(r), S2: SSN(r, pick(r, ['-', ' '])), EIN: String(int(r, 1000000, 9999999)) });
+    b.f('- Employee: {N}\n- SSN: {S}\n- Spouse SSN {S2}\n- EIN 12-{EIN}\n', {
+      N: name(r, 'en'),
+      S: SSN(r),
+      S2: SSN(r, pick(r, ['-', ' '])),
+      EIN: String(int(r, 1000000, 9999999)),
+    });
   } else if (kind === 2) {
     b.f('Mirror: https://{U}:{S}@git.acme.dev/org/repo.git (read-only bot)\n', { U: pick(r, ['bot', 'ci', 'deploy']), S: S(r, 'password') });
     b.t(`Public docs: https://git.acme.dev/org/repo/-/blob/main/README.md?ref=${v.gitSha(r, 8)}\n`);
@@ -411,7 +429,12 @@ const incident: Format = (b, r, l) => {
     b.f('Support ticket from {E}: card {C} was charged twice ({PR}).\n', { E: E(r, l), C: C(r), PR: v.price(r, 'en') });
     b.t(`Refund reference ${v.luhnFailingNumber(r)}, order ${v.orderNumber(r)}.\n`);
   } else {
-    b.f('Wire instructions\nBeneficiary: {N}\nIBAN: {I}\nAmount: {A}\nReference: invoice {O}\n', { N: name(r, l), I: I(r), A: v.price(r, l), O: v.orderNumber(r) });
+    b.f('Wire instructions\nBeneficiary: {N}\nIBAN: {I}\nAmount: {A}\nReference: invoice {O}\n', {
+      N: name(r, l),
+      I: I(r),
+      A: v.price(r, l),
+      O: v.orderNumber(r),
+    });
   }
 };
 

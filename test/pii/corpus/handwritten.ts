@@ -28,7 +28,10 @@ export function parseLabelled(source: string, id: string): CorpusNote {
 
 export function loadHandwritten(): CorpusNote[] {
   const file = join(dirname(fileURLToPath(import.meta.url)), 'handwritten.txt');
-  const body = readFileSync(file, 'utf8').split('\n').filter((line) => !line.startsWith('#')).join('\n');
+  const body = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => !line.startsWith('#'))
+    .join('\n');
   return body
     .split(/^=====\n/m)
     .map((chunk) => chunk.trimEnd())

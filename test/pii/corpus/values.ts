@@ -57,7 +57,10 @@ const DOMAINS = {
 };
 
 function ascii(s: string): string {
-  return s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/ß/g, 'ss');
+  return s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/ß/g, 'ss');
 }
 
 export function email(rng: Rng, lang: Lang): string {
@@ -158,11 +161,7 @@ export function phone(rng: Rng, lang: Lang): string {
 /** Numbers shaped like phones that libphonenumber rejects (unassigned area codes, too short). */
 export function invalidPhone(rng: Rng): string {
   for (;;) {
-    const value = pick(rng, [
-      () => `+1 ${int(rng, 0, 1)}${d(rng, 2)} ${d(rng, 3)} ${d(rng, 4)}`,
-      () => `+49 ${d(rng, 2)}`,
-      () => `555-${d(rng, 4)}`,
-    ])();
+    const value = pick(rng, [() => `+1 ${int(rng, 0, 1)}${d(rng, 2)} ${d(rng, 3)} ${d(rng, 4)}`, () => `+49 ${d(rng, 2)}`, () => `555-${d(rng, 4)}`])();
     const parsed = parsePhoneNumberFromString(value, 'US');
     if (parsed?.isValid() !== true) return value;
   }
@@ -317,8 +316,20 @@ function b64url(s: string): string {
 }
 
 export const SECRET_KINDS = [
-  'aws_key_id', 'aws_secret', 'github', 'github_pat', 'gitlab', 'slack', 'stripe', 'openai', 'anthropic', 'jwt',
-  'generic_hex', 'generic_b64', 'password', 'google',
+  'aws_key_id',
+  'aws_secret',
+  'github',
+  'github_pat',
+  'gitlab',
+  'slack',
+  'stripe',
+  'openai',
+  'anthropic',
+  'jwt',
+  'generic_hex',
+  'generic_b64',
+  'password',
+  'google',
 ] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];
 
@@ -353,7 +364,8 @@ export function secret(rng: Rng, kind: SecretKind): string {
       return alnum(rng, int(rng, 24, 48));
     case 'password':
       return pick(rng, [
-        () => `${pick(rng, ['Summer', 'Winter', 'Blue', 'Tiger', 'Sonne', 'Soleil', 'Gato', 'Sakura'])}${int(rng, 1990, 2026)}${pick(rng, ['!', '#', '$', '?', ''])}`,
+        () =>
+          `${pick(rng, ['Summer', 'Winter', 'Blue', 'Tiger', 'Sonne', 'Soleil', 'Gato', 'Sakura'])}${int(rng, 1990, 2026)}${pick(rng, ['!', '#', '$', '?', ''])}`,
         () => `${alnum(rng, int(rng, 3, 6))}${pick(rng, ['!', '@', '#', '%', '&'])}${alnum(rng, int(rng, 4, 8))}`,
         () => `hunter${int(rng, 2, 99)}`,
         () => `${pick(rng, ['correct', 'purple', 'rocket', 'piano'])}-${pick(rng, ['horse', 'monkey', 'garden', 'river'])}-${int(rng, 10, 99)}`,

@@ -44,7 +44,13 @@ export function libphonenumberSamples(): PublicSample[] {
       ['tel. ', number.formatNational()],
     ];
     for (const [label, value] of forms) {
-      out.push({ source: `libphonenumber ${label === 'tel. ' ? 'national' : 'international'}`, ref: `examples.mobile.json ${region}`, type: 'PHONE', text: `${label}${value} (mobile)`, spans: [[label.length, label.length + value.length]] });
+      out.push({
+        source: `libphonenumber ${label === 'tel. ' ? 'national' : 'international'}`,
+        ref: `examples.mobile.json ${region}`,
+        type: 'PHONE',
+        text: `${label}${value} (mobile)`,
+        spans: [[label.length, label.length + value.length]],
+      });
     }
   }
   return out;

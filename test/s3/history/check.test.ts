@@ -4,7 +4,16 @@ import { checkHistory, type HistoryOp } from './check.js';
 import type { Op } from './model.js';
 
 let seq = 0;
-const op = (o: Op, start: number, end: number, ok = true, extra: Partial<HistoryOp> = {}): HistoryOp => ({ proc: 'p', seq: seq++, op: o, start, end, acknowledged: true, ok, ...extra });
+const op = (o: Op, start: number, end: number, ok = true, extra: Partial<HistoryOp> = {}): HistoryOp => ({
+  proc: 'p',
+  seq: seq++,
+  op: o,
+  start,
+  end,
+  acknowledged: true,
+  ok,
+  ...extra,
+});
 const seed = op({ kind: 'create', path: '/memories/d0/f0.md', id: 'id:a' }, 0, 0);
 const final = (entries: Record<string, string[]>) => new Map(Object.entries(entries));
 

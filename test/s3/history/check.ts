@@ -37,7 +37,16 @@ export interface HistoryOp {
 }
 
 /** Errors after which the command changed nothing (the spec's refusals). */
-const NOTHING_CHANGED = new Set(['NOT_FOUND', 'ALREADY_EXISTS', 'INVALID_PATH', 'NOT_A_DIRECTORY', 'NOT_A_FILE', 'INVALID_INPUT', 'INVALID_RANGE', 'QUOTA_EXCEEDED']);
+const NOTHING_CHANGED = new Set([
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'INVALID_PATH',
+  'NOT_A_DIRECTORY',
+  'NOT_A_FILE',
+  'INVALID_INPUT',
+  'INVALID_RANGE',
+  'QUOTA_EXCEEDED',
+]);
 
 export function effective(o: HistoryOp): boolean {
   return o.ok || !o.acknowledged || !NOTHING_CHANGED.has(o.code ?? '');
@@ -87,7 +96,7 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
   /** Directories a file in `dir` may have reached through renames that did not end before `since`. */
   const reachable = (dir: string, since: number): Set<string> => {
     const dirs = new Set([dir]);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const r of renames) {
         if (r.end >= since && dirs.has(r.op.from) && !dirs.has(r.op.to)) {
@@ -140,7 +149,10 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
       const d = queue.pop()!;
       if (d === b) return true;
       for (const r of partial) {
-        for (const [x, y] of [[r.op.from, r.op.to], [r.op.to, r.op.from]] as const) {
+        for (const [x, y] of [
+          [r.op.from, r.op.to],
+          [r.op.to, r.op.from],
+        ] as const) {
           if (x === d && !seen.has(y)) {
             seen.add(y);
             queue.push(y);
@@ -166,7 +178,8 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
     const seen = new Set(v.content.split('\n').map((l) => l.replace(/^\s*\d+\t/, '')));
     for (const i of inserts) {
       if (i.op.kind !== 'insert') continue;
-      if (seen.has(i.op.token) && i.start > v.end) violations.push({ rule: 'read from the future', detail: `${i.op.token} in a read of ${path} that ended before it began` });
+      if (seen.has(i.op.token) && i.start > v.end)
+        violations.push({ rule: 'read from the future', detail: `${i.op.token} in a read of ${path} that ended before it began` });
       if (!i.ok || i.op.path !== path || i.end >= v.start || seen.has(i.op.token)) continue;
       const disturbed = ops.some((o) => {
         if (!effective(o) || o.end < i.start || o.start > v.end) return false;
@@ -176,7 +189,11 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
         if (o.op.kind === 'create') return o.op.path === path;
         return false;
       });
-      if (!disturbed) violations.push({ rule: 'read missed an acknowledged insert', detail: `${i.op.token} in ${path}, acknowledged at ${i.end}, read [${v.start}, ${v.end}]` });
+      if (!disturbed)
+        violations.push({
+          rule: 'read missed an acknowledged insert',
+          detail: `${i.op.token} in ${path}, acknowledged at ${i.end}, read [${v.start}, ${v.end}]`,
+        });
     }
   }
   return violations;

@@ -18,7 +18,8 @@ import { nextOp, rng, SWEEP_IDLE_MS, TTL_DAYS, USER, type LogRecord, type Op } f
 
 const [url, proc, seedArg, stopFile, logFile] = process.argv.slice(2);
 const masterKey = process.env.MEMVAULT_TEST_MASTER_KEY;
-if (!url || !proc || !seedArg || !stopFile || !logFile || !masterKey) throw new Error('usage: worker.ts <s3-url> <proc> <seed> <stop-file> <log> (MEMVAULT_TEST_MASTER_KEY set)');
+if (!url || !proc || !seedArg || !stopFile || !logFile || !masterKey)
+  throw new Error('usage: worker.ts <s3-url> <proc> <seed> <stop-file> <log> (MEMVAULT_TEST_MASTER_KEY set)');
 
 const log = (record: LogRecord): void => appendFileSync(logFile, `${JSON.stringify(record)}\n`);
 const vault = await createVault({ store: url, s3: { ...s3ConfigFromEnv(), forcePathStyle: true }, encryption: { masterKey } });
@@ -28,7 +29,13 @@ const deleter = s3Deleter({ client: store.client, bucket: parseS3Url(url).bucket
 
 async function apply(op: Op): Promise<{ ok: boolean; code?: string; content?: string }> {
   if (op.kind === 'sweep') {
-    const summary = await sweep({ store, ttl: { ttlDays: TTL_DAYS }, now: () => new Date(Date.now() + TTL_DAYS * 86_400_000 - SWEEP_IDLE_MS), graceMs: 0, deleter });
+    const summary = await sweep({
+      store,
+      ttl: { ttlDays: TTL_DAYS },
+      now: () => new Date(Date.now() + TTL_DAYS * 86_400_000 - SWEEP_IDLE_MS),
+      graceMs: 0,
+      deleter,
+    });
     return { ok: summary.errors === 0, content: JSON.stringify({ expired: summary.expired, changed: summary.changedDuringSweep }) };
   }
   const input =
