@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
 import type { S3Store } from '../../src/store/s3.js';
 import { editOf, seededText, SHARED_FILE, SHARED_USER } from './fixtures/edits.js';
-import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3Connection, s3SkipReason, s3Url } from './helpers.js';
+import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3Connection, s3WorkerEnv, s3SkipReason, s3Url } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
 
@@ -60,14 +60,7 @@ describe.skipIf(!s3Available())(`${PROCESSES} processes x ${EDITS} edits on one 
     const initial = seededText(tags, EDITS);
     expect(await setup.run(SHARED_USER, { command: 'create', path: SHARED_FILE, file_text: initial })).toMatchObject({ isError: false });
 
-    const env = {
-      ...process.env,
-      MEMVAULT_S3_ENDPOINT: connection.endpoint,
-      MEMVAULT_S3_REGION: connection.region,
-      MEMVAULT_S3_ACCESS_KEY_ID: connection.accessKeyId,
-      MEMVAULT_S3_SECRET_ACCESS_KEY: connection.secretAccessKey,
-      MEMVAULT_TEST_MASTER_KEY: masterKey,
-    };
+    const env = s3WorkerEnv(masterKey, connection);
     const started = Date.now();
     const outputs = await Promise.all(
       tags.map((tag) => run(tsx, [worker, url, tag, String(EDITS)], { env, timeout: TIMEOUT_MS - 30_000, maxBuffer: 16 * 1024 * 1024 })),

@@ -60,6 +60,18 @@ function requireConnection(): S3TestConnection {
 }
 
 /** A prefix unique to this test process, so that files and reruns never see each other's keys. */
+/** The environment of a worker process that opens a vault on this run's S3 server (read by its MEMVAULT_S3_* settings). */
+export function s3WorkerEnv(masterKey: string, connection: S3TestConnection = requireConnection()): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    MEMVAULT_S3_ENDPOINT: connection.endpoint,
+    MEMVAULT_S3_REGION: connection.region,
+    MEMVAULT_S3_ACCESS_KEY_ID: connection.accessKeyId,
+    MEMVAULT_S3_SECRET_ACCESS_KEY: connection.secretAccessKey,
+    MEMVAULT_TEST_MASTER_KEY: masterKey,
+  };
+}
+
 export const RUN_PREFIX = `t-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 
 export function s3Url(prefix: string): string {

@@ -25,7 +25,7 @@ import { createVault, type Vault } from '../../src/index.js';
 import type { S3Store } from '../../src/store/s3.js';
 import { checkHistory, mergeLogs } from './history/check.js';
 import { DIRS, FILES, filePath, rng, USER, type LogRecord } from './history/model.js';
-import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3Connection, s3SkipReason, s3Url } from './helpers.js';
+import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3Connection, s3WorkerEnv, s3SkipReason, s3Url } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
 
@@ -63,14 +63,7 @@ describe.skipIf(!s3Available())(
         }
       }
 
-      const env = {
-        ...process.env,
-        MEMVAULT_S3_ENDPOINT: connection.endpoint,
-        MEMVAULT_S3_REGION: connection.region,
-        MEMVAULT_S3_ACCESS_KEY_ID: connection.accessKeyId,
-        MEMVAULT_S3_SECRET_ACCESS_KEY: connection.secretAccessKey,
-        MEMVAULT_TEST_MASTER_KEY: masterKey,
-      };
+      const env = s3WorkerEnv(masterKey, connection);
       const logDir = mkdtempSync(join(tmpdir(), 'memvault-history-'));
       const random = rng(SEED);
       const stopFile = join(logDir, 'stop');
