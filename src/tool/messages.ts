@@ -69,6 +69,8 @@ export const messages = {
   // delete (spec)
   deleted: (path: string) => `Successfully deleted ${path}`,
   deleteMissing: (path: string) => `Error: The path ${path} does not exist`,
+  deletePartial: (path: string, failed: number, total: number) =>
+    `Error: ${failed} of ${total} files in ${path} could not be deleted; the rest were. Run delete again to finish.`,
   deleteRoot: () => 'Error: Cannot delete the /memories directory itself',
 
   // rename (spec)

@@ -53,11 +53,7 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
         failed += 1;
       }
     });
-    if (failed > 0)
-      throw new MemvaultError(
-        'STORE_UNAVAILABLE',
-        `Error: ${failed} of ${files.length} files in ${path} could not be deleted; the rest were. Run delete again to finish.`,
-      );
+    if (failed > 0) throw new MemvaultError('STORE_UNAVAILABLE', messages.deletePartial(path, failed, files.length));
     return messages.deleted(path);
   });
 }
