@@ -18,54 +18,59 @@ export class FaultyStore implements ObjectStore {
 
   /** True once the armed fault has fired. */
   fired = false;
+  /** The request the armed fault hit (its kind, and whether it was conditional), once it fired. */
+  firedOn: { op: 'get' | 'head' | 'put' | 'list' | 'copy' | 'delete'; conditional: boolean } | null = null;
 
   failAt(n: number): void {
     this.failOn = this.calls + n;
     this.fired = false;
+    this.firedOn = null;
   }
 
   disarm(): void {
     this.failOn = -1;
   }
 
-  private async step(): Promise<void> {
+  private async step(op: NonNullable<FaultyStore['firedOn']>['op'], conditional = false): Promise<void> {
     this.calls += 1;
+    const call = this.calls;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, Math.random() * this.delayMs));
-    if (this.calls === this.failOn) {
+    if (call === this.failOn) {
       this.fired = true;
+      this.firedOn = { op, conditional };
       throw new Error('injected crash');
     }
   }
 
   async get(key: string): Promise<StoredObject | null> {
-    await this.step();
+    await this.step('get');
     return this.inner.get(key);
   }
   async head(key: string): Promise<ObjectInfo | null> {
-    await this.step();
+    await this.step('head');
     return this.inner.head(key);
   }
   async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
-    await this.step();
+    await this.step('put', options?.ifMatch !== undefined || options?.ifNoneMatch !== undefined);
     return this.inner.put(key, body, options);
   }
   async list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    await this.step();
+    await this.step('list');
     return this.inner.list(prefix, options);
   }
   async copy(from: string, to: string, options?: CopyOptions): Promise<{ etag: string }> {
-    await this.step();
+    await this.step('copy');
     return this.inner.copy(from, to, options);
   }
   async delete(key: string, options?: { ifMatch?: string }): Promise<void> {
-    await this.step();
+    await this.step('delete', options?.ifMatch !== undefined);
     return this.inner.delete(key, options);
   }
   async deleteMany(keys: string[]): Promise<{ failed: string[] }> {
     // A crash during a batch delete may leave any subset deleted: delete one by one.
     const failed: string[] = [];
     for (const key of keys) {
-      await this.step();
+      await this.step('delete');
       await this.inner.delete(key);
     }
     return { failed };

@@ -119,7 +119,11 @@ async function crashedRun(command: Record<string, unknown>, k: number, total: nu
   expect(faulty.fired, context).toBe(true);
   // A fault in the clean-up of a fence marker comes after the file moved (or was deleted): the
   // command has done its work and says so; a leftover marker is no file to anyone.
-  if (!first.isError) return { store, vault, context, absorbed: true };
+  if (!first.isError) {
+    // Only a marker's clean-up (a DELETE If-Match of the marker just written) may be absorbed.
+    expect(faulty.firedOn, `${context}: absorbed`).toEqual({ op: 'delete', conditional: true });
+    return { store, vault, context, absorbed: true };
+  }
   expectCleanError(first, context);
   return { store, vault, context, absorbed: false };
 }
@@ -185,7 +189,9 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
       await restarted.close();
     });
     expect(failedRuns + absorbedRuns).toBe(total);
-    expect(absorbedRuns).toBeLessThanOrEqual(FILES); // at most one marker clean-up per file
+    // Files move eight at once, so which request is the k-th varies from run to run: the number of
+    // crash points that fell on a clean-up is not fixed, but each absorbed one was a clean-up (above).
+    expect(absorbedRuns).toBeLessThan(total);
     console.info(
       `[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests (${absorbedRuns} in a marker clean-up, absorbed), every rerun completed`,
     );
