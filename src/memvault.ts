@@ -55,6 +55,9 @@ import { VaultLocks } from './vault/locks.js';
 import { createPlainCodecProvider } from './vault/plain-codec.js';
 import { observeStore } from './store/observed.js';
 import { StoreUserFiles, type UnreadableObjectListener } from './vault/store-user-files.js';
+import { dropVersion, listHistory, restore as restoreHistory, type RestoreResult, type VersionInfo } from './vault/history.js';
+import { resolveHistoryOptions, type HistoryOptions } from './vault/history-options.js';
+import type { VersionActor } from './vault/version-record.js';
 import type { UserFiles } from './vault/user-files.js';
 
 export interface VaultOptions {
@@ -111,6 +114,12 @@ export interface VaultOptions {
    * a file at most once per interval, writes carry the TTL-class tag. Off when not given.
    */
   expiry?: ExpiryOptions;
+  /**
+   * File history (docs/versions.md): every change keeps the version it made, for restore and undo,
+   * and a put-back older version is refused on read. Off by default (`true` or retention settings
+   * turn it on; MEMVAULT_HISTORY=1 in the CLI).
+   */
+  history?: boolean | HistoryOptions;
   /**
    * true (default): a really empty store becomes a new deployment (a file store's directory, the
    * deployment record and, with no key configured, the default key file are created). false: open
@@ -176,6 +185,12 @@ export interface Vault {
    * `expiry` settings). Each deletion, and the sweep itself, is audited.
    */
   expire(options?: ExpireOptions): Promise<SweepSummary>;
+  /** The versions of the file at `path` and of every file below it (docs/versions.md). Needs history on; audited. */
+  history(userId: string, path: string, options?: LifecycleOptions): Promise<{ versions: VersionInfo[]; truncated: boolean }>;
+  /** Restore a file, a directory or (no path) the whole user as of `asOf`; each file restored is a new version. Audited. */
+  restore(userId: string, options: LifecycleOptions & { path?: string; asOf: Date; dryRun?: boolean }): Promise<RestoreResult>;
+  /** Drop one version for good (it holds what must not be kept). False when there was no such version. Audited. */
+  dropVersion(userId: string, path: string, seq: number, options?: LifecycleOptions): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -396,12 +411,19 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // operator hears of it by uid and the key's hash (the key itself may hold a plaintext folder name).
   const onUnreadable: UnreadableObjectListener = ({ uid, key, reason }) =>
     logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, "memvault listing skipped an object that is not one of the user's files");
-  const openUser = async (userId: string): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
+  const history = resolveHistoryOptions(options.history);
+  const openUser = async (userId: string, actor: VersionActor = 'model'): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable);
+    const files = new StoreUserFiles(
+      observedStore,
+      userCodec,
+      expiry ? await expiry.forUser(userId, userCodec) : undefined,
+      onUnreadable,
+      history ? { actor } : undefined,
+    );
     return { files, pseudonyms: auditPseudonymsOf(userCodec, codec) };
   };
-  const userFiles = async (userId: string): Promise<StoreUserFiles> => (await openUser(userId)).files;
+  const userFiles = async (userId: string): Promise<StoreUserFiles> => (await openUser(userId, 'host')).files;
 
   const run = observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
     const stats: CommandStats = { bytesRead: 0, bytesWritten: 0, requests: {} };
@@ -582,7 +604,41 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     );
   };
 
+  // ---- history (docs/versions.md): src/vault/history.ts does the work ----------------------
+  const historyOf = async (userId: string, entry: AuditEntry) => {
+    validateUserId(userId);
+    if (!history) throw new MemvaultError('CONFIG', 'memvault: file history is off for this vault (createVault({ history: true }), MEMVAULT_HISTORY=1)');
+    // Reading or restoring never creates a user: an unknown user is NOT_FOUND (encrypted stores).
+    const userCodec = encryption ? await encryption.codecProvider.forUid(encryption.codecProvider.uidOf(userId)) : await codec.forUser(userId);
+    const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, { actor: 'restore' });
+    return { ctx: { store: observedStore, codec: userCodec, files }, entry: { ...entry, uid: auditPseudonymsOf(userCodec, codec).uid } };
+  };
+  const withHistory = async <T>(userId: string, entry: AuditEntry, work: (ctx: Awaited<ReturnType<typeof historyOf>>['ctx']) => Promise<T>, countsOf: (r: T) => Record<string, number>) => {
+    let opened: Awaited<ReturnType<typeof historyOf>>;
+    try {
+      opened = await historyOf(userId, entry);
+    } catch (error) {
+      audit?.append({ ...entry, outcome: 'error', code: isMemvaultError(error) ? error.code : 'INTERNAL' });
+      throw error;
+    }
+    return audited(opened.entry, () => work(opened.ctx), countsOf);
+  };
+  const historyApi: Pick<Vault, 'history' | 'restore' | 'dropVersion'> = {
+    history: (userId, path, options) =>
+      withHistory(userId, { type: 'history', ...actorOf(options) }, (ctx) => listHistory(ctx, path), (r) => ({ versions: r.versions.length })),
+    restore: (userId, options) =>
+      withHistory(
+        userId,
+        { type: 'restore', ...actorOf(options) },
+        (ctx) => restoreHistory(ctx, { path: options.path ?? '/memories', asOf: options.asOf, dryRun: options.dryRun === true }),
+        (r) => ({ restored: r.restored, deleted: r.deleted, unchanged: r.unchanged, conflicts: r.conflicts, dryRun: r.dryRun ? 1 : 0 }),
+      ),
+    dropVersion: (userId, path, seq, options) =>
+      withHistory(userId, { type: 'restore', ...actorOf(options) }, (ctx) => dropVersion(ctx, path, seq), (dropped) => ({ dropped: dropped ? 1 : 0 })),
+  };
+
   return {
+    ...historyApi,
     store,
     forgetUser,
     exportUser,

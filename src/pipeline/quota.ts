@@ -3,7 +3,7 @@ import { ReadWriteLock } from '../util/rw-lock.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
-import type { FileVersion, ListedFile, PathState, UserFiles, WriteCondition } from '../vault/user-files.js';
+import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from '../vault/user-files.js';
 import type { CommandContext, Middleware } from './context.js';
 
 /**
@@ -162,8 +162,8 @@ class QuotaFiles implements UserFiles {
     return this.inner.uid;
   }
 
-  async read(path: string): Promise<FileVersion | null> {
-    const file = await this.inner.read(path);
+  async read(path: string, options?: ReadOptions): Promise<FileVersion | null> {
+    const file = await this.inner.read(path, options);
     this.run.seen(path, file ? file.data.byteLength : null);
     return file;
   }
@@ -206,8 +206,8 @@ class QuotaFiles implements UserFiles {
     return result;
   }
 
-  inspect(path: string): Promise<PathState> {
-    return this.inner.inspect(path);
+  inspect(path: string, options?: ReadOptions): Promise<PathState> {
+    return this.inner.inspect(path, options);
   }
 
   /** A fenced file is gone for the user (its marker is not a file): accounted as a delete. */

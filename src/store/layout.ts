@@ -8,6 +8,8 @@
  *   k/{uid}              one user's wrapped data key
  *   u/{uid}/c/{class}    the user's TTL class marker (expiry)
  *   u/{uid}/f/{names}    the user's files
+ *   u/{uid}/v/{names}/@{rev}  the versions of one file (docs/versions.md): {names} as in f/, {rev}
+ *                        the version's sequence number counted down, so the newest lists first
  *   s/sweep-state.json   the sweeper's checkpoint
  *   audit/{instance}/... sealed audit segments
  */
@@ -29,6 +31,50 @@ export function userPrefix(uid: string): string {
 /** Prefix of one user's files. */
 export function userFilesPrefix(uid: string): string {
   return `${userPrefix(uid)}f/`;
+}
+
+/** Prefix of one user's file versions (docs/versions.md). */
+export function userHistoryPrefix(uid: string): string {
+  return `${userPrefix(uid)}v/`;
+}
+
+/**
+ * Marks the last segment of a version key. The encrypted names are base64url and the plain codec's
+ * are encodeURIComponent's output: neither ever holds '@', so a file's versions (`.../{name}/@`)
+ * never share a prefix with the files below a directory of the same name (`.../{name}/{child}/...`).
+ */
+export const VERSION_MARK = '@';
+/** Digits of a version key's counted-down sequence number (Number.MAX_SAFE_INTEGER has 16). */
+export const VERSION_DIGITS = 16;
+/** Bytes a version key adds to its file key: '/', the mark, the digits, and f/ -> v/ keeps the length. */
+export const VERSION_KEY_EXTRA_BYTES = 2 + VERSION_DIGITS;
+
+/** The prefix of every version of the file stored at `fileKey` (a key under `userFilesPrefix(uid)`). */
+export function versionsPrefixOf(uid: string, fileKey: string): string {
+  const files = userFilesPrefix(uid);
+  if (!fileKey.startsWith(files)) throw new Error('not a file key of this user');
+  return `${userHistoryPrefix(uid)}${fileKey.slice(files.length)}/${VERSION_MARK}`;
+}
+
+/** The key of version `seq` of the file stored at `fileKey`; newer versions sort first. */
+export function versionKeyOf(uid: string, fileKey: string, seq: number): string {
+  if (!Number.isSafeInteger(seq) || seq < 1) throw new Error('bad version sequence number');
+  return versionsPrefixOf(uid, fileKey) + String(Number.MAX_SAFE_INTEGER - seq).padStart(VERSION_DIGITS, '0');
+}
+
+/**
+ * A version key split into the file key it belongs to and its sequence number, or null for any
+ * other key (a stray object under v/ is ignored, as listings ignore one under f/).
+ */
+export function parseVersionKey(uid: string, key: string): { fileKey: string; seq: number } | null {
+  const history = userHistoryPrefix(uid);
+  if (!key.startsWith(history)) return null;
+  const at = key.lastIndexOf(`/${VERSION_MARK}`);
+  const digits = key.slice(at + 2);
+  if (at <= history.length || digits.length !== VERSION_DIGITS || !/^[0-9]+$/.test(digits)) return null;
+  const seq = Number.MAX_SAFE_INTEGER - Number(digits);
+  if (!Number.isSafeInteger(seq) || seq < 1) return null;
+  return { fileKey: userFilesPrefix(uid) + key.slice(history.length, at), seq };
 }
 
 /** The longest object key S3 accepts, in UTF-8 bytes (the file store keeps to it too). */

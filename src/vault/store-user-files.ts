@@ -6,10 +6,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
-import type { FileVersion, ListedFile, PathState, UserFiles, WriteCondition } from './user-files.js';
+import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf } from '../store/fence.js';
 
-import { DELETE_BATCH_KEYS as DELETE_BATCH } from '../store/layout.js';
+import { DELETE_BATCH_KEYS as DELETE_BATCH, parseVersionKey, VERSION_KEY_EXTRA_BYTES, versionKeyOf, versionsPrefixOf } from '../store/layout.js';
+import {
+  bodyHashOf,
+  clockSeq,
+  nextSeq,
+  openVersionRecord,
+  sealVersionRecord,
+  staleVersionError,
+  VERSION_METADATA,
+  type VersionActor,
+  type VersionEnd,
+} from './version-record.js';
 /** S3's key limit, for stores that state none of their own. */
 const DEFAULT_MAX_KEY_BYTES = 1024;
 /** Tries of a create whose rival took itself back too (names.ts), and the longest pause before the next. */
@@ -48,6 +59,14 @@ export type UnreadableReason = 'folder_marker' | 'not_decryptable';
  */
 export type UnreadableObjectListener = (object: { uid: string; key: string; reason: UnreadableReason }) => void;
 
+/** History on (docs/versions.md): every version written is also kept under v/, attributed to `actor`. */
+export interface HistoryWriting {
+  actor: VersionActor;
+}
+
+/** memvault's bookkeeping (rename journals) has no history: it is not the user's memory. */
+const RESERVED_PREFIX = `${MEMORY_ROOT}/.memvault/`;
+
 /** UserFiles over an ObjectStore: the codec decides keys and bytes, this class the S3-style semantics. */
 export class StoreUserFiles implements UserFiles {
   constructor(
@@ -55,20 +74,40 @@ export class StoreUserFiles implements UserFiles {
     private readonly codec: UserCodec,
     private readonly access?: FileAccessPolicy,
     private readonly onUnreadable?: UnreadableObjectListener,
+    private readonly history?: HistoryWriting,
   ) {}
+
+  /** Sequence numbers of the versions this instance read or wrote, by ETag (an edit's If-Match names one). */
+  private readonly seqByEtag = new Map<string, number>();
+  /** Version keys this instance wrote, by the ETag of the file version they keep (to take one back with it). */
+  private readonly ownVersions = new Map<string, string>();
+
+  /** Lowest sequence numbers the next version of a path may take (a restore knows the newest kept version). */
+  private readonly seqFloor = new Map<string, number>();
+
+  /** The history holds versions of `path` up to `seq`: this instance's next version of it is numbered above. */
+  noteNewestVersion(path: string, seq: number): void {
+    this.seqFloor.set(path, Math.max(seq, this.seqFloor.get(path) ?? 0));
+  }
+
+  private keepsHistory(path: string): boolean {
+    return this.history !== undefined && !path.startsWith(RESERVED_PREFIX);
+  }
 
   get uid(): string {
     return this.codec.uid;
   }
 
-  async read(path: string): Promise<FileVersion | null> {
-    return (await this.inspect(path))?.file ?? null;
+  async read(path: string, options?: ReadOptions): Promise<FileVersion | null> {
+    return (await this.inspect(path, options))?.file ?? null;
   }
 
-  async inspect(path: string): Promise<PathState> {
+  async inspect(path: string, options: ReadOptions = {}): Promise<PathState> {
     const key = this.existingKeyOf(path);
     if (key === null) return null;
-    const object = await this.store.get(key);
+    // Freshness (docs/versions.md): the newest version the history holds, listed beside the GET.
+    const checked = this.keepsHistory(path) && options.freshness !== 'write';
+    const [object, newest] = await Promise.all([this.store.get(key), checked ? this.newestVersionSeq(key) : Promise.resolve(null)]);
     if (!object) return null;
     const marker = markerOf(object.metadata);
     if (marker) return { marker: { ...marker, etag: object.etag } };
@@ -77,6 +116,11 @@ export class StoreUserFiles implements UserFiles {
     // touch copy that raced its fence restated the file's metadata); no file is there.
     if (object.body.byteLength === 0 && this.zeroBytesIsMarker()) return { marker: { reason: 'unknown', op: '', etag: object.etag } };
     const data = this.codec.open(path, object.body);
+    const record = openVersionRecord(this.codec, path, object.metadata, object.body);
+    if (record) this.seqByEtag.set(object.etag, record.seq);
+    // A current version older than the newest one kept, or one without a record where the history
+    // holds any, was put back by someone else: refused, never served as current.
+    if (newest !== null && (record === undefined || record.seq < newest)) throw staleVersionError(path);
     countBytesRead(data.byteLength);
     await this.access?.afterRead(key, object);
     const origin = object.metadata[ORIGIN_METADATA];
@@ -86,7 +130,64 @@ export class StoreUserFiles implements UserFiles {
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }> {
     const key = this.existingKeyOf(path);
     if (key === null) throw new PreconditionFailedError(path); // no file can be there
-    return this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
+    const result = await this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
+    // The fence is the moment the file ends: its tombstone follows it (docs/versions.md). The
+    // content is in the history already (every version is written there as it is made).
+    if (this.keepsHistory(path)) await this.writeTombstone(path, key, reason).catch(() => undefined);
+    return result;
+  }
+
+  /** The newest sequence number under the file's versions (one LIST of one key), or null when it has none. */
+  private async newestVersionSeq(key: string): Promise<number | null> {
+    const page = await this.store.list(versionsPrefixOf(this.codec.uid, key), { maxKeys: 1 });
+    const first = page.objects[0];
+    return first ? (parseVersionKey(this.codec.uid, first.key)?.seq ?? null) : null;
+  }
+
+  /** A version that records the end of a file (a delete, a move, an expiry): no content. */
+  private async writeTombstone(path: string, key: string, end: VersionEnd): Promise<void> {
+    const body = new Uint8Array(0);
+    const seq = clockSeq();
+    const metadata = { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }) };
+    await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata });
+  }
+
+  /**
+   * Keep the version just written (create-only: a version key is written once). Its number taken
+   * already means the version this write replaced was not the newest (someone put an older one back
+   * and this write edited that): the newest kept version is put back in place of this write, and the
+   * command fails with the integrity error. Any other failure leaves the file written and the
+   * version missing from the history (reads accept a current version newer than the history).
+   */
+  private async keepVersion(path: string, key: string, seq: number, body: Uint8Array, metadata: Record<string, string>, etag: string): Promise<void> {
+    const versionKey = versionKeyOf(this.codec.uid, key, seq);
+    try {
+      await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata });
+      this.ownVersions.set(etag, versionKey);
+      return;
+    } catch (error) {
+      if (!(error instanceof PreconditionFailedError)) return;
+    }
+    const there = await this.store.get(versionKey).catch(() => null);
+    if (there && there.metadata[VERSION_METADATA] === metadata[VERSION_METADATA]) {
+      this.ownVersions.set(etag, versionKey); // our own write, whose answer was lost
+      return;
+    }
+    await this.putBackNewest(key, etag).catch(() => undefined);
+    throw staleVersionError(path);
+  }
+
+  /** Replace the version `etag` at `key` by the newest kept version (its object as it is kept, or a marker for a tombstone). */
+  private async putBackNewest(key: string, etag: string): Promise<void> {
+    const page = await this.store.list(versionsPrefixOf(this.codec.uid, key), { maxKeys: 1 });
+    const newest = page.objects[0] ? await this.store.get(page.objects[0].key) : null;
+    if (!newest) return;
+    if (newest.body.byteLength === 0) {
+      await this.store.put(key, MARKER_BODY, { ifMatch: etag, metadata: markerMetadata('deleted', 'history') });
+      return;
+    }
+    const tags = this.access?.writeTags;
+    await this.store.put(key, newest.body, { ifMatch: etag, metadata: newest.metadata, ...(tags ? { tags } : {}) });
   }
 
   /**
@@ -116,7 +217,16 @@ export class StoreUserFiles implements UserFiles {
     const body = this.codec.seal(path, data);
     await this.access?.beforeWrite();
     const tags = this.access?.writeTags;
-    const metadata = condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : undefined;
+    const history = this.keepsHistory(path);
+    const known = condition.ifMatch !== undefined ? this.seqByEtag.get(condition.ifMatch) : undefined;
+    const floor = this.seqFloor.get(path);
+    const numbered = !history ? 0 : known !== undefined ? nextSeq(known) : clockSeq();
+    const seq = floor !== undefined && numbered <= floor ? nextSeq(floor) : numbered;
+    const fields: Record<string, string> = {
+      ...(condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : {}),
+      ...(history ? { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body) }) } : {}),
+    };
+    const metadata = Object.keys(fields).length > 0 ? fields : undefined;
     const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>
       this.store.put(key, body, { ...conditions, ...(tags ? { tags } : {}), ...(metadata ? { metadata } : {}) });
     const once = async (): Promise<{ result: { etag: string }; created: boolean }> => {
@@ -140,6 +250,10 @@ export class StoreUserFiles implements UserFiles {
       const conflict = created && !condition.deferNameCheck ? await this.takeBackOnConflict(path, key, result.etag) : null;
       if (!conflict) {
         countBytesWritten(data.byteLength);
+        if (history) {
+          this.seqByEtag.set(result.etag, seq);
+          await this.keepVersion(path, key, seq, body, metadata!, result.etag);
+        }
         return result;
       }
       // Two rivals that saw each other have both taken themselves back. After a random pause, the
@@ -160,6 +274,7 @@ export class StoreUserFiles implements UserFiles {
     const conflict = await fileNameConflict(this, path);
     if (conflict) await this.store.delete(key, { ifMatch: etag }).catch(() => undefined);
     return conflict;
+    // (A taken-back create kept no version yet: keepVersion runs only once the name is ours.)
   }
 
   /**
@@ -301,8 +416,10 @@ export class StoreUserFiles implements UserFiles {
 
   private keyOf(path: string): string {
     const key = this.codec.keyFor(path);
-    if (!this.fitsKeyLimit(key)) {
-      const limit = this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES;
+    // With history, the file's version keys (a few bytes longer) must fit too.
+    const extra = this.keepsHistory(path) ? VERSION_KEY_EXTRA_BYTES : 0;
+    if (!this.fitsKeyLimit(key + 'x'.repeat(extra))) {
+      const limit = (this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES) - extra;
       throw new MemvaultError(
         'INVALID_PATH',
         `Error: The path ${path} is too long to store: the store limits a key to ${limit} bytes; use shorter names or fewer directory levels.`,
@@ -315,6 +432,13 @@ export class StoreUserFiles implements UserFiles {
     const key = this.existingKeyOf(path);
     if (key === null) return; // nothing can be there
     await this.store.delete(key, condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
+    // Taking back a version this instance wrote (a refused rename's copy) takes its kept version too:
+    // the command failed, so its history record goes with it.
+    const own = condition.ifMatch !== undefined ? this.ownVersions.get(condition.ifMatch) : undefined;
+    if (own !== undefined) {
+      this.ownVersions.delete(condition.ifMatch!);
+      await this.store.delete(own).catch(() => undefined);
+    }
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {

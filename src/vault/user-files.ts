@@ -58,9 +58,20 @@ export interface WriteCondition {
   deferNameCheck?: boolean;
 }
 
+/**
+ * How a read checks the file's freshness against its history (docs/versions.md), when history is on.
+ * 'read' (default): one LIST of the file's newest version, in parallel with the GET; an older
+ * version put back in place of the current one is refused (INTEGRITY). 'write': no LIST; the caller
+ * is about to write the file, and its version write finds a put-back version by itself (the number
+ * it takes is taken already), so an edit costs no request more for the check.
+ */
+export interface ReadOptions {
+  freshness?: 'read' | 'write';
+}
+
 export interface UserFiles {
   readonly uid: string;
-  read(path: string): Promise<FileVersion | null>;
+  read(path: string, options?: ReadOptions): Promise<FileVersion | null>;
   /** Throws PreconditionFailedError when the condition fails. */
   write(path: string, data: Uint8Array, condition?: WriteCondition): Promise<{ etag: string }>;
   /** The file at the path (one HEAD), or null when there is none. */
@@ -72,7 +83,7 @@ export interface UserFiles {
   /** Throws the clear INVALID_PATH "too long to store" error when the path's key exceeds the store's key limit. */
   assertStorable(path: string): void;
   /** One GET: the file, the fence marker that replaced it, or nothing (read() sees only files). */
-  inspect(path: string): Promise<PathState>;
+  inspect(path: string, options?: ReadOptions): Promise<PathState>;
   /**
    * Replace exactly the version `ifMatch` of the file by a fence marker (a conditional PUT the
    * server enforces; PreconditionFailedError when the file changed or is gone). Returns the

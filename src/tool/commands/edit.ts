@@ -71,7 +71,8 @@ class LandedWrite {
 /** Read a text file to edit, or the spec's missing-file error (a directory counts as missing). */
 async function readTextForEdit(path: string, env: CommandEnv, missing: (p: string) => string): Promise<{ file: FileVersion; text: string }> {
   if (path === MEMORY_ROOT) fail('NOT_A_FILE', missing(path));
-  const file = await env.files.read(path);
+  // The edit's own version write checks freshness (docs/versions.md): no LIST here.
+  const file = await env.files.read(path, { freshness: 'write' });
   if (!file) fail('NOT_FOUND', missing(path));
   const text = decodeText(file.data);
   if (text === null) fail('UNSUPPORTED_CONTENT', messages.binaryFile(path));

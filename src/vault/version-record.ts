@@ -1,0 +1,113 @@
+/**
+ * The version record (docs/versions.md): what memvault keeps beside every stored version of a file,
+ * in one object metadata field, sealed by the user's codec like the content.
+ *
+ *   { s: sequence number, a: actor, t: time (ms), h: SHA-256 of the stored body, d?: why the file ended }
+ *
+ * It is sealed for a path of its own (the file's path below /memories/.memvault/version), so the
+ * associated data binds it to the user and the path and it can never be opened as content; it
+ * binds the body through `h` and the version's place in the file's history through `s`. A version
+ * object under v/ is checked against its key's sequence number when it is read.
+ *
+ * Under the plain codec (tests, benchmarks) the record is readable JSON, like the content itself.
+ */
+import { createHash } from 'node:crypto';
+import { MemvaultError } from '../errors.js';
+import type { UserCodec } from '../crypto/user-codec.js';
+import { MEMORY_ROOT } from './paths.js';
+
+/** Object metadata field of the sealed version record (base64url). */
+export const VERSION_METADATA = 'memvault-version';
+
+/** Who made a version: the model through the tool, the host through files(), a restore, the sweeper. */
+export type VersionActor = 'model' | 'host' | 'restore' | 'sweeper';
+const ACTORS: readonly VersionActor[] = ['model', 'host', 'restore', 'sweeper'];
+
+/** Why a file ended at a tombstone version: deleted, moved away (rename) or expired (sweeper). */
+export type VersionEnd = 'deleted' | 'moved' | 'expired';
+const ENDS: readonly VersionEnd[] = ['deleted', 'moved', 'expired'];
+
+export interface VersionRecord {
+  seq: number;
+  actor: VersionActor;
+  /** When the version was written, by the writer's clock (ms since the epoch). */
+  time: number;
+  /** SHA-256 of the stored body (base64url). */
+  bodyHash: string;
+  /** Present on a tombstone: the file ended here. */
+  end?: VersionEnd;
+}
+
+/**
+ * Sequence numbers (docs/versions.md): an edit numbers its version one past the version it
+ * replaced (its If-Match names it); a version that replaces an unknown one (a create, an overwrite,
+ * a tombstone) takes the writer's clock times 1,000, and never less than one past what this process
+ * issued. A path's numbers therefore grow with every change, across deletes and re-creates.
+ */
+const SEQ_PER_MS = 1000;
+let lastIssued = 0;
+
+export function clockSeq(): number {
+  lastIssued = Math.max(lastIssued + 1, Date.now() * SEQ_PER_MS);
+  return lastIssued;
+}
+
+export function nextSeq(previous: number): number {
+  lastIssued = Math.max(lastIssued, previous + 1);
+  return previous + 1;
+}
+
+export function bodyHashOf(body: Uint8Array): string {
+  return createHash('sha256').update(body).digest('base64url');
+}
+
+/** The path a file's version records are sealed for (never a file: the reserved directory is refused to the model). */
+function recordPath(path: string): string {
+  return `${MEMORY_ROOT}/.memvault/version${path.slice(MEMORY_ROOT.length)}`;
+}
+
+export function sealVersionRecord(codec: UserCodec, path: string, record: VersionRecord): string {
+  const json = JSON.stringify({ s: record.seq, a: record.actor, t: record.time, h: record.bodyHash, ...(record.end ? { d: record.end } : {}) });
+  return Buffer.from(codec.seal(recordPath(path), new TextEncoder().encode(json))).toString('base64url');
+}
+
+export function staleVersionError(path: string): MemvaultError {
+  // Reaches the model as it is (the vault cannot import src/tool/messages.ts; same wording there as versionStale).
+  return new MemvaultError(
+    'INTEGRITY',
+    `Error: ${path} holds an older version of the file than its history records: it was put back by something other than memvault. It is not shown; the operator can restore it (memvault user restore).`,
+  );
+}
+
+function damagedRecord(): MemvaultError {
+  return new MemvaultError('INTEGRITY', 'Error: A stored version record did not open: the object is damaged or was moved from another file or user.');
+}
+
+/**
+ * The record an object's metadata carries, checked against its body; undefined when it has none
+ * (a version written before history was on). Throws INTEGRITY when it does not open or does not match.
+ */
+export function openVersionRecord(codec: UserCodec, path: string, metadata: Record<string, string>, body: Uint8Array): VersionRecord | undefined {
+  const sealed = metadata[VERSION_METADATA];
+  if (sealed === undefined) return undefined;
+  let value: { s?: unknown; a?: unknown; t?: unknown; h?: unknown; d?: unknown };
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(codec.open(recordPath(path), Buffer.from(sealed, 'base64url')))) as typeof value;
+  } catch {
+    throw damagedRecord();
+  }
+  const { s, a, t, h, d } = value;
+  if (
+    typeof s !== 'number' ||
+    !Number.isSafeInteger(s) ||
+    s < 1 ||
+    typeof t !== 'number' ||
+    typeof h !== 'string' ||
+    !ACTORS.includes(a as VersionActor) ||
+    (d !== undefined && !ENDS.includes(d as VersionEnd))
+  ) {
+    throw damagedRecord();
+  }
+  if (h !== bodyHashOf(body)) throw damagedRecord();
+  return { seq: s, actor: a as VersionActor, time: t, bodyHash: h, ...(d !== undefined ? { end: d as VersionEnd } : {}) };
+}
