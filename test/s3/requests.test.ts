@@ -33,7 +33,7 @@ interface CountingVault {
   count(input: Record<string, unknown>, user?: string): Promise<RequestCounter>;
 }
 
-async function countingVault(mode: ConditionChecks, prefix = `requests/${mode}-${++prefixes}`): Promise<CountingVault> {
+async function countingVault(mode: ConditionChecks, prefix = `requests/${mode}-${++prefixes}`, history = false): Promise<CountingVault> {
   let seen: RequestCounter | undefined;
   // Outermost: what the audit logger and metrics read once the command is done.
   const capture: Middleware = async (ctx, next) => {
@@ -47,6 +47,7 @@ async function countingVault(mode: ConditionChecks, prefix = `requests/${mode}-$
     s3Options: { conditionChecks: mode },
     encryption: { masterKey },
     outerMiddlewares: [capture],
+    ...(history ? { history: true } : {}),
   });
   opened.push(vault);
   return {
@@ -165,6 +166,59 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     const deleted = await count({ command: 'delete', path: '/memories/s5' });
     expect(deleted).toEqual({ HEAD: 1 + 5 * renameDirHeadPerFile, LIST: 1, PUT: 5, DELETE: 5 });
     expect(Object.values(deleted).reduce((a, b) => a + b, 0)).toBe(2 * 5 + 2 + 5 * renameDirHeadPerFile);
+  });
+
+  // File history (docs/versions.md): the same commands with history off and on, in one run. A
+  // read adds the LIST of the file's newest version (sent beside its GET); every version written
+  // adds its create-only PUT under v/; every file a delete or a move ends adds its tombstone PUT.
+  it('history on: what each command adds to its cost with history off', async () => {
+    const runs: Array<Record<string, RequestCounter>> = [];
+    for (const history of [false, true]) {
+      const { vault, count } = await countingVault('check-first', `requests/history-${history}-${++prefixes}`, history);
+      await vault.run(U, { command: 'view', path: '/memories' });
+      await seed(vault, { '/memories/d/x.md': 'a\nb\n', '/memories/r/f0.md': '0\n', '/memories/r/f1.md': '1\n', '/memories/r/f2.md': '2\n' });
+      const counts: Record<string, RequestCounter> = {};
+      counts['view file'] = await count({ command: 'view', path: '/memories/d/x.md' });
+      counts['view dir'] = await count({ command: 'view', path: '/memories/d' });
+      counts['view root'] = await count({ command: 'view', path: '/memories' });
+      counts['create'] = await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' });
+      counts['overwrite'] = await count({ command: 'create', path: '/memories/d/z.md', file_text: 'overwritten' });
+      counts['str_replace'] = await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' });
+      counts['insert'] = await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' });
+      counts['rename file'] = await count({ command: 'rename', old_path: '/memories/d/z.md', new_path: '/memories/d/z2.md' });
+      counts['delete file'] = await count({ command: 'delete', path: '/memories/d/z2.md' });
+      counts['rename dir of 3'] = await count({ command: 'rename', old_path: '/memories/r', new_path: '/memories/s' });
+      counts['delete dir of 3'] = await count({ command: 'delete', path: '/memories/s' });
+      runs.push(counts);
+    }
+    const [off, on] = runs as [Record<string, RequestCounter>, Record<string, RequestCounter>];
+    const added = Object.fromEntries(
+      Object.keys(off).map((name) => {
+        const diff: RequestCounter = {};
+        for (const type of new Set([...Object.keys(off[name]!), ...Object.keys(on[name]!)])) {
+          const d = (on[name]![type] ?? 0) - (off[name]![type] ?? 0);
+          if (d !== 0) diff[type] = d;
+        }
+        return [name, diff];
+      }),
+    );
+    expect(added).toEqual({
+      'view file': { LIST: 1 },
+      'view dir': { LIST: 1 }, // the GET that finds no file there lists its history too
+      'view root': {},
+      create: { PUT: 1 },
+      overwrite: { PUT: 1 },
+      str_replace: { PUT: 1 },
+      insert: { PUT: 1 },
+      // the source's read checks freshness (LIST beside its GET), the copy's version, the source's tombstone
+      'rename file': { LIST: 1, PUT: 2 },
+      'delete file': { PUT: 1 },
+      'rename dir of 3': { LIST: 3, PUT: 6 },
+      'delete dir of 3': { PUT: 3 },
+    });
+    // The figures with history off are the table above's (pinned there); with history on:
+    expect(on['str_replace']).toEqual({ GET: 1, PUT: 2 });
+    expect(on['view file']).toEqual({ GET: 1, LIST: 1 });
   });
 
   it('a lost conditional write costs one more GET + PUT per retry (the losing PUT is counted)', async () => {
