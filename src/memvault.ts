@@ -581,13 +581,15 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
             ...(fromVault.defaultClass ? { defaultClass: fromVault.defaultClass } : {}),
           }
         : undefined);
-    if (!ttl) throw new MemvaultError('CONFIG', 'memvault: expire needs TTL settings (the expiry option, or expire({ ttl }))');
+    // With history on, a sweep also enforces its retention (and may run for that alone, without TTLs).
+    if (!ttl && !history) throw new MemvaultError('CONFIG', 'memvault: expire needs TTL settings (the expiry option, or expire({ ttl }))');
     return audited(
       { type: 'expire', ...actorOf(options) },
       (counts) =>
         sweep({
           store,
-          ttl,
+          ...(ttl ? { ttl } : {}),
+          ...(history ? { history } : {}),
           ...(options.dryRun !== undefined ? { dryRun: options.dryRun } : {}),
           ...(options.asOf ? { asOf: options.asOf } : {}),
           ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
@@ -600,7 +602,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
             options.onProgress?.(p);
           },
         }),
-      (r) => ({ scanned: r.scanned, expired: r.expired, kept: r.kept, errors: r.errors }),
+      (r) => ({ scanned: r.scanned, expired: r.expired, kept: r.kept, errors: r.errors, ...(r.versionsDropped !== undefined ? { versionsDropped: r.versionsDropped } : {}) }),
     );
   };
 

@@ -18,6 +18,8 @@ import { DEFAULT_SWEEP_GRACE_MS, resolveTtl, ttlDaysOf, type ResolvedTtl, type T
 import { idleDays, isDeletable } from './decide.js';
 import { storeDeleter, type ConditionalDeleter, type DeleteMode, type ExpiryCandidate } from './deleter.js';
 import { classMarkerPrefix, parseUserKey, USERS_PREFIX } from './layout.js';
+import { HistoryPruner, type HistoryRetention } from './history-retention.js';
+import { DELETE_BATCH_KEYS } from '../store/layout.js';
 
 /** A real sweep may not judge a date later than this past its own clock (the vault still serves those files). */
 const FUTURE_TOLERANCE_MS = 60_000;
@@ -45,7 +47,10 @@ export interface SweepProgress {
 
 export interface SweepOptions {
   store: ObjectStore;
-  ttl: TtlSettings;
+  /** Idle expiry of files; without it no file expires (a run for history retention only). */
+  ttl?: TtlSettings;
+  /** History retention (src/expiry/history-retention.ts); without it, only an expired file's versions go. */
+  history?: HistoryRetention;
   /** Judge idleness as of this instant. Default: now. */
   asOf?: Date;
   /** The sweeper's clock (tests). */
@@ -98,6 +103,8 @@ export interface SweepSummary {
   expired: number;
   kept: number;
   errors: number;
+  /** Kept versions deleted (dry run: would be deleted) by history retention or with an expired file (docs/versions.md). */
+  versionsDropped?: number;
   /** Written or touched between the listing and the delete: kept (part of `kept`). */
   changedDuringSweep: number;
   /** Already gone when deleted (another sweeper, an erasure, a lifecycle rule; part of `expired`). */
@@ -148,7 +155,9 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
     // Files idle "as of next week" are still served and touched today: only a dry run may look ahead.
     throw new MemvaultError('CONFIG', 'expire: a real run cannot use an --as-of date in the future (use --dry-run)');
   }
-  const ttl = resolveTtl(options.ttl);
+  const expireFiles = options.ttl !== undefined;
+  // Without TTL settings no file is judged; the resolved placeholder only fills the summary's shape.
+  const ttl = options.ttl ? resolveTtl(options.ttl) : { ttlDays: 0, defaultClass: 'default', classes: {} };
   const graceMs = options.graceMs ?? DEFAULT_SWEEP_GRACE_MS;
   if (!Number.isFinite(graceMs) || graceMs < 0) throw new MemvaultError('CONFIG', 'expire: the grace period must be >= 0');
   const deleter = options.deleter ?? storeDeleter(options.store);
@@ -174,6 +183,19 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
     complete: true,
     resumed: options.startAfter !== undefined,
   };
+  const pruner = new HistoryPruner(options.history, asOf, graceMs);
+  let droppedVersions: string[] = [];
+  const dropVersions = async (): Promise<void> => {
+    const batch = droppedVersions;
+    droppedVersions = [];
+    if (batch.length === 0) return;
+    summary.versionsDropped = (summary.versionsDropped ?? 0) + batch.length;
+    if (dryRun) return;
+    const { failed } = await options.store.deleteMany(batch);
+    summary.versionsDropped -= failed.length;
+    summary.errors += failed.length;
+  };
+  if (options.history) summary.versionsDropped = 0;
 
   const decision = (c: ExpiryCandidate): SweepDecision => ({
     uid: c.uid,
@@ -195,6 +217,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
       return;
     }
     const outcome = await deleter.deleteUnchanged(batch);
+    for (const c of [...outcome.deleted, ...outcome.gone]) pruner.noteExpired(c.uid, c.key);
     summary.kept += outcome.changed.length;
     summary.changedDuringSweep += outcome.changed.length;
     summary.errors += outcome.failed.length;
@@ -213,6 +236,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   let user: UserState | undefined;
   const startAfter = options.startAfter;
   if (startAfter !== undefined) user = await resumedUser(options.store, ttl, startAfter, summary);
+  if (user) pruner.resumeInside(user.uid);
   const checkpoint = async (key: string | undefined): Promise<void> => {
     if (key !== undefined) await options.onCheckpoint?.(key);
   };
@@ -228,10 +252,20 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
         user = { uid: parsed.uid, classes: [], ttlDays: ttl.ttlDays };
         summary.users += 1;
       }
-      if (parsed.kind === 'class') {
+      if (parsed.kind === 'other' && pruner.isVersion(parsed.uid, object.key)) {
+        // The user's files are all decided: settle the pending deletions first, so that only the
+        // versions of files this sweep really deleted go with them.
+        if (pending.length > 0) await flush();
+        if (pruner.shouldDrop(parsed.uid, object.key, object.lastModified, object.size)) {
+          droppedVersions.push(object.key);
+          if (droppedVersions.length >= DELETE_BATCH_KEYS) await dropVersions();
+        }
+      } else if (parsed.kind === 'class') {
         user.classes.push(parsed.className);
         user.ttlDays = ttlForUser(ttl, user.classes);
       } else if (parsed.kind === 'file') {
+        pruner.noteFile(parsed.uid, object.key);
+        if (!expireFiles) continue;
         summary.scanned += 1;
         sinceCheckpoint += 1;
         if (user.ttlDays === undefined) {
@@ -263,6 +297,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
     }
   }
   await flush();
+  await dropVersions();
   if (!summary.complete) await checkpoint(lastKey ?? startAfter);
   summary.durationMs = Date.now() - started;
   options.onProgress?.(progressOf(summary, 0));
@@ -277,6 +312,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
         kept: summary.kept,
         errors: summary.errors,
         changedDuringSweep: summary.changedDuringSweep,
+        ...(summary.versionsDropped !== undefined ? { versionsDropped: summary.versionsDropped } : {}),
       },
     });
   }

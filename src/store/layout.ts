@@ -44,6 +44,9 @@ export function userHistoryPrefix(uid: string): string {
  * never share a prefix with the files below a directory of the same name (`.../{name}/{child}/...`).
  */
 export const VERSION_MARK = '@';
+/** Object tag of every kept version (the CDK construct's lifecycle rule filters on it). */
+export const HISTORY_TAG_KEY = 'memvault-history';
+export const HISTORY_TAG_VALUE = 'version';
 /** Digits of a version key's counted-down sequence number (Number.MAX_SAFE_INTEGER has 16). */
 export const VERSION_DIGITS = 16;
 /** Bytes a version key adds to its file key: '/', the mark, the digits, and f/ -> v/ keeps the length. */

@@ -9,7 +9,7 @@ import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf } from '../store/fence.js';
 
-import { DELETE_BATCH_KEYS as DELETE_BATCH, parseVersionKey, VERSION_KEY_EXTRA_BYTES, versionKeyOf, versionsPrefixOf } from '../store/layout.js';
+import { DELETE_BATCH_KEYS as DELETE_BATCH, HISTORY_TAG_KEY, HISTORY_TAG_VALUE, parseVersionKey, VERSION_KEY_EXTRA_BYTES, versionKeyOf, versionsPrefixOf } from '../store/layout.js';
 import {
   bodyHashOf,
   clockSeq,
@@ -63,6 +63,12 @@ export type UnreadableObjectListener = (object: { uid: string; key: string; reas
 export interface HistoryWriting {
   actor: VersionActor;
 }
+
+/**
+ * The tag every kept version carries (never a TTL class tag: a version's age is the history's
+ * retention, not the file's idle time), for the S3 lifecycle rule of the CDK construct.
+ */
+const VERSION_TAGS = { [HISTORY_TAG_KEY]: HISTORY_TAG_VALUE };
 
 /** memvault's bookkeeping (rename journals) has no history: it is not the user's memory. */
 const RESERVED_PREFIX = `${MEMORY_ROOT}/.memvault/`;
@@ -149,7 +155,7 @@ export class StoreUserFiles implements UserFiles {
     const body = new Uint8Array(0);
     const seq = clockSeq();
     const metadata = { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }) };
-    await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata });
+    await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
   }
 
   /**
@@ -162,7 +168,7 @@ export class StoreUserFiles implements UserFiles {
   private async keepVersion(path: string, key: string, seq: number, body: Uint8Array, metadata: Record<string, string>, etag: string): Promise<void> {
     const versionKey = versionKeyOf(this.codec.uid, key, seq);
     try {
-      await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata });
+      await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
       this.ownVersions.set(etag, versionKey);
       return;
     } catch (error) {

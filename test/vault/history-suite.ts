@@ -8,6 +8,7 @@ import { createVault, type Vault } from '../../src/index.js';
 import { listAll, type ObjectStore } from '../../src/store/port.js';
 import { USERS_PREFIX } from '../../src/store/layout.js';
 import { FaultyStore } from '../faulty-store.js';
+import { sweep } from '../../src/expiry/sweep.js';
 
 export interface HistoryStores {
   /** A fresh, empty store for one test (an object, so that tests can scan and tamper with it). */
@@ -283,6 +284,47 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         expect(crashes).toBeGreaterThan(3);
       },
       timeout * 6,
+    );
+
+    it(
+      'retention: N versions per file and the age window are enforced by the sweeper; the newest version of a live file stays; expiry of an idle file takes its versions (raw scan)',
+      async () => {
+        const store = await stores.make();
+        const vault = await open(store);
+        const versionKeys = async () => (await rawKeys(store)).filter((k) => k.split('/')[2] === 'v');
+        await ok(vault, 'r', { command: 'create', path: '/memories/live.md', file_text: 'v0\n' });
+        for (let i = 1; i <= 4; i++) await ok(vault, 'r', { command: 'str_replace', path: '/memories/live.md', old_str: `v${i - 1}`, new_str: `v${i}` });
+        await ok(vault, 'r', { command: 'create', path: '/memories/gone.md', file_text: 'g\n' });
+        await ok(vault, 'r', { command: 'delete', path: '/memories/gone.md' });
+        expect(await versionKeys()).toHaveLength(7);
+
+        const history = { retentionDays: 30, maxVersions: 3 };
+        const day = 24 * 60 * 60 * 1000;
+        const at = (days: number) => {
+          const when = new Date(Date.now() + days * day);
+          return { asOf: when, now: () => when };
+        };
+        // Today: only the count rule applies (live.md keeps its 3 newest; gone.md's 2 are young).
+        const first = await sweep({ store, history, graceMs: 0, ...at(0) });
+        expect(first.versionsDropped).toBe(2);
+        expect((await vault.history('r', '/memories/live.md')).versions.map((v) => v.size)).toEqual([3, 3, 3]);
+        // A dry run past the window says what would go and deletes nothing.
+        const dry = await sweep({ store, history, graceMs: 0, dryRun: true, ...at(31) });
+        expect(dry.versionsDropped).toBe(4);
+        expect(await versionKeys()).toHaveLength(5);
+        // Past the window: everything of the deleted file goes; the live file keeps its newest version.
+        const late = await sweep({ store, history, graceMs: 0, ...at(31) });
+        expect(late.versionsDropped).toBe(4);
+        expect(await versionKeys()).toHaveLength(1);
+        expect(await read(vault, 'r', '/memories/live.md')).toBe('v4\n');
+        expect((await vault.history('r', '/memories/live.md')).versions).toHaveLength(1);
+
+        // Idle expiry of the file takes its last version with it.
+        const expired = await sweep({ store, ttl: { ttlDays: 1 }, graceMs: 0, ...at(2) });
+        expect(expired).toMatchObject({ expired: 1, versionsDropped: 1 });
+        expect(await rawKeys(store).then((keys) => keys.filter((k) => k.split('/')[2] !== 'c'))).toEqual([]);
+      },
+      timeout,
     );
 
     it(
