@@ -30,3 +30,26 @@ export function resolveHistoryOptions(option: boolean | HistoryOptions | undefin
   }
   return { retentionDays, maxVersions };
 }
+
+/** Environment switches (the CLI, containers): MEMVAULT_HISTORY=1|0, MEMVAULT_HISTORY_DAYS, MEMVAULT_HISTORY_VERSIONS. */
+export const HISTORY_ENV = { on: 'MEMVAULT_HISTORY', days: 'MEMVAULT_HISTORY_DAYS', versions: 'MEMVAULT_HISTORY_VERSIONS' } as const;
+
+/** The history option the environment asks for: undefined when MEMVAULT_HISTORY is unset, false for 0/off/false. */
+export function historyFromEnv(env: NodeJS.ProcessEnv = process.env): boolean | HistoryOptions | undefined {
+  const on = env[HISTORY_ENV.on]?.trim().toLowerCase();
+  if (on === undefined || on === '') return undefined;
+  if (['0', 'off', 'false', 'no'].includes(on)) return false;
+  if (!['1', 'on', 'true', 'yes'].includes(on)) throw new MemvaultError('CONFIG', `memvault: ${HISTORY_ENV.on} must be 1 or 0 (got '${on}')`);
+  const number = (name: string): number | undefined => {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') return undefined;
+    const value = Number(raw);
+    if (!Number.isFinite(value)) throw new MemvaultError('CONFIG', `memvault: ${name} must be a number (got '${raw}')`);
+    return value;
+  };
+  const retentionDays = number(HISTORY_ENV.days);
+  const maxVersions = number(HISTORY_ENV.versions);
+  const options: HistoryOptions = { ...(retentionDays !== undefined ? { retentionDays } : {}), ...(maxVersions !== undefined ? { maxVersions } : {}) };
+  resolveHistoryOptions(options); // refuse bad numbers at start-up
+  return options;
+}

@@ -8,6 +8,19 @@ import { exitWithError, usageError } from '../errors.js';
 import { progressBar } from '../progress.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
 import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
+import { historyFromEnv } from '../../vault/history-options.js';
+
+/** History and restore need history on; the environment may set its retention knobs (MEMVAULT_HISTORY_*). */
+function openHistoryVault(flags: VaultFlags): Promise<Vault> {
+  const fromEnv = historyFromEnv();
+  return openCliVault(flags, { create: false, history: fromEnv === undefined || fromEnv === false ? true : fromEnv });
+}
+
+function asOfFrom(value: string): Date {
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) throw usageError(`--as-of ${value} is not a date (use ISO 8601, e.g. 2026-12-01T09:30:00Z)`);
+  return at;
+}
 
 interface UserFlags extends VaultFlags {
   user: string;
@@ -109,6 +122,94 @@ export function registerUser(program: Command): void {
     } catch (error) {
       bar.stop();
       if (target && !finished) await rm(target.temporary, { force: true });
+      exitWithError(error);
+    }
+  });
+  addLifecycleOptions(
+    user
+      .command('history')
+      .description("list the kept versions of a user's file, or of every file below a directory (newest first per file; sizes, who made each, when)")
+      .requiredOption('--user <id>', 'the user id as the host application knows it')
+      .option('--path <path>', 'a file or directory below /memories', '/memories'),
+  ).action(async (flags: UserFlags & { path: string }) => {
+    try {
+      validateUserId(flags.user);
+      const vault = await openHistoryVault(flags);
+      try {
+        const { versions, truncated } = await vault.history(flags.user, flags.path, flags.actor ? { actor: flags.actor } : {});
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ versions: versions.map((v) => ({ ...v, time: v.time.toISOString() })), truncated })}\n`);
+        } else {
+          for (const v of versions) {
+            process.stdout.write(`${v.path}\t${v.seq}\t${v.time.toISOString()}\t${v.actor}\t${v.end ?? `${v.size} bytes`}\n`);
+          }
+          process.stdout.write(`user history: ${versions.length} versions${truncated ? ' (more not listed)' : ''}.\n`);
+        }
+      } finally {
+        await vault.close();
+      }
+    } catch (error) {
+      exitWithError(error);
+    }
+  });
+  addLifecycleOptions(
+    user
+      .command('restore')
+      .description("restore a user's file, directory or whole memory as it was at a point in time; each file restored is a new version (so it can be undone)")
+      .requiredOption('--user <id>', 'the user id as the host application knows it')
+      .requiredOption('--as-of <time>', 'the point in time (ISO 8601)')
+      .option('--path <path>', 'a file or directory below /memories (default: the whole memory)')
+      .option('--dry-run', 'say what would be restored or deleted, change nothing'),
+  ).action(async (flags: UserFlags & { path?: string; asOf: string; dryRun?: boolean }) => {
+    try {
+      validateUserId(flags.user);
+      const asOf = asOfFrom(flags.asOf);
+      const vault = await openHistoryVault(flags);
+      try {
+        const result = await vault.restore(flags.user, {
+          asOf,
+          ...(flags.path !== undefined ? { path: flags.path } : {}),
+          ...(flags.dryRun ? { dryRun: true } : {}),
+          ...(flags.actor ? { actor: flags.actor } : {}),
+        });
+        if (flags.json) process.stdout.write(`${JSON.stringify({ ...result, asOf: result.asOf.toISOString() })}\n`);
+        else {
+          for (const f of result.files) if (f.action !== 'unchanged') process.stdout.write(`${f.action}\t${f.path}\n`);
+          process.stdout.write(
+            `user restore${result.dryRun ? ' (dry run)' : ''}: ${result.restored} restored, ${result.deleted} deleted, ${result.unchanged} unchanged, ${result.conflicts} conflicts.\n`,
+          );
+        }
+        // Fail closed: a file that could not be restored is not a success.
+        if (result.conflicts > 0) process.exitCode = 1;
+      } finally {
+        await vault.close();
+      }
+    } catch (error) {
+      exitWithError(error);
+    }
+  });
+  addLifecycleOptions(
+    user
+      .command('drop-version')
+      .description('delete one kept version of a file for good (a version holding what must not be kept); the current file is not changed')
+      .requiredOption('--user <id>', 'the user id as the host application knows it')
+      .requiredOption('--path <path>', 'the file below /memories')
+      .requiredOption('--seq <n>', 'the version (its number, from user history)'),
+  ).action(async (flags: UserFlags & { path: string; seq: string }) => {
+    try {
+      validateUserId(flags.user);
+      const seq = Number(flags.seq);
+      if (!Number.isSafeInteger(seq) || seq < 1) throw usageError(`--seq ${flags.seq} is not a version number`);
+      const vault = await openHistoryVault(flags);
+      try {
+        const dropped = await vault.dropVersion(flags.user, flags.path, seq, flags.actor ? { actor: flags.actor } : {});
+        if (flags.json) process.stdout.write(`${JSON.stringify({ dropped })}\n`);
+        else process.stdout.write(dropped ? 'user drop-version: the version is deleted.\n' : 'user drop-version: no such version.\n');
+        if (!dropped) process.exitCode = 1;
+      } finally {
+        await vault.close();
+      }
+    } catch (error) {
       exitWithError(error);
     }
   });
