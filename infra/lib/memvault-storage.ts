@@ -27,6 +27,9 @@ export const TTL_CLASS_TAG_KEY = 'memvault-ttl-class';
  * `memvault doctor` requires the same (src/expiry/doctor.ts KEY_RECORD_NONCURRENT_DAYS).
  */
 export const KEY_RECORD_NONCURRENT_DAYS = 1;
+/** The object tag of every kept file version (docs/versions.md); src/store/layout.ts HISTORY_TAG_KEY/VALUE. */
+export const HISTORY_TAG_KEY = 'memvault-history';
+export const HISTORY_TAG_VALUE = 'version';
 
 /** Object Lock modes for the audit bucket. COMPLIANCE cannot be shortened or lifted by anyone, root included. */
 export type AuditRetentionMode = 'GOVERNANCE' | 'COMPLIANCE';
@@ -124,6 +127,13 @@ export interface MemvaultStorageProps {
    * Key records (`k/`) have their own rule of KEY_RECORD_NONCURRENT_DAYS (1), so erasure is not held up.
    */
   readonly noncurrentVersionExpirationDays?: number;
+  /**
+   * Days S3 keeps a file version of memvault's history (docs/versions.md) before its lifecycle rule
+   * deletes it: a backstop of the sweeper's retention, which also keeps the newest version of a
+   * live file and at most N per file (a lifecycle rule can only bound age). Match the vault's
+   * `history.retentionDays`. @default 30
+   */
+  readonly historyRetentionDays?: number;
   /** Days before an unfinished multipart upload is aborted. @default 1 */
   readonly abortIncompleteMultipartUploadDays?: number;
   /** Object Lock default retention of audit segments, in days. @default 365 */
@@ -247,6 +257,7 @@ export class MemvaultStorage extends Construct {
     const noncurrentDays = checkDays('noncurrentVersionExpirationDays', props.noncurrentVersionExpirationDays ?? 7);
     const abortDays = checkDays('abortIncompleteMultipartUploadDays', props.abortIncompleteMultipartUploadDays ?? 1);
     const auditDays = checkDays('auditRetentionDays', props.auditRetentionDays ?? 365);
+    const historyDays = checkDays('historyRetentionDays', props.historyRetentionDays ?? 30);
     this.keyPolicy = props.keyPolicy ?? 'application-only';
     if (this.keyPolicy !== 'application-only' && this.keyPolicy !== 'account') {
       throw new Error(`keyPolicy must be 'application-only' or 'account' (got '${String(this.keyPolicy)}')`);
@@ -290,6 +301,13 @@ export class MemvaultStorage extends Construct {
         // Lifecycle age counts from the last write; memvault's touch-on-read (copy in place) restarts it,
         // so "N days since creation" becomes "N idle days". The default class is one of these rules:
         // memvault tags a file with it when nothing more specific applies.
+        // File history: every kept version carries the history tag (never a TTL class tag).
+        {
+          id: 'memvault-history',
+          prefix: filesPrefix,
+          tagFilters: { [HISTORY_TAG_KEY]: HISTORY_TAG_VALUE },
+          expiration: Duration.days(historyDays),
+        },
         ...Object.entries(this.ttlClasses).map(([name, days]) => ({
           id: `memvault-ttl-${name}`,
           prefix: filesPrefix,

@@ -225,7 +225,7 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
   });
 
   it('has exactly one lifecycle rule per TTL class, filtered by its tag under the files prefix', () => {
-    const ttlRules = lifecycleRules().filter((r) => r.TagFilters !== undefined);
+    const ttlRules = lifecycleRules().filter((r) => (r.TagFilters as { Key: string }[] | undefined)?.[0]?.Key === TTL_CLASS_TAG_KEY);
     const byClass = Object.fromEntries(
       ttlRules.map((r) => {
         const filters = r.TagFilters as { Key: string; Value: string }[];
@@ -239,6 +239,14 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
     expect(ttlRules).toHaveLength(3);
     expect(byClass).toEqual({ default: 30, free: 7, pro: 365 });
     expect(TTL_CLASS_TAG_KEY).toBe('memvault-ttl-class');
+  });
+
+  it('has one lifecycle rule for the kept file versions (the history tag, under the files prefix), 30 days by default', () => {
+    const history = lifecycleRules().filter((r) => r.Id === 'memvault-history');
+    expect(history).toHaveLength(1);
+    expect(history[0]).toMatchObject({ Prefix: 'memvault/u/', Status: 'Enabled', ExpirationInDays: 30, TagFilters: [{ Key: 'memvault-history', Value: 'version' }] });
+    // Exactly the TTL rules and this one carry tag filters.
+    expect(lifecycleRules().filter((r) => r.TagFilters !== undefined)).toHaveLength(4);
   });
 
   it('turns Object Lock on for the audit bucket with the configured default retention', () => {
@@ -491,6 +499,7 @@ describe('MemvaultStorage with defaults and sweeper: false', () => {
         ExpiredObjectDeleteMarker: true,
       },
       { Id: 'memvault-key-records', Status: 'Enabled', Prefix: 'memvault/k/', NoncurrentVersionExpiration: { NoncurrentDays: 1 } },
+      { Id: 'memvault-history', Status: 'Enabled', Prefix: 'memvault/u/', TagFilters: [{ Key: 'memvault-history', Value: 'version' }], ExpirationInDays: 30 },
       {
         Id: 'memvault-ttl-default',
         Status: 'Enabled',

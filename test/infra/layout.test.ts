@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import {
   AUDIT_KEY_PREFIX,
   DEPLOYMENT_RECORD_KEY,
+  HISTORY_TAG_KEY,
+  HISTORY_TAG_VALUE,
   KEYS_PREFIX,
   SWEEP_STATE_KEY,
   SWEEP_STATE_PREFIX,
@@ -28,6 +30,8 @@ describe('the CDK construct and src/store/layout.ts name the same objects', () =
     expect(literal(/const keysPrefix = `\$\{this\.memoryPrefix\}([^`]*)`/)).toBe(KEYS_PREFIX);
     expect(literal(/const SWEEP_STATE_SEGMENT = '([^']*)'/)).toBe(SWEEP_STATE_PREFIX);
     expect(literal(/props\.auditPrefix \?\? '([^']*)'/)).toBe(AUDIT_KEY_PREFIX);
+    expect(literal(/export const HISTORY_TAG_KEY = '([^']*)'/)).toBe(HISTORY_TAG_KEY);
+    expect(literal(/export const HISTORY_TAG_VALUE = '([^']*)'/)).toBe(HISTORY_TAG_VALUE);
   });
 
   it('the layout composes as documented', () => {
