@@ -70,6 +70,9 @@ export interface HistoryWriting {
  */
 const VERSION_TAGS = { [HISTORY_TAG_KEY]: HISTORY_TAG_VALUE };
 
+/** Entries of each per-instance memo of version numbers and version keys. */
+const MEMO_LIMIT = 10_000;
+
 /** memvault's bookkeeping (rename journals) has no history: it is not the user's memory. */
 const RESERVED_PREFIX = `${MEMORY_ROOT}/.memvault/`;
 
@@ -94,6 +97,12 @@ export class StoreUserFiles implements UserFiles {
   /** The history holds versions of `path` up to `seq`: this instance's next version of it is numbered above. */
   noteNewestVersion(path: string, seq: number): void {
     this.seqFloor.set(path, Math.max(seq, this.seqFloor.get(path) ?? 0));
+  }
+
+  /** A host may hold one instance for long: the memos are forgotten when full (a forgotten number costs only a clock-numbered version). */
+  private remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+    if (map.size >= MEMO_LIMIT) map.clear();
+    map.set(key, value);
   }
 
   private keepsHistory(path: string): boolean {
@@ -123,7 +132,7 @@ export class StoreUserFiles implements UserFiles {
     if (object.body.byteLength === 0 && this.zeroBytesIsMarker()) return { marker: { reason: 'unknown', op: '', etag: object.etag } };
     const data = this.codec.open(path, object.body);
     const record = openVersionRecord(this.codec, path, object.metadata, object.body);
-    if (record) this.seqByEtag.set(object.etag, record.seq);
+    if (record) this.remember(this.seqByEtag, object.etag, record.seq);
     // A current version older than the newest one kept, or one without a record where the history
     // holds any, was put back by someone else: refused, never served as current.
     if (newest !== null && (record === undefined || record.seq < newest)) throw staleVersionError(path);
@@ -169,14 +178,14 @@ export class StoreUserFiles implements UserFiles {
     const versionKey = versionKeyOf(this.codec.uid, key, seq);
     try {
       await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
-      this.ownVersions.set(etag, versionKey);
+      this.remember(this.ownVersions, etag, versionKey);
       return;
     } catch (error) {
       if (!(error instanceof PreconditionFailedError)) return;
     }
     const there = await this.store.get(versionKey).catch(() => null);
     if (there && there.metadata[VERSION_METADATA] === metadata[VERSION_METADATA]) {
-      this.ownVersions.set(etag, versionKey); // our own write, whose answer was lost
+      this.remember(this.ownVersions, etag, versionKey); // our own write, whose answer was lost
       return;
     }
     await this.putBackNewest(key, etag).catch(() => undefined);
@@ -257,7 +266,7 @@ export class StoreUserFiles implements UserFiles {
       if (!conflict) {
         countBytesWritten(data.byteLength);
         if (history) {
-          this.seqByEtag.set(result.etag, seq);
+          this.remember(this.seqByEtag, result.etag, seq);
           await this.keepVersion(path, key, seq, body, metadata!, result.etag);
         }
         return result;

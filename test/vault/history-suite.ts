@@ -92,6 +92,9 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         // Restoring what is already there changes nothing.
         const again = await vault.restore('u1', { path: '/memories/notes.md', asOf: afterBad });
         expect(again).toMatchObject({ restored: 0, unchanged: 1 });
+        // The host's writes are kept and attributed too.
+        await (await vault.files('u1')).write('/memories/notes.md', new TextEncoder().encode('from the host\n'));
+        expect((await vault.history('u1', '/memories/notes.md')).versions.map((v) => v.actor)).toEqual(['host', 'restore', 'restore', 'model', 'model']);
       },
       timeout,
     );
