@@ -23,7 +23,17 @@ const run = randomBytes(4).toString('hex');
 async function open(history: boolean): Promise<Vault> {
   const store = endpoint ? `s3://${bucket}/bench-versions-${run}-${history ? 'on' : 'off'}` : new MemoryStore();
   const s3 = endpoint
-    ? { s3: { endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: process.env['MEMVAULT_S3_ACCESS_KEY_ID'] ?? 'test', secretAccessKey: process.env['MEMVAULT_S3_SECRET_ACCESS_KEY'] ?? 'test' } } }
+    ? {
+        s3: {
+          endpoint,
+          region: 'us-east-1',
+          forcePathStyle: true,
+          credentials: {
+            accessKeyId: process.env['MEMVAULT_S3_ACCESS_KEY_ID'] ?? 'test',
+            secretAccessKey: process.env['MEMVAULT_S3_SECRET_ACCESS_KEY'] ?? 'test',
+          },
+        },
+      }
     : {};
   return createVault({ store, ...s3, encryption: { masterKey }, history });
 }

@@ -602,7 +602,13 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
             options.onProgress?.(p);
           },
         }),
-      (r) => ({ scanned: r.scanned, expired: r.expired, kept: r.kept, errors: r.errors, ...(r.versionsDropped !== undefined ? { versionsDropped: r.versionsDropped } : {}) }),
+      (r) => ({
+        scanned: r.scanned,
+        expired: r.expired,
+        kept: r.kept,
+        errors: r.errors,
+        ...(r.versionsDropped !== undefined ? { versionsDropped: r.versionsDropped } : {}),
+      }),
     );
   };
 
@@ -612,10 +618,17 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     if (!history) throw new MemvaultError('CONFIG', 'memvault: file history is off for this vault (createVault({ history: true }), MEMVAULT_HISTORY=1)');
     // Reading or restoring never creates a user: an unknown user is NOT_FOUND (encrypted stores).
     const userCodec = encryption ? await encryption.codecProvider.forUid(encryption.codecProvider.uidOf(userId)) : await codec.forUser(userId);
-    const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, { actor: 'restore' });
+    const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, {
+      actor: 'restore',
+    });
     return { ctx: { store: observedStore, codec: userCodec, files }, entry: { ...entry, uid: auditPseudonymsOf(userCodec, codec).uid } };
   };
-  const withHistory = async <T>(userId: string, entry: AuditEntry, work: (ctx: Awaited<ReturnType<typeof historyOf>>['ctx']) => Promise<T>, countsOf: (r: T) => Record<string, number>) => {
+  const withHistory = async <T>(
+    userId: string,
+    entry: AuditEntry,
+    work: (ctx: Awaited<ReturnType<typeof historyOf>>['ctx']) => Promise<T>,
+    countsOf: (r: T) => Record<string, number>,
+  ) => {
     let opened: Awaited<ReturnType<typeof historyOf>>;
     try {
       opened = await historyOf(userId, entry);
@@ -627,7 +640,12 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
   const historyApi: Pick<Vault, 'history' | 'restore' | 'dropVersion'> = {
     history: (userId, path, options) =>
-      withHistory(userId, { type: 'history', ...actorOf(options) }, (ctx) => listHistory(ctx, path), (r) => ({ versions: r.versions.length })),
+      withHistory(
+        userId,
+        { type: 'history', ...actorOf(options) },
+        (ctx) => listHistory(ctx, path),
+        (r) => ({ versions: r.versions.length }),
+      ),
     restore: (userId, options) =>
       withHistory(
         userId,
@@ -636,7 +654,12 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
         (r) => ({ restored: r.restored, deleted: r.deleted, unchanged: r.unchanged, conflicts: r.conflicts, dryRun: r.dryRun ? 1 : 0 }),
       ),
     dropVersion: (userId, path, seq, options) =>
-      withHistory(userId, { type: 'restore', ...actorOf(options) }, (ctx) => dropVersion(ctx, path, seq), (dropped) => ({ dropped: dropped ? 1 : 0 })),
+      withHistory(
+        userId,
+        { type: 'restore', ...actorOf(options) },
+        (ctx) => dropVersion(ctx, path, seq),
+        (dropped) => ({ dropped: dropped ? 1 : 0 }),
+      ),
   };
 
   return {

@@ -244,7 +244,12 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
   it('has one lifecycle rule for the kept file versions (the history tag, under the files prefix), 30 days by default', () => {
     const history = lifecycleRules().filter((r) => r.Id === 'memvault-history');
     expect(history).toHaveLength(1);
-    expect(history[0]).toMatchObject({ Prefix: 'memvault/u/', Status: 'Enabled', ExpirationInDays: 30, TagFilters: [{ Key: 'memvault-history', Value: 'version' }] });
+    expect(history[0]).toMatchObject({
+      Prefix: 'memvault/u/',
+      Status: 'Enabled',
+      ExpirationInDays: 30,
+      TagFilters: [{ Key: 'memvault-history', Value: 'version' }],
+    });
     // Exactly the TTL rules and this one carry tag filters.
     expect(lifecycleRules().filter((r) => r.TagFilters !== undefined)).toHaveLength(4);
   });

@@ -24,7 +24,8 @@ export function resolveHistoryOptions(option: boolean | HistoryOptions | undefin
   const given = option === true ? {} : option;
   const retentionDays = given.retentionDays ?? DEFAULT_HISTORY.retentionDays;
   const maxVersions = given.maxVersions ?? DEFAULT_HISTORY.maxVersions;
-  if (!(retentionDays > 0) || !Number.isFinite(retentionDays)) throw new MemvaultError('CONFIG', 'memvault: history.retentionDays must be a positive number of days');
+  if (!(retentionDays > 0) || !Number.isFinite(retentionDays))
+    throw new MemvaultError('CONFIG', 'memvault: history.retentionDays must be a positive number of days');
   if (!Number.isSafeInteger(maxVersions) || maxVersions < 1 || maxVersions > 1000) {
     throw new MemvaultError('CONFIG', 'memvault: history.maxVersions must be a whole number from 1 to 1,000');
   }

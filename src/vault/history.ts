@@ -115,7 +115,14 @@ async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise
   }
   const data = record.end ? new Uint8Array(0) : ctx.codec.open(version.path, object.body);
   return {
-    record: { path: version.path, seq: record.seq, actor: record.actor, time: new Date(record.time), size: data.byteLength, ...(record.end ? { end: record.end } : {}) },
+    record: {
+      path: version.path,
+      seq: record.seq,
+      actor: record.actor,
+      time: new Date(record.time),
+      size: data.byteLength,
+      ...(record.end ? { end: record.end } : {}),
+    },
     data,
   };
 }
@@ -213,7 +220,8 @@ async function currentState(ctx: HistoryContext, path: string): Promise<{ etag: 
 
 /** Drop one version for good (a version holding what must not be kept). Returns false when there was none. */
 export async function dropVersion(ctx: HistoryContext, path: string, seq: number): Promise<boolean> {
-  if (!Number.isSafeInteger(seq) || seq < 1) throw new MemvaultError('INVALID_INPUT', 'memvault: a version is named by its sequence number, a positive integer');
+  if (!Number.isSafeInteger(seq) || seq < 1)
+    throw new MemvaultError('INVALID_INPUT', 'memvault: a version is named by its sequence number, a positive integer');
   const key = versionKeyOf(ctx.codec.uid, ctx.codec.keyFor(path), seq);
   if (!(await ctx.store.head(key))) return false;
   await ctx.store.delete(key);

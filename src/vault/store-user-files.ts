@@ -9,7 +9,15 @@ import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf } from '../store/fence.js';
 
-import { DELETE_BATCH_KEYS as DELETE_BATCH, HISTORY_TAG_KEY, HISTORY_TAG_VALUE, parseVersionKey, VERSION_KEY_EXTRA_BYTES, versionKeyOf, versionsPrefixOf } from '../store/layout.js';
+import {
+  DELETE_BATCH_KEYS as DELETE_BATCH,
+  HISTORY_TAG_KEY,
+  HISTORY_TAG_VALUE,
+  parseVersionKey,
+  VERSION_KEY_EXTRA_BYTES,
+  versionKeyOf,
+  versionsPrefixOf,
+} from '../store/layout.js';
 import {
   bodyHashOf,
   clockSeq,
@@ -163,7 +171,9 @@ export class StoreUserFiles implements UserFiles {
   private async writeTombstone(path: string, key: string, end: VersionEnd): Promise<void> {
     const body = new Uint8Array(0);
     const seq = clockSeq();
-    const metadata = { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }) };
+    const metadata = {
+      [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }),
+    };
     await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
   }
 
@@ -239,7 +249,9 @@ export class StoreUserFiles implements UserFiles {
     const seq = floor !== undefined && numbered <= floor ? nextSeq(floor) : numbered;
     const fields: Record<string, string> = {
       ...(condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : {}),
-      ...(history ? { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body) }) } : {}),
+      ...(history
+        ? { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body) }) }
+        : {}),
     };
     const metadata = Object.keys(fields).length > 0 ? fields : undefined;
     const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>

@@ -34,7 +34,10 @@ describe('memvault user history / restore', () => {
     await new Promise((r) => setTimeout(r, 1100));
     expect((await exec({ command: 'str_replace', path: '/memories/plan.md', old_str: 'good', new_str: 'bad' })).code).toBe(0);
 
-    const listed = await runCli(['user', 'history', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--json', '--audit-file', auditFile], { cwd, env });
+    const listed = await runCli(['user', 'history', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--json', '--audit-file', auditFile], {
+      cwd,
+      env,
+    });
     expect(listed.code, listed.stderr).toBe(0);
     const { versions } = JSON.parse(listed.stdout) as { versions: Array<{ seq: number; actor: string; size: number }> };
     expect(versions.map((v) => [v.actor, v.size])).toEqual([
@@ -42,25 +45,37 @@ describe('memvault user history / restore', () => {
       ['model', 10],
     ]);
 
-    const dry = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', asOf, '--dry-run', '--json', '--audit-file', auditFile], { cwd, env });
+    const dry = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', asOf, '--dry-run', '--json', '--audit-file', auditFile], {
+      cwd,
+      env,
+    });
     expect(dry.code, dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, restored: 1, files: [{ path: '/memories/plan.md', action: 'restored' }] });
     const vault = await createVault({ store, encryption: { masterKey: KEY }, history: true, create: false });
     const now = async () => Buffer.from((await (await vault.files('ann')).read('/memories/plan.md'))!.data).toString('utf8');
     expect(await now()).toBe('bad plan\n');
 
-    const done = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', asOf, '--audit-file', auditFile, '--actor', 'ticket-9'], { cwd, env });
+    const done = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', asOf, '--audit-file', auditFile, '--actor', 'ticket-9'], {
+      cwd,
+      env,
+    });
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout).toContain('1 restored');
     expect(await now()).toBe('good plan\n');
 
-    const drop = await runCli(['user', 'drop-version', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--seq', String(versions[0]!.seq), '--audit-file', auditFile], {
+    const drop = await runCli(
+      ['user', 'drop-version', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--seq', String(versions[0]!.seq), '--audit-file', auditFile],
+      {
+        cwd,
+        env,
+      },
+    );
+    expect(drop.code, drop.stderr).toBe(0);
+    expect((await vault.history('ann', '/memories/plan.md')).versions.map((v) => v.actor)).toEqual(['restore', 'model']);
+    const again = await runCli(['user', 'drop-version', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--seq', String(versions[0]!.seq)], {
       cwd,
       env,
     });
-    expect(drop.code, drop.stderr).toBe(0);
-    expect((await vault.history('ann', '/memories/plan.md')).versions.map((v) => v.actor)).toEqual(['restore', 'model']);
-    const again = await runCli(['user', 'drop-version', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--seq', String(versions[0]!.seq)], { cwd, env });
     expect(again.code).toBe(1); // nothing dropped is not a success
     await vault.close();
 

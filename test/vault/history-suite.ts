@@ -104,7 +104,12 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
       async () => {
         const store = await stores.make();
         const vault = await open(store);
-        const files = { '/memories/projects/a.md': 'A\n', '/memories/projects/b.md': 'B\n', '/memories/projects/deep/c.md': 'C\n', '/memories/other.md': 'O\n' };
+        const files = {
+          '/memories/projects/a.md': 'A\n',
+          '/memories/projects/b.md': 'B\n',
+          '/memories/projects/deep/c.md': 'C\n',
+          '/memories/other.md': 'O\n',
+        };
         for (const [path, body] of Object.entries(files)) await ok(vault, 'u2', { command: 'create', path, file_text: body });
         await ok(vault, 'u2', { command: 'str_replace', path: '/memories/projects/a.md', old_str: 'A', new_str: 'A2' });
         const beforeDelete = await moment();
@@ -121,11 +126,7 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
             .filter((v) => v.end === 'deleted' && v.actor === 'model')
             .map((v) => v.path)
             .sort(),
-        ).toEqual([
-          '/memories/projects/a.md',
-          '/memories/projects/b.md',
-          '/memories/projects/deep/c.md',
-        ]);
+        ).toEqual(['/memories/projects/a.md', '/memories/projects/b.md', '/memories/projects/deep/c.md']);
 
         const restored = await vault.restore('u2', { path: '/memories/projects', asOf: beforeDelete });
         expect(restored).toMatchObject({ restored: 3, deleted: 0 });
