@@ -1,0 +1,94 @@
+/** The pieces of file history on their own: version keys, options, the env switch, history off. */
+import { describe, expect, it } from 'vitest';
+import { createVault } from '../../src/index.js';
+import { parseVersionKey, userFilesPrefix, versionKeyOf, versionsPrefixOf, VERSION_KEY_EXTRA_BYTES } from '../../src/store/layout.js';
+import { listAll } from '../../src/store/port.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { historyFromEnv, resolveHistoryOptions } from '../../src/vault/history-options.js';
+
+describe('version keys (src/store/layout.ts)', () => {
+  const uid = 'UID';
+  const file = `${userFilesPrefix(uid)}AAA/BBB`;
+
+  it('sort newest first, never share a prefix with the files below a same-named directory, and parse back', () => {
+    const keys = [1, 2, 10, 1_765_000_000_000_000].map((seq) => versionKeyOf(uid, file, seq));
+    expect([...keys].sort()).toEqual([...keys].reverse());
+    for (const key of keys) expect(key.startsWith(versionsPrefixOf(uid, file))).toBe(true);
+    expect(versionKeyOf(uid, `${file}/CCC`, 5).startsWith(versionsPrefixOf(uid, file))).toBe(false);
+    expect(parseVersionKey(uid, keys[2]!)).toEqual({ fileKey: file, seq: 10 });
+    expect(keys[0]!.length - file.length).toBe(VERSION_KEY_EXTRA_BYTES);
+    expect(keys[0]).toBe('u/UID/v/AAA/BBB/@9007199254740990');
+  });
+
+  it('refuse what is not a version key of this user', () => {
+    for (const key of [
+      'u/UID/f/AAA',
+      'u/UID/v/@0000000000000001',
+      'u/UID/v/AAA/@123',
+      'u/UID/v/AAA/@900719925474099x',
+      'u/OTHER/v/AAA/@9007199254740990',
+      'u/UID/v/AAA/@9007199254740991',
+    ]) {
+      expect(parseVersionKey(uid, key)).toBeNull();
+    }
+    expect(() => versionKeyOf(uid, file, 0)).toThrow();
+    expect(() => versionKeyOf(uid, 'u/OTHER/f/AAA', 1)).toThrow();
+  });
+});
+
+describe('history options', () => {
+  it('off unless asked; defaults 30 days and 100 versions; bad numbers refused', () => {
+    expect(resolveHistoryOptions(undefined)).toBeUndefined();
+    expect(resolveHistoryOptions(false)).toBeUndefined();
+    expect(resolveHistoryOptions(true)).toEqual({ retentionDays: 30, maxVersions: 100 });
+    expect(resolveHistoryOptions({ maxVersions: 5 })).toEqual({ retentionDays: 30, maxVersions: 5 });
+    for (const bad of [{ retentionDays: 0 }, { retentionDays: Infinity }, { maxVersions: 0 }, { maxVersions: 1001 }, { maxVersions: 2.5 }]) {
+      expect(() => resolveHistoryOptions(bad)).toThrow(/history\./);
+    }
+  });
+
+  it('MEMVAULT_HISTORY and its knobs', () => {
+    expect(historyFromEnv({})).toBeUndefined();
+    expect(historyFromEnv({ MEMVAULT_HISTORY: '0' })).toBe(false);
+    expect(historyFromEnv({ MEMVAULT_HISTORY: 'on' })).toEqual({});
+    expect(historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_DAYS: '7', MEMVAULT_HISTORY_VERSIONS: '3' })).toEqual({ retentionDays: 7, maxVersions: 3 });
+    expect(() => historyFromEnv({ MEMVAULT_HISTORY: 'maybe' })).toThrow(/MEMVAULT_HISTORY/);
+    expect(() => historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_VERSIONS: 'lots' })).toThrow(/MEMVAULT_HISTORY_VERSIONS/);
+    expect(() => historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_DAYS: '-1' })).toThrow(/retentionDays/);
+  });
+});
+
+describe('history off (the default)', () => {
+  it('keeps no version, and the history API says it is off', async () => {
+    const store = new MemoryStore();
+    const vault = await createVault({ store, encryption: { masterKey: new Uint8Array(32).fill(7) } });
+    for (const input of [
+      { command: 'create', path: '/memories/a.md', file_text: 'a\n' },
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'a', new_str: 'b' },
+      { command: 'delete', path: '/memories/a.md' },
+    ]) {
+      expect((await vault.run('u', input)).isError).toBe(false);
+    }
+    const keys: string[] = [];
+    for await (const o of listAll(store, 'u/')) keys.push(o.key);
+    expect(keys.filter((k) => k.split('/')[2] === 'v')).toEqual([]);
+    await expect(vault.history('u', '/memories/a.md')).rejects.toMatchObject({ code: 'CONFIG' });
+    await expect(vault.restore('u', { asOf: new Date() })).rejects.toMatchObject({ code: 'CONFIG' });
+    await vault.close();
+  });
+
+  it('a path whose version keys would pass the store key limit is refused as too long with history on', async () => {
+    const store = new MemoryStore();
+    const vault = await createVault({ store, encryption: false, history: true });
+    // Plain names: the key is u/{26-char uid}/f/ + the name; pick a name that fits alone but not with a version suffix.
+    const rest = 1024 - 'u/'.length - 26 - '/f/'.length - 5; // 5 bytes short of the limit
+    const name = [...Array.from({ length: 4 }, () => 'n'.repeat(200)), 'm'.repeat(rest - 4 * 201)].join('/');
+    const r = await vault.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' });
+    expect(r.isError).toBe(true);
+    expect(JSON.stringify(r.content)).toMatch(/too long to store/);
+    const off = await createVault({ store: new MemoryStore(), encryption: false });
+    expect((await off.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' })).isError).toBe(false);
+    await vault.close();
+    await off.close();
+  });
+});
