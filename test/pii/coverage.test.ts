@@ -22,12 +22,30 @@ describe('US_SSN', () => {
     ['abc 078 05 1123 abc', '078 05 1123'],
     ['Her number on file: 219 09 9999.', '219 09 9999'],
     ['SSN 078051121', '078051121'],
+    // Nine bare digits and Presidio's 3-6 grouping on their own, when nothing before says what else they are.
+    ['078051121', '078051121'],
+    ['moved to 219099998 last year', '219099998'],
+    ['536-904399', '536-904399'],
+    ['SSN 078-051121', '078-051121'],
+    ['SSN 07805-1121', '07805-1121'],
   ])('reports %j', (text, value) => {
     expect(found(text, 'US_SSN')).toEqual([value]);
   });
 
   it.each([
-    '078051121', // nine bare digits need a word that says SSN
+    'Order 078051121', // nine bare digits after a word that makes them another number
+    'invoice #636521579',
+    'Kundennummer 100234567',
+    '注文番号 #141658830',
+    'Mobil 612345678',
+    'passport 531234567',
+    'routing 121000358',
+    '078051120', // voided (the 1938 wallet insert), as Presidio rules it out
+    '123456789',
+    '111111111',
+    '98765432 1',
+    'CA 94107-1234', // XXXXX-XXXX is the ZIP+4 shape: it needs an SSN word
+    'Berlin 030-123456', // a 3-6 form that is a valid national phone number is one
     'part 123 45 6789',
     'order no. 219 09 9999',
     'Tel. 078 05 1123',
