@@ -98,6 +98,14 @@ describe('SECRET, credential families', () => {
     ['hubspotKey: "f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91"', 'f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91'],
     ['STRIPE_KEY=9fK2mQ7xLp4Rt8Vb3Nw6Zc1H', '9fK2mQ7xLp4Rt8Vb3Nw6Zc1H'],
     ['slack_token: "xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c"', 'xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c'],
+    // A key named after the service, with no key word (gitleaks' Sourcegraph and Sumo Logic rules).
+    ['sourcegraph: 6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3', '6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3'],
+    ['SOURCEGRAPH_URL_TOKEN = "Xy7Lq2Vb9Nf4Rt6Zc1Hm8Ks3"', 'Xy7Lq2Vb9Nf4Rt6Zc1Hm8Ks3'],
+    ['sumologic.accessId = "su9OL59biWiJu7"', 'su9OL59biWiJu7'],
+    ['sumo_access_id: suK3m9QpL2x7Vb', 'suK3m9QpL2x7Vb'],
+    // A secret key spelled in one lowercase word is still one ("secretkey", "apikeys").
+    ['secretkey=Qm7Vx2Lp9Rt4Nb8Zk3Hc', 'Qm7Vx2Lp9Rt4Nb8Zk3Hc'],
+    ['apikeys: Qm7Vx2Lp9Rt4Nb8Zk3Hc', 'Qm7Vx2Lp9Rt4Nb8Zk3Hc'],
   ])('reports %j', (text, value) => {
     expect(found(text, 'SECRET')).toEqual([value]);
   });
@@ -112,7 +120,26 @@ describe('SECRET, credential families', () => {
     '-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----',
     '-----BEGIN OPENSSH PRIVATE KEY----------END OPENSSH PRIVATE KEY-----',
     'sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa',
+    // A key word that begins another word is not a key name.
+    'minisat-master-keying:x64-uwp=fail',
+    'tokenizer: bert-base-uncased-v2x9',
+    'secretary: Jo4nSm1th-Office22',
+    'keyboard = Logitech-MX-Keys-S-2023',
+    // An access id that is a UUID is an identifier (report_access_id), and sumOf… is not Sumo Logic.
+    'report_access_id: e8e4df51-2054-49b0-ab1c-516ac95c691d',
+    'sumOfExposures = 3Kof2VffNQ0QgYIhXUPJosVlCaQKm2hfpWE6F1fT9YGY74blQBIPsrkCcf1TwKE5;',
+    // A value shown cut off is documentation of a token, not the token.
+    'export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...',
+    'api_key: Qm7Vx2Lp9Rt4Nb8Zk3Hc…',
   ])('does not report %j', (text) => {
     expect(found(text, 'SECRET')).toEqual([]);
+  });
+
+  it('a Fly.io token of several macaroons joined by commas is one secret', () => {
+    const mac = (c: string) => `fm2_${c.repeat(30)}lJPECAAAAAAAAyZtxBD1hSZ7L5leXsj64ZbDlkm/wrVodHRwczovL2FwaS5mbHkuaW8vdjGWAJLOAAwMDB8Lk7lod`;
+    const token = `${mac('Ab3')},${mac('Xy7')},${mac('Qm9')}`;
+    expect(found(`FLY_API_TOKEN: FlyV1 ${token}`, 'SECRET')).toEqual([token]);
+    // Two tokens in a list stay two.
+    expect(found(`a: ${mac('Ab3')}, b: ${mac('Xy7')}`, 'SECRET')).toHaveLength(2);
   });
 });

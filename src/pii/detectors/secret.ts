@@ -530,8 +530,13 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
     const bareKey = /^[_-]?key$/i.test(m[0]);
     // Public keys are published on purpose ("ssh_public_key", "publicKey", "VAPID_PUB_KEY").
     const accessId = ACCESS_ID.test(keyName);
+    if (SERVICE_KEYWORD.test(m[0]) && !accessId && DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length))) {
+      // "SOURCEGRAPH_URL_TOKEN": the service name says nothing yet; a key word later in the name may.
+      from = keywordStart + m[0].length;
+      continue;
+    }
     if (
-      DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) ||
+      (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) && !accessId) ||
       (/(?:_id|Id)$/.test(keyName) && !accessId) ||
       PUBLIC_KEY_NAME.test(keyName) ||
       continuesAsOtherWord(text, keywordStart + m[0].length)
@@ -600,7 +605,7 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
           accessId
           ? looksRandom(value, 12) && countDigits(value) >= 3 && !UUID.test(value)
           : (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) || (UUID.test(value) && !looksFake(value, false));
-    if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd)) && !(quote === '' && !passwordLike && isElided(text, valueEnd))) {
+    if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd)) && !(quote === '' && !passwordLike && isElided(text, value, valueEnd))) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
       from = Math.max(valueEnd, keyEnd);
     } else {
@@ -610,6 +615,7 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
 }
 
 const ACCESS_ID = /access[_-]?id$/i;
+const SERVICE_KEYWORD = /^(?:sourcegraph|sumo(?:logic)?)$/i;
 
 /**
  * "master-keying", "keyboard", "tokenizer", "secretary", "passwordless": the keyword is the start of
@@ -623,8 +629,8 @@ function continuesAsOtherWord(text: string, keywordEnd: number): boolean {
 }
 
 /** A value shown cut off ("ops_eyJzaWdu…", "sk-abc123..."): the start of a token in documentation, not the token. */
-function isElided(text: string, valueEnd: number): boolean {
-  return text.startsWith('...', valueEnd) || text.charCodeAt(valueEnd) === 0x2026;
+function isElided(text: string, value: string, valueEnd: number): boolean {
+  return value.endsWith('\u2026') || text.startsWith('...', valueEnd) || text.charCodeAt(valueEnd) === 0x2026;
 }
 
 // A UUID after a key or token name is the credential (Heroku, Snyk, HubSpot API keys are UUIDs).
