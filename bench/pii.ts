@@ -154,14 +154,18 @@ printScores(
     }
     for (const f of detectAll(text).filter((c) => c.type === 'US_SSN')) {
       const value = text.slice(f.start, f.end);
-      if (value.includes('-') || !/[ .]/.test(value) || overlapsSsn(f.start, f.end)) continue;
+      if (/^\d{3}-\d{2}-\d{4}$/.test(value) || overlapsSsn(f.start, f.end)) continue;
       grouped++;
       if (other(f.start, f.end)) groupedOther++;
     }
   }
   console.log(`\nSSN rules on ${texts.length} texts (labelled SSNs excluded), findings that are not SSNs:`);
-  console.log(`  XXX XX XXXX / XXX.XX.XXXX alone (the rule in use): ${grouped} (${groupedOther} of them labelled as another type)`);
-  console.log(`  nine bare digits alone (not used; needs an SSN word): ${candidates} (${otherType} of them labelled as another type; every one a false alarm)`);
+  console.log(
+    `  every form but XXX-XX-XXXX (spaced, dotted, bare, XXX-XXXXXX) as the rules in use report it (detectAll, before overlaps): ${grouped} (${groupedOther} of them labelled as another type)`,
+  );
+  console.log(
+    `  nine bare digits with valid SSA ranges and no exclusion at all (the naive rule): ${candidates} (${otherType} of them labelled as another type; every one a false alarm)`,
+  );
 }
 
 // ---- Encoded values: what survives base64 and percent-encoding ----
