@@ -31,7 +31,9 @@ const fmt = (n: number) => n.toFixed(3);
 // node_modules link) also measures that code's edit cost in the same run, for a before/after on one machine state.
 const baselineDir = process.env.PII_BASELINE_DIR;
 const baselineEdit: typeof redactEdit | undefined =
-  baselineDir === undefined ? undefined : ((await import(pathToFileURL(join(resolve(baselineDir), 'src/pii/edit.ts')).href)) as { redactEdit: typeof redactEdit }).redactEdit;
+  baselineDir === undefined
+    ? undefined
+    : ((await import(pathToFileURL(join(resolve(baselineDir), 'src/pii/edit.ts')).href)) as { redactEdit: typeof redactEdit }).redactEdit;
 
 function printScores(title: string, score: CorpusScore): void {
   console.log(`\n${title}`);
@@ -118,11 +120,9 @@ printScores(
   const o = totals(all);
   console.log(`  OVERALL      precision ${fmt(o.precision)}  recall ${fmt(o.recall)}  (tp ${o.tp}, fp ${o.fp}, fn ${o.fn})`);
   const shown = main.misses.filter((x) => !allIps(x));
-  for (const m of shown.filter((x) => x.kind === 'fn'))
-    console.log(`  FN ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
-  for (const m of shown.filter((x) => x.kind === 'fp').slice(0, 30))
-    console.log(`  FP ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
-  console.log('  not scored (not a value of their type by the issue\'s definitions; reason in samples.jsonl):');
+  for (const m of shown.filter((x) => x.kind === 'fn')) console.log(`  FN ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
+  for (const m of shown.filter((x) => x.kind === 'fp').slice(0, 30)) console.log(`  FP ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
+  console.log("  not scored (not a value of their type by the issue's definitions; reason in samples.jsonl):");
   for (const s of loadExcludedSamples()) console.log(`    ${s.source} ${s.type} ${s.ref}: ${JSON.stringify(s.text.slice(0, 60))}: ${s.excluded}`);
 }
 

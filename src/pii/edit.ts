@@ -50,7 +50,12 @@ export const CONTEXT_AFTER = 128;
  * pair ends at the line break, so a scan of the window and of the whole text agree after `b`.
  * Undefined when a side has no such blank line within 2 margins, or a key block may be near.
  */
-function paragraphWindow(text: string, from: number, to: number, margin: number): { windowStart: number; windowEnd: number; keepFrom: number; keepTo: number } | undefined {
+function paragraphWindow(
+  text: string,
+  from: number,
+  to: number,
+  margin: number,
+): { windowStart: number; windowEnd: number; keepFrom: number; keepTo: number } | undefined {
   const leftLimit = visibleBefore(text, from, CONTEXT_AFTER);
   const b = leftLimit < 2 ? -1 : text.lastIndexOf('\n\n', leftLimit - 2);
   const rightLimit = visibleAfter(text, to, CONTEXT_BEFORE);

@@ -165,7 +165,13 @@ function joinFlyMacaroons(text: string, out: Candidate[], from: number): void {
   for (let i = from; i < out.length; i++) {
     const c = out[i] as Candidate;
     const last = kept > from ? (out[kept - 1] as Candidate) : undefined;
-    if (last !== undefined && last.end + 1 === c.start && text.charCodeAt(last.end) === 44 && text.startsWith('fm', c.start) && text.startsWith('fm', last.start)) {
+    if (
+      last !== undefined &&
+      last.end + 1 === c.start &&
+      text.charCodeAt(last.end) === 44 &&
+      text.startsWith('fm', c.start) &&
+      text.startsWith('fm', last.start)
+    ) {
       last.end = c.end;
       continue;
     }
@@ -605,7 +611,12 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
           accessId
           ? looksRandom(value, 12) && countDigits(value) >= 3 && !UUID.test(value)
           : (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) || (UUID.test(value) && !looksFake(value, false));
-    if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd)) && !(quote === '' && !passwordLike && isElided(text, value, valueEnd))) {
+    if (
+      accepted &&
+      !isPlaceholder(value) &&
+      !(quote === '' && looksLikeCodeReference(text, value, valueEnd)) &&
+      !(quote === '' && !passwordLike && isElided(text, value, valueEnd))
+    ) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
       from = Math.max(valueEnd, keyEnd);
     } else {
