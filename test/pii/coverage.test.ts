@@ -22,12 +22,30 @@ describe('US_SSN', () => {
     ['abc 078 05 1123 abc', '078 05 1123'],
     ['Her number on file: 219 09 9999.', '219 09 9999'],
     ['SSN 078051121', '078051121'],
+    // Nine bare digits and Presidio's 3-6 grouping on their own, when nothing before says what else they are.
+    ['078051121', '078051121'],
+    ['moved to 219099998 last year', '219099998'],
+    ['536-904399', '536-904399'],
+    ['SSN 078-051121', '078-051121'],
+    ['SSN 07805-1121', '07805-1121'],
   ])('reports %j', (text, value) => {
     expect(found(text, 'US_SSN')).toEqual([value]);
   });
 
   it.each([
-    '078051121', // nine bare digits need a word that says SSN
+    'Order 078051121', // nine bare digits after a word that makes them another number
+    'invoice #636521579',
+    'Kundennummer 100234567',
+    '注文番号 #141658830',
+    'Mobil 612345678',
+    'passport 531234567',
+    'routing 121000358',
+    '078051120', // voided (the 1938 wallet insert), as Presidio rules it out
+    '123456789',
+    '111111111',
+    '98765432 1',
+    'CA 94107-1234', // XXXXX-XXXX is the ZIP+4 shape: it needs an SSN word
+    'Berlin 030-123456', // a 3-6 form that is a valid national phone number is one
     'part 123 45 6789',
     'order no. 219 09 9999',
     'Tel. 078 05 1123',
@@ -80,6 +98,14 @@ describe('SECRET, credential families', () => {
     ['hubspotKey: "f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91"', 'f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91'],
     ['STRIPE_KEY=9fK2mQ7xLp4Rt8Vb3Nw6Zc1H', '9fK2mQ7xLp4Rt8Vb3Nw6Zc1H'],
     ['slack_token: "xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c"', 'xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c'],
+    // A key named after the service, with no key word (gitleaks' Sourcegraph and Sumo Logic rules).
+    ['sourcegraph: 6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3', '6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3'],
+    ['SOURCEGRAPH_URL_TOKEN = "Xy7Lq2Vb9Nf4Rt6Zc1Hm8Ks3"', 'Xy7Lq2Vb9Nf4Rt6Zc1Hm8Ks3'],
+    ['sumologic.accessId = "su9OL59biWiJu7"', 'su9OL59biWiJu7'],
+    ['sumo_access_id: suK3m9QpL2x7Vb', 'suK3m9QpL2x7Vb'],
+    // A secret key spelled in one lowercase word is still one ("secretkey", "apikeys").
+    ['secretkey=Qm7Vx2Lp9Rt4Nb8Zk3Hc', 'Qm7Vx2Lp9Rt4Nb8Zk3Hc'],
+    ['apikeys: Qm7Vx2Lp9Rt4Nb8Zk3Hc', 'Qm7Vx2Lp9Rt4Nb8Zk3Hc'],
   ])('reports %j', (text, value) => {
     expect(found(text, 'SECRET')).toEqual([value]);
   });
@@ -94,7 +120,26 @@ describe('SECRET, credential families', () => {
     '-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----',
     '-----BEGIN OPENSSH PRIVATE KEY----------END OPENSSH PRIVATE KEY-----',
     'sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa',
+    // A key word that begins another word is not a key name.
+    'minisat-master-keying:x64-uwp=fail',
+    'tokenizer: bert-base-uncased-v2x9',
+    'secretary: Jo4nSm1th-Office22',
+    'keyboard = Logitech-MX-Keys-S-2023',
+    // An access id that is a UUID is an identifier (report_access_id), and sumOf… is not Sumo Logic.
+    'report_access_id: e8e4df51-2054-49b0-ab1c-516ac95c691d',
+    'sumOfExposures = 3Kof2VffNQ0QgYIhXUPJosVlCaQKm2hfpWE6F1fT9YGY74blQBIPsrkCcf1TwKE5;',
+    // A value shown cut off is documentation of a token, not the token.
+    'export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...',
+    'api_key: Qm7Vx2Lp9Rt4Nb8Zk3Hc…',
   ])('does not report %j', (text) => {
     expect(found(text, 'SECRET')).toEqual([]);
+  });
+
+  it('a Fly.io token of several macaroons joined by commas is one secret', () => {
+    const mac = (c: string) => `fm2_${c.repeat(30)}lJPECAAAAAAAAyZtxBD1hSZ7L5leXsj64ZbDlkm/wrVodHRwczovL2FwaS5mbHkuaW8vdjGWAJLOAAwMDB8Lk7lod`;
+    const token = `${mac('Ab3')},${mac('Xy7')},${mac('Qm9')}`;
+    expect(found(`FLY_API_TOKEN: FlyV1 ${token}`, 'SECRET')).toEqual([token]);
+    // Two tokens in a list stay two.
+    expect(found(`a: ${mac('Ab3')}, b: ${mac('Xy7')}`, 'SECRET')).toHaveLength(2);
   });
 });

@@ -58,7 +58,7 @@ const MAX_DIGITS = 15; // E.164
 const MAX_LENGTH = 26; // "+1 (415) 555-0132" plus generous spacing
 const MIN_DIGITS = 7;
 
-const PHONE_CONTEXT =
+export const PHONE_CONTEXT =
   /(?:phone|\btel\b|\btel\.|\bcall|mobile|\bcell|\bfax|whatsapp|\bsms|\btext\b|\bring\b|contact|\bdial|telefon|\bhandy|rufnummer|nummer|anruf|t[ée]l[ée]phone|\bt[ée]l\b|portable|appel|num[ée]ro|tel[ée]fono|m[óo]vil|celular|llam|cellulare|電話|携帯|連絡|☎|📞)/i;
 
 // For a national number of any region the word must say phone, not just "number" or "contact"
@@ -73,7 +73,7 @@ const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
 const DATE_PREFIX = /^(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./]|(?:0?[1-9]|[12]\d|3[01])[-./](?:0?[1-9]|1[0-2])[-./](?:19|20)\d\d)/;
 const YEAR_RANGE = /^(?:19|20)\d\d ?[-/] ?(?:19|20)?\d\d$/;
 const CURRENCY_BEFORE = /(?:€|\$|£|¥|\beur|\busd|\bgbp|\bchf|\bjpy|\bcad|\baud)\s?$/i;
-const IDENTIFIER_BEFORE =
+export const IDENTIFIER_BEFORE =
   /\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|isbn|issn|ean|account|acct|po|batch|lot|build|job|bestell\w*|rechnung\w*|auftrag\w*|kunden\w*|vertrag\w*|commande|facture|dossier|pedido|factura|referencia|expediente)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*$|(?:注文|番号|伝票)[:：\s]*$/i;
 const CURRENCY_AFTER = /^\s?(?:€|\$|£|¥|eur\b|usd\b|gbp\b|chf\b|jpy\b|euros?\b|dollars?\b|円|%)/i;
 

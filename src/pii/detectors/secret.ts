@@ -124,6 +124,7 @@ const TOKEN_RUN_CHARS = new Uint8Array(128);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~|:') TOKEN_RUN_CHARS[c.charCodeAt(0)] = 1;
 
 function detectKnownTokens(text: string, out: Candidate[]): void {
+  // A loop, not a regex: /[…]{15,}/g retries every position of each shorter run (measured 3-4x slower).
   let runStart = 0;
   for (let i = 0; i <= text.length; i++) {
     const c = i < text.length ? text.charCodeAt(i) : 0;
@@ -153,6 +154,30 @@ function detectKnownTokensIn(run: string, offset: number, out: Candidate[]): voi
     if (looksFake(body, m[0].startsWith('sk-') && !ANTHROPIC_KEY.test(m[0]))) continue;
     out.push({ type: 'SECRET', start: offset + start, end: offset + end, priority: SECRET_FORMAT_PRIORITY });
   }
+}
+
+/**
+ * A Fly.io token is a comma-separated list of macaroons ("FlyV1 fm2_…,fm2_…"): one secret, not one
+ * per macaroon. The token-run pass splits at commas, so neighbours joined by one are merged here.
+ */
+function joinFlyMacaroons(text: string, out: Candidate[], from: number): void {
+  let kept = from;
+  for (let i = from; i < out.length; i++) {
+    const c = out[i] as Candidate;
+    const last = kept > from ? (out[kept - 1] as Candidate) : undefined;
+    if (
+      last !== undefined &&
+      last.end + 1 === c.start &&
+      text.charCodeAt(last.end) === 44 &&
+      text.startsWith('fm', c.start) &&
+      text.startsWith('fm', last.start)
+    ) {
+      last.end = c.end;
+      continue;
+    }
+    out[kept++] = c;
+  }
+  out.length = kept;
 }
 
 const MAX_PEM = 64 * 1024;
@@ -310,7 +335,7 @@ function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Cand
 // which need no case folding: one case-insensitive alternation over mixed scripts is several times
 // slower in V8.
 export const KEYWORDS =
-  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key|(?<=[a-z0-9])[_-]?key(?![a-z])/gi;
+  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key|sourcegraph|sumo(?:logic)?(?![a-z])|(?<=[a-z0-9])[_-]?key(?![a-z])/gi;
 const KEYWORDS_CJK = /パスワード|暗証番号|トークン|シークレット/g;
 
 const PUBLIC_KEY_NAME = /public|(?:^|[_-])pub(?:[_-]|key)|publishable/i;
@@ -465,7 +490,7 @@ function detectAssignments(text: string, out: Candidate[]): void {
 // first letters are common ones). Every keyword holds one of these few anchors no more than
 // MAX_ANCHOR_OFFSET characters after its start ("shared access key": 'key' after 14), so the
 // anchors are searched (one cheap pass) and the keywords tried only at the positions before each.
-const KEYWORD_ANCHORS = /pass|pwd|kennwort|mot de passe|contrase|secret|token|key|credential|clave|schl|cl[eé]/gi;
+const KEYWORD_ANCHORS = /pass|pwd|kennwort|mot de passe|contrase|secret|token|key|credential|clave|schl|cl[eé]|sourcegraph|sumo/gi;
 const MAX_ANCHOR_OFFSET = 14;
 const KEYWORD_AT = new RegExp(KEYWORDS.source, 'iy');
 
@@ -510,7 +535,18 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
     const passwordLike = PASSWORD_WORD.test(m[0]);
     const bareKey = /^[_-]?key$/i.test(m[0]);
     // Public keys are published on purpose ("ssh_public_key", "publicKey", "VAPID_PUB_KEY").
-    if (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) || /(?:_id|Id)$/.test(keyName) || PUBLIC_KEY_NAME.test(keyName)) {
+    const accessId = ACCESS_ID.test(keyName);
+    if (SERVICE_KEYWORD.test(m[0]) && !accessId && DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length))) {
+      // "SOURCEGRAPH_URL_TOKEN": the service name says nothing yet; a key word later in the name may.
+      from = keywordStart + m[0].length;
+      continue;
+    }
+    if (
+      (DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length)) && !accessId) ||
+      (/(?:_id|Id)$/.test(keyName) && !accessId) ||
+      PUBLIC_KEY_NAME.test(keyName) ||
+      continuesAsOtherWord(text, keywordStart + m[0].length)
+    ) {
       from = keyEnd;
       continue;
     }
@@ -570,15 +606,42 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
         : looksRandom(value, 20)
       : passwordLike
         ? plausiblePassword(value, quote !== '')
-        : // A name that only ends in "key" ("HEROKU_KEY", "bucket_key") says less than "api_key": its value must look more generated.
-          (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) || (UUID.test(value) && !looksFake(value, false));
-    if (accepted && !isPlaceholder(value) && !(quote === '' && looksLikeCodeReference(text, value, valueEnd))) {
+        : // A name that only ends in "key" ("HEROKU_KEY", "bucket_key") says less than "api_key": its value must look more generated;
+          // an access id (Sumo Logic, Alibaba, Tencent: the half of a key pair that names it) too.
+          accessId
+          ? looksRandom(value, 12) && countDigits(value) >= 3 && !UUID.test(value)
+          : (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) || (UUID.test(value) && !looksFake(value, false));
+    if (
+      accepted &&
+      !isPlaceholder(value) &&
+      !(quote === '' && looksLikeCodeReference(text, value, valueEnd)) &&
+      !(quote === '' && !passwordLike && isElided(text, value, valueEnd))
+    ) {
       out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
       from = Math.max(valueEnd, keyEnd);
     } else {
       from = keyEnd;
     }
   }
+}
+
+const ACCESS_ID = /access[_-]?id$/i;
+const SERVICE_KEYWORD = /^(?:sourcegraph|sumo(?:logic)?)$/i;
+
+/**
+ * "master-keying", "keyboard", "tokenizer", "secretary", "passwordless": the keyword is the start of
+ * another word. A plural ("apikeys") or a second keyword ("secretkey", "tokensecret") still names a credential.
+ */
+function continuesAsOtherWord(text: string, keywordEnd: number): boolean {
+  let end = keywordEnd;
+  while (end < text.length && end - keywordEnd < 12 && text.charCodeAt(end) >= 97 && text.charCodeAt(end) <= 122) end++;
+  if (end === keywordEnd) return false;
+  return !/^s?(?:key|token|secret|pass|pwd|id|$)/.test(text.slice(keywordEnd, end));
+}
+
+/** A value shown cut off ("ops_eyJzaWdu…", "sk-abc123..."): the start of a token in documentation, not the token. */
+function isElided(text: string, value: string, valueEnd: number): boolean {
+  return value.endsWith('\u2026') || text.startsWith('...', valueEnd) || text.charCodeAt(valueEnd) === 0x2026;
 }
 
 // A UUID after a key or token name is the credential (Heroku, Snyk, HubSpot API keys are UUIDs).
@@ -696,6 +759,7 @@ function looksLikeCodeReference(text: string, value: string, valueEnd: number): 
 export const detectSecrets: Detector = (text: string, _config, out: Candidate[]) => {
   const firstOwn = out.length;
   detectKnownTokens(text, out);
+  joinFlyMacaroons(text, out, firstOwn);
   const keyIdEnds: number[] = [];
   for (let i = firstOwn; i < out.length; i++) {
     const c = out[i] as Candidate;

@@ -1,10 +1,13 @@
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import type { Candidate, Detector } from '../types.js';
+import { IDENTIFIER_BEFORE, isValidPhone, PHONE_CONTEXT } from './phone.js';
 
 export const SSN_PRIORITY = 60;
 
-// Bounded quantifiers and a fixed shape: at most a handful of steps per start position.
-const SSN_SHAPE = /(?<![\w.\-/:,])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\w]|[.\-/:,]\d)/g;
+// Bounded quantifiers and a fixed shape: at most a handful of steps per start position. Groups 1-4:
+// XXX-XX-XXXX, XXX XX XXXX, XXX.XX.XXXX and nine bare digits; 5-7: Presidio's XXX-XXXXXX; 8-10:
+// its XXXXX-XXXX, which is also the ZIP+4 shape.
+const SSN_SHAPE = /(?<![\w.\-/:,])(?:(\d{3})([- .]?)(\d{2})\2(\d{4})|(\d{3})-(\d{2})(\d{4})|(\d{3})(\d{2})-(\d{4}))(?![\w]|[.\-/:,]\d)/g;
 
 // Context for numbers not written in the canonical XXX-XX-XXXX form.
 const SSN_CONTEXT =
@@ -12,7 +15,7 @@ const SSN_CONTEXT =
 
 // Words that make a grouped number something else: an identifier, a phone number, an amount.
 const OTHER_NUMBER_BEFORE =
-  /(?:\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|item|article|model|account|acct|po|batch|lot|build|job|version|v|isbn|phone|tel|t[ée]l[ée]phone|t[ée]l|fax|mobile|cell|call|contact|kontakt|handy|whatsapp|tel[ée]fono|m[óo]vil|bestell\w*|rechnung\w*|artikel\w*|kunden\w*|telefon\w*|commande|facture|pedido|factura)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*|[#€$£¥+])$/i;
+  /(?:\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|item|article|model|account|acct|po|batch|lot|build|job|version|v|isbn|phone|tel|t[ée]l[ée]phone|t[ée]l|fax|mobile|cell|call|contact|kontakt|handy|whatsapp|tel[ée]fono|m[óo]vil|bestell\w*|rechnung\w*|artikel\w*|kunden\w*|telefon\w*|commande|facture|pedido|factura|mobil\w*|konto\w*|cuenta|compte|routing|aba|zip|plz|postleitzahl|passport|reisepass|ausweis\w*|licen[cs]e|imei|tax|vat|steuer\w*)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*|[#€$£¥+])$/i;
 
 /** SSA rules: no area 000, 666 or 900-999; no group 00; no serial 0000. */
 export function validSsnParts(area: string, group: string, serial: string): boolean {
@@ -26,21 +29,49 @@ export function validSsnParts(area: string, group: string, serial: string): bool
  * word); nine bare digits only with a context word (SSN, social security...) in the 48 characters
  * before, since nine digits alone are too common.
  */
-export const detectSsns: Detector = (text: string, _config, out: Candidate[]) => {
+/**
+ * Numbers that pass the SSA ranges but were never anyone's: one digit repeated, the sequences
+ * 123456789 and 98765432…, and 078-05-1120 (printed on a wallet insert in 1938 and voided), as
+ * Presidio's recognizer rules them out. Applied where no context word vouches for the number.
+ */
+function knownInvalid(digits: string): boolean {
+  return /^(\d)\1{8}$/.test(digits) || digits.startsWith('123456789') || digits.startsWith('98765432') || digits === '078051120';
+}
+
+/**
+ * US social security numbers with valid ranges: XXX-XX-XXXX is reported on its own; XXX XX XXXX,
+ * XXX.XX.XXXX, XXX-XXXXXX and nine bare digits on their own when nothing before says what else
+ * they are (an identifier, phone or amount word, '#'); XXXXX-XXXX (the ZIP+4 shape) only with a
+ * context word (SSN, social security...) in the 48 characters before.
+ */
+export const detectSsns: Detector = (text: string, config, out: Candidate[]) => {
   SSN_SHAPE.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = SSN_SHAPE.exec(text)) !== null) {
-    const [whole, area = '', sep = '', group = '', serial = ''] = m;
+    const whole = m[0];
+    const dashed36 = m[5] !== undefined;
+    const zipShape = m[8] !== undefined;
+    const sep = m[2] ?? '-';
+    const area = m[1] ?? m[5] ?? m[8] ?? '';
+    const group = m[3] ?? m[6] ?? m[9] ?? '';
+    const serial = m[4] ?? m[7] ?? m[10] ?? '';
     if (!validSsnParts(area, group, serial)) continue;
     const start = m.index;
     const end = start + whole.length;
     const context = hasContextBefore(text, start, 48, SSN_CONTEXT);
-    // Nine bare digits are too common (order and account numbers, ZIP+4, phone numbers) to be an
-    // SSN without a word that says so. The grouped 3-2-4 forms are the SSN's own shape: dashed,
-    // spaced or dotted they count on their own, unless a word before says what else they are
-    // ("part 123 45 6789", "Tel. 078 05 1123").
-    if (sep === '' && !context) continue;
-    if (sep !== '-' && !context && OTHER_NUMBER_BEFORE.test(text.slice(Math.max(0, start - 24), start))) continue;
+    const canonical = !dashed36 && !zipShape && sep === '-';
+    if (zipShape && !context) continue;
+    if (!canonical && !context) {
+      // The other forms are other numbers as well: not after a word that says which ("order
+      // 078051121", "Tel. 078 05 1123", "Kundennummer 100234567", "#636521579"), and not the
+      // numbers that were never issued.
+      const before = text.slice(Math.max(0, start - 24), start);
+      if (OTHER_NUMBER_BEFORE.test(before) || IDENTIFIER_BEFORE.test(before) || hasContextBefore(text, start, 24, PHONE_CONTEXT)) continue;
+      if (knownInvalid(area + group + serial)) continue;
+      // "030-123456" is how Germans write a Berlin number: a 3-6 form that is a valid number of a
+      // configured region is a phone number (rare: this form alone reaches the parser).
+      if (dashed36 && isValidPhone(whole, false, 9, config.phoneRegions)) continue;
+    }
     // "+1 555-12-3456"-like fragments inside longer numbers are not SSNs.
     if (isDigit(codeAt(text, start - 2)) && codeAt(text, start - 1) === 32 && !context) continue;
     if (isWordChar(codeAt(text, end))) continue;

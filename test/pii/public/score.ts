@@ -18,14 +18,26 @@ export interface PublicSample {
   spans?: Array<[number, number]>;
   /** How many values of `type` the source expects, when it gives no positions. */
   count?: number;
+  /** Why the sample is not scored: not a value of its type by the issue's definitions. */
+  excluded?: string;
 }
 
-export function loadPublicSamples(): PublicSample[] {
+function readSamples(): PublicSample[] {
   const file = join(dirname(fileURLToPath(import.meta.url)), 'samples.jsonl');
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.length > 0 && !line.startsWith('#'))
     .map((line) => JSON.parse(line) as PublicSample);
+}
+
+/** The samples that are scored. */
+export function loadPublicSamples(): PublicSample[] {
+  return readSamples().filter((s) => s.excluded === undefined);
+}
+
+/** The samples kept for the record but not scored, each with its reason. */
+export function loadExcludedSamples(): PublicSample[] {
+  return readSamples().filter((s) => s.excluded !== undefined);
 }
 
 /**
