@@ -36,7 +36,7 @@ export interface ExportSummary {
   bytesRead: number;
 }
 
-const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'export', 'rotate'];
+const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey'];
 
 interface Cursor {
   record: AuditRecord;

@@ -19,9 +19,9 @@ export type AuditFormatVersion = typeof AUDIT_FORMAT_VERSION | typeof AUDIT_MAC_
 /**
  * `start` (writer opened) and `seal` (segment closed) are written by the writer itself; the others
  * come from services: the audit middleware (`command`), the expiry sweeper (`expire`), user erasure
- * (`erase`), user export (`export`), key rotation (`rotate`).
+ * (`erase`), user export (`export`), key rotation (`rotate`), data-key replacement (`rekey`).
  */
-export const AUDIT_RECORD_TYPES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate'] as const;
+export const AUDIT_RECORD_TYPES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey'] as const;
 export type AuditRecordType = (typeof AUDIT_RECORD_TYPES)[number];
 export type ServiceRecordType = Exclude<AuditRecordType, 'start' | 'seal'>;
 
