@@ -203,7 +203,7 @@ describe.each(stores)('re-keying on the %s store', (_name, makeStore) => {
         await ok(b, USER, { command: 'create', path: '/memories/during-settle.md', file_text: 'late\n' });
         await ok(b, USER, { command: 'str_replace', path: '/memories/notes/deep/a.md', old_str: 'alpha', new_str: 'alpha edited' });
         expected['/memories/during-settle.md'] = 'late\n';
-        expected['/memories/notes/deep/a.md'] = 'alpha edited\n';
+        expected['/memories/notes/deep/a.md'] = expected['/memories/notes/deep/a.md']!.replace('alpha', 'alpha edited');
         // b's create sealed under version 1, its cached current key (its edit read a re-sealed file
         // first, re-read the record for the unknown version and wrote version 2).
         const raw = await rawObjects(inner, uid);
