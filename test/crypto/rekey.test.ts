@@ -16,7 +16,6 @@ import { decodeKeyRecord, encodeKeyRecord } from '../../src/crypto/key-provider.
 import { userKeyKey, userPrefix } from '../../src/crypto/layout.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { rotateKeys, verifyKeys } from '../../src/crypto/operations.js';
-import { rekeyUid } from '../../src/crypto/rekey.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
