@@ -569,7 +569,9 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     const { onProgress, ...rest } = options ?? {};
     return {
       ...rest,
-      settleMs: options?.settleMs ?? (vaultOptions.encryption && typeof vaultOptions.encryption === 'object' ? (vaultOptions.encryption.cache?.maxAgeMs ?? 600_000) + 60_000 : undefined),
+      settleMs:
+        options?.settleMs ??
+        (vaultOptions.encryption && typeof vaultOptions.encryption === 'object' ? (vaultOptions.encryption.cache?.maxAgeMs ?? 600_000) + 60_000 : undefined),
       store,
       primary: keyProvider,
       providers: [keyProvider, ...previousKeyProviders],
@@ -591,7 +593,14 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     return audited(
       { type: 'rekey', ...(auditUid !== undefined ? { uid: auditUid } : {}), ...actorOf(options) },
       (counts) => rekeyUid({ ...rekeyOptions(options, counts), uid }),
-      (r) => ({ keyVersion: r.keyVersion, resealed: r.resealed, failed: r.failed, conflicts: r.conflicts, expired: r.expired, dropped: r.oldVersionsDropped ? 1 : 0 }),
+      (r) => ({
+        keyVersion: r.keyVersion,
+        resealed: r.resealed,
+        failed: r.failed,
+        conflicts: r.conflicts,
+        expired: r.expired,
+        dropped: r.oldVersionsDropped ? 1 : 0,
+      }),
     );
   };
 

@@ -195,7 +195,10 @@ async function rewrapRecord(
       // Every version the record holds (a re-keyed user's older ones too) is re-wrapped with `to`.
       const wrapAt = (keyVersion: number) => to.wrap(secrets.get(keyVersion)!, { deploymentId: binding.deploymentId, uid, keyVersion });
       const wrapped = await wrapAt(record.keyVersion);
-      const older = record.older === undefined ? undefined : await Promise.all(record.older.map(async (o) => ({ keyVersion: o.keyVersion, wrapped: await wrapAt(o.keyVersion) })));
+      const older =
+        record.older === undefined
+          ? undefined
+          : await Promise.all(record.older.map(async (o) => ({ keyVersion: o.keyVersion, wrapped: await wrapAt(o.keyVersion) })));
       rewrapped = sealKeyRecord(
         {
           deployment: binding.deploymentId,

@@ -228,7 +228,9 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
       resealed,
     };
     if (!isPending(record)) return { ...base, current: 0, skipped: 0, expired: 0, failed: 0, conflicts: 0, oldVersionsDropped: true };
-    const pass = await resealPass(ctx, uid, record, (scanned, n) => report({ phase: 'reseal', keyVersion: record.keyVersion, scanned, resealed: resealed + n }));
+    const pass = await resealPass(ctx, uid, record, (scanned, n) =>
+      report({ phase: 'reseal', keyVersion: record.keyVersion, scanned, resealed: resealed + n }),
+    );
     resealed += pass.resealed;
     const result = { ...base, ...pass, resealed, oldVersionsDropped: false };
     if (pass.failed + pass.conflicts + pass.expired > 0) return result; // fail closed: the old versions stay
