@@ -214,11 +214,13 @@ class EncryptedUserCodec implements UserCodec {
    * once (then new writes use the new version too); a version it does not hold either is refused
    * by open() as INTEGRITY.
    */
-  async ensureKeyFor(stored: Uint8Array): Promise<void> {
+  ensureKeyFor(stored: Uint8Array): Promise<void> | undefined {
     const version = contentKeyVersion(stored);
-    if (version === null || this.reloaded || this.keyring.byVersion.has(version)) return;
+    if (version === null || this.reloaded || this.keyring.byVersion.has(version)) return undefined;
     this.reloaded = true;
-    this.cached = await this.reload();
+    return this.reload().then((cached) => {
+      this.cached = cached;
+    });
   }
 
   private encryptedSegments(path: string): string {

@@ -407,7 +407,8 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
       const stored = await options.store.get(object.key);
       if (!stored) continue; // deleted since the listing
       const path = codec.pathFor(object.key);
-      await codec.ensureKeyFor?.(stored.body);
+      const reloading = codec.ensureKeyFor?.(stored.body);
+      if (reloading) await reloading;
       const plaintext = codec.open(path, stored.body);
       await addEntry(pack, path.slice(1), plaintext, stored.lastModified);
       manifest.push({ path, size: plaintext.byteLength, modified: stored.lastModified.toISOString() });

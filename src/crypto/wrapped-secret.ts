@@ -216,6 +216,7 @@ export async function readUserSecret(
   const stored = await store.get(userKeyKey(uid));
   if (!stored) return null;
   const record = authenticUserRecord(stored.body, uid, binding);
+  if (record.older === undefined) return { secret: await openRecord(record, uid, providers), record, etag: stored.etag, created: false };
   const versions = await openRecordVersions(record, uid, providers, wipe);
   return { secret: versions.get(record.keyVersion)!, record, etag: stored.etag, created: false, versions };
 }
