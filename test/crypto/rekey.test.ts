@@ -16,10 +16,14 @@ import { userKeyKey } from '../../src/crypto/layout.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { rotateKeys, verifyKeys } from '../../src/crypto/operations.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
+import { createVault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/port.js';
 import { FaultyStore } from '../faulty-store.js';
+import { createKmsKeyProvider } from '../../src/crypto/kms-key.js';
+import { rekeyUid } from '../../src/crypto/rekey.js';
+import { KmsStandIn, STAND_IN_KEY_ID } from './kms-stand-in.js';
 import { Clock, concurrentEditsScenario, FILES, instance, ok, rawObjects, readAll, recordOf, resealScenario, seed, USER } from './rekey-scenarios.js';
 import { caught, expectCode, text, utf8 } from './helpers.js';
 
@@ -251,5 +255,31 @@ describe('key versions', () => {
     const commands = records.filter((r) => r['type'] === 'command');
     expect(new Set(commands.map((r) => r['uid']))).toEqual(new Set([rekey['uid']]));
     expect(JSON.stringify(records)).not.toContain(USER);
+  });
+
+  it('in KMS mode: the new version comes from GenerateDataKey with its own key-version context; an Encrypt-only principal cannot add a version', async () => {
+    const kms = new KmsStandIn();
+    const host = () => createKmsKeyProvider({ keyId: STAND_IN_KEY_ID, client: kms.host() });
+    const store = new MemoryStore();
+    const provider = await createEncryptedCodecProvider({ store, keyProvider: host() });
+    const vault = await createVault({ store, codec: provider });
+    await seed(vault);
+    const uid = (await vault.files(USER)).uid;
+    const result = await rekeyUid({ store, primary: host(), providers: [host()], uid, settleMs: 0, evict: (u) => provider.evict(u) });
+    expect(result).toMatchObject({ keyVersion: 2, resealed: 3, oldVersionsDropped: true });
+    const generated = kms.calls.filter((c) => c.operation === 'GenerateDataKey' && c.context?.['memvault:uid'] === uid);
+    expect(generated.map((c) => c.context?.['memvault:key-version'])).toEqual(['1', '2']);
+    expect(await readAll(vault, USER)).toEqual(FILES);
+    const freshCodec = () => createEncryptedCodecProvider({ store, keyProvider: host() });
+    expect(await readAll(await createVault({ store, codec: await freshCodec() }), USER)).toEqual(FILES);
+    // Someone with bucket write and kms:Encrypt builds a "version 3" of their own: the record MAC refuses it.
+    const record = await recordOf(store, uid);
+    const attacker = createKmsKeyProvider({ keyId: STAND_IN_KEY_ID, client: kms.encryptOnly() });
+    const planted = await attacker.wrap(new Uint8Array(32).fill(7), { deploymentId: record.deployment, uid, keyVersion: 3 });
+    const forged = { ...record, keyVersion: 3, wrapped: planted, readFrom: 2, older: [...record.older!, { keyVersion: 2, wrapped: record.wrapped }] };
+    await store.put(userKeyKey(uid), encodeKeyRecord(forged));
+    expectCode(await caught(async () => (await createVault({ store, codec: await freshCodec() })).files(USER)), 'INTEGRITY');
+    expectCode(await caught(() => rekeyUid({ store, primary: host(), providers: [host()], uid, settleMs: 0 })), 'INTEGRITY');
+    await vault.close();
   });
 });
