@@ -242,7 +242,8 @@ describe('key cache', () => {
     expect(cache.size).toBe(2);
     expect(cache.get('b')).toBeUndefined();
     expect(b.wiped).toBe(true);
-    for (const bytes of [b.keys.current.contentKey, b.keys.current.nameKey, b.keys.current.nameSivKey, b.keys.current.commitment]) expect(bytes.every((x) => x === 0)).toBe(true);
+    for (const bytes of [b.keys.current.contentKey, b.keys.current.nameKey, b.keys.current.nameSivKey, b.keys.current.commitment])
+      expect(bytes.every((x) => x === 0)).toBe(true);
     expect(a.wiped).toBe(false);
     expect(a.keys.current.contentKey.some((x) => x !== 0)).toBe(true);
     cache.clear();

@@ -12,20 +12,24 @@ describe.skipIf(!s3Available())(`re-keying on S3${s3Available() ? '' : ` (skippe
     ['re-seals every object in place, drops the old version, keeps names and audit pseudonyms', resealScenario],
     ['under concurrent edits from another instance loses nothing', concurrentEditsScenario],
   ] as const) {
-    it(name, async () => {
-      const stores: Awaited<ReturnType<typeof makeS3Store>>[] = [];
-      try {
-        await scenario(async () => {
-          const store = makeS3Store(`rekey-${stores.length}-${name.slice(0, 8).replace(/\W/g, '')}`);
-          stores.push(store);
-          return store;
-        });
-      } finally {
-        for (const store of stores) {
-          await emptyStore(store);
-          await store.close();
+    it(
+      name,
+      async () => {
+        const stores: Awaited<ReturnType<typeof makeS3Store>>[] = [];
+        try {
+          await scenario(async () => {
+            const store = makeS3Store(`rekey-${stores.length}-${name.slice(0, 8).replace(/\W/g, '')}`);
+            stores.push(store);
+            return store;
+          });
+        } finally {
+          for (const store of stores) {
+            await emptyStore(store);
+            await store.close();
+          }
         }
-      }
-    }, 180_000);
+      },
+      180_000,
+    );
   }
 });
