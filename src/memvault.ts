@@ -16,6 +16,12 @@ import {
   keyProviderFromConfig,
   rotateKeys as rotateAllKeys,
   verifyKeys as verifyAllKeys,
+  rekeyUid,
+  rekeyAll as rekeyAllUsers,
+  type RekeyOptions,
+  type RekeyProgress,
+  type RekeyUserResult,
+  type RekeyAllResult,
   type VerifyKeysResult,
   type Encryption,
   type EncryptedCodecProvider,
@@ -180,6 +186,16 @@ export interface Vault {
    * record that did not open. Only reads.
    */
   verifyKeys(options?: { onProgress?: (progress: { done: number; total: number }) => void }): Promise<VerifyKeysResult>;
+  /**
+   * Replaces a user's data key (docs/encryption.md, "Re-keying"): a new key version, every object
+   * under an older one re-sealed in place (If-Match), the older versions dropped once no object
+   * needs them and every instance has re-read the record (`settleMs`, default the key-cache age plus
+   * a minute; `wait: false` returns before that). Resumable, safe while the service runs. Writes a
+   * `rekey` audit record. Needs encryption.
+   */
+  rekeyUser(userId: string, options?: LifecycleOptions & RekeyCallOptions): Promise<RekeyUserResult>;
+  /** rekeyUser for every user with a key record (one shared settle wait). Writes one `rekey` audit record. */
+  rekeyAll(options?: LifecycleOptions & RekeyCallOptions): Promise<RekeyAllResult>;
   /**
    * The expiry sweeper (docs/expiry.md): deletes files idle past their TTL (default: the vault's
    * `expiry` settings). Each deletion, and the sweep itself, is audited.
@@ -570,6 +586,53 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     return verifyAllKeys({ store, providers: keyProvider, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   };
 
+  const rekeyOptions = (options: RekeyCallOptions | undefined, counts: Record<string, number>): RekeyOptions => {
+    const { keyProvider, previousKeyProviders, codecProvider } = needsEncryption('rekey');
+    const { onProgress, ...rest } = options ?? {};
+    return {
+      ...rest,
+      settleMs:
+        options?.settleMs ??
+        (vaultOptions.encryption && typeof vaultOptions.encryption === 'object' ? (vaultOptions.encryption.cache?.maxAgeMs ?? 600_000) + 60_000 : undefined),
+      store,
+      primary: keyProvider,
+      providers: [keyProvider, ...previousKeyProviders],
+      evict: (uid) => codecProvider.evict(uid),
+      ...(expiry ? { accessFor: (uid: string) => expiry.forStoredUser(`u/${uid}/f/`) } : {}),
+      onProgress: (p) => {
+        counts['resealed'] = p.resealed;
+        onProgress?.(p);
+      },
+    };
+  };
+
+  const rekeyUser: Vault['rekeyUser'] = async (userId, options) => {
+    validateUserId(userId);
+    const { codecProvider } = needsEncryption('rekeyUser');
+    const uid = codecProvider.uidOf(userId);
+    // The audit pseudonym derives from the user's first key version: the same before and after.
+    const auditUid = await auditUidOf(codecProvider, uid);
+    return audited(
+      { type: 'rekey', ...(auditUid !== undefined ? { uid: auditUid } : {}), ...actorOf(options) },
+      (counts) => rekeyUid({ ...rekeyOptions(options, counts), uid }),
+      (r) => ({
+        keyVersion: r.keyVersion,
+        resealed: r.resealed,
+        failed: r.failed,
+        conflicts: r.conflicts,
+        expired: r.expired,
+        dropped: r.oldVersionsDropped ? 1 : 0,
+      }),
+    );
+  };
+
+  const rekeyAll: Vault['rekeyAll'] = async (options) =>
+    audited(
+      { type: 'rekey', ...actorOf(options) },
+      (counts) => rekeyAllUsers(rekeyOptions(options, counts)),
+      (r) => ({ users: r.users, completed: r.completed, resealed: r.resealed, failed: r.failed, conflicts: r.conflicts, expired: r.expired }),
+    );
+
   const expire: Vault['expire'] = async (options = {}) => {
     const fromVault = vaultOptions.expiry;
     const ttl: TtlSettings | undefined =
@@ -669,6 +732,8 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     exportUser,
     rotateKeys,
     verifyKeys,
+    rekeyUser,
+    rekeyAll,
     expire,
     handlers,
     tool: (userId, extraProps) => betaMemoryTool(handlers(userId), extraProps),
@@ -682,6 +747,8 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     },
   };
 }
+
+export type RekeyCallOptions = Pick<RekeyOptions, 'settleMs' | 'wait' | 'continueOnly' | 'now' | 'sleep'> & { onProgress?: (progress: RekeyProgress) => void };
 
 function isKeyProvider(value: KeySourceConfig | KeyProvider): value is KeyProvider {
   return typeof (value as KeyProvider).wrap === 'function' && typeof (value as KeyProvider).unwrap === 'function';

@@ -36,7 +36,7 @@ export interface ExportSummary {
   bytesRead: number;
 }
 
-const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'export', 'rotate', 'history', 'restore'];
+const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey', 'history', 'restore'];
 
 interface Cursor {
   record: AuditRecord;

@@ -19,10 +19,10 @@ export type AuditFormatVersion = typeof AUDIT_FORMAT_VERSION | typeof AUDIT_MAC_
 /**
  * `start` (writer opened) and `seal` (segment closed) are written by the writer itself; the others
  * come from services: the audit middleware (`command`), the expiry sweeper (`expire`), user erasure
- * (`erase`), user export (`export`), key rotation (`rotate`), a user's history read (`history`) and a
- * restore or a dropped version (`restore`; docs/versions.md).
+ * (`erase`), user export (`export`), key rotation (`rotate`), data-key replacement (`rekey`), a user's
+ * history read (`history`) and a restore or a dropped version (`restore`; docs/versions.md).
  */
-export const AUDIT_RECORD_TYPES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate', 'history', 'restore'] as const;
+export const AUDIT_RECORD_TYPES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey', 'history', 'restore'] as const;
 export type AuditRecordType = (typeof AUDIT_RECORD_TYPES)[number];
 export type ServiceRecordType = Exclude<AuditRecordType, 'start' | 'seal'>;
 

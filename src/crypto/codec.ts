@@ -15,19 +15,22 @@ import {
   computePathId,
   computeAuditMacKey,
   computeDeploymentFingerprint,
+  contentKeyVersion,
   decryptSegment,
+  deriveKeyring,
   deriveRecordMacKey,
-  deriveUserKeys,
   encryptSegment,
+  integrityError,
   NONCE_BYTES,
   openContent,
   sealContentWithNonce,
-  wipeUserKeys,
+  wipeKeyring,
+  type UserKeyring,
   type UserKeys,
 } from './format.js';
 import { randomFillSync } from 'node:crypto';
 import { constantTimeEqual } from './bytes.js';
-import { describeKey, type KeyProvider } from './key-provider.js';
+import { contentVersionsOf, describeKey, type KeyProvider } from './key-provider.js';
 import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
 import { DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey, isUid, userFilesPrefix } from './layout.js';
 import { loadSodium, type Sodium } from './sodium.js';
@@ -178,21 +181,46 @@ class EncryptedUserCodec implements UserCodec {
   readonly filesPrefix: string;
   private readonly memo: NameMemo;
 
+  /** Set once this codec has re-read the key record for an unknown key version (at most once per codec). */
+  private reloaded = false;
+
   constructor(
     readonly uid: string,
     private readonly deploymentId: string,
-    private readonly cached: CachedKeys,
+    private cached: CachedKeys,
     private readonly maxKeyBytes: number,
+    private readonly reload: () => Promise<CachedKeys>,
   ) {
     this.filesPrefix = userFilesPrefix(uid);
+    // Names derive from the name root, the same in every version: the memo survives a reload.
     this.memo = memoOf(cached);
   }
 
-  private get keys(): UserKeys {
+  private get keyring(): UserKeyring {
     if (this.cached.wiped) {
       throw new MemvaultError('KEY_UNAVAILABLE', 'Error: The memory key was released while this command ran; please try again.');
     }
     return this.cached.keys;
+  }
+
+  /** The current version's keys (names, and new content). */
+  private get keys(): UserKeys {
+    return this.keyring.current;
+  }
+
+  /**
+   * Another instance re-keyed this user (src/crypto/rekey.ts) after this process cached the key
+   * record: stored bytes name a key version the cached record does not hold. Re-read the record
+   * once (then new writes use the new version too); a version it does not hold either is refused
+   * by open() as INTEGRITY.
+   */
+  ensureKeyFor(stored: Uint8Array): Promise<void> | undefined {
+    const version = contentKeyVersion(stored);
+    if (version === null || this.reloaded || this.keyring.byVersion.has(version)) return undefined;
+    this.reloaded = true;
+    return this.reload().then((cached) => {
+      this.cached = cached;
+    });
   }
 
   private encryptedSegments(path: string): string {
@@ -254,7 +282,12 @@ class EncryptedUserCodec implements UserCodec {
   }
 
   open(path: string, stored: Uint8Array): Uint8Array {
-    return openContent(this.keys, this.deploymentId, this.uid, path, stored);
+    // The header names the version; only that version's keys are tried (a header whose version
+    // disagrees with the key that sealed it fails the commitment check inside openContent).
+    const version = contentKeyVersion(stored);
+    const keys = version === null ? undefined : this.keyring.byVersion.get(version);
+    if (!keys) throw integrityError();
+    return openContent(keys, this.deploymentId, this.uid, path, stored);
   }
 
   plaintextSize(storedSize: number): number {
@@ -333,13 +366,23 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   async forUser(userId: string): Promise<UserCodec> {
     const uid = this.uidOf(userId);
     await this.revalidateDeployment();
-    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, true), this.maxKeyBytes);
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, true), this.maxKeyBytes, () => this.reloadKeys(uid));
   }
 
   async forUid(uid: string): Promise<UserCodec> {
     if (!isUid(uid)) throw new MemvaultError('INVALID_USER', 'Error: Not a memvault uid.');
     await this.revalidateDeployment();
-    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, false), this.maxKeyBytes);
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, false), this.maxKeyBytes, () => this.reloadKeys(uid));
+  }
+
+  /** Re-read a user's key record now (a codec met a key version its cached record lacks). */
+  private reloadKeys(uid: string): Promise<CachedKeys> {
+    this.assertOpen();
+    const running = this.inFlight.get(uid);
+    if (running) return running;
+    const loading = this.loadKeys(uid, false).finally(() => this.inFlight.delete(uid));
+    this.inFlight.set(uid, loading);
+    return loading;
   }
 
   /**
@@ -407,11 +450,17 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
       ? await readOrCreateUserSecret(this.store, uid, this.binding, this.primary, this.providers, wipe)
       : await readUserSecret(this.store, uid, this.binding, this.providers);
     if (!opened) throw new MemvaultError('NOT_FOUND', 'Error: No memory key exists for this user.');
-    const keys = deriveUserKeys(opened.secret, opened.record.keyVersion);
-    wipe(opened.secret);
+    const secrets = opened.versions ?? new Map([[opened.record.keyVersion, opened.secret]]);
+    let keys: UserKeyring;
+    try {
+      keys = deriveKeyring(secrets, opened.record.keyVersion, contentVersionsOf(opened.record));
+    } finally {
+      for (const secret of secrets.values()) wipe(secret);
+      wipe(opened.secret);
+    }
     if (this.closed) {
       // Closed while the key was loading: do not leave it in a cache nobody will wipe.
-      wipeUserKeys(keys);
+      wipeKeyring(keys);
       this.assertOpen();
     }
     return this.cache.set(uid, keys);

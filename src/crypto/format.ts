@@ -6,7 +6,8 @@
  * Content object:  version(1) | keyVersion(u32be) | commitment(32) | nonce(24) | ciphertext | tag(16)
  * Name segment:    base64url( siv(16) | XChaCha20(segment) ), nonce = siv | 0^8
  * Local wrap:      version(1) | nonce(24) | ciphertext(32) | tag(16)
- * Record MAC:      BLAKE2b-32(record MAC key, lp(label) | lp(deployment) | lp(uid) | lp(kind) | lp(keyId) | u32be(keyVersion) | lp(wrapped))
+ * Record MAC:      BLAKE2b-32(record MAC key, lp(label) | lp(deployment) | lp(uid) | lp(kind) | lp(keyId) | u32be(keyVersion) | lp(wrapped)
+ *                  [ | u32be(readFrom) | u32be(n) | n x (u32be(version) | lp(wrapped)) ]   (versioned records, keyVersion > 1)
  */
 import { createHmac } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
@@ -79,15 +80,21 @@ export interface UserKeys {
   auditPseudonymKey: Uint8Array;
 }
 
-export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number): UserKeys {
-  if (dataKey.byteLength !== KEY_BYTES) throw new MemvaultError('KEY_UNAVAILABLE', 'A data key has the wrong length.');
+/**
+ * The subkeys of one version of a user's data key. Content keys come from that version's secret;
+ * name keys and the audit pseudonym key from `nameRoot`, the secret of the user's FIRST version
+ * (docs/encryption.md, "Re-keying"): a re-key re-seals content in place and never moves an object or
+ * changes an audit pseudonym. For version 1 the two are the same secret.
+ */
+export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number, nameRoot: Uint8Array = dataKey): UserKeys {
+  if (dataKey.byteLength !== KEY_BYTES || nameRoot.byteLength !== KEY_BYTES) throw new MemvaultError('KEY_UNAVAILABLE', 'A data key has the wrong length.');
   return {
     keyVersion,
     contentKey: keyedHash(dataKey, LABEL_CONTENT_KEY),
-    nameKey: keyedHash(dataKey, LABEL_NAME_KEY),
-    nameSivKey: keyedHash(dataKey, LABEL_NAME_SIV_KEY),
+    nameKey: keyedHash(nameRoot, LABEL_NAME_KEY),
+    nameSivKey: keyedHash(nameRoot, LABEL_NAME_SIV_KEY),
     commitment: keyedHash(dataKey, LABEL_COMMITMENT, COMMITMENT_BYTES),
-    auditPseudonymKey: keyedHash(dataKey, LABEL_AUDIT_PSEUDONYM_KEY),
+    auditPseudonymKey: keyedHash(nameRoot, LABEL_AUDIT_PSEUDONYM_KEY),
   };
 }
 
@@ -98,6 +105,35 @@ export function wipeUserKeys(keys: UserKeys): void {
   sodium.memzero(keys.nameSivKey);
   sodium.memzero(keys.commitment);
   sodium.memzero(keys.auditPseudonymKey);
+}
+
+/**
+ * All the content keys a user's record allows, by key version, and the current one (new content).
+ * Every entry's name keys derive from the name root (version 1), so they are the same in all.
+ */
+export interface UserKeyring {
+  readonly current: UserKeys;
+  readonly byVersion: ReadonlyMap<number, UserKeys>;
+}
+
+/**
+ * The keyring of unwrapped secrets: `contentVersions` are the versions content may carry
+ * (readFrom..current); `secrets` must hold each of them and version 1 (the name root).
+ */
+export function deriveKeyring(secrets: ReadonlyMap<number, Uint8Array>, current: number, contentVersions: readonly number[]): UserKeyring {
+  const root = secrets.get(1);
+  if (!root || !contentVersions.includes(current)) throw new MemvaultError('KEY_UNAVAILABLE', 'A key record lacks a key version it needs.');
+  const byVersion = new Map<number, UserKeys>();
+  for (const version of contentVersions) {
+    const secret = secrets.get(version);
+    if (!secret) throw new MemvaultError('KEY_UNAVAILABLE', 'A key record lacks a key version it needs.');
+    byVersion.set(version, deriveUserKeys(secret, version, root));
+  }
+  return { current: byVersion.get(current)!, byVersion };
+}
+
+export function wipeKeyring(keyring: UserKeyring): void {
+  for (const keys of keyring.byVersion.values()) wipeUserKeys(keys);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -272,6 +308,10 @@ export interface RecordMacFields {
   keyId: string;
   keyVersion: number;
   wrapped: Uint8Array;
+  /** Versioned records only (keyVersion > 1): the oldest key version content may still carry. */
+  readFrom?: number;
+  /** Versioned records only: the older versions the record keeps, ascending (version 1 always: the name root). */
+  older?: readonly { keyVersion: number; wrapped: Uint8Array }[];
 }
 
 /**
@@ -292,6 +332,11 @@ export function computeRecordMac(macKey: Uint8Array, fields: RecordMacFields): U
     lengthPrefixed(utf8(fields.keyId)),
     u32be(fields.keyVersion),
     lengthPrefixed(fields.wrapped),
+    // A single-version record's message ends here (its MAC is unchanged by versioning); a versioned
+    // record continues, so every older wrapped secret and the read-from version are covered too.
+    ...(fields.older !== undefined
+      ? [u32be(fields.readFrom ?? 0), u32be(fields.older.length), ...fields.older.map((o) => concatBytes(u32be(o.keyVersion), lengthPrefixed(o.wrapped)))]
+      : []),
   );
   return keyedHash(macKey, message, RECORD_MAC_BYTES);
 }

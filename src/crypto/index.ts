@@ -57,3 +57,13 @@ export {
   type ResolvedKeyProvider,
 } from './config.js';
 export { CONTENT_OVERHEAD } from './format.js';
+export {
+  rekeyUid,
+  rekeyAll,
+  DEFAULT_REKEY_SETTLE_MS,
+  type RekeyOptions,
+  type RekeyAccess,
+  type RekeyProgress,
+  type RekeyUserResult,
+  type RekeyAllResult,
+} from './rekey.js';

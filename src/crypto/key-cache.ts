@@ -6,7 +6,7 @@
  * work (KEY_UNAVAILABLE, retry) rather than use zeroed keys.
  */
 import { keyCacheLookup } from '../telemetry/signals.js';
-import { wipeUserKeys, type UserKeys } from './format.js';
+import { wipeKeyring, type UserKeyring } from './format.js';
 
 export interface KeyCacheOptions {
   /** Most users whose keys are held at once. Default 1,000. */
@@ -20,7 +20,7 @@ export interface KeyCacheOptions {
 }
 
 export interface CachedKeys {
-  readonly keys: UserKeys;
+  readonly keys: UserKeyring;
   readonly loadedAt: number;
   wiped: boolean;
 }
@@ -58,7 +58,7 @@ export class KeyCache {
     return entry;
   }
 
-  set(uid: string, keys: UserKeys): CachedKeys {
+  set(uid: string, keys: UserKeyring): CachedKeys {
     this.evict(uid);
     const entry: CachedKeys = { keys, loadedAt: this.now(), wiped: false };
     this.entries.set(uid, entry);
@@ -102,5 +102,5 @@ export class KeyCache {
 function wipe(entry: CachedKeys): void {
   if (entry.wiped) return;
   entry.wiped = true;
-  wipeUserKeys(entry.keys);
+  wipeKeyring(entry.keys);
 }

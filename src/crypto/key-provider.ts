@@ -41,15 +41,56 @@ export interface KeyRecord {
   deployment: string;
   kind: 'local' | 'kms';
   keyId: string;
+  /** The current version: new content is sealed under it. */
   keyVersion: number;
+  /** The current version's wrapped secret. */
   wrapped: Uint8Array;
+  /**
+   * Versioned records (keyVersion > 1, after a re-key; src/crypto/rekey.ts): the oldest key version
+   * content may still carry. Content headers naming a version below it, or above keyVersion, are refused.
+   */
+  readFrom?: number;
+  /**
+   * Versioned records: the older secrets the record keeps, ascending, wrapped like `wrapped` (same
+   * kind and key id, each with its own version in the wrap context). Version 1 is always kept (it
+   * is the name root: names and audit pseudonyms derive from it), and so is every version from
+   * `readFrom` up; nothing else.
+   */
+  older?: OlderKeyVersion[];
   /** MAC over every other field and the record's uid, keyed from the deployment secret. */
   mac: Uint8Array;
 }
 
+export interface OlderKeyVersion {
+  keyVersion: number;
+  wrapped: Uint8Array;
+}
+
+/** The first key version of every user: the one their names and audit pseudonyms derive from. */
+export const NAME_ROOT_KEY_VERSION = 1;
+
 /** The record's fields under its MAC (the uid is the record's place, not a field). */
 export function recordMacFields(record: Omit<KeyRecord, 'format' | 'mac'>, uid: string): RecordMacFields {
-  return { deploymentId: record.deployment, uid, kind: record.kind, keyId: record.keyId, keyVersion: record.keyVersion, wrapped: record.wrapped };
+  return {
+    deploymentId: record.deployment,
+    uid,
+    kind: record.kind,
+    keyId: record.keyId,
+    keyVersion: record.keyVersion,
+    wrapped: record.wrapped,
+    ...(record.older !== undefined ? { readFrom: record.readFrom ?? 0, older: record.older } : {}),
+  };
+}
+
+/** Every wrapped secret of a record, by version (the current one last). */
+export function recordVersions(record: Pick<KeyRecord, 'keyVersion' | 'wrapped' | 'older'>): OlderKeyVersion[] {
+  return [...(record.older ?? []), { keyVersion: record.keyVersion, wrapped: record.wrapped }];
+}
+
+/** The key versions content may carry under this record, oldest first. */
+export function contentVersionsOf(record: Pick<KeyRecord, 'keyVersion' | 'readFrom'>): number[] {
+  const from = record.readFrom ?? record.keyVersion;
+  return Array.from({ length: record.keyVersion - from + 1 }, (_, i) => from + i);
 }
 
 /** A record, MACed for `uid` under `macKey` (format 2; the field order is pinned by the test vector). */
@@ -66,6 +107,9 @@ export function encodeKeyRecord(record: KeyRecord): Uint8Array {
       keyId: record.keyId,
       keyVersion: record.keyVersion,
       wrapped: toBase64(record.wrapped),
+      ...(record.older !== undefined
+        ? { readFrom: record.readFrom, older: record.older.map((o) => ({ keyVersion: o.keyVersion, wrapped: toBase64(o.wrapped) })) }
+        : {}),
       mac: toBase64Url(record.mac),
     }),
   );
@@ -98,9 +142,29 @@ export function decodeKeyRecord(bytes: Uint8Array): KeyRecord {
   if (!wrapped || wrapped.byteLength === 0) throw damaged();
   const mac = typeof r.mac === 'string' ? fromBase64UrlStrict(r.mac) : null;
   if (!mac || mac.byteLength !== RECORD_MAC_BYTES) throw damaged();
-  const known = new Set(['format', 'deployment', 'kind', 'keyId', 'keyVersion', 'wrapped', 'mac']);
+  const keyVersion = r.keyVersion;
+  const versioned = keyVersion > NAME_ROOT_KEY_VERSION;
+  const known = new Set(['format', 'deployment', 'kind', 'keyId', 'keyVersion', 'wrapped', 'mac', ...(versioned ? ['readFrom', 'older'] : [])]);
   if (Object.keys(r).some((k) => !known.has(k))) throw damaged();
-  return { format: r.format, deployment: r.deployment, kind: r.kind, keyId: r.keyId, keyVersion: r.keyVersion, wrapped, mac };
+  const record: KeyRecord = { format: r.format, deployment: r.deployment, kind: r.kind, keyId: r.keyId, keyVersion: r.keyVersion, wrapped, mac };
+  if (!versioned) return record;
+  // A versioned record keeps exactly: version 1 (the name root) and every version from readFrom up.
+  const readFrom = r.readFrom;
+  if (typeof readFrom !== 'number' || !Number.isInteger(readFrom) || readFrom < 1 || readFrom > r.keyVersion) throw damaged();
+  if (!Array.isArray(r.older)) throw damaged();
+  const older: OlderKeyVersion[] = [];
+  for (const entry of r.older as unknown[]) {
+    if (typeof entry !== 'object' || entry === null) throw damaged();
+    const e = entry as Record<string, unknown>;
+    if (Object.keys(e).some((k) => k !== 'keyVersion' && k !== 'wrapped')) throw damaged();
+    if (typeof e.keyVersion !== 'number' || !Number.isInteger(e.keyVersion) || typeof e.wrapped !== 'string') throw damaged();
+    const bytes = fromBase64Strict(e.wrapped);
+    if (!bytes || bytes.byteLength === 0) throw damaged();
+    older.push({ keyVersion: e.keyVersion, wrapped: bytes });
+  }
+  const expected = [NAME_ROOT_KEY_VERSION, ...contentVersionsOf({ keyVersion, readFrom }).filter((v) => v > NAME_ROOT_KEY_VERSION && v < keyVersion)];
+  if (older.length !== expected.length || older.some((o, i) => o.keyVersion !== expected[i])) throw damaged();
+  return { ...record, readFrom, older };
 }
 
 /**

@@ -15,7 +15,7 @@ import { computeDeploymentFingerprint, deriveRecordMacKey } from './format.js';
 import { decodeKeyRecord, describeKey, encodeKeyRecord, sealKeyRecord, selectUnwrapProvider, type KeyProvider, type KeyRecord } from './key-provider.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, KEYS_PREFIX, userKeyKey, userPrefix } from './layout.js';
 import { loadSodium } from './sodium.js';
-import { isAuthenticRecord, NoMatchingKeyError, openRecord, readDeployment, type DeploymentBinding } from './wrapped-secret.js';
+import { isAuthenticRecord, NoMatchingKeyError, openRecordVersions, readDeployment, type DeploymentBinding } from './wrapped-secret.js';
 
 // ---------------------------------------------------------------------------------------------
 // Rotation
@@ -64,7 +64,7 @@ function uidOfRecordKey(key: string): string {
 }
 
 /** Open the deployment (authenticated) with any of `providers`; CONFIG when there is none. */
-async function openDeployment(
+export async function openDeployment(
   store: ObjectStore,
   providers: KeyProvider[],
   wipe: (b: Uint8Array) => void,
@@ -140,7 +140,7 @@ async function preflight(to: KeyProvider): Promise<void> {
 }
 
 /** Decode and authenticate one record (the MAC covers kind, key id, version and the wrapped bytes). */
-function authenticRecord(body: Uint8Array, key: string, uid: string, binding: DeploymentBinding): KeyRecord {
+export function authenticRecord(body: Uint8Array, key: string, uid: string, binding: DeploymentBinding): KeyRecord {
   let record: KeyRecord;
   try {
     record = decodeKeyRecord(body);
@@ -166,21 +166,20 @@ async function rewrapRecord(
     if (!stored) return 'skipped';
     const record = authenticRecord(stored.body, key, uid, binding);
     if (record.kind === to.kind && record.keyId === to.keyId) {
-      // Done only if it really opens with the new key alone.
-      wipe(
-        await openRecord(record, uid, [to]).catch((e: unknown) => {
-          throw new MemvaultError(
-            'INTEGRITY',
-            `Key record ${key} names the new key but does not open with it; it is not counted as rotated. Restore it from a backup.`,
-            { cause: e },
-          );
-        }),
-      );
+      // Done only if it really opens with the new key alone (every version it holds).
+      const opened = await openRecordVersions(record, uid, [to], wipe).catch((e: unknown) => {
+        throw new MemvaultError(
+          'INTEGRITY',
+          `Key record ${key} names the new key but does not open with it; it is not counted as rotated. Restore it from a backup.`,
+          { cause: e },
+        );
+      });
+      for (const secret of opened.values()) wipe(secret);
       return 'skipped';
     }
-    let secret: Uint8Array;
+    let secrets: Map<number, Uint8Array>;
     try {
-      secret = await openRecord(record, uid, [...from, to]);
+      secrets = await openRecordVersions(record, uid, [...from, to], wipe);
     } catch (e) {
       if (e instanceof NoMatchingKeyError) {
         throw new MemvaultError(
@@ -193,14 +192,27 @@ async function rewrapRecord(
     }
     let rewrapped: KeyRecord;
     try {
-      const wrapped = await to.wrap(secret, { deploymentId: binding.deploymentId, uid, keyVersion: record.keyVersion });
+      // Every version the record holds (a re-keyed user's older ones too) is re-wrapped with `to`.
+      const wrapAt = (keyVersion: number) => to.wrap(secrets.get(keyVersion)!, { deploymentId: binding.deploymentId, uid, keyVersion });
+      const wrapped = await wrapAt(record.keyVersion);
+      const older =
+        record.older === undefined
+          ? undefined
+          : await Promise.all(record.older.map(async (o) => ({ keyVersion: o.keyVersion, wrapped: await wrapAt(o.keyVersion) })));
       rewrapped = sealKeyRecord(
-        { deployment: binding.deploymentId, kind: to.kind, keyId: to.keyId, keyVersion: record.keyVersion, wrapped },
+        {
+          deployment: binding.deploymentId,
+          kind: to.kind,
+          keyId: to.keyId,
+          keyVersion: record.keyVersion,
+          wrapped,
+          ...(older !== undefined ? { readFrom: record.readFrom!, older } : {}),
+        },
         uid,
         binding.macKey,
       );
     } finally {
-      wipe(secret);
+      for (const secret of secrets.values()) wipe(secret);
     }
     try {
       await store.put(key, encodeKeyRecord(rewrapped), { ifMatch: stored.etag });
@@ -262,7 +274,7 @@ export async function verifyKeys(options: VerifyKeysOptions): Promise<VerifyKeys
           const record = authenticRecord(stored.body, key, uid, deployment.binding);
           const provider = selectUnwrapProvider(record, providers);
           if (!provider) throw new MemvaultError('KEY_UNAVAILABLE', `still wrapped with the ${describeKey(record.kind, record.keyId)} (rotation not finished)`);
-          wipe(await openRecord(record, uid, providers));
+          for (const secret of (await openRecordVersions(record, uid, providers, wipe)).values()) wipe(secret);
           opened += 1;
         } else if (key === DEPLOYMENT_RECORD_KEY) {
           throw new MemvaultError('STORE_INCONSISTENT', 'the deployment record disappeared during verification');
@@ -395,6 +407,8 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
       const stored = await options.store.get(object.key);
       if (!stored) continue; // deleted since the listing
       const path = codec.pathFor(object.key);
+      const reloading = codec.ensureKeyFor?.(stored.body);
+      if (reloading) await reloading;
       const plaintext = codec.open(path, stored.body);
       await addEntry(pack, path.slice(1), plaintext, stored.lastModified);
       manifest.push({ path, size: plaintext.byteLength, modified: stored.lastModified.toISOString() });

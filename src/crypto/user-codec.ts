@@ -20,6 +20,13 @@ export interface UserCodec {
   seal(path: string, plaintext: Uint8Array): Uint8Array;
   /** Plaintext of stored bytes read from `path`. Throws MemvaultError('INTEGRITY') if they do not open. */
   open(path: string, stored: Uint8Array): Uint8Array;
+  /**
+   * Call before `open` with the same bytes: when they name a key version this codec does not hold
+   * (another instance re-keyed the user since this one cached the key record), it re-reads the
+   * record once, and returns the promise of that; otherwise it returns undefined (no await, no
+   * extra turn of the event loop on the common path). Absent for codecs without key versions (plain).
+   */
+  ensureKeyFor?(stored: Uint8Array): Promise<void> | undefined;
   /** Plaintext size of a stored object of `storedSize` bytes (listings show plaintext sizes). */
   plaintextSize(storedSize: number): number;
   /**

@@ -22,6 +22,7 @@ import {
   decodeKeyRecord,
   encodeKeyRecord,
   recordMacFields,
+  recordVersions,
   sealKeyRecord,
   selectUnwrapProvider,
   type KeyProvider,
@@ -38,6 +39,11 @@ export interface OpenedSecret {
   /** ETag of the record as read or written (re-validation compares it). */
   etag: string;
   created: boolean;
+  /**
+   * User records: every secret the record holds, by key version (the current one is `secret`
+   * itself). Wipe them all when done.
+   */
+  versions?: Map<number, Uint8Array>;
 }
 
 /** What authenticates user records: the deployment id and the record MAC key. */
@@ -78,6 +84,32 @@ export async function openRecord(record: KeyRecord, uid: string, providers: read
   return provider.unwrap(record.wrapped, { deploymentId: record.deployment, uid, keyVersion: record.keyVersion });
 }
 
+/**
+ * Unwrap every secret a record holds (the current version and the older ones a re-key keeps), each
+ * with its own version in the wrap context; on any failure the ones already opened are wiped.
+ */
+export async function openRecordVersions(
+  record: KeyRecord,
+  uid: string,
+  providers: readonly KeyProvider[],
+  wipe: (bytes: Uint8Array) => void,
+): Promise<Map<number, Uint8Array>> {
+  const provider = selectUnwrapProvider(record, providers);
+  if (!provider) {
+    throw new NoMatchingKeyError(record, 'Error: The key that protects this user is not configured; the service cannot open it.');
+  }
+  const opened = new Map<number, Uint8Array>();
+  try {
+    for (const { keyVersion, wrapped } of recordVersions(record)) {
+      opened.set(keyVersion, await provider.unwrap(wrapped, { deploymentId: record.deployment, uid, keyVersion }));
+    }
+  } catch (e) {
+    for (const secret of opened.values()) wipe(secret);
+    throw e;
+  }
+  return opened;
+}
+
 /** True when a user record belongs to this deployment and its MAC verifies (no unwrap, no KMS call). */
 export function isAuthenticRecord(record: KeyRecord, uid: string, binding: DeploymentBinding): boolean {
   return record.deployment === binding.deploymentId && verifyRecordMac(binding.macKey, recordMacFields(record, uid), record.mac);
@@ -89,7 +121,7 @@ export async function openUserRecord(record: KeyRecord, uid: string, binding: De
   return openRecord(record, uid, providers);
 }
 
-async function newSecret(primary: KeyProvider, context: WrapContext): Promise<{ secret: Uint8Array; wrapped: Uint8Array }> {
+export async function newSecret(primary: KeyProvider, context: WrapContext): Promise<{ secret: Uint8Array; wrapped: Uint8Array }> {
   if (primary.generateDataKey) {
     const generated = await primary.generateDataKey(context);
     return { secret: generated.plaintext, wrapped: generated.wrapped };
@@ -162,21 +194,31 @@ export async function readOrCreateDeployment(
 // ---------------------------------------------------------------------------------------------
 // User key records
 
+/** Decode and authenticate a user record (no unwrap): INTEGRITY with the model-facing message otherwise. */
+export function authenticUserRecord(body: Uint8Array, uid: string, binding: DeploymentBinding): KeyRecord {
+  let record: KeyRecord;
+  try {
+    record = decodeKeyRecord(body);
+  } catch {
+    throw keyRecordIntegrityError();
+  }
+  if (!isAuthenticRecord(record, uid, binding)) throw keyRecordIntegrityError();
+  return record;
+}
+
 export async function readUserSecret(
   store: ObjectStore,
   uid: string,
   binding: DeploymentBinding,
   providers: readonly KeyProvider[],
+  wipe: (bytes: Uint8Array) => void = (b) => b.fill(0),
 ): Promise<OpenedSecret | null> {
   const stored = await store.get(userKeyKey(uid));
   if (!stored) return null;
-  let record: KeyRecord;
-  try {
-    record = decodeKeyRecord(stored.body);
-  } catch {
-    throw keyRecordIntegrityError();
-  }
-  return { secret: await openUserRecord(record, uid, binding, providers), record, etag: stored.etag, created: false };
+  const record = authenticUserRecord(stored.body, uid, binding);
+  if (record.older === undefined) return { secret: await openRecord(record, uid, providers), record, etag: stored.etag, created: false };
+  const versions = await openRecordVersions(record, uid, providers, wipe);
+  return { secret: versions.get(record.keyVersion)!, record, etag: stored.etag, created: false, versions };
 }
 
 /** True when anything at all is stored under the user's prefix (one listing of one key). */
@@ -192,13 +234,13 @@ export async function readOrCreateUserSecret(
   providers: readonly KeyProvider[],
   wipe: (bytes: Uint8Array) => void,
 ): Promise<OpenedSecret> {
-  const existing = await readUserSecret(store, uid, binding, providers);
+  const existing = await readUserSecret(store, uid, binding, providers, wipe);
   if (existing) return existing;
   // No record. A new key is right only for a user with nothing stored: files without a key record
   // mean the record was deleted or lost, and a new key would silently split the user.
   if (await userHasObjects(store, uid)) {
     // Another process may have created the record (and a first file) since our read.
-    const raced = await readUserSecret(store, uid, binding, providers);
+    const raced = await readUserSecret(store, uid, binding, providers, wipe);
     if (raced) return raced;
     throw new MemvaultError('STORE_INCONSISTENT', KEY_RECORD_MISSING_MESSAGE);
   }
@@ -210,13 +252,13 @@ export async function readOrCreateUserSecret(
   );
   try {
     const { etag } = await store.put(userKeyKey(uid), encodeKeyRecord(record), { ifNoneMatch: '*' });
-    return { secret, record, etag, created: true };
+    return { secret, record, etag, created: true, versions: new Map([[INITIAL_KEY_VERSION, secret]]) };
   } catch (e) {
     wipe(secret);
     if (!(e instanceof PreconditionFailedError)) throw e;
   }
   // Another process created the record first: theirs is the one.
-  const winner = await readUserSecret(store, uid, binding, providers);
+  const winner = await readUserSecret(store, uid, binding, providers, wipe);
   if (!winner) throw new MemvaultError('CONFLICT', 'Error: A key record was created and removed concurrently; please try again.');
   return winner;
 }

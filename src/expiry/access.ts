@@ -67,6 +67,29 @@ export class ExpiryService {
     };
   }
 
+  /**
+   * What a host-side rewrite of a stored user's files (re-keying, src/crypto/rekey.ts) must respect
+   * when only the uid is known: the class recorded by the user's markers (none: the default class;
+   * several, during a class change: the longest TTL, as the sweeper decides), its tag for the writes,
+   * and whether a file is expired (then it is left for the sweeper, never resurrected).
+   */
+  async forStoredUser(filesPrefix: string): Promise<{ writeTags: Record<string, string>; isExpired(lastModified: Date): boolean }> {
+    const userPrefix = userPrefixOf(filesPrefix);
+    let className = this.ttl.defaultClass;
+    let ttlDays = ttlDaysOf(this.ttl, className);
+    if (userPrefix !== undefined) {
+      for await (const object of listAll(this.store, classMarkerPrefix(userPrefix))) {
+        const parsed = parseUserKey(object.key);
+        if (parsed.kind !== 'class') continue;
+        const days = ttlDaysOf(this.ttl, parsed.className);
+        if (days === undefined) throw new MemvaultError('CONFIG', 'expiry: a stored user has a TTL class that is not configured; nothing was rewritten');
+        if (ttlDays === undefined || days > ttlDays || className === this.ttl.defaultClass) [className, ttlDays] = [parsed.className, days];
+      }
+    }
+    const days = ttlDays ?? 0;
+    return { writeTags: { [TTL_CLASS_TAG_KEY]: className }, isExpired: (lastModified) => isHidden(lastModified, days, this.now()) };
+  }
+
   private async touch(key: string, lastModified: Date, metadata: Record<string, string>): Promise<void> {
     const now = this.now().getTime();
     if (now - lastModified.getTime() < this.touchIntervalMs) return;

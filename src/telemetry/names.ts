@@ -87,7 +87,7 @@ export const COMMAND_VALUES = ['view', 'create', 'str_replace', 'insert', 'delet
 /** src/pii/types.ts PII_TYPES. */
 export const PII_TYPE_VALUES = ['EMAIL', 'PHONE', 'CREDIT_CARD', 'IBAN', 'US_SSN', 'IP_ADDRESS', 'SECRET'] as const;
 /** src/audit/record.ts AUDIT_RECORD_TYPES. */
-export const AUDIT_RECORD_TYPE_VALUES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate', 'history', 'restore'] as const;
+export const AUDIT_RECORD_TYPE_VALUES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey', 'history', 'restore'] as const;
 
 const COMMANDS: ReadonlySet<string> = new Set(COMMAND_VALUES);
 const CODE = /^[A-Z][A-Z_]{0,31}$/;

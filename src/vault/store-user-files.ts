@@ -138,6 +138,8 @@ export class StoreUserFiles implements UserFiles {
     // An empty object where files are never empty (sealed): a marker whose metadata was lost (a
     // touch copy that raced its fence restated the file's metadata); no file is there.
     if (object.body.byteLength === 0 && this.zeroBytesIsMarker()) return { marker: { reason: 'unknown', op: '', etag: object.etag } };
+    const reloading = this.codec.ensureKeyFor?.(object.body);
+    if (reloading) await reloading;
     const data = this.codec.open(path, object.body);
     const record = openVersionRecord(this.codec, path, object.metadata, object.body);
     if (record) this.remember(this.seqByEtag, object.etag, record.seq);

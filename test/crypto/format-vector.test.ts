@@ -17,7 +17,7 @@ import {
 import { decodeKeyRecord, encodeKeyRecord, sealKeyRecord } from '../../src/crypto/key-provider.js';
 import { DEPLOYMENT_RECORD_KEY, userKeyKey } from '../../src/crypto/layout.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
-import { loadSodium } from '../../src/crypto/sodium.js';
+import { loadSodium, readySodium } from '../../src/crypto/sodium.js';
 import { canonicalizePath } from '../../src/pipeline/path-guard.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { caught, caughtSync, expectCode } from './helpers.js';
@@ -111,6 +111,7 @@ describe('docs/format.md test vector', () => {
         'commitment_v2',
         'wrapped_data_key_v2',
         'user_record_v2',
+        'user_record_v2_dropped',
         'content_object_v2',
         'reject_content_v1',
         'reject_content_tag',
@@ -119,6 +120,8 @@ describe('docs/format.md test vector', () => {
         'reject_record_base64url',
         'reject_record_renamed_field',
         'reject_record_mac',
+        'reject_record_v2_no_root',
+        'reject_record_v2_readfrom',
       ].sort(),
     );
   });
@@ -155,7 +158,48 @@ describe('docs/format.md test vector', () => {
       new TextDecoder().decode(encodeKeyRecord(sealKeyRecord({ ...base, keyVersion, wrapped: hex(wrapped) }, uid, macKey)));
     expect(encode('wrapped_deployment', '_deployment')).toBe(field('deployment_record'));
     expect(encode('wrapped_data_key', field('uid'))).toBe(field('user_record'));
-    expect(encode('wrapped_data_key_v2', field('uid'), 2)).toBe(field('user_record_v2'));
+    // Versioned records (after a re-key): readFrom and the older versions, version 1 first (the name root).
+    const encodeV2 = (readFrom: number) =>
+      new TextDecoder().decode(
+        encodeKeyRecord(
+          sealKeyRecord(
+            { ...base, keyVersion: 2, wrapped: hex('wrapped_data_key_v2'), readFrom, older: [{ keyVersion: 1, wrapped: hex('wrapped_data_key') }] },
+            field('uid'),
+            macKey,
+          ),
+        ),
+      );
+    expect(encodeV2(1)).toBe(field('user_record_v2'));
+    expect(encodeV2(2)).toBe(field('user_record_v2_dropped'));
+    // The versioned MAC, computed by hand from docs/format.md: the single-version message, then
+    // u32be(readFrom) | u32be(count) | (u32be(version) | lp(wrapped)) per older version.
+    const lp = (b: Uint8Array) => Buffer.concat([u32(b.byteLength), b]);
+    const u32 = (n: number) => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE(n);
+      return b;
+    };
+    const message = (readFrom: number) =>
+      Buffer.concat([
+        lp(utf8('memvault/v2/key-record')),
+        lp(utf8(deploymentId())),
+        lp(utf8(field('uid'))),
+        lp(utf8('local')),
+        lp(utf8(field('key_id'))),
+        u32(2),
+        lp(hex('wrapped_data_key_v2')),
+        u32(readFrom),
+        u32(1),
+        u32(1),
+        lp(hex('wrapped_data_key')),
+      ]);
+    for (const [name, readFrom] of [
+      ['user_record_v2', 1],
+      ['user_record_v2_dropped', 2],
+    ] as const) {
+      const mac = Buffer.from(readySodium().crypto_generichash(32, message(readFrom), macKey)).toString('base64url');
+      expect((JSON.parse(field(name)) as { mac: string }).mac).toBe(mac);
+    }
     // The vector's wrapped values use the characters where base64 and base64url differ, and padding.
     for (const name of ['deployment_record', 'user_record']) {
       const wrapped = (JSON.parse(field(name)) as { wrapped: string }).wrapped;
@@ -219,11 +263,21 @@ describe('docs/format.md test vector', () => {
       caughtSync(() => openContent(keys1, deploymentId(), field('uid'), field('path'), hex('content_object_v2'))),
       'INTEGRITY',
     );
-    const { provider } = await vectorStore(field('user_record_v2'));
-    const codec = await provider.forUser(field('user_id'));
-    expect(codec.open(field('path'), hex('content_object_v2'))).toEqual(plaintext());
+    // Names derive from version 1 (the name root) whatever the current version: same object key.
+    const keys2WithRoot = deriveUserKeys(hex('data_key_v2'), 2, hex('data_key'));
+    expect(toHex(keys2WithRoot.commitment)).toBe(field('commitment_v2'));
+    expect(encryptSegment(keys2WithRoot, '/memories', 'notes')).toBe(field('segment_notes'));
+    // While a re-key is under way (readFrom 1) both versions open, each by the version its header names.
+    const pending = await (await vectorStore(field('user_record_v2'))).provider.forUser(field('user_id'));
+    expect(pending.keyFor(field('path'))).toBe(field('object_key'));
+    expect(pending.open(field('path'), hex('content_object_v2'))).toEqual(plaintext());
+    expect(pending.open(field('path'), hex('content_object'))).toEqual(plaintext());
+    // After the drop (readFrom 2) a version-1 object is refused, even the genuine one.
+    const dropped = await (await vectorStore(field('user_record_v2_dropped'))).provider.forUser(field('user_id'));
+    expect(dropped.keyFor(field('path'))).toBe(field('object_key'));
+    expect(dropped.open(field('path'), hex('content_object_v2'))).toEqual(plaintext());
     expectCode(
-      caughtSync(() => codec.open(field('path'), hex('content_object'))),
+      caughtSync(() => dropped.open(field('path'), hex('content_object'))),
       'INTEGRITY',
     );
   });
@@ -278,6 +332,16 @@ describe('docs/format.md test vector', () => {
       expectCode(await caught(() => badMac.provider.forUser(field('user_id'))), 'INTEGRITY');
       const moved = await vectorStore(field('user_record'), field('uid_nonascii'));
       expectCode(await caught(() => moved.provider.forUser(field('user_id_nonascii'))), 'INTEGRITY');
+    });
+
+    it('versioned key records: version 2 without its name root is damaged; a claimed drop under the MAC of the pending record is refused', async () => {
+      expectCode(
+        caughtSync(() => decodeKeyRecord(utf8(field('reject_record_v2_no_root')))),
+        'INTEGRITY',
+      );
+      expect(() => decodeKeyRecord(utf8(field('reject_record_v2_readfrom')))).not.toThrow();
+      const forged = await vectorStore(field('reject_record_v2_readfrom'));
+      expectCode(await caught(() => forged.provider.forUser(field('user_id'))), 'INTEGRITY');
     });
   });
 });

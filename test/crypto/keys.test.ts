@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { createEncryptionFromConfig, keyProviderFromConfig } from '../../src/crypto/config.js';
-import { deriveUserKeys } from '../../src/crypto/format.js';
+import { deriveKeyring } from '../../src/crypto/format.js';
 import { KeyCache } from '../../src/crypto/key-cache.js';
 import { decodeKeyRecord } from '../../src/crypto/key-provider.js';
 import { DEPLOYMENT_RECORD_KEY, listUsers, userKeyKey } from '../../src/crypto/layout.js';
@@ -231,27 +231,30 @@ describe('per-user data keys', () => {
 });
 
 describe('key cache', () => {
+  const ring = () => deriveKeyring(new Map([[1, newMasterKey()]]), 1, [1]);
+
   it('holds at most maxEntries users, least recently used out first, and wipes evicted keys', () => {
     const cache = new KeyCache({ maxEntries: 2, wipeGraceMs: 0 });
-    const a = cache.set('a', deriveUserKeys(newMasterKey(), 1));
-    const b = cache.set('b', deriveUserKeys(newMasterKey(), 1));
+    const a = cache.set('a', ring());
+    const b = cache.set('b', ring());
     expect(cache.get('a')).toBe(a); // a is now most recent
-    const c = cache.set('c', deriveUserKeys(newMasterKey(), 1));
+    const c = cache.set('c', ring());
     expect(cache.size).toBe(2);
     expect(cache.get('b')).toBeUndefined();
     expect(b.wiped).toBe(true);
-    for (const bytes of [b.keys.contentKey, b.keys.nameKey, b.keys.nameSivKey, b.keys.commitment]) expect(bytes.every((x) => x === 0)).toBe(true);
+    for (const bytes of [b.keys.current.contentKey, b.keys.current.nameKey, b.keys.current.nameSivKey, b.keys.current.commitment])
+      expect(bytes.every((x) => x === 0)).toBe(true);
     expect(a.wiped).toBe(false);
-    expect(a.keys.contentKey.some((x) => x !== 0)).toBe(true);
+    expect(a.keys.current.contentKey.some((x) => x !== 0)).toBe(true);
     cache.clear();
     expect(a.wiped && c.wiped).toBe(true);
-    expect(c.keys.contentKey.every((x) => x === 0)).toBe(true);
+    expect(c.keys.current.contentKey.every((x) => x === 0)).toBe(true);
   });
 
   it('expires keys after maxAgeMs and wipes them', () => {
     let now = 0;
     const cache = new KeyCache({ maxAgeMs: 1000, wipeGraceMs: 0, now: () => now });
-    const entry = cache.set('a', deriveUserKeys(newMasterKey(), 1));
+    const entry = cache.set('a', ring());
     now = 999;
     expect(cache.get('a')).toBe(entry);
     now = 1000;
@@ -262,12 +265,12 @@ describe('key cache', () => {
   it('waits out the grace before wiping an evicted key; close() wipes at once', () => {
     vi.useFakeTimers();
     const cache = new KeyCache({ maxEntries: 1, wipeGraceMs: 5000 });
-    const a = cache.set('a', deriveUserKeys(newMasterKey(), 1));
-    const b = cache.set('b', deriveUserKeys(newMasterKey(), 1));
+    const a = cache.set('a', ring());
+    const b = cache.set('b', ring());
     expect(a.wiped).toBe(false);
     vi.advanceTimersByTime(5000);
     expect(a.wiped).toBe(true);
-    const c = cache.set('c', deriveUserKeys(newMasterKey(), 1));
+    const c = cache.set('c', ring());
     expect(b.wiped).toBe(false);
     cache.clear();
     expect(b.wiped && c.wiped).toBe(true);

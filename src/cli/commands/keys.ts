@@ -5,6 +5,8 @@ import { EXIT, exitWithError, usageError } from '../errors.js';
 import { progressBar } from '../progress.js';
 import type { VaultFlags } from '../vault.js';
 import { addLifecycleOptions, openExistingVault } from './user.js';
+import { validateUserId } from '../../memvault.js';
+import type { RekeyProgress, RekeyUserResult } from '../../crypto/index.js';
 
 interface RotateFlags extends VaultFlags {
   toMasterKeyFile?: string;
@@ -108,4 +110,91 @@ export function registerKeys(program: Command): void {
       exitWithError(error);
     }
   });
+  addLifecycleOptions(
+    keys
+      .command('rekey')
+      .description(
+        "replace a user's data key (or every user's, --all): a new key version, every object re-sealed under it in place (conditional writes: " +
+          'an edit that races wins), and the old version dropped once no object needs it and every running instance has re-read the key record ' +
+          '(the settle time: the key-cache age plus a minute). Resumable (run it again to continue), safe while the service runs. ' +
+          'Exits 1 unless every old version was dropped.',
+      )
+      .option('--user <id>', 'the user id as the host application knows it')
+      .option('--all', 'every user with a key record')
+      .option('--settle-seconds <n>', 'the longest key-cache age of any running instance plus grace (default 660: the default 10 minutes plus one)')
+      .option('--no-wait', 'do not wait out the settle time: re-seal, then exit 1 saying when to run again to drop the old version')
+      .option('--continue', 'only continue re-keys under way (a rerun of --all after a crash); never start a new version'),
+  ).action(
+    async (flags: VaultFlags & { user?: string; all?: boolean; settleSeconds?: string; wait: boolean; continue?: boolean; json?: boolean; actor?: string }) => {
+      if (Boolean(flags.user) === Boolean(flags.all)) exitWithError(usageError('give exactly one of --user <id> and --all'));
+      let settleMs: number | undefined;
+      if (flags.settleSeconds !== undefined) {
+        const seconds = Number(flags.settleSeconds);
+        if (!Number.isInteger(seconds) || seconds < 0) exitWithError(usageError('--settle-seconds must be a whole number of seconds, 0 or more'));
+        settleMs = seconds * 1000;
+      }
+      const bar = progressBar('keys rekey');
+      const onProgress = (p: RekeyProgress) => {
+        if (p.phase === 'reseal') bar.update(p.scanned, Math.max(p.scanned, 1));
+        else if (p.phase === 'version') process.stderr.write(`memvault: ${p.uid}: key version ${p.keyVersion} written; re-sealing\n`);
+        else if (p.phase === 'settle')
+          process.stderr.write(`memvault: ${p.uid}: every object re-sealed; the old version can be dropped after ${p.settlesAt}\n`);
+        else if (p.phase === 'done') process.stderr.write(`memvault: ${p.uid}: old key versions dropped (${p.resealed} objects re-sealed)\n`);
+      };
+      const options = {
+        wait: flags.wait,
+        ...(settleMs !== undefined ? { settleMs } : {}),
+        ...(flags.continue ? { continueOnly: true } : {}),
+        ...(flags.actor ? { actor: flags.actor } : {}),
+        onProgress,
+      };
+      try {
+        if (flags.user !== undefined) validateUserId(flags.user);
+        const vault = await openExistingVault(flags);
+        let incomplete: RekeyUserResult[] = [];
+        try {
+          if (flags.user !== undefined) {
+            const result = await vault.rekeyUser(flags.user, options);
+            bar.stop();
+            incomplete = result.oldVersionsDropped ? [] : [result];
+            if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+            else
+              process.stdout.write(
+                `keys rekey: user ${result.uid} at key version ${result.keyVersion}, ${result.resealed} objects re-sealed${describeLeft(result)}.\n`,
+              );
+          } else {
+            const result = await vault.rekeyAll(options);
+            bar.stop();
+            incomplete = result.results.filter((r) => !r.oldVersionsDropped);
+            if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+            else {
+              for (const r of incomplete) process.stdout.write(`INCOMPLETE ${r.uid}${describeLeft(r)}\n`);
+              process.stdout.write(`keys rekey: ${result.users} users, ${result.completed} completed, ${result.resealed} objects re-sealed.\n`);
+            }
+          }
+        } finally {
+          await vault.close();
+        }
+        if (incomplete.length > 0) {
+          if (!flags.json) process.stderr.write('memvault: keys rekey: old key versions remain (see above); run it again to continue.\n');
+          process.exitCode = EXIT.checkFailed;
+        }
+      } catch (error) {
+        bar.stop();
+        exitWithError(error);
+      }
+    },
+  );
+}
+
+/** What keeps an old version in a user's record, or ', old key versions dropped'. */
+function describeLeft(r: RekeyUserResult): string {
+  if (r.oldVersionsDropped) return ', old key versions dropped';
+  const reasons = [
+    r.failed > 0 ? `${r.failed} objects do not open (INTEGRITY; restore or delete them)` : '',
+    r.conflicts > 0 ? `${r.conflicts} objects kept changing` : '',
+    r.expired > 0 ? `${r.expired} expired objects wait for the sweeper` : '',
+    r.settlesAt !== undefined ? `running instances may cache the old record until ${r.settlesAt}` : '',
+  ].filter(Boolean);
+  return `; the old key version is kept: ${reasons.join('; ')}`;
 }

@@ -1,0 +1,198 @@
+/**
+ * Re-keying scenarios run on every store: memory and file (test/crypto/rekey.test.ts) and radosgw
+ * (test/s3/rekey.test.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import { auditPseudonymsOf } from '../../src/audit/pseudonyms.js';
+import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
+import { contentKeyVersion } from '../../src/crypto/format.js';
+import { decodeKeyRecord } from '../../src/crypto/key-provider.js';
+import { userKeyKey, userPrefix } from '../../src/crypto/layout.js';
+import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
+import { createVault, type Vault } from '../../src/memvault.js';
+import type { MemoryStore } from '../../src/store/memory.js';
+import { listAll, type ObjectStore } from '../../src/store/port.js';
+import { HookedStore, text } from './helpers.js';
+
+export const USER = 'rita.rekey@example.com';
+export const FILES: Record<string, string> = {
+  '/memories/notes/todo.md': 'buy oat milk\n',
+  '/memories/notes/deep/a.md': 'alpha\n',
+  '/memories/b.md': 'bravo\n',
+};
+
+/** One clock for the store's LastModified, every instance's key cache and the re-key. */
+export class Clock {
+  // Starts at the real time: the file store's LastModified is the file's mtime.
+  t = Date.now();
+  now = () => this.t;
+  date = () => new Date(this.t);
+  sleep = async (ms: number) => {
+    this.t += Math.max(ms, 1);
+  };
+}
+
+export async function instance(store: ObjectStore, masterKey: Uint8Array, clock: Clock, extra: Record<string, unknown> = {}): Promise<Vault> {
+  return createVault({
+    store,
+    encryption: { masterKey: Buffer.from(masterKey).toString('base64'), cache: { maxAgeMs: 60_000, wipeGraceMs: 0, now: clock.now } },
+    ...extra,
+  } as Parameters<typeof createVault>[0]);
+}
+
+export async function ok(vault: Vault, user: string, input: Record<string, unknown>): Promise<string> {
+  const result = await vault.run(user, input);
+  const out = JSON.stringify(result.content);
+  expect(result.isError, `${JSON.stringify(input)} -> ${out}`).toBe(false);
+  return out;
+}
+
+export async function readAll(vault: Vault, user: string): Promise<Record<string, string>> {
+  const files = await vault.files(user);
+  const out: Record<string, string> = {};
+  for await (const file of files.listFiles('/memories')) {
+    const read = await files.read(file.path);
+    if (read) out[file.path] = text(read.data);
+  }
+  return out;
+}
+
+export async function seed(vault: Vault, user = USER, files = FILES): Promise<void> {
+  for (const [path, content] of Object.entries(files)) await ok(vault, user, { command: 'create', path, file_text: content });
+}
+
+export async function rawObjects(store: ObjectStore, uid: string): Promise<Array<{ key: string; body: Uint8Array; version: number | null }>> {
+  const out = [];
+  for await (const o of listAll(store, `${userPrefix(uid)}f/`)) {
+    const got = (await store.get(o.key))!;
+    out.push({ key: o.key, body: got.body, version: contentKeyVersion(got.body) });
+  }
+  return out;
+}
+
+export async function recordOf(store: ObjectStore, uid: string) {
+  return decodeKeyRecord((await store.get(userKeyKey(uid)))!.body);
+}
+
+export async function resealScenario(makeStore: (clock: Clock) => Promise<ObjectStore>): Promise<void> {
+  const clock = new Clock();
+  const store = await makeStore(clock);
+  const masterKey = new Uint8Array(randomBytes(32));
+  const vault = await instance(store, masterKey, clock);
+  await seed(vault);
+  const provider = await createEncryptedCodecProvider({ store, keyProvider: await createLocalKeyProvider(masterKey), createDeployment: false });
+  const uid = provider.uidOf(USER);
+  const before = await rawObjects(store, uid);
+  expect(before.map((o) => o.version)).toEqual([1, 1, 1]);
+  const auditBefore = auditPseudonymsOf(await provider.forUser(USER), provider);
+
+  const phases: string[] = [];
+  const result = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep, onProgress: (p) => phases.push(p.phase) });
+  expect(result).toMatchObject({ keyVersion: 2, startedVersion: true, resealed: 3, failed: 0, conflicts: 0, oldVersionsDropped: true });
+  expect(phases[0]).toBe('version');
+  expect(phases).toContain('reseal');
+  expect(phases.at(-1)).toBe('done');
+
+  const after = await rawObjects(store, uid);
+  // Same keys (names stay on the first version), new bytes, all under version 2.
+  expect(after.map((o) => o.key)).toEqual(before.map((o) => o.key));
+  expect(after.map((o) => o.version)).toEqual([2, 2, 2]);
+  for (let i = 0; i < after.length; i++) expect(Buffer.from(after[i]!.body).equals(Buffer.from(before[i]!.body))).toBe(false);
+  const record = await recordOf(store, uid);
+  expect(record.keyVersion).toBe(2);
+  expect(record.readFrom).toBe(2);
+  expect(record.older?.map((o) => o.keyVersion)).toEqual([1]);
+
+  // The vault itself (its cache evicted by the re-key) and a fresh instance read everything.
+  expect(await readAll(vault, USER)).toEqual(FILES);
+  const fresh = await instance(store, masterKey, clock);
+  expect(await readAll(fresh, USER)).toEqual(FILES);
+  await ok(fresh, USER, { command: 'create', path: '/memories/new.md', file_text: 'new\n' });
+  expect((await rawObjects(store, uid)).every((o) => o.version === 2)).toBe(true);
+
+  // The audit pseudonym key derives from version 1: unchanged.
+  provider.evict(uid);
+  const auditAfter = auditPseudonymsOf(await provider.forUser(USER), provider);
+  expect(auditAfter.uid).toBe(auditBefore.uid);
+  expect(auditAfter.pathId('/memories/b.md')).toBe(auditBefore.pathId('/memories/b.md'));
+
+  // A second re-key makes version 3 and keeps only version 1 (name root) as older.
+  const again = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
+  expect(again).toMatchObject({ keyVersion: 3, startedVersion: true, resealed: 4, oldVersionsDropped: true });
+  expect((await recordOf(store, uid)).older?.map((o) => o.keyVersion)).toEqual([1]);
+  expect(await readAll(await instance(store, masterKey, clock), USER)).toEqual({ ...FILES, '/memories/new.md': 'new\n' });
+  await vault.close();
+  await fresh.close();
+  await provider.close();
+}
+
+export async function concurrentEditsScenario(makeStore: (clock: Clock) => Promise<ObjectStore>): Promise<void> {
+  const clock = new Clock();
+  const inner = await makeStore(clock);
+  const store = new HookedStore(inner as MemoryStore);
+  const masterKey = new Uint8Array(randomBytes(32));
+  const a = await instance(store, masterKey, clock);
+  const b = await instance(store, masterKey, clock);
+  await seed(a);
+  expect(await readAll(b, USER)).toEqual(FILES); // b caches version 1
+  const uid = (await a.files(USER)).uid;
+  const expected = { ...FILES };
+
+  const provider = await createEncryptedCodecProvider({ store: inner, keyProvider: await createLocalKeyProvider(masterKey), createDeployment: false });
+  const codec = await provider.forUser(USER);
+  const pathOfKey = new Map(Object.keys(FILES).map((p) => [codec.keyFor(p), p]));
+
+  // Right before the first two re-seal puts, b edits that very file (b still seals under version 1),
+  // so the re-seal's If-Match fails and it must read again.
+  let raced = 0;
+  let inEdit = false;
+  let racing = true;
+  store.beforePut = async (key, options) => {
+    if (!racing || inEdit || raced >= 2 || options?.ifMatch === undefined || !pathOfKey.has(key)) return;
+    raced += 1;
+    inEdit = true;
+    try {
+      const path = pathOfKey.get(key)!;
+      await ok(b, USER, { command: 'insert', path, insert_line: 0, insert_text: `raced edit ${raced}` });
+      expected[path] = `raced edit ${raced}\n${expected[path]}`;
+    } finally {
+      inEdit = false;
+    }
+  };
+  // During the settle wait b, still on version 1, writes a new file and edits another. The settle
+  // time covers b's key-cache age (60 s), as the docs require.
+  const settleMs = 61_000;
+  let lateWrites = false;
+  const sleep = async (ms: number) => {
+    racing = false;
+    if (!lateWrites) {
+      lateWrites = true;
+      await ok(b, USER, { command: 'create', path: '/memories/during-settle.md', file_text: 'late\n' });
+      await ok(b, USER, { command: 'str_replace', path: '/memories/notes/deep/a.md', old_str: 'alpha', new_str: 'alpha edited' });
+      expected['/memories/during-settle.md'] = 'late\n';
+      expected['/memories/notes/deep/a.md'] = expected['/memories/notes/deep/a.md']!.replace('alpha', 'alpha edited');
+      // b's create sealed under version 1, its cached current key (its edit read a re-sealed file
+      // first, re-read the record for the unknown version and wrote version 2).
+      const raw = await rawObjects(inner, uid);
+      expect(raw.find((o) => o.key === codec.keyFor('/memories/during-settle.md'))?.version).toBe(1);
+      expect(raw.find((o) => o.key === codec.keyFor('/memories/notes/deep/a.md'))?.version).toBe(2);
+    }
+    await clock.sleep(ms);
+  };
+  const result = await a.rekeyUser(USER, { settleMs, now: clock.now, sleep });
+  expect(raced).toBe(2);
+  expect(result.oldVersionsDropped).toBe(true);
+  expect(result.failed).toBe(0);
+  expect(result.resealed).toBe(Object.keys(FILES).length + 1); // each file once (a raced one read again), and b's late version-1 file
+  expect((await rawObjects(inner, uid)).map((o) => o.version)).toEqual(Object.keys(expected).map(() => 2));
+  expect((await recordOf(inner, uid)).readFrom).toBe(2);
+  await provider.close();
+
+  // Past its key-cache age b re-reads the record; every edit is there for everyone.
+  clock.t += 60_000;
+  expect(await readAll(b, USER)).toEqual(expected);
+  expect(await readAll(await instance(inner, masterKey, clock), USER)).toEqual(expected);
+  await a.close();
+  await b.close();
+}
