@@ -22,6 +22,7 @@ import { randomFillSync } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
 import { markerOf } from '../store/fence.js';
+import { userHistoryPrefix } from '../store/layout.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import {
   contentKeyVersion,
@@ -214,6 +215,7 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
   const settleMs = ctx.settleMs ?? DEFAULT_REKEY_SETTLE_MS;
   const report = (progress: Omit<RekeyProgress, 'uid'>) => ctx.onProgress?.({ uid, ...progress });
 
+  await refuseWithHistory(ctx, uid);
   const started = await startVersion(ctx, uid);
   let resealed = 0;
   for (;;) {
@@ -237,6 +239,8 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
     // Every object is current. Drop only if this pass began after every instance must have re-read the record.
     const settlesAt = read.lastModified.getTime() + settleMs;
     if (passStartedAt >= settlesAt) {
+      // A history version written meanwhile (an instance with history on) is sealed under an older version: keep them.
+      await refuseWithHistory(ctx, uid);
       report({ phase: 'drop', keyVersion: record.keyVersion, scanned: pass.current + pass.skipped, resealed });
       await dropOlderVersions(ctx, uid, record.keyVersion);
       report({ phase: 'done', keyVersion: record.keyVersion, scanned: pass.current + pass.skipped, resealed });
@@ -247,6 +251,21 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
     if (!(ctx.wait ?? true)) return { ...result, settlesAt: at };
     await sleep(Math.max(0, settlesAt - now()));
   }
+}
+
+/**
+ * File history (docs/versions.md) keeps sealed versions under `u/{uid}/v/`, each with a version
+ * record bound to the body it describes; a re-seal pass covers only the user's files, so dropping
+ * the old key version would make that history unreadable (and re-sealing a current file would break
+ * its record's body hash). Until re-keying re-seals history too, it refuses such a user before it
+ * writes anything, and again before it drops a version (history may have been written meanwhile).
+ */
+const REKEY_WITH_HISTORY =
+  'This user has file history (docs/versions.md), which re-keying does not re-seal yet: nothing was re-keyed, the current key version stays. Drop or let the history expire first.';
+
+async function refuseWithHistory(ctx: Context, uid: string): Promise<void> {
+  const page = await ctx.store.list(userHistoryPrefix(uid), { maxKeys: 1 });
+  if (page.objects.length > 0) throw new MemvaultError('CONFIG', REKEY_WITH_HISTORY);
 }
 
 /** Write the next key version, unless one is under way (or continueOnly). Returns whether it did. */

@@ -283,3 +283,47 @@ describe('key versions', () => {
     await vault.close();
   });
 });
+
+describe('re-keying a user with file history', () => {
+  it('is refused before anything is written: the record keeps its one version and every file and version still opens', async () => {
+    const clock = new Clock();
+    const store = new MemoryStore(clock.date);
+    const masterKey = new Uint8Array(randomBytes(32));
+    const vault = await instance(store, masterKey, clock, { history: true });
+    await seed(vault);
+    const uid = (await vault.files(USER)).uid;
+    const recordBefore = Buffer.from((await store.get(userKeyKey(uid)))!.body);
+    const error = await caught(() => vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep }));
+    expectCode(error, 'CONFIG');
+    expect((error as Error).message).toMatch(/file history/);
+    expect(Buffer.from((await store.get(userKeyKey(uid)))!.body).equals(recordBefore)).toBe(true);
+    expect(await readAll(vault, USER)).toEqual(Object.fromEntries(Object.entries(FILES)));
+    const [first] = Object.keys(FILES);
+    expect((await vault.history(USER, first!)).versions.length).toBeGreaterThan(0);
+    await vault.close();
+  });
+
+  it('history written while a re-key waits for its settle time keeps the old key version in the record', async () => {
+    const clock = new Clock();
+    const store = new MemoryStore(clock.date);
+    const masterKey = new Uint8Array(randomBytes(32));
+    const plain = await instance(store, masterKey, clock);
+    await seed(plain);
+    const uid = (await plain.files(USER)).uid;
+    const started = await plain.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
+    expect(started).toMatchObject({ startedVersion: true, oldVersionsDropped: false });
+    const withHistory = await instance(store, masterKey, clock, { history: true });
+    await ok(withHistory, USER, { command: 'create', path: '/memories/new.md', file_text: 'written with history on\n' });
+    await withHistory.close();
+    expectCode(await caught(() => plain.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep })), 'CONFIG');
+    const record = decodeKeyRecord((await store.get(userKeyKey(uid)))!.body);
+    expect(record.keyVersion).toBe(2);
+    expect(record.older?.map((v) => v.keyVersion)).toContain(1);
+    const fresh = await instance(store, masterKey, clock, { history: true });
+    expect(await readAll(fresh, USER)).toEqual({ ...FILES, '/memories/new.md': 'written with history on\n' });
+    const versions = await fresh.history(USER, '/memories/new.md');
+    expect(versions.versions.length).toBe(1);
+    await fresh.close();
+    await plain.close();
+  });
+});
