@@ -5,6 +5,7 @@ import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
 import type { FileVersion, ListedFile, PathState, UserFiles, WriteCondition } from '../vault/user-files.js';
 import type { CommandContext, Middleware } from './context.js';
+import type { QuotaDecision, QuotaRule } from './decisions.js';
 
 /**
  * Size quotas: bytes per file, bytes and files per user, and the characters one view returns.
@@ -86,11 +87,7 @@ export function quotaCommandLimits(options: QuotaOptions = {}): Pick<CommandLimi
   return { maxFileBytes: q.maxFileBytes, viewChars: q.viewChars };
 }
 
-export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'view_chars';
-
-/** What the quota middleware decided for one command (ctx.decisions.quota; the audit record reads it). */
-export type QuotaDecision =
-  { checked: false } | { checked: true; rule: QuotaRule; limit: number; used: number; delta: number; allowed: boolean; truncated?: boolean };
+export type { QuotaDecision, QuotaRule } from './decisions.js';
 
 export class QuotaExceededError extends MemvaultError {
   readonly decision: QuotaDecision;
@@ -314,7 +311,7 @@ class QuotaRun {
   }
 
   private decide(decision: QuotaDecision): void {
-    this.ctx.decisions['quota'] = decision;
+    this.ctx.decisions.quota = decision;
   }
 
   private refuse(message: string, d: { rule: QuotaRule; limit: number; used: number; delta: number }): never {
@@ -402,7 +399,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       const result = await next();
       if (result.isError || typeof result.content !== 'string') return result;
       const truncated = result.content.length > limits.maxViewOutputChars;
-      ctx.decisions['quota'] = {
+      ctx.decisions.quota = {
         checked: true,
         rule: 'view_chars',
         limit: limits.maxViewOutputChars,
@@ -419,7 +416,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
       const bytes = Buffer.byteLength(command.file_text, 'utf8');
       if (bytes > limits.maxFileBytes) {
         const decision: QuotaDecision = { checked: true, rule: 'file_bytes', limit: limits.maxFileBytes, used: 0, delta: bytes, allowed: false };
-        ctx.decisions['quota'] = decision;
+        ctx.decisions.quota = decision;
         return { content: quotaMessages.fileBytes(command.path, bytes, null, limits.maxFileBytes), isError: true, code: 'QUOTA_EXCEEDED' };
       }
     }
@@ -428,7 +425,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
     // A delete or rename before this process knows the user's usage needs no accounting: the first
     // listing will see its outcome.
     if (!writes && !users.has(ctx.uid)) {
-      ctx.decisions['quota'] = { checked: false } satisfies QuotaDecision;
+      ctx.decisions.quota = { checked: false } satisfies QuotaDecision;
       return next();
     }
     const usage = stateOf(ctx.uid);
@@ -441,7 +438,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
         throw error;
       }
     }
-    ctx.decisions['quota'] = { checked: false } satisfies QuotaDecision;
+    ctx.decisions.quota = { checked: false } satisfies QuotaDecision;
     const release = await usage.gate.acquire(false);
     const mutable = ctx as { files: UserFiles };
     const original = mutable.files;
