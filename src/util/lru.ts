@@ -4,10 +4,12 @@
  * the least recently used entries leave, oldest first, until it is within the bound again. `peek`
  * and `has` read without changing the order. `onEvict` hears of every entry that leaves because of
  * the bound (not of `delete`, `clear` or a value replaced by `set`), so an owner can wipe or close
- * what it held.
+ * what it held. An owner whose entries can be in use passes `isPinned`: a pinned entry is passed
+ * over (the next least recently used one leaves instead), and the entry just set never leaves, so
+ * the map may stay over its bound while everything else is pinned.
  *
  * Built on Map's insertion order: re-inserting a key moves it to the end, so the first key is the
- * least recently used one. Every operation is O(1).
+ * least recently used one. Every operation is O(1), but for `set` passing over pinned entries.
  */
 export class LruMap<K, V> {
   private readonly entries = new Map<K, V>();
@@ -16,6 +18,7 @@ export class LruMap<K, V> {
   constructor(
     maxEntries: number,
     private readonly onEvict?: (key: K, value: V) => void,
+    private readonly isPinned?: (value: V, key: K) => boolean,
   ) {
     if (!(maxEntries >= 1)) throw new RangeError('LruMap: maxEntries must be at least 1');
     this.maxEntries = Math.floor(maxEntries);
@@ -47,14 +50,18 @@ export class LruMap<K, V> {
   set(key: K, value: V): this {
     this.entries.delete(key);
     this.entries.set(key, value);
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      const evicted = this.entries.get(oldest.value) as V;
-      this.entries.delete(oldest.value);
-      this.onEvict?.(oldest.value, evicted);
-    }
+    if (this.entries.size > this.maxEntries) this.evictPastBound(key);
     return this;
+  }
+
+  /** Oldest first: the loop stops as soon as the map is within its bound (O(1) without pinned entries). */
+  private evictPastBound(newest: K): void {
+    for (const [key, value] of this.entries) {
+      if (this.entries.size <= this.maxEntries) return;
+      if (key === newest || this.isPinned?.(value, key)) continue;
+      this.entries.delete(key);
+      this.onEvict?.(key, value);
+    }
   }
 
   delete(key: K): boolean {

@@ -49,6 +49,27 @@ describe('LruMap', () => {
     expect([...lru.keys()]).toEqual(['a', 'c']);
   });
 
+  it('passes over pinned entries: the next least recently used leaves, the entry just set never does', () => {
+    const pinned = new Set<string>(['a']);
+    const evicted: string[] = [];
+    const lru = new LruMap<string, number>(
+      2,
+      (key) => evicted.push(key),
+      (_value, key) => pinned.has(key),
+    );
+    lru.set('a', 1).set('b', 2).set('c', 3);
+    expect(evicted).toEqual(['b']);
+    expect([...lru.keys()]).toEqual(['a', 'c']);
+    pinned.add('c');
+    lru.set('d', 4); // a and c pinned: d stays too, the map is over its bound until one is unpinned
+    expect(evicted).toEqual(['b']);
+    expect(lru.size).toBe(3);
+    pinned.clear();
+    lru.set('e', 5); // back within the bound, oldest first
+    expect(evicted).toEqual(['b', 'a', 'c']);
+    expect([...lru.keys()]).toEqual(['d', 'e']);
+  });
+
   it('refuses a bound below one', () => {
     expect(() => new LruMap(0)).toThrow(RangeError);
     expect(() => new LruMap(Number.NaN)).toThrow(RangeError);
