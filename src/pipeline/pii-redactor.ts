@@ -151,7 +151,7 @@ function redactPaths(
     }
   }
   if (findings.length === 0) return undefined;
-  ctx.command = { ...command, ...updated } as MemoryCommand;
+  ctx.command = { ...command, ...updated };
   return { findings, rejected: [] };
 }
 
