@@ -35,7 +35,10 @@ function context(i: number): CommandContext {
     pathsCanonical: true,
     files: {} as UserFiles,
     stats: { bytesRead: 812, bytesWritten: 815, requests: { GET: 1, PUT: 1 } },
-    decisions: { pii: { action: 'redacted', findings: { email: 1 } }, quota: { blocked: false, usedBytes: 40960 } },
+    decisions: {
+      pii: { action: 'redacted', findings: { EMAIL: 1 } },
+      quota: { checked: true, rule: 'user_bytes', limit: 10_485_760, used: 40960, delta: 3, allowed: true },
+    },
   };
 }
 

@@ -6,8 +6,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
  * record cannot be edited, dropped, inserted or moved without breaking the link to its successor.
  *
  * Canonical JSON: object keys sorted by UTF-16 code unit order, recursively; no whitespace; keys
- * with `undefined` values omitted (as JSON.stringify does). The writer's serialiser (pino) may order
- * keys differently on disk; the verifier parses the line and re-canonicalises, so only values count.
+ * with `undefined` values omitted (as JSON.stringify does). The writer writes this text itself, with
+ * `hash` and `mac` appended (line.ts); the verifier parses the line and re-canonicalises.
  */
 
 /** prevHash of the very first record of an instance. */

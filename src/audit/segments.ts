@@ -114,6 +114,22 @@ export function readFileTail(file: string): FileTail | undefined {
   }
 }
 
+/**
+ * The first line of a file, read synchronously from its first 64 KiB (a record is far shorter);
+ * undefined when the file has no complete first line there.
+ */
+export function readFirstLineSync(file: string): string | undefined {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(TAIL_CHUNK);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const end = buffer.subarray(0, n).indexOf(0x0a);
+    return end < 0 ? undefined : buffer.subarray(0, end).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The first line of a file (without newline), or undefined for an empty or missing file. */
 export async function readFirstLine(file: string): Promise<string | undefined> {
   for await (const { line } of fileLines(file)) return line;

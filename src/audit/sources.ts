@@ -22,7 +22,8 @@ export interface SegmentSource {
   keyFirstSeq?: number;
   firstSeq: number;
   size: number;
-  lines(): AsyncIterable<NumberedLine>;
+  /** A plain function (no `this`): sources are copied field by field. */
+  lines: () => AsyncIterable<NumberedLine>;
 }
 
 export interface InstanceChain {
@@ -59,7 +60,8 @@ interface Candidate {
   keyFirstSeq?: number;
   instanceFromKey?: string;
   size: number;
-  lines(): AsyncIterable<NumberedLine>;
+  /** A plain function (no `this`): sources are copied field by field. */
+  lines: () => AsyncIterable<NumberedLine>;
   /** Local files are attributed by their first record; store keys name instance and first seq. */
   firstLine?(): Promise<string | undefined>;
 }

@@ -52,6 +52,7 @@ import { MAX_STORE_KEY_BYTES } from '../store/layout.js';
 /** Longest user id accepted, in UTF-16 units (user ids are opaque strings from the host application). */
 export { MAX_USER_ID_LENGTH } from '../store/layout.js';
 import { MAX_USER_ID_LENGTH } from '../store/layout.js';
+import { LruMap } from '../util/lru.js';
 
 export interface EncryptedCodecOptions {
   store: ObjectStore;
@@ -154,11 +155,11 @@ function segmentsOf(path: string): string[] {
 /**
  * Memo of encrypted <-> plain segments per cached user key: files in one directory share their
  * leading segments, so a listing decrypts each directory name once instead of once per file.
- * It lives exactly as long as the key entry it hangs off (WeakMap), and is cleared when full.
+ * It lives exactly as long as the key entry it hangs off (WeakMap), and is bounded by the one LRU rule.
  */
 interface NameMemo {
-  encrypted: Map<string, string>;
-  decrypted: Map<string, string>;
+  encrypted: LruMap<string, string>;
+  decrypted: LruMap<string, string>;
 }
 const NAME_MEMO_LIMIT = 4096;
 const nameMemos = new WeakMap<CachedKeys, NameMemo>();
@@ -166,15 +167,10 @@ const nameMemos = new WeakMap<CachedKeys, NameMemo>();
 function memoOf(cached: CachedKeys): NameMemo {
   let memo = nameMemos.get(cached);
   if (!memo) {
-    memo = { encrypted: new Map(), decrypted: new Map() };
+    memo = { encrypted: new LruMap(NAME_MEMO_LIMIT), decrypted: new LruMap(NAME_MEMO_LIMIT) };
     nameMemos.set(cached, memo);
   }
   return memo;
-}
-
-function remember(map: Map<string, string>, key: string, value: string): void {
-  if (map.size >= NAME_MEMO_LIMIT) map.clear();
-  map.set(key, value);
 }
 
 class EncryptedUserCodec implements UserCodec {
@@ -233,7 +229,7 @@ class EncryptedUserCodec implements UserCodec {
       let encrypted = this.memo.encrypted.get(memoKey);
       if (encrypted === undefined) {
         encrypted = encryptSegment(keys, parent, segment);
-        remember(this.memo.encrypted, memoKey, encrypted);
+        this.memo.encrypted.set(memoKey, encrypted);
       }
       out.push(encrypted);
       parent = `${parent}/${segment}`;
@@ -267,7 +263,7 @@ class EncryptedUserCodec implements UserCodec {
       let segment = this.memo.decrypted.get(memoKey);
       if (segment === undefined) {
         segment = decryptSegment(keys, path, encoded);
-        remember(this.memo.decrypted, memoKey, segment);
+        this.memo.decrypted.set(memoKey, segment);
       }
       path = `${path}/${segment}`;
     }

@@ -6,6 +6,7 @@
  * work (KEY_UNAVAILABLE, retry) rather than use zeroed keys.
  */
 import { keyCacheLookup } from '../telemetry/signals.js';
+import { LruMap } from '../util/lru.js';
 import { wipeKeyring, type UserKeyring } from './format.js';
 
 export interface KeyCacheOptions {
@@ -26,7 +27,8 @@ export interface CachedKeys {
 }
 
 export class KeyCache {
-  private readonly entries = new Map<string, CachedKeys>();
+  /** Bounded by maxEntries with the one LRU rule (util/lru.ts); an entry pushed out is retired (wiped after the grace). */
+  private readonly entries: LruMap<string, CachedKeys>;
   private readonly pendingWipes = new Map<CachedKeys, NodeJS.Timeout>();
   private readonly maxEntries: number;
   private readonly maxAgeMs: number;
@@ -38,6 +40,7 @@ export class KeyCache {
     this.maxAgeMs = options.maxAgeMs ?? 10 * 60_000;
     this.wipeGraceMs = options.wipeGraceMs ?? 5_000;
     this.now = options.now ?? Date.now;
+    this.entries = new LruMap(this.maxEntries, (_uid, entry) => this.retire(entry));
   }
 
   get size(): number {
@@ -45,16 +48,14 @@ export class KeyCache {
   }
 
   get(uid: string): CachedKeys | undefined {
-    const entry = this.entries.get(uid);
+    const entry = this.entries.peek(uid);
     keyCacheLookup(entry !== undefined && this.now() - entry.loadedAt < this.maxAgeMs);
     if (!entry) return undefined;
     if (this.now() - entry.loadedAt >= this.maxAgeMs) {
       this.evict(uid);
       return undefined;
     }
-    // Re-insert: Map order is the LRU order.
-    this.entries.delete(uid);
-    this.entries.set(uid, entry);
+    this.entries.get(uid); // a hit makes the user the most recently used
     return entry;
   }
 
@@ -62,18 +63,18 @@ export class KeyCache {
     this.evict(uid);
     const entry: CachedKeys = { keys, loadedAt: this.now(), wiped: false };
     this.entries.set(uid, entry);
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.evict(oldest);
-    }
     return entry;
   }
 
   evict(uid: string): void {
-    const entry = this.entries.get(uid);
+    const entry = this.entries.peek(uid);
     if (!entry) return;
     this.entries.delete(uid);
+    this.retire(entry);
+  }
+
+  /** An entry that left the cache: wiped once the grace is over (at once without one). */
+  private retire(entry: CachedKeys): void {
     if (this.wipeGraceMs <= 0) {
       wipe(entry);
       return;

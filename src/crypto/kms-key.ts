@@ -51,7 +51,7 @@ type KmsOperation = 'GenerateDataKey' | 'Decrypt' | 'Encrypt';
 
 /** The SDK's error name when it is an identifier (it is shown), else a neutral word. */
 function errorName(e: unknown): string {
-  const name = typeof e === 'object' && e !== null && 'name' in e ? (e as { name: unknown }).name : undefined;
+  const name = typeof e === 'object' && e !== null && 'name' in e ? e.name : undefined;
   return typeof name === 'string' && /^[A-Za-z][A-Za-z0-9]{0,63}$/.test(name) ? name : 'UnknownError';
 }
 

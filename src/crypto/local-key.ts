@@ -7,6 +7,8 @@ import { randomBytes, randomFillSync } from 'node:crypto';
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { MemvaultError } from '../errors.js';
+import { errnoOf } from '../util/errno.js';
+import { fsyncDirectory } from '../util/fs.js';
 import { decodeBase64Secret, toBase64 } from './bytes.js';
 import { deriveLocalMasterKeys, KEY_BYTES, localUnwrap, localWrapWithNonce, NONCE_BYTES } from './format.js';
 import type { KeyProvider, WrapContext } from './key-provider.js';
@@ -30,18 +32,14 @@ export function parseMasterKey(text: string, source: string): Uint8Array {
   return decoded;
 }
 
-function errnoCode(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
-}
-
 /** Read a master key file, refusing one that other users could read or change. */
 export async function readMasterKeyFile(file: string): Promise<Uint8Array> {
   let stat;
   try {
     stat = await fs.stat(file);
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT') throw new MemvaultError('CONFIG', `The master key file ${file} does not exist.`, { cause: e });
-    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoCode(e) ?? 'error'}).`, { cause: e });
+    if (errnoOf(e) === 'ENOENT') throw new MemvaultError('CONFIG', `The master key file ${file} does not exist.`, { cause: e });
+    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoOf(e) ?? 'error'}).`, { cause: e });
   }
   if (!stat.isFile()) throw new MemvaultError('CONFIG', `The master key file ${file} is not a regular file.`);
   if (process.platform !== 'win32' && (stat.mode & 0o077) !== 0) {
@@ -55,7 +53,7 @@ export async function readMasterKeyFile(file: string): Promise<Uint8Array> {
   try {
     raw = await fs.readFile(file);
   } catch (e) {
-    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoCode(e) ?? 'error'}).`, { cause: e });
+    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoOf(e) ?? 'error'}).`, { cause: e });
   }
   try {
     // The text form is a JS string, which cannot be wiped; the file's bytes can.
@@ -90,16 +88,23 @@ export async function loadOrCreateLocalMasterKey(file: string): Promise<{ master
   try {
     await fs.link(temp, file);
   } catch (e) {
-    if (errnoCode(e) !== 'EEXIST') {
+    if (errnoOf(e) !== 'EEXIST') {
       await fs.rm(temp, { force: true });
-      throw new MemvaultError('CONFIG', `The master key file ${file} cannot be created (${errnoCode(e) ?? 'error'}).`, { cause: e });
+      throw new MemvaultError('CONFIG', `The master key file ${file} cannot be created (${errnoOf(e) ?? 'error'}).`, { cause: e });
     }
     await fs.rm(temp, { force: true });
     readySodiumOrNull()?.memzero(masterKey);
     return { masterKey: await readMasterKeyFile(file), created: false };
   }
   await fs.rm(temp, { force: true });
-  await fsyncDirectory(path.dirname(file));
+  // The new link must survive a power loss (util/fs.ts: a platform that cannot sync a directory is
+  // not an error; a failing sync is, since the key would otherwise be lost with its data).
+  try {
+    await fsyncDirectory(path.dirname(file));
+  } catch (e) {
+    readySodiumOrNull()?.memzero(masterKey);
+    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be made durable (${errnoOf(e) ?? 'error'}).`, { cause: e });
+  }
   return { masterKey, created: true };
 }
 
@@ -108,21 +113,7 @@ async function isMissing(file: string): Promise<boolean> {
     await fs.lstat(file);
     return false;
   } catch (e) {
-    return errnoCode(e) === 'ENOENT';
-  }
-}
-
-async function fsyncDirectory(dir: string): Promise<void> {
-  // Makes the new link durable; some platforms cannot open a directory for sync, which is harmless.
-  try {
-    const handle = await fs.open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    /* best effort */
+    return errnoOf(e) === 'ENOENT';
   }
 }
 

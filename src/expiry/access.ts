@@ -16,6 +16,7 @@ import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import type { FileAccessPolicy } from '../vault/store-user-files.js';
 import { checkTouchInterval, DEFAULT_TOUCH_INTERVAL_MS, resolveTtl, TTL_CLASS_TAG_KEY, ttlDaysOf, type ExpiryOptions, type ResolvedTtl } from './config.js';
+import { LruMap } from '../util/lru.js';
 import { isHidden } from './decide.js';
 import { classMarkerKey, classMarkerPrefix, parseUserKey, userPrefixOf } from './layout.js';
 
@@ -23,22 +24,13 @@ import { classMarkerKey, classMarkerPrefix, parseUserKey, userPrefixOf } from '.
 const MAX_REMEMBERED_TOUCHES = 50_000;
 const MAX_REMEMBERED_USERS = 10_000;
 
-function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
-  }
-}
-
 export class ExpiryService {
   readonly ttl: ResolvedTtl;
   readonly touchIntervalMs: number;
   private readonly now: () => Date;
   private readonly touches = new Map<string, Promise<void>>();
-  private readonly lastTouch = new Map<string, number>();
-  private readonly markersChecked = new Map<string, string>();
+  private readonly lastTouch = new LruMap<string, number>(MAX_REMEMBERED_TOUCHES);
+  private readonly markersChecked = new LruMap<string, string>(MAX_REMEMBERED_USERS);
 
   constructor(
     private readonly store: ObjectStore,
@@ -93,13 +85,13 @@ export class ExpiryService {
   private async touch(key: string, lastModified: Date, metadata: Record<string, string>): Promise<void> {
     const now = this.now().getTime();
     if (now - lastModified.getTime() < this.touchIntervalMs) return;
-    if (now - (this.lastTouch.get(key) ?? -Infinity) < this.touchIntervalMs) return;
+    if (now - (this.lastTouch.peek(key) ?? -Infinity) < this.touchIntervalMs) return;
     const pending = this.touches.get(key);
     if (pending) return pending;
     const touch = (async () => {
       try {
         await this.store.copy(key, key, { metadata });
-        remember(this.lastTouch, key, now, MAX_REMEMBERED_TOUCHES);
+        this.lastTouch.set(key, now);
       } catch (error) {
         // The read succeeded; a failed touch only means the file ages from its previous touch.
         this.options.onTouchError?.(error);
@@ -135,7 +127,7 @@ export class ExpiryService {
     }
     const stale = present.filter((name) => !wanted.includes(name)).map((name) => classMarkerKey(userPrefix, name));
     if (stale.length > 0) await this.store.deleteMany(stale);
-    remember(this.markersChecked, userPrefix, className, MAX_REMEMBERED_USERS);
+    this.markersChecked.set(userPrefix, className);
   }
 }
 

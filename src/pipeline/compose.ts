@@ -15,6 +15,8 @@ export function compose(middlewares: readonly Middleware[]): Middleware {
       try {
         return middleware(ctx, () => dispatch(i + 1));
       } catch (error) {
+        // Koa's compose: a middleware's synchronous throw becomes the rejection, whatever was thrown.
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         return Promise.reject(error);
       }
     };

@@ -3,6 +3,7 @@ import type { WriteFilter } from '../tool/commands/env.js';
 import type { MemoryCommand, ResultContent } from '../tool/types.js';
 import type { CommandStats } from '../store/accounting.js';
 import type { UserFiles } from '../vault/user-files.js';
+import type { CommandDecisions } from './decisions.js';
 
 /** What one command produced: the model sees `content` (and `isError`); `code` is for logs and audit. */
 export interface CommandResult {
@@ -12,6 +13,7 @@ export interface CommandResult {
 }
 
 export type { CommandStats } from '../store/accounting.js';
+export type { CommandDecisions } from './decisions.js';
 
 /**
  * The state of one command as it travels through the middleware chain.
@@ -31,8 +33,8 @@ export interface CommandContext {
   /** Set by a middleware that must see what an edit will store (the PII redactor); the command applies it. */
   writeFilter?: WriteFilter;
   readonly stats: CommandStats;
-  /** What each middleware decided, keyed by middleware name (e.g. pathGuard, pii, quota). */
-  readonly decisions: Record<string, unknown>;
+  /** What each middleware decided, one typed field per middleware (decisions.ts). */
+  readonly decisions: CommandDecisions;
 }
 
 export type Next = () => Promise<CommandResult>;

@@ -3,6 +3,9 @@ import { pathFieldsOf } from '../tool/parse.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
 import type { Middleware } from './context.js';
+import type { PathGuardDecision, PathRule } from './decisions.js';
+
+export type { PathGuardDecision, PathRule } from './decisions.js';
 
 /**
  * The path guard. Every path of every command passes through `canonicalizePath`; below the guard
@@ -27,28 +30,6 @@ export const MAX_SEGMENT_BYTES = 255;
 export const RESERVED_SEGMENT = '.memvault';
 /** More distinct decoded/normalised forms than this is not a name anyone types: refuse it. */
 const MAX_FORMS = 32;
-
-/** Stable identifiers of the rule that rejected a path (for audit records and tests). */
-export type PathRule =
-  | 'not-a-string'
-  | 'empty'
-  | 'too-long'
-  | 'segment-too-long'
-  | 'ill-formed-unicode'
-  | 'control-character'
-  | 'backslash'
-  | 'outside-root'
-  | 'empty-segment'
-  | 'dot-segment'
-  | 'dots-and-spaces'
-  | 'encoded-separator'
-  | 'encoded-traversal'
-  | 'overlong-utf8'
-  | 'too-deeply-encoded'
-  | 'drive-or-scheme'
-  | 'device-name'
-  | 'invisible-name'
-  | 'reserved';
 
 export class InvalidPathError extends MemvaultError {
   readonly rule: PathRule;
@@ -401,12 +382,6 @@ export function canonicalizeCommand(command: MemoryCommand): void {
   for (const field of pathFieldsOf(command)) fields[field] = canonicalizePath(fields[field]!);
 }
 
-/** What the guard decided, for the audit record: never the path itself. */
-export interface PathGuardDecision {
-  blocked: boolean;
-  rule?: PathRule;
-}
-
 /** Always on, right after validation: nothing below it sees a raw path. */
 export const pathGuard: Middleware = async (ctx, next) => {
   if (!ctx.command) return next();
@@ -415,11 +390,11 @@ export const pathGuard: Middleware = async (ctx, next) => {
   } catch (error) {
     if (error instanceof MemvaultError) {
       const decision: PathGuardDecision = { blocked: true, ...(error instanceof InvalidPathError ? { rule: error.rule } : {}) };
-      ctx.decisions['pathGuard'] = decision;
+      ctx.decisions.pathGuard = decision;
     }
     throw error;
   }
   ctx.pathsCanonical = true;
-  ctx.decisions['pathGuard'] = { blocked: false } satisfies PathGuardDecision;
+  ctx.decisions.pathGuard = { blocked: false };
   return next();
 };

@@ -7,6 +7,9 @@ import type { WriteFilter } from '../tool/commands/env.js';
 import { messages } from '../tool/messages.js';
 import type { MemoryCommand } from '../tool/types.js';
 import type { CommandContext, CommandResult, Middleware } from './context.js';
+import type { PiiDecision } from './decisions.js';
+
+export type { PiiDecision } from './decisions.js';
 import { canonicalizePath } from './path-guard.js';
 
 /** Same knobs as `redact` (policy per type, allow-list, phone regions), and the key for redacted names. */
@@ -17,17 +20,6 @@ export interface PiiMiddlewareOptions extends RedactOptions {
    * default: a random key per process (names are stable until it restarts).
    */
   pathKey?: Uint8Array | string;
-}
-
-/** What the middleware writes to `ctx.decisions.pii`: counts only, never values. */
-export interface PiiDecision {
-  action: 'none' | 'redacted' | 'rejected';
-  /** Findings by type in the text that would be written (for an edit: in the file near the change). */
-  findings: Partial<Record<PiiType, number>>;
-  /** Findings by type in the paths of the command (written paths and paths it looks up). */
-  pathFindings?: Partial<Record<PiiType, number>>;
-  /** Types refused by policy (only when action is 'rejected'). */
-  rejected?: PiiType[];
 }
 
 function refuse(content: string, code: 'PII_REJECTED' | 'INVALID_PATH' = 'PII_REJECTED'): CommandResult {
@@ -159,7 +151,7 @@ function redactPaths(
     }
   }
   if (findings.length === 0) return undefined;
-  ctx.command = { ...command, ...updated } as MemoryCommand;
+  ctx.command = { ...command, ...updated };
   return { findings, rejected: [] };
 }
 

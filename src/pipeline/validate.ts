@@ -4,17 +4,12 @@ import { messages } from '../tool/messages.js';
 import { parseCommand } from '../tool/parse.js';
 import type { MemoryCommand } from '../tool/types.js';
 import type { Middleware } from './context.js';
+import type { InputSizeDecision } from './decisions.js';
+
+export type { InputSizeDecision } from './decisions.js';
 
 /** The limits the input is held to before any work: the ones the commands and the quota will apply. */
 export type InputLimits = Pick<CommandLimits, 'maxFileBytes'>;
-
-/** What the size check decided (ctx.decisions.validate; the audit record reads it). Never the text. */
-export interface InputSizeDecision {
-  refused: boolean;
-  field?: 'file_text' | 'old_str' | 'new_str' | 'insert_text';
-  bytes?: number;
-  limit?: number;
-}
 
 /**
  * UTF-8 bytes of a string, or its length when that already settles that it is within the limit (a
@@ -80,7 +75,7 @@ export function validateInputWithin(limits: InputLimits): Middleware {
     }
     const oversized = oversizedField(ctx.command, limit);
     if (oversized) {
-      ctx.decisions['validate'] = { refused: true, field: oversized.field, bytes: oversized.bytes, limit } satisfies InputSizeDecision;
+      ctx.decisions.validate = { refused: true, field: oversized.field, bytes: oversized.bytes, limit };
       throw new MemvaultError('TOO_LARGE', tooLarge(ctx.command, oversized.field, oversized.bytes, limit));
     }
     return next();

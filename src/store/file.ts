@@ -1,26 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { constants as fsConstants, type Dirent } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, rmdir, stat, unlink } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, mkdir, open, realpath, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
 import { mapLimit } from '../util/concurrency.js';
 import { errnoOf } from '../util/errno.js';
 import { fsyncDirectory } from '../util/fs.js';
 import { countRequest } from './accounting.js';
 import { decodeObject, encodeObject, headerLength, parseHeader, PREAMBLE_BYTES, type ObjectHeader } from './file/format.js';
-import {
-  assertValidKey,
-  breakerFileName,
-  decodeComponent,
-  isWellFormed,
-  keyToComponents,
-  lockFileName,
-  TEMP_MARKER,
-  tempFileName,
-  OBJECT_SUFFIX,
-} from './file/keys.js';
-import { acquireFileLock, inProcessQueue, pidIsAlive, type LockOptions } from './file/lock.js';
+import { assertValidKey, breakerFileName, isWellFormed, keyToComponents, lockFileName, tempFileName } from './file/keys.js';
+import { acquireFileLock, inProcessQueue, type LockOptions } from './file/lock.js';
+import { collectCandidates, decodeToken, encodeToken } from './file/walk.js';
+import { removeIfStaleTemp, writeObjectFile } from './file/write.js';
 import {
   PreconditionFailedError,
   type CopyOptions,
@@ -53,12 +44,6 @@ interface Location {
   file: string;
   lock: string;
   breaker: string;
-}
-
-interface Candidate {
-  key: string;
-  bytes: Buffer;
-  file: string;
 }
 
 const DELETE_MANY_CONCURRENCY = 8;
@@ -98,28 +83,6 @@ function newEtag(body: Uint8Array): string {
   // The MD5 part is a checksum people can recognise; the random part makes every write a new version,
   // even of identical bytes and across processes, which conditional writers rely on.
   return createHash('md5').update(body).digest('hex').slice(0, 16) + randomBytes(8).toString('hex');
-}
-
-function encodeToken(key: string): string {
-  return Buffer.from(key, 'utf8').toString('base64url');
-}
-
-function decodeToken(token: string): string {
-  const key = Buffer.from(token, 'base64url').toString('utf8');
-  if (key.length === 0 || encodeToken(key) !== token) throw new MemvaultError('INVALID_INPUT', 'invalid list continuation token');
-  return key;
-}
-
-/** Whether some key starting with `start` can also start with `prefix`. */
-function compatible(start: Buffer, prefix: Buffer): boolean {
-  const n = Math.min(start.length, prefix.length);
-  return start.subarray(0, n).equals(prefix.subarray(0, n));
-}
-
-/** Whether every key starting with `start` sorts at or before `after` (the subtree can be skipped). */
-function entirelyBefore(start: Buffer, after: Buffer | undefined): boolean {
-  if (!after) return false;
-  return Buffer.compare(start, after) < 0 && !after.subarray(0, start.length).equals(start);
 }
 
 /**
@@ -253,9 +216,12 @@ export class FileStore implements ObjectStore {
       const requested = options.maxKeys !== undefined && Number.isFinite(options.maxKeys) ? Math.floor(options.maxKeys) : 1000;
       const maxKeys = Math.min(Math.max(requested, 1), 1000);
       const after = options.continuationToken !== undefined ? decodeToken(options.continuationToken) : options.startAfter;
-      const candidates: Candidate[] = [];
-      await this.walk(this.root, [], Buffer.alloc(0), Buffer.from(prefix, 'utf8'), after === undefined ? undefined : Buffer.from(after, 'utf8'), candidates);
-      candidates.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+      const candidates = await collectCandidates(
+        this.root,
+        Buffer.from(prefix, 'utf8'),
+        after === undefined ? undefined : Buffer.from(after, 'utf8'),
+        (path, name) => removeIfStaleTemp(path, name, this.tempStaleMs),
+      );
       const page = candidates.slice(0, maxKeys);
       const infos = await mapLimit(page, HEADER_READ_CONCURRENCY, async (c) => {
         const header = await this.readHeader(c.file);
@@ -425,38 +391,11 @@ export class FileStore implements ObjectStore {
     }
   }
 
-  /** Write under the key's lock: temp file, fsync, rename, fsync the directory. */
+  /** Write under the key's lock: the atomic writer of file/write.ts. */
   private async write(loc: Location, key: string, body: Uint8Array, metadata: Record<string, string>, tags: Record<string, string>): Promise<{ etag: string }> {
     const header: ObjectHeader = { key, etag: newEtag(body), lastModified: this.now().getTime(), size: body.byteLength, metadata, tags };
-    const temp = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
-    const handle = await open(temp, 'wx', 0o600);
-    try {
-      try {
-        await handle.writeFile(encodeObject(header, body));
-        if (this.durable) await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await this.renameOver(temp, loc.file);
-    } catch (e) {
-      await unlink(temp).catch(() => undefined);
-      throw e;
-    }
-    if (this.durable) await fsyncDirectory(loc.dir);
+    await writeObjectFile(loc, encodeObject(header, body), this.durable);
     return { etag: header.etag };
-  }
-
-  private async renameOver(from: string, to: string): Promise<void> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await rename(from, to);
-        return;
-      } catch (e) {
-        // Windows refuses to replace a file another process has open for reading; readers are brief.
-        if (attempt >= 20 || !['EPERM', 'EACCES', 'EBUSY'].includes(errnoOf(e) ?? '')) throw e;
-        await sleep(5 * (attempt + 1));
-      }
-    }
   }
 
   private async deleteOne(key: string, ifMatch: string | undefined): Promise<void> {
@@ -494,66 +433,6 @@ export class FileStore implements ObjectStore {
       } catch {
         return; // not empty (ENOTEMPTY/EEXIST), already gone, or busy: all fine to leave.
       }
-    }
-  }
-
-  /**
-   * Collect the objects under `dir` whose keys start with `prefix` and sort after `after`, entering
-   * only directories whose key range can hold such keys. `keySoFar` is the key bytes the directory
-   * stands for; `relative` its path components (to reject entries that are not in canonical form).
-   */
-  private async walk(dir: string, relative: string[], keySoFar: Buffer, prefix: Buffer, after: Buffer | undefined, out: Candidate[]): Promise<void> {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch (e) {
-      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return; // pruned while we looked
-      throw e;
-    }
-    for (const entry of entries) {
-      const decoded = decodeComponent(entry.name);
-      switch (decoded.kind) {
-        case 'internal':
-          if (entry.isFile()) await this.removeIfStaleTemp(join(dir, entry.name), entry.name);
-          break;
-        case 'foreign':
-          break;
-        case 'object': {
-          if (!entry.isFile()) break;
-          const bytes = Buffer.concat([keySoFar, decoded.bytes]);
-          if (!bytes.subarray(0, prefix.length).equals(prefix)) break;
-          if (after && Buffer.compare(bytes, after) <= 0) break;
-          const key = bytes.toString('utf8');
-          if (!Buffer.from(key, 'utf8').equals(bytes) || Buffer.byteLength(key) > 1024) break;
-          if (keyToComponents(key).join('/') !== [...relative, entry.name].join('/')) break;
-          out.push({ key, bytes, file: join(dir, entry.name) });
-          break;
-        }
-        case 'directory':
-        case 'continuation': {
-          if (!entry.isDirectory()) break;
-          const start = decoded.kind === 'directory' ? Buffer.concat([keySoFar, decoded.bytes, Buffer.from('/')]) : Buffer.concat([keySoFar, decoded.bytes]);
-          if (!compatible(start, prefix) || entirelyBefore(start, after)) break;
-          await this.walk(join(dir, entry.name), [...relative, entry.name], start, prefix, after, out);
-          break;
-        }
-      }
-    }
-  }
-
-  /** Temp files of a writer that crashed are removed once old; a live writer's are recent. */
-  private async removeIfStaleTemp(path: string, name: string): Promise<void> {
-    const marker = name.indexOf(OBJECT_SUFFIX + TEMP_MARKER);
-    if (marker === -1) return;
-    const pid = Number(name.slice(marker + 1 + TEMP_MARKER.length).split('.')[0]);
-    try {
-      const info = await stat(path);
-      const age = Date.now() - info.mtimeMs;
-      const ownerGone = Number.isInteger(pid) && pid !== process.pid && !pidIsAlive(pid);
-      // A dead owner's file may still be in use by a pid-reusing process only in theory; give it a minute.
-      if (age > this.tempStaleMs || (ownerGone && age > 60_000)) await unlink(path);
-    } catch {
-      // Raced with its writer's rename or another cleaner: nothing to do.
     }
   }
 }

@@ -59,30 +59,37 @@ async function observedCommand<R extends ResultOutcome>(command: string, run: ()
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/**
+ * The part of a command's decisions the metrics read: the quota's refusals, the input-size check's,
+ * and PII findings by type. The pipeline's `CommandDecisions` (pipeline/decisions.ts) is one;
+ * telemetry, a leaf, names only the fields it reads. Type names and rule names are still bounded
+ * here, since a host middleware could write any string.
+ */
+export interface DecisionSignals {
+  readonly validate?: { readonly refused: boolean };
+  readonly quota?: { readonly checked: false } | { readonly checked: true; readonly rule: string; readonly allowed: boolean };
+  readonly pii?: { readonly findings: Readonly<Partial<Record<string, number>>>; readonly rejected?: readonly string[] };
 }
 
 /**
  * The quota and PII decisions a command's chain recorded on `ctx.decisions` (the same record the
  * audit middleware reads): quota refusals by limit, PII findings by type and policy action. Only
- * counts and type names are read; shapes that are not the documented ones are ignored.
+ * counts and type names are read.
  */
-export function recordDecisions(decisions: Readonly<Record<string, unknown>>): void {
+export function recordDecisions(decisions: DecisionSignals): void {
   const m = instruments();
   if (!m) return;
-  const quota = decisions['quota'];
-  if (isRecord(quota) && quota['checked'] === true && quota['allowed'] === false) {
-    m.quotaRefusals.add(1, { [ATTRS.quotaLimit]: boundedQuotaLimit(quota['rule']) ?? 'unknown' });
+  const quota = decisions.quota;
+  if (quota?.checked === true && !quota.allowed) {
+    m.quotaRefusals.add(1, { [ATTRS.quotaLimit]: boundedQuotaLimit(quota.rule) ?? 'unknown' });
   }
   // Input that no file within the per-file limit could hold is refused by validation, before the
   // quota runs: the same limit, so it counts as a file_bytes refusal.
-  const validate = decisions['validate'];
-  if (isRecord(validate) && validate['refused'] === true) m.quotaRefusals.add(1, { [ATTRS.quotaLimit]: 'file_bytes' });
-  const pii = decisions['pii'];
-  if (isRecord(pii) && isRecord(pii['findings'])) {
-    const rejected = Array.isArray(pii['rejected']) ? (pii['rejected'] as unknown[]) : [];
-    for (const [type, count] of Object.entries(pii['findings'])) {
+  if (decisions.validate?.refused === true) m.quotaRefusals.add(1, { [ATTRS.quotaLimit]: 'file_bytes' });
+  const pii = decisions.pii;
+  if (pii) {
+    const rejected = pii.rejected ?? [];
+    for (const [type, count] of Object.entries(pii.findings)) {
       if (!isPiiType(type) || typeof count !== 'number' || !Number.isSafeInteger(count) || count <= 0) continue;
       m.piiFindings.add(count, { [ATTRS.piiType]: type, [ATTRS.piiAction]: rejected.includes(type) ? 'reject' : 'redact' });
     }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { hasErrno } from './errno.js';
@@ -23,6 +24,22 @@ export async function fsyncDirectory(path: string): Promise<void> {
     if (!hasErrno(error, ...DIRECTORY_SYNC_UNSUPPORTED)) throw error;
   } finally {
     await handle?.close();
+  }
+}
+
+/**
+ * `fsyncDirectory` for synchronous callers (the audit writer seals a segment inside one turn of the
+ * event loop); the same policy.
+ */
+export function fsyncDirectorySync(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    fsyncSync(fd);
+  } catch (error) {
+    if (!hasErrno(error, ...DIRECTORY_SYNC_UNSUPPORTED)) throw error;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

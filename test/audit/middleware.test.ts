@@ -5,7 +5,7 @@ import { createAuditLogger, type AuditLogger } from '../../src/pipeline/audit-lo
 import type { AuditEntry } from '../../src/audit/record.js';
 import { auditMiddleware, AuditUnavailableError } from '../../src/pipeline/audit.js';
 import { compose } from '../../src/pipeline/compose.js';
-import type { Middleware } from '../../src/pipeline/context.js';
+import type { CommandDecisions, Middleware } from '../../src/pipeline/context.js';
 import { canonicalContext, failed, fakeContext, ok, readRecords, tempDir } from './helpers.js';
 
 let cleanup: (() => void) | undefined;
@@ -137,6 +137,7 @@ describe('audit middleware', () => {
       key: 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90',
     };
     const mw = logger.middleware();
+    // A misbehaving host middleware: decisions of no declared shape (typed code cannot write them; a cast can).
     const decisions = {
       pii: { action: 'redacted', findings: { email: 1, phone: 1, iban: 1 }, sample: secrets.email, text: `found ${secrets.phone}` },
       quota: { blocked: false, usedBytes: 1200, note: secrets.iban },
@@ -151,11 +152,13 @@ describe('audit middleware', () => {
       { command: 'insert', path: '/memories/notes.md', insert_line: 0, insert_text: secrets.content },
     ] as const;
     for (const command of commands) {
-      await mw(canonicalContext(command as never, { decisions: { ...decisions } }), async () => ok(secrets.content));
+      await mw(canonicalContext(command as never, { decisions: { ...decisions } as unknown as CommandDecisions }), async () => ok(secrets.content));
     }
     // A command rejected by the guard: raw path, raw content.
     const rejected = { command: 'create', path: secrets.rawPath, file_text: secrets.content };
-    await mw(fakeContext({ input: rejected, command: rejected as never, decisions: { ...decisions } }), async () => failed('INVALID_PATH', secrets.rawPath));
+    await mw(fakeContext({ input: rejected, command: rejected as never, decisions: { ...decisions } as unknown as CommandDecisions }), async () =>
+      failed('INVALID_PATH', secrets.rawPath),
+    );
     // A command that failed validation: no command at all.
     await mw(fakeContext({ input: { command: secrets.content, path: secrets.email } }), async () => failed('INVALID_INPUT'));
 

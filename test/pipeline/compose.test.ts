@@ -2,6 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { compose } from '../../src/pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from '../../src/pipeline/context.js';
 
+// A host middleware records its own decision by adding a field to CommandDecisions (module augmentation).
+declare module '../../src/pipeline/decisions.js' {
+  interface CommandDecisions {
+    seen?: string;
+    id?: string;
+  }
+}
+
 function context(): CommandContext {
   return {
     requestId: 'r1',

@@ -1,3 +1,4 @@
+import { MAX_STORE_KEY_BYTES } from '../layout.js';
 import { MemvaultError } from '../../errors.js';
 
 /**
@@ -25,7 +26,8 @@ export const CONTINUATION_SUFFIX = '+';
 const EMPTY_SEGMENT = '%';
 /** Longest piece of an escaped segment; leaves room for suffixes and temp-file tails under 255 bytes. */
 export const PIECE_CHARS = 160;
-export const MAX_KEY_BYTES = 1024;
+/** S3's key limit, from the one layout module. */
+export const MAX_KEY_BYTES = MAX_STORE_KEY_BYTES;
 
 const RAW = /^[a-z0-9_.-]$/;
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/;

@@ -1,0 +1,85 @@
+import { MEMORY_ROOT } from '../vault/paths.js';
+import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from '../vault/user-files.js';
+import type { QuotaRun } from './quota-run.js';
+
+/**
+ * The UserFiles a command sees under the quota middleware: reads, stats and listings remember the
+ * sizes they saw (for free), writes and deletes are checked and accounted with them.
+ */
+export class QuotaFiles implements UserFiles {
+  constructor(
+    private readonly inner: UserFiles,
+    private readonly run: QuotaRun,
+  ) {}
+
+  get uid(): string {
+    return this.inner.uid;
+  }
+
+  async read(path: string, options?: ReadOptions): Promise<FileVersion | null> {
+    const file = await this.inner.read(path, options);
+    this.run.seen(path, file ? file.data.byteLength : null);
+    return file;
+  }
+
+  async stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null> {
+    const info = await this.inner.stat(path);
+    if (path !== MEMORY_ROOT) this.run.seen(path, info ? info.size : null);
+    return info;
+  }
+
+  isDirectory(path: string): Promise<boolean> {
+    return this.inner.isDirectory(path);
+  }
+
+  assertStorable(path: string): void {
+    this.inner.assertStorable(path);
+  }
+
+  async *listFiles(dir: string): AsyncIterable<ListedFile> {
+    for await (const file of this.inner.listFiles(dir)) {
+      this.run.seen(file.path, file.size);
+      yield file;
+    }
+  }
+
+  async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<{ etag: string }> {
+    // An If-None-Match write only succeeds where no file was; otherwise the size of the version
+    // read (If-Match replaces exactly it) or, failing that, one HEAD.
+    const oldBytes = condition.ifNoneMatch ? null : this.run.known.has(path) ? this.run.known.get(path)! : ((await this.inner.stat(path))?.size ?? null);
+    const reservation = this.run.admit(path, data.byteLength, oldBytes);
+    let result: { etag: string };
+    try {
+      result = await this.inner.write(path, data, condition);
+    } catch (error) {
+      this.run.release(reservation);
+      throw error;
+    }
+    this.run.commit(reservation);
+    this.run.seen(path, data.byteLength);
+    return result;
+  }
+
+  inspect(path: string, options?: ReadOptions): Promise<PathState> {
+    return this.inner.inspect(path, options);
+  }
+
+  /** A fenced file is gone for the user (its marker is not a file): accounted as a delete. */
+  async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }> {
+    const result = await this.inner.fence(path, ifMatch, reason, op);
+    this.run.removed(path);
+    return result;
+  }
+
+  async remove(path: string, condition: { ifMatch?: string } = {}): Promise<void> {
+    await this.inner.remove(path, condition);
+    this.run.removed(path);
+  }
+
+  async removeMany(paths: string[]): Promise<{ failed: string[] }> {
+    const result = await this.inner.removeMany(paths);
+    const failed = new Set(result.failed);
+    for (const path of paths) if (!failed.has(path)) this.run.removed(path);
+    return result;
+  }
+}

@@ -1,0 +1,106 @@
+import type { MemoryCommand } from '../tool/types.js';
+import type { CommandContext } from './context.js';
+import type { QuotaDecision, QuotaRule } from './decisions.js';
+import { QuotaExceededError, quotaMessages } from './quota-messages.js';
+import type { ResolvedQuota } from './quota-options.js';
+import type { UserUsage } from './quota-usage.js';
+
+/**
+ * Limits and decision: one command's checks against one user's usage. A write is admitted and its
+ * delta reserved in one synchronous step (so concurrent writes of one process never pass a limit
+ * together), released when it fails, turned into usage when it succeeds; the decision is recorded
+ * on the context.
+ */
+export interface Reservation {
+  bytes: number;
+  files: number;
+  delta: number;
+  newFile: boolean;
+}
+
+/** One command's view of one user's usage. */
+export class QuotaRun {
+  /** Sizes this command saw, by path (null: no file there). */
+  readonly known = new Map<string, number | null>();
+
+  constructor(
+    private readonly usage: UserUsage,
+    private readonly limits: ResolvedQuota,
+    private readonly ctx: CommandContext,
+    private readonly command: MemoryCommand,
+  ) {}
+
+  seen(path: string, size: number | null): void {
+    this.known.set(path, size);
+  }
+
+  /** Checks a write and reserves its delta, in one synchronous step; throws when it would cross a limit. */
+  admit(path: string, newBytes: number, oldBytes: number | null): Reservation {
+    const u = this.usage;
+    const newFile = oldBytes === null;
+    const delta = newBytes - (oldBytes ?? 0);
+    // A rename moves bytes that are already counted: its writes are accounted, never refused.
+    if (this.command.command !== 'rename') {
+      const l = this.limits;
+      if (newBytes > l.maxFileBytes) {
+        this.refuse(quotaMessages.fileBytes(path, newBytes, oldBytes, l.maxFileBytes), {
+          rule: 'file_bytes',
+          limit: l.maxFileBytes,
+          used: oldBytes ?? 0,
+          delta,
+        });
+      }
+      if (newFile && u.files + u.pendingFiles + 1 > l.maxUserFiles) {
+        this.refuse(quotaMessages.userFiles(path, u.files + u.pendingFiles, l.maxUserFiles), {
+          rule: 'user_files',
+          limit: l.maxUserFiles,
+          used: u.files + u.pendingFiles,
+          delta: 1,
+        });
+      }
+      const used = u.bytes + u.pendingBytes;
+      if (delta > 0 && used + delta > l.maxUserBytes) {
+        this.refuse(quotaMessages.userBytes(this.command.command, delta, used, l.maxUserBytes), { rule: 'user_bytes', limit: l.maxUserBytes, used, delta });
+      }
+      this.decide({ checked: true, rule: 'user_bytes', limit: l.maxUserBytes, used, delta, allowed: true });
+    }
+    const reservation = { bytes: Math.max(0, delta), files: newFile ? 1 : 0, delta, newFile };
+    u.pendingBytes += reservation.bytes;
+    u.pendingFiles += reservation.files;
+    return reservation;
+  }
+
+  release(r: Reservation): void {
+    this.usage.pendingBytes -= r.bytes;
+    this.usage.pendingFiles -= r.files;
+  }
+
+  commit(r: Reservation): void {
+    this.release(r);
+    this.usage.bytes += r.delta;
+    this.usage.files += r.files;
+    if (this.command.command !== 'rename') this.usage.writesSinceRefresh += 1;
+  }
+
+  removed(path: string): void {
+    const size = this.known.get(path);
+    if (size === undefined) {
+      // A delete of a file this command never sized: only a new listing can tell what it freed.
+      this.usage.stale = true;
+    } else if (size !== null) {
+      this.usage.bytes -= size;
+      this.usage.files -= 1;
+    }
+    this.known.set(path, null);
+  }
+
+  private decide(decision: QuotaDecision): void {
+    this.ctx.decisions.quota = decision;
+  }
+
+  private refuse(message: string, d: { rule: QuotaRule; limit: number; used: number; delta: number }): never {
+    const decision: QuotaDecision = { checked: true, ...d, allowed: false };
+    this.decide(decision);
+    throw new QuotaExceededError(message, decision);
+  }
+}

@@ -1,0 +1,104 @@
+import { ReadWriteLock } from '../util/rw-lock.js';
+import { LruMap } from '../util/lru.js';
+import { MEMORY_ROOT } from '../vault/paths.js';
+import type { CommandContext } from './context.js';
+import type { ResolvedQuota } from './quota-options.js';
+
+/**
+ * The usage cache: per user, the bytes and files this process knows of, and when to list them
+ * again. Kept exact in-process between listings (quota-run.ts accounts each change).
+ */
+export interface UserUsage {
+  /** Bytes and files as last listed, plus this process's own admitted changes since. */
+  bytes: number;
+  files: number;
+  /** Reserved by writes in flight. */
+  pendingBytes: number;
+  pendingFiles: number;
+  refreshedAt: number;
+  writesSinceRefresh: number;
+  /** Set when a change of unknown size happened: list again before the next check. */
+  stale: boolean;
+  loaded: boolean;
+  /** Per-user shared/exclusive gate: commands hold it shared, a usage refresh exclusively (FIFO). */
+  readonly gate: ReadWriteLock;
+}
+
+/** A snapshot of one user's usage as this process sees it (tests and metrics). */
+export interface UsageSnapshot {
+  bytes: number;
+  files: number;
+  pendingBytes: number;
+  pendingFiles: number;
+}
+
+/**
+ * Users' usage by uid, bounded by `maxCachedUsers` with the one LRU rule (util/lru.ts); a user in
+ * use (a command holds or waits for the gate, or a write is in flight) is never forgotten, since
+ * their reservations live in the entry.
+ */
+export class UsageCache {
+  private readonly users: LruMap<string, UserUsage>;
+
+  constructor(
+    private readonly limits: ResolvedQuota,
+    private readonly now: () => number,
+  ) {
+    this.users = new LruMap(limits.maxCachedUsers, undefined, (u) => !u.gate.idle || u.pendingBytes !== 0 || u.pendingFiles !== 0);
+  }
+
+  has(uid: string): boolean {
+    return this.users.has(uid);
+  }
+
+  /** The user's entry (made the most recently used), created empty and not yet loaded. */
+  of(uid: string): UserUsage {
+    const known = this.users.get(uid);
+    if (known) return known;
+    const state: UserUsage = {
+      bytes: 0,
+      files: 0,
+      pendingBytes: 0,
+      pendingFiles: 0,
+      refreshedAt: 0,
+      writesSinceRefresh: 0,
+      stale: false,
+      loaded: false,
+      gate: new ReadWriteLock(),
+    };
+    this.users.set(uid, state);
+    return state;
+  }
+
+  snapshot(uid: string): UsageSnapshot | undefined {
+    const u = this.users.peek(uid);
+    return u?.loaded ? { bytes: u.bytes, files: u.files, pendingBytes: u.pendingBytes, pendingFiles: u.pendingFiles } : undefined;
+  }
+
+  /**
+   * Refresh: lists the user's files (inside the command, so the requests are counted) when their
+   * usage is due: never loaded, stale, or past `refreshEveryWrites` writes or `refreshAfterMs`. The
+   * listing holds the user's gate exclusively, so no write is admitted against half-counted usage.
+   */
+  async refresh(ctx: CommandContext, u: UserUsage): Promise<void> {
+    if (!this.due(u)) return;
+    const release = await u.gate.acquire(true);
+    try {
+      if (!this.due(u)) return; // someone else refreshed while we waited
+      let bytes = 0;
+      let files = 0;
+      for await (const file of ctx.files.listFiles(MEMORY_ROOT)) {
+        bytes += file.size;
+        files += 1;
+      }
+      Object.assign(u, { bytes, files, refreshedAt: this.now(), writesSinceRefresh: 0, stale: false, loaded: true });
+    } finally {
+      release();
+    }
+  }
+
+  private due(u: UserUsage): boolean {
+    const l = this.limits;
+    return !u.loaded || u.stale || u.writesSinceRefresh >= l.refreshEveryWrites || this.now() - u.refreshedAt >= l.refreshAfterMs;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Atomic writes of the embedded store: a temp file in the object's directory (named by keys.ts with
+ * the writer's pid), fsync'd, renamed over the object, the directory fsync'd (util/fs.ts's policy).
+ * A crash leaves the old object or the new one, never a torn one, and at most a temp file, which a
+ * later listing removes once its writer is gone or it is old.
+ */
+import { randomBytes } from 'node:crypto';
+import { open, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errnoOf } from '../../util/errno.js';
+import { fsyncDirectory } from '../../util/fs.js';
+import { OBJECT_SUFFIX, TEMP_MARKER, tempFileName } from './keys.js';
+import { pidIsAlive } from './lock.js';
+
+/** Writes an object's file bytes under its key's lock: temp file, fsync, rename over the object, fsync the directory. */
+export async function writeObjectFile(loc: { dir: string; name: string; file: string }, bytes: Uint8Array, durable: boolean): Promise<void> {
+  const temp = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    try {
+      await handle.writeFile(bytes);
+      if (durable) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await renameOver(temp, loc.file);
+  } catch (e) {
+    await unlink(temp).catch(() => undefined);
+    throw e;
+  }
+  if (durable) await fsyncDirectory(loc.dir);
+}
+
+async function renameOver(from: string, to: string): Promise<void> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await rename(from, to);
+      return;
+    } catch (e) {
+      // Windows refuses to replace a file another process has open for reading; readers are brief.
+      if (attempt >= 20 || !['EPERM', 'EACCES', 'EBUSY'].includes(errnoOf(e) ?? '')) throw e;
+      await sleep(5 * (attempt + 1));
+    }
+  }
+}
+
+/** Temp files of a writer that crashed are removed once old; a live writer's are recent. */
+export async function removeIfStaleTemp(path: string, name: string, staleMs: number): Promise<void> {
+  const marker = name.indexOf(OBJECT_SUFFIX + TEMP_MARKER);
+  if (marker === -1) return;
+  const pid = Number(name.slice(marker + 1 + TEMP_MARKER.length).split('.')[0]);
+  try {
+    const info = await stat(path);
+    const age = Date.now() - info.mtimeMs;
+    const ownerGone = Number.isInteger(pid) && pid !== process.pid && !pidIsAlive(pid);
+    // A dead owner's file may still be in use by a pid-reusing process only in theory; give it a minute.
+    if (age > staleMs || (ownerGone && age > 60_000)) await unlink(path);
+  } catch {
+    // Raced with its writer's rename or another cleaner: nothing to do.
+  }
+}
