@@ -140,6 +140,15 @@ describe('limits', () => {
     expect(ruleOf(`${path.slice(0, -1)}b/`)).toBe('too-long');
   });
 
+  it('an already canonical path of 4,097 characters is refused like any other (the shortcut has the same limit)', () => {
+    const segments = Array.from({ length: 16 }, () => 'a'.repeat(250));
+    const base = `/memories/${segments.join('/')}/`;
+    const at = `${base}${'c'.repeat(MAX_PATH_BYTES - base.length)}`;
+    expect(at.length).toBe(MAX_PATH_BYTES);
+    expect(ruleOf(at)).toBe('accepted');
+    expect(ruleOf(`${at}c`)).toBe('too-long');
+  });
+
   it('the limit is on the bytes sent as well as the NFC form kept: a decomposed path over 4,096 bytes is refused', () => {
     // 'e' + U+0301 is 3 bytes as sent, 2 bytes as 'é' (NFC).
     const decomposed = `/memories/${Array.from({ length: 20 }, () => 'e\u0301'.repeat(69)).join('/')}`;
@@ -190,6 +199,27 @@ describe('device names and bare controls', () => {
     expect(ruleOf('\u0085')).toBe('control-character');
     expect(ruleOf('\ud800')).toBe('ill-formed-unicode');
     expect(ruleOf('é')).toBe('outside-root');
+  });
+});
+
+describe('reserved names, references and the outside-root reasons', () => {
+  it('only the 8.3 name itself is reserved, not names that contain it', () => {
+    expect(ruleOf('/memories/memvau~12')).toBe('reserved');
+    expect(ruleOf('/memories/xmemvau~1')).toBe('accepted');
+    expect(ruleOf('/memories/memvau~1x')).toBe('accepted');
+    expect(ruleOf('/memories/memvau~x')).toBe('accepted');
+  });
+
+  it('hexadecimal character references to "\\" with leading zeros are separators', () => {
+    for (const reference of ['&#x5c;', '&#x05c;', '&#x005C;', '&#92;']) expect(ruleOf(`/memories/a${reference}b`), reference).toBe('encoded-separator');
+  });
+
+  it('a colon later in a path outside the root is not a drive or scheme', () => {
+    expect(outcome('/etc/a:b')).toEqual({
+      rule: 'outside-root',
+      message: `Error: Invalid path "/etc/a:b": every path must be /memories or start with /memories/. Paths must be /memories or /memories/<name>[/<name>...].`,
+    });
+    expect(outcome('x:/memories')).toMatchObject({ message: expect.stringContaining('drive letters and URL schemes are not allowed.') });
   });
 });
 
