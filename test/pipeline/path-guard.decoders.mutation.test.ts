@@ -89,6 +89,8 @@ describe('the strict (lenient-overlong) UTF-8 reading, byte class by byte class'
     expect(ruleOf('/memories/%uDB40%ed%bf%bf')).toBe('accepted');
     expect(ruleOf('/memories/%uDB40%ed%b0%81')).toBe('accepted');
     expect(ruleOf('/memories/%uDB40%uDC01')).toBe('invisible-name');
+    // The same with the high half encoded (U+D800 itself) and the low half as a %u escape: U+102E0 if paired.
+    expect(ruleOf('/memories/%ed%a0%80%uDEE0')).toBe('accepted');
   });
 });
 
@@ -212,6 +214,15 @@ describe('reserved names, references and the outside-root reasons', () => {
 
   it('hexadecimal character references to "\\" with leading zeros are separators', () => {
     for (const reference of ['&#x5c;', '&#x05c;', '&#x005C;', '&#92;']) expect(ruleOf(`/memories/a${reference}b`), reference).toBe('encoded-separator');
+  });
+
+  it('drive letters, bare schemes of any length and the listed schemes glued to a name are refused; other colons are not', () => {
+    for (const name of ['c:', 'c:x', 'ab:', 'foo:', 'git+ssh:', 'http:evil', 'https:x', 'ftp:x', 'ftps:x', 'php:filter', 'data:text', 'FILE:x']) {
+      expect(ruleOf(`/memories/${name}`), name).toBe('drive-or-scheme');
+    }
+    for (const name of ['my-php:notes', 'todo-http:later', '10:30 standup', 'TODO: call', 'http: x', 'foo:bar']) {
+      expect(ruleOf(`/memories/${name}`), name).toBe('accepted');
+    }
   });
 
   it('a colon later in a path outside the root is not a drive or scheme', () => {
