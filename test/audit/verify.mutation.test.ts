@@ -349,6 +349,22 @@ describe('witnesses: how much of the chain is proven', () => {
     expect(unkeyed.chains[0]!.witnessedThrough).toMatchObject({ seq: 4 });
   });
 
+  it('with the key, a witness without a MAC (--expect-head) is used as it is; of two at the same seq the first counts', async () => {
+    const a = chainOf(3);
+    const report = await verifyChains(
+      { chains: [a], unreadable: [], duplicates: [], totalBytes: 0 },
+      {
+        macKey: KEY,
+        witnesses: [
+          { instance: 'a', seq: 3, hash: headOf(3), source: '--expect-head' },
+          { instance: 'a', seq: 3, hash: headOf(3), source: 'checkpoint later' },
+        ],
+      },
+    );
+    expect(report.ok).toBe(true);
+    expect(report.chains[0]!.witnessedThrough).toEqual({ seq: 3, source: '--expect-head' });
+  });
+
   it('a witness naming no instance applies to the only chain, and is refused when there are several', async () => {
     const a = chainOf(3);
     const only = await verifyChains(
@@ -401,8 +417,24 @@ describe('verifyChains totals and unreadable sources', () => {
     expect(clean.failures).toEqual([]);
   });
 
-  it('no chains: no times in the totals', async () => {
-    expect((await verifyChains({ chains: [], unreadable: [], duplicates: [], totalBytes: 0 })).totals).toEqual({ instances: 0, segments: 0, records: 0 });
+  it('no records: no times in the totals, not even as undefined', async () => {
+    const empty: InstanceChain = { instance: 'e', segments: [segment('e', [])] };
+    for (const chains of [[], [empty]]) {
+      const { totals } = await verifyChains({ chains, unreadable: [], duplicates: [], totalBytes: 0 });
+      expect(totals).toStrictEqual({ instances: chains.length, segments: chains.length, records: 0 });
+    }
+  });
+
+  it("a chain without records beside one with records: the times are the latter's", async () => {
+    const empty: InstanceChain = { instance: 'e', segments: [segment('e', [])] };
+    const full: InstanceChain = { instance: 'f', segments: [segment('f', link('f', drafts(1, 3)))] };
+    for (const chains of [
+      [empty, full],
+      [full, empty],
+    ]) {
+      const { totals } = await verifyChains({ chains, unreadable: [], duplicates: [], totalBytes: 0 });
+      expect(totals).toStrictEqual({ instances: 2, segments: 2, records: 3, firstTime: timeOf(1), lastTime: timeOf(3) });
+    }
   });
 
   it('one failure per chain, the first; the other chains are still verified', async () => {
