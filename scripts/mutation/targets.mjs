@@ -407,7 +407,9 @@ export const targets = [
     // Not commands.test.ts (the whole tool suite on two stores, 32 s a run on a loaded machine, hours
     // over every mutant): the mutation test files assert the same edges straight, and concurrency.test.ts
     // the lost-answer retry.
-    tests: ['test/tool/edit-bounds.test.ts', 'test/tool/concurrency.test.ts', 'test/tool/*.mutation.test.ts'],
+    // Not edit-bounds.test.ts either: its quadratic-input and 300,000-line cases exceed the 30 s test
+    // timeout under Stryker's instrumentation (the dry run fails).
+    tests: ['test/tool/concurrency.test.ts', 'test/tool/*.mutation.test.ts'],
     threshold: 85,
     equivalent: [],
   },
