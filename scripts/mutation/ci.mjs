@@ -9,7 +9,9 @@
  *    rest of CI takes about 17 of its 25 minutes). Past the budget the run is stopped and the step
  *    fails closed: the change is too large to test in CI; run `npm run mutation` locally and commit
  *    the reports.
- * 3. Check every target's score against its threshold (scripts/mutation/check.mjs).
+ * 3. Check every target's score against its threshold (scripts/mutation/check.mjs --allow-unscored),
+ *    printing the table of every target. A target never scored (no committed report) is printed as
+ *    "not scored" and named, but does not fail CI: its first full run is longer than CI's budget.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
@@ -27,7 +29,7 @@ const budgetSeconds = Number(process.env.MUTATION_BUDGET_S ?? 300);
 // CI's budget, so CI names it and leaves it out (run `npm run mutation -- <target>` and commit it).
 const measured = targets.filter((t) => {
   if (readReport(t)) return true;
-  console.log(`mutation: ${t.name}: skipped, no committed report yet (run npm run mutation -- ${t.name} and commit reports/mutation/${t.name}.json)`);
+  console.log(`mutation: ${t.name}: not scored yet, no committed report (not run: a first full run is longer than the CI budget)`);
   return false;
 });
 const stale = measured.filter((t) => {
@@ -68,9 +70,5 @@ if (stale.length > 0) {
   console.log(`mutation: ran ${stale.map((t) => t.name).join(', ')} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
-if (measured.length === 0) {
-  console.log('mutation: no target has a committed report; nothing to check');
-  process.exit(0);
-}
-const check = spawnSync(process.execPath, [resolve(here, 'check.mjs'), ...measured.map((t) => t.name)], { stdio: 'inherit' });
+const check = spawnSync(process.execPath, [resolve(here, 'check.mjs'), '--allow-unscored'], { stdio: 'inherit' });
 process.exit(check.status ?? 1);

@@ -12,33 +12,51 @@ export function readReport(target) {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-function isListedEquivalent(target, file, mutant) {
-  return target.equivalent.some(
-    (e) =>
-      e.file === file &&
-      e.line === mutant.location.start.line &&
-      (e.column === undefined || e.column === mutant.location.start.column) &&
-      e.mutator === mutant.mutatorName &&
-      (e.replacement === undefined || e.replacement === mutant.replacement),
-  );
+/** The original text a mutant replaces, and the whole source line it starts on. */
+function originalOf(source, location) {
+  const lines = source.split('\n');
+  const { start, end } = location;
+  const span =
+    start.line === end.line
+      ? lines[start.line - 1].slice(start.column - 1, end.column - 1)
+      : [lines[start.line - 1].slice(start.column - 1), ...lines.slice(start.line, end.line - 1), lines[end.line - 1].slice(0, end.column - 1)].join('\n');
+  return { span, line: lines[start.line - 1] };
+}
+
+/**
+ * An equivalent mutant is named by what it changes, not by where: the file, the mutator, the
+ * replacement, the original code it replaces (`code`), and a piece of its source line (`near`) when
+ * that code occurs more than once. Line numbers move with every edit above (a Prettier run moved
+ * all of them); the code does not.
+ */
+export function listedEquivalentOf(target, file, mutant, source) {
+  return target.equivalent.find((e) => {
+    if (e.file !== file || e.mutator !== mutant.mutatorName || e.replacement !== mutant.replacement) return false;
+    const original = originalOf(source, mutant.location);
+    return original.span === e.code && (e.near === undefined || original.line.includes(e.near));
+  });
 }
 
 /** Counts as Stryker defines them; the score is detected / (detected + undetected), in percent. */
 export function scoreOf(target, report) {
   const counts = { mutants: 0, killed: 0, survived: 0, timeout: 0, noCoverage: 0, equivalent: 0, errors: 0, ignored: 0 };
   const survivors = [];
+  const used = new Set();
   for (const [file, entry] of Object.entries(report.files)) {
     for (const mutant of entry.mutants) {
       counts.mutants += 1;
       const undetected = mutant.status === 'Survived' || mutant.status === 'NoCoverage';
-      if (undetected && isListedEquivalent(target, file, mutant)) counts.equivalent += 1;
-      else if (mutant.status === 'Killed') counts.killed += 1;
+      const equivalent = undetected ? listedEquivalentOf(target, file, mutant, entry.source) : undefined;
+      if (equivalent) {
+        counts.equivalent += 1;
+        used.add(equivalent);
+      } else if (mutant.status === 'Killed') counts.killed += 1;
       else if (mutant.status === 'Timeout') counts.timeout += 1;
       else if (mutant.status === 'Survived') counts.survived += 1;
       else if (mutant.status === 'NoCoverage') counts.noCoverage += 1;
       else if (mutant.status === 'Ignored') counts.ignored += 1;
       else counts.errors += 1; // CompileError, RuntimeError: invalid mutants, not counted
-      if (undetected && !isListedEquivalent(target, file, mutant)) {
+      if (undetected && !equivalent) {
         survivors.push(
           `${file}:${mutant.location.start.line}:${mutant.location.start.column} ${mutant.mutatorName} ${JSON.stringify(mutant.replacement ?? '')} (${mutant.status})`,
         );
@@ -48,7 +66,9 @@ export function scoreOf(target, report) {
   const detected = counts.killed + counts.timeout;
   const valid = detected + counts.survived + counts.noCoverage;
   const score = valid === 0 ? 0 : (100 * detected) / valid;
-  return { ...counts, score, survivors };
+  // A listed equivalent that matches no surviving mutant is out of date (the code changed, or a test kills it now).
+  const unusedEquivalents = target.equivalent.filter((e) => !used.has(e)).map((e) => `${e.file} ${e.mutator} ${JSON.stringify(e.code)} -> ${e.replacement}`);
+  return { ...counts, score, survivors, unusedEquivalents };
 }
 
 const sha = (text) => createHash('sha256').update(text).digest('hex');
@@ -80,7 +100,7 @@ export function formatTable(rows) {
   const header = ['module', 'threshold', 'score', 'mutants', 'killed', 'survived', 'timeout', 'no-cov', 'equiv', 'invalid'];
   const lines = rows.map((r) =>
     r.missing
-      ? [r.name, `${r.threshold}%`, 'no report', '', '', '', '', '', '', '']
+      ? [r.name, `${r.threshold}%`, 'not scored', '', '', '', '', '', '', '']
       : [r.name, `${r.threshold}%`, `${r.score.toFixed(2)}%`, r.mutants, r.killed, r.survived, r.timeout, r.noCoverage, r.equivalent, r.errors + r.ignored].map(
           String,
         ),
