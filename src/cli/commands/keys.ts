@@ -2,9 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createLocalKeyProvider, keyProviderFromConfig, loadOrCreateLocalMasterKey } from '../../crypto/index.js';
 import { EXIT, exitWithError, usageError } from '../errors.js';
-import { progressBar } from '../progress.js';
 import type { VaultFlags } from '../vault.js';
-import { addLifecycleOptions, openExistingVault } from './user.js';
+import { addLifecycleOptions, lifecycleAction } from '../lifecycle.js';
 
 interface RotateFlags extends VaultFlags {
   toMasterKeyFile?: string;
@@ -39,40 +38,30 @@ export function registerKeys(program: Command): void {
       )
       .option('--to-master-key-file <path>', 'the new local master key file (created, mode 0600, when it does not exist)')
       .option('--to-kms-key-id <id>', 'the new AWS KMS key id or ARN'),
-  ).action(async (flags: RotateFlags) => {
+  ).action((flags: RotateFlags) => {
     if (Boolean(flags.toMasterKeyFile) === Boolean(flags.toKmsKeyId)) {
       exitWithError(usageError('give exactly one of --to-master-key-file and --to-kms-key-id'));
     }
-    const bar = progressBar('keys rotate');
-    try {
-      const vault = await openExistingVault(flags);
-      try {
-        let to;
-        if (flags.toKmsKeyId) {
-          to = (await keyProviderFromConfig({ kms: { keyId: flags.toKmsKeyId } })).keyProvider;
-        } else {
-          const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
-          if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
-          try {
-            to = await createLocalKeyProvider(masterKey);
-          } finally {
-            masterKey.fill(0); // the provider keeps only keys derived from it
-          }
+    return lifecycleAction('keys rotate', flags, async (vault, bar) => {
+      let to;
+      if (flags.toKmsKeyId) {
+        to = (await keyProviderFromConfig({ kms: { keyId: flags.toKmsKeyId } })).keyProvider;
+      } else {
+        const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
+        if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
+        try {
+          to = await createLocalKeyProvider(masterKey);
+        } finally {
+          masterKey.fill(0); // the provider keeps only keys derived from it
         }
-        const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
-        bar.stop();
-        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else
-          process.stdout.write(
-            `keys rotate: ${result.total} key records, ${result.rewrapped} re-wrapped, ${result.skipped} already done. Switch the service to the new key now; keep the old one until every instance has.\n`,
-          );
-      } finally {
-        await vault.close();
       }
-    } catch (error) {
-      bar.stop();
-      exitWithError(error);
-    }
+      const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
+      return {
+        text: flags.json
+          ? `${JSON.stringify(result)}\n`
+          : `keys rotate: ${result.total} key records, ${result.rewrapped} re-wrapped, ${result.skipped} already done. Switch the service to the new key now; keep the old one until every instance has.\n`,
+      };
+    });
   });
   addLifecycleOptions(
     keys
@@ -81,31 +70,17 @@ export function registerKeys(program: Command): void {
         'open every key record (and the deployment record) with the configured key alone: each must pass its integrity check and unwrap. ' +
           'Run it after `keys rotate` and before destroying the old key; exits 1 if any record does not open. Only reads.',
       ),
-  ).action(async (flags: VaultFlags & { json?: boolean }) => {
-    const bar = progressBar('keys verify');
-    try {
-      const vault = await openExistingVault(flags);
-      let failed = 0;
-      try {
-        const result = await vault.verifyKeys({ onProgress: (p) => bar.update(p.done, p.total) });
-        bar.stop();
-        failed = result.failed.length;
-        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else {
-          for (const failure of result.failed) process.stdout.write(`FAILED ${failure.key}: ${failure.reason}\n`);
-          process.stdout.write(
-            failed === 0
-              ? `keys verify: all ${result.total} key records open with the configured key; the old key may be destroyed. Deployment fingerprint ${result.deploymentFingerprint}.\n`
-              : `keys verify: ${failed} of ${result.total} key records do not open with the configured key; do NOT destroy the old key.\n`,
-          );
-        }
-      } finally {
-        await vault.close();
-      }
-      if (failed > 0) process.exitCode = EXIT.checkFailed;
-    } catch (error) {
-      bar.stop();
-      exitWithError(error);
-    }
-  });
+  ).action((flags: VaultFlags & { json?: boolean }) =>
+    lifecycleAction('keys verify', flags, async (vault, bar) => {
+      const result = await vault.verifyKeys({ onProgress: (p) => bar.update(p.done, p.total) });
+      const failed = result.failed.length;
+      const text = flags.json
+        ? `${JSON.stringify(result)}\n`
+        : result.failed.map((failure) => `FAILED ${failure.key}: ${failure.reason}\n`).join('') +
+          (failed === 0
+            ? `keys verify: all ${result.total} key records open with the configured key; the old key may be destroyed. Deployment fingerprint ${result.deploymentFingerprint}.\n`
+            : `keys verify: ${failed} of ${result.total} key records do not open with the configured key; do NOT destroy the old key.\n`);
+      return { text, ...(failed > 0 ? { exitCode: EXIT.checkFailed } : {}) };
+    }),
+  );
 }
