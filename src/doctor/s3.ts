@@ -23,6 +23,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { TTL_CLASS_TAG_KEY, type ResolvedTtl } from '../expiry/config.js';
+import { describeS3Error, type S3Failure } from '../store/s3/errors.js';
 import type { DoctorCheck } from './checks.js';
 
 export interface DoctorOptions {
@@ -35,46 +36,11 @@ export interface DoctorOptions {
   skipProbes?: boolean;
 }
 
-interface S3Failure {
-  name: string;
-  status: number | undefined;
-  /** A network-level cause (ECONNREFUSED, ENOTFOUND, a timeout): the request never got an answer. */
-  network?: string;
-}
-
-const NETWORK_CAUSES: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host name lookup failed',
-  ECONNRESET: 'connection reset',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  CERT_HAS_EXPIRED: 'TLS certificate expired',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
-};
-
-function failureOf(error: unknown): S3Failure {
-  const e = error as {
-    name?: string;
-    Code?: string;
-    code?: string;
-    cause?: { code?: string };
-    errors?: Array<{ code?: string }>;
-    $metadata?: { httpStatusCode?: number };
-  };
-  const errno = e.code ?? e.cause?.code ?? e.errors?.find((x) => x.code)?.code;
-  const status = e.$metadata?.httpStatusCode;
-  if (status === undefined && errno !== undefined) return { name: errno, status, network: `${NETWORK_CAUSES[errno] ?? 'no answer'} (${errno})` };
-  if (status === undefined && (e.name === 'TimeoutError' || e.name === 'RequestTimeout')) return { name: e.name, status, network: 'request timed out' };
-  const message = error instanceof Error ? error.message.split('\n')[0]!.slice(0, 160) : '';
-  // No HTTP answer and no errno (e.g. CredentialsProviderError): the SDK's own sentence is the cause.
-  if (status === undefined && message) return { name: `${e.Code ?? e.name ?? 'Error'}: ${message}`, status };
-  return { name: e.Code ?? e.name ?? 'Error', status };
-}
+/** The one reading of an S3 failure (store/s3/errors.ts), with the network cause when there was no answer. */
+const failureOf = describeS3Error;
 
 function unsupported(f: S3Failure): boolean {
-  return f.status === 501 || f.name === 'NotImplemented' || f.name === 'MethodNotAllowed' || f.status === 405;
+  return f.status === 501 || f.code === 'NotImplemented' || f.code === 'MethodNotAllowed' || f.status === 405;
 }
 
 /** The IAM action behind each API doctor calls, for "access denied" (what to grant). */
@@ -98,12 +64,21 @@ function unknownCheck(id: string, title: string, required: boolean, api: string,
     ? `${api}: ${f.network}`
     : unsupported(f)
       ? `the server does not support ${api}`
-      : ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(f.name)
-        ? `${api}: the credentials were rejected (${f.name})`
-        : f.status === 403 || f.name === 'AccessDenied'
+      : ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(f.code)
+        ? `${api}: the credentials were rejected (${f.code})`
+        : f.status === 403 || f.code === 'AccessDenied'
           ? `access denied to ${api}: the credentials lack ${PERMISSION_OF[api] ?? 'the permission for it'}`
-          : `${api} failed: ${f.name}${f.status ? ` (${f.status})` : ''}`;
+          : `${api} failed: ${failureName(f)}${f.status ? ` (${f.status})` : ''}`;
   return { id, title, status: 'unknown', required, detail: `could not check: ${why}` };
+}
+
+/**
+ * A failure's name for the operator: its code; without an HTTP answer (e.g. CredentialsProviderError)
+ * also the SDK's own first sentence, which is then the only statement of the cause.
+ */
+function failureName(f: S3Failure): string {
+  const sentence = f.message.split('\n')[0]!.slice(0, 160);
+  return f.status === undefined && sentence !== '' ? `${f.code}: ${sentence}` : f.code;
 }
 
 function filterOf(rule: LifecycleRule): { prefix: string; tags: Record<string, string> } {
@@ -159,7 +134,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     rules = (await client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }))).Rules ?? [];
   } catch (error) {
     const f = failureOf(error);
-    if (f.name === 'NoSuchLifecycleConfiguration') rules = [];
+    if (f.code === 'NoSuchLifecycleConfiguration') rules = [];
     else lifecycleFailure = f;
   }
   const lifecycleJson = JSON.stringify({
@@ -305,7 +280,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     );
   } catch (error) {
     const f = failureOf(error);
-    if (f.name === 'ServerSideEncryptionConfigurationNotFoundError') {
+    if (f.code === 'ServerSideEncryptionConfigurationNotFoundError') {
       checks.push({
         id: 'encryption',
         title: 'Default encryption at rest',
@@ -329,7 +304,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     );
   } catch (error) {
     const f = failureOf(error);
-    if (f.name === 'NoSuchPublicAccessBlockConfiguration') {
+    if (f.code === 'NoSuchPublicAccessBlockConfiguration') {
       checks.push({
         id: 'public-access-block',
         title: 'Block Public Access',
@@ -376,7 +351,7 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
       return 'accepted';
     } catch (error) {
       const f = failureOf(error);
-      return f.status === 412 || f.name === 'PreconditionFailed' ? 'rejected' : f;
+      return f.status === 412 || f.code === 'PreconditionFailed' ? 'rejected' : f;
     }
   };
 
@@ -421,7 +396,7 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
         await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: key, ETag: `"${STALE_ETAG}"` }], Quiet: true } }));
         result = (await exists()) ? 'enforced' : 'ignored';
       } catch (error) {
-        result = `failed:${failureOf(error).name}`;
+        result = `failed:${failureName(failureOf(error))}`;
       }
       if (result === 'enforced')
         checks.push({
