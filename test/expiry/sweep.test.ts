@@ -13,6 +13,7 @@ import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { ListOptions, ListPage, ObjectStore } from '../../src/store/port.js';
 import { ManualClock, counted, expiryFor, filesOf } from './helpers.js';
+import { expirySetup } from '../kit/expiry.js';
 import { decode, encode } from '../kit/text.js';
 
 const HOUR = 3600 * 1000;
@@ -23,10 +24,7 @@ function fileKeys(store: MemoryStore): string[] {
 
 describe('sweep: what goes and what stays', () => {
   it('deletes a file idle past its TTL (plus grace) and keeps files written or read within it', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, store, files } = await expirySetup();
     await files.write('/memories/idle.md', encode('idle'));
     await files.write('/memories/read.md', encode('read'));
     await files.write('/memories/rewritten.md', encode('v1'));
@@ -50,10 +48,7 @@ describe('sweep: what goes and what stays', () => {
   });
 
   it('a file read every day for a year survives a daily sweep; its unread sibling goes after 30 days', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, store, files } = await expirySetup();
     await files.write('/memories/daily.md', encode('keep me'));
     await files.write('/memories/never.md', encode('forget me'));
     let copies = 0;
@@ -90,10 +85,7 @@ describe('sweep: what goes and what stays', () => {
   });
 
   it('two markers (a class change in flight): the longer TTL wins', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock, { classes: { pro: 90 }, classOf: () => 'pro' });
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, store, files } = await expirySetup({ classes: { pro: 90 }, classOf: () => 'pro' });
     await files.write('/memories/a.md', encode('a'));
     const marker = store.keys().find((k) => k.includes('/c/'))!;
     await store.put(marker.replace(/pro$/, 'short'), new Uint8Array(0));
@@ -223,10 +215,7 @@ describe('sweep: dry run, concurrency and races', () => {
 
 describe('sweep: audit, file store', () => {
   it("writes one expire record per deletion with the key's hash, never a name or the store uid, and a summary record", async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice@example.com');
+    const { clock, store, files } = await expirySetup({}, 'alice@example.com');
     await files.write('/memories/secret-project.md', encode('x'));
     await files.write('/memories/other.md', encode('y'));
     const keys = fileKeys(store);

@@ -11,16 +11,14 @@ import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { listAll, PreconditionFailedError } from '../../src/store/port.js';
 import { ManualClock, counted, expiryFor, filesOf } from './helpers.js';
+import { expirySetup } from '../kit/expiry.js';
 import { decode, encode } from '../kit/text.js';
 
 const F = '/memories/notes.md';
 
 describe('touch on read', () => {
   it('copies a file onto itself when its last touch is a day old, and then not again for a day', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, store, files } = await expirySetup();
     await files.write(F, encode('hello'));
     const key = (await listAll(store, 'u/').next()).value!.key;
 
@@ -47,10 +45,7 @@ describe('touch on read', () => {
   });
 
   it('concurrent reads of a stale file in one process share one copy', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, files } = await expirySetup();
     await files.write(F, encode('hello'));
     clock.advanceDays(2);
     const { requests } = await counted(() => Promise.all(Array.from({ length: 10 }, () => files.read(F))));
@@ -59,10 +54,7 @@ describe('touch on read', () => {
   });
 
   it('keeps the TTL-class tag across the touch (memory and file adapters)', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock, { classes: { pro: 365 }, classOf: () => 'pro' });
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, store, files } = await expirySetup({ classes: { pro: 365 }, classOf: () => 'pro' });
     await files.write(F, encode('hello'));
     const key = store.keys().find((k) => k.includes('/f/'))!;
     expect(store.tagsOf(key)).toEqual({ [TTL_CLASS_TAG_KEY]: 'pro' });
@@ -108,10 +100,7 @@ describe('touch on read', () => {
 
 describe('expired files are absent to the vault', () => {
   it('read, stat, listFiles and isDirectory skip a file idle past its TTL, and the read does not touch it', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, store, files } = await expirySetup();
     await files.write('/memories/dir/old.md', encode('old'));
     clock.advanceDays(20);
     await files.write('/memories/young.md', encode('young'));
@@ -130,10 +119,7 @@ describe('expired files are absent to the vault', () => {
   });
 
   it('isDirectory finds a live file behind expired ones', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, files } = await expirySetup();
     await files.write('/memories/d/a.md', encode('a'));
     clock.advanceDays(29);
     await files.write('/memories/d/b.md', encode('b'));
@@ -142,10 +128,7 @@ describe('expired files are absent to the vault', () => {
   });
 
   it('create-only replaces an expired, not yet swept file but never a live one', async () => {
-    const clock = new ManualClock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
+    const { clock, files } = await expirySetup();
     await files.write(F, encode('old'));
     await expect(files.write(F, encode('x'), { ifNoneMatch: true })).rejects.toBeInstanceOf(PreconditionFailedError);
     clock.advanceDays(31);

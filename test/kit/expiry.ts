@@ -4,7 +4,8 @@ import { withRequestCounter, type RequestCounter } from '../../src/store/account
 import type { ObjectStore } from '../../src/store/port.js';
 import { createPlainCodecProvider } from '../../src/vault/plain-codec.js';
 import { StoreUserFiles } from '../../src/vault/store-user-files.js';
-import type { ManualClock } from './clock.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { ManualClock } from './clock.js';
 
 const codecs = createPlainCodecProvider();
 
@@ -24,4 +25,16 @@ export async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; req
   const requests: RequestCounter = {};
   const result = await withRequestCounter(requests, fn);
   return { result, requests };
+}
+
+/**
+ * The usual idle-expiry setup: a manual clock, a MemoryStore on it, expiry (30 days unless
+ * `options` say otherwise) and one user's files (default 'alice').
+ */
+export async function expirySetup(options: Partial<ExpiryOptions> = {}, userId = 'alice'): Promise<{ clock: ManualClock; store: MemoryStore; expiry: ExpiryService; files: StoreUserFiles }> {
+  const clock = new ManualClock();
+  const store = new MemoryStore(clock.now);
+  const expiry = expiryFor(store, clock, options);
+  const files = await filesOf(store, expiry, userId);
+  return { clock, store, expiry, files };
 }
