@@ -41,63 +41,35 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
   const now = options.now ?? Date.now;
   const checks: DoctorCheck[] = [];
   const { dir } = options;
-  let dirOk = false;
-  try {
-    const info = await stat(dir);
-    if (!info.isDirectory()) checks.push({ id: 'store-dir', title: 'Store directory', status: 'missing', required: true, detail: `${dir} is not a directory` });
-    else if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-      checks.push({
-        id: 'store-dir',
-        title: 'Store directory',
-        status: 'missing',
-        required: true,
-        detail: `${dir} has mode ${modeText(info.mode)}: other users can list or change it`,
-        fix: `chmod 700 ${dir}`,
-      });
-      dirOk = true;
-    } else {
-      checks.push({ id: 'store-dir', title: 'Store directory', status: 'ok', required: true, detail: `${dir}, owner only` });
-      dirOk = true;
-    }
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    checks.push({
-      id: 'store-dir',
-      title: 'Store directory',
-      status: code === 'ENOENT' ? 'missing' : 'unknown',
-      required: true,
-      detail: code === 'ENOENT' ? `${dir} does not exist (check --store; doctor creates nothing)` : `could not check: ${code ?? 'error'}`,
-    });
-  }
+  const { check: dirCheck, present: dirOk } = await privatePathCheck({
+    id: 'store-dir',
+    title: 'Store directory',
+    path: dir,
+    kind: 'directory',
+    openTo: 'other users can list or change it',
+    fix: `chmod 700 ${dir}`,
+    okDetail: `${dir}, owner only`,
+    missingDetail: `${dir} does not exist (check --store; doctor creates nothing)`,
+  });
+  // The directory is there (private or not): its debris and deployment are checked below.
+  checks.push(dirCheck);
 
   if (options.keyFile !== undefined) {
     const file = options.keyFile;
-    try {
-      const info = await stat(file);
-      if (!info.isFile()) checks.push({ id: 'key-file', title: 'Master key file', status: 'missing', required: true, detail: `${file} is not a regular file` });
-      else if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-        checks.push({
+    checks.push(
+      (
+        await privatePathCheck({
           id: 'key-file',
           title: 'Master key file',
-          status: 'missing',
-          required: true,
-          detail: `${file} has mode ${modeText(info.mode)}: other users can read it`,
+          path: file,
+          kind: 'regular file',
+          openTo: 'other users can read it',
           fix: `chmod 600 ${file}`,
-        });
-      } else checks.push({ id: 'key-file', title: 'Master key file', status: 'ok', required: true, detail: `${file}, mode 0600` });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      checks.push({
-        id: 'key-file',
-        title: 'Master key file',
-        status: code === 'ENOENT' ? 'missing' : 'unknown',
-        required: true,
-        detail:
-          code === 'ENOENT'
-            ? `${file} does not exist: without it the stored memories cannot be read (restore it from your backup)`
-            : `could not check: ${code ?? 'error'}`,
-      });
-    }
+          okDetail: `${file}, mode 0600`,
+          missingDetail: `${file} does not exist: without it the stored memories cannot be read (restore it from your backup)`,
+        })
+      ).check,
+    );
   } else {
     checks.push({ id: 'key-file', title: 'Master key', status: 'ok', required: true, detail: `from ${options.keySource ?? 'the environment'} (no key file)` });
   }
@@ -167,6 +139,39 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
     }
   }
   return checks;
+}
+
+/**
+ * The one check that a path doctor relies on is there, of its kind, and private to its owner (no
+ * group or other bits; not checked on Windows): ok, missing (absent, wrong kind, too open: with the
+ * chmod fix) or unknown (could not stat it). `present`: it is there and of its kind.
+ */
+async function privatePathCheck(p: {
+  id: string;
+  title: string;
+  path: string;
+  kind: 'directory' | 'regular file';
+  openTo: string;
+  fix: string;
+  okDetail: string;
+  missingDetail: string;
+}): Promise<{ check: DoctorCheck; present: boolean }> {
+  const base = { id: p.id, title: p.title, required: true };
+  try {
+    const info = await stat(p.path);
+    const isKind = p.kind === 'directory' ? info.isDirectory() : info.isFile();
+    if (!isKind) return { check: { ...base, status: 'missing', detail: `${p.path} is not a ${p.kind}` }, present: false };
+    if (process.platform !== 'win32' && (info.mode & 0o077) !== 0)
+      return { check: { ...base, status: 'missing', detail: `${p.path} has mode ${modeText(info.mode)}: ${p.openTo}`, fix: p.fix }, present: true };
+    return { check: { ...base, status: 'ok', detail: p.okDetail }, present: true };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const check: DoctorCheck =
+      code === 'ENOENT'
+        ? { ...base, status: 'missing', detail: p.missingDetail }
+        : { ...base, status: 'unknown', detail: `could not check: ${code ?? 'error'}` };
+    return { check, present: false };
+  }
 }
 
 function modeText(mode: number): string {
