@@ -111,4 +111,3 @@ export async function resolveCodec(options: CodecSettings, store: ObjectStore, s
   }
   return { codec: encryption.codecProvider, encryption, close: () => encryption.close() };
 }
-

@@ -29,7 +29,10 @@ const commands: Array<[string, string[]]> = [
   ['keys rotate', ['keys', 'rotate', '--store', STORE, '--to-master-key-file', 'new.key']],
   ['keys verify', ['keys', 'verify', '--store', STORE]],
   ['audit verify --store', ['audit', 'verify', '--store', STORE]],
-  ['audit export --user (data store)', ['audit', 'export', 'audit.jsonl', '--user', 'alice', '--data-store', STORE, '--from', '2026-01-01', '--to', '2026-01-02', '--out', 'x.jsonl']],
+  [
+    'audit export --user (data store)',
+    ['audit', 'export', 'audit.jsonl', '--user', 'alice', '--data-store', STORE, '--from', '2026-01-01', '--to', '2026-01-02', '--out', 'x.jsonl'],
+  ],
   ['expire', ['expire', '--store', STORE, '--ttl-days', '30']],
   ['doctor', ['doctor', '--store', STORE]],
 ];

@@ -7,7 +7,6 @@ import type { ObjectStore, PutOptions } from '../../src/store/port.js';
 import { StoreWrapper, type StoreOp } from '../kit/stores.js';
 import { MemoryStore } from '../../src/store/memory.js';
 
-
 export function newMasterKey(): Uint8Array {
   return new Uint8Array(randomBytes(32));
 }

@@ -31,7 +31,10 @@ export async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; req
  * The usual idle-expiry setup: a manual clock, a MemoryStore on it, expiry (30 days unless
  * `options` say otherwise) and one user's files (default 'alice').
  */
-export async function expirySetup(options: Partial<ExpiryOptions> = {}, userId = 'alice'): Promise<{ clock: ManualClock; store: MemoryStore; expiry: ExpiryService; files: StoreUserFiles }> {
+export async function expirySetup(
+  options: Partial<ExpiryOptions> = {},
+  userId = 'alice',
+): Promise<{ clock: ManualClock; store: MemoryStore; expiry: ExpiryService; files: StoreUserFiles }> {
   const clock = new ManualClock();
   const store = new MemoryStore(clock.now);
   const expiry = expiryFor(store, clock, options);

@@ -1,5 +1,14 @@
 import { MemoryStore } from '../../src/store/memory.js';
-import { listAll, type CopyOptions, type ListOptions, type ListPage, type ObjectInfo, type ObjectStore, type PutOptions, type StoredObject } from '../../src/store/port.js';
+import {
+  listAll,
+  type CopyOptions,
+  type ListOptions,
+  type ListPage,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from '../../src/store/port.js';
 
 /** The requests a store wrapper sees. */
 export type StoreOp = 'get' | 'head' | 'put' | 'list' | 'copy' | 'delete';

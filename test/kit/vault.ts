@@ -7,7 +7,9 @@ import type { ObjectStore } from '../../src/store/port.js';
  * A vault on a real MemoryStore: a new one, or the one given as `options.store` (a MemoryStore or a
  * kit wrapper around one, e.g. a RecordingStore).
  */
-export async function memoryVault<S extends ObjectStore = MemoryStore>(options: Omit<VaultOptions, 'store'> & { store?: S } = {}): Promise<{ vault: Vault; store: S }> {
+export async function memoryVault<S extends ObjectStore = MemoryStore>(
+  options: Omit<VaultOptions, 'store'> & { store?: S } = {},
+): Promise<{ vault: Vault; store: S }> {
   const store = options.store ?? (new MemoryStore() as ObjectStore as S);
   const vault = await createVault({ ...options, store });
   return { vault, store };

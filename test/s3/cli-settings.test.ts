@@ -41,7 +41,16 @@ describe.skipIf(!connection)(`CLI commands on radosgw read the same S3 settings$
 
   it('exec writes and reads a memory file', async () => {
     const audit = join(cwd, 'audit.jsonl');
-    const created = await cli(['exec', '--user', 'alice', '--store', url, '--audit-file', audit, '{"command":"create","path":"/memories/a.md","file_text":"hello"}']);
+    const created = await cli([
+      'exec',
+      '--user',
+      'alice',
+      '--store',
+      url,
+      '--audit-file',
+      audit,
+      '{"command":"create","path":"/memories/a.md","file_text":"hello"}',
+    ]);
     expect(created.stderr).not.toMatch(/^memvault: /m);
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ is_error: false });

@@ -36,13 +36,21 @@ describe('s3ConfigFromEnv', () => {
   });
 
   it('credentials: both halves or neither', () => {
-    expect(s3ConfigFromEnv({ MEMVAULT_S3_ACCESS_KEY_ID: 'a', MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' }).credentials).toEqual({ accessKeyId: 'a', secretAccessKey: 'b' });
+    expect(s3ConfigFromEnv({ MEMVAULT_S3_ACCESS_KEY_ID: 'a', MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' }).credentials).toEqual({
+      accessKeyId: 'a',
+      secretAccessKey: 'b',
+    });
     expect(() => s3ConfigFromEnv({ MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' })).toThrow(/must be set together/);
   });
 });
 
 describe('resolveS3Settings', () => {
-  const env = { MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9', MEMVAULT_S3_REGION: 'eu-west-3', MEMVAULT_S3_ACCESS_KEY_ID: 'a', MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' };
+  const env = {
+    MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9',
+    MEMVAULT_S3_REGION: 'eu-west-3',
+    MEMVAULT_S3_ACCESS_KEY_ID: 'a',
+    MEMVAULT_S3_SECRET_ACCESS_KEY: 'b',
+  };
 
   it("the host's config wins key by key over the environment", () => {
     expect(resolveS3Settings({ region: 'us-east-2', forcePathStyle: false }, env)).toEqual({

@@ -12,7 +12,6 @@ import type { ObjectStore } from '../../src/store/port.js';
 export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectStore>, baseOptions: VaultOptions = {}): void {
   const U = 'alice@example.com';
 
-
   async function setup(files: Record<string, string> = {}) {
     const { vault, store } = await vaultOn(makeStore, baseOptions);
     // A user's first command creates their wrapped data key (encrypted stores): do it up front so

@@ -52,7 +52,11 @@ export function describeS3Error(error: unknown): S3Failure {
   const statusValue = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
   const status = typeof statusValue === 'number' ? statusValue : undefined;
   const codeValue = [e.Code, e.name, e.code].find((v) => typeof v === 'string' && v !== '' && v !== 'Error');
-  const failure: S3Failure = { status, code: typeof codeValue === 'string' ? codeValue : 'UnknownError', message: typeof e.message === 'string' ? e.message : '' };
+  const failure: S3Failure = {
+    status,
+    code: typeof codeValue === 'string' ? codeValue : 'UnknownError',
+    message: typeof e.message === 'string' ? e.message : '',
+  };
   if (status === undefined) {
     const errno = errnoOf(e);
     if (errno !== undefined) failure.network = `${NETWORK_CAUSES[errno] ?? 'no answer'} (${errno})`;
