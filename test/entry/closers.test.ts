@@ -65,6 +65,18 @@ describe('Closers', () => {
   });
 });
 
+/** A vault with an audit log whose close runs `onAuditClose` after the real close. */
+async function auditedVault(dir: string, log: string[], onAuditClose: () => void) {
+  const { store, codec } = recorded(log);
+  const vault = await createVault({ store, codec, audit: { file: join(dir, 'audit.jsonl') } });
+  const closeAudit = vault.audit!.close.bind(vault.audit);
+  vault.audit!.close = async () => {
+    await closeAudit();
+    onAuditClose();
+  };
+  return vault;
+}
+
 describe('createVault start-up and close', () => {
   it('an audit logger that cannot open closes the codec, then the store, and createVault rejects with its error', async () => {
     const log: string[] = [];
@@ -82,15 +94,9 @@ describe('createVault start-up and close', () => {
 
   it('vault.close() closes audit, codec and store, last opened first', async () => {
     const log: string[] = [];
-    const { store, codec } = recorded(log);
     const { dir, cleanup } = tempDir();
     try {
-      const vault = await createVault({ store, codec, audit: { file: join(dir, 'audit.jsonl') } });
-      const closeAudit = vault.audit!.close.bind(vault.audit);
-      vault.audit!.close = async () => {
-        log.push('audit');
-        await closeAudit();
-      };
+      const vault = await auditedVault(dir, log, () => void log.push('audit'));
       await vault.close();
       expect(log).toEqual(['audit', 'codec', 'store']);
     } finally {
@@ -100,15 +106,11 @@ describe('createVault start-up and close', () => {
 
   it('vault.close() still closes (and wipes) the codec and the store when closing the audit log fails, then reports that failure', async () => {
     const log: string[] = [];
-    const { store, codec } = recorded(log);
     const { dir, cleanup } = tempDir();
     try {
-      const vault = await createVault({ store, codec, audit: { file: join(dir, 'audit.jsonl') } });
-      const closeAudit = vault.audit!.close.bind(vault.audit);
-      vault.audit!.close = async () => {
-        await closeAudit();
+      const vault = await auditedVault(dir, log, () => {
         throw new Error('audit flush failed');
-      };
+      });
       await expect(vault.close()).rejects.toThrow('audit flush failed');
       expect(log).toEqual(['codec', 'store']);
     } finally {
