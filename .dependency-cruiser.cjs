@@ -7,10 +7,12 @@
 const LAYERS = [
   // Entry points: the CLI, then the library roots and the Lambda handler.
   { name: 'cli', path: '^src/cli/' },
-  { name: 'entry', path: '^src/(memvault|index|s3)\\.ts$|^src/lambda/' },
+  { name: 'entry', path: '^src/(memvault|index|s3)\\.ts$|^src/(entry|lambda)/' },
+  // Operator checks of a deployment (storage, keys, lifecycle): doctor.
+  { name: 'doctor', path: '^src/doctor/' },
   // The chain: middlewares and compose (the audit logger and its command records live here).
   { name: 'pipeline', path: '^src/pipeline/' },
-  // Services beside the chain that read users' files: idle expiry, the sweeper, doctor.
+  // Services beside the chain that read users' files: idle expiry, the sweeper.
   { name: 'expiry', path: '^src/expiry/' },
   // The audit log: records, writer, chains, verification, export (names commands by tool/types.ts).
   { name: 'audit', path: '^src/audit/' },

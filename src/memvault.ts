@@ -1,16 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PassThrough, type Readable } from 'node:stream';
 import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { createAuditLogger, type AuditLogger, type AuditOptions } from './pipeline/audit-logger.js';
+import type { AuditLogger, AuditOptions } from './pipeline/audit-logger.js';
 import { auditPseudonymsOf, type AuditPseudonyms } from './audit/index.js';
 import { validateUserId } from './crypto/codec.js';
 import {
-  createEncryptionFromConfig,
   exportUser as exportUserArchive,
   forgetUser as forgetUserData,
   keyProviderFromConfig,
@@ -35,7 +31,6 @@ import {
   type RotationProgress,
   type RotationResult,
 } from './crypto/index.js';
-import { PassThrough, type Readable } from 'node:stream';
 import type { AuditEntry } from './audit/record.js';
 import type { TtlSettings } from './expiry/config.js';
 import { keyHash, sweep, type SweepProgress, type SweepSummary } from './expiry/sweep.js';
@@ -43,28 +38,30 @@ import type { ConditionalDeleter } from './expiry/deleter.js';
 import { isMemvaultError, loggableError, MemvaultError } from './errors.js';
 import type { ExpiryOptions } from './expiry/config.js';
 import { createExpiryService } from './expiry/access.js';
-import { compose } from './pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from './pipeline/context.js';
-import { answering, withErrorBoundary } from './pipeline/error-result.js';
-import { defaultChain } from './pipeline/index.js';
+import { withErrorBoundary } from './pipeline/error-result.js';
 import type { QuotaOptions } from './pipeline/quota.js';
-import { piiRedactor, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
-import { namedStage, observeCommands, observeExecute, observeStages } from './pipeline/telemetry.js';
-import { terminal } from './pipeline/terminal.js';
+import type { PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
+import { observeCommands } from './pipeline/telemetry.js';
 import { withCommandStats, withRequestCounter, type CommandStats } from './store/accounting.js';
-import { defaultStoreUrl, openStore, type OpenStoreOptions } from './store/open.js';
+import type { OpenStoreOptions } from './store/open.js';
 import type { ObjectStore } from './store/port.js';
-import { DEFAULT_LIMITS, type CommandLimits } from './tool/commands/env.js';
+import type { CommandLimits } from './tool/commands/env.js';
 import type { ResultContent } from './tool/types.js';
 import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
-import { createPlainCodecProvider } from './vault/plain-codec.js';
 import { observeStore } from './store/observed.js';
 import { StoreUserFiles, type UnreadableObjectListener } from './vault/store-user-files.js';
 import { dropVersion, listHistory, restore as restoreHistory, type RestoreResult, type VersionInfo } from './vault/history.js';
 import { resolveHistoryOptions, type HistoryOptions } from './vault/history-options.js';
 import type { VersionActor } from './vault/version-record.js';
 import type { UserFiles } from './vault/user-files.js';
+import { resolveAudit, type CommandIdentities } from './entry/audit.js';
+import { resolveCommandChain } from './entry/chain.js';
+import { Closers } from './entry/closers.js';
+import { resolveCodec } from './entry/encryption.js';
+import type { VaultLogger } from './entry/logger.js';
+import { resolveStore } from './entry/store.js';
 
 export interface VaultOptions {
   /** 'file:///abs/dir' (default: ./.memvault), 's3://bucket/prefix', 'memory:', or an adapter. */
@@ -136,16 +133,7 @@ export interface VaultOptions {
   create?: boolean;
 }
 
-/**
- * What memvault calls on a logger: `(fields, message)` at four levels. pino's loggers and `console`
- * both have this shape.
- */
-export interface VaultLogger {
-  debug(fields: object | string, message?: string): void;
-  info(fields: object | string, message?: string): void;
-  warn(fields: object | string, message?: string): void;
-  error(fields: object | string, message?: string): void;
-}
+export type { VaultLogger } from './entry/logger.js';
 
 /** What `betaMemoryTool(handlers, extraProps)` takes besides the handlers: cache_control, defer_loading, ... */
 export type MemoryToolExtraProps = NonNullable<Parameters<typeof betaMemoryTool>[1]>;
@@ -243,183 +231,27 @@ function toHandlerResult(result: CommandResult): ResultContent {
   return result.content;
 }
 
-/**
- * Where a master key is created when none is configured. A file store: beside its data directory
- * (`<dir>.key`), so that a copy of the data alone does not carry its key. Any other store (S3, an
- * adapter object): `~/.memvault/master.key` (or `$MEMVAULT_HOME/master.key`), announced loudly,
- * because memories written under it can be read only with that file. A key created for a store that
- * already has a deployment record never matches it, and start-up stops with a clear error instead.
- */
-export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  if (storeUrl?.startsWith('file:')) {
-    try {
-      return `${fileURLToPath(storeUrl).replace(/[/\\]+$/, '')}.key`;
-    } catch {
-      // not a valid file URL: fall through to the per-user default
-    }
-  }
-  return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
-}
-
-/**
- * The start-up warning of a file store whose key is the default `<dir>.key`: the file sits beside
- * the data, so a copy of the parent folder (a backup, a synced folder, a stolen disk) carries both
- * and is not protected by the encryption (docs/encryption.md, "The embedded store's default key").
- * Said on every start, not only when the file is created.
- */
-export function keyFileBesideData(storeUrl: string | undefined, defaultMasterKeyFile: string, notices: readonly string[]): string | undefined {
-  if (!storeUrl?.startsWith('file:')) return undefined;
-  if (!notices.some((n) => n.includes(`(from ${defaultMasterKeyFile})`))) return undefined;
-  return (
-    `the master key is the default key file ${defaultMasterKeyFile}, beside the data directory: a copy of the parent folder carries the data and its key together, ` +
-    `so the encryption does not protect such a copy. Keep the key elsewhere (MEMVAULT_MASTER_KEY_FILE on another disk, a secret store, MEMVAULT_MASTER_KEY) for that`
-  );
-}
-
-/** Env switch equivalent to `encryption: { createKeyFile: true }` (for the CLI and containers that opt in). */
-export const CREATE_KEY_FILE_ENV = 'MEMVAULT_CREATE_KEY_FILE';
-
-/**
- * A file store's key file beside its directory is made on first use (the quick start needs nothing
- * configured). For S3 and adapter stores a key is never made silently under the home directory: a
- * container's home is often ephemeral, and memories written under a lost key are lost. The host opts
- * in with `encryption.createKeyFile` or MEMVAULT_CREATE_KEY_FILE=1; an existing file is always read.
- */
-function mayCreateDefaultKeyFile(storeUrl: string | undefined, encrypt: EncryptionConfig, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (storeUrl?.startsWith('file:')) return true;
-  return encrypt.createKeyFile === true || env[CREATE_KEY_FILE_ENV] === '1';
-}
-
-function noKeyHintFor(defaultMasterKeyFile: string): string {
-  return (
-    `Create a key first: \`memvault keys create --out /secure/path/master.key\`, then set MEMVAULT_MASTER_KEY_FILE to it ` +
-    `(or encryption.masterKeyFile). To let memvault create ${defaultMasterKeyFile} itself, pass encryption: { createKeyFile: true } or set ${CREATE_KEY_FILE_ENV}=1.`
-  );
-}
-
-/**
- * Opens the store behind a URL without creating it: a file store's directory must exist already.
- * (S3 buckets are never created; an empty prefix is caught by the deployment check.)
- */
-export async function openExistingStore(url: string, options: OpenStoreOptions = {}): Promise<ObjectStore> {
-  if (url.startsWith('file:')) {
-    let dir: string;
-    try {
-      dir = fileURLToPath(url);
-    } catch {
-      return openStore(url, options); // openStore words the bad-URL error
-    }
-    let isDirectory = false;
-    try {
-      isDirectory = (await stat(dir)).isDirectory();
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR')
-        throw new MemvaultError('STORE_UNAVAILABLE', `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`, { cause: e });
-    }
-    if (!isDirectory) throw new MemvaultError('CONFIG', `memvault: there is no store at ${dir}: check the store URL. Nothing was created.`);
-  }
-  return openStore(url, options);
-}
-
-const warnedKeyFilesBesideData = new Set<string>();
-
-async function openCodec(
-  options: VaultOptions,
-  store: ObjectStore,
-  storeUrl: string | undefined,
-): Promise<{ codec: CodecProvider; encryption?: Encryption; close(): Promise<void> }> {
-  if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
-  const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
-  if (encrypt === false) {
-    const codec = createPlainCodecProvider();
-    return { codec, close: () => codec.close() };
-  }
-  const defaultMasterKeyFile = defaultMasterKeyFileFor(storeUrl);
-  const encryption = await createEncryptionFromConfig({
-    store,
-    config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },
-    defaultMasterKeyFile,
-    create: options.create ?? true,
-    ...(mayCreateDefaultKeyFile(storeUrl, encrypt) ? {} : { readOnlyDefaultKeyFile: { hint: noKeyHintFor(defaultMasterKeyFile) } }),
-  });
-  const notices = [...encryption.notices];
-  const besideData = keyFileBesideData(storeUrl, defaultMasterKeyFile, encryption.notices);
-  if (besideData) notices.push(besideData);
-  for (const notice of notices) {
-    const isNew = /\bcreated\b/.test(notice) || notice === besideData;
-    options.logger?.[isNew ? 'warn' : 'info'](notice);
-    // A new key file must be backed up, or the memories are lost with it: say it even without a logger.
-    if (isNew && encryption.createdMasterKeyFile && !options.logger) process.emitWarning(notice, 'MemvaultNotice');
-    else if (notice === besideData && !options.logger && !warnedKeyFilesBesideData.has(defaultMasterKeyFile)) {
-      warnedKeyFilesBesideData.add(defaultMasterKeyFile); // once per process and key file, also without a logger
-      process.emitWarning(notice, 'MemvaultNotice');
-    }
-  }
-  return { codec: encryption.codecProvider, encryption, close: () => encryption.close() };
-}
+export { CREATE_KEY_FILE_ENV, defaultMasterKeyFileFor, keyFileBesideData } from './entry/encryption.js';
+/** Opens the store behind a URL without creating it (a file store's directory must exist already). */
+export { openExistingStore } from './store/open.js';
 
 export async function createVault(options: VaultOptions = {}): Promise<Vault> {
-  const storeUrl = typeof options.store === 'object' ? undefined : (options.store ?? defaultStoreUrl());
-  const storeOptions: OpenStoreOptions = { s3: options.s3, ...(options.s3Options ? { s3Options: options.s3Options } : {}) };
-  const store =
-    typeof options.store === 'object'
-      ? options.store
-      : options.create === false
-        ? await openExistingStore(storeUrl!, storeOptions)
-        : await openStore(storeUrl!, storeOptions);
-  // What commands, key loads and idle expiry do to the store, with spans and metrics (vault.store stays the raw adapter).
-  const observedStore = observeStore(store);
-  let opened: { codec: CodecProvider; encryption?: Encryption; close(): Promise<void> };
-  try {
-    opened = await openCodec(options, observedStore, storeUrl);
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  const codec = opened.codec;
+  // Everything opened here is closed by vault.close(), last first; a failure part way through
+  // start-up closes what was opened before it (store, codec, audit) and rethrows.
+  const closers = new Closers();
   const logger = options.logger;
-  const locks = new VaultLocks();
-  const rawUserIds = new WeakMap<CommandContext, string>();
-  // Each command's audit pseudonyms (src/audit/pseudonyms.ts): keyed by the user's own key, so that
-  // an erasure leaves the user's audit records unlinkable to the id or to a guessed path.
-  const auditPseudonyms = new WeakMap<CommandContext, AuditPseudonyms>();
-  let audit: AuditLogger | undefined;
-  try {
-    // Records are authenticated with the deployment's audit key when there is one (encrypted stores).
-    const macKey = options.audit && options.audit.macKey === undefined ? codec.auditMacKey?.() : undefined;
-    audit = options.audit
-      ? await createAuditLogger({
-          redactPath: (path, ctx) => `#${auditPseudonyms.get(ctx)?.pathId(path) ?? codec.pathId(ctx.uid, path)}`,
-          auditUidOf: (ctx) => auditPseudonyms.get(ctx)?.uid,
-          rawUserIdOf: (ctx) => rawUserIds.get(ctx),
-          ...(macKey ? { macKey } : {}),
-          ...options.audit,
-        })
-      : undefined;
-  } catch (error) {
-    await opened.close();
-    await store.close();
-    throw error;
-  }
-  // Order: audit (sees everything, rejected commands too), the host's outer middlewares,
-  // validation, the path guard, then the middlewares that need canonical paths (PII, quota).
-  const planned = defaultChain({
-    outer: [...(audit ? [namedStage('audit', audit.middleware())] : []), ...(options.outerMiddlewares ?? [])],
-    ...(options.pii === false ? {} : { pii: piiRedactor(options.pii) }),
-    quota: options.quota === false ? false : { ...options.quota },
-    inner: options.middlewares ?? [],
-    ...(options.limits ? { limits: options.limits } : {}),
+  const identities: CommandIdentities = { rawUserIds: new WeakMap(), pseudonyms: new WeakMap() };
+  const { store, observedStore, codec, encryption, audit } = await closers.opening(async () => {
+    const { store, url: storeUrl } = closers.add(await resolveStore(options), (opened) => opened.store.close());
+    // What commands, key loads and idle expiry do to the store, with spans and metrics (vault.store stays the raw adapter).
+    const observedStore = observeStore(store);
+    const { codec, encryption } = closers.add(await resolveCodec(options, observedStore, storeUrl), (opened) => opened.close());
+    const audit = await resolveAudit(options.audit, codec, identities);
+    if (audit) closers.add(audit, (opened) => opened.close());
+    return { store, observedStore, codec, encryption, audit };
   });
-  const reportFault = (error: unknown, ctx: CommandContext) =>
-    logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: loggableError(error) }, 'memvault command failed');
-  const chain = compose(observeStages(planned.middlewares).map((middleware) => answering(middleware, reportFault)));
-  const limits: CommandLimits = { ...DEFAULT_LIMITS, ...planned.limits };
-  const execute = observeExecute(
-    terminal({
-      env: { locks, limits, createMode: options.createMode ?? 'overwrite' },
-    }),
-  );
+  const locks = new VaultLocks();
+  const runChain = resolveCommandChain({ ...options, audit }, locks);
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;
@@ -454,9 +286,9 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
         const { files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId));
         uid = files.uid;
         const ctx: CommandContext = { requestId, uid, input, pathsCanonical: false, files, stats, decisions: {} };
-        rawUserIds.set(ctx, userId);
-        auditPseudonyms.set(ctx, pseudonyms);
-        return withCommandStats(stats, () => chain(ctx, () => execute(ctx)));
+        identities.rawUserIds.set(ctx, userId);
+        identities.pseudonyms.set(ctx, pseudonyms);
+        return withCommandStats(stats, () => runChain(ctx));
       },
       (error) => logger?.error({ requestId, ...(uid !== undefined ? { uid } : {}), err: loggableError(error) }, 'memvault command failed'),
     );
@@ -470,7 +302,6 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
 
   // ---- lifecycle operations: each leaves one audit record, whatever its outcome -------------
   const vaultOptions = options;
-  const encryption = opened.encryption;
   const needsEncryption = (what: string): Encryption => {
     if (!encryption)
       throw new MemvaultError(
@@ -740,11 +571,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     run,
     files: userFiles,
     audit,
-    close: async () => {
-      await audit?.close();
-      await opened.close();
-      await store.close();
-    },
+    close: () => closers.closeAll(),
   };
 }
 

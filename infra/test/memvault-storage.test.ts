@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { GetBucketLifecycleConfigurationCommand, S3Client, type LifecycleRule } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { resolveTtl } from '../../src/expiry/config.js';
-import { KEY_RECORD_NONCURRENT_DAYS as DOCTOR_KEY_RECORD_NONCURRENT_DAYS, runDoctor } from '../../src/expiry/doctor.js';
+import { KEY_RECORD_NONCURRENT_DAYS as DOCTOR_KEY_RECORD_NONCURRENT_DAYS, runDoctor } from '../../src/doctor/index.js';
 import { KEY_RECORD_NONCURRENT_DAYS, MemvaultStorage, TTL_CLASS_TAG_KEY, type MemvaultStorageProps } from '../lib/index.js';
 
 const IMAGE = '123456789012.dkr.ecr.eu-west-1.amazonaws.com/memvault:1.0.0';

@@ -5,9 +5,8 @@ import { registerAuditCommands } from './commands/audit.js';
 import { registerChat } from './commands/chat.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerExpire } from './commands/expire.js';
-import { s3ConfigFrom } from './config.js';
-import { openStoreWithEncryption } from './encryption.js';
-import { openExistingStore } from '../memvault.js';
+import { storeUrlFrom } from './config.js';
+import { openCliStore, openStoreWithEncryption } from './store.js';
 import { auditPseudonymsOf } from '../audit/pseudonyms.js';
 import { isMemvaultError, MemvaultError } from '../errors.js';
 import { registerExec } from './commands/exec.js';
@@ -42,14 +41,11 @@ registerExpire(program);
 registerDoctor(program);
 registerAuditCommands(program, {
   // Audit segments are read, never written: a missing store directory is an error, not a new store.
-  openStore: (url) => {
-    const s3 = s3ConfigFrom();
-    return openExistingStore(url, s3 ? { s3 } : {});
-  },
+  openStore: (url) => openCliStore(url),
   // The uid is a keyed hash under the deployment's secret: read it from the data store
   // (--data-store, else MEMVAULT_STORE, else the default), which must already exist.
   auditKeyOf: async (dataStore) => {
-    const opened = await openStoreWithEncryption(dataStore !== undefined ? { store: dataStore } : {});
+    const opened = await openStoreWithEncryption(storeUrlFrom({ store: dataStore }));
     try {
       return opened.encryption.codecProvider.auditMacKey();
     } finally {
@@ -57,7 +53,7 @@ registerAuditCommands(program, {
     }
   },
   uidOf: async (userId, dataStore) => {
-    const opened = await openStoreWithEncryption(dataStore !== undefined ? { store: dataStore } : {});
+    const opened = await openStoreWithEncryption(storeUrlFrom({ store: dataStore }));
     try {
       // Audit records name a user by a pseudonym keyed by the user's own key (src/audit/pseudonyms.ts):
       // without the key (an erased user) their records cannot be found, by design.

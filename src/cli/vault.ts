@@ -1,17 +1,19 @@
 import { ttlSettingsFromEnv } from '../expiry/config.js';
 import { createVault, type Vault, type VaultOptions } from '../memvault.js';
 import { historyFromEnv } from '../vault/history-options.js';
-import { cliLogger, ENV, s3ConfigFrom, storeUrlFrom, type StoreFlags } from './config.js';
+import { cliLogger, ENV, storeUrlFrom, type StoreFlags } from './config.js';
 
 export interface VaultFlags extends StoreFlags {
   auditFile?: string;
   auditCheckpoints?: string;
 }
 
-/** The vault a CLI command works on, configured from flags and environment. */
+/**
+ * The vault a CLI command works on, configured from flags and environment. The S3 client settings
+ * (MEMVAULT_S3_*) are read by createVault's store resolver, as for every other command.
+ */
 export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOptions> = {}): Promise<Vault> {
   const logger = cliLogger();
-  const s3 = s3ConfigFrom();
   const auditFile = flags.auditFile ?? process.env[ENV.auditFile];
   const checkpointFile = flags.auditCheckpoints ?? process.env[ENV.auditCheckpointFile];
   // The same TTL settings as the sweeper (MEMVAULT_TTL_DAYS, MEMVAULT_TTL_CLASSES): a file the
@@ -21,7 +23,6 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
   const history = historyFromEnv();
   return createVault({
     store: storeUrlFrom(flags),
-    ...(s3 ? { s3 } : {}),
     logger,
     // CLI processes run side by side on one audit file (several `memvault exec`): shared mode
     // keeps them on one chain under a lock.
@@ -30,4 +31,9 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
     ...(history !== undefined ? { history } : {}),
     ...extra,
   });
+}
+
+/** The vault of an existing deployment: for commands that only read, erase or re-wrap (nothing is created). */
+export function openExistingVault(flags: VaultFlags): Promise<Vault> {
+  return openCliVault(flags, { create: false });
 }

@@ -15,5 +15,4 @@ export { hiddenAt, idleDays, isDeletable, isHidden } from './decide.js';
 export { createExpiryService, ExpiryService } from './access.js';
 export { s3Deleter, storeDeleter, type ConditionalDeleter, type DeleteMode, type DeleteOutcome, type ExpiryCandidate } from './deleter.js';
 export { keyHash, sweep, type SweepDecision, type SweepOptions, type SweepProgress, type SweepSummary } from './sweep.js';
-export { doctorFailed, formatDoctor, runDoctor, type DoctorCheck, type DoctorOptions } from './doctor.js';
 export { readSweepState, SWEEP_STATE_KEY, writeSweepState, type StoredSweepState, type SweepState } from './checkpoint.js';

@@ -1,9 +1,12 @@
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MemvaultError } from '../errors.js';
 import { MemoryStore } from './memory.js';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { ObjectStore } from './port.js';
+import type { S3Store } from './s3.js';
+import { resolveS3Settings } from './s3/settings.js';
 
 /** Where the embedded store lives when nothing is configured. */
 export const DEFAULT_STORE_DIR = '.memvault';
@@ -13,11 +16,24 @@ export function defaultStoreUrl(cwd = process.cwd()): string {
 }
 
 export interface OpenStoreOptions {
-  /** For s3:// URLs: an S3Client, or a config (region, endpoint, forcePathStyle, credentials). */
+  /**
+   * For s3:// URLs: an S3Client (used as it is), or a config (region, endpoint, forcePathStyle,
+   * credentials) over the MEMVAULT_S3_* settings of `env` (store/s3/settings.ts).
+   */
   s3?: S3Client | S3ClientConfig;
   /** For s3:// URLs: how conditions the server ignores are checked, and tag handling (see S3StoreOptions). */
   s3Options?: { conditionChecks?: 'native' | 'check-first'; restateTagsOnReplace?: boolean };
+  /** Where MEMVAULT_S3_* settings are read from. Default: process.env. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * true (default): a file store's directory is created when missing. false: the store must exist
+   * (a file store's directory must be there; S3 buckets are never created, and an empty prefix is
+   * caught by the deployment check), for tools that only read or erase.
+   */
+  create?: boolean;
 }
+
+const BAD_URL = 'Error: the store URL must be file:///absolute/path, s3://bucket/prefix or memory:.';
 
 /**
  * Opens a store from a URL: `file:///abs/dir` (the embedded default), `s3://bucket/prefix`,
@@ -30,14 +46,39 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     try {
       dir = fileURLToPath(url);
     } catch {
-      throw new MemvaultError('CONFIG', 'Error: the store URL must be file:///absolute/path, s3://bucket/prefix or memory:.');
+      throw new MemvaultError('CONFIG', BAD_URL);
     }
+    if (options.create === false) await requireDirectory(dir);
     const { FileStore } = await import('./file.js');
     return FileStore.open(dir);
   }
-  if (url.startsWith('s3://')) {
-    const { createS3Store } = await import('./s3.js');
-    return createS3Store({ url, ...(options.s3 !== undefined ? { s3: options.s3 } : {}), ...options.s3Options });
+  if (url.startsWith('s3://')) return openS3Store(url, options);
+  throw new MemvaultError('CONFIG', BAD_URL);
+}
+
+/** An s3:// store with its client (doctor and the sweeper's conditional deleter talk to the client itself). */
+export async function openS3Store(url: string, options: Omit<OpenStoreOptions, 'create'> = {}): Promise<S3Store> {
+  if (!url.startsWith('s3://')) throw new MemvaultError('CONFIG', BAD_URL);
+  const { createS3Store } = await import('./s3.js');
+  return createS3Store({ url, s3: resolveS3Settings(options.s3, options.env), ...options.s3Options });
+}
+
+/**
+ * Opens the store behind a URL without creating it: a file store's directory must exist already.
+ * (S3 buckets are never created; an empty prefix is caught by the deployment check.)
+ */
+export function openExistingStore(url: string, options: Omit<OpenStoreOptions, 'create'> = {}): Promise<ObjectStore> {
+  return openStore(url, { ...options, create: false });
+}
+
+async function requireDirectory(dir: string): Promise<void> {
+  let isDirectory = false;
+  try {
+    isDirectory = (await stat(dir)).isDirectory();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      throw new MemvaultError('STORE_UNAVAILABLE', `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`, { cause: e });
   }
-  throw new MemvaultError('CONFIG', 'Error: the store URL must be file:///absolute/path, s3://bucket/prefix or memory:.');
+  if (!isDirectory) throw new MemvaultError('CONFIG', `memvault: there is no store at ${dir}: check the store URL. Nothing was created.`);
 }

@@ -30,9 +30,11 @@ import {
 } from './port.js';
 import { attachRequestAccounting, buildS3Client } from './s3/client.js';
 import { describeS3Error, isConditionFailure, isMissingObject, storeUnavailable } from './s3/errors.js';
+import { isS3Client } from './s3/settings.js';
 import { parseS3Url } from './s3/url.js';
 
-export { ACCOUNTING_MIDDLEWARE_NAME, attachRequestAccounting, buildS3Client, defaultS3ClientConfig, s3ConfigFromEnv } from './s3/client.js';
+export { ACCOUNTING_MIDDLEWARE_NAME, attachRequestAccounting, buildS3Client, defaultS3ClientConfig } from './s3/client.js';
+export { isS3Client, resolveS3Settings, s3ConfigFromEnv, S3_ENV } from './s3/settings.js';
 export { parseS3Url } from './s3/url.js';
 
 /**
@@ -97,22 +99,6 @@ function encodeTagging(tags: Record<string, string>): string {
  * PreconditionFailedError; every other failure becomes MemvaultError('STORE_UNAVAILABLE') with a
  * message free of bucket names, keys and credentials.
  */
-/**
- * An S3Client, recognised by its shape rather than by `instanceof`: the app's client may come from
- * another copy of @aws-sdk/client-s3 than the one this module resolves (a neighbouring version),
- * and it must still be the one that sends, with its credentials, region, middleware and retries.
- */
-export function isS3Client(value: unknown): value is S3Client {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as { send?: unknown; middlewareStack?: { add?: unknown }; config?: unknown };
-  return (
-    typeof candidate.send === 'function' &&
-    typeof candidate.middlewareStack?.add === 'function' &&
-    typeof candidate.config === 'object' &&
-    candidate.config !== null
-  );
-}
-
 export class S3Store implements ObjectStore {
   readonly kind = 's3';
   private readonly bucket: string;

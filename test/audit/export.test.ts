@@ -6,7 +6,8 @@ import { csvCell, csvRow, CSV_COLUMNS } from '../../src/audit/csv.js';
 import { createAuditLogger } from '../../src/pipeline/audit-logger.js';
 import type { AuditRecord } from '../../src/audit/record.js';
 import { parseDate, registerAuditCommands } from '../../src/cli/commands/audit.js';
-import { manualClock, tempDir } from './helpers.js';
+import { tempDir } from './helpers.js';
+import { ManualClock } from '../kit/clock.js';
 
 /** A strict RFC 4180 reader, independent of the writer, to prove the output parses back. */
 function parseCsv(text: string): string[][] {
@@ -83,20 +84,20 @@ describe('export', () => {
     dir = temp.dir;
     cleanup = temp.cleanup;
     // Two instances whose records interleave in time; one rotates and restarts.
-    const clockA = manualClock(Date.UTC(2026, 2, 1, 10));
-    const clockB = manualClock(Date.UTC(2026, 2, 1, 10, 0, 0, 500));
+    const clockA = new ManualClock(Date.UTC(2026, 2, 1, 10));
+    const clockB = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0, 500));
     files = [join(dir, 'a.jsonl'), join(dir, 'b.jsonl')];
-    const a = await createAuditLogger({ file: files[0]!, instanceId: 'node-a', now: clockA.now, maxSegmentBytes: 1500 });
-    const b = await createAuditLogger({ file: files[1]!, instanceId: 'node-b', now: clockB.now });
+    const a = await createAuditLogger({ file: files[0]!, instanceId: 'node-a', now: clockA.nowMs, maxSegmentBytes: 1500 });
+    const b = await createAuditLogger({ file: files[1]!, instanceId: 'node-b', now: clockB.nowMs });
     for (let i = 0; i < 20; i++) {
-      clockA.advance(1000);
-      clockB.advance(1000);
+      clockA.advanceMs(1000);
+      clockB.advanceMs(1000);
       a.append({ type: 'command', command: 'view', uid: i % 2 ? 'u_odd' : 'u_even', path: `/memories/a,${i}.md`, outcome: 'ok' });
       b.append({ type: 'command', command: 'create', uid: 'u_even', path: `=HYPERLINK("b${i}")`, outcome: 'error', code: 'QUOTA_EXCEEDED' });
     }
     await a.close();
-    clockA.advance(86_400_000);
-    const a2 = await createAuditLogger({ file: files[0]!, now: clockA.now });
+    clockA.advanceMs(86_400_000);
+    const a2 = await createAuditLogger({ file: files[0]!, now: clockA.nowMs });
     a2.append({ type: 'expire', counts: { objects: 2 } });
     await a2.close();
     await b.close();

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createEncryptedCodecProvider, MAX_USER_ID_LENGTH, validateUserId } from '../../src/crypto/codec.js';
 import { CONTENT_OVERHEAD } from '../../src/crypto/format.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { caught, caughtSync, HookedStore, localProvider, newMasterKey, newVault, utf8 } from './helpers.js';
+import { caught, caughtSync, HookedStore, localProvider, newMasterKey, newVault } from './helpers.js';
+import { encode } from '../kit/text.js';
 
 describe('validateUserId: each refusal in its own words', () => {
   const refusal = (id: unknown) => {
@@ -81,7 +82,7 @@ describe('a user codec', () => {
       expect(e.code, path).toBe('INVALID_PATH');
       expect(e.message, path).toBe('Error: The path is not a canonical path below /memories.');
     }
-    expect(caughtSync(() => codec.seal('/memories/../x', utf8('x'))).code).toBe('INVALID_PATH');
+    expect(caughtSync(() => codec.seal('/memories/../x', encode('x'))).code).toBe('INVALID_PATH');
     const foreign = caughtSync(() => codec.pathFor(bob.keyFor('/memories/a')));
     expect([foreign.code, foreign.message]).toEqual(['INTEGRITY', 'Error: A stored object does not belong to this user.']);
     expect(caughtSync(() => codec.pathFor(codec.filesPrefix)).code).toBe('INTEGRITY');
@@ -125,12 +126,12 @@ describe('a user codec', () => {
   it('sizes: the stored overhead is subtracted, never below zero', async () => {
     const { provider } = await newVault();
     const codec = await provider.forUser('alice');
-    expect(codec.seal('/memories/a', utf8('hello')).byteLength).toBe(5 + CONTENT_OVERHEAD);
+    expect(codec.seal('/memories/a', encode('hello')).byteLength).toBe(5 + CONTENT_OVERHEAD);
     expect(codec.plaintextSize(5 + CONTENT_OVERHEAD)).toBe(5);
     expect(codec.plaintextSize(CONTENT_OVERHEAD)).toBe(0);
     expect(codec.plaintextSize(3)).toBe(0);
     expect(codec.plaintextSize(0)).toBe(0);
-    expect(new TextDecoder().decode(codec.open('/memories/a', codec.seal('/memories/a', utf8('hello'))))).toBe('hello');
+    expect(new TextDecoder().decode(codec.open('/memories/a', codec.seal('/memories/a', encode('hello'))))).toBe('hello');
   });
 
   it('the audit pseudonym key is a copy: wiping it changes nothing for the next caller', async () => {
@@ -171,7 +172,7 @@ describe('the provider', () => {
     const unknown = await caught(() => provider.forUid(provider.uidOf('nobody')));
     expect([unknown.code, unknown.message]).toEqual(['NOT_FOUND', 'Error: No memory key exists for this user.']);
     const alice = await provider.forUser('alice');
-    const sealed = alice.seal('/memories/a', utf8('x'));
+    const sealed = alice.seal('/memories/a', encode('x'));
     provider.evict(alice.uid);
     const byUid = await provider.forUid(alice.uid);
     expect(byUid.filesPrefix).toBe(alice.filesPrefix);

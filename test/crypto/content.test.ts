@@ -3,7 +3,8 @@ import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { CONTENT_OVERHEAD, deriveUserKeys, INTEGRITY_MESSAGE, openContent, sealContentWithNonce } from '../../src/crypto/format.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { caught, caughtSync, expectCode, newMasterKey, newVault, text, utf8 } from './helpers.js';
+import { caught, caughtSync, expectCode, newMasterKey, newVault } from './helpers.js';
+import { decode, encode } from '../kit/text.js';
 
 beforeAll(async () => {
   await loadSodium();
@@ -16,18 +17,18 @@ describe('content sealing', () => {
   it('round-trips and reports the plaintext size', async () => {
     const { provider } = await newVault();
     const codec = await provider.forUser('alice');
-    const sealed = codec.seal(PATH, utf8(PLAINTEXT));
+    const sealed = codec.seal(PATH, encode(PLAINTEXT));
     expect(sealed.byteLength).toBe(PLAINTEXT.length + CONTENT_OVERHEAD);
     expect(codec.plaintextSize(sealed.byteLength)).toBe(PLAINTEXT.length);
-    expect(text(codec.open(PATH, sealed))).toBe(PLAINTEXT);
+    expect(decode(codec.open(PATH, sealed))).toBe(PLAINTEXT);
     // Random nonces: sealing twice never gives the same bytes.
-    expect(Buffer.from(codec.seal(PATH, utf8(PLAINTEXT))).equals(Buffer.from(sealed))).toBe(false);
+    expect(Buffer.from(codec.seal(PATH, encode(PLAINTEXT))).equals(Buffer.from(sealed))).toBe(false);
   });
 
   it('rejects every single-byte change of a small object, at every position, with INTEGRITY and no text', async () => {
     const { provider } = await newVault();
     const codec = await provider.forUser('alice');
-    const sealed = codec.seal(PATH, utf8(PLAINTEXT));
+    const sealed = codec.seal(PATH, encode(PLAINTEXT));
     let checked = 0;
     for (let position = 0; position < sealed.byteLength; position++) {
       for (const mask of [0x01, 0x80, 0xff]) {
@@ -59,7 +60,7 @@ describe('content sealing', () => {
   it('fails when an object is moved to another path of the same user', async () => {
     const { provider } = await newVault();
     const codec = await provider.forUser('alice');
-    const sealed = codec.seal(PATH, utf8(PLAINTEXT));
+    const sealed = codec.seal(PATH, encode(PLAINTEXT));
     for (const other of ['/memories/notes/other.md', '/memories/secret.md', '/memories/notes/secret.md/x']) {
       expectCode(
         caughtSync(() => codec.open(other, sealed)),
@@ -73,7 +74,7 @@ describe('content sealing', () => {
     const alice = await provider.forUser('alice');
     const bob = await provider.forUser('bob');
     expect(alice.uid).not.toBe(bob.uid);
-    const sealed = alice.seal(PATH, utf8(PLAINTEXT));
+    const sealed = alice.seal(PATH, encode(PLAINTEXT));
     expectCode(
       caughtSync(() => bob.open(PATH, sealed)),
       'INTEGRITY',
@@ -95,7 +96,7 @@ describe('content sealing', () => {
     const uid = 'A'.repeat(32);
     const right = deriveUserKeys(newMasterKey(), 1);
     const wrong = deriveUserKeys(newMasterKey(), 1);
-    const sealed = sealContentWithNonce(right, 'D'.repeat(22), uid, PATH, utf8(PLAINTEXT), new Uint8Array(24));
+    const sealed = sealContentWithNonce(right, 'D'.repeat(22), uid, PATH, encode(PLAINTEXT), new Uint8Array(24));
     expectCode(
       caughtSync(() => openContent(wrong, 'D'.repeat(22), uid, PATH, sealed)),
       'INTEGRITY',
@@ -117,7 +118,7 @@ describe('content sealing', () => {
   it('fails for another deployment (other deployment secret and keys) at the same user id and path', async () => {
     const one = await newVault();
     const two = await newVault({ store: new MemoryStore() });
-    const sealed = (await one.provider.forUser('alice')).seal(PATH, utf8(PLAINTEXT));
+    const sealed = (await one.provider.forUser('alice')).seal(PATH, encode(PLAINTEXT));
     const other = await two.provider.forUser('alice');
     expectCode(
       caughtSync(() => other.open(PATH, sealed)),

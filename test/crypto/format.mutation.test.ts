@@ -48,9 +48,9 @@ import {
 } from '../../src/crypto/format.js';
 import { isUid } from '../../src/crypto/layout.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
+import { encode } from '../kit/text.js';
 
 const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
-const text = (s: string) => new TextEncoder().encode(s);
 const UID = 'A'.repeat(32);
 const PATH = '/memories/notes.md';
 /** A deployment id (16 bytes, 22 base64url characters) and another one. */
@@ -58,7 +58,7 @@ const DEP = 'oKGio6SlpqeoqaqrrK2urw';
 const OTHER_DEP = 'sLGys7S1tre4ubq7vL2-vw';
 /** Length-prefixed UTF-8 (docs/format.md `lp`), written out here so the tests do not reuse src/crypto/bytes. */
 const lp = (value: string | Uint8Array) => {
-  const b = typeof value === 'string' ? text(value) : value;
+  const b = typeof value === 'string' ? encode(value) : value;
   const out = new Uint8Array(4 + b.byteLength);
   new DataView(out.buffer).setUint32(0, b.byteLength, false);
   out.set(b, 4);
@@ -109,7 +109,7 @@ describe('content objects', () => {
 
   it('the header is version | key version (u32be) | commitment | nonce', () => {
     const nonce = bytes(NONCE_BYTES, 9);
-    const stored = sealContentWithNonce(keys, DEP, UID, PATH, text('hello'), nonce);
+    const stored = sealContentWithNonce(keys, DEP, UID, PATH, encode('hello'), nonce);
     expect(stored[0]).toBe(2);
     expect([...stored.subarray(1, 5)]).toEqual([0, 0, 0, 3]);
     expect(stored.subarray(5, 37)).toEqual(keys.commitment);
@@ -125,7 +125,7 @@ describe('content objects', () => {
   });
 
   it('another version byte (format 1 among them), key version, commitment, deployment, uid or path does not open', () => {
-    const stored = sealContentWithNonce(keys, DEP, UID, PATH, text('secret'), bytes(NONCE_BYTES, 2));
+    const stored = sealContentWithNonce(keys, DEP, UID, PATH, encode('secret'), bytes(NONCE_BYTES, 2));
     for (const [offset, value] of [
       [0, 1],
       [0, 3],
@@ -154,13 +154,13 @@ describe('content objects', () => {
     expect(contentKeyVersion(stored)).toBe(0x01020304);
     expect(contentKeyVersion(stored.subarray(0, CONTENT_OVERHEAD - 1))).toBeNull();
     expect(contentKeyVersion(new Uint8Array(0))).toBeNull();
-    const withText = sealContentWithNonce(deriveUserKeys(bytes(KEY_BYTES, 7), 0xfffffffe), DEP, UID, PATH, text('x'), bytes(NONCE_BYTES, 1));
+    const withText = sealContentWithNonce(deriveUserKeys(bytes(KEY_BYTES, 7), 0xfffffffe), DEP, UID, PATH, encode('x'), bytes(NONCE_BYTES, 1));
     expect(contentKeyVersion(withText)).toBe(0xfffffffe);
   });
 
   it('refuses a nonce of the wrong length and a data key of the wrong length, with their messages', () => {
     for (const n of [NONCE_BYTES - 1, NONCE_BYTES + 1, 0]) {
-      expect(() => sealContentWithNonce(keys, DEP, UID, PATH, text('x'), bytes(n, 1))).toThrow('nonce must be 24 bytes');
+      expect(() => sealContentWithNonce(keys, DEP, UID, PATH, encode('x'), bytes(n, 1))).toThrow('nonce must be 24 bytes');
     }
     for (const n of [KEY_BYTES - 1, KEY_BYTES + 1, 0]) {
       let thrown: unknown;
@@ -191,7 +191,7 @@ describe('content objects', () => {
     expect(a.byteLength).toBe(32);
     expect(keyedHash(bytes(32, 1), 'label-b')).not.toEqual(a);
     expect(keyedHash(bytes(32, 2), 'label-a')).not.toEqual(a);
-    expect(keyedHash(bytes(32, 1), text('label-a'))).toEqual(a);
+    expect(keyedHash(bytes(32, 1), encode('label-a'))).toEqual(a);
     expect(keyedHash(bytes(32, 1), 'label-a', 16).byteLength).toBe(16);
   });
 });
@@ -384,11 +384,11 @@ describe('what only a key holder could forge is refused too', () => {
   });
 
   it('the hand-built object opens when it is a version 2 object with the right commitment (the forge is faithful)', () => {
-    expect(new TextDecoder().decode(openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, keys.commitment, text('genuine'))))).toBe('genuine');
+    expect(new TextDecoder().decode(openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, keys.commitment, encode('genuine'))))).toBe('genuine');
   });
 
   it('an object of another format version (format 1 among them) is refused, not misread as version 2', () => {
-    for (const version of [0, 1, 3, 255]) expectIntegrity(() => openContent(keys, DEP, UID, PATH, forge(version, keys.commitment, text('future format'))));
+    for (const version of [0, 1, 3, 255]) expectIntegrity(() => openContent(keys, DEP, UID, PATH, forge(version, keys.commitment, encode('future format'))));
   });
 
   it('a genuine format 1 object (version byte 1, format 1 AD without the deployment id) is refused', () => {
@@ -399,19 +399,19 @@ describe('what only a key holder could forge is refused too', () => {
     header.set(keys.commitment, 5);
     header.set(nonce, 37);
     const v1Ad = Buffer.concat([header.subarray(0, 37), lp(UID), lp(PATH)]);
-    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(text('old store'), v1Ad, null, nonce, keys.contentKey);
+    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(encode('old store'), v1Ad, null, nonce, keys.contentKey);
     expectIntegrity(() => openContent(keys, DEP, UID, PATH, new Uint8Array(Buffer.concat([header, sealed]))));
   });
 
   it('an authentic object of this deployment does not open under another deployment id', () => {
-    const genuine = forge(FORMAT_VERSION, keys.commitment, text('deployment a'));
+    const genuine = forge(FORMAT_VERSION, keys.commitment, encode('deployment a'));
     expectIntegrity(() => openContent(keys, OTHER_DEP, UID, PATH, genuine));
     expect(new TextDecoder().decode(openContent(keys, DEP, UID, PATH, genuine))).toBe('deployment a');
   });
 
   it('an object whose commitment is not that of the key is refused, although its ciphertext is authentic', () => {
     const other = deriveUserKeys(bytes(KEY_BYTES, 99), keys.keyVersion).commitment;
-    expectIntegrity(() => openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, other, text('two keys'))));
+    expectIntegrity(() => openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, other, encode('two keys'))));
   });
 
   it('an encrypted empty name (a valid SIV over nothing) is refused', () => {
@@ -423,7 +423,7 @@ describe('what only a key holder could forge is refused too', () => {
   it('a name whose SIV checks but whose bytes are not UTF-8 is the integrity error, not a string', () => {
     const parent = '/memories';
     const forgeName = (plain: Uint8Array) => {
-      const parentBytes = text(parent);
+      const parentBytes = encode(parent);
       const prefixed = new Uint8Array(4 + parentBytes.byteLength + plain.byteLength);
       new DataView(prefixed.buffer).setUint32(0, parentBytes.byteLength, false);
       prefixed.set(parentBytes, 4);
@@ -435,7 +435,7 @@ describe('what only a key holder could forge is refused too', () => {
       return Buffer.concat([siv, ciphertext]).toString('base64url');
     };
     // The forge is faithful: over UTF-8 bytes it is exactly what encryptSegment makes.
-    expect(forgeName(text('ab'))).toBe(encryptSegment(keys, parent, 'ab'));
+    expect(forgeName(encode('ab'))).toBe(encryptSegment(keys, parent, 'ab'));
     expectIntegrity(() => decryptSegment(keys, parent, forgeName(Uint8Array.from([0x61, 0xff, 0x62]))));
   });
 
@@ -476,7 +476,7 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
 
   it('record MAC key = BLAKE2b-32(secret, "memvault/v2/record-mac-key")', async () => {
     expect(Buffer.from(deriveRecordMacKey(secret)).toString('hex')).toBe(
-      Buffer.from(await blake2b(32, secret, text('memvault/v2/record-mac-key'))).toString('hex'),
+      Buffer.from(await blake2b(32, secret, encode('memvault/v2/record-mac-key'))).toString('hex'),
     );
   });
 
@@ -515,7 +515,7 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
 
   it('audit pseudonym key = BLAKE2b-32(data key, "memvault/v1/audit-pseudonym-key")', async () => {
     const dataKey = bytes(KEY_BYTES, 23);
-    const expected = await blake2b(32, dataKey, text('memvault/v1/audit-pseudonym-key'));
+    const expected = await blake2b(32, dataKey, encode('memvault/v1/audit-pseudonym-key'));
     expect(Buffer.from(deriveUserKeys(dataKey, 1).auditPseudonymKey).toString('hex')).toBe(Buffer.from(expected).toString('hex'));
   });
 });

@@ -4,10 +4,8 @@ import { createEncryptedCodecProvider, type EncryptedCodecOptions, type Encrypte
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import type { KeyProvider } from '../../src/crypto/key-provider.js';
 import type { ObjectStore, PutOptions } from '../../src/store/port.js';
+import { StoreWrapper, type StoreOp } from '../kit/stores.js';
 import { MemoryStore } from '../../src/store/memory.js';
-
-export const utf8 = (s: string) => new TextEncoder().encode(s);
-export const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 export function newMasterKey(): Uint8Array {
   return new Uint8Array(randomBytes(32));
@@ -55,24 +53,26 @@ export function expectCode(e: MemvaultError, code: ErrorCode): void {
  * A store wrapper for fault injection: `beforePut` runs before each put and may throw or act on
  * the inner store (a concurrent writer).
  */
-export class HookedStore implements ObjectStore {
-  readonly kind = 'hooked';
+export class HookedStore extends StoreWrapper {
   beforePut: ((key: string, options: PutOptions | undefined) => Promise<void> | void) | undefined;
   beforeGet: ((key: string) => Promise<void> | void) | undefined;
   readonly puts: Array<{ key: string; options: PutOptions | undefined }> = [];
   /** Keys of puts the inner store refused (lost conditions). */
   readonly failedPuts: string[] = [];
 
-  constructor(readonly inner: MemoryStore = new MemoryStore()) {}
+  constructor(override readonly inner: MemoryStore = new MemoryStore()) {
+    super(inner);
+  }
 
-  async get(key: string) {
-    await this.beforeGet?.(key);
-    return this.inner.get(key);
+  override get kind(): string {
+    return 'hooked';
   }
-  head(key: string) {
-    return this.inner.head(key);
+
+  protected override async step(op: StoreOp, key: string): Promise<void> {
+    if (op === 'get') await this.beforeGet?.(key);
   }
-  async put(key: string, body: Uint8Array, options?: PutOptions) {
+
+  override async put(key: string, body: Uint8Array, options?: PutOptions) {
     this.puts.push({ key, options });
     await this.beforePut?.(key, options);
     try {
@@ -81,21 +81,6 @@ export class HookedStore implements ObjectStore {
       this.failedPuts.push(key);
       throw e;
     }
-  }
-  list(...args: Parameters<ObjectStore['list']>) {
-    return this.inner.list(...args);
-  }
-  copy(...args: Parameters<ObjectStore['copy']>) {
-    return this.inner.copy(...args);
-  }
-  delete(...args: Parameters<ObjectStore['delete']>) {
-    return this.inner.delete(...args);
-  }
-  deleteMany(keys: string[]) {
-    return this.inner.deleteMany(keys);
-  }
-  close() {
-    return this.inner.close();
   }
 }
 

@@ -11,7 +11,8 @@ import { DEPLOYMENT_RECORD_KEY, listUsers, userKeyKey } from '../../src/crypto/l
 import { loadOrCreateLocalMasterKey, readMasterKeyFile } from '../../src/crypto/local-key.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { barrier, caught, caughtSync, expectCode, HookedStore, localProvider, newMasterKey, newVault, text, utf8 } from './helpers.js';
+import { barrier, caught, caughtSync, expectCode, HookedStore, localProvider, newMasterKey, newVault } from './helpers.js';
+import { decode, encode } from '../kit/text.js';
 
 beforeAll(async () => {
   await loadSodium();
@@ -132,7 +133,7 @@ describe('deployment record and start-up', () => {
     const codec = await encryption.codecProvider.forUser('kim');
     await encryption.close();
     expectCode(
-      caughtSync(() => codec.seal('/memories/x.md', utf8('x'))),
+      caughtSync(() => codec.seal('/memories/x.md', encode('x'))),
       'KEY_UNAVAILABLE',
     );
     expectCode(await caught(() => encryption.keyProvider.wrap(newMasterKey(), { deploymentId: 'd', uid: 'x', keyVersion: 1 })), 'KEY_UNAVAILABLE');
@@ -141,11 +142,11 @@ describe('deployment record and start-up', () => {
   it('a damaged deployment record is reported as damaged', async () => {
     const { store, keyProvider } = await newVault();
     const stored = await store.get(DEPLOYMENT_RECORD_KEY);
-    const record = JSON.parse(text(stored!.body)) as { wrapped: string };
+    const record = JSON.parse(decode(stored!.body)) as { wrapped: string };
     const wrapped = Buffer.from(record.wrapped, 'base64');
     wrapped[30] = wrapped[30]! ^ 1;
     record.wrapped = wrapped.toString('base64');
-    await store.put(DEPLOYMENT_RECORD_KEY, utf8(JSON.stringify(record)));
+    await store.put(DEPLOYMENT_RECORD_KEY, encode(JSON.stringify(record)));
     const error = await caught(() => createEncryptedCodecProvider({ store, keyProvider }));
     expectCode(error, 'KEY_UNAVAILABLE');
     expect(error.message).toContain('damaged');
@@ -186,8 +187,8 @@ describe('per-user data keys', () => {
     expect(store.failedPuts.filter((k) => k === DEPLOYMENT_RECORD_KEY)).toHaveLength(1);
     expect(await listUsers(store)).toEqual([uid]);
     // Both processes hold the same key: each opens what the other sealed, and names agree.
-    expect(text(c2.open('/memories/a.md', c1.seal('/memories/a.md', utf8('one'))))).toBe('one');
-    expect(text(c1.open('/memories/a.md', c2.seal('/memories/a.md', utf8('two'))))).toBe('two');
+    expect(decode(c2.open('/memories/a.md', c1.seal('/memories/a.md', encode('one'))))).toBe('one');
+    expect(decode(c1.open('/memories/a.md', c2.seal('/memories/a.md', encode('two'))))).toBe('two');
     expect(c1.keyFor('/memories/a.md')).toBe(c2.keyFor('/memories/a.md'));
   });
 
@@ -279,15 +280,15 @@ describe('key cache', () => {
   it('a codec whose key was evicted refuses to work (never uses zeroed keys); a new forUser works', async () => {
     const { provider } = await newVault({ cache: { maxEntries: 1, wipeGraceMs: 0 } });
     const first = await provider.forUser('hana');
-    const sealed = first.seal('/memories/x.md', utf8('kept'));
+    const sealed = first.seal('/memories/x.md', encode('kept'));
     await provider.forUser('ivan');
     expect(provider.cachedUsers).toBe(1);
     expectCode(
-      caughtSync(() => first.seal('/memories/x.md', utf8('x'))),
+      caughtSync(() => first.seal('/memories/x.md', encode('x'))),
       'KEY_UNAVAILABLE',
     );
     const again = await provider.forUser('hana');
-    expect(text(again.open('/memories/x.md', sealed))).toBe('kept');
+    expect(decode(again.open('/memories/x.md', sealed))).toBe('kept');
   });
 
   it('close() wipes every cached key and the provider refuses further use', async () => {
@@ -295,7 +296,7 @@ describe('key cache', () => {
     const codec = await provider.forUser('jo');
     await provider.close();
     expectCode(
-      caughtSync(() => codec.seal('/memories/x.md', utf8('x'))),
+      caughtSync(() => codec.seal('/memories/x.md', encode('x'))),
       'KEY_UNAVAILABLE',
     );
     expectCode(await caught(() => provider.forUser('jo')), 'KEY_UNAVAILABLE');

@@ -9,7 +9,8 @@ import { DEPLOYMENT_RECORD_KEY, userKeyKey } from '../../src/crypto/layout.js';
 import { rotateKeys } from '../../src/crypto/operations.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { caught, expectCode, localProvider, text, utf8 } from './helpers.js';
+import { caught, expectCode, localProvider } from './helpers.js';
+import { decode, encode } from '../kit/text.js';
 
 const KEY_ID = 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 const kms = mockClient(KMSClient);
@@ -89,9 +90,9 @@ describe('KMS key provider', () => {
     fakeKms();
     const store = new MemoryStore();
     const first = await (await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) })).forUser('bob');
-    const sealed = first.seal('/memories/a.md', utf8('from process one'));
+    const sealed = first.seal('/memories/a.md', encode('from process one'));
     const second = await (await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) })).forUser('bob');
-    expect(text(second.open('/memories/a.md', sealed))).toBe('from process one');
+    expect(decode(second.open('/memories/a.md', sealed))).toBe('from process one');
     const decrypts = kms.commandCalls(DecryptCommand).map((c) => c.args[0].input);
     expect(decrypts.map((d) => d.EncryptionContext)).toEqual([
       { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
@@ -158,7 +159,7 @@ describe('KMS key provider', () => {
     const local = await localProvider();
     const before = await createEncryptedCodecProvider({ store, keyProvider: local });
     const codec = await before.forUser('dana');
-    const sealed = codec.seal('/memories/x.md', utf8('rotated'));
+    const sealed = codec.seal('/memories/x.md', encode('rotated'));
     const kmsProvider = createKmsKeyProvider({ keyId: KEY_ID, client: client() });
     const result = await rotateKeys({ store, from: local, to: kmsProvider });
     expect(result).toEqual({ total: 2, rewrapped: 2, skipped: 0 });
@@ -171,6 +172,6 @@ describe('KMS key provider', () => {
     expect(decodeKeyRecord((await store.get(DEPLOYMENT_RECORD_KEY))!.body).kind).toBe('kms');
     const after = await (await createEncryptedCodecProvider({ store, keyProvider: kmsProvider })).forUser('dana');
     expect(after.uid).toBe(codec.uid);
-    expect(text(after.open('/memories/x.md', sealed))).toBe('rotated');
+    expect(decode(after.open('/memories/x.md', sealed))).toBe('rotated');
   });
 });

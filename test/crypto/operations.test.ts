@@ -8,7 +8,8 @@ import { exportUser, forgetUser, rotateKeys, type RotationProgress } from '../..
 import { loadSodium } from '../../src/crypto/sodium.js';
 import type { ObjectStore } from '../../src/store/port.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { caught, expectCode, HookedStore, localProvider, text, utf8 } from './helpers.js';
+import { caught, expectCode, HookedStore, localProvider } from './helpers.js';
+import { decode, encode } from '../kit/text.js';
 
 beforeAll(async () => {
   await loadSodium();
@@ -17,7 +18,7 @@ beforeAll(async () => {
 /** Write files the way the vault does: key from keyFor, body from seal. */
 async function writeFiles(store: ObjectStore, provider: EncryptedCodecProvider, userId: string, files: Record<string, string>): Promise<void> {
   const codec = await provider.forUser(userId);
-  for (const [path, content] of Object.entries(files)) await store.put(codec.keyFor(path), codec.seal(path, utf8(content)));
+  for (const [path, content] of Object.entries(files)) await store.put(codec.keyFor(path), codec.seal(path, encode(content)));
 }
 
 /** Read every file of a user back through a codec (what the vault's listing + read would do). */
@@ -26,7 +27,7 @@ async function readAll(store: ObjectStore, provider: EncryptedCodecProvider, use
   const out: Record<string, string> = {};
   for (const object of (await store.list(codec.filesPrefix)).objects) {
     const path = codec.pathFor(object.key);
-    out[path] = text(codec.open(path, (await store.get(object.key))!.body));
+    out[path] = decode(codec.open(path, (await store.get(object.key))!.body));
   }
   return out;
 }

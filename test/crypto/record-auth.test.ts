@@ -27,7 +27,8 @@ import { KEY_RECORD_INTEGRITY_MESSAGE } from '../../src/crypto/wrapped-secret.js
 import { createVault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { runCli } from '../cli/helpers.js';
-import { caught, caughtSync, expectCode, HookedStore, localProvider, newMasterKey, text, utf8 } from './helpers.js';
+import { caught, caughtSync, expectCode, HookedStore, localProvider, newMasterKey } from './helpers.js';
+import { decode, encode } from '../kit/text.js';
 import { KmsStandIn, STAND_IN_KEY_ID } from './kms-stand-in.js';
 
 beforeAll(async () => {
@@ -65,7 +66,7 @@ describe('a bucket writer with kms:Encrypt only', () => {
   it('cannot substitute a user key record: a fresh instance refuses it with the integrity error, before any Decrypt', async () => {
     const { kms, store, host, provider } = await kmsDeployment();
     const alice = await provider.forUser('alice');
-    await store.put(alice.keyFor(PATH), alice.seal(PATH, utf8('old memory')));
+    await store.put(alice.keyFor(PATH), alice.seal(PATH, encode('old memory')));
     for (const mac of ['keep', 'random'] as const) {
       const ownKey = await substitute(store, kms, userKeyKey(alice.uid), alice.uid, mac);
       // The forged record is well formed and its wrap opens under KMS with the right context:
@@ -259,7 +260,7 @@ describe('two deployments sharing one master key', () => {
     const b = await createEncryptedCodecProvider({ store: storeB, keyProvider: await localProvider(masterKey) });
     expect(a.deploymentId).not.toBe(b.deploymentId);
     const aliceA = await a.forUser('alice');
-    const sealed = aliceA.seal(PATH, utf8('from A'));
+    const sealed = aliceA.seal(PATH, encode('from A'));
     const aRecord = await readRecord(store, userKeyKey(aliceA.uid));
     const uidB = b.uidOf('alice');
     // A's record at B's place for the same user: refused (other deployment id, other MAC key).
@@ -275,8 +276,8 @@ describe('two deployments sharing one master key', () => {
     // And content: the same data key, uid and path under another deployment id does not open.
     const dataKey = newMasterKey();
     const keys = deriveUserKeys(dataKey, 1);
-    const object = sealContentWithNonce(keys, a.deploymentId, aliceA.uid, PATH, utf8('x'), new Uint8Array(24));
-    expect(text(openContent(keys, a.deploymentId, aliceA.uid, PATH, object))).toBe('x');
+    const object = sealContentWithNonce(keys, a.deploymentId, aliceA.uid, PATH, encode('x'), new Uint8Array(24));
+    expect(decode(openContent(keys, a.deploymentId, aliceA.uid, PATH, object))).toBe('x');
     expectCode(
       caughtSync(() => openContent(keys, b.deploymentId, aliceA.uid, PATH, object)),
       'INTEGRITY',

@@ -13,7 +13,8 @@ import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { createVault, type Vault } from '../../src/memvault.js';
 import type { MemoryStore } from '../../src/store/memory.js';
 import { listAll, type ObjectStore } from '../../src/store/port.js';
-import { HookedStore, text } from './helpers.js';
+import { HookedStore } from './helpers.js';
+import { decode } from '../kit/text.js';
 
 export const USER = 'rita.rekey@example.com';
 export const FILES: Record<string, string> = {
@@ -53,7 +54,7 @@ export async function readAll(vault: Vault, user: string): Promise<Record<string
   const out: Record<string, string> = {};
   for await (const file of files.listFiles('/memories')) {
     const read = await files.read(file.path);
-    if (read) out[file.path] = text(read.data);
+    if (read) out[file.path] = decode(read.data);
   }
   return out;
 }

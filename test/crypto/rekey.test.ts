@@ -25,7 +25,8 @@ import { createKmsKeyProvider } from '../../src/crypto/kms-key.js';
 import { rekeyUid } from '../../src/crypto/rekey.js';
 import { KmsStandIn, STAND_IN_KEY_ID } from './kms-stand-in.js';
 import { Clock, concurrentEditsScenario, FILES, instance, ok, rawObjects, readAll, recordOf, resealScenario, seed, USER } from './rekey-scenarios.js';
-import { caught, expectCode, text, utf8 } from './helpers.js';
+import { caught, expectCode } from './helpers.js';
+import { decode, encode } from '../kit/text.js';
 
 beforeAll(async () => {
   await loadSodium();
@@ -80,7 +81,7 @@ describe('key versions', () => {
     const files = async () => (await instance(store, masterKey, clock)).files(USER);
     // While pending, the genuine version-1 bytes still open (an object not yet re-sealed).
     await store.put(v1.key, v1.body);
-    expect(text((await (await files()).read(target))!.data)).toBe(FILES[target]);
+    expect(decode((await (await files()).read(target))!.data)).toBe(FILES[target]);
 
     // A header that names the other version than the key that sealed it: INTEGRITY either way.
     const relabel = (body: Uint8Array, version: number) => {
@@ -132,7 +133,7 @@ describe('key versions', () => {
       expectCode(e, 'INTEGRITY');
     }
     // Structurally wrong versioned records are damaged (decode refuses them).
-    const json = JSON.parse(text(original)) as Record<string, unknown>;
+    const json = JSON.parse(decode(original)) as Record<string, unknown>;
     for (const bad of [
       { ...json, older: [] },
       { ...json, readFrom: 0 },
@@ -140,7 +141,7 @@ describe('key versions', () => {
       { ...json, older: [...(json['older'] as unknown[]), { keyVersion: 5, wrapped: json['wrapped'] }] },
       (({ readFrom: _r, ...rest }) => rest)(json),
     ]) {
-      expect(() => decodeKeyRecord(utf8(JSON.stringify(bad)))).toThrow(/damaged/);
+      expect(() => decodeKeyRecord(encode(JSON.stringify(bad)))).toThrow(/damaged/);
     }
     await store.put(userKeyKey(uid), original);
     expect(await readAll(await instance(store, masterKey, clock), USER)).toEqual(FILES);

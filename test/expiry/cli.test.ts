@@ -13,21 +13,22 @@ import { registerExpire } from '../../src/cli/commands/expire.js';
 import { DAY_MS } from '../../src/expiry/config.js';
 import { FileStore } from '../../src/store/file.js';
 import { listAll } from '../../src/store/port.js';
-import { expiryFor, filesOf, text, type Clock } from './helpers.js';
+import { expiryFor, filesOf, type ManualClock } from './helpers.js';
+import { encode } from '../kit/text.js';
 
 let dir: string;
 let url: string;
 
 async function seed(): Promise<void> {
   let t = Date.now() - 40 * DAY_MS;
-  const clock = { now: () => new Date(t) } as unknown as Clock;
+  const clock = { now: () => new Date(t) } as unknown as ManualClock;
   const store = await FileStore.open(join(dir, 'store'), { now: () => new Date(t), durable: false });
   const expiry = expiryFor(store, clock);
   const files = await filesOf(store, expiry, 'alice');
-  await files.write('/memories/old-1.md', text('a'));
-  await files.write('/memories/old-2.md', text('b'));
+  await files.write('/memories/old-1.md', encode('a'));
+  await files.write('/memories/old-2.md', encode('b'));
   t = Date.now() - 10 * DAY_MS;
-  await files.write('/memories/recent.md', text('c'));
+  await files.write('/memories/recent.md', encode('c'));
   await store.close();
 }
 

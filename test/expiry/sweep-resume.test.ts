@@ -6,21 +6,22 @@
 import { describe, expect, it } from 'vitest';
 import { sweep, type SweepSummary } from '../../src/expiry/sweep.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { Clock, text } from './helpers.js';
+import { ManualClock } from './helpers.js';
+import { encode } from '../kit/text.js';
 
 const HOUR = 3600 * 1000;
 
 /** users u00..u{n}: each with `files` files, every other one idle for 40 days, the rest fresh. */
-async function populate(store: MemoryStore, clock: Clock, users: number, files: number, pro: string[] = []): Promise<void> {
+async function populate(store: MemoryStore, clock: ManualClock, users: number, files: number, pro: string[] = []): Promise<void> {
   for (let u = 0; u < users; u++) {
     const uid = `u${String(u).padStart(2, '0')}`;
     if (pro.includes(uid)) await store.put(`u/${uid}/c/pro`, new Uint8Array(0));
-    for (let f = 0; f < files; f += 2) await store.put(`u/${uid}/f/${String(f).padStart(4, '0')}`, text('old'));
+    for (let f = 0; f < files; f += 2) await store.put(`u/${uid}/f/${String(f).padStart(4, '0')}`, encode('old'));
   }
   clock.advanceDays(40);
   for (let u = 0; u < users; u++) {
     const uid = `u${String(u).padStart(2, '0')}`;
-    for (let f = 1; f < files; f += 2) await store.put(`u/${uid}/f/${String(f).padStart(4, '0')}`, text('new'));
+    for (let f = 1; f < files; f += 2) await store.put(`u/${uid}/f/${String(f).padStart(4, '0')}`, encode('new'));
   }
   clock.advanceMs(2 * HOUR);
 }
@@ -31,7 +32,7 @@ interface Slices {
 }
 
 /** Sweep in runs that each stop after `perRun` objects, resuming from the last checkpoint. */
-async function sweepInSlices(store: MemoryStore, clock: Clock, perRun: number, classes: Record<string, number> = {}): Promise<Slices> {
+async function sweepInSlices(store: MemoryStore, clock: ManualClock, perRun: number, classes: Record<string, number> = {}): Promise<Slices> {
   const runs: SweepSummary[] = [];
   const checkpoints: string[] = [];
   let resumeAfter: string | undefined;
@@ -60,10 +61,10 @@ async function sweepInSlices(store: MemoryStore, clock: Clock, perRun: number, c
 
 describe('sweep in slices (checkpoint and resume)', () => {
   it('deletes across resumed runs exactly what one full run deletes, each file once', async () => {
-    const clockA = new Clock();
+    const clockA = new ManualClock();
     const whole = new MemoryStore(clockA.now);
     await populate(whole, clockA, 6, 10);
-    const clockB = new Clock();
+    const clockB = new ManualClock();
     const sliced = new MemoryStore(clockB.now);
     await populate(sliced, clockB, 6, 10);
 
@@ -86,7 +87,7 @@ describe('sweep in slices (checkpoint and resume)', () => {
   });
 
   it('a stopped run has finished everything up to its checkpoint and nothing after it', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     await populate(store, clock, 4, 10);
     const before = store.keys().sort();
@@ -104,7 +105,7 @@ describe('sweep in slices (checkpoint and resume)', () => {
   });
 
   it('resuming inside a user of a longer TTL class re-reads their class marker and keeps their files', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     await populate(store, clock, 3, 20, ['u01']);
     // Stop inside u01's files: the marker u/u01/c/pro lies behind the resume point.
@@ -130,9 +131,9 @@ describe('sweep in slices (checkpoint and resume)', () => {
   });
 
   it('checkpoints every checkpointEvery files through a long run of kept files', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
-    for (let f = 0; f < 2500; f++) await store.put(`u/a/f/${String(f).padStart(5, '0')}`, text('x'));
+    for (let f = 0; f < 2500; f++) await store.put(`u/a/f/${String(f).padStart(5, '0')}`, encode('x'));
     const checkpoints: string[] = [];
     const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, checkpointEvery: 1000, onCheckpoint: (k) => checkpoints.push(k) });
     expect(summary).toMatchObject({ scanned: 2500, kept: 2500, complete: true });
@@ -140,9 +141,9 @@ describe('sweep in slices (checkpoint and resume)', () => {
   });
 
   it('checkpoints after each deleted batch, at the last key of the batch', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
-    for (let f = 0; f < 1500; f++) await store.put(`u/a/f/${String(f).padStart(5, '0')}`, text('x'));
+    for (let f = 0; f < 1500; f++) await store.put(`u/a/f/${String(f).padStart(5, '0')}`, encode('x'));
     clock.advanceDays(31);
     const checkpoints: string[] = [];
     const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, onCheckpoint: (k) => checkpoints.push(k) });
@@ -153,12 +154,12 @@ describe('sweep in slices (checkpoint and resume)', () => {
   });
 
   it('deletes the pending files before a periodic checkpoint, so the checkpoint never skips an undeleted file', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     // One idle file in every ten: the batch would not fill before the checkpoint.
-    for (let f = 0; f < 100; f++) if (f % 10 === 0) await store.put(`u/a/f/${String(f).padStart(3, '0')}`, text('x'));
+    for (let f = 0; f < 100; f++) if (f % 10 === 0) await store.put(`u/a/f/${String(f).padStart(3, '0')}`, encode('x'));
     clock.advanceDays(31);
-    for (let f = 0; f < 100; f++) if (f % 10 !== 0) await store.put(`u/a/f/${String(f).padStart(3, '0')}`, text('x'));
+    for (let f = 0; f < 100; f++) if (f % 10 !== 0) await store.put(`u/a/f/${String(f).padStart(3, '0')}`, encode('x'));
     const seenAtCheckpoint: { key: string; idleLeftBefore: number }[] = [];
     await sweep({
       store,

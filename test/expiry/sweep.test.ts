@@ -12,7 +12,9 @@ import { keyHash, sweep, type SweepDecision } from '../../src/expiry/sweep.js';
 import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { ListOptions, ListPage, ObjectStore } from '../../src/store/port.js';
-import { Clock, counted, expiryFor, filesOf, str, text } from './helpers.js';
+import { ManualClock, counted, expiryFor, filesOf } from './helpers.js';
+import { expirySetup } from '../kit/expiry.js';
+import { decode, encode } from '../kit/text.js';
 
 const HOUR = 3600 * 1000;
 
@@ -22,16 +24,13 @@ function fileKeys(store: MemoryStore): string[] {
 
 describe('sweep: what goes and what stays', () => {
   it('deletes a file idle past its TTL (plus grace) and keeps files written or read within it', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write('/memories/idle.md', text('idle'));
-    await files.write('/memories/read.md', text('read'));
-    await files.write('/memories/rewritten.md', text('v1'));
+    const { clock, store, files } = await expirySetup();
+    await files.write('/memories/idle.md', encode('idle'));
+    await files.write('/memories/read.md', encode('read'));
+    await files.write('/memories/rewritten.md', encode('v1'));
     clock.advanceDays(20);
     await files.read('/memories/read.md'); // touch
-    await files.write('/memories/rewritten.md', text('v2'));
+    await files.write('/memories/rewritten.md', encode('v2'));
     clock.advanceDays(10); // idle.md: 30 days, hidden; the others: 10 days
 
     // Within the grace hour after hiding: not yet.
@@ -43,18 +42,15 @@ describe('sweep: what goes and what stays', () => {
     expect(summary).toMatchObject({ scanned: 3, expired: 1, kept: 2, errors: 0, users: 1, mode: 'store' });
     expect(expired.map((d) => d.idleDays)).toEqual([30]);
     expect(await files.read('/memories/idle.md')).toBeNull();
-    expect(str((await files.read('/memories/read.md'))!.data)).toBe('read');
-    expect(str((await files.read('/memories/rewritten.md'))!.data)).toBe('v2');
+    expect(decode((await files.read('/memories/read.md'))!.data)).toBe('read');
+    expect(decode((await files.read('/memories/rewritten.md'))!.data)).toBe('v2');
     expect(fileKeys(store)).toHaveLength(2);
   });
 
   it('a file read every day for a year survives a daily sweep; its unread sibling goes after 30 days', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write('/memories/daily.md', text('keep me'));
-    await files.write('/memories/never.md', text('forget me'));
+    const { clock, store, files } = await expirySetup();
+    await files.write('/memories/daily.md', encode('keep me'));
+    await files.write('/memories/never.md', encode('forget me'));
     let copies = 0;
     let neverGoneOnDay: number | undefined;
     for (let day = 1; day <= 365; day++) {
@@ -67,17 +63,17 @@ describe('sweep: what goes and what stays', () => {
       clock.advanceMs(-3 * HOUR);
       if (neverGoneOnDay === undefined && (await store.head(fileKeys(store).find((k) => k.endsWith('never.md')) ?? 'none')) === null) neverGoneOnDay = day;
     }
-    expect(str((await files.read('/memories/daily.md'))!.data)).toBe('keep me');
+    expect(decode((await files.read('/memories/daily.md'))!.data)).toBe('keep me');
     expect(copies).toBe(365); // one touch per daily read: exactly once per interval
     expect(neverGoneOnDay).toBe(30);
   });
 
   it("applies each user's TTL class from the marker in the listing, and keeps files of an unknown class", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const tiers: Record<string, string> = { pro: 'pro', gold: 'gold' };
     const expiry = expiryFor(store, clock, { classes: { pro: 90, gold: 400 }, classOf: (u) => tiers[u] });
-    for (const user of ['free', 'pro', 'gold']) await (await filesOf(store, expiry, user)).write('/memories/a.md', text(user));
+    for (const user of ['free', 'pro', 'gold']) await (await filesOf(store, expiry, user)).write('/memories/a.md', encode(user));
     clock.advanceDays(100);
     const { result: summary, requests } = await counted(() => sweep({ store, ttl: { ttlDays: 30, classes: { pro: 90 } }, now: clock.now }));
     // free (30 d) and pro (90 d) expire; gold is not configured in this sweep: kept, reported.
@@ -85,15 +81,12 @@ describe('sweep: what goes and what stays', () => {
     expect(requests['LIST']).toBe(1); // classes come from the same listing
     const left = fileKeys(store);
     expect(left).toHaveLength(1);
-    expect(str((await store.get(left[0]!))!.body)).toBe('gold');
+    expect(decode((await store.get(left[0]!))!.body)).toBe('gold');
   });
 
   it('two markers (a class change in flight): the longer TTL wins', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock, { classes: { pro: 90 }, classOf: () => 'pro' });
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write('/memories/a.md', text('a'));
+    const { clock, store, files } = await expirySetup({ classes: { pro: 90 }, classOf: () => 'pro' });
+    await files.write('/memories/a.md', encode('a'));
     const marker = store.keys().find((k) => k.includes('/c/'))!;
     await store.put(marker.replace(/pro$/, 'short'), new Uint8Array(0));
     clock.advanceDays(60);
@@ -103,8 +96,8 @@ describe('sweep: what goes and what stays', () => {
 });
 
 describe('sweep: dry run, concurrency and races', () => {
-  async function population(seed: number): Promise<{ store: MemoryStore; clock: Clock }> {
-    const clock = new Clock();
+  async function population(seed: number): Promise<{ store: MemoryStore; clock: ManualClock }> {
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const expiry = expiryFor(store, clock, { classes: { pro: 60 }, classOf: (u) => (u.endsWith('7') ? 'pro' : undefined) });
     let x = seed;
@@ -117,7 +110,7 @@ describe('sweep: dry run, concurrency and races', () => {
         const files = await filesOf(store, expiry, `user-${rand(20)}`);
         const path = `/memories/f${rand(15)}.md`;
         if (rand(3) === 0) await files.read(path);
-        else await files.write(path, text(`day ${day}`));
+        else await files.write(path, encode(`day ${day}`));
       }
       clock.advanceDays(1);
     }
@@ -149,7 +142,7 @@ describe('sweep: dry run, concurrency and races', () => {
   });
 
   it('refuses a real run judging a future date; a dry run may look ahead', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const future = new Date(clock.now().getTime() + 2 * DAY_MS);
     await expect(sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, asOf: future })).rejects.toThrow(/future/);
@@ -172,12 +165,12 @@ describe('sweep: dry run, concurrency and races', () => {
   });
 
   it("a write landing between the sweeper's LIST and its delete survives", async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const base = new MemoryStore(clock.now);
     const expiry = expiryFor(base, clock);
     const files = await filesOf(base, expiry, 'alice');
-    await files.write('/memories/a.md', text('old a'));
-    await files.write('/memories/b.md', text('old b'));
+    await files.write('/memories/a.md', encode('old a'));
+    await files.write('/memories/b.md', encode('old b'));
     clock.advanceDays(31);
     // The store the sweeper sees runs the user's write right after its LIST returns.
     let injected = false;
@@ -186,22 +179,22 @@ describe('sweep: dry run, concurrency and races', () => {
       const page = await base.list(prefix, options);
       if (!injected) {
         injected = true;
-        await files.write('/memories/a.md', text('new a')); // overwrite of a hidden file
+        await files.write('/memories/a.md', encode('new a')); // overwrite of a hidden file
       }
       return page;
     };
     const summary = await sweep({ store: racing, ttl: { ttlDays: 30 }, now: clock.now });
     expect(summary).toMatchObject({ scanned: 2, expired: 1, kept: 1, changedDuringSweep: 1, errors: 0 });
-    expect(str((await files.read('/memories/a.md'))!.data)).toBe('new a');
+    expect(decode((await files.read('/memories/a.md'))!.data)).toBe('new a');
     expect(await files.read('/memories/b.md')).toBeNull();
   });
 
   it('a read racing the sweeper cannot resurrect an expired file (it is hidden, not touched)', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const base = new MemoryStore(clock.now);
     const expiry = expiryFor(base, clock);
     const files = await filesOf(base, expiry, 'alice');
-    await files.write('/memories/a.md', text('a'));
+    await files.write('/memories/a.md', encode('a'));
     clock.advanceDays(31);
     const racing: ObjectStore = Object.create(base) as ObjectStore;
     let read: unknown = 'not run';
@@ -222,12 +215,9 @@ describe('sweep: dry run, concurrency and races', () => {
 
 describe('sweep: audit, file store', () => {
   it("writes one expire record per deletion with the key's hash, never a name or the store uid, and a summary record", async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice@example.com');
-    await files.write('/memories/secret-project.md', text('x'));
-    await files.write('/memories/other.md', text('y'));
+    const { clock, store, files } = await expirySetup({}, 'alice@example.com');
+    await files.write('/memories/secret-project.md', encode('x'));
+    await files.write('/memories/other.md', encode('y'));
     const keys = fileKeys(store);
     clock.advanceDays(31);
     const entries: AuditEntry[] = [];
@@ -253,13 +243,13 @@ describe('sweep: audit, file store', () => {
   it("sweeps a file store by its files' times", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memvault-sweep-'));
     try {
-      const clock = new Clock();
+      const clock = new ManualClock();
       const store = await FileStore.open(dir, { now: clock.now, durable: false });
       const expiry = expiryFor(store, clock);
       const files = await filesOf(store, expiry, 'alice');
-      await files.write('/memories/old.md', text('old'));
+      await files.write('/memories/old.md', encode('old'));
       clock.advanceDays(15);
-      await files.write('/memories/new.md', text('new'));
+      await files.write('/memories/new.md', encode('new'));
       clock.advanceDays(16);
       const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now });
       expect(summary).toMatchObject({ scanned: 2, expired: 1, kept: 1 });

@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { createVault } from '../../src/memvault.js';
 import { sweep } from '../../src/expiry/sweep.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { Clock } from './helpers.js';
+import { ManualClock } from './helpers.js';
 
 describe('createVault with expiry', () => {
   it('a created file is served while read daily, vanishes after its TTL unread, and the sweeper removes it', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const vault = await createVault({ store, expiry: { ttlDays: 30, now: clock.now } });
     expect((await vault.run('alice', { command: 'create', path: '/memories/kept.md', file_text: 'kept' })).isError).toBe(false);

@@ -10,17 +10,16 @@ import { TTL_CLASS_TAG_KEY } from '../../src/expiry/config.js';
 import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { listAll, PreconditionFailedError } from '../../src/store/port.js';
-import { Clock, counted, expiryFor, filesOf, str, text } from './helpers.js';
+import { ManualClock, counted, expiryFor, filesOf } from './helpers.js';
+import { expirySetup } from '../kit/expiry.js';
+import { decode, encode } from '../kit/text.js';
 
 const F = '/memories/notes.md';
 
 describe('touch on read', () => {
   it('copies a file onto itself when its last touch is a day old, and then not again for a day', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write(F, text('hello'));
+    const { clock, store, files } = await expirySetup();
+    await files.write(F, encode('hello'));
     const key = (await listAll(store, 'u/').next()).value!.key;
 
     // Within the first day: reads never copy.
@@ -33,7 +32,7 @@ describe('touch on read', () => {
     const first = await counted(() => files.read(F));
     expect(first.requests).toEqual({ GET: 1, COPY: 1 });
     expect((await store.head(key))!.lastModified).toEqual(clock.now());
-    expect(str(first.result!.data)).toBe('hello');
+    expect(decode(first.result!.data)).toBe('hello');
 
     // 48 more reads over the next 24 hours: no second touch until a full interval has passed.
     let copies = 0;
@@ -46,11 +45,8 @@ describe('touch on read', () => {
   });
 
   it('concurrent reads of a stale file in one process share one copy', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write(F, text('hello'));
+    const { clock, files } = await expirySetup();
+    await files.write(F, encode('hello'));
     clock.advanceDays(2);
     const { requests } = await counted(() => Promise.all(Array.from({ length: 10 }, () => files.read(F))));
     expect(requests['COPY']).toBe(1);
@@ -58,11 +54,8 @@ describe('touch on read', () => {
   });
 
   it('keeps the TTL-class tag across the touch (memory and file adapters)', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock, { classes: { pro: 365 }, classOf: () => 'pro' });
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write(F, text('hello'));
+    const { clock, store, files } = await expirySetup({ classes: { pro: 365 }, classOf: () => 'pro' });
+    await files.write(F, encode('hello'));
     const key = store.keys().find((k) => k.includes('/f/'))!;
     expect(store.tagsOf(key)).toEqual({ [TTL_CLASS_TAG_KEY]: 'pro' });
     clock.advanceDays(3);
@@ -73,11 +66,11 @@ describe('touch on read', () => {
   it("the file adapter moves the file's time on a touch (copy in place rewrites its header)", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memvault-expiry-'));
     try {
-      const clock = new Clock();
+      const clock = new ManualClock();
       const store = await FileStore.open(dir, { now: clock.now, durable: false });
       const expiry = expiryFor(store, clock);
       const files = await filesOf(store, expiry, 'alice');
-      await files.write(F, text('hello'));
+      await files.write(F, encode('hello'));
       const written = (await files.stat(F))!.lastModified;
       clock.advanceDays(5);
       const { requests } = await counted(() => files.read(F));
@@ -92,28 +85,25 @@ describe('touch on read', () => {
   });
 
   it('a failing touch does not fail the read', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const errors: unknown[] = [];
     const expiry = expiryFor(store, clock, { onTouchError: (e) => errors.push(e) });
     const files = await filesOf(store, expiry, 'alice');
-    await files.write(F, text('hello'));
+    await files.write(F, encode('hello'));
     clock.advanceDays(2);
     store.copy = () => Promise.reject(new Error('copy refused'));
-    expect(str((await files.read(F))!.data)).toBe('hello');
+    expect(decode((await files.read(F))!.data)).toBe('hello');
     expect(errors).toHaveLength(1);
   });
 });
 
 describe('expired files are absent to the vault', () => {
   it('read, stat, listFiles and isDirectory skip a file idle past its TTL, and the read does not touch it', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write('/memories/dir/old.md', text('old'));
+    const { clock, store, files } = await expirySetup();
+    await files.write('/memories/dir/old.md', encode('old'));
     clock.advanceDays(20);
-    await files.write('/memories/young.md', text('young'));
+    await files.write('/memories/young.md', encode('young'));
     clock.advanceDays(10); // old.md: exactly 30 idle days; young.md: 10
 
     const { result, requests } = await counted(() => files.read('/memories/dir/old.md'));
@@ -129,44 +119,38 @@ describe('expired files are absent to the vault', () => {
   });
 
   it('isDirectory finds a live file behind expired ones', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write('/memories/d/a.md', text('a'));
+    const { clock, files } = await expirySetup();
+    await files.write('/memories/d/a.md', encode('a'));
     clock.advanceDays(29);
-    await files.write('/memories/d/b.md', text('b'));
+    await files.write('/memories/d/b.md', encode('b'));
     clock.advanceDays(2);
     expect(await files.isDirectory('/memories/d')).toBe(true);
   });
 
   it('create-only replaces an expired, not yet swept file but never a live one', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock);
-    const files = await filesOf(store, expiry, 'alice');
-    await files.write(F, text('old'));
-    await expect(files.write(F, text('x'), { ifNoneMatch: true })).rejects.toBeInstanceOf(PreconditionFailedError);
+    const { clock, files } = await expirySetup();
+    await files.write(F, encode('old'));
+    await expect(files.write(F, encode('x'), { ifNoneMatch: true })).rejects.toBeInstanceOf(PreconditionFailedError);
     clock.advanceDays(31);
-    await files.write(F, text('new'), { ifNoneMatch: true });
-    expect(str((await files.read(F))!.data)).toBe('new');
+    await files.write(F, encode('new'), { ifNoneMatch: true });
+    expect(decode((await files.read(F))!.data)).toBe('new');
   });
 });
 
 describe('TTL classes', () => {
   it('tags every write with the class, records a non-default class once per user, and TTLs follow the class', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const tiers: Record<string, string> = { alice: 'pro' };
     const expiry = expiryFor(store, clock, { classes: { pro: 365 }, classOf: (u) => tiers[u] });
     const alice = await filesOf(store, expiry, 'alice');
     const bob = await filesOf(store, expiry, 'bob');
-    const first = await counted(() => alice.write(F, text('a')));
+    const first = await counted(() => alice.write(F, encode('a')));
     // marker lookup, marker, file, and the created name's check (src/vault/names.ts: one LIST below it)
     expect(first.requests).toEqual({ LIST: 2, PUT: 2 });
-    const second = await counted(() => alice.write('/memories/b.md', text('b')));
+    const second = await counted(() => alice.write('/memories/b.md', encode('b')));
     expect(second.requests).toEqual({ PUT: 1, LIST: 1 });
-    await bob.write(F, text('b'));
+    await bob.write(F, encode('b'));
     const markers = store.keys().filter((k) => k.includes('/c/'));
     expect(markers).toHaveLength(1);
     expect(markers[0]).toMatch(/^u\/[^/]+\/c\/pro$/);
@@ -184,12 +168,12 @@ describe('TTL classes', () => {
     // Downgrade: a new service (another process) sees alice as default; its first write drops the marker.
     tiers['alice'] = 'default';
     const later = expiryFor(store, clock, { classes: { pro: 365 }, classOf: (u) => tiers[u] });
-    await (await filesOf(store, later, 'alice')).write('/memories/c.md', text('c'));
+    await (await filesOf(store, later, 'alice')).write('/memories/c.md', encode('c'));
     expect(store.keys().filter((k) => k.includes('/c/'))).toEqual([]);
   });
 
   it('refuses a configuration where reading once per interval could not keep a file', () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     expect(() => expiryFor(new MemoryStore(clock.now), clock, { ttlDays: 1, touchIntervalMs: 24 * 3600 * 1000 })).toThrow(/touchIntervalMs/);
     expect(() => expiryFor(new MemoryStore(clock.now), clock, { ttlDays: 0 })).toThrow(/ttlDays/);
     expect(() => expiryFor(new MemoryStore(clock.now), clock, { classes: { 'a b': 3 } })).toThrow(/class name/);

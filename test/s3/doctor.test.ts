@@ -18,7 +18,7 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerDoctor } from '../../src/cli/commands/doctor.js';
 import { resolveTtl, TTL_CLASS_TAG_KEY } from '../../src/expiry/config.js';
-import { doctorFailed, formatDoctor, runDoctor, type DoctorCheck } from '../../src/expiry/doctor.js';
+import { doctorFailed, formatDoctor, runDoctor, type DoctorCheck } from '../../src/doctor/index.js';
 import { listAll } from '../../src/store/port.js';
 import type { S3Store } from '../../src/store/s3.js';
 import { makeS3StoreInFreshBucket, recordS3SuiteRun, s3Connection, s3SkipReason } from './helpers.js';

@@ -26,10 +26,26 @@ describe('describeS3Error', () => {
       status: undefined,
       code: 'ECONNRESET',
       message: 'socket hang up',
+      network: 'connection reset (ECONNRESET)',
     });
     expect(describeS3Error({ name: 'Error', $metadata: { httpStatusCode: '500' } })).toEqual({ status: undefined, code: 'UnknownError', message: '' });
     expect(describeS3Error({ $metadata: { httpStatusCode: 503 }, $response: { statusCode: 500 } }).status).toBe(503);
     expect(describeS3Error({ Code: 42, name: 'SlowDown', message: 7 })).toEqual({ status: undefined, code: 'SlowDown', message: '' });
+  });
+
+  it('names the network cause of a request that got no answer: errno on the error, its cause or an attempt, or a timeout', () => {
+    expect(describeS3Error({ name: 'Error', code: 'ECONNREFUSED' }).network).toBe('connection refused (ECONNREFUSED)');
+    expect(describeS3Error({ name: 'Error', cause: { code: 'ENOTFOUND' } }).network).toBe('host not found (ENOTFOUND)');
+    const aggregate = { name: 'AggregateError', errors: [null, { code: 'EHOSTUNREACH' }] };
+    expect(describeS3Error(aggregate)).toEqual({ status: undefined, code: 'AggregateError', message: '', network: 'host unreachable (EHOSTUNREACH)' });
+    expect(describeS3Error({ name: 'Error', code: 'EWHATEVER' }).network).toBe('no answer (EWHATEVER)');
+    expect(describeS3Error({ name: 'TimeoutError', message: 'timed out' }).network).toBe('request timed out');
+    expect(describeS3Error({ name: 'RequestTimeout' }).network).toBe('request timed out');
+    // An HTTP answer is never a network failure, whatever code it carries; S3 codes are not errnos.
+    expect(describeS3Error({ name: 'TimeoutError', code: 'ETIMEDOUT', $metadata: { httpStatusCode: 504 } }).network).toBeUndefined();
+    expect(describeS3Error({ name: 'SlowDown', code: 'SlowDown' }).network).toBeUndefined();
+    expect(describeS3Error({ name: 'CredentialsProviderError', message: 'Could not load credentials from any providers' }).network).toBeUndefined();
+    expect(describeS3Error({ name: 'Error', code: 42, errors: 'ECONNREFUSED' }).network).toBeUndefined();
   });
 
   it('anything that is not an object is an unknown error without status', () => {

@@ -15,7 +15,7 @@ import { withRequestCounter, type RequestCounter } from '../../src/store/account
 import { MemoryStore } from '../../src/store/memory.js';
 import type { PutOptions } from '../../src/store/port.js';
 import { METRICS } from '../../src/telemetry/names.js';
-import { Clock } from '../expiry/helpers.js';
+import { ManualClock } from '../expiry/helpers.js';
 import { registerInMemoryTelemetry, total, type InMemoryTelemetry, type Point } from './harness.js';
 
 const USER = 'planted-user-91c2@example.com';
@@ -242,7 +242,7 @@ describe('conflicts and retries', () => {
 
 describe('conflicts and retries: a create over an expired file', () => {
   it('counts the retry when the expired file is swept between the look and the replace', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     class SweptMeanwhile extends MemoryStore {
       sweepNext = false;
       override async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
@@ -326,7 +326,7 @@ describe('audit, key cache, sweeper', () => {
   });
 
   it('counts sweeper runs, files scanned and deleted (none in a dry run), and its requests', async () => {
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const vault = await createVault({ store, encryption: false, expiry: { ttlDays: 30, now: clock.now } });
     for (const name of ['a', 'b', 'c']) await vault.run(USER, { command: 'create', path: `/memories/${name}.md`, file_text: name });

@@ -16,7 +16,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import { ATTRS } from '../../src/telemetry/names.js';
 import { COMMAND_NAMES } from '../../src/tool/types.js';
 import { PII_TYPES } from '../../src/pii/types.js';
-import { Clock } from '../expiry/helpers.js';
+import { ManualClock } from '../expiry/helpers.js';
 import { registerInMemoryTelemetry, type InMemoryTelemetry, type Point } from './harness.js';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 
@@ -74,7 +74,7 @@ async function session(vault: Vault, user: string): Promise<void> {
 describe('telemetry privacy', () => {
   it('exports no planted value and only documented attribute values', async () => {
     const masterKey = randomBytes(32).toString('base64');
-    const clock = new Clock();
+    const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const options = {
       store,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { snapshot } from '../helpers.js';
-import { createVault, type Vault, type VaultOptions } from '../../src/index.js';
+import { snapshot } from '../kit/stores.js';
+import { vaultOn } from '../kit/vault.js';
+import type { Vault, VaultOptions } from '../../src/index.js';
 import type { ObjectStore } from '../../src/store/port.js';
 
 /**
@@ -11,13 +12,8 @@ import type { ObjectStore } from '../../src/store/port.js';
 export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectStore>, baseOptions: VaultOptions = {}): void {
   const U = 'alice@example.com';
 
-  async function memoryVault(options: VaultOptions = {}): Promise<{ vault: Vault; store: ObjectStore }> {
-    const store = await makeStore();
-    return { vault: await createVault({ store, ...baseOptions, ...options }), store };
-  }
-
   async function setup(files: Record<string, string> = {}) {
-    const { vault, store } = await memoryVault();
+    const { vault, store } = await vaultOn(makeStore, baseOptions);
     // A user's first command creates their wrapped data key (encrypted stores): do it up front so
     // that "the store is unchanged" below speaks of the user's files only.
     await vault.run(U, { command: 'view', path: '/memories' });
@@ -200,7 +196,7 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
     });
 
     it("with createMode 'fail' gives the reference error on an existing file", async () => {
-      const { vault, store } = await memoryVault({ createMode: 'fail' });
+      const { vault, store } = await vaultOn(makeStore, { ...baseOptions, createMode: 'fail' });
       await vault.run(U, { command: 'create', path: '/memories/x.md', file_text: 'keep' });
       expect(await err(vault, store, { command: 'create', path: '/memories/x.md', file_text: 'new' })).toBe('Error: File /memories/x.md already exists');
     });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { snapshot } from '../helpers.js';
 import { createVault, type Vault, type VaultOptions } from '../../src/index.js';
-import type { CopyOptions, ListOptions, ListPage, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../../src/store/port.js';
+import type { ObjectStore } from '../../src/store/port.js';
+import { StoreWrapper, type StoreOp } from '../kit/stores.js';
 import { journalPath } from '../../src/tool/commands/tree.js';
 
 /**
@@ -16,15 +17,11 @@ import { journalPath } from '../../src/tool/commands/tree.js';
  */
 
 /** A store wrapper that runs a hook before the n-th PUT or DELETE (counted from `arm`), and can make that request fail. */
-export class HookedStore implements ObjectStore {
+export class HookedStore extends StoreWrapper {
   private puts = 0;
   private deletes = 0;
   private plan: { on: 'put' | 'delete'; nth: number; fail: boolean; hook?: () => Promise<void> } | undefined;
   fired = false;
-  constructor(private readonly inner: ObjectStore) {}
-  get kind(): string {
-    return this.inner.kind;
-  }
   get maxKeyBytes(): number | undefined {
     return this.inner.maxKeyBytes;
   }
@@ -37,40 +34,15 @@ export class HookedStore implements ObjectStore {
   disarm(): void {
     this.plan = undefined;
   }
-  private async step(on: 'put' | 'delete'): Promise<void> {
-    const n = on === 'put' ? ++this.puts : ++this.deletes;
+  protected override async step(op: StoreOp): Promise<void> {
+    if (op !== 'put' && op !== 'delete') return;
+    const n = op === 'put' ? ++this.puts : ++this.deletes;
     const plan = this.plan;
-    if (!plan || plan.on !== on || plan.nth !== n) return;
+    if (!plan || plan.on !== op || plan.nth !== n) return;
     this.plan = undefined;
     this.fired = true;
     await plan.hook?.();
     if (plan.fail) throw new Error('injected failure');
-  }
-  get(key: string): Promise<StoredObject | null> {
-    return this.inner.get(key);
-  }
-  head(key: string): Promise<ObjectInfo | null> {
-    return this.inner.head(key);
-  }
-  async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
-    await this.step('put');
-    return this.inner.put(key, body, options);
-  }
-  list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    return this.inner.list(prefix, options);
-  }
-  copy(from: string, to: string, options?: CopyOptions): Promise<{ etag: string }> {
-    return this.inner.copy(from, to, options);
-  }
-  async delete(key: string, options?: { ifMatch?: string }): Promise<void> {
-    await this.step('delete');
-    return this.inner.delete(key, options);
-  }
-  deleteMany(keys: string[]): Promise<{ failed: string[] }> {
-    return this.inner.deleteMany(keys);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
 

@@ -18,7 +18,8 @@ import type { KeyProvider } from '../../src/crypto/key-provider.js';
 import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { ObjectStore } from '../../src/store/port.js';
-import { caught, expectCode, HookedStore, localProvider, text, utf8 } from '../crypto/helpers.js';
+import { caught, expectCode, HookedStore, localProvider } from '../crypto/helpers.js';
+import { decode, encode } from '../kit/text.js';
 
 beforeAll(async () => {
   await loadSodium();
@@ -50,12 +51,12 @@ async function twoInstances(store: ObjectStore, keyProvider?: KeyProvider) {
 
 async function write(store: ObjectStore, provider: EncryptedCodecProvider, userId: string, content: string): Promise<void> {
   const codec = await provider.forUser(userId);
-  await store.put(codec.keyFor(PATH), codec.seal(PATH, utf8(content)));
+  await store.put(codec.keyFor(PATH), codec.seal(PATH, encode(content)));
 }
 
 async function read(store: ObjectStore, provider: EncryptedCodecProvider, userId: string): Promise<string> {
   const codec = await provider.forUser(userId);
-  return text(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body));
+  return decode(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body));
 }
 
 describe.each(stores)('on the %s', (_name, makeStore) => {
@@ -90,8 +91,8 @@ describe.each(stores)('on the %s', (_name, makeStore) => {
     const store = makeStore();
     const { a, b } = await twoInstances(store);
     const codecs = await Promise.all([a.forUser('new'), b.forUser('new'), a.forUser('new'), b.forUser('new')]);
-    await store.put(codecs[0]!.keyFor(PATH), codecs[0]!.seal(PATH, utf8('first')));
-    for (const codec of codecs) expect(text(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body))).toBe('first');
+    await store.put(codecs[0]!.keyFor(PATH), codecs[0]!.seal(PATH, encode('first')));
+    for (const codec of codecs) expect(decode(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body))).toBe('first');
     await store.close();
   });
 
@@ -166,6 +167,6 @@ describe('races around a missing key record', () => {
     };
     const codec = await a.forUser('racer');
     expect(raced).toBe(true);
-    expect(text(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body))).toBe('from b');
+    expect(decode(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body))).toBe('from b');
   });
 });

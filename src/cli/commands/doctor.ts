@@ -1,13 +1,15 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { EXPIRY_ENV, resolveTtl, ttlSettingsFromEnv } from '../../expiry/config.js';
-import { doctorFailed, formatDoctor, runDoctor, runFileStoreDoctor, type FileStoreDoctorOptions } from '../../expiry/doctor.js';
+import { doctorFailed, formatDoctor, runDoctor, runFileStoreDoctor, type FileStoreDoctorOptions } from '../../doctor/index.js';
 import { fileURLToPath } from 'node:url';
-import { createEncryptionFromConfig, iterateUsers, KMS_KEY_ID_ENV, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV } from '../../crypto/index.js';
-import { defaultMasterKeyFileFor, openExistingStore } from '../../memvault.js';
+import { iterateUsers, KMS_KEY_ID_ENV, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV } from '../../crypto/index.js';
+import { defaultMasterKeyFileFor } from '../../entry/encryption.js';
 import { listAll } from '../../store/port.js';
+import { parseS3Url } from '../../store/s3/url.js';
 import { RESERVED_DIR } from '../../tool/commands/tree.js';
 import { reportError } from '../errors.js';
-import { ENV, s3ConfigFrom, storeUrlFrom } from '../config.js';
+import { ENV, storeUrlFrom } from '../config.js';
+import { openCliS3Store, openStoreWithEncryption } from '../store.js';
 
 export interface DoctorCommandDeps {
   env?: NodeJS.ProcessEnv;
@@ -66,8 +68,7 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
             `no TTL configured (${EXPIRY_ENV.ttlDays}, ${EXPIRY_ENV.classes}): checking for the infra default, class 'default' = ${INFRA_DEFAULT_TTL_DAYS} days`,
           );
         const ttl = resolveTtl(settings ?? { ttlDays: INFRA_DEFAULT_TTL_DAYS });
-        const { createS3Store, parseS3Url, s3ConfigFromEnv } = await import('../../store/s3.js');
-        const store = createS3Store({ url, s3: { ...(s3ConfigFrom(env) ?? {}), ...s3ConfigFromEnv(env) } });
+        const store = await openCliS3Store(url, env);
         try {
           const { bucket, prefix } = parseS3Url(url);
           const checks = await runDoctor({ client: store.client, bucket, prefix, ttl, skipProbes: !flags.probes });
@@ -93,28 +94,19 @@ function fileDoctorOptions(url: string, env: NodeJS.ProcessEnv): FileStoreDoctor
     ...(keyFile !== undefined ? { keyFile } : {}),
     ...(keySource !== undefined ? { keySource } : {}),
     openDeployment: async () => {
-      const store = await openExistingStore(url);
-      try {
-        const encryption = await createEncryptionFromConfig({ store, config: {}, env, defaultMasterKeyFile: defaultMasterKeyFileFor(url, env), create: false });
-        const provider = encryption.codecProvider;
-        return {
-          keyId: provider.keyId,
-          users: () => iterateUsers(store),
-          renameJournals: async (uid: string) => {
-            const codec = await provider.forUid(uid);
-            const found: Array<{ lastModified: Date }> = [];
-            for await (const object of listAll(store, codec.prefixFor(`${RESERVED_DIR}/renames`))) found.push({ lastModified: object.lastModified });
-            return found;
-          },
-          close: async () => {
-            await encryption.close();
-            await store.close();
-          },
-        };
-      } catch (error) {
-        await store.close();
-        throw error;
-      }
+      const { store, encryption, close } = await openStoreWithEncryption(url, env);
+      const provider = encryption.codecProvider;
+      return {
+        keyId: provider.keyId,
+        users: () => iterateUsers(store),
+        renameJournals: async (uid: string) => {
+          const codec = await provider.forUid(uid);
+          const found: Array<{ lastModified: Date }> = [];
+          for await (const object of listAll(store, codec.prefixFor(`${RESERVED_DIR}/renames`))) found.push({ lastModified: object.lastModified });
+          return found;
+        },
+        close,
+      };
     },
   };
 }

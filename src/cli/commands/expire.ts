@@ -9,12 +9,12 @@ import { EXPIRY_ENV, ttlSettingsFromEnv } from '../../expiry/config.js';
 import type { ConditionalDeleter } from '../../expiry/deleter.js';
 import { sweep, type SweepSummary } from '../../expiry/sweep.js';
 import { withRequestCounter, type RequestCounter } from '../../store/accounting.js';
-import { openStore } from '../../store/open.js';
 import { DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey } from '../../crypto/layout.js';
-import { openExistingStore } from '../../memvault.js';
 import type { ObjectStore } from '../../store/port.js';
 import { reportError } from '../errors.js';
-import { ENV, s3ConfigFrom, storeUrlFrom } from '../config.js';
+import { ENV, storeUrlFrom } from '../config.js';
+import { openCliS3Store, openCliStore } from '../store.js';
+import { parseS3Url } from '../../store/s3/url.js';
 
 /** Environment read by `memvault expire` (besides MEMVAULT_STORE and the S3 client settings). */
 export const EXPIRE_ENV = {
@@ -74,11 +74,10 @@ interface SweepTarget {
 }
 
 async function openTarget(url: string, env: NodeJS.ProcessEnv, mode: 'native' | 'recheck'): Promise<SweepTarget> {
-  if (!url.startsWith('s3://')) return { store: await openExistingStore(url) };
+  if (!url.startsWith('s3://')) return { store: await openCliStore(url, env) };
   // Loaded only for S3, so that a file-store sweep never loads the AWS SDK.
-  const { createS3Store, parseS3Url, s3ConfigFromEnv } = await import('../../store/s3.js');
   const { s3Deleter } = await import('../../expiry/deleter.js');
-  const store = createS3Store({ url, s3: { ...(s3ConfigFrom(env) ?? {}), ...s3ConfigFromEnv(env) } });
+  const store = await openCliS3Store(url, env);
   const { bucket, prefix } = parseS3Url(url);
   return { store, deleter: s3Deleter({ client: store.client, bucket, prefix, mode }) };
 }
@@ -155,7 +154,7 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
         const auditFile = flags.auditFile ?? env[EXPIRE_ENV.auditFile];
         const auditStoreUrl = flags.auditStore ?? env[EXPIRE_ENV.auditStore];
         if (!flags.dryRun && (auditFile || auditStoreUrl)) {
-          const uploadStore = auditStoreUrl ? await openStore(auditStoreUrl, { s3: s3ConfigFrom(env) }) : undefined;
+          const uploadStore = auditStoreUrl ? await openCliStore(auditStoreUrl, env, { create: true }) : undefined;
           // A store-only audit (the infra's Fargate task has no disk worth keeping) goes through a
           // temporary file that is sealed and uploaded on close.
           if (!auditFile) tempAuditDir = mkdtempSync(join(tmpdir(), 'memvault-expire-'));

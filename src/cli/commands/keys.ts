@@ -2,9 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { createLocalKeyProvider, keyProviderFromConfig, loadOrCreateLocalMasterKey } from '../../crypto/index.js';
 import { EXIT, exitWithError, usageError } from '../errors.js';
-import { progressBar } from '../progress.js';
 import type { VaultFlags } from '../vault.js';
-import { addLifecycleOptions, openExistingVault } from './user.js';
+import { addLifecycleOptions, lifecycleAction } from '../lifecycle.js';
 import { validateUserId } from '../../memvault.js';
 import type { RekeyProgress, RekeyUserResult } from '../../crypto/index.js';
 
@@ -41,40 +40,30 @@ export function registerKeys(program: Command): void {
       )
       .option('--to-master-key-file <path>', 'the new local master key file (created, mode 0600, when it does not exist)')
       .option('--to-kms-key-id <id>', 'the new AWS KMS key id or ARN'),
-  ).action(async (flags: RotateFlags) => {
+  ).action((flags: RotateFlags) => {
     if (Boolean(flags.toMasterKeyFile) === Boolean(flags.toKmsKeyId)) {
       exitWithError(usageError('give exactly one of --to-master-key-file and --to-kms-key-id'));
     }
-    const bar = progressBar('keys rotate');
-    try {
-      const vault = await openExistingVault(flags);
-      try {
-        let to;
-        if (flags.toKmsKeyId) {
-          to = (await keyProviderFromConfig({ kms: { keyId: flags.toKmsKeyId } })).keyProvider;
-        } else {
-          const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
-          if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
-          try {
-            to = await createLocalKeyProvider(masterKey);
-          } finally {
-            masterKey.fill(0); // the provider keeps only keys derived from it
-          }
+    return lifecycleAction('keys rotate', flags, async (vault, bar) => {
+      let to;
+      if (flags.toKmsKeyId) {
+        to = (await keyProviderFromConfig({ kms: { keyId: flags.toKmsKeyId } })).keyProvider;
+      } else {
+        const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
+        if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
+        try {
+          to = await createLocalKeyProvider(masterKey);
+        } finally {
+          masterKey.fill(0); // the provider keeps only keys derived from it
         }
-        const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
-        bar.stop();
-        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else
-          process.stdout.write(
-            `keys rotate: ${result.total} key records, ${result.rewrapped} re-wrapped, ${result.skipped} already done. Switch the service to the new key now; keep the old one until every instance has.\n`,
-          );
-      } finally {
-        await vault.close();
       }
-    } catch (error) {
-      bar.stop();
-      exitWithError(error);
-    }
+      const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
+      return {
+        text: flags.json
+          ? `${JSON.stringify(result)}\n`
+          : `keys rotate: ${result.total} key records, ${result.rewrapped} re-wrapped, ${result.skipped} already done. Switch the service to the new key now; keep the old one until every instance has.\n`,
+      };
+    });
   });
   addLifecycleOptions(
     keys
@@ -83,33 +72,19 @@ export function registerKeys(program: Command): void {
         'open every key record (and the deployment record) with the configured key alone: each must pass its integrity check and unwrap. ' +
           'Run it after `keys rotate` and before destroying the old key; exits 1 if any record does not open. Only reads.',
       ),
-  ).action(async (flags: VaultFlags & { json?: boolean }) => {
-    const bar = progressBar('keys verify');
-    try {
-      const vault = await openExistingVault(flags);
-      let failed = 0;
-      try {
-        const result = await vault.verifyKeys({ onProgress: (p) => bar.update(p.done, p.total) });
-        bar.stop();
-        failed = result.failed.length;
-        if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else {
-          for (const failure of result.failed) process.stdout.write(`FAILED ${failure.key}: ${failure.reason}\n`);
-          process.stdout.write(
-            failed === 0
-              ? `keys verify: all ${result.total} key records open with the configured key; the old key may be destroyed. Deployment fingerprint ${result.deploymentFingerprint}.\n`
-              : `keys verify: ${failed} of ${result.total} key records do not open with the configured key; do NOT destroy the old key.\n`,
-          );
-        }
-      } finally {
-        await vault.close();
-      }
-      if (failed > 0) process.exitCode = EXIT.checkFailed;
-    } catch (error) {
-      bar.stop();
-      exitWithError(error);
-    }
-  });
+  ).action((flags: VaultFlags & { json?: boolean }) =>
+    lifecycleAction('keys verify', flags, async (vault, bar) => {
+      const result = await vault.verifyKeys({ onProgress: (p) => bar.update(p.done, p.total) });
+      const failed = result.failed.length;
+      const text = flags.json
+        ? `${JSON.stringify(result)}\n`
+        : result.failed.map((failure) => `FAILED ${failure.key}: ${failure.reason}\n`).join('') +
+          (failed === 0
+            ? `keys verify: all ${result.total} key records open with the configured key; the old key may be destroyed. Deployment fingerprint ${result.deploymentFingerprint}.\n`
+            : `keys verify: ${failed} of ${result.total} key records do not open with the configured key; do NOT destroy the old key.\n`);
+      return { text, ...(failed > 0 ? { exitCode: EXIT.checkFailed } : {}) };
+    }),
+  );
   addLifecycleOptions(
     keys
       .command('rekey')
@@ -133,56 +108,46 @@ export function registerKeys(program: Command): void {
         if (!Number.isInteger(seconds) || seconds < 0) exitWithError(usageError('--settle-seconds must be a whole number of seconds, 0 or more'));
         settleMs = seconds * 1000;
       }
-      const bar = progressBar('keys rekey');
-      const onProgress = (p: RekeyProgress) => {
-        if (p.phase === 'reseal') bar.update(p.scanned, Math.max(p.scanned, 1));
-        else if (p.phase === 'version') process.stderr.write(`memvault: ${p.uid}: key version ${p.keyVersion} written; re-sealing\n`);
-        else if (p.phase === 'settle')
-          process.stderr.write(`memvault: ${p.uid}: every object re-sealed; the old version can be dropped after ${p.settlesAt}\n`);
-        else if (p.phase === 'done') process.stderr.write(`memvault: ${p.uid}: old key versions dropped (${p.resealed} objects re-sealed)\n`);
-      };
-      const options = {
-        wait: flags.wait,
-        ...(settleMs !== undefined ? { settleMs } : {}),
-        ...(flags.continue ? { continueOnly: true } : {}),
-        ...(flags.actor ? { actor: flags.actor } : {}),
-        onProgress,
-      };
-      try {
-        if (flags.user !== undefined) validateUserId(flags.user);
-        const vault = await openExistingVault(flags);
-        let incomplete: RekeyUserResult[] = [];
-        try {
+      await lifecycleAction(
+        'keys rekey',
+        flags,
+        async (vault, bar) => {
+          const onProgress = (p: RekeyProgress) => {
+            if (p.phase === 'reseal') bar.update(p.scanned, Math.max(p.scanned, 1));
+            else if (p.phase === 'version') process.stderr.write(`memvault: ${p.uid}: key version ${p.keyVersion} written; re-sealing\n`);
+            else if (p.phase === 'settle')
+              process.stderr.write(`memvault: ${p.uid}: every object re-sealed; the old version can be dropped after ${p.settlesAt}\n`);
+            else if (p.phase === 'done') process.stderr.write(`memvault: ${p.uid}: old key versions dropped (${p.resealed} objects re-sealed)\n`);
+          };
+          const options = {
+            wait: flags.wait,
+            ...(settleMs !== undefined ? { settleMs } : {}),
+            ...(flags.continue ? { continueOnly: true } : {}),
+            ...(flags.actor ? { actor: flags.actor } : {}),
+            onProgress,
+          };
+          let incomplete: RekeyUserResult[];
+          let text: string;
           if (flags.user !== undefined) {
             const result = await vault.rekeyUser(flags.user, options);
-            bar.stop();
             incomplete = result.oldVersionsDropped ? [] : [result];
-            if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-            else
-              process.stdout.write(
-                `keys rekey: user ${result.uid} at key version ${result.keyVersion}, ${result.resealed} objects re-sealed${describeLeft(result)}.\n`,
-              );
+            text = flags.json
+              ? `${JSON.stringify(result)}\n`
+              : `keys rekey: user ${result.uid} at key version ${result.keyVersion}, ${result.resealed} objects re-sealed${describeLeft(result)}.\n`;
           } else {
             const result = await vault.rekeyAll(options);
-            bar.stop();
             incomplete = result.results.filter((r) => !r.oldVersionsDropped);
-            if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-            else {
-              for (const r of incomplete) process.stdout.write(`INCOMPLETE ${r.uid}${describeLeft(r)}\n`);
-              process.stdout.write(`keys rekey: ${result.users} users, ${result.completed} completed, ${result.resealed} objects re-sealed.\n`);
-            }
+            text = flags.json
+              ? `${JSON.stringify(result)}\n`
+              : incomplete.map((r) => `INCOMPLETE ${r.uid}${describeLeft(r)}\n`).join('') +
+                `keys rekey: ${result.users} users, ${result.completed} completed, ${result.resealed} objects re-sealed.\n`;
           }
-        } finally {
-          await vault.close();
-        }
-        if (incomplete.length > 0) {
+          if (incomplete.length === 0) return { text };
           if (!flags.json) process.stderr.write('memvault: keys rekey: old key versions remain (see above); run it again to continue.\n');
-          process.exitCode = EXIT.checkFailed;
-        }
-      } catch (error) {
-        bar.stop();
-        exitWithError(error);
-      }
+          return { text, exitCode: EXIT.checkFailed };
+        },
+        { check: () => (flags.user !== undefined ? void validateUserId(flags.user) : undefined) },
+      );
     },
   );
 }

@@ -1,6 +1,5 @@
 import { S3Client, type S3ClientConfig, type ServiceInputTypes, type ServiceOutputTypes } from '@aws-sdk/client-s3';
 import type { FinalizeRequestMiddleware } from '@smithy/types';
-import { MemvaultError } from '../../errors.js';
 import { countRequest } from '../accounting.js';
 
 /**
@@ -69,27 +68,6 @@ export function buildS3Client(config: S3ClientConfig = {}): S3Client {
   // A custom endpoint (RGW, MinIO, R2) needs some region to sign with; AWS itself needs the real one.
   if (merged.region === undefined && merged.endpoint !== undefined && !process.env.AWS_REGION) merged.region = 'us-east-1';
   return new S3Client(merged);
-}
-
-/**
- * S3 client settings from the environment, for the CLI and the test setup:
- * MEMVAULT_S3_ENDPOINT, MEMVAULT_S3_REGION, MEMVAULT_S3_FORCE_PATH_STYLE (1/true),
- * MEMVAULT_S3_ACCESS_KEY_ID and MEMVAULT_S3_SECRET_ACCESS_KEY. Anything unset is left to the SDK's
- * own chain (AWS_REGION, AWS_ACCESS_KEY_ID, profiles, instance roles, AWS_ENDPOINT_URL_S3).
- */
-export function s3ConfigFromEnv(env: NodeJS.ProcessEnv = process.env): S3ClientConfig {
-  const config: S3ClientConfig = {};
-  if (env.MEMVAULT_S3_ENDPOINT) config.endpoint = env.MEMVAULT_S3_ENDPOINT;
-  if (env.MEMVAULT_S3_REGION) config.region = env.MEMVAULT_S3_REGION;
-  const pathStyle = env.MEMVAULT_S3_FORCE_PATH_STYLE?.toLowerCase();
-  if (pathStyle === '1' || pathStyle === 'true') config.forcePathStyle = true;
-  const accessKeyId = env.MEMVAULT_S3_ACCESS_KEY_ID;
-  const secretAccessKey = env.MEMVAULT_S3_SECRET_ACCESS_KEY;
-  if (accessKeyId && secretAccessKey) config.credentials = { accessKeyId, secretAccessKey };
-  else if (accessKeyId || secretAccessKey) {
-    throw new MemvaultError('CONFIG', 'MEMVAULT_S3_ACCESS_KEY_ID and MEMVAULT_S3_SECRET_ACCESS_KEY must be set together');
-  }
-  return config;
 }
 
 const REQUEST_TYPES: Record<string, string> = {

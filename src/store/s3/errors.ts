@@ -9,6 +9,11 @@ export interface S3Failure {
   /** The S3 error code (NoSuchKey, PreconditionFailed, ...) or the Node error code (ECONNRESET). */
   code: string;
   message: string;
+  /**
+   * Set when the request got no HTTP answer for a network-level cause (connection refused, host
+   * not found, a timeout): what doctor names as the reason a check could not be made.
+   */
+  network?: string;
 }
 
 interface ErrorShape {
@@ -16,16 +21,48 @@ interface ErrorShape {
   Code?: unknown;
   code?: unknown;
   message?: unknown;
+  cause?: { code?: unknown };
+  errors?: unknown;
   $metadata?: { httpStatusCode?: unknown };
   $response?: { statusCode?: unknown };
 }
 
+const NETWORK_CAUSES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
+};
+
+/** The errno of a failed connection: on the error, its cause, or one of an AggregateError's attempts (IPv4 and IPv6). */
+function errnoOf(e: ErrorShape): string | undefined {
+  const attempts = Array.isArray(e.errors) ? (e.errors as Array<{ code?: unknown } | null>) : [];
+  const found = [e.code, e.cause?.code, ...attempts.map((a) => a?.code)].find((v) => typeof v === 'string' && /^[A-Z][A-Z0-9_]+$/.test(v));
+  return found as string | undefined;
+}
+
+/** What an S3 failure is, for the store and for doctor alike. */
 export function describeS3Error(error: unknown): S3Failure {
   const e = (typeof error === 'object' && error !== null ? error : {}) as ErrorShape;
   const statusValue = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
   const status = typeof statusValue === 'number' ? statusValue : undefined;
   const codeValue = [e.Code, e.name, e.code].find((v) => typeof v === 'string' && v !== '' && v !== 'Error');
-  return { status, code: typeof codeValue === 'string' ? codeValue : 'UnknownError', message: typeof e.message === 'string' ? e.message : '' };
+  const failure: S3Failure = {
+    status,
+    code: typeof codeValue === 'string' ? codeValue : 'UnknownError',
+    message: typeof e.message === 'string' ? e.message : '',
+  };
+  if (status === undefined) {
+    const errno = errnoOf(e);
+    if (errno !== undefined) failure.network = `${NETWORK_CAUSES[errno] ?? 'no answer'} (${errno})`;
+    else if (failure.code === 'TimeoutError' || failure.code === 'RequestTimeout') failure.network = 'request timed out';
+  }
+  return failure;
 }
 
 /** 404 for an object: GetObject says NoSuchKey; HeadObject has no body, so only the status. */

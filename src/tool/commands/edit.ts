@@ -79,6 +79,34 @@ async function readTextForEdit(path: string, env: CommandEnv, missing: (p: strin
   return { file, text };
 }
 
+/**
+ * The one read-modify-write of a text file (str_replace and insert): under the file's lock, read it,
+ * let `edit` compute the new text and the answer from the current text, write it on condition that
+ * the file is still the version read, and on a lost condition start again from a fresh read (an edit
+ * whose write landed although its answer was lost is recognised, not applied twice).
+ */
+function editTextFile(
+  path: string,
+  env: CommandEnv,
+  missing: (p: string) => string,
+  edit: (text: string) => Promise<{ updated: string; result: string }> | { updated: string; result: string },
+): Promise<string> {
+  const landed = new LandedWrite();
+  return env.locks.withFile(env.files.uid, path, () =>
+    retryOnConflict(
+      env.limits.maxWriteAttempts,
+      () => fail('CONFLICT', messages.conflict(path)),
+      async () => {
+        const { file, text } = await readTextForEdit(path, env, missing);
+        const done = landed.check(text);
+        if (done !== undefined) return done;
+        const { updated, result } = await edit(text);
+        return landed.write(updated, result, () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
+      },
+    ),
+  );
+}
+
 /** Lines listed in the "multiple occurrences" error; the rest are counted ("and N more"). */
 const MAX_LISTED_LINES = 20;
 
@@ -156,68 +184,46 @@ function snippet(text: string, firstLine: number, lastLine: number): string {
 export async function strReplace(command: StrReplaceCommand, env: CommandEnv): Promise<string> {
   const { path } = command;
   if (command.old_str === '') fail('INVALID_INPUT', messages.emptyOldStr());
-  const landed = new LandedWrite();
-  return env.locks.withFile(env.files.uid, path, () =>
-    retryOnConflict(
-      env.limits.maxWriteAttempts,
-      () => fail('CONFLICT', messages.conflict(path)),
-      async () => {
-        const { file, text } = await readTextForEdit(path, env, messages.editMissing);
-        const done = landed.check(text);
-        if (done !== undefined) return done;
-        let oldStr = command.old_str;
-        let newStr = command.new_str;
-        let found = await findMatches(text, oldStr);
-        // The model sees CRLF files with plain line breaks; match its multi-line old_str against the
-        // file's own endings, and write new_str with them, so the file keeps CRLF.
-        if (found.count === 0 && oldStr.includes('\n') && eolOf(text) === '\r\n') {
-          oldStr = oldStr.replace(/\r?\n/g, '\r\n');
-          newStr = newStr.replace(/\r?\n/g, '\r\n');
-          found = await findMatches(text, oldStr);
-        }
-        const stored = found.count === 0 ? storedOldStr(oldStr, env) : undefined;
-        if (stored !== undefined) {
-          oldStr = stored;
-          found = await findMatches(text, oldStr);
-        }
-        if (found.count === 0) fail('NO_MATCH', messages.noMatch(command.old_str, path));
-        if (found.count === 'several') fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, found.lines, found.moreLines));
-        const at = found.at;
-        const updated = storedResult(path, text, text.slice(0, at) + newStr + text.slice(at + oldStr.length), env);
-        const lines = new LineCounter(updated);
-        const firstLine = lines.lineOf(at);
-        const lastLine = lines.lineOf(at + Math.max(newStr.length - 1, 0));
-        const result = messages.edited(snippet(updated, firstLine, lastLine));
-        return landed.write(updated, result, () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
-      },
-    ),
-  );
+  return editTextFile(path, env, messages.editMissing, async (text) => {
+    let oldStr = command.old_str;
+    let newStr = command.new_str;
+    let found = await findMatches(text, oldStr);
+    // The model sees CRLF files with plain line breaks; match its multi-line old_str against the
+    // file's own endings, and write new_str with them, so the file keeps CRLF.
+    if (found.count === 0 && oldStr.includes('\n') && eolOf(text) === '\r\n') {
+      oldStr = oldStr.replace(/\r?\n/g, '\r\n');
+      newStr = newStr.replace(/\r?\n/g, '\r\n');
+      found = await findMatches(text, oldStr);
+    }
+    const stored = found.count === 0 ? storedOldStr(oldStr, env) : undefined;
+    if (stored !== undefined) {
+      oldStr = stored;
+      found = await findMatches(text, oldStr);
+    }
+    if (found.count === 0) fail('NO_MATCH', messages.noMatch(command.old_str, path));
+    if (found.count === 'several') fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, found.lines, found.moreLines));
+    const at = found.at;
+    const updated = storedResult(path, text, text.slice(0, at) + newStr + text.slice(at + oldStr.length), env);
+    const lines = new LineCounter(updated);
+    const firstLine = lines.lineOf(at);
+    const lastLine = lines.lineOf(at + Math.max(newStr.length - 1, 0));
+    return { updated, result: messages.edited(snippet(updated, firstLine, lastLine)) };
+  });
 }
 
 export async function insert(command: InsertCommand, env: CommandEnv): Promise<string> {
   const { path } = command;
-  const landed = new LandedWrite();
-  return env.locks.withFile(env.files.uid, path, () =>
-    retryOnConflict(
-      env.limits.maxWriteAttempts,
-      () => fail('CONFLICT', messages.conflict(path)),
-      async () => {
-        const { file, text } = await readTextForEdit(path, env, messages.insertMissing);
-        const done = landed.check(text);
-        if (done !== undefined) return done;
-        const parsed = parseText(text);
-        const line = command.insert_line;
-        if (!Number.isSafeInteger(line) || line < 0 || line > parsed.lines.length) {
-          fail('INVALID_RANGE', messages.invalidInsertLine(String(line), parsed.lines.length));
-        }
-        const atEnd = line === parsed.lines.length;
-        const inserted = textToLines(command.insert_text);
-        // Not splice(line, 0, ...inserted): spreading a million lines into call arguments overflows the stack.
-        parsed.lines = parsed.lines.slice(0, line).concat(inserted, parsed.lines.slice(line));
-        if (atEnd && /\n$/.test(command.insert_text)) parsed.finalNewline = true;
-        const updated = storedResult(path, text, renderText(parsed), env);
-        return landed.write(updated, messages.inserted(path), () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
-      },
-    ),
-  );
+  return editTextFile(path, env, messages.insertMissing, (text) => {
+    const parsed = parseText(text);
+    const line = command.insert_line;
+    if (!Number.isSafeInteger(line) || line < 0 || line > parsed.lines.length) {
+      fail('INVALID_RANGE', messages.invalidInsertLine(String(line), parsed.lines.length));
+    }
+    const atEnd = line === parsed.lines.length;
+    const inserted = textToLines(command.insert_text);
+    // Not splice(line, 0, ...inserted): spreading a million lines into call arguments overflows the stack.
+    parsed.lines = parsed.lines.slice(0, line).concat(inserted, parsed.lines.slice(line));
+    if (atEnd && /\n$/.test(command.insert_text)) parsed.finalNewline = true;
+    return { updated: storedResult(path, text, renderText(parsed), env), result: messages.inserted(path) };
+  });
 }

@@ -7,8 +7,6 @@
  * and delete them again.
  */
 import { randomBytes } from 'node:crypto';
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CopyObjectCommand,
@@ -24,20 +22,9 @@ import {
   type LifecycleRule,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { TTL_CLASS_TAG_KEY, type ResolvedTtl } from './config.js';
-
-export type CheckStatus = 'ok' | 'missing' | 'unknown' | 'warn';
-
-export interface DoctorCheck {
-  id: string;
-  title: string;
-  status: CheckStatus;
-  /** Missing required checks make doctor exit 1. */
-  required: boolean;
-  detail: string;
-  /** How to fix it: the CDK construct or prop, and the aws CLI command. */
-  fix?: string;
-}
+import { TTL_CLASS_TAG_KEY, type ResolvedTtl } from '../expiry/config.js';
+import { describeS3Error, type S3Failure } from '../store/s3/errors.js';
+import type { DoctorCheck } from './checks.js';
 
 export interface DoctorOptions {
   client: S3Client;
@@ -49,46 +36,11 @@ export interface DoctorOptions {
   skipProbes?: boolean;
 }
 
-interface S3Failure {
-  name: string;
-  status: number | undefined;
-  /** A network-level cause (ECONNREFUSED, ENOTFOUND, a timeout): the request never got an answer. */
-  network?: string;
-}
-
-const NETWORK_CAUSES: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host name lookup failed',
-  ECONNRESET: 'connection reset',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  CERT_HAS_EXPIRED: 'TLS certificate expired',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
-};
-
-function failureOf(error: unknown): S3Failure {
-  const e = error as {
-    name?: string;
-    Code?: string;
-    code?: string;
-    cause?: { code?: string };
-    errors?: Array<{ code?: string }>;
-    $metadata?: { httpStatusCode?: number };
-  };
-  const errno = e.code ?? e.cause?.code ?? e.errors?.find((x) => x.code)?.code;
-  const status = e.$metadata?.httpStatusCode;
-  if (status === undefined && errno !== undefined) return { name: errno, status, network: `${NETWORK_CAUSES[errno] ?? 'no answer'} (${errno})` };
-  if (status === undefined && (e.name === 'TimeoutError' || e.name === 'RequestTimeout')) return { name: e.name, status, network: 'request timed out' };
-  const message = error instanceof Error ? error.message.split('\n')[0]!.slice(0, 160) : '';
-  // No HTTP answer and no errno (e.g. CredentialsProviderError): the SDK's own sentence is the cause.
-  if (status === undefined && message) return { name: `${e.Code ?? e.name ?? 'Error'}: ${message}`, status };
-  return { name: e.Code ?? e.name ?? 'Error', status };
-}
+/** The one reading of an S3 failure (store/s3/errors.ts), with the network cause when there was no answer. */
+const failureOf = describeS3Error;
 
 function unsupported(f: S3Failure): boolean {
-  return f.status === 501 || f.name === 'NotImplemented' || f.name === 'MethodNotAllowed' || f.status === 405;
+  return f.status === 501 || f.code === 'NotImplemented' || f.code === 'MethodNotAllowed' || f.status === 405;
 }
 
 /** The IAM action behind each API doctor calls, for "access denied" (what to grant). */
@@ -112,12 +64,21 @@ function unknownCheck(id: string, title: string, required: boolean, api: string,
     ? `${api}: ${f.network}`
     : unsupported(f)
       ? `the server does not support ${api}`
-      : ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(f.name)
-        ? `${api}: the credentials were rejected (${f.name})`
-        : f.status === 403 || f.name === 'AccessDenied'
+      : ['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken'].includes(f.code)
+        ? `${api}: the credentials were rejected (${f.code})`
+        : f.status === 403 || f.code === 'AccessDenied'
           ? `access denied to ${api}: the credentials lack ${PERMISSION_OF[api] ?? 'the permission for it'}`
-          : `${api} failed: ${f.name}${f.status ? ` (${f.status})` : ''}`;
+          : `${api} failed: ${failureName(f)}${f.status ? ` (${f.status})` : ''}`;
   return { id, title, status: 'unknown', required, detail: `could not check: ${why}` };
+}
+
+/**
+ * A failure's name for the operator: its code; without an HTTP answer (e.g. CredentialsProviderError)
+ * also the SDK's own first sentence, which is then the only statement of the cause.
+ */
+function failureName(f: S3Failure): string {
+  const sentence = f.message.split('\n')[0]!.slice(0, 160);
+  return f.status === undefined && sentence !== '' ? `${f.code}: ${sentence}` : f.code;
 }
 
 function filterOf(rule: LifecycleRule): { prefix: string; tags: Record<string, string> } {
@@ -173,7 +134,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     rules = (await client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }))).Rules ?? [];
   } catch (error) {
     const f = failureOf(error);
-    if (f.name === 'NoSuchLifecycleConfiguration') rules = [];
+    if (f.code === 'NoSuchLifecycleConfiguration') rules = [];
     else lifecycleFailure = f;
   }
   const lifecycleJson = JSON.stringify({
@@ -319,7 +280,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     );
   } catch (error) {
     const f = failureOf(error);
-    if (f.name === 'ServerSideEncryptionConfigurationNotFoundError') {
+    if (f.code === 'ServerSideEncryptionConfigurationNotFoundError') {
       checks.push({
         id: 'encryption',
         title: 'Default encryption at rest',
@@ -343,7 +304,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
     );
   } catch (error) {
     const f = failureOf(error);
-    if (f.name === 'NoSuchPublicAccessBlockConfiguration') {
+    if (f.code === 'NoSuchPublicAccessBlockConfiguration') {
       checks.push({
         id: 'public-access-block',
         title: 'Block Public Access',
@@ -390,7 +351,7 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
       return 'accepted';
     } catch (error) {
       const f = failureOf(error);
-      return f.status === 412 || f.name === 'PreconditionFailed' ? 'rejected' : f;
+      return f.status === 412 || f.code === 'PreconditionFailed' ? 'rejected' : f;
     }
   };
 
@@ -435,7 +396,7 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
         await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: key, ETag: `"${STALE_ETAG}"` }], Quiet: true } }));
         result = (await exists()) ? 'enforced' : 'ignored';
       } catch (error) {
-        result = `failed:${failureOf(error).name}`;
+        result = `failed:${failureName(failureOf(error))}`;
       }
       if (result === 'enforced')
         checks.push({
@@ -523,233 +484,4 @@ async function probes(client: S3Client, bucket: string, base: string): Promise<D
     await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })).catch(() => undefined);
   }
   return checks;
-}
-
-/** Fail closed: a required check that is missing, or that could not be made, fails doctor. */
-export function doctorFailed(checks: DoctorCheck[]): boolean {
-  return checks.some((c) => c.required && (c.status === 'missing' || c.status === 'unknown'));
-}
-
-export function formatDoctor(checks: DoctorCheck[]): string {
-  const mark: Record<CheckStatus, string> = { ok: 'ok     ', missing: 'MISSING', unknown: 'unknown', warn: 'warn   ' };
-  const lines: string[] = [];
-  const shown = new Set<string>();
-  for (const c of checks) {
-    lines.push(`[${mark[c.status]}] ${c.title}: ${c.detail}${c.required || c.status === 'ok' ? '' : ' (recommended)'}`);
-    if (!c.fix || c.status === 'ok') continue;
-    // The lifecycle fix is one command for every rule: print it once.
-    if (shown.has(c.fix)) lines.push('          fix: the lifecycle configuration above');
-    else for (const line of c.fix.split('\n')) lines.push(`          fix: ${line}`);
-    shown.add(c.fix);
-  }
-  const missing = checks.filter((c) => c.required && c.status === 'missing').length;
-  const unchecked = checks.filter((c) => c.required && c.status === 'unknown').length;
-  const causes = [...new Set(checks.filter((c) => c.required && c.status === 'unknown').map((c) => c.detail.replace(/^could not check: /, '')))];
-  if (missing === 0 && unchecked === 0) lines.push('memvault doctor: every required check passed');
-  else {
-    const parts = [
-      missing > 0 ? `${missing} required item(s) missing` : '',
-      unchecked > 0 ? `${unchecked} required check(s) could not be made (${causes.slice(0, 3).join('; ')}${causes.length > 3 ? '; ...' : ''})` : '',
-    ].filter(Boolean);
-    lines.push(`memvault doctor: FAILED: ${parts.join(', ')}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The embedded file store
-
-export interface FileStoreDoctorOptions {
-  /** The store's root directory. */
-  dir: string;
-  /** The master key file in use, when the key comes from a file (the default `<dir>.key` or MEMVAULT_MASTER_KEY_FILE). */
-  keyFile?: string;
-  /** Where the key comes from, when not from a file ('MEMVAULT_MASTER_KEY', 'kms:...'). */
-  keySource?: string;
-  /**
-   * Opens the deployment with the configured key and creates nothing; throws the start-up error
-   * (no deployment, a key that does not match, user data without a deployment record).
-   */
-  openDeployment: () => Promise<{
-    keyId: string;
-    users(): AsyncIterable<string>;
-    renameJournals(uid: string): Promise<Array<{ lastModified: Date }>>;
-    close(): Promise<void>;
-  }>;
-  now?: () => number;
-}
-
-/** A lock or breaker file older than this is stale (the store breaks its own after 15 s). */
-const STALE_LOCK_MS = 15_000;
-/** A temp file older than this is debris of a crashed write (the store removes its own after 15 min). */
-const STALE_TEMP_MS = 15 * 60_000;
-/** A rename journal older than this belongs to a rename that failed and was never finished. */
-const STALE_JOURNAL_MS = 60 * 60_000;
-
-/**
- * doctor for `file:///dir`: the directory and key file are private, the deployment record opens
- * with the configured key, and no stale locks, temp files or unfinished rename journals linger.
- */
-export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promise<DoctorCheck[]> {
-  const now = options.now ?? Date.now;
-  const checks: DoctorCheck[] = [];
-  const { dir } = options;
-  let dirOk = false;
-  try {
-    const info = await stat(dir);
-    if (!info.isDirectory()) checks.push({ id: 'store-dir', title: 'Store directory', status: 'missing', required: true, detail: `${dir} is not a directory` });
-    else if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-      checks.push({
-        id: 'store-dir',
-        title: 'Store directory',
-        status: 'missing',
-        required: true,
-        detail: `${dir} has mode ${modeText(info.mode)}: other users can list or change it`,
-        fix: `chmod 700 ${dir}`,
-      });
-      dirOk = true;
-    } else {
-      checks.push({ id: 'store-dir', title: 'Store directory', status: 'ok', required: true, detail: `${dir}, owner only` });
-      dirOk = true;
-    }
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    checks.push({
-      id: 'store-dir',
-      title: 'Store directory',
-      status: code === 'ENOENT' ? 'missing' : 'unknown',
-      required: true,
-      detail: code === 'ENOENT' ? `${dir} does not exist (check --store; doctor creates nothing)` : `could not check: ${code ?? 'error'}`,
-    });
-  }
-
-  if (options.keyFile !== undefined) {
-    const file = options.keyFile;
-    try {
-      const info = await stat(file);
-      if (!info.isFile()) checks.push({ id: 'key-file', title: 'Master key file', status: 'missing', required: true, detail: `${file} is not a regular file` });
-      else if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-        checks.push({
-          id: 'key-file',
-          title: 'Master key file',
-          status: 'missing',
-          required: true,
-          detail: `${file} has mode ${modeText(info.mode)}: other users can read it`,
-          fix: `chmod 600 ${file}`,
-        });
-      } else checks.push({ id: 'key-file', title: 'Master key file', status: 'ok', required: true, detail: `${file}, mode 0600` });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      checks.push({
-        id: 'key-file',
-        title: 'Master key file',
-        status: code === 'ENOENT' ? 'missing' : 'unknown',
-        required: true,
-        detail:
-          code === 'ENOENT'
-            ? `${file} does not exist: without it the stored memories cannot be read (restore it from your backup)`
-            : `could not check: ${code ?? 'error'}`,
-      });
-    }
-  } else {
-    checks.push({ id: 'key-file', title: 'Master key', status: 'ok', required: true, detail: `from ${options.keySource ?? 'the environment'} (no key file)` });
-  }
-
-  if (dirOk) {
-    const debris = await staleFiles(dir, now());
-    checks.push(
-      debris.locks + debris.temps === 0
-        ? { id: 'stale-locks', title: 'Stale locks and temp files', status: 'ok', required: false, detail: 'none' }
-        : {
-            id: 'stale-locks',
-            title: 'Stale locks and temp files',
-            status: 'warn',
-            required: false,
-            detail: `${debris.locks} lock file(s) older than ${STALE_LOCK_MS / 1000} s, ${debris.temps} temp file(s) older than ${STALE_TEMP_MS / 60_000} min: left by crashed processes`,
-            fix: 'the store breaks stale locks and removes old temp files on the next write to the same name; with no memvault process running they are safe to delete (*~lock, *~break, *~tmp.*)',
-          },
-    );
-  }
-
-  let deployment: Awaited<ReturnType<FileStoreDoctorOptions['openDeployment']>> | undefined;
-  try {
-    deployment = await options.openDeployment();
-    checks.push({
-      id: 'deployment',
-      title: 'Deployment record (k/_deployment)',
-      status: 'ok',
-      required: true,
-      detail: `opens with the configured key (${deployment.keyId})`,
-    });
-  } catch (error) {
-    const message = error instanceof Error ? error.message.replace(/^(Error: |memvault: )/, '') : String(error);
-    checks.push({ id: 'deployment', title: 'Deployment record (k/_deployment)', status: 'missing', required: true, detail: message });
-  }
-  if (deployment) {
-    try {
-      let pending = 0;
-      let stale = 0;
-      for await (const uid of deployment.users()) {
-        for (const journal of await deployment.renameJournals(uid)) {
-          pending++;
-          if (now() - journal.lastModified.getTime() > STALE_JOURNAL_MS) stale++;
-        }
-      }
-      checks.push(
-        stale === 0
-          ? { id: 'journals', title: 'Unfinished directory renames', status: 'ok', required: false, detail: pending === 0 ? 'none' : `${pending} in progress` }
-          : {
-              id: 'journals',
-              title: 'Unfinished directory renames',
-              status: 'warn',
-              required: false,
-              detail: `${stale} rename journal(s) older than an hour: a directory rename failed part way and was not retried`,
-              fix: 'the affected user can repeat the same rename to finish it, or delete the half-copied destination',
-            },
-      );
-    } catch (error) {
-      checks.push({
-        id: 'journals',
-        title: 'Unfinished directory renames',
-        status: 'unknown',
-        required: false,
-        detail: `could not check: ${error instanceof Error ? error.message : String(error)}`,
-      });
-    } finally {
-      await deployment.close();
-    }
-  }
-  return checks;
-}
-
-function modeText(mode: number): string {
-  return (mode & 0o777).toString(8).padStart(4, '0');
-}
-
-/** Lock, breaker and temp files of the file store (`~lock`, `~break`, `~tmp.<pid>.<rand>`) that are old. */
-async function staleFiles(root: string, nowMs: number): Promise<{ locks: number; temps: number }> {
-  const counts = { locks: 0, temps: 0 };
-  const walk = async (dir: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        await walk(path);
-        continue;
-      }
-      const isLock = /~(lock|break)$/.test(entry.name);
-      const isTemp = /~tmp\.\d+\./.test(entry.name);
-      if (!isLock && !isTemp) continue;
-      const age = nowMs - (await stat(path).catch(() => ({ mtimeMs: nowMs }))).mtimeMs;
-      if (isLock && age > STALE_LOCK_MS) counts.locks++;
-      if (isTemp && age > STALE_TEMP_MS) counts.temps++;
-    }
-  };
-  await walk(root);
-  return counts;
 }

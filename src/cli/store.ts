@@ -1,0 +1,50 @@
+import { createEncryptionFromConfig, type Encryption } from '../crypto/index.js';
+import { Closers } from '../entry/closers.js';
+import { defaultMasterKeyFileFor } from '../entry/encryption.js';
+import { openExistingStore, openS3Store, openStore } from '../store/open.js';
+import type { ObjectStore } from '../store/port.js';
+import type { S3Store } from '../store/s3.js';
+
+/**
+ * How every CLI command opens a store: the URL as given, the S3 settings of `env` through the one
+ * resolver (store/s3/settings.ts), and never created unless `create` says it is a store the command
+ * writes to (expire's --audit-store; the commands that create data go through createVault).
+ */
+export function openCliStore(url: string, env: NodeJS.ProcessEnv = process.env, options: { create?: boolean } = {}): Promise<ObjectStore> {
+  return options.create === true ? openStore(url, { env }) : openExistingStore(url, { env });
+}
+
+/** An s3:// store with its client, for the commands that talk to the bucket itself (doctor, expire's deleter). */
+export function openCliS3Store(url: string, env: NodeJS.ProcessEnv = process.env): Promise<S3Store> {
+  return openS3Store(url, { env });
+}
+
+export interface StoreWithEncryption {
+  store: ObjectStore;
+  encryption: Encryption;
+  close: () => Promise<void>;
+}
+
+/**
+ * The store and its encryption as the service sees them (same keys, same env), for operator
+ * commands (audit export --user, audit verify's key, doctor's file-store checks). These only read,
+ * so they never create anything: a store directory, a deployment record or a key file that is
+ * missing is an error (a mistyped --store must not be reported as done).
+ */
+export async function openStoreWithEncryption(url: string, env: NodeJS.ProcessEnv = process.env): Promise<StoreWithEncryption> {
+  const closers = new Closers();
+  return closers.opening(async () => {
+    const store = closers.add(await openCliStore(url, env), (s) => s.close());
+    const encryption = closers.add(
+      await createEncryptionFromConfig({
+        store,
+        config: store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {},
+        env,
+        defaultMasterKeyFile: defaultMasterKeyFileFor(url, env),
+        create: false,
+      }),
+      (e) => e.close(),
+    );
+    return { store, encryption, close: () => closers.closeAll() };
+  });
+}

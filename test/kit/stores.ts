@@ -1,0 +1,130 @@
+import { MemoryStore } from '../../src/store/memory.js';
+import {
+  listAll,
+  type CopyOptions,
+  type ListOptions,
+  type ListPage,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from '../../src/store/port.js';
+
+/** The requests a store wrapper sees. */
+export type StoreOp = 'get' | 'head' | 'put' | 'list' | 'copy' | 'delete';
+
+/**
+ * The one store wrapper of the tests: every request goes to `inner`, after `step(op, key, conditional)`,
+ * which subclasses override to record, delay, gate or fail requests (RecordingStore, FaultyStore,
+ * HookedStore). `maxKeyBytes` is not passed through unless a subclass says so.
+ */
+export class StoreWrapper implements ObjectStore {
+  constructor(readonly inner: ObjectStore = new MemoryStore()) {}
+
+  get kind(): string {
+    return this.inner.kind;
+  }
+
+  /** Runs before each request; may throw (the request then has no effect) or act on `inner`. */
+  protected step(_op: StoreOp, _key: string, _conditional: boolean): Promise<void> | void {}
+
+  async get(key: string): Promise<StoredObject | null> {
+    await this.step('get', key, false);
+    return this.inner.get(key);
+  }
+  async head(key: string): Promise<ObjectInfo | null> {
+    await this.step('head', key, false);
+    return this.inner.head(key);
+  }
+  async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    await this.step('put', key, options?.ifMatch !== undefined || options?.ifNoneMatch !== undefined);
+    return this.inner.put(key, body, options);
+  }
+  async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+    await this.step('list', prefix, false);
+    return this.inner.list(prefix, options);
+  }
+  async copy(from: string, to: string, options?: CopyOptions): Promise<{ etag: string }> {
+    await this.step('copy', to, false);
+    return this.inner.copy(from, to, options);
+  }
+  async delete(key: string, options?: { ifMatch?: string }): Promise<void> {
+    await this.step('delete', key, options?.ifMatch !== undefined);
+    return this.inner.delete(key, options);
+  }
+  deleteMany(keys: string[]): Promise<{ failed: string[] }> {
+    return this.inner.deleteMany(keys);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** A store that remembers every key (or prefix) it was asked about (get, head, put, list, delete). */
+export class RecordingStore extends StoreWrapper {
+  readonly touched: string[] = [];
+  protected override step(op: StoreOp, key: string): void {
+    if (op !== 'copy') this.touched.push(key);
+  }
+}
+
+/**
+ * Injects faults and delays: `failAt(n)` makes the n-th request from now on throw (a crash at that
+ * step: the request has no effect), `delay` interleaves concurrent callers.
+ */
+export class FaultyStore extends StoreWrapper {
+  calls = 0;
+  private failOn = -1;
+  /** True once the armed fault has fired. */
+  fired = false;
+  /** The request the armed fault hit (its kind, and whether it was conditional), once it fired. */
+  firedOn: { op: StoreOp; conditional: boolean } | null = null;
+
+  constructor(
+    inner: ObjectStore,
+    private readonly delayMs = 0,
+  ) {
+    super(inner);
+  }
+
+  failAt(n: number): void {
+    this.failOn = this.calls + n;
+    this.fired = false;
+    this.firedOn = null;
+  }
+
+  disarm(): void {
+    this.failOn = -1;
+  }
+
+  protected override async step(op: StoreOp, _key: string, conditional: boolean): Promise<void> {
+    this.calls += 1;
+    const call = this.calls;
+    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, Math.random() * this.delayMs));
+    if (call === this.failOn) {
+      this.fired = true;
+      this.firedOn = { op, conditional };
+      throw new Error('injected crash');
+    }
+  }
+
+  override async deleteMany(keys: string[]): Promise<{ failed: string[] }> {
+    // A crash during a batch delete may leave any subset deleted: delete one by one.
+    const failed: string[] = [];
+    for (const key of keys) {
+      await this.step('delete', key, false);
+      await this.inner.delete(key);
+    }
+    return { failed };
+  }
+
+  /** The inner store stays open: a crash test reopens a vault on it. */
+  override async close(): Promise<void> {}
+}
+
+/** Every object's key and version: equal snapshots mean the store was not changed at all. */
+export async function snapshot(store: ObjectStore): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for await (const o of listAll(store, '')) out.set(o.key, o.etag);
+  return out;
+}
