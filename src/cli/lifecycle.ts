@@ -25,19 +25,19 @@ export interface LifecycleOutcome {
 /**
  * The one skeleton of `user forget|export` and `keys rotate|verify`: check the arguments, open the
  * existing deployment's vault (never created), run the operation with a progress bar, close the
- * vault, then print the outcome. Any failure stops the bar, runs `onFailure` (remove a partial
+ * vault (`open`: with other options, e.g. history on), then print the outcome. Any failure stops the bar, runs `onFailure` (remove a partial
  * output) and ends with the CLI's one-line error and exit code.
  */
 export async function lifecycleAction(
   label: string,
   flags: VaultFlags,
   operation: (vault: Vault, bar: Progress) => Promise<LifecycleOutcome>,
-  hooks: { check?: () => void; onFailure?: () => Promise<void> } = {},
+  hooks: { check?: () => void; onFailure?: () => Promise<void>; open?: (flags: VaultFlags) => Promise<Vault> } = {},
 ): Promise<void> {
   const bar = progressBar(label);
   try {
     hooks.check?.();
-    const vault = await openExistingVault(flags);
+    const vault = await (hooks.open ?? openExistingVault)(flags);
     let outcome: LifecycleOutcome;
     try {
       outcome = await operation(vault, bar);

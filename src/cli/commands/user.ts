@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { validateUserId } from '../../memvault.js';
-import { exitWithError, usageError } from '../errors.js';
+import { EXIT, usageError } from '../errors.js';
 import { addLifecycleOptions, lifecycleAction } from '../lifecycle.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
 import type { Vault } from '../../memvault.js';
@@ -116,27 +116,21 @@ export function registerUser(program: Command): void {
       .description("list the kept versions of a user's file, or of every file below a directory (newest first per file; sizes, who made each, when)")
       .requiredOption('--user <id>', 'the user id as the host application knows it')
       .option('--path <path>', 'a file or directory below /memories', '/memories'),
-  ).action(async (flags: UserFlags & { path: string }) => {
-    try {
-      validateUserId(flags.user);
-      const vault = await openHistoryVault(flags);
-      try {
+  ).action((flags: UserFlags & { path: string }) =>
+    lifecycleAction(
+      'user history',
+      flags,
+      async (vault) => {
         const { versions, truncated } = await vault.history(flags.user, flags.path, flags.actor ? { actor: flags.actor } : {});
-        if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ versions: versions.map((v) => ({ ...v, time: v.time.toISOString() })), truncated })}\n`);
-        } else {
-          for (const v of versions) {
-            process.stdout.write(`${v.path}\t${v.seq}\t${v.time.toISOString()}\t${v.actor}\t${v.end ?? `${v.size} bytes`}\n`);
-          }
-          process.stdout.write(`user history: ${versions.length} versions${truncated ? ' (more not listed)' : ''}.\n`);
-        }
-      } finally {
-        await vault.close();
-      }
-    } catch (error) {
-      exitWithError(error);
-    }
-  });
+        const text = flags.json
+          ? `${JSON.stringify({ versions: versions.map((v) => ({ ...v, time: v.time.toISOString() })), truncated })}\n`
+          : versions.map((v) => `${v.path}\t${v.seq}\t${v.time.toISOString()}\t${v.actor}\t${v.end ?? `${v.size} bytes`}\n`).join('') +
+            `user history: ${versions.length} versions${truncated ? ' (more not listed)' : ''}.\n`;
+        return { text };
+      },
+      { check: () => validateUserId(flags.user), open: openHistoryVault },
+    ),
+  );
   addLifecycleOptions(
     user
       .command('restore')
@@ -145,33 +139,36 @@ export function registerUser(program: Command): void {
       .requiredOption('--as-of <time>', 'the point in time (ISO 8601)')
       .option('--path <path>', 'a file or directory below /memories (default: the whole memory)')
       .option('--dry-run', 'say what would be restored or deleted, change nothing'),
-  ).action(async (flags: UserFlags & { path?: string; asOf: string; dryRun?: boolean }) => {
-    try {
-      validateUserId(flags.user);
-      const asOf = asOfFrom(flags.asOf);
-      const vault = await openHistoryVault(flags);
-      try {
+  ).action((flags: UserFlags & { path?: string; asOf: string; dryRun?: boolean }) => {
+    let asOf = new Date(NaN);
+    return lifecycleAction(
+      'user restore',
+      flags,
+      async (vault) => {
         const result = await vault.restore(flags.user, {
           asOf,
           ...(flags.path !== undefined ? { path: flags.path } : {}),
           ...(flags.dryRun ? { dryRun: true } : {}),
           ...(flags.actor ? { actor: flags.actor } : {}),
         });
-        if (flags.json) process.stdout.write(`${JSON.stringify({ ...result, asOf: result.asOf.toISOString() })}\n`);
-        else {
-          for (const f of result.files) if (f.action !== 'unchanged') process.stdout.write(`${f.action}\t${f.path}\n`);
-          process.stdout.write(
-            `user restore${result.dryRun ? ' (dry run)' : ''}: ${result.restored} restored, ${result.deleted} deleted, ${result.unchanged} unchanged, ${result.conflicts} conflicts.\n`,
-          );
-        }
+        const text = flags.json
+          ? `${JSON.stringify({ ...result, asOf: result.asOf.toISOString() })}\n`
+          : result.files
+              .filter((f) => f.action !== 'unchanged')
+              .map((f) => `${f.action}\t${f.path}\n`)
+              .join('') +
+            `user restore${result.dryRun ? ' (dry run)' : ''}: ${result.restored} restored, ${result.deleted} deleted, ${result.unchanged} unchanged, ${result.conflicts} conflicts.\n`;
         // Fail closed: a file that could not be restored is not a success.
-        if (result.conflicts > 0) process.exitCode = 1;
-      } finally {
-        await vault.close();
-      }
-    } catch (error) {
-      exitWithError(error);
-    }
+        return { text, ...(result.conflicts > 0 ? { exitCode: EXIT.checkFailed } : {}) };
+      },
+      {
+        check: () => {
+          validateUserId(flags.user);
+          asOf = asOfFrom(flags.asOf);
+        },
+        open: openHistoryVault,
+      },
+    );
   });
   addLifecycleOptions(
     user
@@ -180,22 +177,27 @@ export function registerUser(program: Command): void {
       .requiredOption('--user <id>', 'the user id as the host application knows it')
       .requiredOption('--path <path>', 'the file below /memories')
       .requiredOption('--seq <n>', 'the version (its number, from user history)'),
-  ).action(async (flags: UserFlags & { path: string; seq: string }) => {
-    try {
-      validateUserId(flags.user);
-      const seq = Number(flags.seq);
-      if (!Number.isSafeInteger(seq) || seq < 1) throw usageError(`--seq ${flags.seq} is not a version number`);
-      const vault = await openHistoryVault(flags);
-      try {
+  ).action((flags: UserFlags & { path: string; seq: string }) => {
+    const seq = Number(flags.seq);
+    return lifecycleAction(
+      'user drop-version',
+      flags,
+      async (vault) => {
         const dropped = await vault.dropVersion(flags.user, flags.path, seq, flags.actor ? { actor: flags.actor } : {});
-        if (flags.json) process.stdout.write(`${JSON.stringify({ dropped })}\n`);
-        else process.stdout.write(dropped ? 'user drop-version: the version is deleted.\n' : 'user drop-version: no such version.\n');
-        if (!dropped) process.exitCode = 1;
-      } finally {
-        await vault.close();
-      }
-    } catch (error) {
-      exitWithError(error);
-    }
+        const text = flags.json
+          ? `${JSON.stringify({ dropped })}\n`
+          : dropped
+            ? 'user drop-version: the version is deleted.\n'
+            : 'user drop-version: no such version.\n';
+        return { text, ...(dropped ? {} : { exitCode: EXIT.checkFailed }) };
+      },
+      {
+        check: () => {
+          validateUserId(flags.user);
+          if (!Number.isSafeInteger(seq) || seq < 1) throw usageError(`--seq ${flags.seq} is not a version number`);
+        },
+        open: openHistoryVault,
+      },
+    );
   });
 }
