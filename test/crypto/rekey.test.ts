@@ -16,7 +16,7 @@ import { userKeyKey } from '../../src/crypto/layout.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { rotateKeys, verifyKeys } from '../../src/crypto/operations.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
-import { createVault } from '../../src/memvault.js';
+import { createVault, type Vault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/port.js';
@@ -31,6 +31,16 @@ import { decode, encode } from '../kit/text.js';
 beforeAll(async () => {
   await loadSodium();
 });
+
+/** A memory store on a manual clock, a master key, and a vault on them with the seeded user's files. */
+async function seededMemory(extra: Record<string, unknown> = {}): Promise<{ clock: Clock; store: MemoryStore; masterKey: Uint8Array; vault: Vault }> {
+  const clock = new Clock();
+  const store = new MemoryStore(clock.date);
+  const masterKey = new Uint8Array(randomBytes(32));
+  const vault = await instance(store, masterKey, clock, extra);
+  await seed(vault);
+  return { clock, store, masterKey, vault };
+}
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -57,11 +67,7 @@ describe.each(stores)('re-keying on the %s store', (_name, makeStore) => {
 
 describe('key versions', () => {
   it('old objects open only with the version they name; a planted old-version object after the drop is an integrity error', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.date);
-    const masterKey = new Uint8Array(randomBytes(32));
-    const vault = await instance(store, masterKey, clock);
-    await seed(vault);
+    const { clock, store, masterKey, vault } = await seededMemory();
     const uid = (await vault.files(USER)).uid;
     const provider = await createEncryptedCodecProvider({ store, keyProvider: await createLocalKeyProvider(masterKey), createDeployment: false });
     const target = '/memories/notes/todo.md';
@@ -114,11 +120,7 @@ describe('key versions', () => {
   });
 
   it('a versioned record is authenticated whole: altering an older wrap, readFrom or the older list is refused', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.date);
-    const masterKey = new Uint8Array(randomBytes(32));
-    const vault = await instance(store, masterKey, clock);
-    await seed(vault);
+    const { clock, store, masterKey, vault } = await seededMemory();
     const uid = (await vault.files(USER)).uid;
     await vault.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
     const original = (await store.get(userKeyKey(uid)))!.body;
@@ -216,11 +218,7 @@ describe('key versions', () => {
   });
 
   it('forget after a re-key shreds every version: no record, no object, nothing readable (raw scan)', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.date);
-    const masterKey = new Uint8Array(randomBytes(32));
-    const vault = await instance(store, masterKey, clock);
-    await seed(vault);
+    const { clock, store, vault } = await seededMemory();
     await seed(vault, 'other@example.com', { '/memories/keep.md': 'keep\n' });
     const uid = (await vault.files(USER)).uid;
     await vault.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
@@ -287,11 +285,7 @@ describe('key versions', () => {
 
 describe('re-keying a user with file history', () => {
   it('is refused before anything is written: the record keeps its one version and every file and version still opens', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.date);
-    const masterKey = new Uint8Array(randomBytes(32));
-    const vault = await instance(store, masterKey, clock, { history: true });
-    await seed(vault);
+    const { clock, store, vault } = await seededMemory({ history: true });
     const uid = (await vault.files(USER)).uid;
     const recordBefore = Buffer.from((await store.get(userKeyKey(uid)))!.body);
     const error = await caught(() => vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep }));
@@ -305,11 +299,7 @@ describe('re-keying a user with file history', () => {
   });
 
   it('history written while a re-key waits for its settle time keeps the old key version in the record', async () => {
-    const clock = new Clock();
-    const store = new MemoryStore(clock.date);
-    const masterKey = new Uint8Array(randomBytes(32));
-    const plain = await instance(store, masterKey, clock);
-    await seed(plain);
+    const { clock, store, masterKey, vault: plain } = await seededMemory();
     const uid = (await plain.files(USER)).uid;
     const started = await plain.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
     expect(started).toMatchObject({ startedVersion: true, oldVersionsDropped: false });
