@@ -28,6 +28,7 @@ import {
   type PutOptions,
   type StoredObject,
 } from './port.js';
+import { DELETE_BATCH_KEYS, MAX_STORE_KEY_BYTES } from './layout.js';
 import { attachRequestAccounting, buildS3Client } from './s3/client.js';
 import { describeS3Error, isConditionFailure, isMissingObject, storeUnavailable } from './s3/errors.js';
 import { isS3Client } from './s3/settings.js';
@@ -72,10 +73,10 @@ export interface S3StoreOptions {
   restateTagsOnReplace?: boolean;
 }
 
-/** ListObjectsV2 returns at most 1,000 keys per request; DeleteObjects takes at most 1,000. */
-const MAX_PAGE = 1000;
-/** S3's key limit, which the store prefix and its '/' share with the caller's key. */
-const MAX_KEY_BYTES = 1024;
+/** ListObjectsV2 returns at most 1,000 keys per request; DeleteObjects takes at most 1,000 (layout.ts). */
+const MAX_PAGE = DELETE_BATCH_KEYS;
+/** S3's key limit (layout.ts), which the store prefix and its '/' share with the caller's key. */
+const MAX_KEY_BYTES = MAX_STORE_KEY_BYTES;
 
 function stripQuotes(etag: string | undefined): string {
   // ETags arrive quoted ("abc"); the port's tokens are bare because RGW rejects quoted If-Match.

@@ -11,6 +11,7 @@ import { MARKER_BODY, markerMetadata, markerOf } from '../store/fence.js';
 
 import {
   DELETE_BATCH_KEYS as DELETE_BATCH,
+  MAX_STORE_KEY_BYTES,
   HISTORY_TAG_KEY,
   HISTORY_TAG_VALUE,
   parseVersionKey,
@@ -29,8 +30,8 @@ import {
   type VersionActor,
   type VersionEnd,
 } from './version-record.js';
-/** S3's key limit, for stores that state none of their own. */
-const DEFAULT_MAX_KEY_BYTES = 1024;
+/** S3's key limit (store/layout.ts), for stores that state none of their own. */
+const DEFAULT_MAX_KEY_BYTES = MAX_STORE_KEY_BYTES;
 /** Tries of a create whose rival took itself back too (names.ts), and the longest pause before the next. */
 const NAME_CONFLICT_TRIES = 3;
 const NAME_CONFLICT_PAUSE_MS = 40;
