@@ -14,6 +14,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import { DEFAULT_LIMITS } from '../../src/tool/commands/env.js';
 import { VaultLocks } from '../../src/vault/locks.js';
 import { readRecords, tempDir } from '../audit/helpers.js';
+import { fakeContext } from '../kit/context.js';
 
 const SECRET = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab at /srv/app/keys/master.key';
 
@@ -24,15 +25,7 @@ function recordingLogger(): VaultLogger & { lines: Array<{ fields: unknown; mess
 }
 
 function ctxFor(input: unknown) {
-  return {
-    requestId: 'r',
-    uid: 'u',
-    input,
-    pathsCanonical: false,
-    files: undefined as never,
-    stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
-    decisions: {} as Record<string, unknown>,
-  };
+  return fakeContext({ input, files: undefined as never });
 }
 
 let cleanups: Array<() => void> = [];

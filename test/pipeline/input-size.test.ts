@@ -5,6 +5,7 @@ import { withErrorBoundary } from '../../src/pipeline/error-result.js';
 import { validateInputWithin } from '../../src/pipeline/validate.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { DEFAULT_LIMITS } from '../../src/tool/commands/env.js';
+import { fakeContext } from '../kit/context.js';
 
 const MiB = 1024 * 1024;
 
@@ -115,15 +116,7 @@ describe('oversized input is refused first, from its size alone', () => {
   it('a bad command is still answered as such; other commands have no size to check', async () => {
     const validate = validateInputWithin({ maxFileBytes: 10 });
     const answer = async (input: unknown) => {
-      const ctx = {
-        requestId: 'r',
-        uid: 'u',
-        input,
-        pathsCanonical: false,
-        files: undefined as never,
-        stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
-        decisions: {} as Record<string, unknown>,
-      };
+      const ctx = fakeContext({ input, files: undefined as never });
       return withErrorBoundary(
         () => validate(ctx, async () => ({ content: 'passed', isError: false })),
         () => {},
