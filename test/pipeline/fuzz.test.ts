@@ -100,6 +100,9 @@ describe('bad-input fuzzing against the whole chain', () => {
     const store = new MemoryStore();
     const vault = await createVault({ store, middlewares: [quota({ maxUserBytes: 5_000_000 })] });
     const prefix = await filesPrefixOf(USER);
+    // Successful creates, counted as they happen: the store itself may be empty at the end (a later
+    // delete or rename of the same few paths), so the final key count proves nothing.
+    let created = 0;
     await fc.assert(
       fc.asyncProperty(input, async (value) => {
         const result = await withinTimeout(vault.run(USER, value), 'vault.run');
@@ -107,11 +110,13 @@ describe('bad-input fuzzing against the whole chain', () => {
         expect(typeof result.content === 'string' || Array.isArray(result.content)).toBe(true);
         if (result.isError) expect(result.code).not.toBe('INTERNAL');
         checkContent(result.content);
+        if (!result.isError && (value as { command?: unknown } | null)?.command === 'create') created += 1;
+        // Checked after every command, not only at the end: a stray write later deleted still counts.
+        expect(store.keys().filter((key) => !key.startsWith(prefix))).toEqual([]);
       }),
       { numRuns: 1500 },
     );
-    expect(store.keys().length).toBeGreaterThan(0); // the fuzzer did write something
-    expect(store.keys().filter((key) => !key.startsWith(prefix))).toEqual([]);
+    expect(created).toBeGreaterThan(0); // the fuzzer reached the store
   });
 
   it('handlers: every input resolves or throws a ToolError, nothing else', async () => {
