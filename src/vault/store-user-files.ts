@@ -7,7 +7,7 @@ import { fileNameConflict, NameConflictError, type NameConflict } from './names.
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
-import { MARKER_BODY, markerMetadata, markerOf } from '../store/fence.js';
+import { MARKER_BODY, markerMetadata, markerOf, newFenceId } from '../store/fence.js';
 
 import {
   DELETE_BATCH_KEYS as DELETE_BATCH,
@@ -302,7 +302,17 @@ export class StoreUserFiles implements UserFiles {
    */
   private async takeBackOnConflict(path: string, key: string, etag: string): Promise<NameConflict | null> {
     const conflict = await fileNameConflict(this, path);
-    if (conflict) await this.store.delete(key, { ifMatch: etag }).catch(() => undefined);
+    if (conflict) {
+      // Fenced, not deleted: a DELETE's condition is ignored by RGW 16, so an edit landing between
+      // a check and the DELETE would go with it. The fence PUT loses to such an edit instead (the
+      // edited file then stays); the marker is cleaned up as every fence's is.
+      try {
+        const marker = await this.store.put(key, MARKER_BODY, { ifMatch: etag, metadata: markerMetadata('deleted', newFenceId()) });
+        await this.store.delete(key, { ifMatch: marker.etag }).catch(() => undefined);
+      } catch {
+        // rewritten since (someone's acknowledged edit stays) or unreachable: best effort
+      }
+    }
     return conflict;
     // (A taken-back create kept no version yet: keepVersion runs only once the name is ours.)
   }

@@ -18,6 +18,7 @@ import { createVault, type Vault } from '../../src/index.js';
 import { DAY_MS } from '../../src/expiry/config.js';
 import { s3Deleter } from '../../src/expiry/deleter.js';
 import { sweep } from '../../src/expiry/sweep.js';
+import { FENCE_METADATA } from '../../src/store/fence.js';
 import { parseS3Url, type S3Store } from '../../src/store/s3.js';
 import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3SkipReason, s3Url } from './helpers.js';
 
@@ -41,18 +42,33 @@ async function textAt(vault: Vault, path: string): Promise<string | null> {
 }
 
 /** Run `hook` once, right before the first request of one of `kinds` that `vault`'s S3 client sends. */
-function before(vault: Vault, kinds: Array<new (...args: never[]) => object>, hook: () => Promise<void>): { fired: () => boolean } {
+function before(
+  vault: Vault,
+  kinds: Array<new (...args: never[]) => object>,
+  hook: () => Promise<void>,
+): { fired: () => boolean; only?: (command: object) => boolean } {
   const client = (vault.store as S3Store).client;
   const send = client.send.bind(client) as (command: object) => Promise<unknown>;
   let fired = false;
+  const handle: { fired: () => boolean; only?: (command: object) => boolean } = { fired: () => fired };
   (client as { send: unknown }).send = async (command: object) => {
-    if (!fired && kinds.some((k) => command instanceof k)) {
+    if (!fired && kinds.some((k) => command instanceof k) && (handle.only?.(command) ?? true)) {
       fired = true;
       await hook();
     }
     return send(command);
   };
-  return { fired: () => fired };
+  return handle;
+}
+
+/** A fence marker's PUT (its metadata names the fence), as opposed to a file's. */
+function isFencePut(command: object): boolean {
+  return command instanceof PutObjectCommand && command.input.Metadata?.[FENCE_METADATA] !== undefined;
+}
+
+/** Narrow a `before(vault, [PutObjectCommand], ...)` hook to the first fence marker's PUT. */
+function fenceOnly(hook: { only?: (command: object) => boolean }): void {
+  hook.only = isFencePut;
 }
 
 describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
@@ -109,6 +125,95 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
     expect(renamed).toMatchObject({ isError: false });
     for (const n of names) expect(await textAt(a, `/memories/src/${n}`)).toBeNull();
     for (const { name, line } of acknowledged) expect(await textAt(a, `/memories/dst/${name}`), `${line} in ${name}`).toContain(`${line}\n`);
+  });
+
+  it('a rename whose source is deleted under it keeps an insert another instance made into the copy', async () => {
+    const { a, b } = await pair('rename-copy-edited');
+    await a.run(U, { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
+    let rival: { isError: boolean; content: unknown } | undefined;
+    let deleted: { isError: boolean } | undefined;
+    // Right before the rename's fence of the source: the copy at the new place is visible; another
+    // instance edits it (acknowledged), then deletes the source. The rename's fence loses and it
+    // takes its copy back, but only the version it wrote: the edited copy stays, edit and all.
+    const hook = before(a, [PutObjectCommand], async () => {
+      rival = await b.run(U, { command: 'insert', path: '/memories/b.md', insert_line: 1, insert_text: 'rival' });
+      deleted = await b.run(U, { command: 'delete', path: '/memories/a.md' });
+    });
+    fenceOnly(hook);
+    const renamed = await a.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' });
+    expect(hook.fired()).toBe(true);
+    expect(rival).toMatchObject({ isError: false });
+    expect(deleted).toMatchObject({ isError: false });
+    expect(renamed).toMatchObject({ isError: true });
+    expect(await textAt(a, '/memories/a.md')).toBeNull();
+    expect(await textAt(a, '/memories/b.md')).toBe('one\nrival\n');
+  });
+
+  it('a directory rename refused while copying never takes back a copy another instance edited', async () => {
+    const { a, b } = await pair('takeback-vs-insert');
+    await a.run(U, { command: 'create', path: '/memories/src/f0.md', file_text: 'f0\n' });
+    await a.run(U, { command: 'create', path: '/memories/src/f1.md', file_text: 'f1\n' });
+    // 1. Before the rename's first PUT (its journal; the destination was found empty): a rival
+    //    writes /memories/dst/f1.md, so the copy of f1 meets someone else's file and the rename is
+    //    refused; the copy of f0 it created must be taken back.
+    // 2. Right before the take-back's first request that could remove the copy (old code: the
+    //    DELETE after its HEAD; now the fence PUT), the rival inserts into that copy.
+    const events: string[] = [];
+    const client = (a.store as S3Store).client;
+    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
+    let stage = 0;
+    let insert: { isError: boolean; content: unknown } | undefined;
+    (client as { send: unknown }).send = async (command: object) => {
+      if (stage === 0 && command instanceof PutObjectCommand) {
+        stage = 1;
+        expect(await b.run(U, { command: 'create', path: '/memories/dst/f1.md', file_text: 'theirs\n' })).toMatchObject({ isError: false });
+      } else if (stage === 1 && (command instanceof DeleteObjectCommand || isFencePut(command))) {
+        stage = 2;
+        insert = await b.run(U, { command: 'insert', path: '/memories/dst/f0.md', insert_line: 1, insert_text: 'rival' });
+        events.push(insert.isError ? 'insert refused' : 'insert acknowledged');
+      }
+      return send(command);
+    };
+    const renamed = await a.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+    expect(stage).toBe(2);
+    expect(renamed).toMatchObject({ isError: true, content: 'Error: The destination /memories/dst already exists' });
+    // A refused rename changes nothing of the sources.
+    expect(await textAt(a, '/memories/src/f0.md')).toBe('f0\n');
+    expect(await textAt(a, '/memories/src/f1.md')).toBe('f1\n');
+    expect(await textAt(a, '/memories/dst/f1.md')).toBe('theirs\n');
+    // The insert into the copy was acknowledged (it reached the copy before the take-back): it stays.
+    expect(events).toEqual(['insert acknowledged']);
+    expect(await textAt(a, '/memories/dst/f0.md')).toBe('f0\nrival\n');
+  });
+
+  it('a create taken back on a name conflict never takes an edit another instance made meanwhile', async () => {
+    const { a, b } = await pair('name-takeback-vs-insert');
+    await a.run(U, { command: 'create', path: '/memories/seed.md', file_text: 'seed\n' }); // keys loaded
+    const client = (a.store as S3Store).client;
+    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
+    let stage = 0;
+    let insert: { isError: boolean; content: unknown } | undefined;
+    (client as { send: unknown }).send = async (command: object) => {
+      if (stage === 0 && command instanceof PutObjectCommand) {
+        // After a's checks, before its PUT: b makes /memories/x a directory, so a's write-then-check
+        // finds the conflict and takes its file back.
+        stage = 1;
+        expect(await b.run(U, { command: 'create', path: '/memories/x/y.md', file_text: 'y\n' })).toMatchObject({ isError: false });
+      } else if (stage === 1 && (command instanceof DeleteObjectCommand || isFencePut(command))) {
+        // Right before the take-back's first removing request, b edits the file it can see.
+        stage = 2;
+        insert = await b.run(U, { command: 'insert', path: '/memories/x', insert_line: 1, insert_text: 'rival' });
+      }
+      return send(command);
+    };
+    const created = await a.run(U, { command: 'create', path: '/memories/x', file_text: 'x\n' });
+    expect(stage).toBe(2);
+    expect(created).toMatchObject({ isError: true });
+    expect(insert).toMatchObject({ isError: false });
+    // Acknowledged, so it stays (the name is then both a file and a directory, which reads and a
+    // delete handle); never deleted with the taken-back create.
+    expect(await textAt(a, '/memories/x')).toBe('x\nrival\n');
+    expect(await textAt(a, '/memories/x/y.md')).toBe('y\n');
   });
 
   it('two renames of one directory from two instances: exactly one wins, every file in exactly one place', async () => {

@@ -153,6 +153,7 @@ describe.skipIf(!s3Available())(
           `renames ${count('rename')}, deletes ${count('delete')}, sweeps ${count('sweep')}), ${PROCESSES} processes at once (${generation} started), ${crashes} kill -9, ` +
           `${final.size} files at the end, ${((endOfRun - started) / 1000).toFixed(1)} s, ${violations.length} violations`,
       );
+      if (violations.length > 0) console.error(`[history] the workers' logs are kept in ${logDir}`);
       expect(violations, `seed ${SEED} (MEMVAULT_HISTORY_SEED=${SEED} to repeat)`).toEqual([]);
       expect(count('insert')).toBeGreaterThan(0);
       expect(succeeded).toBeGreaterThan(0);

@@ -87,6 +87,29 @@ async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted'
 }
 
 /**
+ * Take back a copy this command wrote, only as it wrote it: fence it `If-Match` the copy's own
+ * version, never a newer one (unlike `fenceAway`, which takes what is there). Another instance may
+ * have found the copy and edited it, and that edit is acknowledged: the lost condition then keeps
+ * the copy, edit and all. Not a conditional DELETE: RGW 16 ignores the condition, so an edit landing
+ * between a check and the DELETE would be deleted with it. Returns whether the copy was taken back.
+ */
+async function withdrawCopy(path: string, etag: string, op: string, env: CommandEnv): Promise<boolean> {
+  try {
+    const marker = await env.files.fence(path, etag, 'deleted', op);
+    await cleanUpMarker(path, marker.etag, env);
+    return true;
+  } catch (error) {
+    if (!(error instanceof PreconditionFailedError)) throw error;
+    const state = await env.files.inspect(path);
+    if (state?.file === undefined && state?.marker.op === op) {
+      await cleanUpMarker(path, state.marker.etag, env); // our fence; its answer was lost
+      return true;
+    }
+    return false; // rewritten since (someone's edit: it stays) or already gone
+  }
+}
+
+/**
  * Delete a marker this command wrote, only as it wrote it (a file created over it since stays; on
  * RGW the check is the store's HEAD just before the DELETE, see docs/s3.md). Best effort: the fence
  * already took the file out of use, and a marker left behind is no file to anyone (a create
@@ -184,7 +207,9 @@ async function fenceSource(from: string, to: string, sourceEtag: string, targetE
         return true;
       }
       if (state?.file === undefined) {
-        await fenceAway(to, targetEtag, 'deleted', op, env);
+        // The source was deleted (or swept) after it was copied: that came first, so the copy goes
+        // too, unless someone edited it meanwhile (then their acknowledged edit stays with it).
+        await withdrawCopy(to, targetEtag, op, env);
         return false;
       }
       writeRetried('rename');
@@ -429,6 +454,7 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
       // A copy of unknown fate keeps the journal, so that a later run can still recognise it.
       await takeBack(
         copied.filter((c) => c.created),
+        id,
         env,
       );
       if (ours.size === 0 && !uncertain) await env.files.remove(journalAt, { ifMatch: journalEtag }).catch(() => undefined);
@@ -447,9 +473,9 @@ async function holdsCopyOf(id: string, files: ListedFile[], env: CommandEnv): Pr
   return false;
 }
 
-/** Delete copies this run created, each only as it wrote it (an edit made since stays). Best effort. */
-async function takeBack(copies: Copy[], env: CommandEnv): Promise<void> {
+/** Take back the copies this run created, each only as it wrote it (an edit made since stays). Best effort. */
+async function takeBack(copies: Copy[], op: string, env: CommandEnv): Promise<void> {
   await forEachLimit(copies, DIRECTORY_MOVE_CONCURRENCY, async (c) => {
-    await env.files.remove(c.to, { ifMatch: c.targetEtag }).catch(() => undefined);
+    await withdrawCopy(c.to, c.targetEtag, op, env).catch(() => undefined);
   });
 }
