@@ -16,17 +16,18 @@
  *   enforce. A file re-created, edited or touched after the listing has another ETag, so its fence
  *   loses (412) and it is kept; a write that comes after the fence finds a marker, which a vault
  *   reads as no file (an edit then fails its own If-Match; a create replaces the marker If-Match).
- *   The marker is then deleted only while it is still the marker (HEAD, then DELETE): the one
- *   window left is a create of that very path landing between that HEAD and DELETE (docs/s3.md).
+ *   The marker is then reaped (src/store/fence.ts): replaced `If-Match` by a reaping marker of its
+ *   own ETag, then deleted; a create over the marker that landed first makes that PUT fail and
+ *   stays, one that comes later waits for the DELETE (no HEAD-then-DELETE window is left).
  *   A HEAD before the fence also keeps a file touched since the listing (a touch keeps
- *   the ETag). Four requests per deleted file (HEAD, PUT, HEAD, DELETE).
+ *   the ETag). Four requests per deleted file (HEAD, PUT, PUT, DELETE).
  */
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { forEachLimit } from '../util/concurrency.js';
-import { FENCE_METADATA, FENCE_OP_METADATA, MARKER_BODY, newFenceId } from '../store/fence.js';
+import { FENCE_METADATA, FENCE_OP_METADATA, MARKER_BODY, newFenceId, REAP_DEADLINE_MS, reapingBody } from '../store/fence.js';
 
 export interface ExpiryCandidate {
   key: string;
@@ -166,11 +167,28 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
           if (now === null || !(now.size === 0 && now.etag === markerEtag)) return;
         }
         if (!outcome.gone.includes(candidate)) outcome.deleted.push(candidate);
-        // Clean-up: only while the marker is still there (a file created over it since stays).
-        const current = await headOf(candidate.key);
-        if (current !== null && current.size === 0 && current.etag === markerEtag) {
-          await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key), IfMatch: markerEtag }));
+        // Clean-up: only while the marker is still there (a file created over it since stays). Not
+        // a HEAD and a DELETE (a create over the marker in between would be deleted): the marker is
+        // reaped (src/store/fence.ts), replaced `If-Match` by one of its own ETag, then deleted; a
+        // create that came first makes that PUT fail, one that comes later waits for the DELETE.
+        const reaping = reapingBody();
+        const began = performance.now();
+        try {
+          await client.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: fullKey(candidate.key),
+              Body: Buffer.from(reaping),
+              ContentLength: reaping.byteLength,
+              IfMatch: markerEtag,
+              Metadata: { [FENCE_METADATA]: 'reaping', [FENCE_OP_METADATA]: op },
+            }),
+          );
+        } catch {
+          return; // a file created over the marker since: it stays (the marker it replaced is gone)
         }
+        if (performance.now() - began > REAP_DEADLINE_MS) return; // stalled: the marker stays for the next sweep
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key) }));
       } catch {
         if (!outcome.deleted.includes(candidate) && !outcome.gone.includes(candidate)) outcome.failed.push(candidate);
       }

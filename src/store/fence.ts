@@ -8,6 +8,18 @@
  * (`If-Match` its own ETag). The linearisation point of every one of these operations is therefore
  * the fence PUT, never a DELETE (Ceph RGW 16 ignores conditions on DELETE). See docs/s3.md.
  *
+ * Clearing a marker where the store cannot delete atomically `If-Match` (RGW): a create may replace
+ * the marker (`If-Match` its ETag) at any time, and a DELETE that follows a check would delete that
+ * new file. So the marker is first replaced, `If-Match`, by a *reaping* marker (random bytes, so
+ * its ETag is its own: every 0-byte marker shares one), and only then deleted, unconditionally. A
+ * create that lands first makes the reaping PUT fail (its file stays); a create that comes later
+ * meets the reaping marker, which it never replaces while it may still be deleted: it waits for the
+ * DELETE and creates `If-None-Match: *`. The DELETE is sent only within REAP_DEADLINE_MS of the
+ * reaping PUT (measured from before it was sent); a reaper that stalled longer leaves its marker.
+ * A create replaces a reaping marker only after it has seen it for REAPING_WAIT_MS, more than twice
+ * that deadline, so a DELETE still to come cannot meet the new file (what is left: one DELETE attempt
+ * held up in the network, or retried by the SDK, for longer than that: docs/s3.md).
+ *
  * A marker holds no name, content or user id: an empty body and two metadata fields.
  */
 import { randomBytes } from 'node:crypto';
@@ -17,7 +29,7 @@ export const FENCE_METADATA = 'memvault-fence';
 /** Object metadata field carrying the id of the operation that wrote the marker. */
 export const FENCE_OP_METADATA = 'memvault-fence-op';
 
-export type FenceReason = 'moved' | 'deleted' | 'expired';
+export type FenceReason = 'moved' | 'deleted' | 'expired' | 'reaping';
 
 /** Every marker's body: empty (a sealed file is never empty; see StoreUserFiles for plain stores). */
 export const MARKER_BODY = new Uint8Array(0);
@@ -31,6 +43,21 @@ export function markerOf(metadata: Record<string, string>): { reason: string; op
   const reason = metadata[FENCE_METADATA];
   if (reason === undefined) return null;
   return { reason, op: metadata[FENCE_OP_METADATA] ?? '' };
+}
+
+/**
+ * A reaping marker's body: random bytes, so that its ETag differs from the marker it replaces (a
+ * create holding that marker's ETag then loses). Shorter than any sealed file, so an encrypted store
+ * tells it from a file by its size alone, as it does a 0-byte marker.
+ */
+export const REAPING_BODY_BYTES = 16;
+/** A reaper sends its DELETE only this soon after it began the reaping PUT, or never. */
+export const REAP_DEADLINE_MS = 1_000;
+/** How long a create waits for a reaping marker's DELETE before it replaces the marker. */
+export const REAPING_WAIT_MS = 2_500;
+
+export function reapingBody(): Uint8Array {
+  return randomBytes(REAPING_BODY_BYTES);
 }
 
 /** A fresh operation id for the markers of one command (16 random bytes, hex). */

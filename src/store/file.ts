@@ -101,6 +101,8 @@ function newEtag(body: Uint8Array): string {
  */
 export class FileStore implements ObjectStore {
   readonly kind = 'file';
+  /** A conditional delete checks the version under the key's lock. */
+  readonly atomicConditionalDelete = true;
   /** The root as configured (resolved), until `run` replaces it by its real path (the root itself may be a link). */
   private root: string;
   /** The root with a trailing separator: every object path starts with it. */

@@ -35,6 +35,7 @@ export function etagOf(body: Uint8Array): string {
  */
 export class MemoryStore implements ObjectStore {
   readonly kind = 'memory';
+  readonly atomicConditionalDelete = true;
   private readonly objects = new Map<string, Entry>();
   private versionCounter = 0;
 

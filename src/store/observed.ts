@@ -13,6 +13,9 @@ export class ObservedStore implements ObjectStore {
     return this.inner.kind;
   }
 
+  get atomicConditionalDelete(): boolean | undefined {
+    return this.inner.atomicConditionalDelete;
+  }
   get maxKeyBytes(): number | undefined {
     return this.inner.maxKeyBytes;
   }

@@ -64,6 +64,14 @@ export interface ObjectStore {
   /** Keys in lexicographic (UTF-8 byte) order, starting with `prefix`. */
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
   copy(sourceKey: string, destinationKey: string, options?: CopyOptions): Promise<{ etag: string }>;
+  /**
+   * True when the store itself decides `delete(key, { ifMatch })` atomically, so a write landing
+   * just before the delete makes it fail (the file and memory stores; S3 in 'native' mode, AWS).
+   * Absent or false: the condition is checked first or ignored (Ceph RGW 16), so a write can land
+   * between the check and the DELETE and be deleted with it; callers then never rest a decision on
+   * a DELETE (a fence marker is cleared in two phases: src/store/fence.ts).
+   */
+  readonly atomicConditionalDelete?: boolean;
   /** Deleting a missing key is not an error (S3 semantics). With ifMatch, deletes only that version. */
   delete(key: string, options?: { ifMatch?: string }): Promise<void>;
   /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */

@@ -102,6 +102,10 @@ function encodeTagging(tags: Record<string, string>): string {
  */
 export class S3Store implements ObjectStore {
   readonly kind = 's3';
+  /** Only where the server enforces If-Match on DELETE itself (AWS); 'check-first' leaves a window. */
+  get atomicConditionalDelete(): boolean {
+    return this.conditionChecks === 'native';
+  }
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly ownsClient: boolean;

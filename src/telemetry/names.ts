@@ -80,7 +80,7 @@ export type StoreStatus = 'ok' | 'not_found' | 'precondition_failed' | 'unavaila
 /** Why a listing skipped an object: an S3-console folder marker, or a name that does not open under the user's key. */
 export type ListingSkipReason = 'folder_marker' | 'not_decryptable';
 /** Where a conflict was retried: the edit loop (str_replace, insert), a rename's source delete, a create over an expired file. */
-export type RetryLoop = 'edit' | 'rename' | 'expired_replace';
+export type RetryLoop = 'edit' | 'rename' | 'expired_replace' | 'overwrite';
 
 /** src/tool/types.ts COMMAND_NAMES. */
 export const COMMAND_VALUES = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] as const;

@@ -7,7 +7,7 @@ import { fileNameConflict, NameConflictError, type NameConflict } from './names.
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
-import { MARKER_BODY, markerMetadata, markerOf, newFenceId } from '../store/fence.js';
+import { MARKER_BODY, markerMetadata, markerOf, newFenceId, REAP_DEADLINE_MS, REAPING_BODY_BYTES, REAPING_WAIT_MS, reapingBody } from '../store/fence.js';
 
 import {
   DELETE_BATCH_KEYS as DELETE_BATCH,
@@ -39,6 +39,10 @@ const NAME_CONFLICT_PAUSE_MS = 40;
 const ORIGIN_METADATA = 'origin';
 /** Attempts to replace an expired object that still occupies a path a create-only write targets. */
 const EXPIRED_REPLACE_TRIES = 3;
+/** A create's first pause for a reaping marker's DELETE (doubling, at most 400 ms; REAPING_WAIT_MS in all). */
+const REAPING_PAUSE_MS = 25;
+/** Attempts of an overwrite that keeps losing to other writers of the same file (then CONFLICT). */
+const OVERWRITE_TRIES = 10;
 
 /**
  * Optional idle-expiry behaviour (implemented in src/expiry/access.ts): a file idle past its TTL is
@@ -231,13 +235,22 @@ export class StoreUserFiles implements UserFiles {
 
   private emptySealsToBytes: boolean | undefined;
 
-  /** Whether a listed object is a file the user has (not expired, not a fence marker). */
+  /** Whether a listed object is a file the user has (not expired, not a fence or reaping marker). */
   private async isLiveObject(object: ObjectInfo): Promise<boolean> {
     if (this.access?.isExpired(object.lastModified)) return false;
-    if (object.size > 0) return true;
+    if (object.size !== 0 && object.size !== REAPING_BODY_BYTES) return true;
+    // A sealed file is longer than a reaping marker too: the size tells, without a request.
     if (this.zeroBytesIsMarker()) return false;
     const current = await this.store.get(object.key);
     return current !== null && markerOf(current.metadata) === null;
+  }
+
+  /** Whether an object met at a key is a reaping marker (about to be deleted by its reaper). */
+  private async isReapingMarker(object: ObjectInfo): Promise<boolean> {
+    if (object.size !== REAPING_BODY_BYTES) return false;
+    if (this.zeroBytesIsMarker()) return true;
+    const current = await this.store.get(object.key);
+    return current !== null && markerOf(current.metadata)?.reason === 'reaping';
   }
 
   async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<{ etag: string }> {
@@ -272,8 +285,12 @@ export class StoreUserFiles implements UserFiles {
         return { result: await put({ ifNoneMatch: '*' }), created: true };
       } catch (error) {
         if (!(error instanceof PreconditionFailedError)) throw error;
-        return { result: await put({}), created: false };
       }
+      // Where a conditional DELETE is atomic, a marker's clean-up cannot take a file written over
+      // it: replace whatever is there. Elsewhere the object may be a reaping marker whose DELETE is
+      // on its way (src/store/fence.ts): look first (one HEAD), and replace exactly what was seen.
+      if (this.store.atomicConditionalDelete === true) return { result: await put({}), created: false };
+      return this.replaceExisting(key, put);
     };
     for (let attempt = 1; ; attempt++) {
       const { result, created } = await once();
@@ -303,15 +320,10 @@ export class StoreUserFiles implements UserFiles {
   private async takeBackOnConflict(path: string, key: string, etag: string): Promise<NameConflict | null> {
     const conflict = await fileNameConflict(this, path);
     if (conflict) {
-      // Fenced, not deleted: a DELETE's condition is ignored by RGW 16, so an edit landing between
-      // a check and the DELETE would go with it. The fence PUT loses to such an edit instead (the
-      // edited file then stays); the marker is cleaned up as every fence's is.
-      try {
-        const marker = await this.store.put(key, MARKER_BODY, { ifMatch: etag, metadata: markerMetadata('deleted', newFenceId()) });
-        await this.store.delete(key, { ifMatch: marker.etag }).catch(() => undefined);
-      } catch {
-        // rewritten since (someone's acknowledged edit stays) or unreachable: best effort
-      }
+      // Only the version written here: where a DELETE's condition is not atomic (RGW 16 ignores it)
+      // it is reaped (a conditional PUT first), so an edit another instance made of the briefly
+      // visible file makes the take-back fail and the edited file stays.
+      await this.deleteVersion(key, etag).catch(() => undefined);
     }
     return conflict;
     // (A taken-back create kept no version yet: keepVersion runs only once the name is ours.)
@@ -324,14 +336,27 @@ export class StoreUserFiles implements UserFiles {
    * meets anything.
    */
   private async createReplacingAbsent(key: string, put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>): Promise<{ etag: string }> {
+    let waits = 0;
+    let reapingSince: number | undefined;
     for (let attempt = 1; ; attempt++) {
       if (attempt > 1) writeRetried('expired_replace');
       try {
         return await put({ ifNoneMatch: '*' });
       } catch (error) {
-        if (!(error instanceof PreconditionFailedError) || attempt >= EXPIRED_REPLACE_TRIES) throw error;
+        if (!(error instanceof PreconditionFailedError) || attempt >= EXPIRED_REPLACE_TRIES + waits) throw error;
       }
       const existing = await this.store.head(key);
+      if (existing && (await this.isReapingMarker(existing))) {
+        // Its reaper's unconditional DELETE may be on its way (src/store/fence.ts): a file written
+        // over it now could be deleted by it. Wait for the key to be free, then create If-None-Match;
+        // after REAPING_WAIT_MS the reaper can no longer send it, and the marker is replaced.
+        reapingSince ??= performance.now();
+        if (performance.now() - reapingSince < REAPING_WAIT_MS) {
+          await sleep(Math.min(REAPING_PAUSE_MS * 2 ** waits, 400));
+          waits += 1;
+          continue;
+        }
+      }
       if (existing && (await this.isLiveObject(existing))) throw new PreconditionFailedError(key);
       if (!existing) continue;
       try {
@@ -339,6 +364,38 @@ export class StoreUserFiles implements UserFiles {
       } catch (error) {
         // Swept, cleaned up or rewritten in between: look again.
         if (!(error instanceof PreconditionFailedError) || attempt >= EXPIRED_REPLACE_TRIES) throw error;
+      }
+    }
+  }
+
+  /**
+   * An unconditional write whose create-only PUT met an object, on a store whose DELETE condition
+   * is not atomic: replace exactly the object seen (`If-Match`), waiting out a reaping marker as a
+   * create does. `created`: no file was there (a marker or an expired object), so the name is new.
+   */
+  private async replaceExisting(
+    key: string,
+    put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>,
+  ): Promise<{ result: { etag: string }; created: boolean }> {
+    let reapingSince: number | undefined;
+    for (let attempt = 1, waits = 0; ; attempt++) {
+      const existing = await this.store.head(key);
+      try {
+        if (!existing) return { result: await put({ ifNoneMatch: '*' }), created: true };
+        if (await this.isReapingMarker(existing)) {
+          reapingSince ??= performance.now();
+          if (performance.now() - reapingSince < REAPING_WAIT_MS) {
+            await sleep(Math.min(REAPING_PAUSE_MS * 2 ** waits++, 400));
+            attempt -= 1; // waiting is not a lost race
+            continue;
+          }
+        }
+        const created = !(await this.isLiveObject(existing));
+        return { result: await put({ ifMatch: existing.etag }), created };
+      } catch (error) {
+        // Written, cleaned up or swept in between: look again.
+        if (!(error instanceof PreconditionFailedError) || attempt >= OVERWRITE_TRIES) throw error;
+        writeRetried('overwrite');
       }
     }
   }
@@ -471,7 +528,8 @@ export class StoreUserFiles implements UserFiles {
   async remove(path: string, condition: { ifMatch?: string } = {}): Promise<void> {
     const key = this.existingKeyOf(path);
     if (key === null) return; // nothing can be there
-    await this.store.delete(key, condition.ifMatch !== undefined ? { ifMatch: condition.ifMatch } : {});
+    if (condition.ifMatch !== undefined) await this.deleteVersion(key, condition.ifMatch);
+    else await this.store.delete(key);
     // Taking back a version this instance wrote (a refused rename's copy) takes its kept version too:
     // the command failed, so its history record goes with it.
     const own = condition.ifMatch !== undefined ? this.ownVersions.get(condition.ifMatch) : undefined;
@@ -479,6 +537,33 @@ export class StoreUserFiles implements UserFiles {
       this.ownVersions.delete(condition.ifMatch!);
       await this.store.delete(own).catch(() => undefined);
     }
+  }
+
+  /** Delete exactly the version `etag` of `key`: a conditional DELETE where the store decides it atomically, else reaped. */
+  private async deleteVersion(key: string, etag: string): Promise<void> {
+    if (this.store.atomicConditionalDelete === true) await this.store.delete(key, { ifMatch: etag });
+    else await this.reap(key, etag);
+  }
+
+  /**
+   * Delete exactly the version `etag` of `key` on a store whose DELETE condition is not atomic
+   * (src/store/fence.ts): replace it `If-Match` by a reaping marker of its own ETag, then delete
+   * that. A write that landed first makes the PUT fail (PreconditionFailedError, as a conditional
+   * delete would; a missing key is no error); one that comes later meets the reaping marker, which
+   * a create waits out (createReplacingAbsent) and an edit cannot match. One PUT instead of the HEAD.
+   */
+  private async reap(key: string, etag: string): Promise<void> {
+    const began = performance.now();
+    try {
+      await this.store.put(key, reapingBody(), { ifMatch: etag, metadata: markerMetadata('reaping', newFenceId()) });
+    } catch (error) {
+      if (error instanceof PreconditionFailedError && (await this.store.head(key)) === null) return;
+      throw error;
+    }
+    // Too late (a stall): a create may take the key over soon; the marker stays, invisible, until a
+    // create replaces it or the sweeper removes it.
+    if (performance.now() - began > REAP_DEADLINE_MS) return;
+    await this.store.delete(key);
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {

@@ -99,6 +99,8 @@ export function virtualBucket(objects: number, options: { deleteErrors?: (key: s
     count('PutObject');
     const i = indexOf(input.Key ?? '');
     return later(() => {
+      // The marker's clean-up reaps it first (src/store/fence.ts): a PUT If-Match the marker's ETag.
+      if (input.IfMatch === EMPTY_MD5 && fenced.has(i)) return { ETag: `"reaping${i}"` };
       if (input.IfMatch !== `etag${i}` || fenced.has(i))
         throw Object.assign(new Error('PreconditionFailed'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
       fenced.add(i);

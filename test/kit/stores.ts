@@ -24,6 +24,9 @@ export class StoreWrapper implements ObjectStore {
   get kind(): string {
     return this.inner.kind;
   }
+  get atomicConditionalDelete(): boolean | undefined {
+    return this.inner.atomicConditionalDelete;
+  }
 
   /** Runs before each request; may throw (the request then has no effect) or act on `inner`. */
   protected step(_op: StoreOp, _key: string, _conditional: boolean): Promise<void> | void {}

@@ -216,6 +216,90 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
     expect(await textAt(a, '/memories/x/y.md')).toBe('y\n');
   });
 
+  /** Run `hook` right after the first reaping marker's PUT (src/store/fence.ts) that `client` sends has been answered. */
+  function afterReapingPut(client: S3Client, hook: () => Promise<void>): { fired: () => boolean } {
+    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
+    let fired = false;
+    (client as { send: unknown }).send = async (command: object) => {
+      const out = await send(command);
+      if (!fired && command instanceof PutObjectCommand && command.input.Metadata?.[FENCE_METADATA] === 'reaping') {
+        fired = true;
+        await hook();
+      }
+      return out;
+    };
+    return { fired: () => fired };
+  }
+
+  it("a create of a path being vacated, landing right before the marker's clean-up DELETE, is never deleted by it", async () => {
+    const { a, b } = await pair('create-vs-cleanup');
+    await a.run(U, { command: 'create', path: '/memories/a.md', file_text: 'old\n' });
+    let created: Promise<{ isError: boolean; content: unknown }> | undefined;
+    // The delete fences a.md, then clears the marker. Right before that DELETE another instance
+    // re-creates a.md: on the old protocol its PUT over the marker landed after the HEAD check and
+    // the DELETE took the new file with it. Now the create meets the reaping marker and waits.
+    before(a, [DeleteObjectCommand], async () => {
+      created = b.run(U, { command: 'create', path: '/memories/a.md', file_text: 'new\n' });
+      await sleep(30);
+    });
+    expect(await a.run(U, { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });
+    expect(created).toBeDefined();
+    expect(await created).toMatchObject({ isError: false });
+    expect(await textAt(a, '/memories/a.md')).toBe('new\n');
+  });
+
+  it('a clean-up that stalls after its reaping PUT sends no DELETE: a create that waited it out is kept', async () => {
+    const { a, b } = await pair('create-vs-stalled-cleanup');
+    await a.run(U, { command: 'create', path: '/memories/a.md', file_text: 'old\n' });
+    let created: { isError: boolean; content: unknown } | undefined;
+    const hook = afterReapingPut((a.store as S3Store).client, async () => {
+      created = await b.run(U, { command: 'create', path: '/memories/a.md', file_text: 'new\n' });
+    });
+    expect(await a.run(U, { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });
+    expect(hook.fired()).toBe(true);
+    expect(created).toMatchObject({ isError: false });
+    expect(await textAt(a, '/memories/a.md')).toBe('new\n');
+    expect(await textAt(b, '/memories/a.md')).toBe('new\n');
+  });
+
+  it("a file created over an expired file's marker while the sweeper clears it survives", async () => {
+    for (const stall of [false, true]) {
+      const { a, b, url } = await pair('sweep-cleanup-vs-create');
+      await a.run(U, { command: 'create', path: '/memories/old.md', file_text: 'old\n' });
+      await sleep(1100);
+      const store = a.store as S3Store;
+      const { bucket, prefix } = parseS3Url(url);
+      const client = store.client;
+      let created: Promise<{ isError: boolean; content: unknown }> | undefined;
+      const racing = {
+        send: async (command: object) => {
+          const reaping = command instanceof PutObjectCommand && command.input.Metadata?.[FENCE_METADATA] === 'reaping';
+          if (!stall && created === undefined && command instanceof DeleteObjectCommand) {
+            created = b.run(U, { command: 'create', path: '/memories/old.md', file_text: 'new\n' });
+            await sleep(30);
+          }
+          const out = await client.send(command as never);
+          if (stall && created === undefined && reaping) {
+            created = b.run(U, { command: 'create', path: '/memories/old.md', file_text: 'new\n' });
+            await created;
+          }
+          return out;
+        },
+      } as unknown as S3Client;
+      const summary = await sweep({
+        store,
+        ttl: { ttlDays: 1 },
+        now: () => new Date(Date.now() + 2 * DAY_MS),
+        graceMs: 0,
+        deleter: s3Deleter({ client: racing, bucket, prefix, mode: 'recheck' }),
+      });
+      expect(summary, `stall ${stall}`).toMatchObject({ errors: 0, expired: 1 });
+      expect(created, `stall ${stall}`).toBeDefined();
+      expect(await created).toMatchObject({ isError: false });
+      expect(await textAt(b, '/memories/old.md'), `stall ${stall}`).toBe('new\n');
+    }
+  });
+
   it('two renames of one directory from two instances: exactly one wins, every file in exactly one place', async () => {
     const { a, b } = await pair('two-renames');
     for (let i = 0; i < 6; i++) await a.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` });

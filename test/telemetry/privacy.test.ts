@@ -33,7 +33,7 @@ const ALLOWED: Record<string, (v: unknown) => boolean> = {
   [ATTRS.storeOperation]: (v) => ['get', 'head', 'put', 'list', 'copy', 'delete', 'delete_many'].includes(v as string),
   [ATTRS.storeRequest]: (v) => typeof v === 'string' && /^[A-Z][A-Z_]*$/.test(v),
   [ATTRS.storeStatus]: (v) => ['ok', 'not_found', 'precondition_failed', 'unavailable', 'error', 'unknown'].includes(v as string),
-  [ATTRS.retryLoop]: (v) => ['edit', 'rename', 'expired_replace'].includes(v as string),
+  [ATTRS.retryLoop]: (v) => ['edit', 'rename', 'expired_replace', 'overwrite'].includes(v as string),
   [ATTRS.quotaLimit]: (v) => ['file_bytes', 'user_bytes', 'user_files', 'view_chars'].includes(v as string),
   [ATTRS.piiType]: (v) => PII_TYPES.includes(v as never),
   [ATTRS.piiAction]: (v) => v === 'redact' || v === 'reject',
