@@ -66,19 +66,34 @@ export const MAX_WRAPPED_VALUE = 128;
  * of the whole text agree from `b` to `e`.
  * Undefined when a side has no such line break within 2 margins, or a key block may be near.
  */
-function lineWindow(
-  text: string,
-  from: number,
-  to: number,
-  margin: number,
-): { windowStart: number; windowEnd: number; keepFrom: number; keepTo: number } | undefined {
+function lineWindow(text: string, from: number, to: number, margin: number): ScanWindow | undefined {
+  return boundedWindow(text, from, to, margin, '\n', MAX_WRAPPED_VALUE);
+}
+
+/**
+ * The same window bounded by blank lines ("\n\n"), which no value runs over at all (a wrapped
+ * value holds one line break, not two), so it needs no MAX_WRAPPED_VALUE slack: for notes of short
+ * paragraphs it is the smaller of the two.
+ */
+function paragraphWindow(text: string, from: number, to: number, margin: number): ScanWindow | undefined {
+  return boundedWindow(text, from, to, margin, '\n\n', 0);
+}
+
+interface ScanWindow {
+  windowStart: number;
+  windowEnd: number;
+  keepFrom: number;
+  keepTo: number;
+}
+
+function boundedWindow(text: string, from: number, to: number, margin: number, lineBreak: string, slack: number): ScanWindow | undefined {
   const leftLimit = visibleBefore(text, from, CONTEXT_AFTER);
-  const b = leftLimit < 1 ? -1 : text.lastIndexOf('\n', leftLimit - 1);
-  const e = text.indexOf('\n', visibleAfter(text, to, CONTEXT_BEFORE));
+  const b = leftLimit < lineBreak.length ? -1 : text.lastIndexOf(lineBreak, leftLimit - lineBreak.length);
+  const e = text.indexOf(lineBreak, visibleAfter(text, to, CONTEXT_BEFORE));
   if ((b !== -1 && from - b > 2 * margin) || (e !== -1 && e - to > 2 * margin)) return undefined;
   // With no line break on a side, the window runs to that end of the text (exact too).
-  const windowStart = b === -1 ? 0 : visibleBefore(text, b, CONTEXT_BEFORE + MAX_WRAPPED_VALUE);
-  const windowEnd = e === -1 ? text.length : visibleAfter(text, e + 1, MAX_WRAPPED_VALUE + CONTEXT_AFTER);
+  const windowStart = b === -1 ? 0 : visibleBefore(text, b, CONTEXT_BEFORE + slack);
+  const windowEnd = e === -1 ? text.length : visibleAfter(text, e + 1, slack + CONTEXT_AFTER);
   // Key blocks may hold blank lines (encrypted PEM headers): near one, the margin rule applies.
   const pem = text.indexOf('-----BEGIN ', Math.max(0, windowStart - margin));
   if (pem !== -1 && pem < windowEnd) return undefined;
@@ -86,8 +101,8 @@ function lineWindow(
 }
 
 /**
- * Findings of `text` near `[from, to)`. Usually the lines around the change (see
- * lineWindow). Otherwise the text within 2 margins of it is scanned, and findings
+ * Findings of `text` near `[from, to)`. Usually the lines or paragraphs around the change (see
+ * lineWindow, paragraphWindow). Otherwise the text within 2 margins of it is scanned, and findings
  * within one margin kept. Those have their full context inside the scanned window (see
  * EDIT_MARGIN), so they are exactly what a scan of the whole text finds there; a finding near a
  * window edge could be an artefact of the cut (a long number cut to 16 digits) and is dropped.
@@ -99,13 +114,19 @@ function findingsNear(
   options: RedactOptions | undefined,
   margin: number,
 ): { findings: PiiFinding[]; rejected: PiiType[] } {
+  // Both windows are exact; the smaller one is scanned.
   const lines = lineWindow(text, from, to, margin);
+  const paragraphs = paragraphWindow(text, from, to, margin);
+  const bounded =
+    lines === undefined || (paragraphs !== undefined && paragraphs.windowEnd - paragraphs.windowStart < lines.windowEnd - lines.windowStart)
+      ? paragraphs
+      : lines;
   let windowStart: number;
   let windowEnd: number;
   let keepFrom: number;
   let keepTo: number;
-  if (lines !== undefined) {
-    ({ windowStart, windowEnd, keepFrom, keepTo } = lines);
+  if (bounded !== undefined) {
+    ({ windowStart, windowEnd, keepFrom, keepTo } = bounded);
   } else {
     // Margins count visible characters: invisible ones, which detectors skip, may pad a value.
     windowStart = visibleBefore(text, from, 2 * margin);
