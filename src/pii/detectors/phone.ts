@@ -387,7 +387,10 @@ export function isNationalPhoneAsGrouped(raw: string, regions: readonly string[]
     if (!plausibleNational(region, firstDigit, digits.length)) continue;
     const parsed = parsePhoneNumberFromString(raw, region as CountryCode);
     if (parsed?.isValid() !== true) continue;
-    const printed = parsed.formatNational().split(/\D+/).filter((g) => g.length > 0);
+    const printed = parsed
+      .formatNational()
+      .split(/\D+/)
+      .filter((g) => g.length > 0);
     if (printed.join('') === digits && printed.length === written.length && printed.every((g, i) => g.length === written[i]?.length)) return true;
   }
   return false;
