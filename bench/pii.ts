@@ -241,7 +241,7 @@ for (const [label, text] of texts) {
 }
 
 // The redactor's cost of one edit: a line replaced in a 4 KiB note, and in a 1 MiB file (the window);
-// the same note with its blank lines taken out (no paragraph to bound the scan: the whole note is read).
+// the same note with its blank lines taken out (the scan is bounded by line breaks, not paragraphs).
 for (const [label, size, flat] of [
   ['4 KiB note', 4096, false],
   ['4 KiB note without blank lines', 4096, true],

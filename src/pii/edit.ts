@@ -38,32 +38,62 @@ export const CONTEXT_BEFORE = 256;
 export const CONTEXT_AFTER = 128;
 
 /**
- * The scan window for the common case, bounded by blank lines ("\n\n") instead of EDIT_MARGIN.
- *
- * Why it is exact: no value spans a blank line (values hold no line break, or one: cards and IBANs
- * wrapped once), except private key blocks, so a window that holds a PEM header falls back to
- * EDIT_MARGIN. The blank line `b` before the change is at least CONTEXT_AFTER before it, so a
- * value before `b` cannot read the change; the blank line `e` after it is at least CONTEXT_BEFORE
- * after it, so a value after `e` cannot read the change either. The values in between are kept:
- * each has its context inside the window (CONTEXT_BEFORE before `b`, CONTEXT_AFTER after `e`).
- * Scans cannot carry state over a blank line either: every pattern match and every key-value
- * pair ends at the line break, so a scan of the window and of the whole text agree after `b`.
- * Undefined when a side has no such blank line within 2 margins, or a key block may be near.
+ * The longest value that may run over a line break, in characters of the folded view: an IBAN
+ * printed in groups and wrapped (34 characters with a separator of at most two characters, "\r\n",
+ * between any two of them: at most 100) or a card (at most 20 digits read, a separator of at most two
+ * between groups: under 60). No other value holds a line break, private key blocks aside (near one
+ * the EDIT_MARGIN rule applies).
  */
-function paragraphWindow(
-  text: string,
-  from: number,
-  to: number,
-  margin: number,
-): { windowStart: number; windowEnd: number; keepFrom: number; keepTo: number } | undefined {
+export const MAX_WRAPPED_VALUE = 128;
+
+/**
+ * The scan window for the common case, bounded by line breaks instead of EDIT_MARGIN.
+ *
+ * Why it is exact. Take `b`, the last line break at least CONTEXT_AFTER before the change, and
+ * `e`, the first one at least CONTEXT_BEFORE after it. Findings that end by `b` or
+ * start after `e` are dropped: the first read at most CONTEXT_AFTER after themselves and the second
+ * at most CONTEXT_BEFORE before themselves, so neither reaches the change (they are unchanged text,
+ * checked when it was written). The findings in between are kept, and each has its whole extent and
+ * context inside the window: none of them runs over `b` or `e` by more than MAX_WRAPPED_VALUE (only
+ * a wrapped card or IBAN runs over a line break at all), and the window reaches CONTEXT_BEFORE +
+ * MAX_WRAPPED_VALUE before `b` and MAX_WRAPPED_VALUE + CONTEXT_AFTER after `e`. A value cut by the
+ * window's edge (an artefact of the cut) lies on the first or last line of the window, so beyond
+ * `b` or `e`, and is dropped: no token, address or number runs over a line break, and a cut card
+ * or IBAN ends within MAX_WRAPPED_VALUE of the edge (a card is read from the start of a digit run,
+ * at most 20 digits, and a run without a card ends the scan of it at its first group's end, so a
+ * long column of digit groups carries nothing from line to line). No regular expression of the
+ * detectors matches over a line break except those of wrapped values. So scans of the window and
+ * of the whole text agree from `b` to `e`.
+ * Undefined when a side has no such line break within 2 margins, or a key block may be near.
+ */
+function lineWindow(text: string, from: number, to: number, margin: number): ScanWindow | undefined {
+  return boundedWindow(text, from, to, margin, '\n', MAX_WRAPPED_VALUE);
+}
+
+/**
+ * The same window bounded by blank lines ("\n\n"), which no value runs over at all (a wrapped
+ * value holds one line break, not two), so it needs no MAX_WRAPPED_VALUE slack: for notes of short
+ * paragraphs it is the smaller of the two.
+ */
+function paragraphWindow(text: string, from: number, to: number, margin: number): ScanWindow | undefined {
+  return boundedWindow(text, from, to, margin, '\n\n', 0);
+}
+
+interface ScanWindow {
+  windowStart: number;
+  windowEnd: number;
+  keepFrom: number;
+  keepTo: number;
+}
+
+function boundedWindow(text: string, from: number, to: number, margin: number, lineBreak: string, slack: number): ScanWindow | undefined {
   const leftLimit = visibleBefore(text, from, CONTEXT_AFTER);
-  const b = leftLimit < 2 ? -1 : text.lastIndexOf('\n\n', leftLimit - 2);
-  const rightLimit = visibleAfter(text, to, CONTEXT_BEFORE);
-  const e = text.indexOf('\n\n', rightLimit);
+  const b = leftLimit < lineBreak.length ? -1 : text.lastIndexOf(lineBreak, leftLimit - lineBreak.length);
+  const e = text.indexOf(lineBreak, visibleAfter(text, to, CONTEXT_BEFORE));
   if ((b !== -1 && from - b > 2 * margin) || (e !== -1 && e - to > 2 * margin)) return undefined;
-  // With no blank line on a side, the window runs to that end of the text (exact too).
-  const windowStart = b === -1 ? 0 : visibleBefore(text, b, CONTEXT_BEFORE);
-  const windowEnd = e === -1 ? text.length : visibleAfter(text, e + 1, CONTEXT_AFTER);
+  // With no line break on a side, the window runs to that end of the text (exact too).
+  const windowStart = b === -1 ? 0 : visibleBefore(text, b, CONTEXT_BEFORE + slack);
+  const windowEnd = e === -1 ? text.length : visibleAfter(text, e + 1, slack + CONTEXT_AFTER);
   // Key blocks may hold blank lines (encrypted PEM headers): near one, the margin rule applies.
   const pem = text.indexOf('-----BEGIN ', Math.max(0, windowStart - margin));
   if (pem !== -1 && pem < windowEnd) return undefined;
@@ -71,8 +101,8 @@ function paragraphWindow(
 }
 
 /**
- * Findings of `text` near `[from, to)`. Usually the paragraphs around the change (see
- * paragraphWindow). Otherwise the text within 2 margins of it is scanned, and findings
+ * Findings of `text` near `[from, to)`. Usually the lines or paragraphs around the change (see
+ * lineWindow, paragraphWindow). Otherwise the text within 2 margins of it is scanned, and findings
  * within one margin kept. Those have their full context inside the scanned window (see
  * EDIT_MARGIN), so they are exactly what a scan of the whole text finds there; a finding near a
  * window edge could be an artefact of the cut (a long number cut to 16 digits) and is dropped.
@@ -84,13 +114,19 @@ function findingsNear(
   options: RedactOptions | undefined,
   margin: number,
 ): { findings: PiiFinding[]; rejected: PiiType[] } {
+  // Both windows are exact; the smaller one is scanned.
+  const lines = lineWindow(text, from, to, margin);
   const paragraphs = paragraphWindow(text, from, to, margin);
+  const bounded =
+    lines === undefined || (paragraphs !== undefined && paragraphs.windowEnd - paragraphs.windowStart < lines.windowEnd - lines.windowStart)
+      ? paragraphs
+      : lines;
   let windowStart: number;
   let windowEnd: number;
   let keepFrom: number;
   let keepTo: number;
-  if (paragraphs !== undefined) {
-    ({ windowStart, windowEnd, keepFrom, keepTo } = paragraphs);
+  if (bounded !== undefined) {
+    ({ windowStart, windowEnd, keepFrom, keepTo } = bounded);
   } else {
     // Margins count visible characters: invisible ones, which detectors skip, may pad a value.
     windowStart = visibleBefore(text, from, 2 * margin);

@@ -60,6 +60,27 @@ describe('US_SSN', () => {
   ])('does not report %j', (text) => {
     expect(found(text, 'US_SSN')).toEqual([]);
   });
+
+  // XXX-XXXXXX is both Presidio's SSN form and how some regions print phone numbers: a phone
+  // number only when a configured region prints these digits with just these groups.
+  it.each([
+    ['078-051121', 'DE prints it 07805 1121, BE 078 05 11 21'],
+    ['Her form says 078-051121.', 'in a sentence'],
+    ['536-904399 and 219-099998', 'two of them'],
+  ])('reports %j as an SSN, not a phone (%s)', (text) => {
+    const result = redact(text).findings;
+    expect(result.length).toBeGreaterThan(0);
+    expect(result.every((f) => f.type === 'US_SSN')).toBe(true);
+  });
+
+  it.each([
+    ['Berlin 030-123456', '030-123456'],
+    ['München 089-123456', '089-123456'],
+    ['Ancona 071-234567', '071-234567'],
+  ])('reports %j, printed as its region prints phone numbers, as a phone', (text, value) => {
+    expect(found(text, 'US_SSN')).toEqual([]);
+    expect(found(text, 'PHONE')).toEqual([value]);
+  });
 });
 
 describe('EMAIL, internationalised', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { redact } from '../../src/pii/index.js';
 import type { PiiType } from '../../src/pii/index.js';
+import { isNationalPhoneAsGrouped } from '../../src/pii/detectors/phone.js';
 
 /** The values `redact` reports for one type, as strings, so a test reads like the note it checks. */
 function found(text: string, type?: PiiType): string[] {
@@ -145,6 +146,21 @@ describe('US_SSN', () => {
     'Date 2024-03-15',
   ])('finds nothing in %j', (text) => {
     expect(found(text, 'US_SSN')).toEqual([]);
+  });
+});
+
+describe('national phone numbers as printed (isNationalPhoneAsGrouped)', () => {
+  it.each([
+    ['030-123456', ['DE'], true], // Berlin: 030 123456
+    ['030 123456', ['US', 'DE'], true],
+    ['07805-1121', ['DE'], true], // 07805 1121
+    ['078-051121', ['DE', 'BE'], false], // DE prints 07805 1121, BE 078 05 11 21
+    ['0780-51121', ['DE'], false],
+    ['030-123456', ['US', 'GB'], false], // valid in neither
+    ['089-1234567', ['DE'], true],
+    ['089-123-4567', ['DE'], false], // one group too many
+  ] as const)('%j in %j: %s', (raw, regions, expected) => {
+    expect(isNationalPhoneAsGrouped(raw, regions)).toBe(expected);
   });
 });
 

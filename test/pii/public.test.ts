@@ -1,7 +1,7 @@
 /**
  * Floors on public test data of other projects (test/pii/public/samples.jsonl: gitleaks rule
- * examples, Presidio recognizer tests, Braintree and Stripe test cards; libphonenumber's example
- * number of every region). bench/pii.ts prints the full table; this keeps the figures from sliding.
+ * examples, Presidio, Phileas and scrubadub recognizer tests, Braintree and Stripe test cards;
+ * libphonenumber's example number of every region). bench/pii.ts prints the full table; this keeps the figures from sliding.
  */
 import { describe, expect, it } from 'vitest';
 import { redact } from '../../src/pii/index.js';
@@ -26,6 +26,8 @@ describe('public test data', () => {
     for (const source of ['gitleaks', 'presidio', 'braintree', 'stripe', 'libphonenumber international', 'libphonenumber national']) {
       expect(counts.get(source), source).toBeGreaterThan(20);
     }
+    // The second and third sources of SSN (and e-mail) test cases are small.
+    for (const source of ['phileas', 'scrubadub']) expect(counts.get(source), source).toBeGreaterThan(4);
   });
 
   it.each([
@@ -33,11 +35,12 @@ describe('public test data', () => {
     ['IBAN', 1, 1],
     ['PHONE', 0.99, 0.97],
     ['IP_ADDRESS', 0.99, 0.97],
-    ['EMAIL', 1, 1],
-    // Presidio's 5-4 grouping (the ZIP+4 shape) and a 3-6 grouping that is a valid national phone number are knowingly missed (docs/pii.md).
-    ['US_SSN', 1, 0.71],
+    // scrubadub's "john at gmail.com" (an address spelt out) is knowingly missed (docs/pii.md).
+    ['EMAIL', 1, 0.88],
+    // Presidio's 5-4 grouping (the ZIP+4 shape, and a German phone number as Germans print it) is knowingly missed (docs/pii.md).
+    ['US_SSN', 1, 0.94],
     // The two misses are Sonar placeholders (alphabet runs); the false alarms are mostly real-looking keys gitleaks allow-lists by value.
-    ['SECRET', 0.85, 0.98],
+    ['SECRET', 0.86, 0.98],
   ] as const)('%s: precision >= %d, recall >= %d', (type, precision, recall) => {
     const t = byType(type);
     expect(t.precision).toBeGreaterThanOrEqual(precision);
@@ -50,7 +53,7 @@ describe('public test data', () => {
     expect(excluded.length).toBeLessThan(10);
     for (const s of excluded) {
       expect(s.excluded!.length, s.ref).toBeGreaterThan(40);
-      expect(samples.some((x) => x.text === s.text && x.type === s.type)).toBe(false);
+      expect(samples.some((x) => x.text === s.text && x.type === s.type && x.ref === s.ref)).toBe(false);
     }
   });
 

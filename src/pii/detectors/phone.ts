@@ -371,3 +371,27 @@ export function isValidPhone(raw: string, plus: boolean, digitCount: number, reg
   }
   return false;
 }
+
+/**
+ * Whether `raw` (digits in groups) is a valid national number of one of `regions` written with
+ * that region's own grouping: "030-123456" is how Berlin numbers are printed (030 123456), while
+ * "078-051121" is not how any of them prints 07805 1121 (DE) or 078 05 11 21 (BE). Used where the
+ * same digits could also be something else (an SSN's XXX-XXXXXX form): only the grouping a
+ * region's numbers are printed in makes them a phone number rather than the other.
+ */
+export function isNationalPhoneAsGrouped(raw: string, regions: readonly string[]): boolean {
+  const written = raw.split(/\D+/).filter((g) => g.length > 0);
+  const digits = written.join('');
+  const firstDigit = digits.charCodeAt(0) - 48;
+  for (const region of regions) {
+    if (!plausibleNational(region, firstDigit, digits.length)) continue;
+    const parsed = parsePhoneNumberFromString(raw, region as CountryCode);
+    if (parsed?.isValid() !== true) continue;
+    const printed = parsed
+      .formatNational()
+      .split(/\D+/)
+      .filter((g) => g.length > 0);
+    if (printed.join('') === digits && printed.length === written.length && printed.every((g, i) => g.length === written[i]?.length)) return true;
+  }
+  return false;
+}

@@ -284,7 +284,7 @@ function detectBundlerCredentials(text: string, out: Candidate[]): void {
   }
 }
 
-const BEARER = /\b(?:Bearer|Token|Basic)\s+([A-Za-z0-9._~+/-]{16,2048}=*)/g;
+const BEARER = /\b(?:Bearer|Token|Basic)[ \t]{1,8}([A-Za-z0-9._~+/-]{16,2048}=*)/g;
 
 function detectAuthHeaders(text: string, out: Candidate[]): void {
   BEARER.lastIndex = 0;

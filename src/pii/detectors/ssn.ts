@@ -1,6 +1,6 @@
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import type { Candidate, Detector } from '../types.js';
-import { IDENTIFIER_BEFORE, isValidPhone, PHONE_CONTEXT } from './phone.js';
+import { IDENTIFIER_BEFORE, isNationalPhoneAsGrouped, PHONE_CONTEXT } from './phone.js';
 
 export const SSN_PRIORITY = 60;
 
@@ -68,9 +68,10 @@ export const detectSsns: Detector = (text: string, config, out: Candidate[]) => 
       const before = text.slice(Math.max(0, start - 24), start);
       if (OTHER_NUMBER_BEFORE.test(before) || IDENTIFIER_BEFORE.test(before) || hasContextBefore(text, start, 24, PHONE_CONTEXT)) continue;
       if (knownInvalid(area + group + serial)) continue;
-      // "030-123456" is how Germans write a Berlin number: a 3-6 form that is a valid number of a
-      // configured region is a phone number (rare: this form alone reaches the parser).
-      if (dashed36 && isValidPhone(whole, false, 9, config.phoneRegions)) continue;
+      // "030-123456" is how Berlin numbers are printed: a 3-6 form that a configured region prints
+      // with just these groups is a phone number. A valid number printed otherwise there
+      // ("078-051121": 07805 1121 in Germany) is Presidio's SSN form (this form alone reaches the parser).
+      if (dashed36 && isNationalPhoneAsGrouped(whole, config.phoneRegions)) continue;
     }
     // "+1 555-12-3456"-like fragments inside longer numbers are not SSNs.
     if (isDigit(codeAt(text, start - 2)) && codeAt(text, start - 1) === 32 && !context) continue;
