@@ -8,6 +8,7 @@ import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf } from '../store/fence.js';
+import { meterHistory, type HistoryUsage } from './history-usage.js';
 
 import {
   DELETE_BATCH_KEYS as DELETE_BATCH,
@@ -469,6 +470,10 @@ export class StoreUserFiles implements UserFiles {
       this.ownVersions.delete(condition.ifMatch!);
       await this.store.delete(own).catch(() => undefined);
     }
+  }
+
+  historyUsage(pruneTo?: number): Promise<HistoryUsage | null> {
+    return this.history ? meterHistory(this.store, this.codec, pruneTo) : Promise.resolve(null);
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {
