@@ -47,7 +47,8 @@ export async function meterHistory(store: ObjectStore, codec: UserCodec, pruneTo
     bytes += size;
     versions += 1;
     // A file's versions list newest first: all but the first of each run may be pruned.
-    if (parsed.fileKey === lastFile && pruneTo !== undefined) candidates.push({ key: object.key, bytes: size, time: object.lastModified.getTime(), seq: parsed.seq });
+    if (parsed.fileKey === lastFile && pruneTo !== undefined)
+      candidates.push({ key: object.key, bytes: size, time: object.lastModified.getTime(), seq: parsed.seq });
     lastFile = parsed.fileKey;
   }
   if (pruneTo === undefined || bytes <= pruneTo) return { bytes, versions };

@@ -106,7 +106,7 @@ async function* versionGroups(ctx: HistoryContext, path: string): AsyncGenerator
 }
 
 /** A kept version, opened and checked against its key (its record's number must be the key's). */
-async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise<{ record: VersionInfo; data: Uint8Array } | null> {
+async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise<{ record: VersionInfo; data: Uint8Array; keptAt?: number } | null> {
   const object = await ctx.store.get(version.object.key);
   if (!object) return null; // dropped or expired meanwhile
   const record = openVersionRecord(ctx.codec, version.path, object.metadata, object.body);
@@ -124,6 +124,7 @@ async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise
       ...(record.end ? { end: record.end } : {}),
     },
     data,
+    ...(record.keptAt !== undefined ? { keptAt: record.keptAt } : {}),
   };
 }
 
@@ -176,8 +177,7 @@ async function restoreFile(
 ): Promise<{ action: RestoreAction; seq?: number }> {
   const path = group[0]!.path;
   ctx.files.noteNewestVersion(path, group[0]!.seq);
-  const chosen = group.find((v) => v.object.lastModified.getTime() <= asOf.getTime());
-  const target = chosen ? await openVersion(ctx, chosen) : null;
+  const target = await versionAt(ctx, group, asOf);
   const wanted = target && !target.record.end ? target.data : null;
   for (let attempt = 0; attempt < RESTORE_ATTEMPTS; attempt++) {
     const current = await currentState(ctx, path);
@@ -200,6 +200,22 @@ async function restoreFile(
     }
   }
   return { action: 'conflict' };
+}
+
+/**
+ * The version of one file that was newest at `asOf`, by when the store kept it: its LastModified,
+ * or, for a version re-keying rewrote (src/crypto/rekey.ts), the time its record says the store
+ * first kept it. A version listed as kept by `asOf` was (a rewrite only moves the time later); one
+ * listed after it is opened to see whether it was rewritten (one GET each, newest first, and at most
+ * the file's versions).
+ */
+async function versionAt(ctx: HistoryContext, group: ListedVersion[], asOf: Date): Promise<{ record: VersionInfo; data: Uint8Array } | null> {
+  for (const version of group) {
+    if (version.object.lastModified.getTime() <= asOf.getTime()) return openVersion(ctx, version);
+    const opened = await openVersion(ctx, version);
+    if (opened?.keptAt !== undefined && opened.keptAt <= asOf.getTime()) return opened;
+  }
+  return null;
 }
 
 /**
