@@ -268,12 +268,16 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
     const fileTags: Record<string, string> = { [TTL_CLASS_TAG_KEY]: 'default' };
     const fileRules = lifecycleRules().filter((r) => {
       const filters = (r.TagFilters ?? []) as Array<{ Key: string; Value: string }>;
-      return 'memvault/u/0123abcd/f/bmFtZQ'.startsWith(String(r.Prefix ?? '')) && filters.every((f) => fileTags[f.Key] === f.Value) && r.ExpirationInDays !== undefined;
+      return (
+        'memvault/u/0123abcd/f/bmFtZQ'.startsWith(String(r.Prefix ?? '')) &&
+        filters.every((f) => fileTags[f.Key] === f.Value) &&
+        r.ExpirationInDays !== undefined
+      );
     });
     expect(fileRules.map((r) => r.Id)).toEqual(['memvault-ttl-default']);
   });
 
-  it('the history rule follows historyRetentionDays (the vault\'s history.retentionDays)', () => {
+  it("the history rule follows historyRetentionDays (the vault's history.retentionDays)", () => {
     const { template } = synth({ historyRetentionDays: 90 });
     const [, bucket] = resourcesOf(template, 'AWS::S3::Bucket').find(([, r]) => JSON.stringify(r).includes('memvault-history'))!;
     const rules = ((bucket.Properties as Json).LifecycleConfiguration as { Rules: Json[] }).Rules;
