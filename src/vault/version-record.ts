@@ -47,7 +47,7 @@ export interface VersionRecord {
  * a tombstone) takes the writer's clock times 1,000, and never less than one past what this process
  * issued. A path's numbers therefore grow with every change, across deletes and re-creates.
  */
-const SEQ_PER_MS = 1000;
+export const SEQ_PER_MS = 1000;
 let lastIssued = 0;
 
 export function clockSeq(): number {
