@@ -254,6 +254,36 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
     expect(lifecycleRules().filter((r) => r.TagFilters !== undefined)).toHaveLength(4);
   });
 
+  it('a kept version (under u/, tagged memvault-history=version and nothing else) is expired by the history rule alone, never by a TTL class rule', () => {
+    // A version key of the default layout; the object carries exactly the history tag (src/vault/store-user-files.ts, src/crypto/rekey.ts).
+    const key = 'memvault/u/0123abcd/v/bmFtZQ/@9007199254740990';
+    const tags: Record<string, string> = { 'memvault-history': 'version' };
+    const expiring = lifecycleRules().filter((r) => {
+      const filters = (r.TagFilters ?? []) as Array<{ Key: string; Value: string }>;
+      const matches = key.startsWith(String(r.Prefix ?? '')) && filters.every((f) => tags[f.Key] === f.Value);
+      return matches && r.ExpirationInDays !== undefined;
+    });
+    expect(expiring.map((r) => [r.Id, r.ExpirationInDays])).toEqual([['memvault-history', 30]]);
+    // And a current file (TTL class tag only) is never expired by the history rule.
+    const fileTags: Record<string, string> = { [TTL_CLASS_TAG_KEY]: 'default' };
+    const fileRules = lifecycleRules().filter((r) => {
+      const filters = (r.TagFilters ?? []) as Array<{ Key: string; Value: string }>;
+      return (
+        'memvault/u/0123abcd/f/bmFtZQ'.startsWith(String(r.Prefix ?? '')) &&
+        filters.every((f) => fileTags[f.Key] === f.Value) &&
+        r.ExpirationInDays !== undefined
+      );
+    });
+    expect(fileRules.map((r) => r.Id)).toEqual(['memvault-ttl-default']);
+  });
+
+  it("the history rule follows historyRetentionDays (the vault's history.retentionDays)", () => {
+    const { template } = synth({ historyRetentionDays: 90 });
+    const [, bucket] = resourcesOf(template, 'AWS::S3::Bucket').find(([, r]) => JSON.stringify(r).includes('memvault-history'))!;
+    const rules = ((bucket.Properties as Json).LifecycleConfiguration as { Rules: Json[] }).Rules;
+    expect(rules.filter((r) => r.Id === 'memvault-history').map((r) => r.ExpirationInDays)).toEqual([90]);
+  });
+
   it('turns Object Lock on for the audit bucket with the configured default retention', () => {
     expect(bucketProps(auditBucketId).ObjectLockEnabled).toBe(true);
     expect(bucketProps(auditBucketId).ObjectLockConfiguration).toEqual({
@@ -556,6 +586,8 @@ describe('MemvaultStorage options', () => {
     [{ memoryPrefix: 'no-trailing-slash' }, /memoryPrefix must be/],
     [{ memoryPrefix: '/leading/' }, /memoryPrefix must be/],
     [{ auditRetentionDays: 1.5 }, /auditRetentionDays must be a whole number/],
+    [{ historyRetentionDays: 0 }, /historyRetentionDays must be a whole number/],
+    [{ historyRetentionDays: 2.5 }, /historyRetentionDays must be a whole number/],
     [{ sweeper: { kind: 'fargate', imageUri: ' ', vpc: undefined as unknown as ec2.IVpc } }, /sweeper.imageUri must not be empty/],
     [{ sweeper: { kind: 'fargate', imageUri: IMAGE, vpc: undefined as unknown as ec2.IVpc } }, /sweeper.vpc is required/],
     [{ keyAlias: 'memvault' }, /keyAlias must be 'alias\//],

@@ -17,12 +17,20 @@
  * grace) after the record's last write found no object under it: no stale instance can write one
  * after that. A crash anywhere leaves every object readable (each put is atomic, and the record
  * holds every version an object may carry); running again continues.
+ *
+ * File history (docs/versions.md) is re-sealed with the files: every kept version under
+ * `u/{uid}/v/` gets its body re-sealed and its version record (which binds the body by its hash)
+ * opened, given the new body's hash, and sealed again under the new key version, in the same one
+ * put (If-Match), so each version is whole under the old or the new key. The record keeps its
+ * number, actor and time, and gains the time the store first kept the version (`k`), since the
+ * rewrite moves the object's LastModified that a restore otherwise goes by. A current file's own
+ * record is re-sealed the same way.
  */
 import { randomFillSync } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
 import { markerOf } from '../store/fence.js';
-import { userHistoryPrefix } from '../store/layout.js';
+import { HISTORY_TAG_KEY, HISTORY_TAG_VALUE, parseVersionKey, userHistoryPrefix } from '../store/layout.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import {
   contentKeyVersion,
@@ -40,6 +48,7 @@ import { isUid, iterateUsers, userFilesPrefix, userKeyKey } from './layout.js';
 import { loadSodium } from './sodium.js';
 import { authenticUserRecord, newSecret, openRecordVersions, type DeploymentBinding } from './wrapped-secret.js';
 import { openDeployment } from './operations.js';
+import { bodyHashOf, VERSION_METADATA, versionRecordPath } from './version-record-format.js';
 
 /** Default settle time: the default key-cache age (10 minutes) plus a minute for the wipe grace and clock skew. */
 export const DEFAULT_REKEY_SETTLE_MS = 11 * 60_000;
@@ -215,7 +224,6 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
   const settleMs = ctx.settleMs ?? DEFAULT_REKEY_SETTLE_MS;
   const report = (progress: Omit<RekeyProgress, 'uid'>) => ctx.onProgress?.({ uid, ...progress });
 
-  await refuseWithHistory(ctx, uid);
   const started = await startVersion(ctx, uid);
   let resealed = 0;
   for (;;) {
@@ -239,8 +247,6 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
     // Every object is current. Drop only if this pass began after every instance must have re-read the record.
     const settlesAt = read.lastModified.getTime() + settleMs;
     if (passStartedAt >= settlesAt) {
-      // A history version written meanwhile (an instance with history on) is sealed under an older version: keep them.
-      await refuseWithHistory(ctx, uid);
       report({ phase: 'drop', keyVersion: record.keyVersion, scanned: pass.current + pass.skipped, resealed });
       await dropOlderVersions(ctx, uid, record.keyVersion);
       report({ phase: 'done', keyVersion: record.keyVersion, scanned: pass.current + pass.skipped, resealed });
@@ -251,21 +257,6 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
     if (!(ctx.wait ?? true)) return { ...result, settlesAt: at };
     await sleep(Math.max(0, settlesAt - now()));
   }
-}
-
-/**
- * File history (docs/versions.md) keeps sealed versions under `u/{uid}/v/`, each with a version
- * record bound to the body it describes; a re-seal pass covers only the user's files, so dropping
- * the old key version would make that history unreadable (and re-sealing a current file would break
- * its record's body hash). Until re-keying re-seals history too, it refuses such a user before it
- * writes anything, and again before it drops a version (history may have been written meanwhile).
- */
-const REKEY_WITH_HISTORY =
-  'This user has file history (docs/versions.md), which re-keying does not re-seal yet: nothing was re-keyed, the current key version stays. Drop or let the history expire first.';
-
-async function refuseWithHistory(ctx: Context, uid: string): Promise<void> {
-  const page = await ctx.store.list(userHistoryPrefix(uid), { maxKeys: 1 });
-  if (page.objects.length > 0) throw new MemvaultError('CONFIG', REKEY_WITH_HISTORY);
 }
 
 /** Write the next key version, unless one is under way (or continueOnly). Returns whether it did. */
@@ -316,14 +307,17 @@ async function resealPass(ctx: Context, uid: string, record: KeyRecord, progress
   }
   const counts: PassCounts = { resealed: 0, current: 0, skipped: 0, expired: 0, failed: 0, conflicts: 0 };
   const access = await ctx.accessFor?.(uid);
-  const prefix = userFilesPrefix(uid);
+  const files = userFilesPrefix(uid);
   let scanned = 0;
   try {
-    for await (const object of listAll(ctx.store, prefix)) {
-      const outcome = await resealObject(ctx, uid, keyring, object.key, object.key.slice(prefix.length), access);
-      counts[outcome] += 1;
-      scanned += 1;
-      progress(scanned, counts.resealed);
+    // The files, then their history (a version written meanwhile under an older key is found by a later pass).
+    for (const prefix of [files, userHistoryPrefix(uid)]) {
+      for await (const object of listAll(ctx.store, prefix)) {
+        const outcome = await resealObject(ctx, uid, keyring, object.key, access);
+        counts[outcome] += 1;
+        scanned += 1;
+        progress(scanned, counts.resealed);
+      }
     }
   } finally {
     wipeKeyring(keyring);
@@ -342,38 +336,106 @@ function pathOf(keys: UserKeys, name: string): string | null {
   return path === MEMORIES_ROOT ? null : path;
 }
 
-async function resealObject(
+/** Every kept version carries the history tag (the CDK construct's lifecycle rule filters on it), never a TTL class. */
+const VERSION_TAGS = { [HISTORY_TAG_KEY]: HISTORY_TAG_VALUE };
+
+/** Where a listed key lives: a file (its name below f/) or a kept version of one (docs/versions.md). */
+function placeOf(uid: string, key: string): { name: string; version: boolean } | null {
+  const files = userFilesPrefix(uid);
+  if (key.startsWith(files)) return { name: key.slice(files.length), version: false };
+  const parsed = parseVersionKey(uid, key);
+  return parsed ? { name: parsed.fileKey.slice(files.length), version: true } : null;
+}
+
+const randomNonce = () => randomFillSync(new Uint8Array(NONCE_BYTES));
+
+/**
+ * Re-seal one sealed value under the current key: unchanged when it is current already, null when
+ * its version is not in the record or it does not open (INTEGRITY: left alone, the pass fails closed).
+ */
+function resealed(
   ctx: Context,
   uid: string,
   keyring: UserKeyring,
-  key: string,
-  name: string,
-  access: RekeyAccess | undefined,
-): Promise<keyof PassCounts> {
-  const tags = access?.writeTags;
-  const path = pathOf(keyring.current, name);
-  if (path === null) return 'skipped';
+  path: string,
+  sealed: Uint8Array,
+  change?: (plain: Uint8Array) => Uint8Array,
+): Uint8Array | null {
+  const version = contentKeyVersion(sealed);
+  if (version === keyring.current.keyVersion && !change) return sealed;
+  const keys = version === null ? undefined : keyring.byVersion.get(version);
+  if (!keys) return null;
+  let plaintext: Uint8Array;
+  try {
+    plaintext = openContent(keys, ctx.binding.deploymentId, uid, path, sealed);
+  } catch {
+    return null;
+  }
+  const changed = change ? change(plaintext) : plaintext;
+  const out = sealContentWithNonce(keyring.current, ctx.binding.deploymentId, uid, path, changed, randomNonce());
+  ctx.wipe(plaintext);
+  return out;
+}
+
+/**
+ * A version record for the re-sealed body: the same number, actor, time and end, the new body's
+ * hash, and when the store first kept the version (set once; a later re-key keeps it). Null when the
+ * record does not open or does not describe the body it sits on (left alone: fail closed).
+ */
+function resealedRecord(
+  ctx: Context,
+  uid: string,
+  keyring: UserKeyring,
+  path: string,
+  stored: { body: Uint8Array; lastModified: Date },
+  sealedRecord: string,
+  newBody: Uint8Array,
+  version: boolean,
+): string | null {
+  let broken = false;
+  const out = resealed(ctx, uid, keyring, versionRecordPath(path), Buffer.from(sealedRecord, 'base64url'), (plain) => {
+    let record: Record<string, unknown>;
+    try {
+      record = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(plain)) as Record<string, unknown>;
+    } catch {
+      broken = true;
+      return plain;
+    }
+    if (typeof record !== 'object' || record === null || record['h'] !== bodyHashOf(stored.body)) {
+      broken = true;
+      return plain;
+    }
+    const next = { ...record, h: bodyHashOf(newBody), ...(version && record['k'] === undefined ? { k: stored.lastModified.getTime() } : {}) };
+    return new TextEncoder().encode(JSON.stringify(next));
+  });
+  return out === null || broken ? null : Buffer.from(out).toString('base64url');
+}
+
+async function resealObject(ctx: Context, uid: string, keyring: UserKeyring, key: string, access: RekeyAccess | undefined): Promise<keyof PassCounts> {
+  const place = placeOf(uid, key);
+  const path = place === null ? null : pathOf(keyring.current, place.name);
+  if (place === null || path === null) return 'skipped';
+  // A version is never idle-expired (its age is the history's retention) and carries the history tag.
+  const tags = place.version ? VERSION_TAGS : access?.writeTags;
   const current = keyring.current;
   for (let attempt = 1; attempt <= (ctx.maxAttemptsPerObject ?? 5); attempt++) {
     const stored = await ctx.store.get(key);
     if (!stored) return 'skipped'; // deleted since the listing
+    const sealedRecord = stored.metadata[VERSION_METADATA];
     // A fence marker holds no content (its file moved or is being deleted); an expired file is left to the sweeper.
-    if (markerOf(stored.metadata) || stored.body.byteLength === 0) return 'skipped';
-    if (access?.isExpired?.(stored.lastModified)) return 'expired';
-    const version = contentKeyVersion(stored.body);
-    if (version === current.keyVersion) return 'current';
-    const keys = version === null ? undefined : keyring.byVersion.get(version);
-    if (!keys) return 'failed';
-    let plaintext: Uint8Array;
+    // An empty version is a tombstone: only its record is sealed.
+    if (markerOf(stored.metadata) || (stored.body.byteLength === 0 && !(place.version && sealedRecord !== undefined))) return 'skipped';
+    if (!place.version && access?.isExpired?.(stored.lastModified)) return 'expired';
+    const bodyCurrent = stored.body.byteLength === 0 || contentKeyVersion(stored.body) === current.keyVersion;
+    const recordCurrent = sealedRecord === undefined || contentKeyVersion(Buffer.from(sealedRecord, 'base64url')) === current.keyVersion;
+    if (bodyCurrent && recordCurrent) return 'current';
+    const body = stored.body.byteLength === 0 ? stored.body : resealed(ctx, uid, keyring, path, stored.body);
+    if (body === null) return 'failed';
+    const record = sealedRecord === undefined ? undefined : resealedRecord(ctx, uid, keyring, path, stored, sealedRecord, body, place.version);
+    if (record === null) return 'failed';
+    const metadata = record === undefined ? stored.metadata : { ...stored.metadata, [VERSION_METADATA]: record };
     try {
-      plaintext = openContent(keys, ctx.binding.deploymentId, uid, path, stored.body);
-    } catch {
-      return 'failed';
-    }
-    const sealed = sealContentWithNonce(current, ctx.binding.deploymentId, uid, path, plaintext, randomFillSync(new Uint8Array(NONCE_BYTES)));
-    ctx.wipe(plaintext);
-    try {
-      await ctx.store.put(key, sealed, { ifMatch: stored.etag, metadata: stored.metadata, ...(tags ? { tags } : {}) });
+      await ctx.store.put(key, body, { ifMatch: stored.etag, metadata, ...(tags ? { tags } : {}) });
       return 'resealed';
     } catch (e) {
       if (!(e instanceof PreconditionFailedError)) throw e;

@@ -57,7 +57,7 @@ export interface PiiDecision {
   rejected?: PiiType[];
 }
 
-export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'view_chars';
+export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'history_bytes' | 'view_chars';
 
 /** What the quota decided for one command (`quota`). */
 export type QuotaDecision =

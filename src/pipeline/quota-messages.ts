@@ -26,6 +26,10 @@ export const quotaMessages = {
     `Error: Quota exceeded (files per user): creating ${path} would make ${n(files + 1)} files, over the limit of ${n(limit)} files ` +
     `(there are ${n(files)}, ${n(Math.max(0, limit - files))} left). Nothing was written. Delete or merge files you no longer need, ` +
     `or add this to an existing file, then try again.`,
+  historyBytes: (command: string, newBytes: number, used: number, limit: number) =>
+    `Error: Quota exceeded (file history per user): this ${command} would keep a version of ${n(newBytes)} bytes, but the newest versions of the ` +
+    `user's files already hold ${n(used)} of the ${n(limit)} bytes the history may keep, and none of them may be dropped. Nothing was written. ` +
+    `Delete files you no longer need, then try again.`,
   viewCapped: (cap: number, lastLine: number | null) =>
     lastLine === null
       ? `[Output capped at ${n(cap)} characters. View a subdirectory, or a file with view_range, to see the rest.]`

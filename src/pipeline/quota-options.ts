@@ -10,6 +10,12 @@ export interface QuotaOptions {
   maxUserBytes?: number;
   /** Files a user may have. */
   maxUserFiles?: number;
+  /**
+   * With file history on (docs/versions.md, "Quotas"): plaintext bytes the user's kept versions may
+   * hold, the current versions included (default 4 x maxUserBytes). A write that would pass it drops
+   * the oldest versions first; it is refused only when the newest versions alone leave no room.
+   */
+  maxHistoryBytes?: number;
   /** Characters of file text one view returns before it says how to page. Also `limits.viewChars`. */
   viewChars?: number;
   /** Hard cap on everything one view returns (line numbers and notices included). */
@@ -26,12 +32,18 @@ export interface QuotaOptions {
   onInternalError?: (error: unknown, ctx: CommandContext) => void;
 }
 
+/** The history's default allowance, in multiples of the user's byte quota (docs/versions.md, "Quotas"). */
+export const HISTORY_ALLOWANCE_FACTOR = 4;
+/** Pruning brings the history down to this share of its allowance, so that the next writes do not prune again at once. */
+export const HISTORY_PRUNE_TO = 0.75;
+
 export type ResolvedQuota = Required<Omit<QuotaOptions, 'now' | 'onInternalError'>>;
 
 export const DEFAULT_QUOTA: ResolvedQuota = {
   maxFileBytes: DEFAULT_LIMITS.maxFileBytes,
   maxUserBytes: 64 * 1024 * 1024,
   maxUserFiles: 5_000,
+  maxHistoryBytes: 4 * 64 * 1024 * 1024,
   viewChars: DEFAULT_LIMITS.viewChars,
   maxViewOutputChars: 2 * DEFAULT_LIMITS.viewChars,
   refreshAfterMs: 60_000,
@@ -51,6 +63,7 @@ export function resolveQuota(options: QuotaOptions = {}): ResolvedQuota {
     resolved[key] = value;
   }
   if (options.viewChars !== undefined && options.maxViewOutputChars === undefined) resolved.maxViewOutputChars = 2 * resolved.viewChars;
+  if (options.maxHistoryBytes === undefined) resolved.maxHistoryBytes = HISTORY_ALLOWANCE_FACTOR * resolved.maxUserBytes;
   if (resolved.maxViewOutputChars < resolved.viewChars + 200) {
     throw new MemvaultError('CONFIG', 'memvault: quota option maxViewOutputChars must leave room for viewChars of text plus line numbers');
   }

@@ -2,7 +2,8 @@ import type { MemoryCommand } from '../tool/types.js';
 import type { CommandContext } from './context.js';
 import type { QuotaDecision, QuotaRule } from './decisions.js';
 import { QuotaExceededError, quotaMessages } from './quota-messages.js';
-import type { ResolvedQuota } from './quota-options.js';
+import { HISTORY_PRUNE_TO, type ResolvedQuota } from './quota-options.js';
+import type { UserFiles } from '../vault/user-files.js';
 import type { UserUsage } from './quota-usage.js';
 
 /**
@@ -16,6 +17,8 @@ export interface Reservation {
   files: number;
   delta: number;
   newFile: boolean;
+  /** Bytes the write's kept version adds to the history (0 with history off). */
+  history: number;
 }
 
 /** One command's view of one user's usage. */
@@ -62,23 +65,48 @@ export class QuotaRun {
       if (delta > 0 && used + delta > l.maxUserBytes) {
         this.refuse(quotaMessages.userBytes(this.command.command, delta, used, l.maxUserBytes), { rule: 'user_bytes', limit: l.maxUserBytes, used, delta });
       }
+      if (this.historyWouldOverflow(newBytes)) {
+        const kept = u.historyBytes! + u.pendingHistoryBytes;
+        this.refuse(quotaMessages.historyBytes(this.command.command, newBytes, kept, l.maxHistoryBytes), {
+          rule: 'history_bytes',
+          limit: l.maxHistoryBytes,
+          used: kept,
+          delta: newBytes,
+        });
+      }
       this.decide({ checked: true, rule: 'user_bytes', limit: l.maxUserBytes, used, delta, allowed: true });
     }
-    const reservation = { bytes: Math.max(0, delta), files: newFile ? 1 : 0, delta, newFile };
+    const history = u.historyBytes === null ? 0 : newBytes;
+    const reservation = { bytes: Math.max(0, delta), files: newFile ? 1 : 0, delta, newFile, history };
     u.pendingBytes += reservation.bytes;
     u.pendingFiles += reservation.files;
+    u.pendingHistoryBytes += history;
     return reservation;
+  }
+
+  /** Whether the version a write of `newBytes` keeps would take the history past its allowance (never with history off). */
+  historyWouldOverflow(newBytes: number): boolean {
+    const u = this.usage;
+    return this.command.command !== 'rename' && u.historyBytes !== null && u.historyBytes + u.pendingHistoryBytes + newBytes > this.limits.maxHistoryBytes;
+  }
+
+  /** Drop the oldest versions down to the low-water mark (history-usage.ts), and take the count the listing found. */
+  async pruneHistory(files: UserFiles): Promise<void> {
+    const left = await files.historyUsage?.(Math.floor(this.limits.maxHistoryBytes * HISTORY_PRUNE_TO));
+    if (left) this.usage.historyBytes = left.bytes;
   }
 
   release(r: Reservation): void {
     this.usage.pendingBytes -= r.bytes;
     this.usage.pendingFiles -= r.files;
+    this.usage.pendingHistoryBytes -= r.history;
   }
 
   commit(r: Reservation): void {
     this.release(r);
     this.usage.bytes += r.delta;
     this.usage.files += r.files;
+    if (this.usage.historyBytes !== null) this.usage.historyBytes += r.history;
     if (this.command.command !== 'rename') this.usage.writesSinceRefresh += 1;
   }
 

@@ -15,6 +15,9 @@ export interface UserUsage {
   /** Reserved by writes in flight. */
   pendingBytes: number;
   pendingFiles: number;
+  /** Plaintext bytes of the user's kept versions (null: history off), and what writes in flight will add. */
+  historyBytes: number | null;
+  pendingHistoryBytes: number;
   refreshedAt: number;
   writesSinceRefresh: number;
   /** Set when a change of unknown size happened: list again before the next check. */
@@ -60,6 +63,8 @@ export class UsageCache {
       files: 0,
       pendingBytes: 0,
       pendingFiles: 0,
+      historyBytes: null,
+      pendingHistoryBytes: 0,
       refreshedAt: 0,
       writesSinceRefresh: 0,
       stale: false,
@@ -91,7 +96,9 @@ export class UsageCache {
         bytes += file.size;
         files += 1;
       }
-      Object.assign(u, { bytes, files, refreshedAt: this.now(), writesSinceRefresh: 0, stale: false, loaded: true });
+      // The history is counted apart (its own allowance): null when the files keep none.
+      const historyBytes = (await ctx.files.historyUsage?.())?.bytes ?? null;
+      Object.assign(u, { bytes, files, historyBytes, refreshedAt: this.now(), writesSinceRefresh: 0, stale: false, loaded: true });
     } finally {
       release();
     }

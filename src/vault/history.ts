@@ -19,7 +19,7 @@ import { forEachLimit } from '../util/concurrency.js';
 import { NameConflictError } from './names.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { StoreUserFiles } from './store-user-files.js';
-import { openVersionRecord, type VersionActor, type VersionEnd } from './version-record.js';
+import { openVersionRecord, SEQ_PER_MS, type VersionActor, type VersionEnd } from './version-record.js';
 
 export interface HistoryContext {
   store: ObjectStore;
@@ -106,7 +106,7 @@ async function* versionGroups(ctx: HistoryContext, path: string): AsyncGenerator
 }
 
 /** A kept version, opened and checked against its key (its record's number must be the key's). */
-async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise<{ record: VersionInfo; data: Uint8Array } | null> {
+async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise<{ record: VersionInfo; data: Uint8Array; keptAt?: number } | null> {
   const object = await ctx.store.get(version.object.key);
   if (!object) return null; // dropped or expired meanwhile
   const record = openVersionRecord(ctx.codec, version.path, object.metadata, object.body);
@@ -124,6 +124,7 @@ async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise
       ...(record.end ? { end: record.end } : {}),
     },
     data,
+    ...(record.keptAt !== undefined ? { keptAt: record.keptAt } : {}),
   };
 }
 
@@ -176,8 +177,7 @@ async function restoreFile(
 ): Promise<{ action: RestoreAction; seq?: number }> {
   const path = group[0]!.path;
   ctx.files.noteNewestVersion(path, group[0]!.seq);
-  const chosen = group.find((v) => v.object.lastModified.getTime() <= asOf.getTime());
-  const target = chosen ? await openVersion(ctx, chosen) : null;
+  const target = await versionAt(ctx, group, asOf);
   const wanted = target && !target.record.end ? target.data : null;
   for (let attempt = 0; attempt < RESTORE_ATTEMPTS; attempt++) {
     const current = await currentState(ctx, path);
@@ -200,6 +200,31 @@ async function restoreFile(
     }
   }
   return { action: 'conflict' };
+}
+
+/**
+ * A version numbered past `asOf` by more than this was made after it (a number is never above its
+ * writer's clock x 1,000: version-record.ts). The margin allows for a writer's clock ahead of the
+ * store's; a re-keyed version made less than a writer's skew beyond it before `asOf` may be passed over.
+ */
+const SEQ_CLOCK_MARGIN_MS = 2_000;
+
+/**
+ * The version of one file that was newest at `asOf`, by when the store kept it: its LastModified,
+ * or, for a version re-keying rewrote (src/crypto/rekey.ts), the time its record says the store
+ * first kept it. A version listed as kept by `asOf` was (a rewrite only moves the time later). One
+ * listed after it was made after it when its number says so (clock-numbered versions: creates,
+ * overwrites, tombstones); otherwise (an edit, numbered one past what it replaced) it is opened to
+ * see whether it was rewritten: one GET each, newest first, at most the file's versions.
+ */
+async function versionAt(ctx: HistoryContext, group: ListedVersion[], asOf: Date): Promise<{ record: VersionInfo; data: Uint8Array } | null> {
+  for (const version of group) {
+    if (version.object.lastModified.getTime() <= asOf.getTime()) return openVersion(ctx, version);
+    if (version.seq / SEQ_PER_MS > asOf.getTime() + SEQ_CLOCK_MARGIN_MS) continue;
+    const opened = await openVersion(ctx, version);
+    if (opened?.keptAt !== undefined && opened.keptAt <= asOf.getTime()) return opened;
+  }
+  return null;
 }
 
 /**

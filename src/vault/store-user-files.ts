@@ -8,6 +8,7 @@ import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf, newFenceId, REAP_DEADLINE_MS, REAPING_BODY_BYTES, REAPING_WAIT_MS, reapingBody } from '../store/fence.js';
+import { meterHistory, type HistoryUsage } from './history-usage.js';
 
 import {
   DELETE_BATCH_KEYS as DELETE_BATCH,
@@ -564,6 +565,10 @@ export class StoreUserFiles implements UserFiles {
     // create replaces it or the sweeper removes it.
     if (performance.now() - began > REAP_DEADLINE_MS) return;
     await this.store.delete(key);
+  }
+
+  historyUsage(pruneTo?: number): Promise<HistoryUsage | null> {
+    return this.history ? meterHistory(this.store, this.codec, pruneTo) : Promise.resolve(null);
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {

@@ -6,6 +6,7 @@
  * Directories are implicit, as in S3: a directory exists while at least one file lies below it.
  * `/memories` always exists.
  */
+import type { HistoryUsage } from './history-usage.js';
 export { PreconditionFailedError } from '../store/port.js';
 
 export interface FileVersion {
@@ -94,4 +95,9 @@ export interface UserFiles {
   remove(path: string, condition?: { ifMatch?: string }): Promise<void>;
   /** Delete many files at once (batched: one request per 1,000 on S3). Returns paths that failed. */
   removeMany(paths: string[]): Promise<{ failed: string[] }>;
+  /**
+   * With history on: what the user's kept versions hold (one LIST per 1,000), after pruning the
+   * oldest down to `pruneTo` bytes when given (src/vault/history-usage.ts); null with history off.
+   */
+  historyUsage?(pruneTo?: number): Promise<HistoryUsage | null>;
 }

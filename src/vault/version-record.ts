@@ -11,13 +11,11 @@
  *
  * Under the plain codec (tests, benchmarks) the record is readable JSON, like the content itself.
  */
-import { createHash } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import type { UserCodec } from '../crypto/user-codec.js';
-import { MEMORY_ROOT } from './paths.js';
+import { bodyHashOf, VERSION_METADATA, versionRecordPath as recordPath } from '../crypto/version-record-format.js';
 
-/** Object metadata field of the sealed version record (base64url). */
-export const VERSION_METADATA = 'memvault-version';
+export { bodyHashOf, VERSION_METADATA };
 
 /** Who made a version: the model through the tool, the host through files(), a restore, the sweeper. */
 export type VersionActor = 'model' | 'host' | 'restore' | 'sweeper';
@@ -36,6 +34,11 @@ export interface VersionRecord {
   bodyHash: string;
   /** Present on a tombstone: the file ended here. */
   end?: VersionEnd;
+  /**
+   * When the store first kept this version (ms), set by re-keying when it rewrites the version
+   * (src/crypto/rekey.ts): the rewrite moves the object's LastModified, which is otherwise that time.
+   */
+  keptAt?: number;
 }
 
 /**
@@ -44,7 +47,7 @@ export interface VersionRecord {
  * a tombstone) takes the writer's clock times 1,000, and never less than one past what this process
  * issued. A path's numbers therefore grow with every change, across deletes and re-creates.
  */
-const SEQ_PER_MS = 1000;
+export const SEQ_PER_MS = 1000;
 let lastIssued = 0;
 
 export function clockSeq(): number {
@@ -57,17 +60,15 @@ export function nextSeq(previous: number): number {
   return previous + 1;
 }
 
-export function bodyHashOf(body: Uint8Array): string {
-  return createHash('sha256').update(body).digest('base64url');
-}
-
-/** The path a file's version records are sealed for (never a file: the reserved directory is refused to the model). */
-function recordPath(path: string): string {
-  return `${MEMORY_ROOT}/.memvault/version${path.slice(MEMORY_ROOT.length)}`;
-}
-
 export function sealVersionRecord(codec: UserCodec, path: string, record: VersionRecord): string {
-  const json = JSON.stringify({ s: record.seq, a: record.actor, t: record.time, h: record.bodyHash, ...(record.end ? { d: record.end } : {}) });
+  const json = JSON.stringify({
+    s: record.seq,
+    a: record.actor,
+    t: record.time,
+    h: record.bodyHash,
+    ...(record.end ? { d: record.end } : {}),
+    ...(record.keptAt !== undefined ? { k: record.keptAt } : {}),
+  });
   return Buffer.from(codec.seal(recordPath(path), new TextEncoder().encode(json))).toString('base64url');
 }
 
@@ -90,13 +91,13 @@ function damagedRecord(): MemvaultError {
 export function openVersionRecord(codec: UserCodec, path: string, metadata: Record<string, string>, body: Uint8Array): VersionRecord | undefined {
   const sealed = metadata[VERSION_METADATA];
   if (sealed === undefined) return undefined;
-  let value: { s?: unknown; a?: unknown; t?: unknown; h?: unknown; d?: unknown };
+  let value: { s?: unknown; a?: unknown; t?: unknown; h?: unknown; d?: unknown; k?: unknown };
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(codec.open(recordPath(path), Buffer.from(sealed, 'base64url')))) as typeof value;
   } catch {
     throw damagedRecord();
   }
-  const { s, a, t, h, d } = value;
+  const { s, a, t, h, d, k } = value;
   if (
     typeof s !== 'number' ||
     !Number.isSafeInteger(s) ||
@@ -104,10 +105,18 @@ export function openVersionRecord(codec: UserCodec, path: string, metadata: Reco
     typeof t !== 'number' ||
     typeof h !== 'string' ||
     !ACTORS.includes(a as VersionActor) ||
-    (d !== undefined && !ENDS.includes(d as VersionEnd))
+    (d !== undefined && !ENDS.includes(d as VersionEnd)) ||
+    (k !== undefined && (typeof k !== 'number' || !Number.isSafeInteger(k)))
   ) {
     throw damagedRecord();
   }
   if (h !== bodyHashOf(body)) throw damagedRecord();
-  return { seq: s, actor: a as VersionActor, time: t, bodyHash: h, ...(d !== undefined ? { end: d as VersionEnd } : {}) };
+  return {
+    seq: s,
+    actor: a as VersionActor,
+    time: t,
+    bodyHash: h,
+    ...(d !== undefined ? { end: d as VersionEnd } : {}),
+    ...(k !== undefined ? { keptAt: k } : {}),
+  };
 }

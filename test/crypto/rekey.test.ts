@@ -24,7 +24,21 @@ import { FaultyStore } from '../faulty-store.js';
 import { createKmsKeyProvider } from '../../src/crypto/kms-key.js';
 import { rekeyUid } from '../../src/crypto/rekey.js';
 import { KmsStandIn, STAND_IN_KEY_ID } from './kms-stand-in.js';
-import { Clock, concurrentEditsScenario, FILES, instance, ok, rawObjects, readAll, recordOf, resealScenario, seed, USER } from './rekey-scenarios.js';
+import {
+  Clock,
+  concurrentEditsScenario,
+  FILES,
+  historyScenario,
+  instance,
+  ok,
+  rawObjects,
+  readAll,
+  recordOf,
+  resealScenario,
+  sealedVersions,
+  seed,
+  USER,
+} from './rekey-scenarios.js';
 import { caught, expectCode } from './helpers.js';
 import { decode, encode } from '../kit/text.js';
 
@@ -60,6 +74,11 @@ const stores: Array<[string, (clock: Clock) => Promise<ObjectStore>]> = [
 ];
 
 describe.each(stores)('re-keying on the %s store', (_name, makeStore) => {
+  it(
+    're-seals file history too: every version and record under the new key, the same history after, a restore to before the re-key',
+    () => historyScenario(makeStore),
+    30_000,
+  );
   it('re-seals every object in place under a new version, drops the old one, keeps names and audit pseudonyms', () => resealScenario(makeStore));
   it('under concurrent edits from another instance (stale key cache) loses nothing; the old version is dropped only after the settle time', () =>
     concurrentEditsScenario(makeStore));
@@ -172,12 +191,15 @@ describe('key versions', () => {
     await after.close();
   });
 
-  it('a crash at every request of a re-key leaves every file readable, and a rerun completes', async () => {
+  it.each([
+    ['without', false],
+    ['with', true],
+  ])('a crash at every request of a re-key (%s file history) leaves every file readable, and a rerun completes', async (_with, history) => {
     const clock = new Clock();
     const masterKey = new Uint8Array(randomBytes(32));
     const setup = async () => {
       const faulty = new FaultyStore(new MemoryStore(clock.date));
-      const vault = await instance(faulty, masterKey, clock);
+      const vault = await instance(faulty, masterKey, clock, { history });
       await seed(vault);
       return { faulty, vault };
     };
@@ -202,7 +224,7 @@ describe('key versions', () => {
       }
       faulty.disarm();
       // Every file readable by a fresh instance, whatever step crashed.
-      expect(await readAll(await instance(faulty, masterKey, clock), USER), `crash at request ${n}`).toEqual(FILES);
+      expect(await readAll(await instance(faulty, masterKey, clock, { history }), USER), `crash at request ${n}`).toEqual(FILES);
       // The rerun continues the version under way, or starts it when the crash came first: version 2 either way.
       const rerun = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
       expect(rerun, `rerun after crash at ${n}`).toMatchObject({ keyVersion: 2, oldVersionsDropped: true });
@@ -211,7 +233,11 @@ describe('key versions', () => {
         (await rawObjects(faulty, uid)).every((o) => o.version === 2),
         `crash at ${n}`,
       ).toBe(true);
-      expect(await readAll(await instance(faulty, masterKey, clock), USER)).toEqual(FILES);
+      // Every kept version and record too (and, with history, 3 of them: none lost, none doubled).
+      const sealed = await sealedVersions(faulty, uid);
+      expect(sealed.every((o) => (o.body ?? 2) === 2 && (o.record ?? 2) === 2)).toBe(true);
+      expect(sealed.filter((o) => o.key.includes('/v/'))).toHaveLength(history ? 3 : 0);
+      expect(await readAll(await instance(faulty, masterKey, clock, { history }), USER)).toEqual(FILES);
       await vault.close();
     }
     expect(crashed).toBe(total);
@@ -284,37 +310,46 @@ describe('key versions', () => {
 });
 
 describe('re-keying a user with file history', () => {
-  it('is refused before anything is written: the record keeps its one version and every file and version still opens', async () => {
-    const { clock, store, vault } = await seededMemory({ history: true });
-    const uid = (await vault.files(USER)).uid;
-    const recordBefore = Buffer.from((await store.get(userKeyKey(uid)))!.body);
-    const error = await caught(() => vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep }));
-    expectCode(error, 'CONFIG');
-    expect((error as Error).message).toMatch(/file history/);
-    expect(Buffer.from((await store.get(userKeyKey(uid)))!.body).equals(recordBefore)).toBe(true);
-    expect(await readAll(vault, USER)).toEqual(Object.fromEntries(Object.entries(FILES)));
-    const [first] = Object.keys(FILES);
-    expect((await vault.history(USER, first!)).versions.length).toBeGreaterThan(0);
-    await vault.close();
-  });
-
-  it('history written while a re-key waits for its settle time keeps the old key version in the record', async () => {
+  it('history written under the old key while a re-key waits for its settle time is re-sealed before the old version is dropped', async () => {
     const { clock, store, masterKey, vault: plain } = await seededMemory();
     const uid = (await plain.files(USER)).uid;
+    // An instance that cached version 1 before the re-key started writes a file, and its version, under 1.
+    const withHistory = await instance(store, masterKey, clock, { history: true });
+    expect(await readAll(withHistory, USER)).toEqual(FILES);
     const started = await plain.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
     expect(started).toMatchObject({ startedVersion: true, oldVersionsDropped: false });
-    const withHistory = await instance(store, masterKey, clock, { history: true });
     await ok(withHistory, USER, { command: 'create', path: '/memories/new.md', file_text: 'written with history on\n' });
     await withHistory.close();
-    expectCode(await caught(() => plain.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep })), 'CONFIG');
+    const mid = await sealedVersions(store, uid);
+    expect(mid.filter((o) => o.key.includes('/v/')).map((o) => [o.body, o.record])).toEqual([[1, 1]]);
+    const done = await plain.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
+    expect(done).toMatchObject({ oldVersionsDropped: true, failed: 0 });
     const record = decodeKeyRecord((await store.get(userKeyKey(uid)))!.body);
     expect(record.keyVersion).toBe(2);
-    expect(record.older?.map((v) => v.keyVersion)).toContain(1);
+    expect(record.older?.map((v) => v.keyVersion)).toEqual([1]);
+    expect((await sealedVersions(store, uid)).every((o) => (o.body ?? 2) === 2 && (o.record ?? 2) === 2)).toBe(true);
     const fresh = await instance(store, masterKey, clock, { history: true });
     expect(await readAll(fresh, USER)).toEqual({ ...FILES, '/memories/new.md': 'written with history on\n' });
     const versions = await fresh.history(USER, '/memories/new.md');
-    expect(versions.versions.length).toBe(1);
+    expect(versions.versions.map((v) => [v.actor, v.size])).toEqual([['model', 24]]);
     await fresh.close();
     await plain.close();
+  });
+
+  it('a version whose record does not describe its body is left alone and keeps the old key version (fail closed)', async () => {
+    const { clock, store, masterKey, vault } = await seededMemory({ history: true });
+    const uid = (await vault.files(USER)).uid;
+    const versionKey = (await sealedVersions(store, uid)).find((o) => o.key.includes('/v/'))!.key;
+    const other = (await sealedVersions(store, uid)).filter((o) => o.key.includes('/v/'))[1]!.key;
+    const victim = (await store.get(versionKey))!;
+    const donor = (await store.get(other))!;
+    await store.put(versionKey, victim.body, { metadata: donor.metadata }); // another version's record
+    const result = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
+    expect(result).toMatchObject({ failed: 1, oldVersionsDropped: false });
+    expect((await recordOf(store, uid)).readFrom).toBe(1);
+    expect((await sealedVersions(store, uid)).find((o) => o.key === versionKey)).toMatchObject({ body: 1, record: 1 });
+    // Everything else is re-sealed; the files read.
+    expect(await readAll(await instance(store, masterKey, clock, { history: true }), USER)).toEqual(FILES);
+    await vault.close();
   });
 });

@@ -167,6 +167,12 @@ describe('quota options', () => {
     }
   });
 
+  it('the history allowance defaults to 4 x maxUserBytes, following a configured maxUserBytes, unless given', () => {
+    expect(resolveQuota({}).maxHistoryBytes).toBe(4 * DEFAULT_QUOTA.maxUserBytes);
+    expect(resolveQuota({ maxUserBytes: 1000 }).maxHistoryBytes).toBe(4000);
+    expect(resolveQuota({ maxUserBytes: 1000, maxHistoryBytes: 1500 }).maxHistoryBytes).toBe(1500);
+  });
+
   it('the view output cap defaults to twice viewChars and must leave 200 characters beyond it', () => {
     expect(resolveQuota({ viewChars: 1000 }).maxViewOutputChars).toBe(2000);
     expect(resolveQuota({ viewChars: 1000, maxViewOutputChars: 1200 }).maxViewOutputChars).toBe(1200);
@@ -178,6 +184,7 @@ describe('quota options', () => {
     expect(DEFAULT_QUOTA).toEqual({
       maxFileBytes: 1024 * 1024,
       maxUserBytes: 64 * 1024 * 1024,
+      maxHistoryBytes: 4 * 64 * 1024 * 1024,
       maxUserFiles: 5000,
       viewChars: 16_000,
       maxViewOutputChars: 32_000,

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { concurrentEditsScenario, resealScenario } from '../crypto/rekey-scenarios.js';
+import { concurrentEditsScenario, historyScenario, resealScenario } from '../crypto/rekey-scenarios.js';
 import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3SkipReason } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
@@ -11,6 +11,7 @@ describe.skipIf(!s3Available())(`re-keying on S3${s3Available() ? '' : ` (skippe
   for (const [name, scenario] of [
     ['re-seals every object in place, drops the old version, keeps names and audit pseudonyms', resealScenario],
     ['under concurrent edits from another instance loses nothing', concurrentEditsScenario],
+    ['re-seals file history too, and a restore to before the re-key finds its versions', historyScenario],
   ] as const) {
     it(
       name,

@@ -5,6 +5,8 @@ import { parseVersionKey, userFilesPrefix, versionKeyOf, versionsPrefixOf, VERSI
 import { listAll } from '../../src/store/port.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { historyFromEnv, resolveHistoryOptions } from '../../src/vault/history-options.js';
+import { meterHistory } from '../../src/vault/history-usage.js';
+import { createPlainCodecProvider } from '../../src/vault/plain-codec.js';
 
 describe('version keys (src/store/layout.ts)', () => {
   const uid = 'UID';
@@ -90,5 +92,46 @@ describe('history off (the default)', () => {
     expect((await off.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' })).isError).toBe(false);
     await vault.close();
     await off.close();
+  });
+});
+
+describe('the history allowance: meterHistory (src/vault/history-usage.ts)', () => {
+  const at = new Date('2026-12-01T10:00:00Z');
+
+  async function setup() {
+    const store = new MemoryStore(() => at); // one store tick for every object: the number decides
+    const codec = await createPlainCodecProvider().forUser('m');
+    const file = (name: string) => `${codec.filesPrefix}${name}`;
+    const put = (name: string, seq: number, bytes: number) => store.put(versionKeyOf(codec.uid, file(name), seq), new Uint8Array(bytes));
+    return { store, codec, put };
+  }
+
+  it('counts plaintext bytes (a tombstone 0) and ignores stray keys; without pruneTo it deletes nothing', async () => {
+    const { store, codec, put } = await setup();
+    await put('a', 1, 10);
+    await put('a', 2, 20);
+    await put('b', 5, 0);
+    await store.put(`u/${codec.uid}/v/stray`, new Uint8Array(99));
+    expect(await meterHistory(store, codec)).toEqual({ bytes: 30, versions: 3 });
+    expect(await meterHistory(store, codec, 0)).toEqual({ bytes: 20, versions: 2 }); // a's newest and b's tombstone stay
+  });
+
+  it('drops the oldest first (same store time: the lower number), never a file newest, and stops at the mark', async () => {
+    const { store, codec, put } = await setup();
+    for (const seq of [1, 2, 3, 4]) await put('a', seq, 10);
+    for (const seq of [7, 8]) await put('b', seq, 10);
+    expect(await meterHistory(store, codec, 35)).toEqual({ bytes: 30, versions: 3 });
+    const left = [];
+    for await (const o of listAll(store, `u/${codec.uid}/v/`)) left.push(parseVersionKey(codec.uid, o.key)!.seq);
+    expect(left.sort((x, y) => x - y)).toEqual([4, 7, 8]);
+  });
+
+  it('a delete that fails is counted as still there', async () => {
+    const { store, codec, put } = await setup();
+    for (const seq of [1, 2, 3]) await put('a', seq, 10);
+    const failing = Object.assign(Object.create(store) as MemoryStore, {
+      deleteMany: async (keys: string[]) => ({ failed: keys.slice(0, 1) }),
+    });
+    expect(await meterHistory(failing, codec, 10)).toEqual({ bytes: 20, versions: 2 });
   });
 });
