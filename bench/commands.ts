@@ -90,7 +90,7 @@ async function s3Requests(): Promise<void> {
         .sort()
         .map(([k, v]) => `${k} ${v}`)
         .join(', ');
-      rows.push([step.name, total, kinds, median(times)]);
+      rows.push([step.name, String(total), kinds, median(times)]);
     }
     console.log(`\nS3 requests per command on ${s3Endpoint} (encrypted, the same mix, ${rounds} rounds; requests of the last round, median ms)\n`);
     printTable(['command', 'requests', 'by kind', 'median ms'], rows);
