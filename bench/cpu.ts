@@ -18,9 +18,7 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVault } from '../src/index.js';
-import { xchachaDecrypt, xchachaEncrypt } from '../src/crypto/aead.js';
-import { loadSodium } from '../src/crypto/sodium.js';
-import { formatNumber, median, printTable } from './stats.js';
+import { formatNumber, printTable } from './stats.js';
 
 const edits = Number(process.argv[2] ?? 3000);
 const FILES = 50;
@@ -132,36 +130,6 @@ try {
       .filter(([stage]) => stage !== 'idle')
       .sort((a, b) => b[1] - a[1])
       .map(([stage, t]) => [stage, t / edits, `${formatNumber((100 * t) / busy)}%`]),
-  );
-  // The AEAD of one 4 KiB seal and open, libsodium's WebAssembly against src/crypto/aead.ts, interleaved in blocks.
-  const sodium = await loadSodium();
-  const key = randomBytes(32);
-  const nonce = randomBytes(24);
-  const ad = randomBytes(120);
-  const plain = randomBytes(4096);
-  const sealedBySodium = sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plain, ad, null, nonce, key);
-  const variants: Array<[string, () => void]> = [
-    [
-      'libsodium (before)',
-      () =>
-        sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(null, sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plain, ad, null, nonce, key), ad, nonce, key),
-    ],
-    ['native ChaCha20-Poly1305 + HChaCha20 (now)', () => xchachaDecrypt(xchachaEncrypt(plain, ad, nonce, key), ad, nonce, key)],
-  ];
-  if (!Buffer.from(xchachaEncrypt(plain, ad, nonce, key)).equals(Buffer.from(sealedBySodium))) throw new Error('the two AEADs disagree');
-  const samples = variants.map(() => [] as number[]);
-  for (let block = 0; block < 20; block++) {
-    variants.forEach(([, fn], v) => {
-      const t0 = performance.now();
-      for (let i = 0; i < 200; i++) fn();
-      samples[v]!.push(((performance.now() - t0) * 1000) / 200);
-    });
-  }
-  console.log('\nAEAD of one 4 KiB seal + open (median of 20 interleaved blocks of 200)\n');
-  const base = median(samples[0]!);
-  printTable(
-    ['AEAD', 'µs', 'vs libsodium'],
-    variants.map(([name], v) => [name, median(samples[v]!), `${(median(samples[v]!) / base).toFixed(2)}x`]),
   );
   console.log(`\ngoal: <= 300 µs per edit; process CPU ${formatNumber(cpuUs)} µs: ${cpuUs <= 300 ? 'met' : 'NOT met'} (${flips} edits run in all)`);
 } finally {

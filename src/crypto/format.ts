@@ -12,7 +12,6 @@
 import { createHmac } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import { concatBytes, constantTimeEqual, fromBase64UrlStrict, lengthPrefixed, readU32be, strictUtf8, toBase64Url, u32be, utf8 } from './bytes.js';
-import { xchachaDecrypt, xchachaEncrypt } from './aead.js';
 import { readySodium } from './sodium.js';
 
 /**
@@ -148,7 +147,13 @@ function contentAssociatedData(header: Uint8Array, deploymentId: string, uid: st
 export function sealContentWithNonce(keys: UserKeys, deploymentId: string, uid: string, path: string, plaintext: Uint8Array, nonce: Uint8Array): Uint8Array {
   if (nonce.byteLength !== NONCE_BYTES) throw new Error('nonce must be 24 bytes');
   const header = concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keys.keyVersion), keys.commitment, nonce);
-  const sealed = xchachaEncrypt(plaintext, contentAssociatedData(header, deploymentId, uid, path), nonce, keys.contentKey);
+  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
+    plaintext,
+    contentAssociatedData(header, deploymentId, uid, path),
+    null,
+    nonce,
+    keys.contentKey,
+  );
   return concatBytes(header, sealed);
 }
 
@@ -165,7 +170,13 @@ export function openContent(keys: UserKeys, deploymentId: string, uid: string, p
   const header = stored.subarray(0, CONTENT_HEADER_BYTES);
   const nonce = stored.subarray(5 + COMMITMENT_BYTES, CONTENT_HEADER_BYTES);
   try {
-    return xchachaDecrypt(stored.subarray(CONTENT_HEADER_BYTES), contentAssociatedData(header, deploymentId, uid, path), nonce, keys.contentKey);
+    return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
+      null,
+      stored.subarray(CONTENT_HEADER_BYTES),
+      contentAssociatedData(header, deploymentId, uid, path),
+      nonce,
+      keys.contentKey,
+    );
   } catch {
     throw integrityError();
   }
@@ -265,7 +276,7 @@ export function localWrapWithNonce(
   keyVersion: number,
   nonce: Uint8Array,
 ): Uint8Array {
-  const sealed = xchachaEncrypt(dataKey, wrapAssociatedData(deploymentId, uid, keyVersion), nonce, wrapKey);
+  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(dataKey, wrapAssociatedData(deploymentId, uid, keyVersion), null, nonce, wrapKey);
   return concatBytes(Uint8Array.of(FORMAT_VERSION), nonce, sealed);
 }
 
@@ -273,7 +284,13 @@ export function localWrapWithNonce(
 export function localUnwrap(wrapKey: Uint8Array, wrapped: Uint8Array, deploymentId: string, uid: string, keyVersion: number): Uint8Array | null {
   if (wrapped.byteLength !== LOCAL_WRAP_BYTES || wrapped[0] !== FORMAT_VERSION) return null;
   try {
-    return xchachaDecrypt(wrapped.subarray(1 + NONCE_BYTES), wrapAssociatedData(deploymentId, uid, keyVersion), wrapped.subarray(1, 1 + NONCE_BYTES), wrapKey);
+    return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
+      null,
+      wrapped.subarray(1 + NONCE_BYTES),
+      wrapAssociatedData(deploymentId, uid, keyVersion),
+      wrapped.subarray(1, 1 + NONCE_BYTES),
+      wrapKey,
+    );
   } catch {
     return null;
   }
