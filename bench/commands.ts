@@ -3,14 +3,22 @@
  *   npx tsx bench/commands.ts [iterations]
  * Both write real files under a temp directory of this machine. memvault runs with its default
  * chain (validation, path guard) and, in a second column, with client-side encryption, so the table
- * shows what the guarantees cost: conditional writes, locks, fsync'd atomic writes, encryption.
+ * shows what the guarantees cost: conditional writes, locks, fsync'd atomic writes, encryption. A
+ * last column runs the encrypted store without fsync (FileStore durable: false, not a setting to
+ * deploy) to show which part of the remaining cost is the two fsyncs a durable write takes.
+ * With MEMVAULT_S3_ENDPOINT set, the same mix then runs on S3 and prints its requests per command.
  */
 import { BetaLocalFilesystemMemoryTool } from '@anthropic-ai/sdk/tools/memory/node';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { createEncryptionFromConfig } from '../src/crypto/index.js';
 import { createVault, type Vault } from '../src/index.js';
+import { withRequestCounter, type RequestCounter } from '../src/store/accounting.js';
+import { FileStore } from '../src/store/file.js';
+import type { ObjectStore } from '../src/store/port.js';
+import { ensureBucket, s3Bucket, s3ClientConfig, s3Endpoint } from './s3-env.js';
 import { median, printTable, timeRuns } from './stats.js';
 
 const iterations = Number(process.argv[2] ?? 200);
@@ -39,25 +47,57 @@ async function measure(run: Runner): Promise<Map<string, number>> {
   return out;
 }
 
-async function memvaultRunner(dir: string, encrypted: boolean): Promise<{ run: Runner; vault: Vault }> {
-  const vault = await createVault({
-    store: pathToFileURL(dir).href,
-    ...(encrypted ? await encryptionOptions(dir) : { encryption: false as const }),
-  });
+async function memvaultRunner(dir: string, encrypted: boolean, durable = true): Promise<{ run: Runner; vault: Vault }> {
+  const store = await FileStore.open(dir, { durable });
+  const vault = await createVault({ store, ...(encrypted ? await encryptionOptions(store) : { encryption: false as const }) });
   const handlers = vault.handlers('bench-user') as unknown as Record<string, (i: unknown) => Promise<unknown>>;
   return { vault, run: (input) => handlers[String(input['command'])]!(input) };
 }
 
-async function encryptionOptions(dir: string): Promise<Record<string, unknown>> {
+async function encryptionOptions(store: ObjectStore): Promise<Record<string, unknown>> {
+  const encryption = await createEncryptionFromConfig({ store, config: { masterKey: randomBytes(32).toString('base64') } });
+  return { codec: encryption.codecProvider };
+}
+
+/** Requests per command of the same mix on S3 (the counter test/s3/requests.test.ts reads), when a server is set. */
+async function s3Requests(): Promise<void> {
+  if (!s3Endpoint) {
+    console.log('\nS3 requests per command: skipped (set MEMVAULT_S3_ENDPOINT and MEMVAULT_S3_BUCKET to count them on a real server)');
+    return;
+  }
+  await ensureBucket();
+  const prefix = `bench-commands/${randomBytes(6).toString('hex')}`;
+  const vault = await createVault({ store: `s3://${s3Bucket}/${prefix}`, s3: s3ClientConfig(), encryption: { masterKey: randomBytes(32).toString('base64') } });
+  const rounds = Math.min(iterations, 20);
+  const run = (input: Record<string, unknown>) => vault.run('bench-user', input);
   try {
-    const crypto = await import('../src/crypto/index.js');
-    const { randomBytes } = await import('node:crypto');
-    const store = await (await import('../src/store/open.js')).openStore(pathToFileURL(dir).href);
-    const encryption = await crypto.createEncryptionFromConfig({ store, config: { masterKey: randomBytes(32).toString('base64') } });
-    return { store, codec: encryption.codecProvider };
-  } catch (error) {
-    console.error('encryption unavailable for the bench:', error instanceof Error ? error.message : error);
-    return {};
+    for (let i = 0; i < rounds; i++) await run({ command: 'create', path: f(i), file_text: seedText });
+    const rows: Array<Array<string | number>> = [];
+    for (const step of steps) {
+      const counts: RequestCounter[] = [];
+      const times: number[] = [];
+      for (let i = 0; i < rounds; i++) {
+        const counter: RequestCounter = {};
+        const t0 = performance.now();
+        const r = await withRequestCounter(counter, () => run(step.input(i)));
+        times.push(performance.now() - t0);
+        if (r.isError) throw new Error(`${step.name} failed on S3: ${JSON.stringify(r.content)}`);
+        counts.push(counter);
+      }
+      const last = counts[counts.length - 1]!;
+      const total = Object.values(last).reduce((a, b) => a + b, 0);
+      const kinds = Object.entries(last)
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      rows.push([step.name, String(total), kinds, median(times)]);
+    }
+    console.log(`\nS3 requests per command on ${s3Endpoint} (encrypted, the same mix, ${rounds} rounds; requests of the last round, median ms)\n`);
+    printTable(['command', 'requests', 'by kind', 'median ms'], rows);
+  } finally {
+    for (let i = 0; i < rounds; i++) await run({ command: 'delete', path: `/memories/n/f${i}.md` });
+    await run({ command: 'delete', path: '/memories/c' });
+    await vault.close();
   }
 }
 
@@ -67,27 +107,32 @@ async function main(): Promise<void> {
     const sdk = await BetaLocalFilesystemMemoryTool.init(join(root, 'sdk'));
     const sdkHandlers = sdk as unknown as Record<string, (i: unknown) => Promise<unknown>>;
     const sdkRun: Runner = (input) => sdkHandlers[String(input['command'])]!.call(sdk, input);
-    const sdkTimes = await measure(sdkRun);
-    const plain = await memvaultRunner(join(root, 'plain'), false);
-    const plainTimes = await measure(plain.run);
-    await plain.vault.close();
-    const enc = await memvaultRunner(join(root, 'enc'), true);
-    const encTimes = await measure(enc.run);
-    await enc.vault.close();
-
+    const columns: Array<{ name: string; times: Map<string, number> }> = [{ name: 'SDK local tool', times: await measure(sdkRun) }];
+    for (const [name, encrypted, durable] of [
+      ['memvault, no encryption', false, true],
+      ['memvault (default: encrypted)', true, true],
+      ['memvault encrypted, no fsync', true, false],
+    ] as const) {
+      const m = await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable);
+      columns.push({ name, times: await measure(m.run) });
+      await m.vault.close();
+    }
+    const sdkTimes = columns[0]!.times;
+    const names = [...sdkTimes.keys()];
+    const total = (times: Map<string, number>) => names.reduce((sum, n) => sum + times.get(n)!, 0);
+    // The whole mix: one of each command, the sum of the medians (view dir counts once, like every other command).
+    const rows = [...names, 'whole mix (sum)', 'whole mix without view dir'].map((name) => {
+      const value = (times: Map<string, number>) =>
+        name === 'whole mix (sum)' ? total(times) : name === 'whole mix without view dir' ? total(times) - times.get('view dir')! : times.get(name)!;
+      const s = value(sdkTimes);
+      return [name, s, ...columns.slice(1).flatMap((c) => [value(c.times), `${(value(c.times) / s).toFixed(2)}x`])];
+    });
     console.log(`\nCommand mix, embedded store vs the SDK's BetaLocalFilesystemMemoryTool (median ms of ${iterations} runs each, one run)\n`);
-    printTable(
-      ['command', 'SDK local tool', 'memvault, no encryption', 'ratio', 'memvault (default: encrypted)', 'ratio'],
-      [...sdkTimes.keys()].map((name) => {
-        const s = sdkTimes.get(name)!;
-        const p = plainTimes.get(name)!;
-        const e = encTimes.get(name)!;
-        return [name, s, p, `${(p / s).toFixed(2)}x`, e, `${(e / s).toFixed(2)}x`];
-      }),
-    );
+    printTable(['command', 'SDK local tool', ...columns.slice(1).flatMap((c) => [c.name, 'ratio'])], rows);
   } finally {
     await rm(root, { recursive: true, force: true });
   }
+  await s3Requests();
 }
 
 await main();

@@ -162,6 +162,8 @@ interface NameMemo {
   decrypted: LruMap<string, string>;
 }
 const NAME_MEMO_LIMIT = 4096;
+/** User ids whose uid the provider remembers. */
+const UID_MEMO_LIMIT = 4096;
 const nameMemos = new WeakMap<CachedKeys, NameMemo>();
 
 function memoOf(cached: CachedKeys): NameMemo {
@@ -300,6 +302,11 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   readonly keyId: string;
   private readonly cache: KeyCache;
   private readonly inFlight = new Map<string, Promise<CachedKeys>>();
+  /**
+   * uid of each recent user id: an HMAC every command computed several times over (the vault, the
+   * quota, the audit record). A pseudonym, not key material; bounded by the one LRU rule.
+   */
+  private readonly uids = new LruMap<string, string>(UID_MEMO_LIMIT);
   private readonly providers: KeyProvider[];
   private readonly maxKeyBytes: number;
   private closed = false;
@@ -346,7 +353,12 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   uidOf(userId: string): string {
     validateUserId(userId);
     this.assertOpen();
-    return computeUid(this.deploymentSecret, userId);
+    let uid = this.uids.get(userId);
+    if (uid === undefined) {
+      uid = computeUid(this.deploymentSecret, userId);
+      this.uids.set(userId, uid);
+    }
+    return uid;
   }
 
   pathId(uid: string, path: string): string {
@@ -420,6 +432,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     if (this.closed) return;
     this.closed = true;
     this.cache.clear();
+    this.uids.clear();
     this.sodium.memzero(this.deploymentSecret);
     this.sodium.memzero(this.binding.macKey);
   }

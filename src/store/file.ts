@@ -7,6 +7,7 @@ import { mapLimit } from '../util/concurrency.js';
 import { errnoOf } from '../util/errno.js';
 import { fsyncDirectory } from '../util/fs.js';
 import { countRequest } from './accounting.js';
+import { markerOf } from './fence.js';
 import { decodeObject, encodeObject, headerLength, parseHeader, PREAMBLE_BYTES, type ObjectHeader } from './file/format.js';
 import { assertValidKey, breakerFileName, isWellFormed, keyToComponents, lockFileName, tempFileName } from './file/keys.js';
 import { acquireFileLock, inProcessQueue, type LockOptions } from './file/lock.js';
@@ -48,6 +49,8 @@ interface Location {
 
 const DELETE_MANY_CONCURRENCY = 8;
 const HEADER_READ_CONCURRENCY = 16;
+/** First read of a header: the preamble and a header of a long key and its metadata fit. */
+const HEADER_READ_BYTES = 4096;
 
 /**
  * Opening the last component of an object path never follows a link (O_NOFOLLOW: a link there is
@@ -223,6 +226,7 @@ export class FileStore implements ObjectStore {
         Buffer.from(prefix, 'utf8'),
         after === undefined ? undefined : Buffer.from(after, 'utf8'),
         (path, name) => removeIfStaleTemp(path, name, this.tempStaleMs),
+        (dir) => this.walkable(dir),
       );
       const page = candidates.slice(0, maxKeys);
       const infos = await mapLimit(page, HEADER_READ_CONCURRENCY, async (c) => {
@@ -296,16 +300,30 @@ export class FileStore implements ObjectStore {
    * planted in the data directory is never followed out of it, whatever it points at.
    */
   private async directoryState(dir: string): Promise<'present' | 'missing'> {
+    const kind = await this.directoryKind(dir);
+    if (kind === 'link') throw linkRefused();
+    return kind;
+  }
+
+  /** `directoryState` without the refusal: 'link' when the directory is reached through a link. */
+  private async directoryKind(dir: string): Promise<'present' | 'missing' | 'link'> {
     let real: string;
     try {
       real = await realpath(dir);
     } catch (e) {
       if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return 'missing';
-      if (errnoOf(e) === 'ELOOP') throw linkRefused();
+      if (errnoOf(e) === 'ELOOP') return 'link';
       throw e;
     }
-    if (real !== dir) throw linkRefused();
-    return 'present';
+    return real === dir ? 'present' : 'link';
+  }
+
+  /**
+   * Whether a listing may walk `dir`: present and reached without a link. A link is passed over
+   * as the walk passes over a link it meets below (listing nothing through it), not an error.
+   */
+  private async walkable(dir: string): Promise<boolean> {
+    return (await this.directoryKind(dir)) === 'present';
   }
 
   /** The directory of an object about to be written: checked, or created one component at a time. */
@@ -345,10 +363,13 @@ export class FileStore implements ObjectStore {
     const handle = await openNoFollow(path);
     if (!handle) return null;
     try {
-      const { size } = await handle.stat();
-      const preamble = Buffer.alloc(PREAMBLE_BYTES);
-      const { bytesRead } = await handle.read(preamble, 0, PREAMBLE_BYTES, 0);
-      const length = headerLength(preamble.subarray(0, bytesRead));
+      // One read holds the preamble and the header (and often the whole file: then its size is known
+      // without a stat); a longer header takes a second read.
+      const first = Buffer.allocUnsafe(HEADER_READ_BYTES);
+      const { bytesRead } = await handle.read(first, 0, HEADER_READ_BYTES, 0);
+      const size = bytesRead < HEADER_READ_BYTES ? bytesRead : (await handle.stat()).size;
+      const length = headerLength(first.subarray(0, Math.min(bytesRead, PREAMBLE_BYTES)));
+      if (PREAMBLE_BYTES + length <= bytesRead) return parseHeader(first.subarray(PREAMBLE_BYTES, PREAMBLE_BYTES + length), size);
       const json = Buffer.alloc(length);
       const read = await handle.read(json, 0, length, PREAMBLE_BYTES);
       return parseHeader(json.subarray(0, read.bytesRead), size);
@@ -412,9 +433,14 @@ export class FileStore implements ObjectStore {
       throw e;
     }
     await this.withKeyLock(loc, async () => {
+      let durable = this.durable;
       if (ifMatch !== undefined) {
         const current = await this.readHeader(loc.file);
         if (current && current.etag !== ifMatch) throw new PreconditionFailedError(key);
+        // The clean-up of a fence marker (every rename and delete ends with one) needs no directory
+        // fsync: a marker that a power loss brings back is still no file to anyone (store/fence.ts),
+        // a create replaces it and the sweeper removes it. What made the file go, the fence, is durable.
+        if (current && current.size === 0 && markerOf(current.metadata) !== null) durable = false;
       }
       try {
         await unlink(loc.file);
@@ -422,7 +448,7 @@ export class FileStore implements ObjectStore {
         if (errnoOf(e) !== 'ENOENT') throw e;
         return;
       }
-      if (this.durable) await fsyncDirectory(loc.dir);
+      if (durable) await fsyncDirectory(loc.dir);
     });
     await this.pruneEmptyDirectories(loc.dir);
   }

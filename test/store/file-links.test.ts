@@ -69,8 +69,10 @@ describe('FileStore and links planted in its data directory', () => {
     expect((await store.deleteMany(['evil/x'])).failed).toEqual(['evil/x']);
     expect(await tree(outside)).toEqual(['x~']);
     expect(await store.get('inside')).toBeNull();
-    // Listing never walks into a link.
+    // Listing never walks into a link, neither met on the way nor where the walk starts.
     expect((await store.list('')).objects).toEqual([]);
+    expect((await store.list('evil/')).objects).toEqual([]);
+    expect((await store.list('evil/x')).objects).toEqual([]);
   });
 
   it('refuses a link deeper down, and a link in place of an object file', async () => {
@@ -95,6 +97,10 @@ describe('FileStore and links planted in its data directory', () => {
     // The store's own objects next to the links still work.
     expect(new TextDecoder().decode((await store.get('a/b/keep'))!.body)).toBe('mine');
     expect((await store.list('a/')).objects.map((o) => o.key)).toEqual(['a/b/keep']);
+    // A prefix whose directory is the link: its walk would start inside the link, and lists nothing.
+    await writeFile(join(outside, 'y~'), await readFile(join(honestDir, 's~')));
+    expect((await store.list('a/b/c/')).objects).toEqual([]);
+    expect((await store.list('a/b/c/y')).objects).toEqual([]);
   });
 
   it('works on a root that is itself a link (the operator chose it)', async () => {

@@ -20,10 +20,39 @@ export interface Candidate {
 /** Called for each of the store's own files met on the way (lock and temp files). */
 export type InternalFileVisitor = (path: string, name: string) => Promise<void>;
 
-/** The objects under `root` whose keys start with `prefix` and sort after `after`, in key order. */
-export async function collectCandidates(root: string, prefix: Buffer, after: Buffer | undefined, onInternalFile: InternalFileVisitor): Promise<Candidate[]> {
+/**
+ * Where a listing's walk starts: the directory of the prefix's complete segments (everything up to
+ * its last '/'), which the key mapping determines exactly, so a listing reads only the directories
+ * below it instead of every directory from the root down (one readdir per level and the whole
+ * user directory otherwise). `relative` are its components below the root, `keySoFar` the key bytes
+ * it stands for.
+ */
+export function walkStart(prefix: string): { relative: string[]; keySoFar: Buffer } {
+  const slash = prefix.lastIndexOf('/');
+  if (slash === -1) return { relative: [], keySoFar: Buffer.alloc(0) };
+  const head = prefix.slice(0, slash);
+  // The components of `head/x` minus the object file: exactly the directories of head's segments.
+  return { relative: keyToComponents(`${head}/x`).slice(0, -1), keySoFar: Buffer.from(`${head}/`, 'utf8') };
+}
+
+/**
+ * The objects under `root` whose keys start with `prefix` and sort after `after`, in key order.
+ * The walk starts at `walkStart(prefix)`; `startIsPresent` is asked first whether that directory
+ * exists and is reached without a link (the walk below it never enters a link: it takes only
+ * entries whose type is a directory), and nothing is listed when it is missing.
+ */
+export async function collectCandidates(
+  root: string,
+  prefix: Buffer,
+  after: Buffer | undefined,
+  onInternalFile: InternalFileVisitor,
+  startIsPresent: (dir: string) => Promise<boolean>,
+): Promise<Candidate[]> {
   const out: Candidate[] = [];
-  await walk(root, [], Buffer.alloc(0), prefix, after, out, onInternalFile);
+  const { relative, keySoFar } = walkStart(prefix.toString('utf8'));
+  const start = relative.length === 0 ? root : join(root, ...relative);
+  if (relative.length > 0 && !(await startIsPresent(start))) return out;
+  await walk(start, relative, keySoFar, prefix, after, out, onInternalFile);
   return out.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
 }
 

@@ -1,0 +1,48 @@
+/**
+ * One command, N times, on the embedded store with encryption and the default chain, for system-call
+ * counts and CPU profiles of the file store's hot path:
+ *   strace -c -f -o /tmp/sc.txt npx tsx bench/syscalls.ts create 200
+ *   node --cpu-prof --import tsx bench/syscalls.ts rename 200
+ * The setup (seeding the files renames and deletes work on) runs before the marker line is printed
+ * and is counted too: run with `seed` as the command to get the setup's own counts and subtract.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createEncryptionFromConfig } from '../src/crypto/index.js';
+import { createVault } from '../src/index.js';
+import { openStore } from '../src/store/open.js';
+
+const command = process.argv[2] ?? 'create';
+const n = Number(process.argv[3] ?? 200);
+const text4k = 'memory line with some words in it, about 60 characters long\n'.repeat(68);
+
+const root = await mkdtemp(join(tmpdir(), 'memvault-sc-'));
+try {
+  const url = pathToFileURL(root).href;
+  const store = await openStore(url);
+  const encryption = await createEncryptionFromConfig({ store, config: { masterKey: randomBytes(32).toString('base64') } });
+  const vault = await createVault({ store, codec: encryption.codecProvider });
+  const h = vault.handlers('sc-user') as unknown as Record<string, (i: Record<string, unknown>) => Promise<unknown>>;
+  const run = (input: Record<string, unknown>) => h[String(input['command'])]!(input);
+  if (command !== 'create') for (let i = 0; i < n; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: text4k });
+  const inputs: Record<string, (i: number) => Record<string, unknown>> = {
+    seed: () => ({ command: 'view', path: '/memories/c/f0.md' }),
+    create: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: text4k }),
+    view: (i) => ({ command: 'view', path: `/memories/c/f${i}.md` }),
+    str_replace: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'memory line with', new_str: 'memory LINE with' }),
+    insert: (i) => ({ command: 'insert', path: `/memories/c/f${i}.md`, insert_line: 1, insert_text: `inserted ${i}` }),
+    rename: (i) => ({ command: 'rename', old_path: `/memories/c/f${i}.md`, new_path: `/memories/r/f${i}.md` }),
+    delete: (i) => ({ command: 'delete', path: `/memories/c/f${i}.md` }),
+  };
+  const input = inputs[command];
+  if (!input) throw new Error(`unknown command ${command}`);
+  const t0 = performance.now();
+  for (let i = 0; i < (command === 'seed' ? 1 : n); i++) await run(input(i));
+  console.log(`${command} x${n}: ${((performance.now() - t0) / n).toFixed(3)} ms each`);
+  await vault.close();
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
