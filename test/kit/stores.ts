@@ -1,3 +1,4 @@
+import { FENCE_METADATA } from '../../src/store/fence.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import {
   listAll,
@@ -80,8 +81,14 @@ export class FaultyStore extends StoreWrapper {
   private failOn = -1;
   /** True once the armed fault has fired. */
   fired = false;
-  /** The request the armed fault hit (its kind, and whether it was conditional), once it fired. */
-  firedOn: { op: StoreOp; conditional: boolean } | null = null;
+  /**
+   * The request the armed fault hit, once it fired: its kind, whether it was conditional, and
+   * whether it belonged to a fence marker's clean-up (a conditional DELETE, or on a store without
+   * atomic conditional deletes the reaping PUT and the DELETE that follows it: src/store/fence.ts).
+   */
+  firedOn: { op: StoreOp; conditional: boolean; clearing: boolean } | null = null;
+  private readonly reaped = new Set<string>();
+  private clearing = false;
 
   constructor(
     inner: ObjectStore,
@@ -106,9 +113,21 @@ export class FaultyStore extends StoreWrapper {
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, Math.random() * this.delayMs));
     if (call === this.failOn) {
       this.fired = true;
-      this.firedOn = { op, conditional };
+      this.firedOn = { op, conditional, clearing: this.clearing || (op === 'delete' && conditional) };
       throw new Error('injected crash');
     }
+  }
+
+  override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    this.clearing = options?.metadata?.[FENCE_METADATA] === 'reaping';
+    if (this.clearing) this.reaped.add(key);
+    else this.reaped.delete(key);
+    return super.put(key, body, options);
+  }
+
+  override async delete(key: string, options?: { ifMatch?: string }): Promise<void> {
+    this.clearing = this.reaped.delete(key);
+    return super.delete(key, options);
   }
 
   override async deleteMany(keys: string[]): Promise<{ failed: string[] }> {
