@@ -717,6 +717,30 @@ export const targets = [
         reason:
           "opened.secret is the current version's entry of the secrets map (readUserSecret and readOrCreateUserSecret put the same buffer in both), which the loop above wipes (the pin refusal's copy of this line is killed)",
       },
+      {
+        file: 'src/crypto/codec.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: "e instanceof MemvaultError && e.code === 'INTEGRITY'",
+        reason:
+          'DEPLOYMENT_RECORD_INTEGRITY_MESSAGE is only ever thrown as a MemvaultError with code INTEGRITY (readDeployment), so the message test alone decides',
+      },
+      {
+        file: 'src/crypto/codec.ts',
+        mutator: 'LogicalOperator',
+        replacement: "e instanceof MemvaultError || e.code === 'INTEGRITY'",
+        code: "e instanceof MemvaultError && e.code === 'INTEGRITY'",
+        reason:
+          'DEPLOYMENT_RECORD_INTEGRITY_MESSAGE is only ever thrown as a MemvaultError with code INTEGRITY (readDeployment), so the message test alone decides',
+      },
+      {
+        file: 'src/crypto/codec.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: "e.code === 'INTEGRITY'",
+        reason:
+          'DEPLOYMENT_RECORD_INTEGRITY_MESSAGE is only ever thrown as a MemvaultError with code INTEGRITY (readDeployment), so the message test alone decides',
+      },
     ],
   },
   {
