@@ -66,7 +66,7 @@ describe('decisions of commands the quota does not meter', () => {
 
   it('a delete is not checked, before and after the user usage is known; a write is', async () => {
     const { run, decision } = await setup({});
-    await await run({ command: 'delete', path: '/memories/none.md' });
+    await run({ command: 'delete', path: '/memories/none.md' });
     expect(decision()).toEqual({ checked: false });
     await run({ command: 'create', path: '/memories/a.md', file_text: 'abc' });
     expect(decision()).toMatchObject({ checked: true, rule: 'user_bytes', delta: 3, allowed: true });
