@@ -399,7 +399,24 @@ export const targets = [
     mutate: ['src/pipeline/quota*.ts'],
     tests: ['test/pipeline/quota.test.ts', 'test/pipeline/quota*.mutation.test.ts'],
     threshold: 85,
-    equivalent: [],
+    equivalent: [
+      {
+        file: 'src/pipeline/quota.ts',
+        mutator: 'StringLiteral',
+        replacement: '""',
+        code: "'utf8'",
+        near: 'Buffer.byteLength(command.file_text',
+        reason: "Buffer.byteLength's default encoding is UTF-8",
+      },
+      {
+        file: 'src/pipeline/quota-usage.ts',
+        mutator: 'BooleanLiteral',
+        replacement: 'true',
+        code: 'false',
+        near: 'stale: false',
+        reason: 'a new entry is not loaded, so its usage is due for a listing whatever `stale` says, and the listing sets stale to false',
+      },
+    ],
   },
   {
     name: 'edit-text',
