@@ -4,7 +4,8 @@
  *
  * Fails (exit 1) when a target has no report, its report does not cover the current code (a
  * mutated file or a covering test changed since: run `npm run mutation` and commit the reports),
- * or its score is below the target's threshold. Prints the score per module and the survivors.
+ * its report names a host path (Stryker's projectRoot, a sandbox path; scripts/mutation/strip.mjs
+ * removes them), or its score is below the target's threshold. Prints the score per module and the survivors.
  * --allow-unscored (CI): a target that has never been scored (no committed report) is printed as
  * "not scored yet" and named in the output, but does not fail the check.
  * Reads only the committed reports (no Stryker run); needs Node >= 22 for fs.globSync, found as for
@@ -16,7 +17,7 @@ import { ensureNode22 } from './node.mjs';
 
 process.chdir(resolve(dirname(fileURLToPath(import.meta.url)), '../..'));
 ensureNode22(fileURLToPath(import.meta.url), process.argv.slice(2));
-const { formatTable, readReport, scoreOf, staleFiles } = await import('./score.mjs');
+const { formatTable, hostPathsIn, readReport, scoreOf, staleFiles } = await import('./score.mjs');
 const { targetByName, targets } = await import('./targets.mjs');
 const args = process.argv.slice(2);
 const allowUnscored = args.includes('--allow-unscored');
@@ -38,6 +39,9 @@ for (const target of selected) {
   rows.push({ name: target.name, threshold: target.threshold, ...score });
   for (const e of score.unusedEquivalents)
     notes.push(`${target.name}: listed as equivalent but matches no surviving mutant (killed, timed out, or its code changed: check it): ${e}`);
+  const hostPaths = hostPathsIn(report);
+  if (hostPaths.length > 0)
+    problems.push(`${target.name}: the report names host paths (${hostPaths.join(', ')}): run node scripts/mutation/strip.mjs or rerun the target`);
   const stale = staleFiles(target, report);
   if (stale.length > 0) problems.push(`${target.name}: the report does not cover the current ${stale.join(', ')}`);
   if (score.score < target.threshold) {

@@ -19,7 +19,7 @@ process.chdir(root);
 ensureNode22(fileURLToPath(import.meta.url), process.argv.slice(2));
 
 const { targets, targetByName } = await import('./targets.mjs');
-const { formatTable, readReport, scoreOf, staleFiles } = await import('./score.mjs');
+const { formatTable, readReport, scoreOf, staleFiles, stripHostPaths } = await import('./score.mjs');
 
 const args = process.argv.slice(2);
 let concurrency = '1';
@@ -62,6 +62,8 @@ for (const target of selected) {
       env: { ...process.env, MUTATION_TARGET: target.name, MUTATION_CONCURRENCY: concurrency, PATH: `${nodeBin}:${process.env.PATH ?? ''}` },
     },
   );
+  // Stryker records the checkout's absolute path (and sandbox paths in error reasons): the committed report must not.
+  stripHostPaths(target);
   if (result.status !== 0) {
     console.error(`mutation: Stryker failed for ${target.name} (exit ${result.status ?? result.signal})`);
     failed = true;

@@ -3,13 +3,24 @@
  * report), with the target's listed equivalent mutants counted apart.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, globSync, readFileSync } from 'node:fs';
+import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
+import { withoutHostPaths } from './host-paths.mjs';
 import { incrementalFileOf } from './targets.mjs';
+
+export { hostPathsIn } from './host-paths.mjs';
 
 export function readReport(target) {
   const file = incrementalFileOf(target.name);
   if (!existsSync(file)) return undefined;
   return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** Rewrite a target's committed report without host paths (after every Stryker run). */
+export function stripHostPaths(target) {
+  const report = readReport(target);
+  if (!report) return false;
+  writeFileSync(incrementalFileOf(target.name), JSON.stringify(withoutHostPaths(report), null, 2));
+  return true;
 }
 
 /** The original text a mutant replaces, and the whole source line it starts on. */
