@@ -81,12 +81,13 @@ export class FaultyStore extends StoreWrapper {
   private failOn = -1;
   /** True once the armed fault has fired. */
   fired = false;
+  /** The request the armed fault hit (its kind, and whether it was conditional), once it fired. */
+  firedOn: { op: StoreOp; conditional: boolean } | null = null;
   /**
-   * The request the armed fault hit, once it fired: its kind, whether it was conditional, and
-   * whether it belonged to a fence marker's clean-up (a conditional DELETE, or on a store without
-   * atomic conditional deletes the reaping PUT and the DELETE that follows it: src/store/fence.ts).
+   * Whether that request belonged to a fence marker's clean-up: a conditional DELETE, or on a store
+   * without atomic conditional deletes the reaping PUT and the DELETE after it (src/store/fence.ts).
    */
-  firedOn: { op: StoreOp; conditional: boolean; clearing: boolean } | null = null;
+  firedInClearing = false;
   private readonly reaped = new Set<string>();
   private clearing = false;
 
@@ -101,6 +102,7 @@ export class FaultyStore extends StoreWrapper {
     this.failOn = this.calls + n;
     this.fired = false;
     this.firedOn = null;
+    this.firedInClearing = false;
   }
 
   disarm(): void {
@@ -113,7 +115,8 @@ export class FaultyStore extends StoreWrapper {
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, Math.random() * this.delayMs));
     if (call === this.failOn) {
       this.fired = true;
-      this.firedOn = { op, conditional, clearing: this.clearing || (op === 'delete' && conditional) };
+      this.firedOn = { op, conditional };
+      this.firedInClearing = this.clearing || (op === 'delete' && conditional);
       throw new Error('injected crash');
     }
   }

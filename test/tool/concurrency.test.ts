@@ -110,7 +110,7 @@ describe('crash safety', () => {
       store.disarm();
       // A fault in the clean-up of a fence marker (after the file's move took effect) is absorbed.
       if (first.isError) expect(store.fired).toBe(true);
-      else if (store.fired) expect(store.firedOn, `step ${step}: absorbed`).toEqual({ op: 'delete', conditional: true, clearing: true });
+      else if (store.fired) expect(store.firedOn, `step ${step}: absorbed`).toEqual({ op: 'delete', conditional: true });
       for (const n of names) {
         const old = await text(vault, `/memories/src/${n}`);
         const moved = await text(vault, `/memories/dst/${n}`);
