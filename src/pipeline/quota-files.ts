@@ -48,7 +48,7 @@ export class QuotaFiles implements UserFiles {
     // read (If-Match replaces exactly it) or, failing that, one HEAD.
     const oldBytes = condition.ifNoneMatch ? null : this.run.known.has(path) ? this.run.known.get(path)! : ((await this.inner.stat(path))?.size ?? null);
     // Versions count apart (docs/versions.md, "Quotas"): a write that would overflow the history's allowance drops the oldest first.
-    if (this.run.historyWouldOverflow(data.byteLength)) await this.run.pruneHistory(this.inner);
+    if (this.run.historyWouldOverflow(data.byteLength)) await this.run.pruneHistory(this.inner, data.byteLength);
     const reservation = this.run.admit(path, data.byteLength, oldBytes);
     let result: { etag: string };
     try {

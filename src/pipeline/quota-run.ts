@@ -90,9 +90,15 @@ export class QuotaRun {
     return this.command.command !== 'rename' && u.historyBytes !== null && u.historyBytes + u.pendingHistoryBytes + newBytes > this.limits.maxHistoryBytes;
   }
 
-  /** Drop the oldest versions down to the low-water mark (history-usage.ts), and take the count the listing found. */
-  async pruneHistory(files: UserFiles): Promise<void> {
-    const left = await files.historyUsage?.(Math.floor(this.limits.maxHistoryBytes * HISTORY_PRUNE_TO));
+  /**
+   * Drop the oldest versions down to the low-water mark (history-usage.ts), or lower when the
+   * version about to be kept (`newBytes`, beside what other writes reserved) needs more room, and
+   * take the count the listing found.
+   */
+  async pruneHistory(files: UserFiles, newBytes: number): Promise<void> {
+    const room = this.limits.maxHistoryBytes - this.usage.pendingHistoryBytes - newBytes;
+    const target = Math.max(0, Math.min(Math.floor(this.limits.maxHistoryBytes * HISTORY_PRUNE_TO), room));
+    const left = await files.historyUsage?.(target);
     if (left) this.usage.historyBytes = left.bytes;
   }
 

@@ -1,0 +1,99 @@
+/**
+ * The quota's history allowance (docs/versions.md, "Quotas"), on the memory store: what a user
+ * notices when their file history fills up. Written for the quota's mutation target
+ * (scripts/mutation/targets.mjs): the exact boundary, the pruning of the oldest versions, the
+ * refusal and its message, renames never refused, concurrent writes reserved, history off untouched.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createVault, type Vault } from '../../src/index.js';
+import { MemoryStore } from '../../src/store/memory.js';
+
+const masterKey = randomBytes(32).toString('base64');
+const opened: Vault[] = [];
+
+async function open(quota: { maxUserBytes: number; maxHistoryBytes?: number }, history = true): Promise<{ vault: Vault; store: MemoryStore }> {
+  const store = new MemoryStore();
+  const vault = await createVault({ store, encryption: { masterKey }, history, quota });
+  opened.push(vault);
+  return { vault, store };
+}
+
+const body = (c: string, bytes = 300): string => `${c.repeat(bytes - 1)}\n`;
+const versionKeys = (store: MemoryStore): string[] => store.keys().filter((k) => k.split('/')[2] === 'v');
+const refusal = (command: string, newBytes: number, used: number, limit: number): string =>
+  `Error: Quota exceeded (file history per user): this ${command} would keep a version of ${newBytes} bytes, but the newest versions of the ` +
+  `user's files already hold ${used} of the ${limit} bytes the history may keep, and none of them may be dropped. Nothing was written. ` +
+  'Delete files you no longer need, then try again.';
+
+afterAll(async () => {
+  for (const vault of opened) await vault.close();
+});
+
+describe('quota: the history allowance', () => {
+  it('a write that fills the allowance exactly is kept whole; one byte more drops the oldest version first', async () => {
+    const { vault, store } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 900 });
+    for (const c of ['A', 'B', 'C'])
+      expect(await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: body(c) })).toMatchObject({ isError: false });
+    // 900 of 900: nothing dropped.
+    expect(versionKeys(store)).toHaveLength(3);
+    // 301 more: the oldest go until it fits (down to 599, the room it needs: A and B), never C, the newest.
+    expect(await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: body('D', 301) })).toMatchObject({ isError: false });
+    const versions = (await vault.history('u', '/memories/a.md')).versions;
+    expect(versions.map((v) => v.size)).toEqual([301, 300]);
+    expect(versions.reduce((n, v) => n + v.size, 0)).toBeLessThanOrEqual(900);
+  });
+
+  it('the newest versions alone over the allowance: refused before anything is written, with the rule and the figures', async () => {
+    const { vault, store } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 500 });
+    expect(await vault.run('t', { command: 'create', path: '/memories/c.md', file_text: body('G') })).toMatchObject({ isError: false });
+    const before = store.keys();
+    const refused = await vault.run('t', { command: 'create', path: '/memories/d.md', file_text: body('H', 201) });
+    expect(refused).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: refusal('create', 201, 300, 500) });
+    expect(store.keys()).toEqual(before);
+    // Exactly at the allowance: allowed.
+    expect(await vault.run('t', { command: 'create', path: '/memories/d.md', file_text: body('H', 200) })).toMatchObject({ isError: false });
+    // An edit keeps a version too, and is refused the same way, in its own words.
+    const edit = await vault.run('t', { command: 'insert', path: '/memories/d.md', insert_line: 0, insert_text: 'more' });
+    expect(edit).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
+    expect(edit.content).toBe(refusal('insert', 205, 500, 500));
+    // A rename moves what is counted already: accounted, never refused.
+    expect(await vault.run('t', { command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' })).toMatchObject({ isError: false });
+    // A delete frees nothing of the history (its versions stay), and is never refused either.
+    expect(await vault.run('t', { command: 'delete', path: '/memories/e.md' })).toMatchObject({ isError: false });
+  });
+
+  it('two writes at once are reserved against the allowance together: exactly one of them fits', async () => {
+    const { vault } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 500 });
+    expect(await vault.run('p', { command: 'create', path: '/memories/c.md', file_text: body('G') })).toMatchObject({ isError: false });
+    const results = await Promise.all(
+      ['/memories/x.md', '/memories/y.md'].map((path) => vault.run('p', { command: 'create', path, file_text: body('X', 150) })),
+    );
+    expect(results.filter((r) => r.isError).map((r) => r.code)).toEqual(['QUOTA_EXCEEDED']);
+    // Once the refused one is released, what is counted is exactly what is kept: 450 of 500.
+    expect(await vault.run('p', { command: 'create', path: '/memories/z.md', file_text: body('Z', 50) })).toMatchObject({ isError: false });
+    const again = await vault.run('p', { command: 'create', path: '/memories/w.md', file_text: body('W', 2) });
+    expect(again).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: refusal('create', 2, 500, 500) });
+  });
+
+  it('with history off the allowance is never checked, however small', async () => {
+    const { vault, store } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 1 }, false);
+    for (const c of ['A', 'B', 'C'])
+      expect(await vault.run('o', { command: 'create', path: '/memories/a.md', file_text: body(c) })).toMatchObject({ isError: false });
+    expect(versionKeys(store)).toEqual([]);
+  });
+
+  it('by default history may keep four times the byte quota', async () => {
+    const { vault } = await open({ maxUserBytes: 1_000 });
+    for (const c of ['A', 'B', 'C'])
+      expect(await vault.run('d', { command: 'create', path: `/memories/${c}.md`, file_text: body(c) })).toMatchObject({ isError: false });
+    // 900 of 4,000 kept; a fourth file of 300 would pass the byte quota (1,200 > 1,000) first.
+    expect(await vault.run('d', { command: 'create', path: '/memories/D.md', file_text: body('D') })).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
+    // Overwrites keep versions: 3 x 300 current + versions up to 4,000, then the oldest go; never refused.
+    for (let i = 0; i < 12; i++)
+      expect(await vault.run('d', { command: 'create', path: '/memories/A.md', file_text: body(String(i % 10)) })).toMatchObject({ isError: false });
+    const kept = (await vault.history('d', '/memories')).versions.reduce((n, v) => n + v.size, 0);
+    expect(kept).toBeLessThanOrEqual(4_000);
+    expect(kept).toBeGreaterThan(1_000);
+  });
+});
