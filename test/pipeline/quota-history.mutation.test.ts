@@ -44,6 +44,25 @@ describe('quota: the history allowance', () => {
     expect(versions.reduce((n, v) => n + v.size, 0)).toBeLessThanOrEqual(900);
   });
 
+  it('a write past the allowance prunes to three quarters of it when that leaves room, and not before it is past', async () => {
+    const { vault } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 900 });
+    // Within the allowance: nothing is dropped (750 kept, + 100 = 850 of 900).
+    for (const c of ['A', 'B', 'C'])
+      expect(await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body(c, 250) })).toMatchObject({ isError: false });
+    expect(await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body('D', 100) })).toMatchObject({ isError: false });
+    expect((await vault.history('r', '/memories/a.md')).versions.map((v) => v.size)).toEqual([100, 250, 250, 250]);
+    // Nine versions of 100 (900 of 900), then one of 1 byte: down to 675 or less (six left), not just to 899.
+    for (let i = 0; i < 9; i++)
+      expect(await vault.run('r2', { command: 'create', path: '/memories/b.md', file_text: body(String(i), 100) })).toMatchObject({ isError: false });
+    const before = (await vault.history('r2', '/memories')).versions.reduce((n, v) => n + v.size, 0);
+    expect(before).toBeLessThanOrEqual(900);
+    expect(await vault.run('r2', { command: 'create', path: '/memories/b.md', file_text: body('Z', 1) })).toMatchObject({ isError: false });
+    const after = (await vault.history('r2', '/memories')).versions;
+    expect(after.reduce((n, v) => n + v.size, 0)).toBeLessThanOrEqual(675 + 1);
+    expect(after.reduce((n, v) => n + v.size, 0)).toBeGreaterThan(575);
+    expect(after.filter((v) => v.path === '/memories/b.md')[0]!.size).toBe(1);
+  });
+
   it('the newest versions alone over the allowance: refused before anything is written, with the rule and the figures', async () => {
     const { vault, store } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 500 });
     expect(await vault.run('t', { command: 'create', path: '/memories/c.md', file_text: body('G') })).toMatchObject({ isError: false });
@@ -70,6 +89,8 @@ describe('quota: the history allowance', () => {
       ['/memories/x.md', '/memories/y.md'].map((path) => vault.run('p', { command: 'create', path, file_text: body('X', 150) })),
     );
     expect(results.filter((r) => r.isError).map((r) => r.code)).toEqual(['QUOTA_EXCEEDED']);
+    // The refused one counted the other's reservation: 300 kept + 150 reserved or written.
+    expect(results.find((r) => r.isError)!.content).toBe(refusal('create', 150, 450, 500));
     // Once the refused one is released, what is counted is exactly what is kept: 450 of 500.
     expect(await vault.run('p', { command: 'create', path: '/memories/z.md', file_text: body('Z', 50) })).toMatchObject({ isError: false });
     const again = await vault.run('p', { command: 'create', path: '/memories/w.md', file_text: body('W', 2) });
