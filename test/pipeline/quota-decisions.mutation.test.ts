@@ -64,6 +64,21 @@ describe('decisions of commands the quota does not meter', () => {
     expect(decision()).toEqual({ checked: true, rule: 'file_bytes', limit: 10, used: 0, delta: 12, allowed: false });
   });
 
+  it('an edit that would grow a file past its limit: refused when its result is known, with the sizes in its decision', async () => {
+    const { run, decision } = await setup({ maxFileBytes: 10 });
+    expect(await run({ command: 'create', path: '/memories/e.md', file_text: 'abcdefgh' })).toMatchObject({ isError: false });
+    const refused = await run({ command: 'insert', path: '/memories/e.md', insert_line: 0, insert_text: 'xyz' });
+    expect(refused).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
+    expect(decision()).toEqual({ checked: true, rule: 'file_bytes', limit: 10, used: 8, delta: 4, allowed: false });
+  });
+
+  it("a file that would pass the user's file count: refused with the count in its decision", async () => {
+    const { run, decision } = await setup({ maxUserFiles: 2 });
+    for (const name of ['a', 'b']) expect(await run({ command: 'create', path: `/memories/${name}.md`, file_text: name })).toMatchObject({ isError: false });
+    expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
+    expect(decision()).toEqual({ checked: true, rule: 'user_files', limit: 2, used: 2, delta: 1, allowed: false });
+  });
+
   it('a delete is not checked, before and after the user usage is known; a write is', async () => {
     const { run, decision } = await setup({});
     await run({ command: 'delete', path: '/memories/none.md' });
