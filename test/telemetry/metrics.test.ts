@@ -13,9 +13,10 @@ import { createVault, type Vault } from '../../src/memvault.js';
 import { sweep } from '../../src/expiry/sweep.js';
 import { withRequestCounter, type RequestCounter } from '../../src/store/accounting.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import type { PutOptions } from '../../src/store/port.js';
+import type { ObjectStore, PutOptions } from '../../src/store/port.js';
 import { METRICS } from '../../src/telemetry/names.js';
 import { ManualClock } from '../expiry/helpers.js';
+import { FaultyStore } from '../kit/stores.js';
 import { registerInMemoryTelemetry, total, type InMemoryTelemetry, type Point } from './harness.js';
 
 const USER = 'planted-user-91c2@example.com';
@@ -37,7 +38,7 @@ beforeEach(async () => {
   await telemetry.collect();
 });
 
-async function encryptedVault(store: MemoryStore, extra: Parameters<typeof createVault>[0] = {}): Promise<Vault> {
+async function encryptedVault(store: ObjectStore, extra: Parameters<typeof createVault>[0] = {}): Promise<Vault> {
   return createVault({ store, encryption: { masterKey }, ...extra });
 }
 
@@ -191,7 +192,10 @@ describe('conflicts and retries', () => {
   });
 
   it('under concurrent inserts from two instances sharing a store: conflicts = retries, no edit lost', async () => {
-    const store = new MemoryStore();
+    // Each request waits a random few milliseconds (as a network answer would), so that the two
+    // instances' reads and conditional writes interleave; an in-memory store answering at once
+    // let one instance's whole edit run between the other's steps, and no conflict happened.
+    const store = new FaultyStore(new MemoryStore(), 4);
     const [a, b] = [await encryptedVault(store), await encryptedVault(store)];
     await a.run(USER, { command: 'create', path: FILE, file_text: 'head\n' });
     await telemetry.collect();
