@@ -300,6 +300,36 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
     }
   });
 
+  it('the same rename of one directory from another instance while it runs: told it is busy, never run twice; every file in one place', async () => {
+    const { a, b } = await pair('same-rename-twice');
+    for (let i = 0; i < 6; i++) await a.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` });
+    // Right after a's journal is written (its first PUT), b asks for the very same rename. On the
+    // old code b took a's live journal for a crashed run of its own and ran it beside a: both
+    // answered success, and one could drop the journal while the other still fenced.
+    const client = (a.store as S3Store).client;
+    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
+    let second: Promise<{ isError: boolean; code?: string; content: unknown }> | undefined;
+    (client as { send: unknown }).send = async (command: object) => {
+      const out = await send(command);
+      if (second === undefined && command instanceof PutObjectCommand) {
+        second = b.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+        await sleep(150);
+      }
+      return out;
+    };
+    const first = await a.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+    expect(second).toBeDefined();
+    const other = await second!;
+    expect(first, JSON.stringify(first.content)).toMatchObject({ isError: false });
+    // b either met a's journal (busy) or came after a had finished (the source is gone).
+    expect(other, JSON.stringify(other.content)).toMatchObject({ isError: true });
+    expect(['CONFLICT', 'NOT_FOUND']).toContain(other.code);
+    for (let i = 0; i < 6; i++) {
+      expect(await textAt(a, `/memories/dst/f${i}.md`), `f${i}`).toBe(`f${i}\n`);
+      expect(await textAt(a, `/memories/src/f${i}.md`), `f${i}`).toBeNull();
+    }
+  });
+
   it('two renames of one directory from two instances: exactly one wins, every file in exactly one place', async () => {
     const { a, b } = await pair('two-renames');
     for (let i = 0; i < 6; i++) await a.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` });

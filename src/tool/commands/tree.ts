@@ -254,7 +254,22 @@ interface TreeJournal {
   from: string;
   /** A rename's destination. */
   to?: string;
+  /** The vault instance that wrote it (runnerOf): only it resumes the journal before RESUME_AFTER_MS. */
+  runner?: string;
 }
+
+/**
+ * The runner of a journal: one per vault instance (its tree lock), which runs one tree operation of
+ * a user at a time, so a journal of its own is never live beside it: it was left by a failure.
+ */
+const runners = new WeakMap<object, string>();
+function runnerOf(env: CommandEnv): string {
+  let runner = runners.get(env.locks);
+  if (runner === undefined) runners.set(env.locks, (runner = randomBytes(16).toString('hex')));
+  return runner;
+}
+/** A journal of another instance is resumed only once it has been idle this long (its instance is presumed dead). */
+export const RESUME_AFTER_MS = 2 * 60 * 1000;
 
 function parseJournal(file: FileVersion | null): TreeJournal | null {
   if (!file || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) return null;
@@ -263,7 +278,7 @@ function parseJournal(file: FileVersion | null): TreeJournal | null {
     const op = v.op ?? (typeof v.to === 'string' ? 'rename' : undefined);
     if (typeof v.id !== 'string' || !/^[0-9a-f]{32}$/.test(v.id) || typeof v.from !== 'string' || (op !== 'rename' && op !== 'delete')) return null;
     if (op === 'rename' && typeof v.to !== 'string') return null;
-    return { id: v.id, op, from: v.from, ...(op === 'rename' ? { to: v.to! } : {}) };
+    return { id: v.id, op, from: v.from, ...(op === 'rename' ? { to: v.to! } : {}), ...(typeof v.runner === 'string' ? { runner: v.runner } : {}) };
   } catch {
     return null; // damaged: not resumable
   }
@@ -324,9 +339,21 @@ async function holdJournal(
   let held: HeldJournal;
   if (found.journal) {
     if (!sameOperation(found.journal, op)) busy(op.from, found.journal);
-    held = { path, journal: found.journal, etag: found.file!.etag, fresh: false };
+    if (found.journal.runner === runnerOf(env)) held = { path, journal: found.journal, etag: found.file!.etag, fresh: false };
+    else {
+      // Another (dead) instance's journal: claimed `If-Match`, so that of two instances resuming it
+      // exactly one goes on, and its idle time starts again.
+      const journal: TreeJournal = { ...found.journal, runner: runnerOf(env) };
+      try {
+        const { etag } = await env.files.write(path, encodeText(JSON.stringify(journal)), { ifMatch: found.file!.etag, deferNameCheck: true });
+        held = { path, journal, etag, fresh: false };
+      } catch (error) {
+        if (error instanceof PreconditionFailedError) busy(op.from, parseJournal(await env.files.read(path)));
+        throw error;
+      }
+    }
   } else {
-    const journal: TreeJournal = { id: randomBytes(16).toString('hex'), ...op };
+    const journal: TreeJournal = { id: randomBytes(16).toString('hex'), runner: runnerOf(env), ...op };
     const record = encodeText(JSON.stringify(journal));
     try {
       const { etag } = await env.files.write(path, record, found.file ? { ifMatch: found.file.etag } : { ifNoneMatch: true, deferNameCheck: true });
@@ -376,6 +403,13 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
   ]);
   const op = { op: 'rename' as const, from, to };
   if (found.journal && !sameOperation(found.journal, op)) busy(from, found.journal);
+  // The same rename, journalled by another instance less than RESUME_AFTER_MS ago, may still be
+  // running: two runs of one journal (its id is the origin of every copy, so each takes the
+  // other's copies and markers for its own) let one finish and drop the journal while the other
+  // still fences, and a later rename back then loses files to the laggard (the history checker
+  // found it). Only this instance's own journal is resumed at once (a failure it survived); another's
+  // once it has been idle that long (an instance that died).
+  if (found.journal && found.journal.runner !== runnerOf(env) && Date.now() - found.file!.lastModified.getTime() < RESUME_AFTER_MS) busy(from, found.journal);
   const journal = found.journal;
   if (sources.length === 0) {
     // Nothing left to move: an earlier run got as far as dropping its journal (then its copies are
