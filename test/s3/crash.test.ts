@@ -47,8 +47,10 @@ function freshStore(): S3Store {
   return store;
 }
 
-function openVault(store: FaultyStore | S3Store): Promise<Vault> {
-  return createVault({ store, encryption: { masterKey } });
+function openVault(store: FaultyStore | S3Store, options: { restarted?: boolean } = {}): Promise<Vault> {
+  // A restarted process knows the crashed one is gone: it resumes its journal at once (by default
+  // another instance's journal waits `limits.resumeAfterMs`, as its runner may still be alive).
+  return createVault({ store, encryption: { masterKey }, ...(options.restarted ? { limits: { resumeAfterMs: 0 } } : {}) });
 }
 
 async function seed(store: S3Store): Promise<void> {
@@ -175,7 +177,7 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
       await vault.close();
 
       // A restarted process runs the same rename again: it completes.
-      const restarted = await openVault(store);
+      const restarted = await openVault(store, { restarted: true });
       const again = await restarted.run(U, rename);
       expect(again, `${context}: again`).toMatchObject({ isError: false });
       const after = await allFiles(restarted);
@@ -219,7 +221,7 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
       expect(state.size, context).toBeGreaterThan(1); // the crash left something to finish
       await vault.close();
 
-      const restarted = await openVault(store);
+      const restarted = await openVault(store, { restarted: true });
       expect(await restarted.run(U, remove), `${context}: again`).toMatchObject({ isError: false });
       expect([...(await allFiles(restarted)).keys()], `${context}: after the rerun`).toEqual(['/memories/keep.md']);
       await restarted.close();

@@ -13,6 +13,12 @@ export interface CommandLimits {
   maxImageBytes: number;
   /** Conditional-write attempts of one edit before it gives up with a conflict error. */
   maxWriteAttempts: number;
+  /**
+   * How long a directory rename journalled by another vault instance must have been idle before
+   * this one resumes it (its instance presumed dead; docs/s3.md, "Directory rename journals").
+   * A host that knows the other instance is gone (a restart) may set it lower.
+   */
+  resumeAfterMs: number;
 }
 
 export const DEFAULT_LIMITS: CommandLimits = {
@@ -20,6 +26,7 @@ export const DEFAULT_LIMITS: CommandLimits = {
   maxFileBytes: 1024 * 1024,
   maxImageBytes: 5 * 1024 * 1024,
   maxWriteAttempts: 20,
+  resumeAfterMs: 2 * 60 * 1000,
 };
 
 /**

@@ -254,7 +254,7 @@ interface TreeJournal {
   from: string;
   /** A rename's destination. */
   to?: string;
-  /** The vault instance that wrote it (runnerOf): only it resumes the journal before RESUME_AFTER_MS. */
+  /** The vault instance that wrote it (runnerOf): only it resumes the journal before `limits.resumeAfterMs`. */
   runner?: string;
 }
 
@@ -268,8 +268,6 @@ function runnerOf(env: CommandEnv): string {
   if (runner === undefined) runners.set(env.locks, (runner = randomBytes(16).toString('hex')));
   return runner;
 }
-/** A journal of another instance is resumed only once it has been idle this long (its instance is presumed dead). */
-export const RESUME_AFTER_MS = 2 * 60 * 1000;
 
 function parseJournal(file: FileVersion | null): TreeJournal | null {
   if (!file || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) return null;
@@ -403,13 +401,14 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
   ]);
   const op = { op: 'rename' as const, from, to };
   if (found.journal && !sameOperation(found.journal, op)) busy(from, found.journal);
-  // The same rename, journalled by another instance less than RESUME_AFTER_MS ago, may still be
+  // The same rename, journalled by another instance less than `resumeAfterMs` ago, may still be
   // running: two runs of one journal (its id is the origin of every copy, so each takes the
   // other's copies and markers for its own) let one finish and drop the journal while the other
   // still fences, and a later rename back then loses files to the laggard (the history checker
   // found it). Only this instance's own journal is resumed at once (a failure it survived); another's
   // once it has been idle that long (an instance that died).
-  if (found.journal && found.journal.runner !== runnerOf(env) && Date.now() - found.file!.lastModified.getTime() < RESUME_AFTER_MS) busy(from, found.journal);
+  if (found.journal && found.journal.runner !== runnerOf(env) && Date.now() - found.file!.lastModified.getTime() < env.limits.resumeAfterMs)
+    busy(from, found.journal);
   const journal = found.journal;
   if (sources.length === 0) {
     // Nothing left to move: an earlier run got as far as dropping its journal (then its copies are
