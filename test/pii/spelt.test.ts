@@ -72,6 +72,14 @@ describe('EMAIL with "at" and "dot" spelt out', () => {
     expect(found(text, 'EMAIL')).toEqual([]);
   });
 
+  it('an IPv4 address literal in brackets is an address (RFC 5321); a login on a host is not', () => {
+    expect(found('mail jane@[192.0.2.1] now', 'EMAIL')).toEqual(['jane@[192.0.2.1]']);
+    expect(found('jane@[300.1.1.1]', 'EMAIL')).toEqual([]);
+    expect(found('jane@[10.0.0]', 'EMAIL')).toEqual([]);
+    expect(found('ssh root@81.2.69.77', 'EMAIL')).toEqual([]);
+    expect(found('ssh root@81.2.69.77', 'IP_ADDRESS')).toEqual(['81.2.69.77']);
+  });
+
   it('an address with "@" is still found once, and a spelt one next to it is found too', () => {
     expect(found('jane@example.com or jane at gmail.com', 'EMAIL')).toEqual(['jane@example.com', 'jane at gmail.com']);
   });

@@ -100,9 +100,9 @@ export const detectEmails: Detector = (text: string, _config, out: Candidate[]) 
       // Trailing dots and hyphens are sentence punctuation, not domain.
       while (scanEnd > at + 1 && (text.charCodeAt(scanEnd - 1) === 46 || text.charCodeAt(scanEnd - 1) === 45)) scanEnd--;
       const domainEnd = validDomainEnd(text, at + 1, scanEnd);
-      // "jane@example dot com": the domain's dots spelt out.
+      // "jane@example dot com": the domain's dots spelt out; "jane@[192.0.2.1]": an address literal (RFC 5321).
       const spelt = domainEnd > 0 ? undefined : readDomain(text, at + 1);
-      const end = spelt?.speltDot === true ? spelt.end : domainEnd;
+      const end = spelt?.speltDot === true ? spelt.end : domainEnd > 0 ? domainEnd : addressLiteralEnd(text, at + 1);
       if (end > 0 && !isSshRemote(text, start, at, end) && !isUrlUserInfo(text, start)) {
         out.push({ type: 'EMAIL', start, end, priority: EMAIL_PRIORITY });
         scanFrom = end;
@@ -307,6 +307,17 @@ function detectSpeltAddresses(text: string, out: Candidate[]): void {
       SPELT_AT.lastIndex = tokenStart + 1;
     }
   }
+}
+
+// RFC 5321's IPv4 address literal. Without the brackets ("root@10.0.0.5") it is a login on a host,
+// whose address the IP detector reports.
+const ADDRESS_LITERAL = /\[(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\]/y;
+
+/** The end of `[a.b.c.d]` at `from`, or 0. */
+function addressLiteralEnd(text: string, from: number): number {
+  if (text.charCodeAt(from) !== 91) return 0;
+  ADDRESS_LITERAL.lastIndex = from;
+  return ADDRESS_LITERAL.test(text) ? ADDRESS_LITERAL.lastIndex : 0;
 }
 
 /** Returns the end of a plausible domain (labels, at least one dot, alphabetic TLD), or 0. */
