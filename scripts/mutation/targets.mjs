@@ -798,6 +798,15 @@ export const targets = [
     threshold: 85,
     equivalent: [],
   },
+  {
+    name: 'versions',
+    mutate: ['src/vault/history.ts', 'src/vault/version-record.ts', 'src/crypto/version-record-format.ts'],
+    // Not history.test.ts (78 s a run: it waits out whole-second store clocks between steps):
+    // history.mutation.test.ts moves a memory store's clock instead and asserts the same edges.
+    tests: ['test/vault/history-units.test.ts', 'test/vault/*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
 ];
 
 export function targetByName(name) {
