@@ -807,6 +807,13 @@ export const targets = [
     threshold: 85,
     equivalent: [],
   },
+  {
+    name: 'keys',
+    mutate: ['src/crypto/key-cache.ts', 'src/crypto/key-provider.ts'],
+    tests: ['test/crypto/keys.test.ts', 'test/crypto/record-auth.test.ts', 'test/crypto/keys*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
 ];
 
 export function targetByName(name) {
