@@ -809,7 +809,7 @@ export const targets = [
   },
   {
     name: 'keys',
-    mutate: ['src/crypto/key-cache.ts', 'src/crypto/key-provider.ts'],
+    mutate: ['src/crypto/key-cache.ts', 'src/crypto/key-provider.ts', 'src/crypto/wrapped-secret.ts'],
     // Not record-auth.test.ts (one of its cases starts the CLI: 23 s a run); keys.mutation.test.ts
     // asserts the record rules straight against the module.
     tests: ['test/crypto/keys.test.ts', 'test/crypto/keys*.mutation.test.ts'],

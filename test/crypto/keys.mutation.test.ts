@@ -47,8 +47,10 @@ function keyring(fill: number): UserKeyring {
   const current = keys(fill);
   return { current, byVersion: new Map([[1, current]]) };
 }
-const isWiped = (ring: UserKeyring) => [...ring.byVersion.values()].every((k) => [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x === 0)));
-const isWhole = (ring: UserKeyring) => [...ring.byVersion.values()].every((k) => [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x !== 0)));
+const isWiped = (ring: UserKeyring) =>
+  [...ring.byVersion.values()].every((k) => [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x === 0)));
+const isWhole = (ring: UserKeyring) =>
+  [...ring.byVersion.values()].every((k) => [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x !== 0)));
 
 describe('KeyCache: the age', () => {
   it('holds a key for exactly maxAgeMs: a millisecond before it is a hit, at it a miss, and the key leaves and is wiped', () => {
@@ -253,7 +255,9 @@ describe('key records: decode', () => {
       { keyVersion: 3, wrapped: new Uint8Array(wrapped(3)) },
     ]);
     expect(decodeKeyRecord(bytesOf({ ...single(), kind: 'kms', keyId: 'arn:aws:kms:x' })).kind).toBe('kms');
-    expect(decodeKeyRecord(bytesOf({ ...single(), keyVersion: 0xffffffff, readFrom: 0xffffffff, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] })).keyVersion).toBe(0xffffffff);
+    expect(
+      decodeKeyRecord(bytesOf({ ...single(), keyVersion: 0xffffffff, readFrom: 0xffffffff, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] })).keyVersion,
+    ).toBe(0xffffffff);
     // Version 2 reading from 1: older holds version 1 only.
     expect(decodeKeyRecord(bytesOf({ ...single(), keyVersion: 2, readFrom: 1, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] })).older).toHaveLength(1);
     // Version 3 reading from 1: versions 1 and 2.
@@ -327,16 +331,56 @@ describe('key records: decode', () => {
       { older: 'x' },
       { older: [null, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
       { older: [5, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
-      { older: [{ keyVersion: 1, wrapped: b64(wrapped(1)), extra: 1 }, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
-      { older: [{ keyVersion: '1', wrapped: b64(wrapped(1)) }, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
-      { older: [{ keyVersion: 1.5, wrapped: b64(wrapped(1)) }, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
-      { older: [{ keyVersion: 1, wrapped: 7 }, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
-      { older: [{ keyVersion: 1, wrapped: '' }, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
-      { older: [{ keyVersion: 1, wrapped: '%%%%' }, { keyVersion: 3, wrapped: b64(wrapped(3)) }] },
+      {
+        older: [
+          { keyVersion: 1, wrapped: b64(wrapped(1)), extra: 1 },
+          { keyVersion: 3, wrapped: b64(wrapped(3)) },
+        ],
+      },
+      {
+        older: [
+          { keyVersion: '1', wrapped: b64(wrapped(1)) },
+          { keyVersion: 3, wrapped: b64(wrapped(3)) },
+        ],
+      },
+      {
+        older: [
+          { keyVersion: 1.5, wrapped: b64(wrapped(1)) },
+          { keyVersion: 3, wrapped: b64(wrapped(3)) },
+        ],
+      },
+      {
+        older: [
+          { keyVersion: 1, wrapped: 7 },
+          { keyVersion: 3, wrapped: b64(wrapped(3)) },
+        ],
+      },
+      {
+        older: [
+          { keyVersion: 1, wrapped: '' },
+          { keyVersion: 3, wrapped: b64(wrapped(3)) },
+        ],
+      },
+      {
+        older: [
+          { keyVersion: 1, wrapped: '%%%%' },
+          { keyVersion: 3, wrapped: b64(wrapped(3)) },
+        ],
+      },
       { older: [{ keyVersion: 3, wrapped: b64(wrapped(3)) }] }, // the name root missing
       { older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] }, // version 3 missing
-      { older: [{ keyVersion: 3, wrapped: b64(wrapped(3)) }, { keyVersion: 1, wrapped: b64(wrapped(1)) }] }, // out of order
-      { older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }, { keyVersion: 2, wrapped: b64(wrapped(2)) }] }, // 2 is below readFrom
+      {
+        older: [
+          { keyVersion: 3, wrapped: b64(wrapped(3)) },
+          { keyVersion: 1, wrapped: b64(wrapped(1)) },
+        ],
+      }, // out of order
+      {
+        older: [
+          { keyVersion: 1, wrapped: b64(wrapped(1)) },
+          { keyVersion: 2, wrapped: b64(wrapped(2)) },
+        ],
+      }, // 2 is below readFrom
       {
         older: [
           { keyVersion: 1, wrapped: b64(wrapped(1)) },
@@ -360,12 +404,18 @@ describe('key records: encode, seal, fields', () => {
   it('encodes the fields in their pinned order, versioned fields only when present, and decodes back', () => {
     const record = sealKeyRecord(base, 'uid1', MAC_KEY);
     expect(record.format).toBe(2);
-    expect(record.mac).toEqual(computeRecordMac(MAC_KEY, { deploymentId: DEPLOYMENT, uid: 'uid1', kind: 'local', keyId: 'kcv1', keyVersion: 1, wrapped: wrapped(1) }));
+    expect(record.mac).toEqual(
+      computeRecordMac(MAC_KEY, { deploymentId: DEPLOYMENT, uid: 'uid1', kind: 'local', keyId: 'kcv1', keyVersion: 1, wrapped: wrapped(1) }),
+    );
     expect(new TextDecoder().decode(encodeKeyRecord(record))).toBe(
       `{"format":2,"deployment":"${DEPLOYMENT}","kind":"local","keyId":"kcv1","keyVersion":1,"wrapped":"${b64(wrapped(1))}","mac":"${b64url(record.mac)}"}`,
     );
     expect(decodeKeyRecord(encodeKeyRecord(record))).toEqual(record);
-    const v = sealKeyRecord({ ...base, keyVersion: 3, wrapped: wrapped(3), readFrom: 2, older: [1, 2].map((keyVersion) => ({ keyVersion, wrapped: wrapped(keyVersion) })) }, 'uid1', MAC_KEY);
+    const v = sealKeyRecord(
+      { ...base, keyVersion: 3, wrapped: wrapped(3), readFrom: 2, older: [1, 2].map((keyVersion) => ({ keyVersion, wrapped: wrapped(keyVersion) })) },
+      'uid1',
+      MAC_KEY,
+    );
     expect(new TextDecoder().decode(encodeKeyRecord(v))).toBe(
       `{"format":2,"deployment":"${DEPLOYMENT}","kind":"local","keyId":"kcv1","keyVersion":3,"wrapped":"${b64(wrapped(3))}","readFrom":2,"older":[{"keyVersion":1,"wrapped":"${b64(wrapped(1))}"},{"keyVersion":2,"wrapped":"${b64(wrapped(2))}"}],"mac":"${b64url(v.mac)}"}`,
     );

@@ -538,7 +538,9 @@ describe('restore after a clock far ahead', () => {
     const empty = new Uint8Array(0);
     const fileKey = `${userFilesPrefix(codec.uid)}t.md`;
     await store.put(versionKeyOf(codec.uid, fileKey, ahead), empty, {
-      metadata: { [VERSION_METADATA]: sealVersionRecord(codec, path, { seq: ahead, actor: 'model', time: Date.now(), bodyHash: bodyHashOf(empty), end: 'deleted' }) },
+      metadata: {
+        [VERSION_METADATA]: sealVersionRecord(codec, path, { seq: ahead, actor: 'model', time: Date.now(), bodyHash: bodyHashOf(empty), end: 'deleted' }),
+      },
     });
     const fresh = await createVault({ store, encryption: false, history: true }); // no numbers remembered
     expect((await fresh.restore('p', { path, asOf, dryRun: false })).restored).toBe(1);
@@ -549,5 +551,4 @@ describe('restore after a clock far ahead', () => {
     await fresh.close();
     await vault.close();
   });
-
 });
