@@ -805,7 +805,134 @@ export const targets = [
     // history.mutation.test.ts moves a memory store's clock instead and asserts the same edges.
     tests: ['test/vault/history-units.test.ts', 'test/vault/*.mutation.test.ts'],
     threshold: 85,
-    equivalent: [],
+    equivalent: [
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: '!parsed',
+        reason:
+          'a stray key that is no version key gives parsed === null: reading parsed.fileKey inside the try throws, and the catch passes it over as the `continue` does',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'record.keptAt !== undefined',
+        reason: 'keptAt: undefined is then copied; its only reader (versionAt) asks `keptAt !== undefined` first',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'pending.length > 100',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'pending.length < 100',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'a.path <= b.path',
+        code: 'a.path < b.path',
+        reason: 'the two paths of one comparison are never equal (one entry per file): `<=` and `<` agree',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'a.path > b.path',
+        reason: 'the paths are distinct, so past `a.path < b.path` they are in the other order: 1 either way',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'a.path > b.path',
+        reason:
+          "V8's sort asks only whether the comparator is below 0 (binary insertion and merge both branch on `< 0`), and the paths of one restore are distinct: a comparator that answers 0 or 1 for every pair not in order sorts the same (checked on 2,000 random arrays of up to 300 names)",
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'a.path >= b.path',
+        code: 'a.path > b.path',
+        reason: 'the paths are distinct: `>=` and `>` agree',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'a.path <= b.path',
+        code: 'a.path > b.path',
+        reason:
+          "V8's sort asks only whether the comparator is below 0 (binary insertion and merge both branch on `< 0`), and the paths of one restore are distinct: a comparator that answers 0 or 1 for every pair not in order sorts the same (checked on 2,000 random arrays of up to 300 names)",
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'opened?.keptAt !== undefined',
+        reason: '`undefined <= asOf.getTime()` is false, as the guard would make it (null.keptAt is the OptionalChaining mutant, killed)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'a.byteLength === b.byteLength',
+        reason: 'Buffer.equals compares the lengths itself; the test only spares the copy',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'record.keptAt !== undefined',
+        reason: 'JSON.stringify leaves out a field whose value is undefined: `k: undefined` seals the same text',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof s !== 'number'",
+        reason: 'Number.isSafeInteger, tested next, is false for every non-number',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof h !== 'string'",
+        reason: 'a non-string h never equals the body hash (a string), which is checked below with the same error',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof k !== 'number'",
+        reason: 'Number.isSafeInteger, tested next, is false for every non-number',
+      },
+    ],
   },
   {
     name: 'keys',

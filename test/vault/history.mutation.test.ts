@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { MemvaultError } from '../../src/errors.js';
 import { createVault, type Vault } from '../../src/index.js';
 import { bodyHashOf as formatBodyHash, VERSION_METADATA as FORMAT_METADATA, versionRecordPath } from '../../src/crypto/version-record-format.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -471,6 +472,118 @@ describe('restore', () => {
     expect((await vault.history('p', path)).versions.map((v) => v.actor)).toEqual(['restore', 'model', 'model', 'model']);
     await other.close();
     await restorer.close();
+    await vault.close();
+  });
+
+  it('a path without history restores nothing', async () => {
+    const { clock, vault } = await setup(false);
+    await ok(vault, 'p', { command: 'create', path: '/memories/a.md', file_text: 'a' });
+    const r = await vault.restore('p', { path: '/memories/none', asOf: new Date(clock.now), dryRun: false });
+    expect(r).toMatchObject({ files: [], restored: 0, deleted: 0, unchanged: 0, conflicts: 0 });
+    await vault.close();
+  });
+
+  it('a file re-created while the restore deletes it stays: the marker is removed only If-Match its own ETag', async () => {
+    const { store, clock, vault } = await setup(false);
+    const path = '/memories/late.md';
+    const asOf = new Date(clock.now);
+    clock.now += 10_000;
+    await ok(vault, 'p', { command: 'create', path, file_text: 'after asOf' });
+    const other = await createVault({ store, encryption: false, history: true });
+    let raced = false;
+    const racing = Object.assign(Object.create(store) as MemoryStore, {
+      delete: async (key: string, options?: Parameters<MemoryStore['delete']>[1]) => {
+        if (!raced && key.split('/')[2] === 'f') {
+          raced = true; // another instance re-creates the file over the marker first
+          await ok(other, 'p', { command: 'create', path, file_text: 'written meanwhile' });
+        }
+        return store.delete(key, options);
+      },
+    });
+    const restorer = await createVault({ store: racing, encryption: false, history: true });
+    expect((await restorer.restore('p', { path, asOf, dryRun: false })).files).toEqual([{ path, action: 'deleted' }]);
+    expect(raced).toBe(true);
+    expect(text((await (await vault.files('p')).read(path))?.data)).toBe('written meanwhile');
+    await other.close();
+    await restorer.close();
+    await vault.close();
+  });
+
+  it('a file created between the look and the write is looked at again, never written over blindly', async () => {
+    for (const damagedCurrent of [false, true]) {
+      const { store, clock, vault } = await setup(false);
+      const path = '/memories/c.md';
+      await ok(vault, 'p', { command: 'create', path, file_text: 'keep' });
+      const asOf = new Date(clock.now);
+      clock.now += 10_000;
+      const fileKey = (await listAllKeys(store, 'u/')).find((k) => k.split('/')[2] === 'f')!;
+      if (damagedCurrent) {
+        await store.put(fileKey, enc('keep but put back without a record'));
+      } else {
+        await ok(vault, 'p', { command: 'delete', path });
+      }
+      const other = await createVault({ store, encryption: false, history: true });
+      let raced = false;
+      const racing = Object.assign(Object.create(store) as MemoryStore, {
+        put: async (key: string, body: Uint8Array, options?: Parameters<MemoryStore['put']>[2]) => {
+          if (!raced && key === fileKey) {
+            raced = true; // another instance writes exactly the bytes the restore wants, first
+            if (damagedCurrent) await (await other.files('p')).write(path, enc('keep'));
+            else await ok(other, 'p', { command: 'create', path, file_text: 'keep' });
+          }
+          return store.put(key, body, options);
+        },
+      });
+      const restorer = await createVault({ store: racing, encryption: false, history: true });
+      const r = await restorer.restore('p', { path, asOf, dryRun: false });
+      expect(raced).toBe(true);
+      expect(
+        r.files.map((f) => f.action),
+        String(damagedCurrent),
+      ).toEqual(['unchanged']);
+      expect(text((await (await vault.files('p')).read(path))?.data)).toBe('keep');
+      expect((await vault.history('p', path)).versions[0]!.actor).not.toBe('restore');
+      await other.close();
+      await restorer.close();
+      await vault.close();
+    }
+  });
+
+  it('a version dropped while the restore picks one is passed over', async () => {
+    const { store, clock, vault } = await setup(false);
+    const path = '/memories/d.md';
+    await ok(vault, 'p', { command: 'create', path, file_text: 'one' });
+    const asOf = new Date(clock.now + 10); // the next edit, numbered within the clock margin, is looked at
+    clock.now += 10_000;
+    await ok(vault, 'p', { command: 'str_replace', path, old_str: 'one', new_str: 'two' });
+    const newestKey = (await listAllKeys(store, 'u/')).filter((k) => k.split('/')[2] === 'v').sort()[0]!;
+    const dropping = Object.assign(Object.create(store) as MemoryStore, {
+      get: (key: string) => (key === newestKey ? Promise.resolve(null) : store.get(key)),
+    });
+    const restorer = await createVault({ store: dropping, encryption: false, history: true });
+    const first = (await vault.history('p', path)).versions[1]!.seq;
+    expect((await restorer.restore('p', { path, asOf, dryRun: true })).files).toEqual([{ path, action: 'restored', seq: first }]);
+    await restorer.close();
+    await vault.close();
+  });
+
+  it('a current file that cannot be read for another reason than integrity fails the restore', async () => {
+    const { store, clock, vault } = await setup(false);
+    const path = '/memories/e.md';
+    await ok(vault, 'p', { command: 'create', path, file_text: 'one' });
+    const asOf = new Date(clock.now);
+    clock.now += 10_000;
+    await ok(vault, 'p', { command: 'str_replace', path, old_str: 'one', new_str: 'two' });
+    const fileKey = (await listAllKeys(store, 'u/')).find((k) => k.split('/')[2] === 'f')!;
+    for (const failure of [new Error('network down'), new MemvaultError('KEY_UNAVAILABLE', 'Error: key service down')]) {
+      const failing = Object.assign(Object.create(store) as MemoryStore, {
+        get: (key: string) => (key === fileKey ? Promise.reject(failure) : store.get(key)),
+      });
+      const restorer = await createVault({ store: failing, encryption: false, history: true });
+      await expect(restorer.restore('p', { path, asOf, dryRun: false })).rejects.toBe(failure);
+      await restorer.close();
+    }
+    expect(text((await (await vault.files('p')).read(path))?.data)).toBe('two');
     await vault.close();
   });
 
