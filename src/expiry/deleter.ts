@@ -27,7 +27,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { forEachLimit } from '../util/concurrency.js';
-import { FENCE_METADATA, FENCE_OP_METADATA, MARKER_BODY, newFenceId, REAP_DEADLINE_MS, reapingBody } from '../store/fence.js';
+import { MARKER_BODY, markerMetadata, newFenceId, reap } from '../store/fence.js';
 
 export interface ExpiryCandidate {
   key: string;
@@ -150,7 +150,7 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
               Body: Buffer.from(MARKER_BODY),
               ContentLength: 0,
               IfMatch: candidate.etag,
-              Metadata: { [FENCE_METADATA]: 'expired', [FENCE_OP_METADATA]: op },
+              Metadata: markerMetadata('expired', op),
             }),
           );
         } catch (error) {
@@ -171,24 +171,24 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
         // a HEAD and a DELETE (a create over the marker in between would be deleted): the marker is
         // reaped (src/store/fence.ts), replaced `If-Match` by one of its own ETag, then deleted; a
         // create that came first makes that PUT fail, one that comes later waits for the DELETE.
-        const reaping = reapingBody();
-        const began = performance.now();
-        try {
-          await client.send(
-            new PutObjectCommand({
-              Bucket: bucket,
-              Key: fullKey(candidate.key),
-              Body: Buffer.from(reaping),
-              ContentLength: reaping.byteLength,
-              IfMatch: markerEtag,
-              Metadata: { [FENCE_METADATA]: 'reaping', [FENCE_OP_METADATA]: op },
-            }),
-          );
-        } catch {
-          return; // a file created over the marker since: it stays (the marker it replaced is gone)
-        }
-        if (performance.now() - began > REAP_DEADLINE_MS) return; // stalled: the marker stays for the next sweep
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key) }));
+        await reap(
+          {
+            replaceIfMatch: async (body, ifMatch, metadata) =>
+              void (await client.send(
+                new PutObjectCommand({
+                  Bucket: bucket,
+                  Key: fullKey(candidate.key),
+                  Body: Buffer.from(body),
+                  ContentLength: body.byteLength,
+                  IfMatch: ifMatch,
+                  Metadata: metadata,
+                }),
+              )),
+            deleteUnconditionally: async () => void (await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key) }))),
+          },
+          markerEtag,
+          op,
+        ).catch(() => undefined); // a lost PUT: a file created over the marker since stays (the marker it replaced is gone); a stall leaves the marker for the next sweep
       } catch {
         if (!outcome.deleted.includes(candidate) && !outcome.gone.includes(candidate)) outcome.failed.push(candidate);
       }

@@ -60,6 +60,33 @@ export function reapingBody(): Uint8Array {
   return randomBytes(REAPING_BODY_BYTES);
 }
 
+/**
+ * The two requests of a reaping, on whatever client sends them: the vault goes through the store
+ * port, the sweeper's deleter through the raw S3 client (for its own request counts and error
+ * codes). The protocol itself is `reap`, the one place it is written.
+ */
+export interface ReapRequests {
+  /** PUT `body` with `metadata` `If-Match` `etag`; rejects when the condition fails. */
+  replaceIfMatch(body: Uint8Array, etag: string, metadata: Record<string, string>): Promise<void>;
+  /** DELETE the key, unconditionally. */
+  deleteUnconditionally(): Promise<void>;
+}
+
+/**
+ * Delete exactly the version `etag` of a key on a store whose conditional DELETE is not atomic:
+ * replace it `If-Match` by a reaping marker of its own ETag (rejecting as that PUT does when a write
+ * landed first), then, within REAP_DEADLINE_MS of sending that PUT, delete unconditionally.
+ * Returns false when the deadline passed: the DELETE is never sent, and the reaping marker stays
+ * (invisible: a create replaces it after REAPING_WAIT_MS, the sweeper removes it).
+ */
+export async function reap(requests: ReapRequests, etag: string, op: string = newFenceId()): Promise<boolean> {
+  const began = performance.now();
+  await requests.replaceIfMatch(reapingBody(), etag, markerMetadata('reaping', op));
+  if (performance.now() - began > REAP_DEADLINE_MS) return false;
+  await requests.deleteUnconditionally();
+  return true;
+}
+
 /** A fresh operation id for the markers of one command (16 random bytes, hex). */
 export function newFenceId(): string {
   return randomBytes(16).toString('hex');

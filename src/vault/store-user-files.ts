@@ -7,7 +7,7 @@ import { fileNameConflict, NameConflictError, type NameConflict } from './names.
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
-import { MARKER_BODY, markerMetadata, markerOf, newFenceId, REAP_DEADLINE_MS, REAPING_BODY_BYTES, REAPING_WAIT_MS, reapingBody } from '../store/fence.js';
+import { MARKER_BODY, markerMetadata, markerOf, reap, REAPING_BODY_BYTES, REAPING_WAIT_MS } from '../store/fence.js';
 import { meterHistory, type HistoryUsage } from './history-usage.js';
 
 import {
@@ -554,17 +554,18 @@ export class StoreUserFiles implements UserFiles {
    * a create waits out (createReplacingAbsent) and an edit cannot match. One PUT instead of the HEAD.
    */
   private async reap(key: string, etag: string): Promise<void> {
-    const began = performance.now();
     try {
-      await this.store.put(key, reapingBody(), { ifMatch: etag, metadata: markerMetadata('reaping', newFenceId()) });
+      await reap(
+        {
+          replaceIfMatch: async (body, ifMatch, metadata) => void (await this.store.put(key, body, { ifMatch, metadata })),
+          deleteUnconditionally: () => this.store.delete(key),
+        },
+        etag,
+      );
     } catch (error) {
       if (error instanceof PreconditionFailedError && (await this.store.head(key)) === null) return;
       throw error;
     }
-    // Too late (a stall): a create may take the key over soon; the marker stays, invisible, until a
-    // create replaces it or the sweeper removes it.
-    if (performance.now() - began > REAP_DEADLINE_MS) return;
-    await this.store.delete(key);
   }
 
   historyUsage(pruneTo?: number): Promise<HistoryUsage | null> {

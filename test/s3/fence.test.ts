@@ -41,23 +41,37 @@ async function textAt(vault: Vault, path: string): Promise<string | null> {
   return file ? Buffer.from(file.data).toString('utf8') : null;
 }
 
+/**
+ * The scenario tests' one way into a vault's requests: `before` runs right before each request
+ * `client` sends, `after` right after its answer (both awaited, so a hook can run another
+ * instance's whole command at that exact point).
+ */
+function intercept(client: S3Client, hooks: { before?: (command: object) => Promise<void>; after?: (command: object) => Promise<void> }): void {
+  const send = client.send.bind(client) as (command: object) => Promise<unknown>;
+  (client as { send: unknown }).send = async (command: object) => {
+    await hooks.before?.(command);
+    const out = await send(command);
+    await hooks.after?.(command);
+    return out;
+  };
+}
+
 /** Run `hook` once, right before the first request of one of `kinds` that `vault`'s S3 client sends. */
 function before(
   vault: Vault,
   kinds: Array<new (...args: never[]) => object>,
   hook: () => Promise<void>,
 ): { fired: () => boolean; only?: (command: object) => boolean } {
-  const client = (vault.store as S3Store).client;
-  const send = client.send.bind(client) as (command: object) => Promise<unknown>;
   let fired = false;
   const handle: { fired: () => boolean; only?: (command: object) => boolean } = { fired: () => fired };
-  (client as { send: unknown }).send = async (command: object) => {
-    if (!fired && kinds.some((k) => command instanceof k) && (handle.only?.(command) ?? true)) {
-      fired = true;
-      await hook();
-    }
-    return send(command);
-  };
+  intercept((vault.store as S3Store).client, {
+    before: async (command) => {
+      if (!fired && kinds.some((k) => command instanceof k) && (handle.only?.(command) ?? true)) {
+        fired = true;
+        await hook();
+      }
+    },
+  });
   return handle;
 }
 
@@ -159,21 +173,20 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
     // 2. Right before the take-back's first request that could remove the copy (old code: the
     //    DELETE after its HEAD; now the fence PUT), the rival inserts into that copy.
     const events: string[] = [];
-    const client = (a.store as S3Store).client;
-    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
     let stage = 0;
     let insert: { isError: boolean; content: unknown } | undefined;
-    (client as { send: unknown }).send = async (command: object) => {
-      if (stage === 0 && command instanceof PutObjectCommand) {
-        stage = 1;
-        expect(await b.run(U, { command: 'create', path: '/memories/dst/f1.md', file_text: 'theirs\n' })).toMatchObject({ isError: false });
-      } else if (stage === 1 && (command instanceof DeleteObjectCommand || isFencePut(command))) {
-        stage = 2;
-        insert = await b.run(U, { command: 'insert', path: '/memories/dst/f0.md', insert_line: 1, insert_text: 'rival' });
-        events.push(insert.isError ? 'insert refused' : 'insert acknowledged');
-      }
-      return send(command);
-    };
+    intercept((a.store as S3Store).client, {
+      before: async (command) => {
+        if (stage === 0 && command instanceof PutObjectCommand) {
+          stage = 1;
+          expect(await b.run(U, { command: 'create', path: '/memories/dst/f1.md', file_text: 'theirs\n' })).toMatchObject({ isError: false });
+        } else if (stage === 1 && (command instanceof DeleteObjectCommand || isFencePut(command))) {
+          stage = 2;
+          insert = await b.run(U, { command: 'insert', path: '/memories/dst/f0.md', insert_line: 1, insert_text: 'rival' });
+          events.push(insert.isError ? 'insert refused' : 'insert acknowledged');
+        }
+      },
+    });
     const renamed = await a.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
     expect(stage).toBe(2);
     expect(renamed).toMatchObject({ isError: true, content: 'Error: The destination /memories/dst already exists' });
@@ -189,23 +202,22 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
   it('a create taken back on a name conflict never takes an edit another instance made meanwhile', async () => {
     const { a, b } = await pair('name-takeback-vs-insert');
     await a.run(U, { command: 'create', path: '/memories/seed.md', file_text: 'seed\n' }); // keys loaded
-    const client = (a.store as S3Store).client;
-    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
     let stage = 0;
     let insert: { isError: boolean; content: unknown } | undefined;
-    (client as { send: unknown }).send = async (command: object) => {
-      if (stage === 0 && command instanceof PutObjectCommand) {
-        // After a's checks, before its PUT: b makes /memories/x a directory, so a's write-then-check
-        // finds the conflict and takes its file back.
-        stage = 1;
-        expect(await b.run(U, { command: 'create', path: '/memories/x/y.md', file_text: 'y\n' })).toMatchObject({ isError: false });
-      } else if (stage === 1 && (command instanceof DeleteObjectCommand || isFencePut(command))) {
-        // Right before the take-back's first removing request, b edits the file it can see.
-        stage = 2;
-        insert = await b.run(U, { command: 'insert', path: '/memories/x', insert_line: 1, insert_text: 'rival' });
-      }
-      return send(command);
-    };
+    intercept((a.store as S3Store).client, {
+      before: async (command) => {
+        if (stage === 0 && command instanceof PutObjectCommand) {
+          // After a's checks, before its PUT: b makes /memories/x a directory, so a's write-then-check
+          // finds the conflict and takes its file back.
+          stage = 1;
+          expect(await b.run(U, { command: 'create', path: '/memories/x/y.md', file_text: 'y\n' })).toMatchObject({ isError: false });
+        } else if (stage === 1 && (command instanceof DeleteObjectCommand || isFencePut(command))) {
+          // Right before the take-back's first removing request, b edits the file it can see.
+          stage = 2;
+          insert = await b.run(U, { command: 'insert', path: '/memories/x', insert_line: 1, insert_text: 'rival' });
+        }
+      },
+    });
     const created = await a.run(U, { command: 'create', path: '/memories/x', file_text: 'x\n' });
     expect(stage).toBe(2);
     expect(created).toMatchObject({ isError: true });
@@ -218,16 +230,15 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
 
   /** Run `hook` right after the first reaping marker's PUT (src/store/fence.ts) that `client` sends has been answered. */
   function afterReapingPut(client: S3Client, hook: () => Promise<void>): { fired: () => boolean } {
-    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
     let fired = false;
-    (client as { send: unknown }).send = async (command: object) => {
-      const out = await send(command);
-      if (!fired && command instanceof PutObjectCommand && command.input.Metadata?.[FENCE_METADATA] === 'reaping') {
-        fired = true;
-        await hook();
-      }
-      return out;
-    };
+    intercept(client, {
+      after: async (command) => {
+        if (!fired && command instanceof PutObjectCommand && command.input.Metadata?.[FENCE_METADATA] === 'reaping') {
+          fired = true;
+          await hook();
+        }
+      },
+    });
     return { fired: () => fired };
   }
 
@@ -306,17 +317,15 @@ describe.skipIf(!s3Available())(`issue 21 scenarios on S3${s3Available() ? '' : 
     // Right after a's journal is written (its first PUT), b asks for the very same rename. On the
     // old code b took a's live journal for a crashed run of its own and ran it beside a: both
     // answered success, and one could drop the journal while the other still fenced.
-    const client = (a.store as S3Store).client;
-    const send = client.send.bind(client) as (command: object) => Promise<unknown>;
     let second: Promise<{ isError: boolean; code?: string; content: unknown }> | undefined;
-    (client as { send: unknown }).send = async (command: object) => {
-      const out = await send(command);
-      if (second === undefined && command instanceof PutObjectCommand) {
-        second = b.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
-        await sleep(150);
-      }
-      return out;
-    };
+    intercept((a.store as S3Store).client, {
+      after: async (command) => {
+        if (second === undefined && command instanceof PutObjectCommand) {
+          second = b.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+          await sleep(150);
+        }
+      },
+    });
     const first = await a.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
     expect(second).toBeDefined();
     const other = await second!;

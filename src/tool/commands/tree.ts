@@ -59,29 +59,45 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
 }
 
 /**
+ * What one fence attempt found: it landed (or had landed: our own marker, whose answer was lost),
+ * or it lost to a newer version of the file (`file`), or to no file at all (deleted, moved or swept
+ * by someone else: `file` undefined).
+ */
+type FenceAttempt = { fenced: true } | { fenced: false; file: FileVersion | undefined };
+
+/**
+ * One fence of `path`, `If-Match` `etag`, and the clean-up of its marker when it landed. On a lost
+ * condition the path is inspected: a marker of this command's own `op` is our fence (the SDK's
+ * retry met it after its answer was lost), cleaned up like a landed one. The one mechanism behind
+ * `fenceAway`, `withdrawCopy` and `fenceSource`, which differ only in what they do after a loss.
+ */
+async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: CommandEnv): Promise<FenceAttempt> {
+  try {
+    const marker = await env.files.fence(path, etag, reason, op);
+    await cleanUpMarker(path, marker.etag, env);
+    return { fenced: true };
+  } catch (error) {
+    if (!(error instanceof PreconditionFailedError)) throw error;
+    const state = await env.files.inspect(path);
+    if (state?.marker?.op === op) {
+      await cleanUpMarker(path, state.marker.etag, env);
+      return { fenced: true };
+    }
+    return { fenced: false, file: state?.file };
+  }
+}
+
+/**
  * Take a file out of use: fence it (`If-Match` the version known; on a lost condition the newer
  * version found is fenced instead, so the delete takes what is there when it lands), then clean the
  * marker up. Returns false when the file was already gone (someone else deleted, moved or swept it).
  */
 async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: CommandEnv): Promise<boolean> {
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
-    try {
-      const marker = await env.files.fence(path, etag, reason, op);
-      await cleanUpMarker(path, marker.etag, env);
-      return true;
-    } catch (error) {
-      if (!(error instanceof PreconditionFailedError)) throw error;
-      const state = await env.files.inspect(path);
-      if (state?.file === undefined) {
-        // Our own fence whose answer was lost (the SDK's retry met it), another operation's, or nothing.
-        if (state?.marker.op === op) {
-          await cleanUpMarker(path, state.marker.etag, env);
-          return true;
-        }
-        return false;
-      }
-      etag = state.file.etag;
-    }
+    const attempted = await fenceOwn(path, etag, reason, op, env);
+    if (attempted.fenced) return true;
+    if (attempted.file === undefined) return false;
+    etag = attempted.file.etag;
   }
   fail('CONFLICT', messages.conflict(path));
 }
@@ -91,22 +107,11 @@ async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted'
  * version, never a newer one (unlike `fenceAway`, which takes what is there). Another instance may
  * have found the copy and edited it, and that edit is acknowledged: the lost condition then keeps
  * the copy, edit and all. Not a conditional DELETE: RGW 16 ignores the condition, so an edit landing
- * between a check and the DELETE would be deleted with it. Returns whether the copy was taken back.
+ * between a check and the DELETE would be deleted with it. Returns whether the copy was taken back
+ * (false: rewritten since, and kept, or already gone).
  */
 async function withdrawCopy(path: string, etag: string, op: string, env: CommandEnv): Promise<boolean> {
-  try {
-    const marker = await env.files.fence(path, etag, 'deleted', op);
-    await cleanUpMarker(path, marker.etag, env);
-    return true;
-  } catch (error) {
-    if (!(error instanceof PreconditionFailedError)) throw error;
-    const state = await env.files.inspect(path);
-    if (state?.file === undefined && state?.marker.op === op) {
-      await cleanUpMarker(path, state.marker.etag, env); // our fence; its answer was lost
-      return true;
-    }
-    return false; // rewritten since (someone's edit: it stays) or already gone
-  }
+  return (await fenceOwn(path, etag, 'deleted', op, env)).fenced;
 }
 
 /**
@@ -195,34 +200,24 @@ async function moveFile(from: string, to: string, source: { data: Uint8Array; et
  */
 async function fenceSource(from: string, to: string, sourceEtag: string, targetEtag: string, op: string, env: CommandEnv, origin?: string): Promise<boolean> {
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
-    try {
-      const marker = await env.files.fence(from, sourceEtag, 'moved', op);
-      await cleanUpMarker(from, marker.etag, env);
-      return true;
-    } catch (error) {
-      if (!(error instanceof PreconditionFailedError)) throw error;
-      const state = await env.files.inspect(from);
-      if (state?.marker?.op === op) {
-        await cleanUpMarker(from, state.marker.etag, env); // our fence; its answer was lost
-        return true;
-      }
-      if (state?.file === undefined) {
-        // The source was deleted (or swept) after it was copied: that came first, so the copy goes
-        // too, unless someone edited it meanwhile (then their acknowledged edit stays with it).
-        await withdrawCopy(to, targetEtag, op, env);
-        return false;
-      }
-      writeRetried('rename');
-      try {
-        targetEtag = (await env.files.write(to, state.file.data, { ifMatch: targetEtag, ...(origin !== undefined ? { origin, deferNameCheck: true } : {}) }))
-          .etag;
-      } catch (copyError) {
-        // Both the source and our copy were edited: neither may be overwritten. Both stay whole.
-        if (copyError instanceof PreconditionFailedError) fail('CONFLICT', messages.conflict(from));
-        throw copyError;
-      }
-      sourceEtag = state.file.etag;
+    const attempted = await fenceOwn(from, sourceEtag, 'moved', op, env);
+    if (attempted.fenced) return true;
+    if (attempted.file === undefined) {
+      // The source was deleted (or swept) after it was copied: that came first, so the copy goes
+      // too, unless someone edited it meanwhile (then their acknowledged edit stays with it).
+      await withdrawCopy(to, targetEtag, op, env);
+      return false;
     }
+    writeRetried('rename');
+    try {
+      const copyOptions = origin !== undefined ? { ifMatch: targetEtag, origin, deferNameCheck: true } : { ifMatch: targetEtag };
+      targetEtag = (await env.files.write(to, attempted.file.data, copyOptions)).etag;
+    } catch (copyError) {
+      // Both the source and our copy were edited: neither may be overwritten. Both stay whole.
+      if (copyError instanceof PreconditionFailedError) fail('CONFLICT', messages.conflict(from));
+      throw copyError;
+    }
+    sourceEtag = attempted.file.etag;
   }
   fail('CONFLICT', messages.conflict(from));
 }
