@@ -943,6 +943,13 @@ export const targets = [
     threshold: 85,
     equivalent: [],
   },
+  {
+    name: 'fence',
+    mutate: ['src/store/fence.ts'],
+    tests: ['test/store/reap.test.ts', 'test/store/fence*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
 ];
 
 export function targetByName(name) {
