@@ -6,8 +6,8 @@
  * `keys` runs this.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { computeRecordMac, type UserKeyring, type UserKeys } from '../../src/crypto/format.js';
-import { KeyCache } from '../../src/crypto/key-cache.js';
+import { computeRecordMac, type UserKeyring, type UserKeys } from '../../../src/crypto/format.js';
+import { KeyCache } from '../../../src/crypto/key-cache.js';
 import {
   contentVersionsOf,
   DAMAGED_KEY_RECORD_MESSAGE,
@@ -22,10 +22,10 @@ import {
   selectUnwrapProvider,
   type KeyProvider,
   type KeyRecord,
-} from '../../src/crypto/key-provider.js';
-import { loadSodium } from '../../src/crypto/sodium.js';
-import { METRICS } from '../../src/telemetry/names.js';
-import { registerInMemoryTelemetry, total, type InMemoryTelemetry } from '../telemetry/harness.js';
+} from '../../../src/crypto/key-provider.js';
+import { loadSodium } from '../../../src/crypto/sodium.js';
+import { METRICS } from '../../../src/telemetry/names.js';
+import { registerInMemoryTelemetry, total, type InMemoryTelemetry } from '../../telemetry/harness.js';
 
 let telemetry: InMemoryTelemetry;
 beforeAll(async () => {

@@ -5,7 +5,7 @@
  * that is not handed out is wiped. Part of the mutation target `keys`.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEPLOYMENT_ID_PATTERN, deriveRecordMacKey, verifyRecordMac } from '../../src/crypto/format.js';
+import { DEPLOYMENT_ID_PATTERN, deriveRecordMacKey, verifyRecordMac } from '../../../src/crypto/format.js';
 import {
   decodeKeyRecord,
   encodeKeyRecord,
@@ -14,9 +14,9 @@ import {
   type KeyProvider,
   type KeyRecord,
   type WrapContext,
-} from '../../src/crypto/key-provider.js';
-import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey, userPrefix } from '../../src/crypto/layout.js';
-import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
+} from '../../../src/crypto/key-provider.js';
+import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey, userPrefix } from '../../../src/crypto/layout.js';
+import { createLocalKeyProvider } from '../../../src/crypto/local-key.js';
 import {
   authenticUserRecord,
   DEPLOYMENT_RECORD_INTEGRITY_MESSAGE,
@@ -36,9 +36,9 @@ import {
   readOrCreateUserSecret,
   readUserSecret,
   userHasObjects,
-} from '../../src/crypto/wrapped-secret.js';
-import { MemoryStore } from '../../src/store/memory.js';
-import { PreconditionFailedError } from '../../src/store/port.js';
+} from '../../../src/crypto/wrapped-secret.js';
+import { MemoryStore } from '../../../src/store/memory.js';
+import { PreconditionFailedError } from '../../../src/store/port.js';
 
 const DEPLOYMENT = 'BBBBBBBBBBBBBBBBBBBBBB';
 const UID = 'uidAAAAAAAAAAAAAAAAAAAAAAA';
