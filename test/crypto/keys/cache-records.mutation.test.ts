@@ -85,14 +85,14 @@ describe('KeyCache: the age', () => {
   });
 
   it('counts a hit only for a key within its age (an aged-out entry is a miss)', async () => {
-    let now = 0;
+    let now = 1_000_000; // a real clock's scale: the age is now minus the load time, not any other sum
     const cache = new KeyCache({ maxAgeMs: 100, wipeGraceMs: 0, now: () => now });
     await telemetry.collect();
     expect(cache.get('u')).toBeUndefined(); // miss: nothing there
     cache.set('u', keyring(1));
     cache.get('u'); // hit
     cache.get('u'); // hit
-    now = 100;
+    now += 100;
     cache.get('u'); // miss: too old
     const points = await telemetry.collect();
     expect(total(points, METRICS.keyCacheLookups, { 'memvault.key_cache.result': 'hit' })).toBe(2);
@@ -192,6 +192,23 @@ describe('KeyCache: wiping', () => {
     cache.evict('u');
     expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBe(before);
     cache.clear();
+  });
+
+  it('holds no bookkeeping for wipes already done (a long-running host evicts keys for days)', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const cache = new KeyCache({ wipeGraceMs: 1_000 });
+    // The only way to see the bookkeeping is its size: read it as the memory bound it is.
+    const pending = () => (Reflect.get(cache, 'pendingWipes') as Map<unknown, unknown>).size;
+    for (let i = 0; i < 50; i++) cache.set(`u${i}`, keyring(1));
+    for (let i = 0; i < 50; i++) cache.evict(`u${i}`);
+    expect(pending()).toBe(50);
+    vi.advanceTimersByTime(1_000);
+    expect(pending()).toBe(0);
+    cache.set('a', keyring(1));
+    cache.evict('a');
+    expect(pending()).toBe(1);
+    cache.clear();
+    expect(pending()).toBe(0);
   });
 
   it('clear wipes at once what is held and what waits out its grace, and cancels the pending wipes', () => {
@@ -318,6 +335,28 @@ describe('key records: decode', () => {
     // Not UTF-8 (and no NUL byte): the same error.
     const notUtf8 = Buffer.concat([Buffer.from('{"format":2,"keyId":"'), Buffer.from([0xe2, 0x28, 0xa1]), Buffer.from('"}')]);
     expect(() => decodeKeyRecord(notUtf8)).toThrow(expect.objectContaining(damaged));
+  });
+
+  it('refuses records that only the field checks catch (the kept-versions rule alone would take them)', () => {
+    const v1 = { keyVersion: 1, wrapped: b64(wrapped(1)) };
+    const cases: Array<Record<string, unknown>> = [
+      // readFrom below 1, with the versions such a readFrom would ask for.
+      { keyVersion: 4, readFrom: 0, older: [1, 2, 3].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })) },
+      { keyVersion: 4, readFrom: -2, older: [1, 2, 3].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })) },
+      // readFrom past the current version: no content version at all.
+      { keyVersion: 4, readFrom: 5, older: [v1] },
+      // readFrom as a string: compared and added as text, it would ask for no version but 1.
+      { keyVersion: 4, readFrom: '3', older: [v1] },
+      { keyVersion: 2, readFrom: 9, older: [v1] },
+      // A key version that is no integer, or past 32 bits, with a matching kept list.
+      { keyVersion: 1.5, readFrom: 1, older: [v1] },
+      { keyVersion: 0x100000000, readFrom: 0x100000000, older: [v1] },
+      // A deployment id that is not a string but reads as one.
+      { deployment: [DEPLOYMENT] },
+    ];
+    for (const change of cases) {
+      expect(() => decodeKeyRecord(bytesOf({ ...single(), ...change })), JSON.stringify(change)).toThrow(expect.objectContaining(damaged));
+    }
   });
 
   it('refuses a versioned record that keeps other versions than version 1 and readFrom up', () => {

@@ -301,16 +301,40 @@ describe('user key records', () => {
     expect(two.secret).toEqual(secretOf(2));
     expect([...two.versions!.keys()]).toEqual([1, 2]);
     expect(two.versions!.get(2)).toBe(two.secret);
+    expect(two.created).toBe(false);
     // The default wipe zeroes what was opened before a failure.
-    const failing = spying(local, 1);
-    await expect(readUserSecret(store, UID, binding, [failing.provider])).rejects.toThrow('unwrap failed');
+    const returned: Uint8Array[] = [];
+    let calls = 0;
+    const failingAfterOne: KeyProvider = {
+      kind: local.kind,
+      keyId: local.keyId,
+      wrap: (k, c) => local.wrap(k, c),
+      unwrap: async (w, c) => {
+        if (calls++ === 1) throw new Error('unwrap failed');
+        const secret = await local.unwrap(w, c);
+        returned.push(secret);
+        return secret;
+      },
+    };
+    await expect(readUserSecret(store, UID, binding, [failingAfterOne])).rejects.toThrow('unwrap failed');
+    expect(returned).toHaveLength(1);
+    expect(returned[0]!.every((x) => x === 0)).toBe(true);
     // A record of another user put in place is refused.
     await store.put(userKeyKey(UID), encodeKeyRecord(await userRecord(new Map([[1, secretOf(4)]]), 1, undefined, 'uidBBBBBBBBBBBBBBBBBBBBBBB')));
     await expect(readUserSecret(store, UID, binding, [local])).rejects.toMatchObject({ code: 'INTEGRITY', message: KEY_RECORD_INTEGRITY_MESSAGE });
   });
 
-  it('userHasObjects: anything under the user prefix, nothing of another user', async () => {
-    const store = new MemoryStore();
+  it('userHasObjects: anything under the user prefix, nothing of another user, by a listing of one key', async () => {
+    const inner = new MemoryStore();
+    const asked: Array<{ prefix: string; maxKeys?: number }> = [];
+    const store = Object.assign(Object.create(inner) as MemoryStore, {
+      list: (prefix: string, options: { maxKeys?: number } = {}) => {
+        asked.push({ prefix, ...(options.maxKeys !== undefined ? { maxKeys: options.maxKeys } : {}) });
+        return inner.list(prefix, options);
+      },
+    });
+    expect(await userHasObjects(store, UID)).toBe(false);
+    expect(asked).toEqual([{ prefix: userPrefix(UID), maxKeys: 1 }]);
     expect(await userHasObjects(store, UID)).toBe(false);
     await store.put(`${userPrefix('uidBBBBBBBBBBBBBBBBBBBBBBB')}f/x`, new Uint8Array(1));
     expect(await userHasObjects(store, UID)).toBe(false);
@@ -334,6 +358,27 @@ describe('user key records', () => {
     expect(wiped).toEqual([]);
     const again = await readOrCreateUserSecret(store, UID, binding, local, [local], wipe);
     expect(again).toMatchObject({ secret: created.secret, created: false, etag: stored.etag });
+  });
+
+  it('opening an existing key or deployment costs one GET: no listing, no write, no new secret', async () => {
+    const inner = new MemoryStore();
+    await inner.put(`${userPrefix(UID)}f/somefile`, new Uint8Array(10));
+    await inner.put(userKeyKey(UID), encodeKeyRecord(await userRecord(new Map([[1, secretOf(4)]]), 1)));
+    await readOrCreateDeployment(inner, local, [local], () => undefined);
+    const requests: string[] = [];
+    const store = Object.assign(Object.create(inner) as MemoryStore, {
+      get: (key: string) => (requests.push(`GET ${key}`), inner.get(key)),
+      list: (prefix: string, o?: { maxKeys?: number }) => (requests.push(`LIST ${prefix}`), inner.list(prefix, o)),
+      put: (key: string, body: Uint8Array, o?: Parameters<MemoryStore['put']>[2]) => (requests.push(`PUT ${key}`), inner.put(key, body, o)),
+    });
+    let wraps = 0;
+    const counting: KeyProvider = { kind: local.kind, keyId: local.keyId, wrap: (k, c) => (wraps++, local.wrap(k, c)), unwrap: (w, c) => local.unwrap(w, c) };
+    expect((await readOrCreateUserSecret(store, UID, binding, counting, [counting], () => undefined)).secret).toEqual(secretOf(4));
+    expect(requests).toEqual([`GET ${userKeyKey(UID)}`]);
+    requests.length = 0;
+    expect((await readOrCreateDeployment(store, counting, [counting], () => undefined)).created).toBe(false);
+    expect(requests).toEqual([`GET ${DEPLOYMENT_RECORD_KEY}`]);
+    expect(wraps).toBe(0);
   });
 
   it('files without a key record: the recovery message, never a new key; unless the record appeared meanwhile', async () => {
