@@ -4,12 +4,12 @@
  * (operations, processes, crashes, seed, duration) as the test does.
  *
  *   MEMVAULT_S3_ENDPOINT=http://127.0.0.1:7480 npx tsx bench/history.ts
- *   env: MEMVAULT_HISTORY_SEED, MEMVAULT_HISTORY_SECONDS, MEMVAULT_HISTORY_PROCESSES override the size.
+ *   env: MEMVAULT_CHECKER_SEED, MEMVAULT_CHECKER_SECONDS, MEMVAULT_CHECKER_PROCESSES override the size.
  */
 import { spawnSync } from 'node:child_process';
 
 const result = spawnSync('npx', ['vitest', 'run', '--config', 'test/s3/vitest.config.ts', 'test/s3/history-checker.test.ts'], {
   stdio: 'inherit',
-  env: { ...process.env, MEMVAULT_HISTORY_LONG: '1' },
+  env: { ...process.env, MEMVAULT_CHECKER_LONG: '1' },
 });
 process.exit(result.status ?? 1);

@@ -7,10 +7,10 @@
  * checked against the rules in test/s3/history/check.ts.
  *
  * Seeded and reproducible in its choices (the seed is printed, and named on failure):
- *   MEMVAULT_HISTORY_SEED=<n>        the seed (default: random)
- *   MEMVAULT_HISTORY_SECONDS=<s>     how long the workers run (default 20)
- *   MEMVAULT_HISTORY_PROCESSES=<n>   processes at once (default 4)
- *   MEMVAULT_HISTORY_LONG=1          the bench run: 6 processes for 180 s (npx tsx bench/history.ts)
+ *   MEMVAULT_CHECKER_SEED=<n>        the seed (default: random)
+ *   MEMVAULT_CHECKER_SECONDS=<s>     how long the workers run (default 20)
+ *   MEMVAULT_CHECKER_PROCESSES=<n>   processes at once (default 4)
+ *   MEMVAULT_CHECKER_LONG=1          the bench run: 6 processes for 180 s (npx tsx bench/history.ts)
  * Timing between processes is the machine's, so a seed fixes every process's operations and the
  * kill schedule, not the interleaving.
  */
@@ -29,10 +29,10 @@ import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3Connection
 
 recordS3SuiteRun(import.meta.url);
 
-const LONG = process.env.MEMVAULT_HISTORY_LONG === '1';
-const SECONDS = Number(process.env.MEMVAULT_HISTORY_SECONDS ?? (LONG ? 180 : 20));
-const PROCESSES = Number(process.env.MEMVAULT_HISTORY_PROCESSES ?? (LONG ? 6 : 4));
-const SEED = Number(process.env.MEMVAULT_HISTORY_SEED ?? randomBytes(4).readUInt32BE(0));
+const LONG = process.env.MEMVAULT_CHECKER_LONG === '1';
+const SECONDS = Number(process.env.MEMVAULT_CHECKER_SECONDS ?? (LONG ? 180 : 20));
+const PROCESSES = Number(process.env.MEMVAULT_CHECKER_PROCESSES ?? (LONG ? 6 : 4));
+const SEED = Number(process.env.MEMVAULT_CHECKER_SEED ?? randomBytes(4).readUInt32BE(0));
 const worker = fileURLToPath(new URL('./history/worker.ts', import.meta.url));
 
 const opened: Vault[] = [];
@@ -48,7 +48,7 @@ describe.skipIf(!s3Available())(
     }, 120_000);
 
     it('every acknowledged operation holds: nothing lost, nothing back after a delete, one place per file', { timeout: (SECONDS + 120) * 1000 }, async () => {
-      console.info(`[history] seed ${SEED} (MEMVAULT_HISTORY_SEED=${SEED} to repeat)`);
+      console.info(`[history] seed ${SEED} (MEMVAULT_CHECKER_SEED=${SEED} to repeat)`);
       const connection = s3Connection()!;
       const url = s3Url(`history-${SEED}`);
       const masterKey = randomBytes(32).toString('base64');
@@ -154,7 +154,7 @@ describe.skipIf(!s3Available())(
           `${final.size} files at the end, ${((endOfRun - started) / 1000).toFixed(1)} s, ${violations.length} violations`,
       );
       if (violations.length > 0) console.error(`[history] the workers' logs are kept in ${logDir}`);
-      expect(violations, `seed ${SEED} (MEMVAULT_HISTORY_SEED=${SEED} to repeat)`).toEqual([]);
+      expect(violations, `seed ${SEED} (MEMVAULT_CHECKER_SEED=${SEED} to repeat)`).toEqual([]);
       expect(count('insert')).toBeGreaterThan(0);
       expect(succeeded).toBeGreaterThan(0);
     });

@@ -367,6 +367,76 @@ async function holdJournal(
   return held;
 }
 
+/**
+ * While a directory rename runs, its journal is rewritten (`If-Match`, with a new `beat` each time
+ * so that its ETag changes) every quarter of `limits.resumeAfterMs`. Another instance takes a
+ * journal for a dead run's only once it has been idle that long, so a live rename is never resumed
+ * beside itself, however long it runs. A beat that loses its condition to another run's journal
+ * means this run stalled past `resumeAfterMs` and was claimed: it stops before its next file
+ * (`assertHeld`), each file whole at its old or new place for the claimer to finish, and leaves the
+ * journal to it.
+ */
+class JournalHeartbeat {
+  private etag: string;
+  private beats = 0;
+  private claimedBy: TreeJournal | null | undefined;
+  private beating: Promise<void> | undefined;
+  private readonly timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly held: HeldJournal,
+    private readonly env: CommandEnv,
+  ) {
+    this.etag = held.etag;
+    if (env.limits.resumeAfterMs > 0) {
+      this.timer = setInterval(() => void this.beat(), Math.max(JOURNAL_BEAT_MIN_MS, env.limits.resumeAfterMs / 4));
+      this.timer.unref?.();
+    }
+  }
+
+  /** The journal's ETag as this run last wrote it. */
+  get currentEtag(): string {
+    return this.etag;
+  }
+
+  /** Whether another run has claimed the journal (this one then leaves it alone). */
+  get claimed(): boolean {
+    return this.claimedBy !== undefined;
+  }
+
+  /** The spec's busy error, naming the claimer's operation, once another run has claimed the journal. */
+  assertHeld(): void {
+    if (this.claimedBy !== undefined) busy(this.held.journal.from, this.claimedBy);
+  }
+
+  private beat(): Promise<void> {
+    this.beating ??= (async () => {
+      const record = encodeText(JSON.stringify({ ...this.held.journal, beat: ++this.beats }));
+      try {
+        this.etag = (await this.env.files.write(this.held.path, record, { ifMatch: this.etag, deferNameCheck: true })).etag;
+      } catch (error) {
+        if (!(error instanceof PreconditionFailedError)) return; // store unreachable: the next beat tries again
+        // Our own beat whose answer was lost (the SDK's retry met it), or another run's journal.
+        const now = await this.env.files.read(this.held.path).catch(() => undefined);
+        if (now === undefined) return;
+        const journal = parseJournal(now);
+        if (now !== null && journal?.id === this.held.journal.id && journal.runner === this.held.journal.runner) this.etag = now.etag;
+        else this.claimedBy = journal;
+      }
+    })().finally(() => (this.beating = undefined));
+    return this.beating;
+  }
+
+  /** Stop beating, once a beat on its way has landed. */
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.beating;
+  }
+}
+
+/** The shortest interval between two beats of a journal, whatever `resumeAfterMs` says. */
+const JOURNAL_BEAT_MIN_MS = 100;
+
 interface Copy {
   from: string;
   to: string;
@@ -436,62 +506,70 @@ async function moveDirectory(from: string, to: string, sources: ListedFile[], en
   }
   const held = await holdJournal(op, found, env);
   const id = held.journal.id;
-  const journalEtag = held.etag;
+  const heartbeat = new JournalHeartbeat(held, env);
   const copied: Copy[] = [];
   /** A write of this run failed without telling whether it landed: its copy may be at the destination. */
   let uncertain = false;
-  // Files move independently (each whole at its old place, new place or both), so several at once.
   try {
-    await forEachLimit(sources, DIRECTORY_MOVE_CONCURRENCY, async (file) => {
-      const target = targetOf(file.path);
-      const source = await env.files.read(file.path);
-      if (!source) return; // deleted meanwhile
-      const earlier = ours.get(target);
-      let targetEtag: string;
-      let created = false;
-      try {
-        if (!earlier) {
-          targetEtag = (await env.files.write(target, source.data, { ifNoneMatch: true, origin: id, deferNameCheck: true })).etag;
-          created = true;
-        } else if (sameBytes(earlier.data, source.data)) {
-          targetEtag = earlier.etag;
-        } else {
-          targetEtag = (await env.files.write(target, source.data, { ifMatch: earlier.etag, origin: id, deferNameCheck: true })).etag;
+    // Files move independently (each whole at its old place, new place or both), so several at once.
+    try {
+      await forEachLimit(sources, DIRECTORY_MOVE_CONCURRENCY, async (file) => {
+        heartbeat.assertHeld();
+        const target = targetOf(file.path);
+        const source = await env.files.read(file.path);
+        if (!source) return; // deleted meanwhile
+        const earlier = ours.get(target);
+        let targetEtag: string;
+        let created = false;
+        try {
+          if (!earlier) {
+            targetEtag = (await env.files.write(target, source.data, { ifNoneMatch: true, origin: id, deferNameCheck: true })).etag;
+            created = true;
+          } else if (sameBytes(earlier.data, source.data)) {
+            targetEtag = earlier.etag;
+          } else {
+            targetEtag = (await env.files.write(target, source.data, { ifMatch: earlier.etag, origin: id, deferNameCheck: true })).etag;
+          }
+        } catch (error) {
+          if (!(error instanceof PreconditionFailedError)) {
+            uncertain = true;
+            throw error;
+          }
+          // A write whose answer was lost (the SDK's retry then met it) is there with our id and the
+          // source's bytes; anything else was written by someone else while we copied: theirs now.
+          const landed = await env.files.read(target);
+          if (!landed || landed.origin !== id || !sameBytes(landed.data, source.data)) fail('ALREADY_EXISTS', messages.destinationExists(to));
+          targetEtag = landed.etag;
+          created = !earlier;
         }
-      } catch (error) {
-        if (!(error instanceof PreconditionFailedError)) {
-          uncertain = true;
-          throw error;
-        }
-        // A write whose answer was lost (the SDK's retry then met it) is there with our id and the
-        // source's bytes; anything else was written by someone else while we copied: theirs now.
-        const landed = await env.files.read(target);
-        if (!landed || landed.origin !== id || !sameBytes(landed.data, source.data)) fail('ALREADY_EXISTS', messages.destinationExists(to));
-        targetEtag = landed.etag;
-        created = !earlier;
+        copied.push({ from: file.path, to: target, sourceEtag: source.etag, targetEtag, created });
+      });
+      const broken = filesThatAreDirectories(sources.map((s) => s.path));
+      const conflict = await treeNameConflict(env.files, to, new Set([...broken].map(targetOf)));
+      if (conflict) failOnConflict(to, conflict);
+    } catch (error) {
+      if (error instanceof MemvaultError && (error.code === 'ALREADY_EXISTS' || error.code === 'NOT_A_DIRECTORY')) {
+        // A refused rename changes nothing: take back what this run created (its sources are all still
+        // in place, as nothing was deleted yet), and the journal if nothing of an earlier run is left.
+        // A copy of unknown fate keeps the journal, so that a later run can still recognise it.
+        await takeBack(
+          copied.filter((c) => c.created),
+          id,
+          env,
+        );
+        await heartbeat.stop();
+        if (ours.size === 0 && !uncertain && !heartbeat.claimed) await env.files.remove(journalAt, { ifMatch: heartbeat.currentEtag }).catch(() => undefined);
       }
-      copied.push({ from: file.path, to: target, sourceEtag: source.etag, targetEtag, created });
-    });
-    const broken = filesThatAreDirectories(sources.map((s) => s.path));
-    const conflict = await treeNameConflict(env.files, to, new Set([...broken].map(targetOf)));
-    if (conflict) failOnConflict(to, conflict);
-  } catch (error) {
-    if (error instanceof MemvaultError && (error.code === 'ALREADY_EXISTS' || error.code === 'NOT_A_DIRECTORY')) {
-      // A refused rename changes nothing: take back what this run created (its sources are all still
-      // in place, as nothing was deleted yet), and the journal if nothing of an earlier run is left.
-      // A copy of unknown fate keeps the journal, so that a later run can still recognise it.
-      await takeBack(
-        copied.filter((c) => c.created),
-        id,
-        env,
-      );
-      if (ours.size === 0 && !uncertain) await env.files.remove(journalAt, { ifMatch: journalEtag }).catch(() => undefined);
+      throw error;
     }
-    throw error;
+    await forEachLimit(copied, DIRECTORY_MOVE_CONCURRENCY, async (c) => {
+      heartbeat.assertHeld();
+      await fenceSource(c.from, c.to, c.sourceEtag, c.targetEtag, id, env, id);
+    });
+  } finally {
+    await heartbeat.stop();
   }
-  await forEachLimit(copied, DIRECTORY_MOVE_CONCURRENCY, async (c) => {
-    await fenceSource(c.from, c.to, c.sourceEtag, c.targetEtag, id, env, id);
-  });
+  heartbeat.assertHeld();
   await env.files.remove(journalAt);
 }
 
