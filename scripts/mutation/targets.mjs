@@ -798,6 +798,249 @@ export const targets = [
     threshold: 85,
     equivalent: [],
   },
+  {
+    name: 'versions',
+    mutate: ['src/vault/history.ts', 'src/vault/version-record.ts', 'src/crypto/version-record-format.ts'],
+    // Not history.test.ts (78 s a run: it waits out whole-second store clocks between steps):
+    // history.mutation.test.ts moves a memory store's clock instead and asserts the same edges.
+    tests: ['test/vault/history-units.test.ts', 'test/vault/*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: '!parsed',
+        reason:
+          'a stray key that is no version key gives parsed === null: reading parsed.fileKey inside the try throws, and the catch passes it over as the `continue` does',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'record.keptAt !== undefined',
+        reason: 'keptAt: undefined is then copied; its only reader (versionAt) asks `keptAt !== undefined` first',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'pending.length > 100',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'pending.length < 100',
+        code: 'pending.length >= 100',
+        reason:
+          'the batch size only bounds how many files wait in memory before they are restored: flushing after every group, or only once at the end, restores the same files with the same outcomes (the result is sorted after the last flush)',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'a.path <= b.path',
+        code: 'a.path < b.path',
+        reason: 'the two paths of one comparison are never equal (one entry per file): `<=` and `<` agree',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'a.path > b.path',
+        reason: 'the paths are distinct, so past `a.path < b.path` they are in the other order: 1 either way',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'a.path > b.path',
+        reason:
+          "V8's sort asks only whether the comparator is below 0 (binary insertion and merge both branch on `< 0`), and the paths of one restore are distinct: a comparator that answers 0 or 1 for every pair not in order sorts the same (checked on 2,000 random arrays of up to 300 names)",
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'a.path >= b.path',
+        code: 'a.path > b.path',
+        reason: 'the paths are distinct: `>=` and `>` agree',
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'a.path <= b.path',
+        code: 'a.path > b.path',
+        reason:
+          "V8's sort asks only whether the comparator is below 0 (binary insertion and merge both branch on `< 0`), and the paths of one restore are distinct: a comparator that answers 0 or 1 for every pair not in order sorts the same (checked on 2,000 random arrays of up to 300 names)",
+      },
+      {
+        file: 'src/vault/history.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'a.byteLength === b.byteLength',
+        reason: 'Buffer.equals compares the lengths itself; the test only spares the copy',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'record.keptAt !== undefined',
+        reason: 'JSON.stringify leaves out a field whose value is undefined: `k: undefined` seals the same text',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof s !== 'number'",
+        reason: 'Number.isSafeInteger, tested next, is false for every non-number',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof h !== 'string'",
+        reason: 'a non-string h never equals the body hash (a string), which is checked below with the same error',
+      },
+      {
+        file: 'src/vault/version-record.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof k !== 'number'",
+        reason: 'Number.isSafeInteger, tested next, is false for every non-number',
+      },
+    ],
+  },
+  {
+    name: 'keys',
+    mutate: ['src/crypto/key-cache.ts', 'src/crypto/key-provider.ts', 'src/crypto/wrapped-secret.ts'],
+    // Not record-auth.test.ts (one of its cases starts the CLI: 23 s a run): test/crypto/keys/
+    // asserts the record rules straight against the modules. Its own folder, so that
+    // crypto-codec's test/crypto/*.mutation.test.ts does not take these files in.
+    tests: ['test/crypto/keys.test.ts', 'test/crypto/keys/*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [
+      {
+        file: 'src/crypto/key-cache.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'entry.wiped',
+        near: 'if (entry.wiped) return',
+        reason: 'wiping a wiped keyring again zeroes zeroed buffers: nothing changes',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'BlockStatement',
+        replacement: '{}',
+        code: '{\n    throw damaged();\n  }',
+        near: '} catch {',
+        reason: 'bytes that do not parse leave `parsed` undefined, which the object test right after refuses with the same error',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof parsed !== 'object'",
+        reason: 'a parsed number, string or boolean has no `format` field: the format test refuses it with the same error',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof r.keyVersion !== 'number'",
+        reason: 'Number.isInteger, tested next, is false for every non-number',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'ArrayDeclaration',
+        replacement: '["Stryker was here"]',
+        code: '[]',
+        near: "versioned ? ['readFrom', 'older'] : []",
+        reason: 'it only admits a field named exactly "Stryker was here" on a single-version record',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof readFrom !== 'number'",
+        reason: 'Number.isInteger, tested next, is false for every non-number',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'LogicalOperator',
+        replacement: "typeof readFrom !== 'number' && !Number.isInteger(readFrom)",
+        code: "typeof readFrom !== 'number' || !Number.isInteger(readFrom)",
+        reason:
+          'a non-number is still refused (both halves true); a non-integer readFrom between 1 and keyVersion is itself one of the versions the kept list must then hold, and no kept entry can (each must be an integer): refused with the same error',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof entry !== 'object'",
+        reason: 'a number or string entry has no keyVersion (Object.keys of a string names its indexes, refused first): refused with the same error',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof e.keyVersion !== 'number' || !Number.isInteger(e.keyVersion)",
+        reason: 'an entry whose keyVersion is no integer never equals the integer the kept-versions rule expects there: refused with the same error',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'LogicalOperator',
+        replacement: "typeof e.keyVersion !== 'number' && !Number.isInteger(e.keyVersion)",
+        code: "typeof e.keyVersion !== 'number' || !Number.isInteger(e.keyVersion)",
+        reason: 'as above: the kept-versions rule refuses it',
+      },
+      {
+        file: 'src/crypto/key-provider.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: "typeof e.keyVersion !== 'number'",
+        reason: 'Number.isInteger, tested next, is false for every non-number',
+      },
+      {
+        file: 'src/crypto/wrapped-secret.ts',
+        mutator: 'BlockStatement',
+        replacement: '{}',
+        code: '{\n    macKey.fill(0);\n  }',
+        reason:
+          'not observable through any interface: the derived MAC key is a local no caller ever sees; wiping it only narrows what a memory dump could show (kept as defence in depth)',
+      },
+      {
+        file: 'src/crypto/wrapped-secret.ts',
+        mutator: 'CallExpression',
+        replacement: ';',
+        code: 'macKey.fill(0);',
+        reason: 'as above: the derived MAC key never leaves deploymentMacValid',
+      },
+    ],
+  },
+  {
+    name: 'fence',
+    mutate: ['src/store/fence.ts'],
+    tests: ['test/store/reap.test.ts', 'test/store/fence*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
 ];
 
 export function targetByName(name) {
