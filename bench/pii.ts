@@ -141,6 +141,12 @@ printScores(
   let otherType = 0;
   let grouped = 0;
   let groupedOther = 0;
+  // This round's rules, apart: XXXXX-XXXX without an SSN word, and addresses with "at"/"dot" spelt out.
+  let zipShaped = 0;
+  let zipShapedOther = 0;
+  let spelt = 0;
+  let speltOther = 0;
+  const speltShown: string[] = [];
   for (const { text, spans } of texts) {
     const ssnSpans = spans.filter((g) => g.type === 'US_SSN');
     const overlapsSsn = (a: number, b: number) => ssnSpans.some((g) => a < g.end && b > g.start);
@@ -157,6 +163,18 @@ printScores(
       if (/^\d{3}-\d{2}-\d{4}$/.test(value) || overlapsSsn(f.start, f.end)) continue;
       grouped++;
       if (other(f.start, f.end)) groupedOther++;
+      if (/^\d{5}-\d{4}$/.test(value)) {
+        zipShaped++;
+        if (other(f.start, f.end)) zipShapedOther++;
+      }
+    }
+    const emailSpans = spans.filter((g) => g.type === 'EMAIL');
+    for (const f of detectAll(text).filter((c) => c.type === 'EMAIL')) {
+      const value = text.slice(f.start, f.end);
+      if (value.includes('@') || emailSpans.some((g) => f.start < g.end && f.end > g.start)) continue;
+      spelt++;
+      if (other(f.start, f.end)) speltOther++;
+      if (speltShown.length < 10) speltShown.push(value);
     }
   }
   console.log(`\nSSN rules on ${texts.length} texts (labelled SSNs excluded), findings that are not SSNs:`);
@@ -165,6 +183,10 @@ printScores(
   );
   console.log(
     `  nine bare digits with valid SSA ranges and no exclusion at all (the naive rule): ${candidates} (${otherType} of them labelled as another type; every one a false alarm)`,
+  );
+  console.log(`  of the rules in use, XXXXX-XXXX without an SSN word (not after a state code, a postal, phone or identifier word): ${zipShaped} (${zipShapedOther} labelled as another type)`);
+  console.log(
+    `E-mail addresses with "at"/"dot" spelt out on the same texts (labelled e-mails excluded): ${spelt} (${speltOther} labelled as another type)${speltShown.length > 0 ? `: ${speltShown.map((v) => JSON.stringify(v)).join(', ')}` : ''}`,
   );
 }
 

@@ -32,10 +32,12 @@ export function changedSpan(before: string, after: string): ChangedSpan {
 /**
  * The context a detector reads before a value (a label, a key name, an AWS key id up to 160
  * characters back: the longest, about 190 characters from a key name to its value) and after it
- * (a boundary character, a currency sign, a port or `-beta` suffix: a few characters).
+ * (a boundary character, a currency sign, a port or `-beta` suffix, a spelt-out " dot ": a few
+ * characters; the farthest, the digits a card reader takes in after a card to see that the run is
+ * longer, at most 8 more digits with their separators, under 30 characters).
  */
 export const CONTEXT_BEFORE = 256;
-export const CONTEXT_AFTER = 128;
+export const CONTEXT_AFTER = 64;
 
 /**
  * The longest value that may run over a line break, in characters of the folded view: an IBAN
@@ -44,7 +46,7 @@ export const CONTEXT_AFTER = 128;
  * between groups: under 60). No other value holds a line break, private key blocks aside (near one
  * the EDIT_MARGIN rule applies).
  */
-export const MAX_WRAPPED_VALUE = 128;
+export const MAX_WRAPPED_VALUE = 100;
 
 /**
  * The scan window for the common case, bounded by line breaks instead of EDIT_MARGIN.
@@ -86,10 +88,16 @@ interface ScanWindow {
   keepTo: number;
 }
 
-function boundedWindow(text: string, from: number, to: number, margin: number, lineBreak: string, slack: number): ScanWindow | undefined {
+/** `b` and `e` of a bounded window (see lineWindow): the breaks at least a context length before and after the change, or -1. */
+function breaksAround(text: string, from: number, to: number, lineBreak: string): { b: number; e: number } {
   const leftLimit = visibleBefore(text, from, CONTEXT_AFTER);
   const b = leftLimit < lineBreak.length ? -1 : text.lastIndexOf(lineBreak, leftLimit - lineBreak.length);
   const e = text.indexOf(lineBreak, visibleAfter(text, to, CONTEXT_BEFORE));
+  return { b, e };
+}
+
+function boundedWindow(text: string, from: number, to: number, margin: number, lineBreak: string, slack: number): ScanWindow | undefined {
+  const { b, e } = breaksAround(text, from, to, lineBreak);
   if ((b !== -1 && from - b > 2 * margin) || (e !== -1 && e - to > 2 * margin)) return undefined;
   // With no line break on a side, the window runs to that end of the text (exact too).
   const windowStart = b === -1 ? 0 : visibleBefore(text, b, CONTEXT_BEFORE + slack);
@@ -98,6 +106,16 @@ function boundedWindow(text: string, from: number, to: number, margin: number, l
   const pem = text.indexOf('-----BEGIN ', Math.max(0, windowStart - margin));
   if (pem !== -1 && pem < windowEnd) return undefined;
   return { windowStart, windowEnd, keepFrom: b === -1 ? 0 : b + 1, keepTo: e === -1 ? text.length : e + 1 };
+}
+
+/**
+ * False when the paragraph window holds the line window (its breaks lie at or beyond the line
+ * window's edges: it can only be as large or larger), so that a note without blank lines, whose
+ * paragraph window is the whole text, does not pay for working it out.
+ */
+function paragraphsMayBeSmaller(text: string, from: number, to: number, lines: ScanWindow): boolean {
+  const { b, e } = breaksAround(text, from, to, '\n\n');
+  return (b === -1 ? 0 : b) > lines.windowStart || (e === -1 ? text.length : e + 1) < lines.windowEnd;
 }
 
 /**
@@ -116,7 +134,7 @@ function findingsNear(
 ): { findings: PiiFinding[]; rejected: PiiType[] } {
   // Both windows are exact; the smaller one is scanned.
   const lines = lineWindow(text, from, to, margin);
-  const paragraphs = paragraphWindow(text, from, to, margin);
+  const paragraphs = lines === undefined || paragraphsMayBeSmaller(text, from, to, lines) ? paragraphWindow(text, from, to, margin) : undefined;
   const bounded =
     lines === undefined || (paragraphs !== undefined && paragraphs.windowEnd - paragraphs.windowStart < lines.windowEnd - lines.windowStart)
       ? paragraphs

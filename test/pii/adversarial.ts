@@ -51,4 +51,7 @@ export const ADVERSARIAL_INPUTS: ReadonlyArray<{ name: string; make: () => strin
   { name: 'grouped SSN-like digits', make: () => repeat('078 05 ') },
   { name: 'Cyrillic addresses', make: () => repeat('я@я.') },
   { name: 'long token runs', make: () => repeat('xoxa-1-') },
+  { name: "spelt 'at'/'dot' chains", make: () => repeat('a at b dot c dot ') },
+  { name: "bracketed '[at]' runs", make: () => repeat('a[at]b(dot)') },
+  { name: "'at' words", make: () => repeat('at ') },
 ];

@@ -94,21 +94,231 @@ export const detectEmails: Detector = (text: string, _config, out: Candidate[]) 
     // A local part that filled the whole window is really longer than the limit: not an address.
     const localTooLong = at - start >= MAX_LOCAL && isLocalChar(codeAt(text, start - 1));
     if (localOk && !localTooLong) {
-      let end = at + 1;
+      let scanEnd = at + 1;
       const limit = Math.min(text.length, at + 1 + MAX_DOMAIN);
-      while (end < limit && isDomainChar(text.charCodeAt(end))) end++;
+      while (scanEnd < limit && isDomainChar(text.charCodeAt(scanEnd))) scanEnd++;
       // Trailing dots and hyphens are sentence punctuation, not domain.
-      while (end > at + 1 && (text.charCodeAt(end - 1) === 46 || text.charCodeAt(end - 1) === 45)) end--;
-      const domainEnd = validDomainEnd(text, at + 1, end);
-      if (domainEnd > 0 && !isSshRemote(text, start, at, domainEnd) && !isUrlUserInfo(text, start)) {
-        out.push({ type: 'EMAIL', start, end: domainEnd, priority: EMAIL_PRIORITY });
-        scanFrom = domainEnd;
-        while (next !== -1 && next < domainEnd) next = text.indexOf('@', next + 1);
+      while (scanEnd > at + 1 && (text.charCodeAt(scanEnd - 1) === 46 || text.charCodeAt(scanEnd - 1) === 45)) scanEnd--;
+      const domainEnd = validDomainEnd(text, at + 1, scanEnd);
+      // "jane@example dot com": the domain's dots spelt out; "jane@[192.0.2.1]": an address literal (RFC 5321).
+      const spelt = domainEnd > 0 ? undefined : readDomain(text, at + 1);
+      const end = spelt?.speltDot === true ? spelt.end : domainEnd > 0 ? domainEnd : addressLiteralEnd(text, at + 1);
+      if (end > 0 && !isSshRemote(text, start, at, end) && !isUrlUserInfo(text, start)) {
+        out.push({ type: 'EMAIL', start, end, priority: EMAIL_PRIORITY });
+        scanFrom = end;
+        while (next !== -1 && next < end) next = text.indexOf('@', next + 1);
       }
     }
     at = next;
   }
+  detectSpeltAddresses(text, out);
 };
+
+// ---- Addresses with "at" and "dot" spelt out, written so that harvesters miss them ----
+
+// The "at" of an obfuscated address: bracketed ("[at]", "(at)", "{at}", "<at>", spaces around
+// optional) or a word between spaces or tabs (never a line break: no value runs over one).
+const SPELT_AT = /[ \t]?[[({<][ \t]?at[ \t]?[\])}>][ \t]?|[ \t]+at[ \t]+/gi;
+// The same for "dot", tried where a domain label ends.
+const SPELT_DOT = /[ \t]?[[({<][ \t]?dot[ \t]?[\])}>][ \t]?|[ \t]+dot[ \t]+/iy;
+
+/**
+ * Mailbox providers whose domain after a plain "at" means an address: "john at gmail.com" is one,
+ * "work at google.com" is not. Exact domains, and providers under many country domains by their
+ * first label (yahoo.co.uk, hotmail.fr, gmx.net, yandex.ru...).
+ */
+const WEBMAIL_DOMAINS = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'msn.com',
+  'ymail.com',
+  'rocketmail.com',
+  'aol.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  'proton.me',
+  'pm.me',
+  'protonmail.com',
+  'protonmail.ch',
+  'tutanota.com',
+  'tutanota.de',
+  'tuta.io',
+  'web.de',
+  't-online.de',
+  'freenet.de',
+  'posteo.de',
+  'mailbox.org',
+  'mail.ru',
+  'bk.ru',
+  'inbox.ru',
+  'list.ru',
+  'rambler.ru',
+  'ya.ru',
+  'qq.com',
+  '163.com',
+  '126.com',
+  'sina.com',
+  'naver.com',
+  'hanmail.net',
+  'daum.net',
+  'orange.fr',
+  'wanadoo.fr',
+  'free.fr',
+  'laposte.net',
+  'sfr.fr',
+  'libero.it',
+  'virgilio.it',
+  'comcast.net',
+  'verizon.net',
+  'att.net',
+  'sbcglobal.net',
+  'cox.net',
+  'btinternet.com',
+  'sky.com',
+  'zoho.com',
+  'fastmail.com',
+  'fastmail.fm',
+  'hey.com',
+  'mail.com',
+  'email.com',
+  'seznam.cz',
+  'wp.pl',
+  'o2.pl',
+  'interia.pl',
+  'bigpond.com',
+  'shaw.ca',
+  'rogers.com',
+  'rediffmail.com',
+  'docomo.ne.jp',
+  'ezweb.ne.jp',
+  'telefonica.net',
+  'terra.com.br',
+  'uol.com.br',
+  'bol.com.br',
+]);
+const WEBMAIL_FAMILIES = new Set(['yahoo', 'hotmail', 'outlook', 'live', 'gmx', 'yandex', 'aol']);
+
+// Words that stand before "at" in prose ("meet me at gmail.com", "my account at yahoo.com", "I
+// work at outlook.com"): not the local part of an address.
+const PROSE_BEFORE_AT = new Set(
+  (
+    'i me you he him she her it we us they them my your our their this that these those here there who what which ' +
+    'is am are was were be been being do does did has have had will would can could may might shall should must ' +
+    'not no yes and or but so if as of to for from with by on in into onto up out off over under about look looked ' +
+    'looking work works worked working job jobs account accounts inbox mailbox mail email e-mail address addresses ' +
+    'login log sign signed signup registered hosted available found reach reached contact contacted meet meeting met ' +
+    'see seen stay stayed live lives lived arrive arrived arrives home office team staff people engineer engineers ' +
+    'intern developer developers manager user users customer customers support sales help hired employed'
+  ).split(' '),
+);
+
+// Top-level domains accepted after a spelt-out "dot" following a plain "at" ("jane at example dot
+// com"); any two-letter country code as well.
+const COMMON_TLDS = new Set(['com', 'org', 'net', 'edu', 'gov', 'mil', 'int', 'info', 'biz', 'name', 'mobi', 'pro', 'app', 'dev', 'io', 'ai']);
+
+interface DomainRead {
+  end: number;
+  labels: string[];
+  speltDot: boolean;
+}
+
+/**
+ * Reads a domain from `from`: ASCII labels joined by '.' or a spelt-out dot ("dot", "[dot]",
+ * "(dot)"), at most MAX_DOMAIN characters. Undefined unless there are two labels or more and the
+ * last is a plausible top-level domain.
+ */
+function readDomain(text: string, from: number): DomainRead | undefined {
+  const labels: string[] = [];
+  let speltDot = false;
+  let pos = from;
+  let end = from;
+  const limit = Math.min(text.length, from + MAX_DOMAIN);
+  for (;;) {
+    let labelEnd = pos;
+    while (labelEnd < limit && (isAsciiAlnum(text.charCodeAt(labelEnd)) || text.charCodeAt(labelEnd) === 45)) labelEnd++;
+    if (labelEnd === pos || labelEnd - pos > 63) break;
+    const label = text.slice(pos, labelEnd);
+    if (label.startsWith('-') || label.endsWith('-')) break;
+    labels.push(label);
+    end = labelEnd;
+    if (text.charCodeAt(labelEnd) === 46 && isAsciiAlnum(codeAt(text, labelEnd + 1))) {
+      pos = labelEnd + 1;
+      continue;
+    }
+    SPELT_DOT.lastIndex = labelEnd;
+    if (SPELT_DOT.exec(text) !== null && isAsciiAlnum(codeAt(text, SPELT_DOT.lastIndex))) {
+      speltDot = true;
+      pos = SPELT_DOT.lastIndex;
+      continue;
+    }
+    break;
+  }
+  if (labels.length < 2) return undefined;
+  // A word, a digit or an '@' running on from the last label: not the end of an address.
+  if (isLocalChar(codeAt(text, end)) && codeAt(text, end) !== 46) return undefined;
+  const tld = (labels[labels.length - 1] ?? '').toLowerCase();
+  if (!/^[a-z]{2,24}$/.test(tld) || FILE_EXTENSIONS.has(tld)) return undefined;
+  return { end, labels, speltDot };
+}
+
+/**
+ * "jane [at] example [dot] com", "jane(at)example.com", "jane at example dot com", "JANE AT
+ * EXAMPLE.COM", "john at gmail.com": addresses written so that harvesters miss them. A bracketed
+ * "at" or an upper-case "AT" make an address of any domain; a plain "at" needs the dots spelt out
+ * too (with a common top-level domain) or a mailbox provider's domain, and a local part that is
+ * not a word of prose ("work at google.com", "meet me at gmail.com" are not addresses).
+ */
+function detectSpeltAddresses(text: string, out: Candidate[]): void {
+  SPELT_AT.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = SPELT_AT.exec(text)) !== null) {
+    const tokenStart = m.index;
+    const tokenEnd = tokenStart + m[0].length;
+    const word = m[0].trim();
+    const bracketed = word.length > 2;
+    // Local part: walk left over the characters an address may hold.
+    let start = tokenStart;
+    while (start > 0 && tokenStart - start < MAX_LOCAL && isLocalChar(text.charCodeAt(start - 1))) start--;
+    while (start < tokenStart && (text.charCodeAt(start) === 46 || text.charCodeAt(start) === 39)) start++;
+    if (start === tokenStart || text.charCodeAt(tokenStart - 1) === 46 || isLocalChar(codeAt(text, start - 1)) || codeAt(text, start - 1) === 64) {
+      SPELT_AT.lastIndex = tokenStart + 1;
+      continue;
+    }
+    const domain = readDomain(text, tokenEnd);
+    if (domain === undefined) {
+      SPELT_AT.lastIndex = tokenStart + 1;
+      continue;
+    }
+    const local = text.slice(start, tokenStart);
+    const tld = (domain.labels[domain.labels.length - 1] ?? '').toLowerCase();
+    const prose = PROSE_BEFORE_AT.has(local.toLowerCase()) || /^\d+$/.test(local) || domain.labels[0]?.toLowerCase() === 'www';
+    let accepted = bracketed || (word === 'AT' && !prose);
+    if (!accepted && !prose) {
+      const literal = domain.labels.join('.').toLowerCase();
+      accepted = domain.speltDot
+        ? COMMON_TLDS.has(tld) || tld.length === 2
+        : WEBMAIL_DOMAINS.has(literal) || WEBMAIL_FAMILIES.has(domain.labels[0]?.toLowerCase() ?? '');
+    }
+    if (accepted) {
+      out.push({ type: 'EMAIL', start, end: domain.end, priority: EMAIL_PRIORITY });
+      SPELT_AT.lastIndex = domain.end;
+    } else {
+      SPELT_AT.lastIndex = tokenStart + 1;
+    }
+  }
+}
+
+// RFC 5321's IPv4 address literal. Without the brackets ("root@10.0.0.5") it is a login on a host,
+// whose address the IP detector reports.
+const ADDRESS_LITERAL = /\[(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\]/y;
+
+/** The end of `[a.b.c.d]` at `from`, or 0. */
+function addressLiteralEnd(text: string, from: number): number {
+  if (text.charCodeAt(from) !== 91) return 0;
+  ADDRESS_LITERAL.lastIndex = from;
+  return ADDRESS_LITERAL.test(text) ? ADDRESS_LITERAL.lastIndex : 0;
+}
 
 /** Returns the end of a plausible domain (labels, at least one dot, alphabetic TLD), or 0. */
 function validDomainEnd(text: string, from: number, to: number): number {

@@ -17,6 +17,24 @@ const SSN_CONTEXT =
 const OTHER_NUMBER_BEFORE =
   /(?:\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|item|article|model|account|acct|po|batch|lot|build|job|version|v|isbn|phone|tel|t[ée]l[ée]phone|t[ée]l|fax|mobile|cell|call|contact|kontakt|handy|whatsapp|tel[ée]fono|m[óo]vil|bestell\w*|rechnung\w*|artikel\w*|kunden\w*|telefon\w*|commande|facture|pedido|factura|mobil\w*|konto\w*|cuenta|compte|routing|aba|zip|plz|postleitzahl|passport|reisepass|ausweis\w*|licen[cs]e|imei|tax|vat|steuer\w*)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*|[#€$£¥+])$/i;
 
+// "CA 94107-1234", "Springfield, IL 62704-1234", "ZIP: 10001-0001", "Zip code 30301-0002": a ZIP+4.
+const STATE_BEFORE =
+  /\b(?:A[LKZRSPE]|C[AOT]|D[EC]|F[LM]|G[AU]|HI|I[DLNA]|K[SY]|LA|M[EDAINSOTHP]|N[EVHJMYCD]|O[HKR]|P[AWR]|RI|S[CD]|T[NX]|UT|V[TAI]|W[AVIY])\.?,?[ \t]+$/;
+const POSTAL_BEFORE =
+  /(?:\bzip|\bpostal|\bpost[ -]?code|\bpostleitzahl|\bplz|\bcode postal|\bc[óo]digo postal|\bc\.?p\.?|\bmail(?:ing)? to|\baddress|\bsuite|\bste\.?|\bapt\.?|\bbox)(?![a-z])[^\n\d]{0,16}$/i;
+
+function isPostalCode(text: string, start: number): boolean {
+  const before = text.slice(Math.max(0, start - 40), start);
+  return STATE_BEFORE.test(before) || POSTAL_BEFORE.test(before);
+}
+
+/** How many digits end right before `pos`. */
+function digitRunBefore(text: string, pos: number): number {
+  let i = pos;
+  while (i > 0 && pos - i < 8 && isDigit(text.charCodeAt(i - 1))) i--;
+  return pos - i;
+}
+
 /** SSA rules: no area 000, 666 or 900-999; no group 00; no serial 0000. */
 export function validSsnParts(area: string, group: string, serial: string): boolean {
   const a = Number(area);
@@ -60,7 +78,8 @@ export const detectSsns: Detector = (text: string, config, out: Candidate[]) => 
     const end = start + whole.length;
     const context = hasContextBefore(text, start, 48, SSN_CONTEXT);
     const canonical = !dashed36 && !zipShape && sep === '-';
-    if (zipShape && !context) continue;
+    // XXXXX-XXXX is also how ZIP+4 codes are written: not after a state code or a postal word.
+    if (zipShape && !context && isPostalCode(text, start)) continue;
     if (!canonical && !context) {
       // The other forms are other numbers as well: not after a word that says which ("order
       // 078051121", "Tel. 078 05 1123", "Kundennummer 100234567", "#636521579"), and not the
@@ -74,7 +93,9 @@ export const detectSsns: Detector = (text: string, config, out: Candidate[]) => 
       if (dashed36 && isNationalPhoneAsGrouped(whole, config.phoneRegions)) continue;
     }
     // "+1 555-12-3456"-like fragments inside longer numbers are not SSNs.
-    if (isDigit(codeAt(text, start - 2)) && codeAt(text, start - 1) === 32 && !context) continue;
+    // A short group before it (a country or area code) makes it part of that number; a long one
+    // ("078-051121 07805-1121") is a number of its own.
+    if (isDigit(codeAt(text, start - 2)) && codeAt(text, start - 1) === 32 && !context && digitRunBefore(text, start - 1) <= 4) continue;
     if (isWordChar(codeAt(text, end))) continue;
     // "078 05 1123 45": one group of a longer grouped number.
     if (sep !== '' && codeAt(text, end) === sep.charCodeAt(0) && isDigit(codeAt(text, end + 1))) continue;
