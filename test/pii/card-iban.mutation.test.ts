@@ -1,6 +1,6 @@
 /**
  * The card and IBAN detectors' edges, for mutation testing (scripts/mutation/targets.mjs,
- * pii-detectors): every issuer range at its first and last prefix and the lengths its network
+ * pii-card-iban): every issuer range at its first and last prefix and the lengths its network
  * allows, how a printed number may be grouped and wrapped, what may touch it, and IBAN lengths,
  * case, separators and labels.
  */

@@ -1,5 +1,5 @@
 /**
- * The IP detector's edges, for mutation testing (scripts/mutation/targets.mjs, pii-detectors):
+ * The IP detector's edges, for mutation testing (scripts/mutation/targets.mjs, pii-ip):
  * octet bounds and what may touch an address, the words that make a dotted quad an address or a
  * version, image tags, the address ranges that identify no host, and IPv6 forms.
  */
