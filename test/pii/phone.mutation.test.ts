@@ -266,3 +266,22 @@ describe('PHONE: how a run of digits and separators is read', () => {
     expect(phones(text)).toEqual(expected);
   });
 });
+
+describe('PHONE: digits a more specific detector has claimed', () => {
+  // The phone detector skips the digits of cards, IBANs, SSNs and IP addresses found before it: a
+  // run read through them would run on into the number after them and lose it.
+  it.each([
+    ['card 4111 1111 1111 1111 030 1234567', ['CREDIT_CARD', 'PHONE']],
+    ['IBAN DE89 3704 0044 0532 0130 00 030 1234567', ['IBAN', 'PHONE']],
+    ['ip 10.1.2.3 030 1234567', ['IP_ADDRESS', 'PHONE']],
+    // Found later by an earlier detector: the claims are taken in the order of the text.
+    ['ip 10.1.2.3 030 1234567, card 4111 1111 1111 1111', ['IP_ADDRESS', 'PHONE', 'CREDIT_CARD']],
+    ['ip 10.1.2.3 (030) 1234567, card 4111 1111 1111 1111', ['IP_ADDRESS', 'PHONE', 'CREDIT_CARD']],
+    ['SSN 123-45-6789 030 1234567, card 4111 1111 1111 1111', ['US_SSN', 'PHONE', 'CREDIT_CARD']],
+  ] as const)('%s', (text, types) => {
+    const findings = redact(text).findings;
+    expect(findings.map((f) => f.type)).toEqual(types);
+    const phone = findings.find((f) => f.type === 'PHONE')!;
+    expect(text.slice(phone.start, phone.end).replace(/[()]/g, '')).toBe('030 1234567');
+  });
+});
