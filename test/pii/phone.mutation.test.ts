@@ -5,7 +5,7 @@
  * after a number, and the words that make a run a phone number or something else.
  */
 import { describe, expect, it } from 'vitest';
-import { phoneParseStats } from '../../src/pii/detectors/phone.js';
+import { DEFAULT_PHONE_REGIONS, phoneParseStats } from '../../src/pii/detectors/phone.js';
 import { redact } from '../../src/pii/index.js';
 
 /**
@@ -63,6 +63,18 @@ describe('PHONE: which digit runs are parsed for a region', () => {
       expect(wrong).toEqual([]);
     });
   }
+
+  it('the default regions are the fifteen most likely, each tried where the run fits it', () => {
+    expect(DEFAULT_PHONE_REGIONS).toEqual(['US', 'GB', 'DE', 'FR', 'ES', 'IT', 'NL', 'JP', 'CN', 'KR', 'AU', 'CH', 'AT', 'BE', 'PT']);
+    // Runs no region's plan holds: each default region whose shape fits costs one parse, no other does.
+    for (const digits of ['0000000000', '10000000000', '2000000000', '600000000', '300000000', '00000000000', '000000000']) {
+      const first = Number(digits[0]);
+      const fitting = DEFAULT_PHONE_REGIONS.filter((r) => SHAPES[r]!(first, digits.length)).length;
+      const before = phoneParseStats.parses;
+      redact(`Telefon: ${digits}`);
+      expect(phoneParseStats.parses - before, digits).toBe(fitting);
+    }
+  });
 
   it('each region of several is tried only where the run fits it', () => {
     // 10 zeros: GB, DE and FR fit, US (10 digits need 2-9 first) does not; no plan holds the number.
@@ -285,5 +297,21 @@ describe('PHONE: digits a more specific detector has claimed', () => {
     expect(findings.map((f) => f.type)).toEqual(types);
     const phone = findings.find((f) => f.type === 'PHONE')!;
     expect(text.slice(phone.start, phone.end).replace(/[()]/g, '')).toBe('030 1234567');
+  });
+});
+
+describe('PHONE: a digit dump is skipped whole', () => {
+  it.each([' ', '-', '.', '/', '(', ')'])('a number joined to a run of 16 digits by %j is part of the dump', (sep) => {
+    expect(phones(`Tel 0301234567890123${sep}030 1234567`)).toEqual([]);
+    // 27 characters of single digits and separators: longer than any number.
+    expect(phones(`Tel +4 9 3 0 1 2 3 4 5 6 7 8 9${sep}0 1`)).toEqual([]);
+  });
+
+  it('a word or a comma between them ends the dump', () => {
+    expect(phones('Tel 1234567890123456 x 030 1234567')).toEqual(['030 1234567']);
+    expect(phones('Tel 12345 67890 123456, 030 1234567')).toEqual(['030 1234567']);
+    expect(phones('Tel +4 9 3 0 1 2 3 4 5 6 7 8')).toEqual(['+4 9 3 0 1 2 3 4 5 6 7 8']);
+    expect(phones('Tel 030 1234567,123,456')).toEqual([]);
+    expect(phones('Tel 030 1234567,12a')).toEqual(['030 1234567']);
   });
 });
