@@ -315,3 +315,48 @@ describe('PHONE: a digit dump is skipped whole', () => {
     expect(phones('Tel 030 1234567,12a')).toEqual(['030 1234567']);
   });
 });
+
+describe('PHONE: when a number needs a phone word', () => {
+  it.each([
+    // Shaped: grouped with a leading zero, in brackets, or in three or more groups of nine digits or more.
+    ['note 415 555 2671', ['415 555 2671']],
+    ['note 0171 1234567', ['0171 1234567']],
+    ['note (415) 555-2671', ['(415) 555-2671']],
+    ['note 030 12345', ['030 12345']],
+    ['note 06 12 34 56 78', ['06 12 34 56 78']],
+    ['note +1 415 555 2671', ['+1 415 555 2671']],
+    ['note +14155552671', ['+14155552671']],
+    // Not shaped: no phone word, no number.
+    ['note 4155 552671', []],
+    ['note 415 555 267', []],
+    ['note 41 555 267', []],
+    ['note 4155552671', []],
+    ['note 01711234567', []],
+    ['note +1 555 123 4567', []],
+    ['phone 4155 552671', ['4155 552671']],
+    // A phone word before a possible number in a fictional range.
+    ['Phone: 555 123 4567', ['555 123 4567']],
+    ['Phone: 555-123-4567', ['555-123-4567']],
+    ['Phone: 5551234567', ['5551234567']],
+    // What may follow the end of a shorter reading: a dash, slash, dot or colon and a digit continue it.
+    ['call 0171 1234567-234x', []],
+    ['call 0171 1234567/234x', []],
+    ['call 0171 1234567.234x', []],
+    ['call 0171 1234567:234x', []],
+    ['call 0171 1234567 234x', ['0171 1234567']],
+    ['Tel 030 1234567%x', []],
+    // Dotted figures: thousands grouping and two-part decimals are amounts.
+    ['Tel 12.345.678', []],
+    ['Tel 1.234.567.890', []],
+    ['Tel 0301.234.567', ['0301.234.567']],
+    ['Tel 030/123-4567', ['030/123-4567']],
+    ['Tel 030/123 4567', ['030/123 4567']],
+  ] as const)('%s', (text, expected) => {
+    expect(phones(text)).toEqual(expected);
+  });
+
+  it('a number of a region not configured, unformatted after a plain word, is not read', () => {
+    expect(phones('note 6 12 34 56 78')).toEqual(['6 12 34 56 78']);
+    expect(phones('note 6 12 34 56 78', ['US', 'DE', 'FR'])).toEqual([]);
+  });
+});
