@@ -808,7 +808,36 @@ export const targets = [
     mutate: ['src/pii/detectors/card.ts', 'src/pii/detectors/iban.ts'],
     tests: ['test/pii/detectors.test.ts', 'test/pii/card-iban*.mutation.test.ts'],
     threshold: 85,
-    equivalent: [],
+    equivalent: [
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: "ConditionalExpression",
+        replacement: "true",
+        code: "typeof spec.chars === 'number'",
+        reason: "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: "ConditionalExpression",
+        replacement: "true",
+        code: "spec.chars > 0",
+        reason: "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: "EqualityOperator",
+        replacement: "spec.chars >= 0",
+        code: "spec.chars > 0",
+        reason: "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: "LogicalOperator",
+        replacement: "typeof spec.chars === 'number' || spec.chars > 0",
+        code: "typeof spec.chars === 'number' && spec.chars > 0",
+        reason: "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
+    ],
   },
   {
     name: 'pii-ip',
