@@ -133,7 +133,8 @@ printScores(
     ...[...corpus, ...handwritten].map((n) => ({ text: n.text, spans: n.spans })),
     ...[...loadPublicSamples(), ...libphonenumberSamples()].map((s) => ({
       text: s.text,
-      spans: (s.spans ?? []).map(([start, end]) => ({ type: s.type, start, end })),
+      // A sample that gives a count, not positions, has its whole text taken as its type's values.
+      spans: (s.spans ?? ((s.count ?? 0) > 0 ? [[0, s.text.length] as const] : [])).map(([start, end]) => ({ type: s.type, start, end })),
     })),
   ];
   const bare = /(?<![\w.\-/:,+])(\d{3})(\d{2})(\d{4})(?![\w]|[.\-/:,]\d)/g;

@@ -30,13 +30,16 @@ export function changedSpan(before: string, after: string): ChangedSpan {
 }
 
 /**
- * The context a detector reads before a value (a label, a key name, an AWS key id up to 160
- * characters back: the longest, about 190 characters from a key name to its value) and after it
+ * The context a detector reads before a value, over line breaks: an AWS key id up to 161 characters
+ * before its secret (with the id itself and the character before it, 182: the longest), an SSN
+ * word 48, a phone word 40, an identifier or version word 24. Reads that stop at a line break (a
+ * key name and its operator, about 160 characters before the value; the look back for a URL's
+ * "://") never pass the start of the value's own line, which the window holds whole. And after it
  * (a boundary character, a currency sign, a port or `-beta` suffix, a spelt-out " dot ": a few
  * characters; the farthest, the digits a card reader takes in after a card to see that the run is
  * longer, at most 8 more digits with their separators, under 30 characters).
  */
-export const CONTEXT_BEFORE = 256;
+export const CONTEXT_BEFORE = 192;
 export const CONTEXT_AFTER = 64;
 
 /**

@@ -21,8 +21,8 @@
 
 const DIGIT_BLOCKS = [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50];
 
-/** The folded form of one code unit: a code unit, or -1 to drop it. */
-function fold(c: number): number {
+/** The folded form of one code unit: a code unit, or -1 to drop it. Exported for tests. */
+export function fold(c: number): number {
   if (c < 0xa0) return c;
   if (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f || c === 0x3000) return 32;
   if (c === 0xad || (c >= 0x200b && c <= 0x200d) || (c >= 0x2060 && c <= 0x2064) || c === 0xfeff) return -1;

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { KEYWORDS, nextKeyword } from '../../src/pii/detectors/secret.js';
 import { redact } from '../../src/pii/index.js';
-import { normalizedView } from '../../src/pii/normalize.js';
+import { fold, normalizedView } from '../../src/pii/normalize.js';
 
 function random(seed: number): () => number {
   let x = seed;
@@ -128,5 +128,18 @@ describe('known token formats inside long runs', () => {
 
   it('a format glued inside a longer identifier is not a token', () => {
     expect(redact('build_id=xghp_8Jk2LmQ9rT4vX7yZ1aB3cD5eF6gH0iJ2kL4m').findings.filter((f) => f.type === 'SECRET' && f.end - f.start === 40)).toEqual([]);
+  });
+});
+
+describe('folded view', () => {
+  it('folds every code unit that fold() changes (the scan for candidates skips none) and keeps every other', () => {
+    for (let c = 0; c < 0x10000; c++) {
+      if (c === 37) continue; // '%' starts an escape only before one of its hex pairs
+      const folded = fold(c);
+      const expected = folded === -1 ? 'xy' : `x${String.fromCharCode(folded)}y`;
+      const view = normalizedView(`x${String.fromCharCode(c)}y`).text;
+      if (view !== expected) expect(view, `U+${c.toString(16).padStart(4, '0')}`).toBe(expected);
+    }
+    expect(normalizedView('a%40b%zz%2e').text).toBe('a@b%zz.');
   });
 });

@@ -101,7 +101,8 @@ export const detectEmails: Detector = (text: string, _config, out: Candidate[]) 
       while (scanEnd > at + 1 && (text.charCodeAt(scanEnd - 1) === 46 || text.charCodeAt(scanEnd - 1) === 45)) scanEnd--;
       const domainEnd = validDomainEnd(text, at + 1, scanEnd);
       // "jane@example dot com": the domain's dots spelt out; "jane@[192.0.2.1]": an address literal (RFC 5321).
-      const spelt = domainEnd > 0 ? undefined : readDomain(text, at + 1);
+      // (A spelt dot starts with a space, a tab or a bracket: only then is the domain read again.)
+      const spelt = domainEnd > 0 || !startsSpeltDot(codeAt(text, scanEnd)) ? undefined : readDomain(text, at + 1);
       const end = spelt?.speltDot === true ? spelt.end : domainEnd > 0 ? domainEnd : addressLiteralEnd(text, at + 1);
       if (end > 0 && !isSshRemote(text, start, at, end) && !isUrlUserInfo(text, start)) {
         out.push({ type: 'EMAIL', start, end, priority: EMAIL_PRIORITY });
@@ -216,6 +217,10 @@ const PROSE_BEFORE_AT = new Set(
 // Top-level domains accepted after a spelt-out "dot" following a plain "at" ("jane at example dot
 // com"); any two-letter country code as well.
 const COMMON_TLDS = new Set(['com', 'org', 'net', 'edu', 'gov', 'mil', 'int', 'info', 'biz', 'name', 'mobi', 'pro', 'app', 'dev', 'io', 'ai']);
+
+function startsSpeltDot(c: number): boolean {
+  return c === 32 || c === 9 || c === 91 || c === 40 || c === 123 || c === 60;
+}
 
 interface DomainRead {
   end: number;
