@@ -185,7 +185,9 @@ printScores(
   console.log(
     `  nine bare digits with valid SSA ranges and no exclusion at all (the naive rule): ${candidates} (${otherType} of them labelled as another type; every one a false alarm)`,
   );
-  console.log(`  of the rules in use, XXXXX-XXXX without an SSN word (not after a state code, a postal, phone or identifier word): ${zipShaped} (${zipShapedOther} labelled as another type)`);
+  console.log(
+    `  of the rules in use, XXXXX-XXXX without an SSN word (not after a state code, a postal, phone or identifier word): ${zipShaped} (${zipShapedOther} labelled as another type)`,
+  );
   console.log(
     `E-mail addresses with "at"/"dot" spelt out on the same texts (labelled e-mails excluded): ${spelt} (${speltOther} labelled as another type)${speltShown.length > 0 ? `: ${speltShown.map((v) => JSON.stringify(v)).join(', ')}` : ''}`,
   );

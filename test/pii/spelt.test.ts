@@ -98,7 +98,7 @@ describe('US_SSN in the XXXXX-XXXX grouping', () => {
     expect(found(text, 'US_SSN')).toContain(value);
   });
 
-  it('a long digit group before a number is a number of its own: both SSNs of Presidio\'s case are found', () => {
+  it("a long digit group before a number is a number of its own: both SSNs of Presidio's case are found", () => {
     expect(found('078-051121 07805-1121', 'US_SSN')).toEqual(['078-051121', '07805-1121']);
   });
 
