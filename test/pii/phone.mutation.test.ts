@@ -360,3 +360,29 @@ describe('PHONE: when a number needs a phone word', () => {
     expect(phones('note 6 12 34 56 78', ['US', 'DE', 'FR'])).toEqual([]);
   });
 });
+
+describe('PHONE: last edges', () => {
+  it('an international number needs no phone word and no configured region', () => {
+    expect(phones('note +44 20 7946 0958')).toEqual(['+44 20 7946 0958']);
+  });
+
+  it('a number that runs into an address is cut before it', () => {
+    expect(redact('Tel 030 1234567 12@example.com').findings.map((f) => f.type)).toEqual(['PHONE', 'EMAIL']);
+    expect(phones('Tel 030 1234567 12@example.com')).toEqual(['030 1234567']);
+  });
+
+  it('a number after a password word is a phone number, not the less specific secret', () => {
+    expect(redact('password: 030 1234567').findings).toEqual([{ type: 'PHONE', start: 10, end: 21 }]);
+  });
+
+  it('a comma and digits that are no thousands group leave the number whole', () => {
+    expect(phones('Tel 030 1234567, 12 Uhr')).toEqual(['030 1234567']);
+    expect(phones('Tel 030 1234567,1 2')).toEqual(['030 1234567']);
+    expect(phones('Tel 0301234567890123,030 1234567')).toEqual(['030 1234567']);
+  });
+
+  it('only the last three group boundaries are tried', () => {
+    expect(phones('call 0171 1234567 2 3 4 5')).toEqual(['0171 1234567 2 3']);
+    expect(phones('call 0171 1234567 2 3 4 5 6')).toEqual([]);
+  });
+});
