@@ -115,7 +115,15 @@ describe('CREDIT_CARD: layouts', () => {
   });
 
   it('glued to a word, a decimal point or a dash it is part of something else', () => {
-    for (const text of ['x4111111111111111', '.4111111111111111', '-4111111111111111', '4111111111111111x', '4111111111111111.5', '_4111111111111111', '94111111111111111'])
+    for (const text of [
+      'x4111111111111111',
+      '.4111111111111111',
+      '-4111111111111111',
+      '4111111111111111x',
+      '4111111111111111.5',
+      '_4111111111111111',
+      '94111111111111111',
+    ])
       expect(found(`card ${text}`, 'CREDIT_CARD'), text).toEqual([]);
     for (const text of ['4111111111111111.', '4111111111111111\n', '(4111111111111111)', '4111111111111111,'])
       expect(found(`card ${text}`, 'CREDIT_CARD'), text).toEqual(['4111111111111111']);
@@ -129,7 +137,16 @@ describe('CREDIT_CARD: layouts', () => {
 });
 
 describe('IBAN', () => {
-  const valid = ['DE89370400440532013000', 'GB82WEST12345698765432', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'BE68539007547034', 'NO9386011117947', 'MT84MALT011000012345MTLCAST001S', 'LC55HEMM000100010012001200023015'];
+  const valid = [
+    'DE89370400440532013000',
+    'GB82WEST12345698765432',
+    'FR1420041010050500013M02606',
+    'NL91ABNA0417164300',
+    'BE68539007547034',
+    'NO9386011117947',
+    'MT84MALT011000012345MTLCAST001S',
+    'LC55HEMM000100010012001200023015',
+  ];
   it.each(valid)('%s, electronic, printed in groups, and in lower case', (iban) => {
     expect(found(`IBAN ${iban}`, 'IBAN')).toEqual([iban]);
     const grouped = iban.replace(/(.{4})(?=.)/g, '$1 ');
@@ -148,7 +165,8 @@ describe('IBAN', () => {
   });
 
   it('groups may be split by a space, a no-break space, a dash or a line break, after the first four characters only', () => {
-    for (const sep of [' ', '\u00a0', '-', '\n', '\r\n']) expect(found(`IBAN DE89${sep}3704${sep}0044${sep}0532${sep}0130${sep}00`, 'IBAN'), JSON.stringify(sep)).toHaveLength(1);
+    for (const sep of [' ', '\u00a0', '-', '\n', '\r\n'])
+      expect(found(`IBAN DE89${sep}3704${sep}0044${sep}0532${sep}0130${sep}00`, 'IBAN'), JSON.stringify(sep)).toHaveLength(1);
     expect(found('IBAN DE8 9370400440532013000', 'IBAN')).toEqual([]);
     expect(found('IBAN DE89  370400440532013000', 'IBAN')).toEqual([]);
     expect(found('IBAN DE89\r370400440532013000', 'IBAN')).toEqual([]);

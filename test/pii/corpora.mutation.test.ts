@@ -54,7 +54,8 @@ async function regenerate(): Promise<void> {
   for (const s of samples) {
     // As public.test.ts scores them: Presidio's IP samples in the mode that reports every address.
     texts.push({ ref: `${s.source} ${s.ref}`, text: s.text, ...(s.source === 'presidio' && s.type === 'IP_ADDRESS' ? { ipAddresses: 'all' as const } : {}) });
-    if (s.type === 'IP_ADDRESS') texts.push({ ref: `${s.source} ${s.ref} (other IP mode)`, text: s.text, ...(s.source === 'presidio' ? {} : { ipAddresses: 'all' as const }) });
+    if (s.type === 'IP_ADDRESS')
+      texts.push({ ref: `${s.source} ${s.ref} (other IP mode)`, text: s.text, ...(s.source === 'presidio' ? {} : { ipAddresses: 'all' as const }) });
   }
   const golden: GoldenText[] = texts.map((t) => ({ ...t, findings: redact(t.text, optionsOf(t)).findings.map(describeFinding) }));
   const body = `[\n${golden.map((g) => JSON.stringify(g)).join(',\n')}\n]\n`;
@@ -85,7 +86,8 @@ describe('the engine on the corpora, span by span', () => {
   // Eight texts per test: Stryker's per-test coverage then runs only the groups a mutant's code
   // reads, without the cost of a test per text.
   const groups: Array<[string, GoldenText[]]> = [];
-  for (let i = 0; i < golden.length; i += GROUP) groups.push([`${golden[i]!.ref} ... (${i}-${Math.min(i + GROUP, golden.length) - 1})`, golden.slice(i, i + GROUP)]);
+  for (let i = 0; i < golden.length; i += GROUP)
+    groups.push([`${golden[i]!.ref} ... (${i}-${Math.min(i + GROUP, golden.length) - 1})`, golden.slice(i, i + GROUP)]);
   it.each(groups)('%s', (_name, texts) => {
     for (const g of texts) {
       const result = redact(g.text, optionsOf(g));

@@ -4,7 +4,18 @@
  * and the allow-list, and the character classes the scanners share.
  */
 import { describe, expect, it } from 'vitest';
-import { codeAt, hasContextBefore, isAsciiAlnum, isAsciiLetter, isDigit, isHex, isUnspacedScript, isUpper, isWordChar, luhnValid } from '../../src/pii/chars.js';
+import {
+  codeAt,
+  hasContextBefore,
+  isAsciiAlnum,
+  isAsciiLetter,
+  isDigit,
+  isHex,
+  isUnspacedScript,
+  isUpper,
+  isWordChar,
+  luhnValid,
+} from '../../src/pii/chars.js';
 import { countByType, detectAll, placeholder, redact, resolveOverlaps, scan } from '../../src/pii/engine.js';
 import { isDropped, normalizedView, visibleAfter, visibleBefore } from '../../src/pii/normalize.js';
 import type { Candidate } from '../../src/pii/types.js';
@@ -17,7 +28,10 @@ const DROPPED = [0xad, 0x200b, 0x200c, 0x200d, 0x2060, 0x2061, 0x2062, 0x2063, 0
 const DASHES = [0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212, 0xfe58, 0xfe63];
 const DIGIT_BASES = [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50];
 // Neighbours of every range above that are left alone.
-const KEPT = [0x9f, 0xac, 0xae, 0x167f, 0x1681, 0x1fff, 0x200e, 0x200f, 0x2016, 0x202e, 0x2030, 0x205e, 0x2065, 0x2211, 0x2213, 0x2fff, 0x3001, 0xfe57, 0xfe59, 0xfe62, 0xfe64, 0xfefe, 0xff00, 0xff5f, 0x065f, 0x066a, 0x06ef, 0x06fa, 0x0965, 0x0970, 0x09e5, 0x09f0, 0x0e4f, 0x0e5a, 0xe9];
+const KEPT = [
+  0x9f, 0xac, 0xae, 0x167f, 0x1681, 0x1fff, 0x200e, 0x200f, 0x2016, 0x202e, 0x2030, 0x205e, 0x2065, 0x2211, 0x2213, 0x2fff, 0x3001, 0xfe57, 0xfe59, 0xfe62,
+  0xfe64, 0xfefe, 0xff00, 0xff5f, 0x065f, 0x066a, 0x06ef, 0x06fa, 0x0965, 0x0970, 0x09e5, 0x09f0, 0x0e4f, 0x0e5a, 0xe9,
+];
 
 function referenceFold(c: number): number {
   if (SPACES.includes(c) || (c >= 0x2000 && c <= 0x200a)) return 32;
@@ -48,7 +62,30 @@ function referenceTokens(text: string): Array<{ char: string; start: number; end
 
 /** Deterministic texts mixing ASCII, every folded class, escapes and their near misses. */
 function* texts(): Generator<string> {
-  const pieces = ['a', '7', ' ', '%', '%40', '%2b', '%2E', '%41', '%2', '%%20', '-', 'é', '\u00a0', '\u200b', '\u00ad', '\u2013', '\uff11', '\u0663', '\u3000', '\ufeff', '😀', '電'];
+  const pieces = [
+    'a',
+    '7',
+    ' ',
+    '%',
+    '%40',
+    '%2b',
+    '%2E',
+    '%41',
+    '%2',
+    '%%20',
+    '-',
+    'é',
+    '\u00a0',
+    '\u200b',
+    '\u00ad',
+    '\u2013',
+    '\uff11',
+    '\u0663',
+    '\u3000',
+    '\ufeff',
+    '😀',
+    '電',
+  ];
   let seed = 7;
   const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
   for (let t = 0; t < 300; t++) {
@@ -57,7 +94,8 @@ function* texts(): Generator<string> {
     for (let k = 0; k < n; k++) s += pieces[next() % pieces.length];
     yield s;
   }
-  for (const c of [...SPACES, ...DROPPED, ...DASHES, ...KEPT, 0xff01, 0xff10, 0xff20, 0xff5e, ...DIGIT_BASES, ...DIGIT_BASES.map((b) => b + 9)]) yield `x${String.fromCharCode(c)}1`;
+  for (const c of [...SPACES, ...DROPPED, ...DASHES, ...KEPT, 0xff01, 0xff10, 0xff20, 0xff5e, ...DIGIT_BASES, ...DIGIT_BASES.map((b) => b + 9)])
+    yield `x${String.fromCharCode(c)}1`;
 }
 
 describe('normalizedView', () => {
@@ -87,7 +125,8 @@ describe('normalizedView', () => {
       const tokens = referenceTokens(text);
       const view = normalizedView(text);
       expect(view.text, JSON.stringify(text)).toBe(tokens.map((t) => t.char).join(''));
-      for (let i = 0; i <= tokens.length; i++) expect(view.toOriginal(i), `${JSON.stringify(text)} @${i}`).toBe(i < tokens.length ? tokens[i]!.start : text.length);
+      for (let i = 0; i <= tokens.length; i++)
+        expect(view.toOriginal(i), `${JSON.stringify(text)} @${i}`).toBe(i < tokens.length ? tokens[i]!.start : text.length);
       for (let s = 0; s <= tokens.length; s++) {
         for (let e = s; e <= tokens.length; e++) {
           const start = s < tokens.length ? tokens[s]!.start : text.length;
@@ -111,7 +150,8 @@ describe('visibleBefore and visibleAfter', () => {
       // Token boundaries (with the invisible characters in between) are where a window may start or end.
       const boundaries = new Set<number>([0, text.length]);
       for (const t of tokens) boundaries.add(t.start).add(t.end);
-      for (let i = 0; i < text.length; i++) if (referenceFold(text.charCodeAt(i)) === -1 && !tokens.some((t) => t.start < i && i < t.end)) boundaries.add(i).add(i + 1);
+      for (let i = 0; i < text.length; i++)
+        if (referenceFold(text.charCodeAt(i)) === -1 && !tokens.some((t) => t.start < i && i < t.end)) boundaries.add(i).add(i + 1);
       for (const pos of boundaries) {
         for (const count of [0, 1, 2, 3, 5]) {
           const before = tokens.filter((t) => t.end <= pos);
@@ -226,7 +266,7 @@ describe('scan, redact and the allow-list', () => {
     expect(placeholder('US_SSN')).toBe('[REDACTED:US_SSN]');
   });
 
-  it('offsets are the input\'s when the detectors read a folded view', () => {
+  it("offsets are the input's when the detectors read a folded view", () => {
     const text = 'x\u200bann\uff20example\u3002com ann%40example.com';
     const found = scan(text).findings;
     expect(found.map((f) => text.slice(f.start, f.end))).toEqual(['ann%40example.com']);
@@ -258,14 +298,34 @@ describe('character classes', () => {
     expect(['@', 'A', 'Z', '[', '`', 'a', 'z', '{'].map((c) => isAsciiLetter(code(c)))).toEqual([false, true, true, false, false, true, true, false]);
     expect(['@', 'A', 'Z', '[', 'a'].map((c) => isUpper(code(c)))).toEqual([false, true, true, false, false]);
     expect(['/', '0', '9', ':', '@', 'A', 'F', 'G', '`', 'a', 'f', 'g'].map((c) => isHex(code(c)))).toEqual([
-      false, true, true, false, false, true, true, false, false, true, true, false,
+      false,
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
     ]);
     expect(['0', 'z', '_', '-'].map((c) => isAsciiAlnum(code(c)))).toEqual([true, true, false, false]);
   });
 
   it('word characters: letters and digits of any script and _, not the unspaced scripts; surrogates are', () => {
     expect(['a', 'Z', '5', '_', '-', ' ', '.', '\u007f'].map((c) => isWordChar(code(c)))).toEqual([true, true, true, true, false, false, false, false]);
-    expect(['é', 'ß', 'Ж', 'ا', '٣', '\u00a0', '\u00b7', '\u2013'].map((c) => isWordChar(code(c)))).toEqual([true, true, true, true, true, false, false, false]);
+    expect(['é', 'ß', 'Ж', 'ا', '٣', '\u00a0', '\u00b7', '\u2013'].map((c) => isWordChar(code(c)))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
     expect(['電', 'あ', '한', '\uff21', '\ud83d', '\ude00'].map((c) => isWordChar(code(c)))).toEqual([false, false, false, false, true, true]);
   });
 
@@ -282,7 +342,16 @@ describe('character classes', () => {
   });
 
   it('luhnValid', () => {
-    expect(['4111111111111111', '79927398713', '0', '18', '59', '4111111111111112', '79927398710', '1'].map(luhnValid)).toEqual([true, true, true, true, true, false, false, false]);
+    expect(['4111111111111111', '79927398713', '0', '18', '59', '4111111111111112', '79927398710', '1'].map(luhnValid)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('hasContextBefore looks only at the window before the position', () => {

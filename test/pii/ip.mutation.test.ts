@@ -37,12 +37,27 @@ describe('IPv4', () => {
     expect(ips(`ip 10.1.2.3${glue}`)).toEqual([]);
   });
 
-  it.each(['ip', 'ipv4', 'ips', 'IP', 'addr', 'address', 'adresse', 'dirección', 'indirizzo', 'host', 'hostname', 'server', 'serveur', 'src', 'dst', 'source', 'peer'])(
-    'a single-digit quad after %s is an address',
-    (word) => {
-      expect(ips(`${word} 1.2.3.4`)).toEqual(['1.2.3.4']);
-    },
-  );
+  it.each([
+    'ip',
+    'ipv4',
+    'ips',
+    'IP',
+    'addr',
+    'address',
+    'adresse',
+    'dirección',
+    'indirizzo',
+    'host',
+    'hostname',
+    'server',
+    'serveur',
+    'src',
+    'dst',
+    'source',
+    'peer',
+  ])('a single-digit quad after %s is an address', (word) => {
+    expect(ips(`${word} 1.2.3.4`)).toEqual(['1.2.3.4']);
+  });
 
   it.each([
     'gateway',
@@ -132,14 +147,45 @@ describe('IPv4', () => {
   });
 
   it('the version words may be followed by id, number, was, is..., a colon or an equals sign, or stand glued', () => {
-    for (const text of ['build id was 10.1.2.3', 'version number: 10.1.2.3', 'release is now 10.1.2.3', 'firmware: 10.1.2.3', 'version=10.1.2.3', 'v10.1.2.3', 'バージョン10.1.2.3', 'Version No. 10.1.2.3'])
+    for (const text of [
+      'build id was 10.1.2.3',
+      'version number: 10.1.2.3',
+      'release is now 10.1.2.3',
+      'firmware: 10.1.2.3',
+      'version=10.1.2.3',
+      'v10.1.2.3',
+      'バージョン10.1.2.3',
+      'Version No. 10.1.2.3',
+    ])
       expect(ips(text), text).toEqual([]);
     for (const text of ['xversion 10.1.2.3', 'nodes 10.1.2.3', 'version x 10.1.2.3', 'edgy 10.1.2.3']) expect(ips(text), text).toEqual(['10.1.2.3']);
   });
 
   it('an image tag glued by a colon is a version; an address word before the colon makes it an address', () => {
     for (const text of ['ghcr.io/acme/api:10.5.2.45', 'api:10.5.2.45', 'my-image:10.5.2.45', 'a.b/c-d_e:10.5.2.45']) expect(ips(text), text).toEqual([]);
-    for (const word of ['host', 'ip', 'addr', 'address', 'server', 'src', 'dst', 'from', 'to', 'peer', 'gateway', 'gw', 'dns', 'nameserver', 'proxy', 'upstream', 'listen', 'bind', 'my-host', 'x.proxy', 'HOST'])
+    for (const word of [
+      'host',
+      'ip',
+      'addr',
+      'address',
+      'server',
+      'src',
+      'dst',
+      'from',
+      'to',
+      'peer',
+      'gateway',
+      'gw',
+      'dns',
+      'nameserver',
+      'proxy',
+      'upstream',
+      'listen',
+      'bind',
+      'my-host',
+      'x.proxy',
+      'HOST',
+    ])
       expect(ips(`${word}:10.5.2.45`), word).toEqual(['10.5.2.45']);
     // No letter before the colon: not a tag.
     expect(ips('12:10.5.2.45')).toEqual(['10.5.2.45']);

@@ -57,7 +57,7 @@ describe('PHONE: which digit runs are parsed for a region', () => {
           let digits = String(f);
           while (digits.length < n) digits += digits.length % 2 === 0 ? '3' : '7';
           const parses = parsesFor(`Telefon: ${digits}`, [region]);
-          if ((parses > 0) !== shape(f, n)) wrong.push(`${digits}: ${parses} parses`);
+          if (parses > 0 !== shape(f, n)) wrong.push(`${digits}: ${parses} parses`);
         }
       }
       expect(wrong).toEqual([]);
@@ -124,7 +124,8 @@ describe('PHONE: what may stand before and after a number', () => {
   });
 
   it('a currency after the number makes it an amount', () => {
-    for (const unit of [' €', ' EUR', ' usd', ' euros', ' dollars', '円', ' chf', ' gbp', ' jpy', ' $', ' £', ' ¥', '€']) expect(phones(`Tel 030 12345678${unit}`), unit).toEqual([]);
+    for (const unit of [' €', ' EUR', ' usd', ' euros', ' dollars', '円', ' chf', ' gbp', ' jpy', ' $', ' £', ' ¥', '€'])
+      expect(phones(`Tel 030 12345678${unit}`), unit).toEqual([]);
     expect(phones('Tel 030 12345678 eurox')).toEqual(['030 12345678']);
   });
 
@@ -164,7 +165,22 @@ describe('PHONE: dates, decimals and dotted figures', () => {
 
 describe('PHONE: the words before a number', () => {
   const words = ['phone', 'tel', 'tel.', 'call', 'mobile', 'cell', 'fax', 'whatsapp', 'sms', 'text', 'ring', 'contact', 'dial', 'telefon', 'handy'];
-  const more = ['rufnummer', 'nummer', 'anruf', 'téléphone', 'telephone', 'tél', 'portable', 'appel', 'numéro', 'numero', 'teléfono', 'telefono', 'móvil', 'movil'];
+  const more = [
+    'rufnummer',
+    'nummer',
+    'anruf',
+    'téléphone',
+    'telephone',
+    'tél',
+    'portable',
+    'appel',
+    'numéro',
+    'numero',
+    'teléfono',
+    'telefono',
+    'móvil',
+    'movil',
+  ];
   const rest = ['celular', 'llam', 'cellulare', '電話', '携帯', '連絡', '☎', '📞', 'TEL', 'Phone'];
   it.each([...words, ...more, ...rest])('a bare national number after %s is a phone number', (word) => {
     expect(phones(`${word} 4155552671`)).toEqual(['4155552671']);
@@ -174,7 +190,31 @@ describe('PHONE: the words before a number', () => {
     expect(phones(`${word} 4155552671`)).toEqual([]);
   });
 
-  const strong = ['tel', 'tel.', 'mobile', 'cell', 'fax', 'whatsapp', 'telefon', 'handy', 'téléphone', 'telephone', 'tél', 'portable', 'teléfono', 'telefono', 'móvil', 'movil', 'celular', 'cellulare', '電話', '携帯', '☎', '📞', 'phone'];
+  const strong = [
+    'tel',
+    'tel.',
+    'mobile',
+    'cell',
+    'fax',
+    'whatsapp',
+    'telefon',
+    'handy',
+    'téléphone',
+    'telephone',
+    'tél',
+    'portable',
+    'teléfono',
+    'telefono',
+    'móvil',
+    'movil',
+    'celular',
+    'cellulare',
+    '電話',
+    '携帯',
+    '☎',
+    '📞',
+    'phone',
+  ];
   it.each(strong)('after %s, a number of a region not configured is read too', (word) => {
     expect(phones(`${word} 0412 345 678`, ['US'])).toEqual(['0412 345 678']);
   });
@@ -200,9 +240,59 @@ describe('PHONE: the words before a number', () => {
     expect(phones('tel 0412 345 678', ['US'])).toEqual(['0412 345 678']);
   });
 
-  const ids = ['order', 'ticket', 'invoice', 'ref', 'reference', 'id', 'no', 'nr', 'case', 'booking', 'tracking', 'serial', 'sku', 'part', 'isbn', 'issn', 'ean'];
-  const moreIds = ['account', 'acct', 'po', 'batch', 'lot', 'build', 'job', 'bestellung', 'rechnungsnr', 'kundennr', 'vertragsnr', 'commande', 'facture', 'dossier'];
-  const restIds = ['pedido', 'factura', 'referencia', 'expediente', '注文', '番号', '伝票', 'order number', 'order no.', 'ref #', 'id:', 'case nr.', 'order n°', 'booking id =', 'ORDER', 'Nr.:'];
+  const ids = [
+    'order',
+    'ticket',
+    'invoice',
+    'ref',
+    'reference',
+    'id',
+    'no',
+    'nr',
+    'case',
+    'booking',
+    'tracking',
+    'serial',
+    'sku',
+    'part',
+    'isbn',
+    'issn',
+    'ean',
+  ];
+  const moreIds = [
+    'account',
+    'acct',
+    'po',
+    'batch',
+    'lot',
+    'build',
+    'job',
+    'bestellung',
+    'rechnungsnr',
+    'kundennr',
+    'vertragsnr',
+    'commande',
+    'facture',
+    'dossier',
+  ];
+  const restIds = [
+    'pedido',
+    'factura',
+    'referencia',
+    'expediente',
+    '注文',
+    '番号',
+    '伝票',
+    'order number',
+    'order no.',
+    'ref #',
+    'id:',
+    'case nr.',
+    'order n°',
+    'booking id =',
+    'ORDER',
+    'Nr.:',
+  ];
   it.each([...ids, ...moreIds, ...restIds])('a grouped number after the identifier word %s is an identifier, unless a phone word says otherwise', (word) => {
     expect(phones(`${word} 415-555-2671`)).toEqual([]);
     expect(phones(`${word} phone 415-555-2671`)).toEqual(['415-555-2671']);
