@@ -784,17 +784,434 @@ export const targets = [
     threshold: 85,
     equivalent: [],
   },
+  // src/pii in seven targets (5,434 mutants in all after the spelt-address and 5-4 SSN rules), each against the fast tests that import only
+  // src/pii: not the vault round trips of forms, edits and paths (3 to 4 s of imports per run, and
+  // every static mutant runs every covering file), nor the corpus and public floors (their
+  // generator and libphonenumber's metadata per run): corpora.mutation pins the engine's exact
+  // spans on the same texts instead.
   {
-    name: 'pii',
-    mutate: ['src/pii/**/*.ts'],
-    tests: [
-      'test/pii/detectors.test.ts',
-      'test/pii/engine.test.ts',
-      'test/pii/forms.test.ts',
-      'test/pii/edits.test.ts',
-      'test/pii/paths.test.ts',
-      'test/pii/*.mutation.test.ts',
+    name: 'pii-engine',
+    mutate: ['src/pii/chars.ts', 'src/pii/engine.ts', 'src/pii/normalize.ts', 'src/pii/types.ts', 'src/pii/index.ts'],
+    tests: ['test/pii/engine.test.ts', 'test/pii/detectors.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/engine*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
+  {
+    name: 'pii-edit',
+    mutate: ['src/pii/edit.ts'],
+    tests: ['test/pii/window.test.ts', 'test/pii/edit*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
+  {
+    name: 'pii-card-iban',
+    mutate: ['src/pii/detectors/card.ts', 'src/pii/detectors/iban.ts'],
+    tests: ['test/pii/detectors.test.ts', 'test/pii/card-iban*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: "typeof spec.chars === 'number'",
+        reason:
+          "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'spec.chars > 0',
+        reason:
+          "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'spec.chars >= 0',
+        code: 'spec.chars > 0',
+        reason:
+          "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
+      {
+        file: 'src/pii/detectors/iban.ts',
+        mutator: 'LogicalOperator',
+        replacement: "typeof spec.chars === 'number' || spec.chars > 0",
+        code: "typeof spec.chars === 'number' && spec.chars > 0",
+        reason:
+          "ibantools has no country whose length is 0: its 124 IBAN countries have a positive length, the other 126 have null (typeof 'object', and null > 0 is false), so each half of the filter alone, or >= 0, keeps the same countries",
+      },
     ],
+  },
+  {
+    name: 'pii-ip',
+    mutate: ['src/pii/detectors/ip.ts', 'src/pii/detectors/context.ts'],
+    // Not corpora.mutation, as for pii-phone: the address and version words are module-level
+    // regexes (static mutants: every test runs against each).
+    tests: ['test/pii/detectors.test.ts', 'test/pii/ip*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
+  {
+    name: 'pii-email-ssn',
+    mutate: ['src/pii/detectors/email.ts', 'src/pii/detectors/ssn.ts'],
+    tests: ['test/pii/detectors.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/email*.mutation.test.ts', 'test/pii/ssn*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [],
+  },
+  {
+    name: 'pii-phone',
+    mutate: ['src/pii/detectors/phone.ts'],
+    // Not corpora.mutation: most of phone.ts's mutants are in module-level regexes (static: every
+    // test runs against each), and the corpora take seconds a run; phone.mutation asserts each
+    // word, edge and region straight.
+    tests: ['test/pii/detectors.test.ts', 'test/pii/phone*.mutation.test.ts'],
+    threshold: 85,
+    equivalent: [
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'n >= 6',
+        near: 'DE: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'n > 6',
+        code: 'n >= 6',
+        near: 'DE: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'n >= 6',
+        near: 'IT: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'n > 6',
+        code: 'n >= 6',
+        near: 'IT: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'n >= 5',
+        near: 'AT: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'n > 5',
+        code: 'n >= 5',
+        near: 'AT: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'n >= 7',
+        near: 'IE: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'n >= 7',
+        near: 'SE: (f, n)',
+        reason:
+          "no caller asks about fewer than 7 digits: scanPhone drops a run below MIN_DIGITS (7) before the table, and isNationalPhoneAsGrouped is only given the SSN detector's nine-digit XXX-XXXXXX form",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'c === 0xa0',
+        near: 'lastWasSeparator',
+        reason: 'the detectors read the folded view (normalize.ts), where U+00A0 is already a space',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'c === 0xa0',
+        near: 'return c === 32',
+        reason: 'the detectors read the folded view (normalize.ts), where U+00A0 is already a space',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'before === 95',
+        reason: "'_' is a word character: isWordChar(before) refuses it first",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'digits > MAX_DIGITS',
+        near: 'if (digits > MAX_DIGITS) break;',
+        reason:
+          'a run past 15 digits is skipped whole after the loop (digits > MAX_DIGITS, then skipCluster), whether the loop stops at the 16th digit or at the 26-character bound',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'UpdateOperator',
+        replacement: 'i--',
+        code: 'i++',
+        near: 'if (codeAt(text, i) === 32) i++;',
+        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'codeAt(text, i) !== 40',
+        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'codeAt(text, i) === 40',
+        code: 'codeAt(text, i) !== 40',
+        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ArithmeticOperator',
+        replacement: 'start - 1',
+        code: 'start + 1',
+        near: 'if (!isDigit(codeAt(text, i)) && codeAt(text, i) !== 40) return start + 1;',
+        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'c.priority >= PHONE_PRIORITY',
+        code: 'c.priority > PHONE_PRIORITY',
+        reason: "no other detector has the phone detector's priority (40)",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'codeAt(text, i) === 32',
+        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: '!isDigit(codeAt(text, i)) && codeAt(text, i) !== 40',
+        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'BooleanLiteral',
+        replacement: 'false',
+        code: 'true',
+        near: 'let lastWasSeparator = true;',
+        reason: "a run opens with a digit, '(' or '+' and a digit (START), so no separator can come first whatever the initial value",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'UnaryOperator',
+        replacement: '+1',
+        code: '-1',
+        near: 'let lastSep = -1;',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'BooleanLiteral',
+        replacement: 'true',
+        code: 'false',
+        near: 'let mixedSeparators = false;',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'i < text.length',
+        near: 'while (i < text.length && i - start < MAX_LENGTH) {',
+        reason: 'charCodeAt past the end is NaN, which is no digit, bracket or separator: the loop stops there anyway',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'i <= text.length',
+        code: 'i < text.length',
+        near: 'while (i < text.length && i - start < MAX_LENGTH) {',
+        reason: 'charCodeAt past the end is NaN, which is no digit, bracket or separator: the loop stops there anyway',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'lastSep !== -1 && lastSep !== c',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'LogicalOperator',
+        replacement: 'lastSep !== -1 || lastSep !== c',
+        code: 'lastSep !== -1 && lastSep !== c',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'lastSep !== -1',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'lastSep === -1',
+        code: 'lastSep !== -1',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'UnaryOperator',
+        replacement: '+1',
+        code: '-1',
+        near: 'if (lastSep !== -1 && lastSep !== c) mixedSeparators = true;',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'lastSep !== c',
+        reason:
+          "mixedSeparators only matters for a run with both '/' and '.' (the check after it), which has then seen two different separators: every way of computing it more eagerly gives the same answer there",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'i < text.length',
+        near: 'while (i < text.length && i - open <= 6 && isDigit(text.charCodeAt(i))) i++;',
+        reason: 'charCodeAt past the end is NaN, which is no digit, bracket or separator: the loop stops there anyway',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'i <= text.length',
+        code: 'i < text.length',
+        near: 'while (i < text.length && i - open <= 6 && isDigit(text.charCodeAt(i))) i++;',
+        reason: 'charCodeAt past the end is NaN, which is no digit, bracket or separator: the loop stops there anyway',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'i < text.length && isDigit(text.charCodeAt(i))',
+        reason: 'skip only saves restarts: a start inside the same digits has a digit before it and is skipped again',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'i < text.length',
+        near: 'while (i < text.length && isDigit(text.charCodeAt(i))) i++;',
+        reason: 'charCodeAt past the end is NaN, which is no digit, bracket or separator: the loop stops there anyway',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'i <= text.length',
+        code: 'i < text.length',
+        near: 'while (i < text.length && isDigit(text.charCodeAt(i))) i++;',
+        reason: 'charCodeAt past the end is NaN, which is no digit, bracket or separator: the loop stops there anyway',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'i >= text.length',
+        code: 'i < text.length',
+        near: 'while (i < text.length && isDigit(text.charCodeAt(i))) i++;',
+        reason: 'as `false`: the loop never runs; a start inside the same digits has a digit before it and is skipped again',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'after === 37',
+        reason: "CURRENCY_AFTER lists '%' too and refuses the number the same way",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: '!plus &&\n    !fitsSomeRegion(regions, firstDigitAt(text, start), digitCount) &&\n    (!separatedOrLong(text, start, end) || !(strong ??= hasStrongPhoneContext(text, start)))',
+        reason:
+          'the gate only saves work: a run that fits no configured region can only be accepted by validInAnyRegion, which needs the same two conditions (grouped or long, and a word that says phone)',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'LogicalOperator',
+        replacement: '!separatedOrLong(text, start, end) && !(strong ??= hasStrongPhoneContext(text, start))',
+        code: '!separatedOrLong(text, start, end) || !(strong ??= hasStrongPhoneContext(text, start))',
+        reason: "as above: what the weaker gate lets through is refused by validInAnyRegion's own two conditions",
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'i < text.length',
+        near: 'while (i < text.length && !isDigit(text.charCodeAt(i))) i++;',
+        reason: 'the run always holds a digit before its end, where the loop stops',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'i <= text.length',
+        code: 'i < text.length',
+        near: 'while (i < text.length && !isDigit(text.charCodeAt(i))) i++;',
+        reason: 'the run always holds a digit before its end, where the loop stops',
+      },
+      {
+        file: 'src/pii/detectors/phone.ts',
+        mutator: 'Regex',
+        replacement: '/[+(]?\\d[\\d ()./\\-\\u00a0]/g',
+        code: '/[+(]?\\d[\\d ()./\\-\\u00a0]{6,30}/g',
+        reason: "the prefilter's length only keeps short runs from the hand scanner, which reads the run itself and drops it below 7 digits",
+      },
+    ],
+  },
+  {
+    name: 'pii-secret',
+    mutate: ['src/pii/detectors/secret.ts'],
+    tests: ['test/pii/detectors.test.ts', 'test/pii/prefilter.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/secret*.mutation.test.ts'],
     threshold: 85,
     equivalent: [],
   },

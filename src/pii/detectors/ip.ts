@@ -5,7 +5,7 @@ import { VERSION_BEFORE } from './context.js';
 
 // "ghcr.io/acme/api:1.5.2.45" — a tag glued to a name by ':' is a version; "host:10.0.0.1" is not.
 const IMAGE_TAG_BEFORE =
-  /(?<![\w.-])(?![\w.-]*(?:ip|addr|address|host|server|src|dst|from|to|peer|gateway|gw|dns|nameserver|proxy|upstream|listen|bind)$)[\w./-]*[A-Za-z][\w./-]*:$/i;
+  /(?<![\w.-])(?![\w.-]*(?:ip|addr|address|host|server|src|dst|from|to|peer|gateway|gw|dns|nameserver|proxy|upstream|listen|bind):$)[\w./-]*[A-Za-z][\w./-]*:$/i;
 
 export const IP_PRIORITY = 50;
 
