@@ -12,6 +12,7 @@ import { exportUser } from '../../src/crypto/operations.js';
 import { createVault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { localProvider } from './helpers.js';
+import { storedText } from '../kit/stores.js';
 import { PassThrough } from 'node:stream';
 
 describe('vault with the encrypted codec', () => {
@@ -40,12 +41,7 @@ describe('vault with the encrypted codec', () => {
     expect(listing.text).toContain('PLANTMOVED/PLANTFILE.md');
     expect((await run({ command: 'delete', path: '/memories/PLANTMOVED/second.md' })).isError).toBe(false);
 
-    const raw: string[] = [];
-    for (const key of store.keys()) {
-      const object = (await store.get(key))!;
-      raw.push(key, Buffer.from(object.body).toString('latin1'), JSON.stringify(object.metadata), JSON.stringify(store.tagsOf(key)));
-    }
-    const haystack = raw.join('\n');
+    const haystack = await storedText(store);
     for (const needle of ['PLANTUSER', 'PLANTDIR', 'PLANTFILE', 'PLANTTEXT', 'PLANTEDIT', 'PLANTINSERT', 'PLANTMOVED', 'second']) {
       expect(haystack).not.toContain(needle);
     }

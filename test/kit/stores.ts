@@ -153,3 +153,18 @@ export async function snapshot(store: ObjectStore): Promise<Map<string, string>>
   for await (const o of listAll(store, '')) out.set(o.key, o.etag);
   return out;
 }
+
+/**
+ * Everything a memory store holds as one searchable text: each key, its metadata, its tags and its
+ * body (as UTF-8: an ASCII value stays findable among ciphertext). The leak tests assert that no
+ * planted name, content or PII value appears anywhere in it.
+ */
+export async function storedText(store: MemoryStore): Promise<string> {
+  const parts: string[] = [];
+  for (const key of store.keys()) {
+    const object = await store.get(key);
+    parts.push(key, JSON.stringify(object?.metadata ?? {}), JSON.stringify(store.tagsOf(key) ?? {}));
+    if (object) parts.push(Buffer.from(object.body).toString('utf8'));
+  }
+  return parts.join('\n');
+}

@@ -13,6 +13,7 @@ import type { PiiMiddlewareOptions } from '../../src/pipeline/pii-redactor.js';
 import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { ObjectStore } from '../../src/store/port.js';
+import { storedText } from '../kit/stores.js';
 
 type Run = Vault['run'];
 
@@ -34,15 +35,7 @@ const stores: Array<[string, () => Promise<{ store: ObjectStore; raw: () => Prom
     'memory store',
     async () => {
       const store = new MemoryStore();
-      const raw = async () => {
-        const parts: string[] = [];
-        for (const key of store.keys()) {
-          const object = await store.get(key);
-          parts.push(key, object ? Buffer.from(object.body).toString('utf8') : '');
-        }
-        return parts.join('\n');
-      };
-      return { store, raw, cleanup: async () => {} };
+      return { store, raw: () => storedText(store), cleanup: async () => {} };
     },
   ],
   [

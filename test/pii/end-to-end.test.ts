@@ -12,6 +12,7 @@ import { createVault, type Vault } from '../../src/memvault.js';
 import { auditMiddleware } from '../../src/pipeline/audit.js';
 import { redactForLog } from '../../src/pipeline/pii-redactor.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { storedText } from '../kit/stores.js';
 
 const VALUES = {
   email: 'jane.doe@example.com',
@@ -58,16 +59,6 @@ async function setup() {
   return { vault, store, audit, logs: () => logText };
 }
 
-async function bucketText(store: MemoryStore): Promise<string> {
-  const parts: string[] = [];
-  for (const key of store.keys()) {
-    const object = await store.get(key);
-    parts.push(key, JSON.stringify(object?.metadata ?? {}), JSON.stringify(store.tagsOf(key) ?? {}));
-    if (object) parts.push(Buffer.from(object.body).toString('utf8'));
-  }
-  return parts.join('\n');
-}
-
 describe('PII end to end through createVault', () => {
   it('stores and returns placeholders; no value reaches the bucket, the logs or the audit records', async () => {
     const { vault, store, audit, logs } = await setup();
@@ -93,7 +84,7 @@ describe('PII end to end through createVault', () => {
     expect(shown).toContain('work mail [REDACTED:EMAIL]');
     expect(shown).toContain('backup phone [REDACTED:PHONE]');
 
-    const bucket = await bucketText(store);
+    const bucket = await storedText(store);
     const auditText = JSON.stringify(audit);
     for (const value of Object.values(VALUES)) {
       expect(shown, value).not.toContain(value);
@@ -125,7 +116,7 @@ describe('PII end to end through createVault', () => {
     expect(result).toMatchObject({ isError: true, code: 'PII_REJECTED' });
     expect(result.content).toContain('a payment card number');
     expect(result.content).not.toContain(VALUES.card);
-    expect(await bucketText(store)).not.toContain('card');
+    expect(await storedText(store)).not.toContain('card');
     expect(audit.at(-1)).toMatchObject({ code: 'PII_REJECTED', decisions: { pii: { action: 'rejected' } } });
   });
 });

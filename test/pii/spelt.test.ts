@@ -9,6 +9,7 @@ import { createVault, type Vault } from '../../src/memvault.js';
 import { redact } from '../../src/pii/index.js';
 import type { PiiType } from '../../src/pii/types.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { storedText } from '../kit/stores.js';
 
 function found(text: string, type: PiiType): string[] {
   return redact(text)
@@ -141,14 +142,7 @@ describe('the new rules through vault.run', () => {
     const store = new MemoryStore();
     vault = await createVault({ store, encryption: false });
     const v = vault;
-    const raw = async () => {
-      const parts: string[] = [];
-      for (const key of store.keys()) {
-        const object = await store.get(key);
-        parts.push(key, object ? Buffer.from(object.body).toString('utf8') : '');
-      }
-      return parts.join('\n');
-    };
+    const raw = () => storedText(store);
     const view = async (path: string) => {
       const r = await v.run('u', { command: 'view', path });
       return typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
