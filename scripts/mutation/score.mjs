@@ -23,6 +23,24 @@ export function stripHostPaths(target) {
   return true;
 }
 
+/**
+ * Drops the mutants a report records as survived or without coverage, so that the next incremental
+ * run tests them again (Stryker would reuse those results while their old covering tests are
+ * unchanged); every other result is kept. Returns how many were dropped.
+ */
+export function dropSurvivors(target) {
+  const report = readReport(target);
+  if (!report) return 0;
+  let dropped = 0;
+  for (const file of Object.values(report.files)) {
+    const kept = file.mutants.filter((m) => m.status !== 'Survived' && m.status !== 'NoCoverage');
+    dropped += file.mutants.length - kept.length;
+    file.mutants = kept;
+  }
+  writeFileSync(incrementalFileOf(target.name), JSON.stringify(report, null, 2));
+  return dropped;
+}
+
 /** The original text a mutant replaces, and the whole source line it starts on. */
 function originalOf(source, location) {
   const lines = source.split('\n');
