@@ -1,0 +1,248 @@
+/**
+ * The secret detector's edges, for mutation testing (scripts/mutation/targets.mjs, pii-secret):
+ * every known token format at the shortest and longest length it allows and one character
+ * outside, glued to a neighbour, with a wrong prefix letter or a placeholder body; the formats
+ * found by their middle; PEM blocks; URL passwords; Bundler credentials; authorization headers;
+ * AWS secrets near a key id; `key = value` assignments; and the randomness tests' thresholds.
+ * Every case asserts what a user sees: the exact redacted spans, or none.
+ */
+import { describe, expect, it } from 'vitest';
+import { detectSecrets, looksFake, looksRandom, shannonEntropy } from '../../src/pii/detectors/secret.js';
+import { redact } from '../../src/pii/index.js';
+import type { Candidate } from '../../src/pii/types.js';
+
+const secrets = (text: string): string[] =>
+  redact(text)
+    .findings.filter((f) => f.type === 'SECRET')
+    .map((f) => text.slice(f.start, f.end));
+
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+const DIGITS = '0123456789';
+const ALNUM = UPPER + LOWER + DIGITS;
+const URL64 = ALNUM + '_-';
+const B64 = ALNUM + '+/';
+const HEX = '0123456789abcdef';
+const UPHEX = UPPER + DIGITS;
+
+/** A fixed-seed generator (mulberry32): the same bodies on every run, none of them filler by chance. */
+function generator(seed: number): (alphabet: string, length: number) => string {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return (alphabet, length) => {
+    for (;;) {
+      let s = '';
+      for (let i = 0; i < length; i++) s += alphabet[Math.floor(next() * alphabet.length)];
+      // Short bodies over small alphabets may repeat by chance; the detector calls those filler.
+      if (length < 8 || !looksFake(s)) return s;
+    }
+  };
+}
+
+const random = generator(22);
+
+// ---------------------------------------------------------------------------------------------
+// Known token formats
+
+type Part = string | { alphabet: string; min: number; max: number | undefined };
+const cls = (alphabet: string, min: number, max?: number): Part => ({ alphabet, min, max });
+
+interface Format {
+  name: string;
+  /** Alternatives of the literal choices are spelled out as separate formats. */
+  parts: Part[];
+  /** Lengths of class parts (by index) for which a shorter or longer body is still another format's token. */
+  shorterStillToken?: number[];
+  longerStillToken?: number[];
+}
+
+const f = (name: string, ...parts: Part[]): Format => ({ name, parts });
+
+const FORMATS: Format[] = [
+  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'APKA'].map((p) => f(`AWS ${p}`, p, cls(UPHEX, 16, 16))),
+  ...'pousr'.split('').map((c) => f(`GitHub gh${c}_`, `gh${c}_`, cls(ALNUM, 36, 251))),
+  f('GitHub fine-grained', 'github_pat_', cls(ALNUM + '_', 22, 255)),
+  ...['pat', 'dt', 'rt', 'ptt', 'cbt', 'ft', 'imt', 'oas', 'soat', 'agent'].map((p) => f(`GitLab gl${p}-`, `gl${p}-`, cls(URL64, 20, 64))),
+  // A longer user id is a user id and the start of the tail.
+  ...['b', 'p'].map((c) => ({ ...f(`Slack xox${c}`, `xox${c}-`, cls(DIGITS, 8, 13), '-', cls(DIGITS, 8, 13), cls(ALNUM + '-', 0, 250)), longerStillToken: [3] })),
+  ...'aorse'.split('').map((c) => f(`Slack xox${c}`, `xox${c}-`, cls(ALNUM + '-', 10, 250))),
+  // Without the digit, "7-" and the body are a body of the plain form.
+  { ...f('Slack xoxa with a digit', 'xoxa-7-', cls(ALNUM + '-', 10, 250)), shorterStillToken: [1] },
+  ...['b', 'p'].map((c) => f(`Slack configuration xoxe.xox${c}`, `xoxe.xox${c}-4-`, cls(UPHEX, 100, 200))),
+  f('Slack app', 'xapp-1-', cls(ALNUM + '-', 10, 250)),
+  f('Slack webhook', 'https://hooks.slack.com/services/T', cls(UPHEX, 6, 12), '/B', cls(UPHEX, 6, 12), '/', cls(ALNUM, 16, 32)),
+  ...['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_'].map((p) => f(`Stripe ${p}`, p, cls(ALNUM, 10, 247))),
+  f('Stripe webhook', 'whsec_', cls(ALNUM + '+/=', 20, 80)),
+  f('OpenAI', 'sk-', cls(URL64, 20, 250)),
+  { ...f('OpenAI svcacct', 'sk-svcacct-', cls(URL64, 20, 250)), shorterStillToken: [1] }, // "svcacct-" and the body are a plain body
+  // A longer signature is cut at 2,000 (below).
+  { ...f('JWT', 'eyJ', cls(URL64, 8, 2000), '.eyJ', cls(URL64, 4, 8000), '.', cls(URL64, 0, 2000)), longerStillToken: [5] },
+  f('Google', 'AIza', cls(URL64, 35, 35)),
+  f('npm', 'npm_', cls(ALNUM, 36, 36)),
+  f('Hugging Face', 'hf_', cls(ALNUM, 30, 40)),
+  f('SendGrid', 'SG.', cls(URL64, 22, 22), '.', cls(URL64, 43, 43)),
+  f('Grafana service account', 'glsa_', cls(ALNUM, 32, 32), '_', cls(HEX + 'ABCDEF', 8, 8)),
+  f('DigitalOcean', 'dop_v1_', cls(HEX, 64, 64)),
+  ...['at', 'ca', 'pa', 'ss'].map((p) => f(`Shopify shp${p}_`, `shp${p}_`, cls(HEX + 'ABCDEF', 32, 32))),
+  f('age', 'AGE-SECRET-KEY-1', cls('QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L', 58, 58)),
+  f('1Password service account', 'ops_eyJ', cls(ALNUM + '+/', 250, undefined), cls('=', 0, 3)),
+  f('1Password secret key (long)', 'A3-', cls(UPHEX, 6, 6), '-', cls(UPHEX, 11, 11), '-', cls(UPHEX, 5, 5), '-', cls(UPHEX, 5, 5), '-', cls(UPHEX, 5, 5)),
+  f(
+    '1Password secret key (split)',
+    'A3-',
+    cls(UPHEX, 6, 6),
+    '-',
+    cls(UPHEX, 6, 6),
+    '-',
+    cls(UPHEX, 5, 5),
+    '-',
+    cls(UPHEX, 5, 5),
+    '-',
+    cls(UPHEX, 5, 5),
+    '-',
+    cls(UPHEX, 5, 5),
+  ),
+  f('Amazon Bedrock', 'ABSK', cls(B64, 109, 269), cls('=', 0, 2)),
+  f('Meta EAAM', 'EAAM', cls(ALNUM, 100, 400)),
+  f('Meta EAAC', 'EAAC', cls(ALNUM, 100, 400)),
+  f('Square access', 'EAAA', cls(URL64, 60, 60)),
+  ...['csp', 'atp'].map((p) => f(`Square sq0${p}`, `sq0${p}-`, cls(URL64, 22, 43))),
+  f('Fly.io', 'fo1_', cls(URL64, 43, 43)),
+  ...['fm1_', 'fm2_', 'fm1a_', 'fm2r_'].map((p) => f(`Fly.io macaroon ${p}`, p, cls(B64, 100, undefined), cls('=', 0, 3))),
+  f('Grafana cloud', 'glc_', cls(B64, 32, 400), cls('=', 0, 2)),
+  ...['hvs.', 'hvb.'].map((p) => f(`Vault ${p}`, p, cls(URL64, 90, 300))),
+  f('Heroku', 'HRKU-AA', cls(URL64, 58, 58)),
+  f('Hugging Face organisation', 'api_org_', cls(UPPER + LOWER, 34, 34)),
+  ...['ud', 'af'].map((p) => f(`42 intra ${p}`, `s-s4t2${p}-`, cls(HEX, 64, 64))),
+  f('Notion', 'ntn_', cls(DIGITS, 11, 11), cls(UPPER + LOWER, 1, 1), cls(ALNUM, 34, 34)),
+  ...['sntrys_', 'sntryu_'].map((p) => f(`Sentry ${p}`, p, cls(ALNUM + '+/=_', 60, 400))),
+  f('Sourcegraph', 'sgp_', cls(HEX, 40, 40)),
+  f('Sourcegraph with an id', 'sgp_', cls(HEX, 16, 16), '_', cls(HEX, 40, 40)),
+  f('Sourcegraph local', 'sgp_local_', cls(HEX, 40, 40)),
+  f('PyPI', 'pypi-AgEIcHlwaS5vcmc', cls(URL64, 50, 300)),
+  ...['pt', 'st', 'ct', 'sa', 'scim', 'audit'].map((p) => f(`Doppler dp.${p}`, `dp.${p}.`, cls(ALNUM, 40, 44))),
+  f('Postman', 'PMAK-', cls(HEX, 24, 24), '-', cls(HEX, 34, 34)),
+  f('Mailgun', 'key-', cls(HEX, 32, 32)),
+  f('Linear', 'lin_api_', cls(ALNUM, 40, 40)),
+  f('Databricks', 'dapi', cls(HEX, 32, 32)),
+  f('Databricks with a suffix', 'dapi', cls(HEX, 32, 32), '-', cls(DIGITS, 1, 1)),
+  f('Atlassian', 'ATATT3', cls(ALNUM + '_=-', 186, 186)),
+  ...['M', 'N', 'O'].map((p) => f(`Discord ${p}`, p, cls(URL64, 23, 25), '.', cls(URL64, 6, 6), '.', cls(URL64, 27, 38))),
+  f('Dynatrace', 'dt0c01.', cls(UPHEX, 24, 24), '.', cls(UPHEX, 64, 64)),
+  f('New Relic', 'NRAK-', cls(UPHEX, 27, 27)),
+  ...['tkn', 'pw', 'oauth'].map((p) => f(`PlanetScale ${p}`, `pscale_${p}_`, cls(ALNUM + '_=.-', 32, 64))),
+  f('Pulumi', 'pul-', cls(HEX, 40, 40)),
+  f('RubyGems', 'rubygems_', cls(HEX, 48, 48)),
+  f('Brevo', 'xkeysib-', cls(HEX, 64, 64), '-', cls(ALNUM, 16, 16)),
+  f('Alibaba', 'LTAI', cls(ALNUM, 20, 20)),
+  f('JFrog', 'AKCp', cls(ALNUM, 69, 69)),
+  ...['duffel_test_', 'duffel_live_'].map((p) => f(`Duffel ${p}`, p, cls(ALNUM + '_=-', 43, 43))),
+  ...['shippo_live_', 'shippo_test_'].map((p) => f(`Shippo ${p}`, p, cls(HEX, 40, 40))),
+  f('Flutterwave', 'FLWSECK-', cls('abcdefgh' + DIGITS, 32, 32), '-X'),
+  f('Flutterwave test', 'FLWSECK_TEST-', cls('abcdefgh' + DIGITS, 32, 32), '-X'),
+  f('Scalingo', 'tk-us-', cls(URL64, 48, 48)),
+  f('Prefect', 'pnu_', cls(ALNUM, 36, 36)),
+  f('ReadMe', 'rdme_', cls(LOWER + DIGITS, 70, 70)),
+  f('Cloudflare origin CA', 'v1.0-', cls(HEX, 24, 24), '-', cls(HEX, 146, 146)),
+];
+
+/** A token with each class part at the given length (default: its shortest), random bodies. */
+function build(format: Format, lengths: Record<number, number> = {}, fill?: (alphabet: string, length: number) => string, longer?: number): string {
+  return format.parts
+    .map((p, i) => {
+      if (typeof p === 'string') return p;
+      if (i === longer) return random(p.alphabet, p.max as number) + ([...p.alphabet].find((c) => /[A-Za-z0-9_-]/.test(c)) as string);
+      const n = lengths[i] ?? p.min;
+      return (fill ?? random)(p.alphabet, n);
+    })
+    .join('');
+}
+
+const classParts = (format: Format): number[] => format.parts.flatMap((p, i) => (typeof p === 'string' ? [] : [i]));
+const partOf = (format: Format, i: number) => format.parts[i] as { alphabet: string; min: number; max: number | undefined };
+
+describe('known token formats: found with their exact span at every allowed length', () => {
+  for (const format of FORMATS) {
+    it(format.name, () => {
+      const tokens = [build(format)];
+      for (const i of classParts(format)) {
+        const { max } = partOf(format, i);
+        if (max !== undefined) tokens.push(build(format, { [i]: max }));
+      }
+      for (const token of tokens) {
+        expect(secrets(token), token).toEqual([token]);
+        expect(secrets(`note ${token} end`), token).toEqual([token]);
+        expect(secrets(`(${token}), "${token}"`), token).toEqual([token, token]);
+      }
+    });
+  }
+});
+
+describe('known token formats: one character outside a length, a glued neighbour, a wrong first letter', () => {
+  for (const format of FORMATS) {
+    it(format.name, () => {
+      for (const i of classParts(format)) {
+        const { alphabet, min, max } = partOf(format, i);
+        if (min > 0 && !(format.shorterStillToken ?? []).includes(i)) {
+          const token = build(format, { [i]: min - 1 });
+          expect(secrets(`note ${token} end`), `shorter ${token}`).toEqual([]);
+        }
+        // A body longer than the format allows runs into a token character after it.
+        if (max !== undefined && /[A-Za-z0-9_-]/.test(alphabet) && !(format.longerStillToken ?? []).includes(i)) {
+          const token = build(format, {}, undefined, i);
+          expect(secrets(`note ${token} end`), `longer ${token}`).toEqual([]);
+        }
+      }
+      const token = build(format);
+      for (const glue of ['a', 'Z', '7', '_', '-']) {
+        expect(secrets(`note ${glue}${token} end`), `${glue} before`).toEqual([]);
+      }
+      // After the token: at the longest length of its last part a character of any kind that
+      // makes up tokens; at any length one that the last part cannot take.
+      const last = classParts(format).at(-1) as number;
+      const lastPart = partOf(format, last);
+      const endsWithClass = last === format.parts.length - 1;
+      for (const glue of ['a', 'Z', '7', '_', '-']) {
+        if (endsWithClass && lastPart.max === undefined && lastPart.alphabet.includes(glue)) continue;
+        if (endsWithClass && lastPart.alphabet.includes(glue)) {
+          const longest = build(format, { [last]: lastPart.max as number });
+          expect(secrets(`note ${longest}${glue} end`), `${glue} after the longest`).toEqual(
+            format.name === 'JWT' ? [longest] : [], // a JWT's signature may run on (it ends the token)
+          );
+        } else if (!(endsWithClass && lastPart.alphabet === '=')) {
+          expect(secrets(`note ${token}${glue} end`), `${glue} after`).toEqual(format.name === 'JWT' && URL64.includes(glue) ? [token + glue] : []);
+        }
+      }
+      const first = token[0] as string;
+      const flipped = (first === first.toUpperCase() ? first.toLowerCase() : first.toUpperCase()) + token.slice(1);
+      if (flipped !== token) expect(secrets(`note ${flipped} end`), 'wrong first letter').toEqual([]);
+    });
+  }
+});
+
+describe('known token formats: a placeholder body is not a token', () => {
+  const repeat = (alphabet: string, n: number): string => (alphabet[Math.min(1, alphabet.length - 1)] as string).repeat(n);
+  const ascending = (alphabet: string, n: number): string => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += alphabet[i % alphabet.length];
+    return s;
+  };
+  for (const format of FORMATS) {
+    it(format.name, () => {
+      const lengths: Record<number, number> = {};
+      for (const i of classParts(format)) lengths[i] = Math.max(partOf(format, i).min, Math.min(partOf(format, i).max ?? 120, 60));
+      const filler = build(format, lengths, repeat);
+      expect(secrets(`note ${filler} end`), filler).toEqual([]);
+      if (format.name.startsWith('OpenAI')) {
+        const run = build(format, lengths, ascending);
+        expect(secrets(`note ${run} end`), run).toEqual([]);
+      }
+    });
+  }
+});
