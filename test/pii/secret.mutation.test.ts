@@ -246,3 +246,153 @@ describe('known token formats: a placeholder body is not a token', () => {
     });
   }
 });
+
+describe('known token formats: what is read as the body, what may follow', () => {
+  it('a JWT signature longer than 2,000 characters is cut there (a JWT ends the token)', () => {
+    const head = `eyJ${random(URL64, 20)}.eyJ${random(URL64, 20)}.`;
+    const sig = random(URL64, 2001);
+    expect(secrets(`jwt ${head}${sig} end`)).toEqual([head + sig.slice(0, 2000)]);
+    expect(secrets(`jwt ${head} end`)).toEqual([head]);
+  });
+
+  it('a Slack token is checked for filler in its tail, after its numeric ids', () => {
+    const tail = random(ALNUM, 24);
+    expect(secrets(`slack xoxb-11111111-11111111-${tail}`)).toEqual([`xoxb-11111111-11111111-${tail}`]);
+    expect(secrets(`slack xoxb-${random(DIGITS, 10)}-${random(DIGITS, 12)}-${'x'.repeat(24)}`)).toEqual([]);
+    expect(secrets(`slack xoxb-${random(DIGITS, 10)}-${random(DIGITS, 12)}-a${'x'.repeat(24)}`)).toEqual([]);
+    const rest = random(ALNUM, 12);
+    expect(secrets(`slack xoxp-${random(DIGITS, 10)}-${random(DIGITS, 12)}-${rest}-${'Q'.repeat(20)}`)).toEqual([]);
+  });
+
+  it('other formats are checked for filler after their first four characters', () => {
+    const body = random(ALNUM, 36);
+    // The prefix is not counted: "ghp_" repeats no character of the body.
+    expect(secrets(`gh ghp_${body}`)).toEqual([`ghp_${body}`]);
+    expect(secrets(`gh ghp_${'h'.repeat(19)}${random(ALNUM, 17)}`)).toEqual([]);
+    // "dapi" + 32 hex: sixteen '0's (half the body, one run) are not filler yet, seventeen are.
+    const half = `dapi${'0'.repeat(16)}13579bdf2468ace5`;
+    expect(secrets(`db ${half}`)).toEqual([half]);
+    expect(secrets(`db dapi${'0'.repeat(17)}13579bdf2468ace`)).toEqual([]);
+  });
+
+  it('only the loose OpenAI form is checked for runs of the alphabet; prefixed formats and Anthropic keys are not', () => {
+    const ascending = 'abcdefghijklmnopqrstuvwxyz0123456789';
+    expect(secrets(`gh ghp_${ascending}`)).toEqual([`ghp_${ascending}`]);
+    expect(secrets(`sk sk-${ascending}`)).toEqual([]);
+    expect(secrets(`sk sk-proj-${ascending}`)).toEqual([]);
+    const anthropic = `sk-ant-api03-${(ascending + ascending + ascending).slice(0, 90)}AA`;
+    expect(secrets(`key ${anthropic}`)).toEqual([anthropic]);
+    const admin = `sk-ant-admin01-${(ascending + ascending + ascending).slice(0, 80)}AA`;
+    expect(secrets(`key ${admin}`)).toEqual([admin]);
+    // Without the closing "AA" it is a loose OpenAI key, and its run of the alphabet is filler.
+    expect(secrets(`key sk-ant-api03-${(ascending + ascending + ascending).slice(0, 90)}`)).toEqual([]);
+    // Longer than an Anthropic key may be: the loose form again.
+    expect(secrets(`key sk-ant-api03-${(ascending + ascending + ascending + ascending).slice(0, 130)}AA`)).toEqual([]);
+    // An OAuth token has no "AA" check: its run of the alphabet is filler too.
+    expect(secrets(`key sk-ant-oat01-${(ascending + ascending + ascending).slice(0, 90)}`)).toEqual([]);
+  });
+
+  it('the shortest token (a Slack xoxa- token of 15 characters) is read at the start, the end and alone', () => {
+    const token = `xoxa-${random(ALNUM, 10)}`;
+    expect(token).toHaveLength(15);
+    expect(secrets(token)).toEqual([token]);
+    expect(secrets(`${token} x`)).toEqual([token]);
+    expect(secrets(`x ${token}`)).toEqual([token]);
+    expect(secrets(`é${token}é`)).toEqual([token]);
+  });
+
+  it('tokens end at characters outside tokens, and several in one text are all found', () => {
+    const a = `ghp_${random(ALNUM, 36)}`;
+    const b = `glpat-${random(URL64, 20)}`;
+    for (const sep of [' ', '\n', '\t', ',', ';', '"', "'", '(', ')', '[', ']', '<', '>', '{', '}', '!', '?', '*', '&', '#', '%', '@', '\\', '^', '`', '$', 'é']) {
+      expect(secrets(`${a}${sep}${b}`), JSON.stringify(sep)).toEqual([a, b]);
+    }
+    // Characters that continue a run of token characters but not a token: the token still ends there.
+    for (const sep of ['.', '+', '/', '=', '~', '|', ':']) expect(secrets(`${a}${sep}${b}`), sep).toEqual([a, b]);
+  });
+
+  it('Fly.io macaroons joined by commas are one secret', () => {
+    const m1 = `fm2_${random(B64, 120)}`;
+    const m2 = `fm2_${random(B64, 110)}`;
+    const m3 = `fm1r_${random(B64, 100)}`;
+    expect(secrets(`FlyV1 ${m1},${m2}`)).toEqual([`${m1},${m2}`]);
+    expect(secrets(`FlyV1 ${m1},${m2},${m3} end`)).toEqual([`${m1},${m2},${m3}`]);
+    expect(secrets(`FlyV1 ${m1}, ${m2}`)).toEqual([m1, m2]);
+    expect(secrets(`FlyV1 ${m1};${m2}`)).toEqual([m1, m2]);
+    const gh = `ghp_${random(ALNUM, 36)}`;
+    expect(secrets(`${m1},${gh}`)).toEqual([m1, gh]);
+    expect(secrets(`${gh},${m1}`)).toEqual([gh, m1]);
+    const fo = `fo1_${random(URL64, 43)}`;
+    expect(secrets(`${fo},${m1}`)).toEqual([fo, m1]);
+    expect(secrets(`${m1},${fo}`)).toEqual([m1, fo]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Formats found by their middle
+
+interface MiddleFormat {
+  name: string;
+  before: { alphabet: string; min: number; max: number };
+  middle: string;
+  body: { alphabet: string; min: number; max: number };
+  after?: string;
+}
+
+const MIDDLE: MiddleFormat[] = [
+  { name: 'Azure AD client secret', before: { alphabet: ALNUM, min: 3, max: 3 }, middle: '7Q~', body: { alphabet: ALNUM + '_~.-', min: 31, max: 34 } },
+  { name: 'Mailchimp', before: { alphabet: HEX, min: 32, max: 32 }, middle: '-us', body: { alphabet: DIGITS, min: 1, max: 2 } },
+  { name: 'Telegram bot', before: { alphabet: DIGITS, min: 8, max: 10 }, middle: ':AA', body: { alphabet: URL64, min: 33, max: 33 } },
+  { name: 'Terraform Cloud', before: { alphabet: LOWER + DIGITS, min: 14, max: 14 }, middle: '.atlasv1.', body: { alphabet: LOWER + DIGITS + '_=-', min: 60, max: 70 } },
+  { name: 'Facebook app', before: { alphabet: DIGITS, min: 15, max: 16 }, middle: '|', body: { alphabet: URL64, min: 27, max: 27 } },
+];
+
+const middleToken = (m: MiddleFormat, before: number, body: number): string => random(m.before.alphabet, before) + m.middle + random(m.body.alphabet, body);
+
+describe('formats found by their middle', () => {
+  for (const m of MIDDLE) {
+    it(`${m.name}: found at every allowed length, with its exact span`, () => {
+      for (const before of [m.before.min, m.before.max]) {
+        for (const body of [m.body.min, m.body.max]) {
+          const token = middleToken(m, before, body);
+          expect(secrets(token), token).toEqual([token]);
+          expect(secrets(`id ${token} end`), token).toEqual([token]);
+          expect(secrets(`two: ${token}\n${token},`), token).toEqual([token, token]);
+        }
+      }
+    });
+
+    it(`${m.name}: not one character shorter or longer on either side, nor glued`, () => {
+      const shortBefore = middleToken(m, m.before.min - 1, m.body.min);
+      expect(secrets(`id ${shortBefore} end`), shortBefore).toEqual([]);
+      const longBefore = middleToken(m, m.before.max + 1, m.body.min);
+      expect(secrets(`id ${longBefore} end`), longBefore).toEqual([]);
+      const shortBody = middleToken(m, m.before.min, m.body.min - 1);
+      if (m.body.min > 1) expect(secrets(`id ${shortBody} end`), shortBody).toEqual([]);
+      const longBody = middleToken(m, m.before.min, m.body.max) + (m.body.alphabet.includes('a') ? 'a' : '7');
+      expect(secrets(`id ${longBody} end`), longBody).toEqual([]);
+      const token = middleToken(m, m.before.max, m.body.max);
+      for (const glue of ['a', '7', '_', '-']) {
+        expect(secrets(`id ${glue}${token} end`), `${glue} before`).toEqual([]);
+        expect(secrets(`id ${token}${glue} end`), `${glue} after`).toEqual([]);
+      }
+    });
+
+    it(`${m.name}: a filler token is a placeholder`, () => {
+      const filler = m.before.alphabet[1]!.repeat(m.before.max) + m.middle + m.body.alphabet[1]!.repeat(m.body.max);
+      expect(secrets(`id ${filler} end`)).toEqual([]);
+    });
+  }
+
+  it('the characters before the middle must be of their class', () => {
+    expect(secrets(`id abc${'x'}Q~${random(URL64, 32)} end`)).toEqual([]); // a letter where the digit goes
+    expect(secrets(`id ab-7Q~${random(ALNUM, 32)} end`)).toEqual([]);
+    const tilde = `~.a7Q~${random(ALNUM, 32)}`;
+    expect(secrets(`id ${tilde} end`)).toEqual([tilde]);
+    expect(secrets(`id ${random(HEX, 31)}G-us1 end`)).toEqual([]);
+    expect(secrets(`id ${random(HEX, 31).toUpperCase()}A-us1 end`)).toEqual([]);
+    expect(secrets(`id 1234567a:AA${random(URL64, 33)} end`)).toEqual([]);
+    expect(secrets(`id ${random(LOWER, 13)}A.atlasv1.${random(LOWER, 60)} end`)).toEqual([]);
+    expect(secrets(`id 12345678901234a|${random(URL64, 27)} end`)).toEqual([]);
+  });
+});
