@@ -396,3 +396,112 @@ describe('formats found by their middle', () => {
     expect(secrets(`id 12345678901234a|${random(URL64, 27)} end`)).toEqual([]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// PEM private key blocks
+
+const pemLine = (n = 64): string => random(B64, n);
+
+describe('PEM private key blocks', () => {
+  const body = `${pemLine()}\n${pemLine()}\n${pemLine(20)}==`;
+
+  it.each(['RSA PRIVATE KEY', 'EC PRIVATE KEY', 'OPENSSH PRIVATE KEY', 'PGP PRIVATE KEY BLOCK', 'PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', 'DSA PRIVATE KEY'])(
+    '%s: from the header to the end of the footer',
+    (kind) => {
+      const block = `-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`;
+      expect(secrets(`key:\n${block}\nafter`)).toEqual([block]);
+      expect(secrets(block)).toEqual([block]);
+      expect(secrets(`${block}${block}`)).toEqual([block, block]); // back to back
+      expect(secrets(`${block}\n\n${block}`)).toEqual([block, block]);
+    },
+  );
+
+  it.each(['PUBLIC KEY', 'CERTIFICATE', 'RSA PUBLIC KEY', 'CERTIFICATE REQUEST', 'PRIVATE  KEY', 'private key'])('a %s block is not a secret', (kind) => {
+    expect(secrets(`-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`)).toEqual([]);
+  });
+
+  it('the header must close within 80 characters', () => {
+    const long = `-----BEGIN ${'X'.repeat(57)} PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----`;
+    expect(long.indexOf('-----', 5)).toBe(80);
+    expect(secrets(long)).toEqual([]);
+    const longest = `-----BEGIN ${'X'.repeat(56)} PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----`;
+    expect(secrets(longest)).toEqual([longest]);
+    expect(secrets(`-----BEGIN RSA PRIVATE KEY\n${body}\n-----END RSA PRIVATE KEY-----`)).toEqual([]);
+  });
+
+  it('a footer without its closing dashes ends after "-----END "; a closing far away is not its end', () => {
+    const open = `-----BEGIN RSA PRIVATE KEY-----\n${body}\n-----END `;
+    expect(secrets(`${open}RSA PRIVATE KEY`)).toEqual([open]);
+    const far = `${open}${'R'.repeat(71)}-----`;
+    expect(secrets(far)).toEqual([open]);
+    const near = `${open}${'R'.repeat(70)}-----`;
+    expect(secrets(near)).toEqual([near]);
+  });
+
+  it('a body needs 16 base64 characters (letters, digits, + and /) before the footer', () => {
+    const block = (inner: string) => `-----BEGIN PRIVATE KEY-----\n${inner}\n-----END PRIVATE KEY-----`;
+    expect(secrets(block('Ab3+/cD4eF5gH6iJ'))).toEqual([block('Ab3+/cD4eF5gH6iJ')]);
+    expect(secrets(block('Ab3+/cD4eF5gH6i'))).toEqual([]);
+    expect(secrets(block('Ab3+/cD4 eF5gH6i ==== ----'))).toEqual([]);
+    expect(secrets(block('...anything...'))).toEqual([]);
+    expect(secrets(block(''))).toEqual([]);
+    // The footer's own letters are not counted as body.
+    expect(secrets(`-----BEGIN PRIVATE KEY-----\nAb3\n-----END PRIVATE KEY WITH A LONG NAME-----`)).toEqual([]);
+  });
+
+  it('a block cut off before its footer runs to the end of its last base64 line', () => {
+    const head = '-----BEGIN RSA PRIVATE KEY-----';
+    const lines = [pemLine(), pemLine(), pemLine(17)];
+    const key = `${head}\n${lines.join('\n')}`;
+    expect(secrets(`pasted: ${key}\nand then some prose.`)).toEqual([key]);
+    expect(secrets(`pasted: ${key}`)).toEqual([key]);
+    expect(secrets(`pasted: ${key}\n\n${pemLine()}`)).toEqual([key]); // an empty line ends it
+    expect(secrets(`pasted: ${key}\n   \n${pemLine()}`)).toEqual([key]);
+    const crlf = `${head}\r\n${lines.join('\r\n')}\r`;
+    expect(secrets(`pasted: ${crlf}\nnext line`)).toEqual([crlf]);
+    const onlyHeader = `${head}\n${pemLine(10)}`;
+    expect(secrets(onlyHeader)).toEqual([]); // ten characters of base64 are no key
+    const encrypted = `${head}\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,${random(HEX, 32).toUpperCase()}\n\n${pemLine()}`;
+    expect(secrets(encrypted)).toEqual([`${head}\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,${encrypted.split('CBC,')[1]!.split('\n')[0]}`]);
+    const encryptedNoBlank = `${head}\nProc-Type: 4,ENCRYPTED\n${pemLine()}`;
+    expect(secrets(encryptedNoBlank)).toEqual([encryptedNoBlank]);
+    expect(secrets(`${head}\nnot-base64 line\n${pemLine()}`)).toEqual([]);
+    expect(secrets(`${head}\n${pemLine()}-\n${pemLine()}`)).toEqual([]);
+  });
+
+  it('a base64 line of 128 characters is key material, one of 129 is not', () => {
+    const head = '-----BEGIN EC PRIVATE KEY-----';
+    const l128 = pemLine(128);
+    const l129 = pemLine(129);
+    const withLong = `${head}\n${l128}`;
+    expect(secrets(`${withLong}\nsome prose`)).toEqual([withLong]);
+    const first = pemLine();
+    expect(secrets(`${head}\n${first}\n${l129}\n${pemLine()}`)).toEqual([`${head}\n${first}`]);
+  });
+
+  it('a block without a footer stops at the next header; a footer after the next header is not its own', () => {
+    const a = `-----BEGIN RSA PRIVATE KEY-----\n${pemLine()}`;
+    const b = `-----BEGIN EC PRIVATE KEY-----\n${pemLine()}\n-----END EC PRIVATE KEY-----`;
+    expect(secrets(`${a}\n${b}`)).toEqual([a, b]);
+    const c = `-----BEGIN CERTIFICATE-----\n${pemLine()}\n-----END CERTIFICATE-----`;
+    expect(secrets(`${c}\n${b}`)).toEqual([b]);
+    expect(secrets(`${b}\n${c}\n${a}`)).toEqual([b, a]);
+    // Many headers and one footer at the end: each header before it is cut off at its own body.
+    const many = Array.from({ length: 5 }, () => `-----BEGIN PRIVATE KEY-----\n${pemLine()}`);
+    expect(secrets(`${many.join('\n')}\n-----END PRIVATE KEY-----`)).toEqual([...many.slice(0, 4), `${many[4]}\n-----END PRIVATE KEY-----`]);
+  });
+
+  it('a footer up to 64 KiB from the header closes the block; farther, the block is cut at 64 KiB', () => {
+    const head = '-----BEGIN PRIVATE KEY-----\n';
+    const lineCount = Math.floor((65536 - head.length) / 65);
+    let inner = Array.from({ length: lineCount }, () => pemLine()).join('\n');
+    // Pad so that the footer starts exactly 65,536 characters after the header's first dash.
+    inner += '\n' + pemLine(65536 - head.length - inner.length - 2);
+    const atLimit = `${head}${inner}\n-----END PRIVATE KEY-----`;
+    expect(atLimit.indexOf('-----END')).toBe(65536);
+    expect(secrets(atLimit)).toEqual([atLimit]);
+    const beyond = `${head}${inner}A\n-----END PRIVATE KEY-----`;
+    expect(beyond.indexOf('-----END')).toBe(65537);
+    expect(secrets(beyond)).toEqual([beyond.slice(0, 65536)]);
+  });
+});
