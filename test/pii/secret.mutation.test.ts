@@ -505,3 +505,127 @@ describe('PEM private key blocks', () => {
     expect(secrets(beyond)).toEqual([beyond.slice(0, 65536)]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// URL passwords, Bundler credentials, authorization headers
+
+describe('passwords in URLs', () => {
+  it.each([
+    ['https://bot:Tr0ub4dor&3@git.example.com/x.git', 'Tr0ub4dor&3'],
+    ['postgres://app:p@ss#w?rd@db:5432/app', 'p@ss#w?rd'],
+    ['redis://:only-a-password@cache', null],
+    ['amqp://u:a:b:c@mq', 'a:b:c'],
+    ['see ftp://anna:hunter22@files.example.org and ssh://bob:S3cure!@host', 'hunter22|S3cure!'],
+    ['mongodb+srv://user:pw@cluster/db', 'pw'],
+  ])('%s', (text, expected) => {
+    expect(secrets(text)).toEqual(expected === null ? [] : expected.split('|'));
+  });
+
+  it('a user of up to 128 characters and a password of up to 256', () => {
+    const pw = random(ALNUM, 256);
+    expect(secrets(`https://${'u'.repeat(128)}:${pw}@host`)).toEqual([pw]);
+    expect(secrets(`https://${'u'.repeat(129)}:${pw}@host`)).toEqual([]);
+    expect(secrets(`https://user:${pw}x@host`)).toEqual([]);
+    expect(secrets(`https://user:p@host`)).toEqual(['p']);
+  });
+
+  it.each(['${DB_PASSWORD}', '{{password}}', '<password>', '%s', '[pw]', '****', 'xxx', '...', 'REDACTED', 'your-password', 'http://x'])('a placeholder password %s is left', (pw) => {
+    expect(secrets(`https://user:${pw}@host/db`)).toEqual([]);
+  });
+
+  it('no password without a user part and a scheme', () => {
+    expect(secrets('user:Tr0ub4dor&3@host')).toEqual([]);
+    expect(secrets('https://user@host:Tr0ub4dor3@x')).toEqual([]);
+    expect(secrets('https://us er:Tr0ub4dor3@x')).toEqual([]);
+  });
+});
+
+describe('Bundler credentials', () => {
+  it.each([
+    ['BUNDLE_GEMS__CONTRIBSYS__COM=user:s3cr3tPass', 'user:s3cr3tPass'],
+    ['export BUNDLE_RUBYGEMS__PKG__GITHUB__COM="octocat:ghp_token123"', 'octocat:ghp_token123'],
+    ["BUNDLE_GEMS__EXAMPLE__COM: 'deploy:abc123'", 'deploy:abc123'],
+    ['BUNDLE_ENTERPRISE__CONTRIBSYS__COM = u:p4ss', 'u:p4ss'],
+    ['"BUNDLE_GEMS__CONTRIBSYS__COM": "u:p4ss"', 'u:p4ss'],
+    ['BUNDLE_GEMS__CONTRIBSYS__COM:\tu:p4ss;', 'u:p4ss'],
+  ])('%s', (text, value) => {
+    expect(secrets(text)).toEqual([value]);
+  });
+
+  it('the key names a host; its last label has up to 20 characters', () => {
+    expect(secrets(`BUNDLE_GEMS__${'C'.repeat(20)}=u:p4ss`)).toEqual(['u:p4ss']);
+    expect(secrets(`BUNDLE_GEMS__${'C'.repeat(21)}=u:p4ss`)).toEqual([]);
+    expect(secrets('BUNDLE_PATH=vendor:bundle')).toEqual([]);
+    expect(secrets('BUNDLE_GEMS__COMx=u:p4ss')).toEqual([]);
+    expect(secrets('BUNDLE_GEMS__COM_=u:p4ss')).toEqual([]);
+    expect(secrets('XBUNDLE_GEMS__COM=u:p4ss')).toEqual([]);
+    expect(secrets('bundle_gems__com=u:p4ss')).toEqual([]);
+    expect(secrets('BUNDLE___COM=u:p4ss')).toEqual([]);
+    expect(secrets('BUNDLE_A__COM=u:p4ss')).toEqual(['u:p4ss']);
+  });
+
+  it('the value is user:password, quoted with the same quote or not at all, bounded', () => {
+    expect(secrets('BUNDLE_GEMS__COM="u:p4ss\'')).toEqual([]);
+    expect(secrets('BUNDLE_GEMS__COM=p4ssword')).toEqual([]);
+    expect(secrets('BUNDLE_GEMS__COM=:p4ss')).toEqual([]);
+    expect(secrets('BUNDLE_GEMS__COM=u:')).toEqual([]);
+    expect(secrets(`BUNDLE_GEMS__COM=${'u'.repeat(64)}:p4ss`)).toEqual([`${'u'.repeat(64)}:p4ss`]);
+    expect(secrets(`BUNDLE_GEMS__COM=${'u'.repeat(65)}:p4ss`)).toEqual([]);
+    const pw = random(ALNUM, 128);
+    expect(secrets(`BUNDLE_GEMS__COM=u:${pw}`)).toEqual([`u:${pw}`]);
+    expect(secrets('BUNDLE_GEMS__COM    =u:p4ss')).toEqual(['u:p4ss']);
+  });
+
+  it.each(['${TOKEN}', 'xxx', '****', 'REDACTED', '<token>'])('a placeholder password %s is left', (pw) => {
+    expect(secrets(`BUNDLE_GEMS__CONTRIBSYS__COM=user:${pw}`)).toEqual([]);
+  });
+});
+
+describe('authorization headers and schemes', () => {
+  const token = random(ALNUM, 32);
+
+  it.each(['Bearer', 'Token', 'Basic'])('%s and a random value of 16 or more characters', (scheme) => {
+    expect(secrets(`curl -H "${scheme} ${token}"`)).toEqual([token]);
+    expect(secrets(`${scheme}\t${token}`)).toEqual([token]);
+    expect(secrets(`${scheme}${' '.repeat(8)}${token}`)).toEqual([token]);
+    expect(secrets(`${scheme}${' '.repeat(9)}${token}`)).toEqual([]);
+    // ("xToken <value>" is a key name and its value: the assignments below.)
+    if (scheme !== 'Token') expect(secrets(`x${scheme} ${token}`)).toEqual([]);
+    expect(secrets(`${scheme}${token}`)).toEqual([]);
+    const short = 'aB3dE5gH7jK9mN1'; // 15
+    expect(secrets(`${scheme} ${short}`)).toEqual([]);
+    expect(secrets(`${scheme} ${short}P`)).toEqual([`${short}P`]);
+    expect(secrets(`${scheme} ${'ab'.repeat(10)}`)).toEqual([]);
+    expect(secrets(`${scheme} ${token}==`)).toEqual([`${token}==`]);
+    expect(secrets(`${scheme} a.b~c+d/e-f_${token}`)).toEqual([`a.b~c+d/e-f_${token}`]);
+  });
+
+  it.each(['Authorization', 'Proxy-Authorization', 'X-Api-Key', 'Api-Key', 'X-Auth-Token', 'Api-Token', 'X-Access-Token', 'authorization', 'X-API-KEY'])(
+    '%s: a random value, a UUID, a Basic credential',
+    (header) => {
+      const value = 'aB3dE5gH7j'; // 10 characters, random enough
+      expect(secrets(`${header}: ${value}`)).toEqual([value]);
+      expect(secrets(`${header}:${value}`)).toEqual([value]);
+      expect(secrets(`${header}  :  ${value}`)).toEqual([value]);
+      expect(secrets(`${header}: aB3dE5gH7`)).toEqual([]);
+      const uuid = '5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a41';
+      expect(secrets(`${header}: ${uuid}`)).toEqual([uuid]);
+      expect(secrets(`${header}: 00000000-0000-0000-0000-000000000000`)).toEqual([]);
+      expect(secrets(`${header}: Basic YnJvd3Nlcjo=`)).toEqual(['YnJvd3Nlcjo=']);
+      expect(secrets(`${header}: basic YnJvd3Nl`)).toEqual(['YnJvd3Nl']);
+      expect(secrets(`${header}: Basic YnJvd3N`)).toEqual([]);
+      expect(secrets(`${header}: Basic YnJvd3Nlcjo===`)).toEqual([]);
+      expect(secrets(`${header}: Basic YnJv-d3Nlcjo`)).toEqual([]);
+      expect(secrets(`${header}: Basic xxxxxxxxxxxx`)).toEqual([]);
+      expect(secrets(`${header}: Bearer ${value}`)).toEqual([value]);
+      expect(secrets(`${header}: Token ${value}`)).toEqual([value]);
+      expect(secrets(`${header}: application/json`)).toEqual([]);
+      expect(secrets(`${header}x: ${value}`)).toEqual([]);
+    },
+  );
+
+  it('a header value is read up to the characters a token may hold', () => {
+    expect(secrets('Authorization: aB3dE5gH7j!rest of it')).toEqual(['aB3dE5gH7j']);
+    expect(secrets('X-Auth-Token: aB3dE5gH7jkL9mN1pQ!rest')).toEqual(['aB3dE5gH7jkL9mN1pQ']);
+  });
+});
