@@ -629,3 +629,76 @@ describe('authorization headers and schemes', () => {
     expect(secrets('X-Auth-Token: aB3dE5gH7jkL9mN1pQ!rest')).toEqual(['aB3dE5gH7jkL9mN1pQ']);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// AWS secret access keys near a key id
+
+describe('AWS secrets within 160 characters after a key id', () => {
+  const keyId = `AKIA${random(UPHEX, 16)}`;
+  const secret = random(B64, 40);
+
+  it('found after AKIA and ASIA key ids, in CSV exports and unlabeled files', () => {
+    expect(secrets(`${keyId},${secret}`)).toEqual([keyId, secret]);
+    expect(secrets(`${keyId}\n${secret}\n`)).toEqual([keyId, secret]);
+    const asia = `ASIA${random(UPHEX, 16)}`;
+    expect(secrets(`${asia} ${secret}`)).toEqual([asia, secret]);
+    // Other key id prefixes name no secret access key.
+    const aida = `AIDA${random(UPHEX, 16)}`;
+    expect(secrets(`${aida} ${secret}`)).toEqual([aida]);
+  });
+
+  it('the secret may start up to 160 characters after the key id, not 161', () => {
+    for (const gap of [1, 100, 159, 160]) expect(secrets(`${keyId}${' '.repeat(gap)}${secret}`), String(gap)).toEqual([keyId, secret]);
+    expect(secrets(`${keyId}${' '.repeat(161)}${secret}`)).toEqual([keyId]);
+    // At the far end of the window its right neighbour is still read.
+    expect(secrets(`${keyId}${' '.repeat(160)}${secret}A`)).toEqual([keyId]);
+    expect(secrets(`${keyId}${' '.repeat(160)}${secret}=`)).toEqual([keyId]);
+    expect(secrets(`${keyId}${' '.repeat(160)}${secret}.`)).toEqual([keyId, secret]);
+  });
+
+  it('only the first 40-character run after a key id, and exactly 40', () => {
+    const other = random(B64, 40);
+    expect(secrets(`${keyId} ${secret} ${other}`)).toEqual([keyId, secret]);
+    expect(secrets(`${keyId} ${secret.slice(1)}`)).toEqual([keyId]);
+    expect(secrets(`${keyId} ${secret}x`)).toEqual([keyId]);
+    expect(secrets(`${keyId} x${secret}`)).toEqual([keyId]);
+    expect(secrets(`${keyId} +${secret}`)).toEqual([keyId]);
+    expect(secrets(`${keyId} ${secret}/`)).toEqual([keyId]);
+    expect(secrets(`${keyId} -${secret}-`)).toEqual([keyId, secret]);
+    // A first run that is not random is not the secret; the one after it is not looked at.
+    expect(secrets(`${keyId} ${'a'.repeat(40)} ${secret}`)).toEqual([keyId]);
+    expect(secrets(`${keyId} ${random(UPPER + LOWER, 40)}`)).toEqual([keyId]);
+  });
+
+  it('a secret before the key id is not read', () => {
+    expect(secrets(`${secret} ${keyId}`)).toEqual([keyId]);
+  });
+
+  it('each key id reads its own window', () => {
+    const second = `AKIA${random(UPHEX, 16)}`;
+    const secret2 = random(B64, 40);
+    const text = `${keyId} ${secret}\n${'.'.repeat(300)}\n${second} ${secret2}`;
+    expect(secrets(text)).toEqual([keyId, secret, second, secret2]);
+    // A second key id far behind: its window starts at its own end.
+    expect(secrets(`${secret2}${' '.repeat(200)}${keyId}${' '.repeat(200)}${second} ${secret}`)).toEqual([keyId, second, secret]);
+  });
+
+  it('after a key id already stored as [REDACTED:SECRET], the secret a later edit adds is still found', () => {
+    expect(secrets(`aws_access_key_id = [REDACTED:SECRET]\n${secret}`)).toEqual([secret]);
+    expect(secrets(`[REDACTED:SECRET]${secret}`)).toEqual([secret]);
+    expect(secrets(`[REDACTED:SECRET]${' '.repeat(160)}${secret}`)).toEqual([secret]);
+    expect(secrets(`[REDACTED:SECRET]${' '.repeat(161)}${secret}`)).toEqual([]);
+    expect(secrets(`[REDACTED:SECRET] [REDACTED:SECRET]${' '.repeat(150)}${secret}`)).toEqual([secret]);
+    expect(secrets(`${secret} [REDACTED:SECRET]`)).toEqual([]);
+    expect(secrets(`[REDACTED:EMAIL] ${secret}`)).toEqual([]);
+    // Windows of several key ids, sorted: a placeholder before a key id and a key id before a placeholder.
+    const later = random(B64, 40);
+    expect(secrets(`${keyId} ${secret} [REDACTED:SECRET] ${later}`)).toEqual([keyId, secret, later]);
+    expect(secrets(`[REDACTED:SECRET] ${secret} ${keyId} ${later}`)).toEqual([secret, keyId, later]);
+  });
+
+  it('as an assignment, the secret wins over nothing: one finding with its exact span', () => {
+    const text = `aws_access_key_id=${keyId}\naws_secret_access_key=${secret}`;
+    expect(secrets(text)).toEqual([keyId, secret]);
+  });
+});
