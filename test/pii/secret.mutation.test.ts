@@ -702,3 +702,519 @@ describe('AWS secrets within 160 characters after a key id', () => {
     expect(secrets(text)).toEqual([keyId, secret]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// key = value assignments
+
+describe('assignments: keywords', () => {
+  const key = 'aB3dE5gH7jK9mN1pQ2'; // random, 18 characters, digits and both cases
+  it.each([
+    'password',
+    'Passwd',
+    'PWD',
+    'passwd',
+    'passphrase',
+    'pass',
+    'Kennwort',
+    'Passwort',
+    'mot de passe',
+    'contraseña',
+    'contrasena',
+    'secret',
+    'client_secret',
+    'token',
+    'api_key',
+    'api key',
+    'api-key',
+    'apikey',
+    'ApiKey',
+    'access_key',
+    'access key',
+    'private_key',
+    'signing-key',
+    'auth_key',
+    'encryption key',
+    'master_key',
+    'license-key',
+    'credential',
+    'credentials',
+    'clave',
+    'Schlüssel',
+    'schlussel',
+    'clé',
+    'cle',
+    'account_key',
+    'shared access key',
+    'SharedAccessKey',
+    'subscription-key',
+    'consumer_key',
+    'client key',
+    'app_key',
+    'session-key',
+    'storage_key',
+    'STRIPE_KEY',
+    'stripe-key',
+    'stripekey',
+    'db2_key',
+  ])('%s = <random>', (word) => {
+    expect(secrets(`${word} = ${key}`)).toEqual([key]);
+    expect(secrets(`${word}: ${key}\n`)).toEqual([key]);
+  });
+
+  it.each(['pas', 'passing', 'compass', 'bypass', 'keyring', 'keys', 'cl', 'clear', 'sumoX', 'sourcegraphx'])(
+    '%s names no credential',
+    (word) => {
+      expect(secrets(`${word} = ${key}`)).toEqual([]);
+    },
+  );
+
+  it('Sumo Logic and Sourcegraph: the service name alone, then a key word later in the name', () => {
+    expect(secrets(`SUMO_ACCESS_ID = su${key}`)).toEqual([`su${key}`]);
+    expect(secrets(`sumologic: ${key}`)).toEqual([key]);
+    expect(secrets(`sumo = ${key}`)).toEqual([key]);
+    expect(secrets(`sourcegraph = ${key}`)).toEqual([key]);
+    expect(secrets('SOURCEGRAPH_URL = https://sourcegraph.example.com')).toEqual([]);
+    expect(secrets(`SOURCEGRAPH_URL_TOKEN = ${key}`)).toEqual([key]);
+    expect(secrets(`SUMO_ENDPOINT_KEY = ${key}`)).toEqual([key]);
+    expect(secrets(`SUMO_ENDPOINT = ${key}`)).toEqual([]);
+  });
+
+  it('CJK keywords, and values written right before CJK text', () => {
+    expect(secrets('パスワード：abc123XYZです')).toEqual(['abc123XYZ']);
+    expect(secrets('パスワードはTr0ub4dor&3です')).toEqual(['Tr0ub4dor&3']);
+    expect(secrets('暗証番号: 4821x')).toEqual(['4821x']);
+    expect(secrets(`トークン: ${key}`)).toEqual([key]);
+    expect(secrets(`シークレットは${key}。`)).toEqual([key]);
+    expect(secrets(`トークンが${key}`)).toEqual([key]);
+    expect(secrets('トークン: abc')).toEqual([]);
+  });
+});
+
+describe('assignments: operators, quotes, spacing', () => {
+  const pw = 'Tr0ub4dor&3';
+  it.each([
+    ['password=', pw],
+    ['password =', pw],
+    ['password   =   ', pw],
+    ['password :', pw],
+    ['password=>', pw],
+    ['password :=', pw],
+    ['password：', pw],
+    ['"password": ', pw],
+    ["'password' => ", pw],
+    ["['password'] = ", pw],
+    ['password"] = ', pw],
+    ['password is ', pw],
+    ['Passwort ist ', pw],
+    ['mot de passe est ', pw],
+    ['contraseña es ', pw],
+    ['Kennwort lautet ', pw],
+    ['mot de passe était ', pw],
+    ['password era ', pw],
+    ['password was ', pw],
+    ['password\tis\t', pw],
+  ])('%j', (prefix, value) => {
+    expect(secrets(`${prefix}${value}`)).toEqual([value]);
+    expect(secrets(`${prefix}${value} and more`)).toEqual([value]);
+  });
+
+  it('at most three spaces on each side of the operator', () => {
+    expect(secrets(`password    = ${pw}`)).toEqual([]);
+    expect(secrets(`password =    ${pw}`)).toEqual([]);
+    expect(secrets(`password\t\t\t= ${pw}`)).toEqual([pw]);
+  });
+
+  it('quoted values: up to the same quote on the same line; spaces allowed for passwords', () => {
+    expect(secrets('password = "S3cr3t pass!"')).toEqual(['S3cr3t pass!']);
+    expect(secrets("password = 'S3cr3t pass!'")).toEqual(['S3cr3t pass!']);
+    expect(secrets('password = `S3cr3t pass!`')).toEqual(['S3cr3t pass!']);
+    expect(secrets('password = "S3cr3t \'pass\'!"')).toEqual(["S3cr3t 'pass'!"]);
+    expect(secrets('password = "S3cr3t pass!')).toEqual([]);
+    expect(secrets('password = "S3cr3t\npass!"')).toEqual([]);
+    expect(secrets('password = "S3cr3t pass!\'')).toEqual([]);
+    expect(secrets(`password = "${pw}`)).toEqual([]);
+    expect(secrets('password = ""')).toEqual([]);
+    // A quoted value is taken as it is: punctuation inside the quotes stays.
+    expect(secrets(`password = "${pw}."`)).toEqual([`${pw}.`]);
+  });
+
+  it('a bare value ends at whitespace, quotes, commas, semicolons, markup and CJK; sentence punctuation is dropped', () => {
+    for (const end of [' ', '\t', '\n', '"', "'", '`', ',', ';', '<', '>', 'です', '。']) {
+      expect(secrets(`password=${pw}${end}rest`), JSON.stringify(end)).toEqual([pw]);
+    }
+    for (const trailing of ['.', ',', ';', ':', ')', ']', '}', '>', '.)', '...']) {
+      expect(secrets(`(password: ${pw}${trailing}`), trailing).toEqual([pw]);
+    }
+    expect(secrets(`password: ${pw}!`)).toEqual([`${pw}!`]);
+    expect(secrets(`password: ${pw}?`)).toEqual([`${pw}?`]);
+    expect(secrets(`password: ${pw}.x`)).toEqual([`${pw}.x`]);
+    expect(secrets(`password: ${pw}/`)).toEqual([`${pw}/`]);
+  });
+
+  it('comparisons in code are not assignments', () => {
+    for (const op of ['==', '===', '!=', '!==', '<=', '>=', '=<', ':=']) {
+      const text = `if (password ${op} "${pw}") {}`;
+      expect(secrets(text), op).toEqual(op === ':=' ? [pw] : []);
+    }
+    const key = 'aB3dE5gH7jK9mN1pQ2';
+    expect(secrets(`token = =${key}`)).toEqual([]);
+    expect(secrets(`token: >${key}`)).toEqual([]);
+    expect(secrets(`token: <${key}`)).toEqual([]);
+    expect(secrets(`token: !${key}`)).toEqual([]);
+    expect(secrets(`token: =${key}`)).toEqual([]);
+    expect(secrets(`token => ${key}`)).toEqual([key]);
+    expect(secrets(`token := ${key}`)).toEqual([key]);
+    expect(secrets(`token is =${key}`)).toEqual([`=${key}`]);
+  });
+
+  it('up to three words between the keyword and the operator', () => {
+    expect(secrets(`password for the NAS: ${pw}`)).toEqual([pw]);
+    expect(secrets(`Mot de passe du Wi-Fi : ${pw}`)).toEqual([pw]);
+    expect(secrets(`contraseña del router es ${pw}`)).toEqual([pw]);
+    expect(secrets(`password of my old NAS: ${pw}`)).toEqual([]);
+    expect(secrets(`password for ${'n'.repeat(15)}: ${pw}`)).toEqual([pw]);
+    expect(secrets(`password for ${'n'.repeat(16)}: ${pw}`)).toEqual([]);
+    expect(secrets(`password for NAS   : ${pw}`)).toEqual([]);
+    expect(secrets(`password for NAS is ${pw}`)).toEqual([pw]);
+  });
+
+  it('the value is read after the whole key name, and the next keyword after the value', () => {
+    expect(secrets(`DB_PASSWORD_PROD=${pw}`)).toEqual([pw]);
+    expect(secrets(`apiKeySecondary: aB3dE5gH7jK9mN1pQ2`)).toEqual(['aB3dE5gH7jK9mN1pQ2']);
+    expect(secrets(`my.app.secret.value=aB3dE5gH7jK9mN1pQ2`)).toEqual(['aB3dE5gH7jK9mN1pQ2']);
+    expect(secrets(`password=${pw} token=aB3dE5gH7jK9mN1pQ2 secret=${pw}x`)).toEqual([pw, 'aB3dE5gH7jK9mN1pQ2', `${pw}x`]);
+    // A key name is read over at most 48 characters after the keyword's start.
+    expect(secrets(`password${'_x'.repeat(20)}=${pw}`)).toEqual([pw]);
+    expect(secrets(`password${'_x'.repeat(21)}=${pw}`)).toEqual([]);
+  });
+});
+
+describe('assignments: which values count', () => {
+  it('passwords: 4 to 128 characters, not a stopword, not a short lowercase word', () => {
+    expect(secrets('password: hunter2')).toEqual(['hunter2']);
+    expect(secrets('password: h4x!')).toEqual(['h4x!']);
+    expect(secrets('password: h4x')).toEqual([]);
+    const long = random(ALNUM, 128);
+    expect(secrets(`password: ${long}`)).toEqual([long]);
+    expect(secrets(`password: ${long}x`)).toEqual([]);
+    expect(secrets('password: correcthorse')).toEqual(['correcthorse']); // ten letters or more
+    expect(secrets('password: horsebatt')).toEqual([]);
+    expect(secrets('password: horsebatte')).toEqual(['horsebatte']);
+    expect(secrets('password: Horsebatt')).toEqual(['Horsebatt']);
+    expect(secrets('password: élèveàü')).toEqual([]);
+    expect(secrets('password: "two words"')).toEqual(['two words']);
+  });
+
+  it.each([
+    'None',
+    'Null',
+    'Undefined',
+    'True',
+    'False',
+    'Empty',
+    'Required',
+    'Optional',
+    'Redacted',
+    'Hidden',
+    'Masked',
+    'Secret',
+    'Password',
+    'Passwort',
+    'Token',
+    'Changeme',
+    'Example',
+    'Todo',
+    'Siehe',
+    'Voir',
+    'Stored',
+    'Saved',
+    'Managed',
+    'Rotated',
+    'Changed',
+    'Reset',
+    'Unset',
+    'Protected',
+    'Encrypted',
+    'Hashed',
+    'Removed',
+    'Omitted',
+    'Provided',
+    'Needed',
+    'Missing',
+    'Expired',
+    'Invalid',
+    'Incorrect',
+    'Wrong',
+    'From',
+    'Will',
+    'Must',
+    'Should',
+    'String',
+    'Bool',
+    'Boolean',
+    'Number',
+    'Value',
+    'Default',
+    'Same',
+    'Unknown',
+    'Bearer',
+    'Basic',
+    'OAuth',
+    'OAuth2',
+    'Header',
+    'Cookie',
+    'File',
+    'Vault',
+    'Keychain',
+    '1Password',
+    'Bitwarden',
+    'LastPass',
+    'With',
+    'This',
+    'That',
+    'Oder',
+    'Generated',
+    'Auto',
+    'Random',
+    'Updated',
+    'Pending',
+    'Revoked',
+    'Valid',
+    'Active',
+    'Disabled',
+  ])('password: %s is a word about the password, not one', (word) => {
+    expect(secrets(`password: ${word}`)).toEqual([]);
+    expect(secrets(`password: "${word}"`)).toEqual([]);
+  });
+
+  it('keys and tokens must look random: 12 characters (16 and 3 digits after a bare "key")', () => {
+    expect(secrets('api_key = aB3dE5gH7jK9')).toEqual(['aB3dE5gH7jK9']);
+    expect(secrets('api_key = aB3dE5gH7jK')).toEqual([]);
+    expect(secrets('api_key = correct-horse-battery')).toEqual([]);
+    expect(secrets('HEROKU_KEY = aB3dE5gH7jK9mN1p')).toEqual(['aB3dE5gH7jK9mN1p']);
+    expect(secrets('HEROKU_KEY = aB3dE5gH7jK9mN1')).toEqual([]);
+    expect(secrets('HEROKU_KEY = aBcdEwgH7jK9mNxpQ')).toEqual([]); // two digits
+    expect(secrets('heroku-key: aB3dE5gHwjKxmN1pQ')).toEqual(['aB3dE5gHwjKxmN1pQ']);
+    expect(secrets('key = aB3dE5gH7jK9mN1p')).toEqual([]); // "key" alone after a space is a word
+  });
+
+  it('access ids (the half of a key pair that names it) need 3 digits and are no UUID', () => {
+    expect(secrets('SUMO_ACCESS_ID = suAB3dE5gH7j')).toEqual(['suAB3dE5gH7j']);
+    expect(secrets('SUMO_ACCESS-ID: suABwdExgH7j')).toEqual([]);
+    expect(secrets('SUMO_ACCESSID: suAB3dE5gH7')).toEqual([]);
+    expect(secrets('SUMO_ACCESS_ID = 5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a41')).toEqual([]);
+    expect(secrets('secret_access_id = suAB3dE5gH7j')).toEqual(['suAB3dE5gH7j']);
+    expect(secrets('secret_id = suAB3dE5gH7j')).toEqual([]);
+    expect(secrets('secret_accessId = suAB3dE5gH7j')).toEqual(['suAB3dE5gH7j']);
+    expect(secrets('secret_access_id_url = suAB3dE5gH7j')).toEqual([]);
+  });
+
+  it('a UUID after a key or token name is the credential, unless it is filler', () => {
+    const uuid = '5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a41';
+    expect(secrets(`HEROKU_API_KEY=${uuid}`)).toEqual([uuid]);
+    expect(secrets(`token: ${uuid.toUpperCase()}`)).toEqual([uuid.toUpperCase()]);
+    expect(secrets(`token: ${uuid}0`)).toEqual([`${uuid}0`].filter(() => looksRandom(`${uuid}0`, 12)));
+    expect(secrets('token: 00000000-0000-0000-0000-000000000000')).toEqual([]);
+    expect(secrets('token: 11111111-1111-1111-1111-111111111111')).toEqual([]);
+    expect(secrets('token: 5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4')).toEqual(['5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4'].filter(() => looksRandom('5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4', 12)));
+  });
+
+  it('a value of up to 512 characters is read whole', () => {
+    const value = random(ALNUM, 512);
+    expect(secrets(`token=${value}`)).toEqual([value]);
+  });
+
+  it.each([
+    '${API_TOKEN}',
+    'abc${X}def123',
+    '{{ token }}',
+    '{{token}}',
+    '<your-token>',
+    '%TOKEN%',
+    '[token]',
+    'https://vault.example.com/v1/secret/data/app',
+    'vault://kv/app/token1',
+    'xxxxxxxxxxxx',
+    '************',
+    '............',
+    '------------',
+    '____________',
+    '############',
+    '••••••••••••',
+    '000000000000',
+    'your_token_here',
+    'your-api-key-here',
+    'my_secret_value',
+    'insert-token-here',
+    'replace_me_please',
+    'enter-your-token',
+    'put_token_here',
+    'example-token-value',
+    'dummy_token',
+    'fake_token_value',
+    'test_token_value',
+    'your_token_123456',
+    'insert_key_1234567',
+    'aB3dREDACTEDgH7jK9',
+  ])('a placeholder %s is left', (value) => {
+    expect(secrets(`token: ${value}`)).toEqual([]);
+    expect(secrets(`password: ${value}`)).toEqual([]);
+  });
+
+  it.each(['1234', '12345', '123456', 'xxxx', '****', '....', '----', '____', '####', '••••', '0000'])('a password placeholder %s is left', (value) => {
+    expect(secrets(`password: ${value}`)).toEqual([]);
+  });
+
+  it('words that start like placeholders but carry digits are values', () => {
+    expect(secrets('password: test1234')).toEqual(['test1234']);
+    expect(secrets('password: dummy2024!')).toEqual(['dummy2024!']);
+    expect(secrets('password: mypass99')).toEqual(['mypass99']);
+    expect(secrets('password: 1234567')).toEqual(['1234567']);
+    expect(secrets('password: Testing')).toEqual([]);
+    expect(secrets('password: yours1')).toEqual(['yours1']);
+    expect(secrets('password: your1_x')).toEqual(['your1_x']);
+  });
+
+  it('code references are not values', () => {
+    for (const value of [
+      'getPassword()',
+      'get_password(user)',
+      'process.env.TOKEN',
+      'os.environ["TOKEN"]',
+      'env.SECRET',
+      'config.secret',
+      'settings.API_KEY',
+      'self.token',
+      'this.password',
+      'cfg.pw',
+      'secrets.GITHUB_TOKEN',
+      'vars.TOKEN',
+      'params.key',
+      'args.token',
+      'req.body.password',
+      'request.token',
+      'ctx.secret',
+      'userPassword',
+      'user_password',
+      'app.config.secret',
+    ]) {
+      expect(secrets(`password = ${value}`), value).toEqual([]);
+      expect(secrets(`token: ${value}`), value).toEqual([]);
+    }
+    expect(secrets('password = getPassword ()')).toEqual([]);
+    expect(secrets('password = Password1')).toEqual(['Password1']);
+    expect(secrets('password = "userPassword"')).toEqual(['userPassword']);
+    expect(secrets('password = Tr0ub4dor.Xyz')).toEqual(['Tr0ub4dor.Xyz']);
+    expect(secrets('password = processing.x1')).toEqual(['processing.x1']);
+  });
+
+  it('a value shown cut off is documentation, not a token; a password may end in dots', () => {
+    expect(secrets('token: aB3dE5gH7jK9mN1pQ2...')).toEqual([]);
+    expect(secrets('token: aB3dE5gH7jK9mN1pQ2…')).toEqual([]);
+    expect(secrets('token: "aB3dE5gH7jK9mN1pQ2"...')).toEqual(['aB3dE5gH7jK9mN1pQ2']);
+    expect(secrets('password: Tr0ub4dor&3...')).toEqual(['Tr0ub4dor&3']);
+    expect(secrets('token: aB3dE5gH7jK9mN1pQ2..')).toEqual(['aB3dE5gH7jK9mN1pQ2']);
+  });
+});
+
+describe('assignments: key names that describe the secret', () => {
+  const key = 'aB3dE5gH7jK9mN1pQ2';
+  it.each([
+    'token_id',
+    'token-id',
+    'secretId',
+    'api_key_name',
+    'token_type',
+    'secret_url',
+    'token_uri',
+    'key_path',
+    'secret_file',
+    'password_length',
+    'password_len',
+    'token_count',
+    'token_expiry',
+    'token_expires',
+    'token_ttl',
+    'token_endpoint',
+    'password_policy',
+    'password_hint',
+    'password_reset',
+    'password_prompt',
+    'password_field',
+    'token_label',
+    'key_format',
+    'token_header',
+    'key_usage',
+    'token_limit',
+    'key_rotation',
+    'password_required',
+    'token_enabled',
+    'password_manager',
+    'token_store',
+    'secret_vault',
+    'password_hash_alg',
+    'password_strength',
+    'password_min',
+    'password_max',
+    'token_provider',
+    'token_issuer',
+    'token_audience',
+    'token_scope',
+    'token_lifetime',
+    'secret_env',
+    'token_variable',
+    'password_placeholder',
+    'password_character',
+    'public_key',
+    'publicKey',
+    'VAPID_PUB_KEY',
+    'pubkey',
+    'ssh_pub_key',
+    'publishable_key',
+    'tokenizer',
+    'keyboard',
+    'secretary',
+    'passwordless',
+    'master-keying',
+  ])('%s = <random> is not a secret', (name) => {
+    expect(secrets(`${name} = ${key}`)).toEqual([]);
+  });
+
+  it.each(['apikeys', 'secretkey', 'tokensecret', 'passwords', 'tokenpwd', 'secretpass', 'tokens', 'passwordid'])('%s = <random> still names one', (name) => {
+    expect(secrets(`${name} = ${key}`)).toEqual(name === 'passwordid' ? [] : [key]);
+  });
+
+  it('descriptions before the keyword do not count, only after it', () => {
+    expect(secrets(`MAX_TOKEN = ${key}`)).toEqual([key]);
+    expect(secrets(`url_token = ${key}`)).toEqual([key]);
+    expect(secrets(`id_token = ${key}`)).toEqual([key]);
+  });
+
+  it('a keyword continued by up to 12 lowercase letters is another word', () => {
+    expect(secrets(`tokenabcdefghijk = ${key}`)).toEqual([]);
+    expect(secrets(`token${'z'.repeat(12)} = ${key}`)).toEqual([]);
+    expect(secrets(`tokenZ = ${key}`)).toEqual([key]);
+    expect(secrets(`token9 = ${key}`)).toEqual([key]);
+  });
+});
+
+describe('assignments: the loose form without an operator', () => {
+  it('a password needs letters and digits or symbols and 6 characters', () => {
+    expect(secrets('password Tr0ut&Pine2023')).toEqual(['Tr0ut&Pine2023']);
+    expect(secrets('password Tr0ut!')).toEqual(['Tr0ut!']);
+    expect(secrets('password Tr0ut')).toEqual([]);
+    expect(secrets('password 123456789')).toEqual([]);
+    expect(secrets('password TroutPine')).toEqual([]);
+    expect(secrets('password !@#$%^&*')).toEqual([]);
+    expect(secrets('the password rotated monthly')).toEqual([]);
+    expect(secrets('password   Tr0ut&Pine2023')).toEqual(['Tr0ut&Pine2023']);
+    expect(secrets('password    Tr0ut&Pine2023')).toEqual([]);
+    expect(secrets('password\tTr0ut&Pine2023')).toEqual(['Tr0ut&Pine2023']);
+  });
+
+  it('a key or token needs 20 random characters', () => {
+    expect(secrets('deploy token aB3dE5gH7jK9mN1pQ2rS')).toEqual(['aB3dE5gH7jK9mN1pQ2rS']);
+    expect(secrets('deploy token aB3dE5gH7jK9mN1pQ2r')).toEqual([]);
+    expect(secrets('api key abcdefghijklmnopqrstuvwxyz')).toEqual([]);
+  });
+});
