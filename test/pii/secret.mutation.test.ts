@@ -47,6 +47,13 @@ function generator(seed: number): (alphabet: string, length: number) => string {
 
 const random = generator(22);
 
+/** A generator of its own for each case, so that a case's bodies do not depend on the cases before it. */
+function generatorFor(key: string): (alphabet: string, length: number) => string {
+  let h = 2166136261;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
+  return generator(h);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Known token formats
 
@@ -70,7 +77,7 @@ const FORMATS: Format[] = [
   f('GitHub fine-grained', 'github_pat_', cls(ALNUM + '_', 22, 255)),
   ...['pat', 'dt', 'rt', 'ptt', 'cbt', 'ft', 'imt', 'oas', 'soat', 'agent'].map((p) => f(`GitLab gl${p}-`, `gl${p}-`, cls(URL64, 20, 64))),
   // A longer user id is a user id and the start of the tail.
-  ...['b', 'p'].map((c) => ({ ...f(`Slack xox${c}`, `xox${c}-`, cls(DIGITS, 8, 13), '-', cls(DIGITS, 8, 13), cls(ALNUM + '-', 0, 250)), longerStillToken: [3] })),
+  ...['b', 'p'].map((c) => ({ ...f(`Slack xox${c}`, `xox${c}-`, cls(DIGITS, 8, 13), '-', cls(DIGITS, 8, 13), '-', cls(ALNUM + '-', 0, 249)), longerStillToken: [3] })),
   ...'aorse'.split('').map((c) => f(`Slack xox${c}`, `xox${c}-`, cls(ALNUM + '-', 10, 250))),
   // Without the digit, "7-" and the body are a body of the plain form.
   { ...f('Slack xoxa with a digit', 'xoxa-7-', cls(ALNUM + '-', 10, 250)), shorterStillToken: [1] },
@@ -154,6 +161,7 @@ const FORMATS: Format[] = [
 
 /** A token with each class part at the given length (default: its shortest), random bodies. */
 function build(format: Format, lengths: Record<number, number> = {}, fill?: (alphabet: string, length: number) => string, longer?: number): string {
+  const random = generatorFor(`${format.name} ${JSON.stringify(lengths)} ${longer}`);
   return format.parts
     .map((p, i) => {
       if (typeof p === 'string') return p;
