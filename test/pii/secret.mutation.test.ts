@@ -77,7 +77,10 @@ const FORMATS: Format[] = [
   f('GitHub fine-grained', 'github_pat_', cls(ALNUM + '_', 22, 255)),
   ...['pat', 'dt', 'rt', 'ptt', 'cbt', 'ft', 'imt', 'oas', 'soat', 'agent'].map((p) => f(`GitLab gl${p}-`, `gl${p}-`, cls(URL64, 20, 64))),
   // A longer user id is a user id and the start of the tail.
-  ...['b', 'p'].map((c) => ({ ...f(`Slack xox${c}`, `xox${c}-`, cls(DIGITS, 8, 13), '-', cls(DIGITS, 8, 13), '-', cls(ALNUM + '-', 0, 249)), longerStillToken: [3] })),
+  ...['b', 'p'].map((c) => ({
+    ...f(`Slack xox${c}`, `xox${c}-`, cls(DIGITS, 8, 13), '-', cls(DIGITS, 8, 13), '-', cls(ALNUM + '-', 0, 249)),
+    longerStillToken: [3],
+  })),
   ...'aorse'.split('').map((c) => f(`Slack xox${c}`, `xox${c}-`, cls(ALNUM + '-', 10, 250))),
   // Without the digit, "7-" and the body are a body of the plain form.
   { ...f('Slack xoxa with a digit', 'xoxa-7-', cls(ALNUM + '-', 10, 250)), shorterStillToken: [1] },
@@ -312,7 +315,35 @@ describe('known token formats: what is read as the body, what may follow', () =>
   it('tokens end at characters outside tokens, and several in one text are all found', () => {
     const a = `ghp_${random(ALNUM, 36)}`;
     const b = `glpat-${random(URL64, 20)}`;
-    for (const sep of [' ', '\n', '\t', ',', ';', '"', "'", '(', ')', '[', ']', '<', '>', '{', '}', '!', '?', '*', '&', '#', '%', '@', '\\', '^', '`', '$', 'é']) {
+    for (const sep of [
+      ' ',
+      '\n',
+      '\t',
+      ',',
+      ';',
+      '"',
+      "'",
+      '(',
+      ')',
+      '[',
+      ']',
+      '<',
+      '>',
+      '{',
+      '}',
+      '!',
+      '?',
+      '*',
+      '&',
+      '#',
+      '%',
+      '@',
+      '\\',
+      '^',
+      '`',
+      '$',
+      'é',
+    ]) {
       expect(secrets(`${a}${sep}${b}`), JSON.stringify(sep)).toEqual([a, b]);
     }
     // Characters that continue a run of token characters but not a token: the token still ends there.
@@ -351,7 +382,12 @@ const MIDDLE: MiddleFormat[] = [
   { name: 'Azure AD client secret', before: { alphabet: ALNUM, min: 3, max: 3 }, middle: '7Q~', body: { alphabet: ALNUM + '_~.-', min: 31, max: 34 } },
   { name: 'Mailchimp', before: { alphabet: HEX, min: 32, max: 32 }, middle: '-us', body: { alphabet: DIGITS, min: 1, max: 2 } },
   { name: 'Telegram bot', before: { alphabet: DIGITS, min: 8, max: 10 }, middle: ':AA', body: { alphabet: URL64, min: 33, max: 33 } },
-  { name: 'Terraform Cloud', before: { alphabet: LOWER + DIGITS, min: 14, max: 14 }, middle: '.atlasv1.', body: { alphabet: LOWER + DIGITS + '_=-', min: 60, max: 70 } },
+  {
+    name: 'Terraform Cloud',
+    before: { alphabet: LOWER + DIGITS, min: 14, max: 14 },
+    middle: '.atlasv1.',
+    body: { alphabet: LOWER + DIGITS + '_=-', min: 60, max: 70 },
+  },
   { name: 'Facebook app', before: { alphabet: DIGITS, min: 15, max: 16 }, middle: '|', body: { alphabet: URL64, min: 27, max: 27 } },
 ];
 
@@ -537,9 +573,12 @@ describe('passwords in URLs', () => {
     expect(secrets(`https://user:p@host`)).toEqual(['p']);
   });
 
-  it.each(['${DB_PASSWORD}', '{{password}}', '<password>', '%s', '[pw]', '****', 'xxx', '...', 'REDACTED', 'your-password', 'http://x'])('a placeholder password %s is left', (pw) => {
-    expect(secrets(`https://user:${pw}@host/db`)).toEqual([]);
-  });
+  it.each(['${DB_PASSWORD}', '{{password}}', '<password>', '%s', '[pw]', '****', 'xxx', '...', 'REDACTED', 'your-password', 'http://x'])(
+    'a placeholder password %s is left',
+    (pw) => {
+      expect(secrets(`https://user:${pw}@host/db`)).toEqual([]);
+    },
+  );
 
   it('no password without a user part and a scheme', () => {
     expect(secrets('user:Tr0ub4dor&3@host')).toEqual([]);
@@ -769,12 +808,9 @@ describe('assignments: keywords', () => {
     expect(secrets(`${word}: ${key}\n`)).toEqual([key]);
   });
 
-  it.each(['pas', 'passing', 'compass', 'bypass', 'keyring', 'keys', 'cl', 'clear', 'sumoX', 'sourcegraphx'])(
-    '%s names no credential',
-    (word) => {
-      expect(secrets(`${word} = ${key}`)).toEqual([]);
-    },
-  );
+  it.each(['pas', 'passing', 'compass', 'bypass', 'keyring', 'keys', 'cl', 'clear', 'sumoX', 'sourcegraphx'])('%s names no credential', (word) => {
+    expect(secrets(`${word} = ${key}`)).toEqual([]);
+  });
 
   it('Sumo Logic and Sourcegraph: the service name alone, then a key word later in the name', () => {
     expect(secrets(`SUMO_ACCESS_ID = su${key}`)).toEqual([`su${key}`]);
@@ -1024,7 +1060,9 @@ describe('assignments: which values count', () => {
     expect(secrets(`token: ${uuid}0`)).toEqual([`${uuid}0`].filter(() => looksRandom(`${uuid}0`, 12)));
     expect(secrets('token: 00000000-0000-0000-0000-000000000000')).toEqual([]);
     expect(secrets('token: 11111111-1111-1111-1111-111111111111')).toEqual([]);
-    expect(secrets('token: 5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4')).toEqual(['5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4'].filter(() => looksRandom('5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4', 12)));
+    expect(secrets('token: 5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4')).toEqual(
+      ['5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4'].filter(() => looksRandom('5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4', 12)),
+    );
   });
 
   it('a value of up to 512 characters is read whole', () => {
@@ -1224,5 +1262,152 @@ describe('assignments: the loose form without an operator', () => {
     expect(secrets('deploy token aB3dE5gH7jK9mN1pQ2rS')).toEqual(['aB3dE5gH7jK9mN1pQ2rS']);
     expect(secrets('deploy token aB3dE5gH7jK9mN1pQ2r')).toEqual([]);
     expect(secrets('api key abcdefghijklmnopqrstuvwxyz')).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The randomness tests
+
+describe('looksFake', () => {
+  it('strings shorter than 8 are never filler', () => {
+    expect(looksFake('aaaaaaa')).toBe(false);
+    expect(looksFake('aaaaaaaa')).toBe(true);
+    expect(looksFake('EXAMPLE')).toBe(false);
+  });
+
+  it('EXAMPLE marks a body of up to 40 characters', () => {
+    const body = (n: number) => `EXAMPLE${'q7Wz3Kp9Xv2Lm8Rt5Yb4Nc6Hd1Jf0Gs'.repeat(2)}`.slice(0, n);
+    expect(looksFake(body(8))).toBe(true);
+    expect(looksFake(body(40))).toBe(true);
+    expect(looksFake(body(41))).toBe(false);
+    expect(looksFake(`q7Wz3Kp9XvEXAMPLE2Lm8Rt`)).toBe(true);
+    expect(looksFake(`q7Wz3Kp9XvExample2Lm8Rt`)).toBe(false);
+  });
+
+  it('one character in more than half of the places', () => {
+    expect(looksFake('a1a2a3a4a5', false)).toBe(false); // exactly half
+    expect(looksFake('a1a2a3a4a5a', false)).toBe(true);
+    expect(looksFake('é1é2é3é4é5', false)).toBe(false);
+    expect(looksFake('é1é2é3é4é5é', false)).toBe(true);
+    expect(looksFake('éèéèéèéè', false)).toBe(false);
+    expect(looksFake('日本日本日本日本日', false)).toBe(true);
+  });
+
+  it('more than half of the characters in runs of four or more', () => {
+    // Eight in two runs of four, among 16 and 15 characters.
+    expect(looksFake('aaaabbbbcdefghij'.replace('cdefghij', 'c1e3g5i7'), false)).toBe(false);
+    expect(looksFake('aaaabbbbc1e3g5i', false)).toBe(true);
+    // A run of five counts five.
+    expect(looksFake('aaaaa1c3e5', false)).toBe(false);
+    expect(looksFake('aaaaabbbbbc1e3g5i7z', false)).toBe(true); // ten of 19
+    expect(looksFake('aaaaabbbbbc1e3g5i7zx', false)).toBe(false); // ten of 20
+    // Runs of three do not count.
+    expect(looksFake('aaabbbccc1e3g5', false)).toBe(false);
+    expect(looksFake('aaabbbcccddd1e', false)).toBe(false);
+  });
+
+  it('more than 30% ascending neighbours, only when sequences are checked', () => {
+    // 10 neighbour pairs: 3 ascending is not filler, 4 is.
+    const three = 'ab9cd7ef5Q3';
+    const four = 'ab9cd7ef5gh';
+    expect(looksFake(three)).toBe(false);
+    expect(looksFake(four)).toBe(true);
+    expect(looksFake(four, false)).toBe(false);
+    expect(looksFake('abcdefghijklmnopqrstuvwxyz')).toBe(true);
+    expect(looksFake('zyxwvutsrqponmlkjihgfedcba')).toBe(false);
+  });
+
+  it('leaves no count behind for the next call', () => {
+    for (let i = 0; i < 3; i++) {
+      expect(looksFake('a1b2c3d4e5f6')).toBe(false);
+      expect(looksFake('a9b8c7d6e5f4')).toBe(false);
+      expect(looksFake('é1è2ê3ë4')).toBe(false);
+    }
+    expect(shannonEntropy('aabb')).toBe(1);
+  });
+});
+
+describe('shannonEntropy', () => {
+  it.each([
+    ['', 0],
+    ['a', 0],
+    ['ab', 1],
+    ['aabb', 1],
+    ['abcd', 2],
+    ['abcdefgh', 3],
+    ['éè', 1],
+    ['éèêë', 2],
+    ['aé', 1],
+    ['aaéé', 1],
+  ])('%j has %d bits per character', (value, bits) => {
+    expect(shannonEntropy(value)).toBeCloseTo(bits, 10);
+    expect(shannonEntropy(value)).toBeCloseTo(bits, 10); // and again: no counts left over
+  });
+
+  it('uneven counts', () => {
+    expect(shannonEntropy('aaab')).toBeCloseTo(0.8112781244591328, 12);
+    expect(shannonEntropy('ééée')).toBeCloseTo(0.8112781244591328, 12);
+  });
+});
+
+describe('looksRandom', () => {
+  it('length between the minimum and 2,048', () => {
+    const v = random(ALNUM, 2048);
+    expect(looksRandom(v, 16)).toBe(true);
+    expect(looksRandom(v + 'x', 16)).toBe(false);
+    expect(looksRandom('a1b2c3d4', 8)).toBe(true);
+    expect(looksRandom('a1b2c3d4', 9)).toBe(false);
+  });
+
+  it('no whitespace, letters and digits both', () => {
+    expect(looksRandom('a1b2 c3d4e5', 8)).toBe(false);
+    expect(looksRandom('a1b2\tc3d4e5', 8)).toBe(false);
+    expect(looksRandom('abcXdefYghiZ', 8)).toBe(false);
+    expect(looksRandom('1357924680', 8)).toBe(false);
+    expect(looksRandom('a1!@#$%^&*', 8)).toBe(true);
+    expect(looksRandom('Z1!@#$%^&*()', 8)).toBe(true);
+  });
+
+  it('not filler, and not words joined by _ or - unless the entropy is 4 or more', () => {
+    expect(looksRandom('a1a1a1a1a1a1', 8)).toBe(false);
+    expect(looksRandom('abcdef1234567', 8)).toBe(false);
+    expect(looksRandom('my_api_key_v2', 8)).toBe(false);
+    expect(looksRandom('prod_data-pass9', 8)).toBe(false);
+    // Sixteen distinct characters: entropy 4, words or not.
+    expect(looksRandom('qwe_rty9517364ZK', 8)).toBe(true);
+    expect(looksRandom('qwe_rty9517364ZZ', 8)).toBe(false);
+    expect(looksRandom('qwerty9517364ZK_', 8)).toBe(true);
+  });
+
+  it('entropy of at least 3.0 for lowercase and digits shorter than 32; 3.2 with capitals or from 32 characters', () => {
+    expect(looksRandom('a1c3e5g7', 8)).toBe(true); // 3.0
+    expect(looksRandom('a1c3e5gg', 8)).toBe(false);
+    expect(looksRandom('A1c3e5g7', 8)).toBe(false); // 3.0 with a capital
+    expect(looksRandom('A1c3e5g7i9', 8)).toBe(true); // 3.32
+    expect(looksRandom('A1c3e5g7i', 8)).toBe(false); // 3.17
+    // Nine characters, evenly repeated: 3.17 bits.
+    const nine = 'a1c3e5g7i';
+    const of = (n: number) => nine.repeat(4).slice(0, n);
+    expect(shannonEntropy(of(31))).toBeGreaterThan(3.0);
+    expect(shannonEntropy(of(32))).toBeLessThan(3.2);
+    expect(looksRandom(of(31), 8)).toBe(true);
+    expect(looksRandom(of(32), 8)).toBe(false);
+  });
+});
+
+describe('the detector appends to what other detectors found', () => {
+  it('candidates of earlier detectors are kept and not joined or read as key ids', () => {
+    const out: Candidate[] = [{ type: 'EMAIL', start: 0, end: 4, priority: 70 }];
+    const m = `fm2_${random(B64, 100)}`;
+    const text = `fm2_,${m} AKIA${random(UPHEX, 16)}`;
+    detectSecrets(text, { phoneRegions: [], allIps: false }, out);
+    expect(out[0]).toEqual({ type: 'EMAIL', start: 0, end: 4, priority: 70 });
+    expect(out.slice(1).map((c) => text.slice(c.start, c.end))).toEqual([m, text.slice(-20)]);
+  });
+
+  it('formats are certain, values read from context less so: an e-mail inside a URL password loses, a phone-like value wins', () => {
+    const pw = 'anna@example.org';
+    expect(redact(`https://u:${pw}@host`).findings.map((f) => f.type)).toEqual(['SECRET']);
+    expect(redact('password: +1 415 555 2671').findings.map((f) => f.type)).toEqual(['PHONE']);
   });
 });
