@@ -47,6 +47,9 @@ function generator(seed: number): (alphabet: string, length: number) => string {
 
 const random = generator(22);
 
+/** The characters a token may not touch: both ends of each range of the token class, '_' and '-'. */
+const GLUE = ['a', 'z', 'A', 'Z', '0', '9', '_', '-'];
+
 /** A generator of its own for each case, so that a case's bodies do not depend on the cases before it. */
 function generatorFor(key: string): (alphabet: string, length: number) => string {
   let h = 2166136261;
@@ -211,7 +214,7 @@ describe('known token formats: one character outside a length, a glued neighbour
         }
       }
       const token = build(format);
-      for (const glue of ['a', 'Z', '7', '_', '-']) {
+      for (const glue of GLUE) {
         expect(secrets(`note ${glue}${token} end`), `${glue} before`).toEqual([]);
       }
       // After the token: at the longest length of its last part a character of any kind that
@@ -219,7 +222,7 @@ describe('known token formats: one character outside a length, a glued neighbour
       const last = classParts(format).at(-1) as number;
       const lastPart = partOf(format, last);
       const endsWithClass = last === format.parts.length - 1;
-      for (const glue of ['a', 'Z', '7', '_', '-']) {
+      for (const glue of GLUE) {
         if (endsWithClass && lastPart.max === undefined && lastPart.alphabet.includes(glue)) continue;
         if (endsWithClass && lastPart.alphabet.includes(glue)) {
           const longest = build(format, { [last]: lastPart.max as number });
@@ -291,7 +294,7 @@ describe('known token formats: what is read as the body, what may follow', () =>
     expect(secrets(`gh ghp_${ascending}`)).toEqual([`ghp_${ascending}`]);
     expect(secrets(`sk sk-${ascending}`)).toEqual([]);
     expect(secrets(`sk sk-proj-${ascending}`)).toEqual([]);
-    const anthropic = `sk-ant-api03-${(ascending + ascending + ascending).slice(0, 90)}AA`;
+    const anthropic = `sk-ant-api03-${(URL64 + URL64).slice(0, 90)}AA`; // every edge of its class, mostly ascending
     expect(secrets(`key ${anthropic}`)).toEqual([anthropic]);
     const admin = `sk-ant-admin01-${(ascending + ascending + ascending).slice(0, 80)}AA`;
     expect(secrets(`key ${admin}`)).toEqual([admin]);
@@ -364,6 +367,10 @@ describe('known token formats: what is read as the body, what may follow', () =>
     const fo = `fo1_${random(URL64, 43)}`;
     expect(secrets(`${fo},${m1}`)).toEqual([fo, m1]);
     expect(secrets(`${m1},${fo}`)).toEqual([m1, fo]);
+    // The joined macaroons are one candidate, not one and its parts.
+    const out: Candidate[] = [];
+    detectSecrets(`${m1},${m2},${m3}`, { phoneRegions: [], allIps: false }, out);
+    expect(out).toEqual([{ type: 'SECRET', start: 0, end: m1.length + m2.length + m3.length + 2, priority: 100 }]);
   });
 });
 
@@ -416,7 +423,7 @@ describe('formats found by their middle', () => {
       const longBody = middleToken(m, m.before.min, m.body.max) + (m.body.alphabet.includes('a') ? 'a' : '7');
       expect(secrets(`id ${longBody} end`), longBody).toEqual([]);
       const token = middleToken(m, m.before.max, m.body.max);
-      for (const glue of ['a', '7', '_', '-']) {
+      for (const glue of GLUE) {
         expect(secrets(`id ${glue}${token} end`), `${glue} before`).toEqual([]);
         expect(secrets(`id ${token}${glue} end`), `${glue} after`).toEqual([]);
       }
@@ -427,6 +434,11 @@ describe('formats found by their middle', () => {
       expect(secrets(`id ${filler} end`)).toEqual([]);
     });
   }
+
+  it('formats found by their middle are checked for filler, not for runs of the alphabet', () => {
+    const ascending = `${HEX}${HEX}-us12`;
+    expect(secrets(`id ${ascending} end`)).toEqual([ascending]);
+  });
 
   it('the characters before the middle must be of their class', () => {
     expect(secrets(`id abc${'x'}Q~${random(URL64, 32)} end`)).toEqual([]); // a letter where the digit goes
@@ -544,9 +556,11 @@ describe('PEM private key blocks', () => {
     const atLimit = `${head}${inner}\n-----END PRIVATE KEY-----`;
     expect(atLimit.indexOf('-----END')).toBe(65536);
     expect(secrets(atLimit)).toEqual([atLimit]);
-    const beyond = `${head}${inner}A\n-----END PRIVATE KEY-----`;
-    expect(beyond.indexOf('-----END')).toBe(65537);
-    expect(secrets(beyond)).toEqual([beyond.slice(0, 65536)]);
+    expect(secrets(`key:\n${atLimit}`)).toEqual([atLimit]);
+    const beyond = `${head}${inner}AB\n-----END PRIVATE KEY-----`;
+    expect(beyond.indexOf('-----END')).toBe(65538);
+    expect(secrets(beyond)).toEqual([beyond.slice(0, 65536)]); // cut in the middle of a line
+    expect(secrets(`key:\n${beyond}`)).toEqual([beyond.slice(0, 65536)]);
   });
 });
 
@@ -1409,5 +1423,205 @@ describe('the detector appends to what other detectors found', () => {
     const pw = 'anna@example.org';
     expect(redact(`https://u:${pw}@host`).findings.map((f) => f.type)).toEqual(['SECRET']);
     expect(redact('password: +1 415 555 2671').findings.map((f) => f.type)).toEqual(['PHONE']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The ends of each character class, and the words around a value
+
+describe('PEM bodies: what a body line may hold', () => {
+  const head = '-----BEGIN RSA PRIVATE KEY-----';
+  it('base64 with padding, and armor headers of letters and dashes', () => {
+    const lines = ['AZaz09+/' + pemLine(56), pemLine(30) + '=='];
+    const key = `${head}\n${lines.join('\n')}`;
+    expect(secrets(`${key}\nsome prose`)).toEqual([key]);
+    const armored = `${head}\nVersion: GnuPG v2\nZaz-Az: any text: here\n${pemLine()}`;
+    expect(secrets(`${armored}\nsome prose`)).toEqual([armored]);
+    expect(secrets(`${head}\nVersion:GnuPG\n${pemLine()}`)).toEqual([]);
+    expect(secrets(`${head}\nVers1on: GnuPG\n${pemLine()}`)).toEqual([]);
+    expect(secrets(`${head}\n${pemLine(20)} x\n${pemLine()}`)).toEqual([]);
+    expect(secrets(`${head}\n${pemLine(20)}\r\r\n${pemLine()}`)).toEqual([]);
+  });
+});
+
+describe('URLs: what the user and the password may hold', () => {
+  it.each([
+    'https://host/a:Tr0ub4dor3@x',
+    'https://h?a:Tr0ub4dor3@x',
+    'https://h#a:Tr0ub4dor3@x',
+    'https://a@b:Tr0ub4dor3@x',
+    'https://u:pa ss@host',
+    'https://u:pa/ss@host',
+  ])('no password in %s', (text) => {
+    expect(secrets(text)).toEqual([]);
+  });
+});
+
+describe('Bundler: the ends of each class of the key and the value', () => {
+  it.each(['BUNDLE_AZ09__A__AZ09', 'BUNDLE_X__Z__AZ09', 'BUNDLE_X__0__Z', 'BUNDLE_X__9__0', 'BUNDLE_A_Z__9'])('%s', (key) => {
+    expect(secrets(`${key}=u:p4ss`)).toEqual(['u:p4ss']);
+  });
+
+  it('the user stops at whitespace, quotes, colons, semicolons and ampersands; the password at all but colons', () => {
+    for (const c of [' ', '"', "'", ';', '&']) expect(secrets(`BUNDLE_X__COM=u${c}x:p4ss`), JSON.stringify(c)).toEqual([]);
+    for (const c of [' ', '"', "'", ';', '&']) expect(secrets(`BUNDLE_X__COM=u:p4ss${c}x`), JSON.stringify(c)).toEqual(['u:p4ss']);
+    expect(secrets('BUNDLE_X__COM=u:p4ss:x')).toEqual(['u:p4ss:x']);
+  });
+});
+
+describe('authorization values: the ends of each class', () => {
+  it('every character a value may hold', () => {
+    const value = 'AZaz09.b_c~d+e/f=g-h';
+    expect(secrets(`Authorization: ${value}`)).toEqual([value]);
+    expect(secrets('Bearer AZaz09.b_c~d+e/f-gh==')).toEqual(['AZaz09.b_c~d+e/f-gh==']);
+    expect(secrets('Authorization: Basic AZaz09+/YnJv')).toEqual(['AZaz09+/YnJv']);
+    expect(secrets('Authorization: Basic YnJvd3Nlcg==')).toEqual(['YnJvd3Nlcg==']);
+    expect(secrets('Authorization: Basic YnJvd3Nlcjo-x')).toEqual([]);
+    expect(secrets('Authorization: Basic -YnJvd3Nlcjo')).toEqual([]);
+  });
+
+  it('a value read after a scheme word is the scheme rule\'s, not the longer value of a "token" assignment', () => {
+    expect(secrets('Token aB3dE5gH7jK9mN1pQ2rS!tail')).toEqual(['aB3dE5gH7jK9mN1pQ2rS']);
+  });
+
+  it('a UUID of few distinct characters is still a UUID; one a character longer or shorter is not', () => {
+    const uuid = '09af09af-09af-09af-09af-09af09af09af';
+    expect(looksRandom(uuid, 10)).toBe(false);
+    for (const v of [uuid, uuid.toUpperCase(), '09AF09af-09Af-09aF-09AF-09af09AF09aF']) {
+      expect(secrets(`Authorization: ${v}`), v).toEqual([v]);
+      expect(secrets(`token: ${v}`), v).toEqual([v]);
+    }
+    for (const v of [`${uuid}0`, `0${uuid}`, uuid.slice(1), uuid.slice(0, -1), uuid.replace('-09af-', '-09a-'), uuid.replace('-', '')]) {
+      expect(secrets(`Authorization: ${v}`), v).toEqual([]);
+      expect(secrets(`token: ${v}`), v).toEqual([]);
+    }
+  });
+});
+
+describe('AWS secrets: the ends of each class', () => {
+  const keyId = `AKIA${random(UPHEX, 16)}`;
+  const secret = 'AZaz09+/' + random(B64, 32);
+  it('every character a secret may hold, and each that may not touch it', () => {
+    expect(secrets(`${keyId} ${secret}`)).toEqual([keyId, secret]);
+    for (const c of ['A', 'Z', 'a', 'z', '0', '9', '+', '/']) expect(secrets(`${keyId} ${c}${secret}`), `${c} before`).toEqual([keyId]);
+    for (const c of ['A', 'Z', 'a', 'z', '0', '9', '+', '/', '=']) expect(secrets(`${keyId} ${secret}${c}`), `${c} after`).toEqual([keyId]);
+  });
+});
+
+describe('assignments: more edges', () => {
+  const key = 'aB3dE5gH7jK9mN1pQ2';
+  it.each(['PASSWORD', 'Passwort', 'KENNWORT', 'contraseña', 'Contrasena', 'PWD', 'db-pwd', 'パスワード', '暗証番号'])(
+    '%s: a short password is a password',
+    (word) => {
+      expect(secrets(`${word}: hunt3r`)).toEqual(['hunt3r']);
+    },
+  );
+
+  it.each([
+    'private key',
+    'signing key',
+    'auth key',
+    'master key',
+    'license key',
+    'account key',
+    'subscription key',
+    'consumer key',
+    'app key',
+    'session key',
+    'storage key',
+  ])('%s with a space', (word) => {
+    expect(secrets(`${word} = ${key}`)).toEqual([key]);
+  });
+
+  it.each(['xpwd', 'xpass', 'passx', 'xcle', 'clex', 'clé9x'])('%s is not a keyword', (word) => {
+    expect(secrets(`${word} = ${key}`)).toEqual(word === 'clé9x' ? [key] : []);
+  });
+
+  it('a key name is read 48 characters forward and 40 back', () => {
+    expect(secrets(`password${'_x'.repeat(20)}y=hunt3r`)).toEqual([]);
+    expect(secrets(`public_${'x'.repeat(32)}_token = ${key}`)).toEqual([]);
+    expect(secrets(`public_${'x'.repeat(33)}_token = ${key}`)).toEqual([key]);
+    expect(secrets(`token-url = ${key}`)).toEqual([]);
+    expect(secrets(`token.url = ${key}`)).toEqual([]);
+    expect(secrets(`token.id = ${key}`)).toEqual([]);
+    expect(secrets(`public.token = ${key}`)).toEqual([]);
+    expect(secrets(`VAPID-PUB-KEY = ${key}`)).toEqual([]);
+    expect(secrets(`epub_token = ${key}`)).toEqual([key]);
+    expect(secrets(`token_lenient = ${key}`)).toEqual([key]);
+  });
+
+  it('what a keyword may be continued by', () => {
+    expect(secrets(`tokena = ${key}`)).toEqual([]);
+    expect(secrets(`tokenz = ${key}`)).toEqual([]);
+    expect(secrets(`tokenxkey = ${key}`)).toEqual([]);
+    expect(secrets(`tokenkey = ${key}`)).toEqual([key]);
+    expect(secrets(`tokenskey = ${key}`)).toEqual([key]);
+  });
+
+  it('a bare "key" suffix needs 16 characters with three digits, at the ends of the digit range too', () => {
+    expect(secrets('herokukey = aB3dE5gH7jK9mN1')).toEqual([]);
+    expect(secrets('herokukey = aB3dE5gH7jK9mN1p')).toEqual(['aB3dE5gH7jK9mN1p']);
+    expect(secrets('HEROKU_KEY = aB0dE0gH9jKxmNxp')).toEqual(['aB0dE0gH9jKxmNxp']);
+    expect(secrets('HEROKU_KEY = aB0dEwgH9jKxmNxp')).toEqual([]);
+  });
+
+  it('qualifier words: one or two spaces, letters, digits, apostrophes and dashes, before any operator', () => {
+    const pw = 'Tr0ub4dor&3';
+    expect(secrets(`password  for  NAS: ${pw}`)).toEqual([pw]);
+    expect(secrets(`password   for NAS: ${pw}`)).toEqual([]);
+    expect(secrets(`password for NAS2: ${pw}`)).toEqual([pw]);
+    expect(secrets(`password for Bob's NAS: ${pw}`)).toEqual([pw]);
+    expect(secrets(`password for Bob’s NAS = ${pw}`)).toEqual([pw]);
+    expect(secrets(`password for the NAS：${pw}`)).toEqual([pw]);
+    expect(secrets(`password for NAS was ${pw}`)).toEqual([pw]);
+    expect(secrets(`password for NAS lautet ${pw}`)).toEqual([pw]);
+    expect(secrets(`password for NAS\tist ${pw}`)).toEqual([pw]);
+  });
+
+  it('the loose form: letters at the ends of the alphabet count as letters, and only non-letters as the rest', () => {
+    for (const v of ['12345a', '12345z', '12345A', '12345Z']) expect(secrets(`password ${v}`), v).toEqual([v]);
+    for (const v of ['Abcdefgh', 'Zbcdefgh', 'Qwertya', 'Qwertyz']) expect(secrets(`password ${v}`), v).toEqual([]);
+  });
+
+  it('short lowercase words, accented too, are prose', () => {
+    for (const v of ['puzzle', 'voilà', 'naÿve', 'azure']) expect(secrets(`password: ${v}`), v).toEqual([]);
+  });
+
+  it.each(['abc{{x}}123', 'git+ssh://host/repo', 'a.b://x', 'x-y://z', 'XXXXXXXX', 'some_token'])('a placeholder %s is left', (value) => {
+    expect(secrets(`password: ${value}`)).toEqual([]);
+  });
+
+  it('references with digits: the known objects of code', () => {
+    for (const p of ['process', 'os', 'env', 'config', 'settings', 'self', 'this', 'cfg', 'secrets', 'vars', 'params', 'args', 'req', 'request', 'ctx']) {
+      expect(secrets(`password = ${p}.KEY_2`), p).toEqual([]);
+      expect(secrets(`password = ${p}['k1']`), p).toEqual([]);
+      expect(secrets(`password = ${p}x.KEY2`), p).toEqual([`${p}x.KEY2`]);
+    }
+    expect(secrets('password = Hunterx')).toEqual(['Hunterx']);
+  });
+});
+
+describe('the randomness tests: the ends of each range', () => {
+  it('digits 0 and 9, letters A, Z, a and z', () => {
+    expect(looksRandom('qWeRtY0uIoPzXc', 8)).toBe(true);
+    expect(looksRandom('qWeRtY9uIoPzXc', 8)).toBe(true);
+    for (const v of ['1A2!3@4#5$6%', '1Z2!3@4#5$6%', '1a2!3@4#5$6%', '1z2!3@4#5$6%']) expect(looksRandom(v, 8), v).toBe(true);
+    expect(looksRandom('Z1c3e5g7', 8)).toBe(false); // a capital asks for 3.2
+  });
+
+  it('words joined by _ or -, of three letters or more, any case', () => {
+    expect(looksRandom('qwe_rty7', 8)).toBe(false);
+    expect(looksRandom('qw_erty7', 8)).toBe(true);
+    expect(looksRandom('zqa_bcx7', 8)).toBe(false);
+    expect(looksRandom('zqa-bcx7', 8)).toBe(false);
+    expect(looksRandom('ZQA_BCX7WE', 8)).toBe(false);
+    expect(looksRandom('ZQ_ABCX7WE', 8)).toBe(true);
+  });
+
+  it('characters past ASCII are counted apart', () => {
+    expect(looksFake('\x80'.repeat(8))).toBe(true);
+    expect(looksFake('\x80\x81'.repeat(4), false)).toBe(false);
+    expect(shannonEntropy('\x80\x81')).toBe(1);
+    expect(shannonEntropy('\x7f\x80')).toBe(1);
   });
 });
