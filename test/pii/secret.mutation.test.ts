@@ -274,6 +274,8 @@ describe('known token formats: what is read as the body, what may follow', () =>
     expect(secrets(`slack xoxb-11111111-11111111-${tail}`)).toEqual([`xoxb-11111111-11111111-${tail}`]);
     expect(secrets(`slack xoxb-${random(DIGITS, 10)}-${random(DIGITS, 12)}-${'x'.repeat(24)}`)).toEqual([]);
     expect(secrets(`slack xoxb-${random(DIGITS, 10)}-${random(DIGITS, 12)}-a${'x'.repeat(24)}`)).toEqual([]);
+    // Five 'x' of nine: filler, read from after the last dash (with that dash and the digit before it, five of eleven would not be).
+    expect(secrets(`slack xoxb-12345678-87654321-xaxbxcxdx`)).toEqual([]);
     const rest = random(ALNUM, 12);
     expect(secrets(`slack xoxp-${random(DIGITS, 10)}-${random(DIGITS, 12)}-${rest}-${'Q'.repeat(20)}`)).toEqual([]);
   });
@@ -1548,6 +1550,19 @@ describe('assignments: more edges', () => {
     expect(secrets(`VAPID-PUB-KEY = ${key}`)).toEqual([]);
     expect(secrets(`epub_token = ${key}`)).toEqual([key]);
     expect(secrets(`token_lenient = ${key}`)).toEqual([key]);
+  });
+
+  it('after a value the scan goes on behind it: a keyword inside a value is not a key name', () => {
+    expect(secrets(`password=Xyz1token = ${key}`)).toEqual(['Xyz1token']);
+    expect(secrets(`password=Xyz1 token = ${key}`)).toEqual(['Xyz1', key]);
+  });
+
+  it('a name that ends in an id is an id; an id earlier in the name is not', () => {
+    expect(secrets(`APP_ID_TOKEN = ${key}`)).toEqual([key]);
+    expect(secrets(`client_id_secret = ${key}`)).toEqual([key]);
+    expect(secrets(`TOKEN_APPID = ${key}`)).toEqual([key]);
+    expect(secrets(`TOKEN_APP_ID = ${key}`)).toEqual([]);
+    expect(secrets(`tokenAppId = ${key}`)).toEqual([]);
   });
 
   it('what a keyword may be continued by', () => {
