@@ -1565,6 +1565,11 @@ describe('assignments: more edges', () => {
     expect(secrets(`tokenAppId = ${key}`)).toEqual([]);
   });
 
+  it('keywords that must stand alone or end a word', () => {
+    for (const word of ['monkeys', 'sumos', 'clesecretary', 'uncle']) expect(secrets(`${word} = ${key}`), word).toEqual([]);
+    for (const word of ['tokenid', 'token.idx']) expect(secrets(`${word} = ${key}`), word).toEqual([key]);
+  });
+
   it('what a keyword may be continued by', () => {
     expect(secrets(`tokena = ${key}`)).toEqual([]);
     expect(secrets(`tokenz = ${key}`)).toEqual([]);
