@@ -1645,3 +1645,91 @@ describe('the randomness tests: the ends of each range', () => {
     expect(shannonEntropy('\x7f\x80')).toBe(1);
   });
 });
+
+describe('keywords with each separator before "key", and a value only a named key accepts', () => {
+  // Twelve random characters: enough after "api key", not after a bare "_key" (16 and three digits).
+  const value = 'aB3dE5gH7jK9';
+  const bases = [
+    'api',
+    'access',
+    'private',
+    'signing',
+    'auth',
+    'encryption',
+    'master',
+    'license',
+    'account',
+    'subscription',
+    'consumer',
+    'client',
+    'app',
+    'session',
+    'storage',
+  ];
+  for (const base of bases) {
+    it(base, () => {
+      for (const sep of ['_', ' ', '-', '']) expect(secrets(`${base}${sep}key = ${value}`), JSON.stringify(sep)).toEqual([value]);
+      expect(secrets(`${base.toUpperCase()}_KEY = ${value}`)).toEqual([value]);
+    });
+  }
+
+  it('a bare "key" suffix does not accept it', () => {
+    for (const name of ['stripe_key', 'stripe-key', 'stripekey', 'STRIPE_KEY']) expect(secrets(`${name} = ${value}`), name).toEqual([]);
+  });
+});
+
+describe('the formats found by their middle, at both ends of each class', () => {
+  it.each([
+    'AZa0Q~AZaz09_~.-' + 'q7Wz3Kp9Xv2Lm8Rt5Yb4Nc6', // Azure: 3 + digit, Q~, 31 to 34
+    'z_~9Q~' + 'q7Wz3Kp9Xv2Lm8Rt5Yb4Nc6Hd1Jf0Gs-~',
+    '.Zz0Q~' + '.~_-09azAZq7Wz3Kp9Xv2Lm8Rt5Yb4N',
+    '09af' + 'c3e5b7d1c3e5b7d1c3e5b7d1c3e5' + '-us09', // Mailchimp
+    '09af' + 'c3e5b7d1c3e5b7d1c3e5b7d1c3e5' + '-us0',
+    '0912345678' + ':AA' + 'AZaz09_-q7Wz3Kp9Xv2Lm8Rt5Yb4Nc6Hd', // Telegram
+    '98765432' + ':AA' + '-_90zaZAq7Wz3Kp9Xv2Lm8Rt5Yb4Nc6Hd',
+    'az09q7w3kp9xv2' + '.atlasv1.' + 'az09_=-' + 'q7wz3kp9xv2lm8rt5yb4nc6hd1jf0gsq7wz3kp9xv2lm8rt5yb4nc6', // Terraform
+    '0912345678901234' + '|' + 'AZaz09_-q7Wz3Kp9Xv2Lm8Rt5Yb', // Facebook
+    '987654321098765' + '|' + '-_90zaZAq7Wz3Kp9Xv2Lm8Rt5Yb',
+  ])('%s', (token) => {
+    expect(secrets(`id ${token} end`)).toEqual([token]);
+  });
+});
+
+describe('more separators and words', () => {
+  const pw = 'Tr0ub4dor&3';
+  it('tabs where spaces may stand', () => {
+    expect(secrets(`password =\t${pw}`)).toEqual([pw]);
+    expect(secrets(`password\t=${pw}`)).toEqual([pw]);
+    expect(secrets('Authorization:\taB3dE5gH7j')).toEqual(['aB3dE5gH7j']);
+    expect(secrets('Authorization\t: aB3dE5gH7j')).toEqual(['aB3dE5gH7j']);
+    expect(secrets('Authorization: Bearer\taB3dE5gH7j')).toEqual(['aB3dE5gH7j']);
+    expect(secrets('BUNDLE_X__COM\t= u:p4ss')).toEqual(['u:p4ss']);
+  });
+
+  it('qualifiers before each operator word', () => {
+    for (const word of ['is', 'ist', 'est', 'es', 'lautet', 'era', 'was']) expect(secrets(`password for NAS ${word} ${pw}`), word).toEqual([pw]);
+  });
+
+  it('identifiers at the ends of their classes are code', () => {
+    for (const v of ['Abc_def', 'Zbc_def', 'abc_def', 'zbc_def', '_bc_def', 'bAc_de', 'bZc_de', 'bac_de', 'bzc_de', 'b_cde', 'xaAy', 'xzZy', 'xaZy', 'xzAy']) {
+      expect(secrets(`password = ${v}`), v).toEqual([]);
+    }
+    for (const v of ['ab.Acd', 'ab.Zcd', 'ab.acd', 'ab.zcd', 'ab._cd', 'ab.cAd', 'ab.cZd', 'ab.cad', 'ab.czd', 'ab.c_d']) {
+      expect(secrets(`password = ${v}`), v).toEqual([]);
+    }
+  });
+
+  it('URL-shaped placeholders: a scheme of a letter and up to 20 letters, digits, +, . or -', () => {
+    for (const v of ['az09://x', 'za://x', 'Az://x', 'Zz://x', `a${'b'.repeat(20)}://x`]) expect(secrets(`password: ${v}`), v).toEqual([]);
+    expect(secrets(`password: a${'b'.repeat(21)}://x`)).toEqual([`a${'b'.repeat(21)}://x`]);
+    expect(secrets('password: 9ab://x')).toEqual(['9ab://x']);
+  });
+
+  it('placeholder words, with or without a separator after them', () => {
+    for (const v of ['Dummy', 'Fake', 'Test', 'Some', 'Insert', 'Replace', 'Enter', 'Put', 'Example', 'Mytoken'])
+      expect(secrets(`password: ${v}`), v).toEqual([]);
+    for (const v of ['enter-key-123', 'replace-me-9', 'insert_9', 'your-1']) expect(secrets(`password: ${v}`), v).toEqual([]);
+    expect(secrets('password: aB3dredactedgH7jK9')).toEqual([]);
+    expect(secrets('password: entertain9')).toEqual(['entertain9']);
+  });
+});
