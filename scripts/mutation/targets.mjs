@@ -1691,6 +1691,27 @@ export const targets = [
         code: 'end === keywordEnd',
         reason: 'with no letter after the keyword the test reads "", which matches the pattern\'s end: not another word, as the early return says',
       },
+      {
+        file: 'src/pii/detectors/secret.ts',
+        mutator: 'Regex',
+        replacement: '/(?:AKIA|ASIA)/',
+        code: '/^(?:AKIA|ASIA)/',
+        reason: 'it tests a slice of four characters, the first four of a candidate: the prefix can only be at its start',
+      },
+      {
+        file: 'src/pii/detectors/secret.ts',
+        mutator: 'Regex',
+        replacement: '/basic$/i',
+        code: '/^basic$/i',
+        reason: 'the scheme group holds Basic, Bearer or Token and nothing else: no other word ends in "basic"',
+      },
+      {
+        file: 'src/pii/detectors/secret.ts',
+        mutator: 'Regex',
+        replacement: '/^basic/i',
+        code: '/^basic$/i',
+        reason: 'as above: no other word of the group starts with "basic"',
+      },
     ],
   },
   {
