@@ -760,6 +760,10 @@ describe('AWS secrets within 160 characters after a key id', () => {
     expect(secrets(`[REDACTED:SECRET] ${secret} ${keyId} ${later}`)).toEqual([secret, keyId, later]);
   });
 
+  it('a secret read after a key id wins over a longer value read from its key name', () => {
+    expect(secrets(`${keyId}\nsecret = ${secret}!x`)).toEqual([keyId, secret]);
+  });
+
   it('as an assignment, the secret wins over nothing: one finding with its exact span', () => {
     const text = `aws_access_key_id=${keyId}\naws_secret_access_key=${secret}`;
     expect(secrets(text)).toEqual([keyId, secret]);
@@ -1075,6 +1079,10 @@ describe('assignments: which values count', () => {
     expect(secrets(`token: ${uuid.toUpperCase()}`)).toEqual([uuid.toUpperCase()]);
     expect(secrets(`token: ${uuid}0`)).toEqual([`${uuid}0`].filter(() => looksRandom(`${uuid}0`, 12)));
     expect(secrets('token: 00000000-0000-0000-0000-000000000000')).toEqual([]);
+    // Filler only: a UUID whose characters run in order is still the credential after a key name.
+    const ordered = '01234567-89ab-cdef-0123-456789abcdef';
+    expect(looksRandom(ordered, 12)).toBe(false);
+    expect(secrets(`token: ${ordered}`)).toEqual([ordered]);
     expect(secrets('token: 11111111-1111-1111-1111-111111111111')).toEqual([]);
     expect(secrets('token: 5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4')).toEqual(
       ['5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4'].filter(() => looksRandom('5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a4', 12)),
@@ -1174,6 +1182,7 @@ describe('assignments: which values count', () => {
     expect(secrets('token: aB3dE5gH7jK9mN1pQ2...')).toEqual([]);
     expect(secrets('token: aB3dE5gH7jK9mN1pQ2…')).toEqual([]);
     expect(secrets('token: "aB3dE5gH7jK9mN1pQ2"...')).toEqual(['aB3dE5gH7jK9mN1pQ2']);
+    expect(secrets('token: "aB3dE5gH7jK9mN1pQ2…"')).toEqual(['aB3dE5gH7jK9mN1pQ2…']); // quoted: taken as written
     expect(secrets('password: Tr0ub4dor&3...')).toEqual(['Tr0ub4dor&3']);
     expect(secrets('token: aB3dE5gH7jK9mN1pQ2..')).toEqual(['aB3dE5gH7jK9mN1pQ2']);
   });
