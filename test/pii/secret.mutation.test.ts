@@ -1649,6 +1649,8 @@ describe('the randomness tests: the ends of each range', () => {
 
   it('characters past ASCII are counted apart', () => {
     expect(looksFake('\x80'.repeat(8))).toBe(true);
+    expect(looksFake('\x80a\x80b\x80c\x80d\x80', false)).toBe(true); // five of nine, no run
+    expect(looksFake('\x80a\x80b\x80c\x80d', false)).toBe(false);
     expect(looksFake('\x80\x81'.repeat(4), false)).toBe(false);
     expect(shannonEntropy('\x80\x81')).toBe(1);
     expect(shannonEntropy('\x7f\x80')).toBe(1);
