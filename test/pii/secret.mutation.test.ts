@@ -910,6 +910,7 @@ describe('assignments: operators, quotes, spacing', () => {
       expect(secrets(`(password: ${pw}${trailing}`), trailing).toEqual([pw]);
     }
     expect(secrets(`password: ${pw}!`)).toEqual([`${pw}!`]);
+    expect(secrets(`password = ${pw}!`)).toEqual([`${pw}!`]); // a text ending in '!' after an "=" assignment
     expect(secrets(`password: ${pw}?`)).toEqual([`${pw}?`]);
     expect(secrets(`password: ${pw}.x`)).toEqual([`${pw}.x`]);
     expect(secrets(`password: ${pw}/`)).toEqual([`${pw}/`]);
@@ -1442,6 +1443,16 @@ describe('the detector appends to what other detectors found', () => {
 
 describe('PEM bodies: what a body line may hold', () => {
   const head = '-----BEGIN RSA PRIVATE KEY-----';
+  it("a cut-off block is counted up to its own end, not up to a later block's footer", () => {
+    const b = `-----BEGIN EC PRIVATE KEY-----\n${pemLine()}\n-----END EC PRIVATE KEY-----`;
+    expect(secrets(`${head}\nAbc\n${b}`)).toEqual([b]);
+  });
+
+  it('a blank CRLF line ends a cut-off body', () => {
+    const key = `${head}\r\n${pemLine()}\r`;
+    expect(secrets(`${key}\n\r\n${pemLine()}\r\n`)).toEqual([key]);
+  });
+
   it('base64 with padding, and armor headers of letters and dashes', () => {
     const lines = ['AZaz09+/' + pemLine(56), pemLine(30) + '=='];
     const key = `${head}\n${lines.join('\n')}`;
