@@ -1,4 +1,4 @@
-import { isAsciiAlnum, isUnspacedScript } from '../chars.js';
+import { codeAt, isAsciiAlnum, isUnspacedScript } from '../chars.js';
 import type { Candidate, Detector } from '../types.js';
 
 /** Known token formats and key blocks are certain; a value read from `key = value` is a guess. */
@@ -278,13 +278,24 @@ function detectBundlerCredentials(text: string, out: Candidate[]): void {
   while ((m = BUNDLER_CREDENTIALS.exec(text)) !== null) {
     const value = m[2] ?? '';
     if (isPlaceholder(value.slice(value.indexOf(':') + 1))) continue;
-    const end = m.index + m[0].length - (m[1] ?? '').length;
+    let end = m.index + m[0].length - (m[1] ?? '').length;
+    // A password longer than the pattern reads (128 characters): redacted to its end.
+    if ((m[1] ?? '') === '') while (end < text.length && !/[\s"';&]/.test(text[end] ?? '')) end++;
+    BUNDLER_CREDENTIALS.lastIndex = Math.max(BUNDLER_CREDENTIALS.lastIndex, end);
     // As certain as a known format (the key name says what it is); the longer span wins a tie with a token inside it.
-    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_FORMAT_PRIORITY });
+    out.push({ type: 'SECRET', start: m.index + m[0].length - (m[1] ?? '').length - value.length, end, priority: SECRET_FORMAT_PRIORITY });
   }
 }
 
 const BEARER = /\b(?:Bearer|Token|Basic)[ \t]{1,8}([A-Za-z0-9._~+/-]{16,2048}=*)/g;
+const CREDENTIAL_CHAR = /[A-Za-z0-9._~+/=-]/;
+
+/** The end of the run of credential characters that goes on at `from`. */
+function tokenRunEnd(text: string, from: number): number {
+  let end = from;
+  while (end < text.length && CREDENTIAL_CHAR.test(text[end] ?? '')) end++;
+  return end;
+}
 
 function detectAuthHeaders(text: string, out: Candidate[]): void {
   BEARER.lastIndex = 0;
@@ -292,8 +303,11 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
   while ((m = BEARER.exec(text)) !== null) {
     const value = m[1] ?? '';
     if (!looksRandom(value, 16)) continue;
-    const end = m.index + m[0].length;
-    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
+    const matchEnd = m.index + m[0].length;
+    // A credential longer than the pattern reads (2,048 characters) is redacted to its end.
+    const end = tokenRunEnd(text, matchEnd);
+    BEARER.lastIndex = end;
+    out.push({ type: 'SECRET', start: matchEnd - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
   // An HTTP header that carries a credential, with or without a scheme word (curl -H, HTTP dumps):
   // "Authorization: 5eb4223e-…", "Authorization: Basic YnJvd3Nlcjo=", "X-Api-Key: …", "Api-Token: …".
@@ -303,8 +317,10 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
     const basic = /^basic$/i.test(m[1] ?? '');
     const ok = basic ? /^[A-Za-z0-9+/]{8,}={0,2}$/.test(value) && !isPlaceholder(value) : looksRandom(value, 10) || (UUID.test(value) && !looksFake(value));
     if (!ok) continue;
-    const end = m.index + m[0].length;
-    out.push({ type: 'SECRET', start: end - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
+    const matchEnd = m.index + m[0].length;
+    const end = tokenRunEnd(text, matchEnd);
+    AUTH_HEADER.lastIndex = end;
+    out.push({ type: 'SECRET', start: matchEnd - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
 }
 
@@ -589,12 +605,17 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
     const quote = a[4] ?? '';
     const valueStart = ASSIGNMENT.lastIndex;
     let valueEnd = valueStart;
-    const limit = Math.min(text.length, valueStart + 512);
+    const limit = Math.min(text.length, valueStart + MAX_JUDGED_VALUE);
+    // A value longer than the part that is judged (MAX_JUDGED_VALUE): its first part decides, and
+    // the whole of it is redacted (see valueRunEnd).
+    let longer: boolean;
     if (quote !== '') {
       while (valueEnd < limit && text[valueEnd] !== quote && text[valueEnd] !== '\n') valueEnd++;
-      if (text[valueEnd] !== quote) valueEnd = valueStart; // unterminated: not a quoted value
+      longer = valueEnd === limit && valueEnd < text.length && text[valueEnd] !== quote && text[valueEnd] !== '\n';
+      if (text[valueEnd] !== quote && !longer) valueEnd = valueStart; // unterminated: not a quoted value
     } else {
       while (valueEnd < limit && isBareValueChar(text.charCodeAt(valueEnd))) valueEnd++;
+      longer = valueEnd === limit && isBareValueChar(codeAt(text, valueEnd));
       // Trailing sentence punctuation is not part of the value.
       // '!' and '?' stay: passwords end with them far more often than notes end a sentence on one.
       while (valueEnd > valueStart && /[.,;:)\]}>]/.test(text[valueEnd - 1] ?? '')) valueEnd--;
@@ -617,12 +638,33 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
       !(quote === '' && looksLikeCodeReference(text, value, valueEnd)) &&
       !(quote === '' && !passwordLike && isElided(text, value, valueEnd))
     ) {
-      out.push({ type: 'SECRET', start: valueStart, end: valueEnd, priority: SECRET_CONTEXT_PRIORITY });
-      from = Math.max(valueEnd, keyEnd);
+      // Extended only once a value is accepted, and the scan goes on after it: each character is read once.
+      const end = longer ? valueRunEnd(text, valueEnd, quote) : valueEnd;
+      out.push({ type: 'SECRET', start: valueStart, end, priority: SECRET_CONTEXT_PRIORITY });
+      from = Math.max(end, keyEnd);
     } else {
       from = keyEnd;
     }
   }
+}
+
+/** How much of an assigned value is read to judge it (looksRandom, plausiblePassword). */
+const MAX_JUDGED_VALUE = 512;
+
+/**
+ * The end of a value that runs on past what was judged: to its closing quote (or the end of its
+ * line) when quoted, else to the end of its run of value characters (trailing sentence punctuation
+ * left out), so that no tail of a long token is stored in the clear.
+ */
+function valueRunEnd(text: string, from: number, quote: string): number {
+  let end = from;
+  if (quote !== '') {
+    while (end < text.length && text[end] !== quote && text[end] !== '\n') end++;
+    return end;
+  }
+  while (end < text.length && isBareValueChar(text.charCodeAt(end))) end++;
+  while (end > from && /[.,;:)\]}>]/.test(text[end - 1] ?? '')) end--;
+  return end;
 }
 
 const ACCESS_ID = /access[_-]?id$/i;
@@ -658,9 +700,26 @@ function isKeyChar(c: number): boolean {
 }
 
 function isBareValueChar(c: number): boolean {
-  // Stops at whitespace, quotes, separators of lists and markup, and at CJK text, which is written
-  // right after a value ("パスワードはabc123です").
-  return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 44 && c !== 59 && c !== 60 && c !== 62 && !isUnspacedScript(c);
+  // Stops at whitespace (Unicode spaces and line separators too), quotes, separators of lists and
+  // markup, and at CJK text, which is written right after a value ("パスワードはabc123です").
+  return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 44 && c !== 59 && c !== 60 && c !== 62 && !isUnicodeSpace(c) && !isUnspacedScript(c);
+}
+
+/** The characters besides ASCII ones that `\s` matches: a value does not run over them. */
+function isUnicodeSpace(c: number): boolean {
+  return (
+    c >= 0x85 &&
+    (c === 0x85 ||
+      c === 0xa0 ||
+      c === 0x1680 ||
+      (c >= 0x2000 && c <= 0x200a) ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0x202f ||
+      c === 0x205f ||
+      c === 0x3000 ||
+      c === 0xfeff)
+  );
 }
 
 function plausiblePassword(value: string, quoted: boolean): boolean {
