@@ -99,6 +99,30 @@ describe('redactEdit: what is stored and what is refused', () => {
     expect(redactEdit(before, 'jane.roe@example.com x jane.roe@example.com\n', options).rejected).toEqual(['EMAIL']);
   });
 
+  it('options without a policy: values redacted, nothing refused', () => {
+    const result = redactEdit('x\n', 'x jane.roe@example.com\n', {});
+    expect(result.text).toBe('x [REDACTED:EMAIL]\n');
+    expect(result.rejected).toEqual([]);
+  });
+
+  it('a value that ends right where the change starts was there before: not brought in', () => {
+    const options = { policy: { EMAIL: 'reject' as const } };
+    const before = 'a jane.roe@example.com.\n';
+    const after = 'a jane.roe@example.com!\n';
+    expect(changedSpan(before, after).start).toBe(before.indexOf('.\n'));
+    expect(redactEdit(before, after, options).rejected).toEqual([]);
+  });
+
+  it('a value before the change that only the change made a value was brought in', () => {
+    const options = { policy: { US_SSN: 'reject' as const } };
+    // "078 05 1123 45" is one longer number; with the "45" gone, "078 05 1123" is an SSN of its own.
+    const before = 'he wrote 078 05 1123 45 down\n';
+    const after = 'he wrote 078 05 1123 xy down\n';
+    const span = changedSpan(before, after);
+    expect(redactEdit(before, after, options).findings.map((f) => [after.slice(f.start, f.end), f.end <= span.start])).toEqual([['078 05 1123', true]]);
+    expect(redactEdit(before, after, options).rejected).toEqual(['US_SSN']);
+  });
+
   it('only the types under reject are refused, in the order of PII_TYPES', () => {
     const options = { policy: { PHONE: 'reject' as const, EMAIL: 'reject' as const, IP_ADDRESS: 'redact' as const } };
     const result = redactEdit('x\n', 'x +49 30 1234567 jane.roe@example.com ip 8.8.4.4\n', options);
@@ -125,8 +149,10 @@ describe('redactPathValues', () => {
   });
 
   it('two values in one segment, text around them kept', () => {
-    const result = redactPathValues('/memories/a jane@example.com b ip 8.8.4.4 c', tag);
+    const path = '/memories/a jane@example.com b ip 8.8.4.4 c';
+    const result = redactPathValues(path, tag);
     expect(result.path).toBe('/memories/a REDACTED-EMAIL-<jane@example.com> b ip REDACTED-IP_ADDRESS-<8.8.4.4> c');
+    expect(result.findings.map((f) => path.slice(f.start, f.end))).toEqual(['jane@example.com', '8.8.4.4']);
   });
 
   it('a path without values is returned as it is', () => {
@@ -270,6 +296,159 @@ describe('redactEdit: how much it scans', () => {
     const at = before.indexOf('ok', 300);
     const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
     expectScanned(before, after, { ws: 0, we: at + 2 + 2 * margin, keepFrom: 0, keepTo: at + 2 + margin }, margin);
+  });
+
+  it('a line break exactly a context length before the change is not yet the window edge', () => {
+    // b is the last line break at least CONTEXT_AFTER characters before the change: a value that
+    // ends on the line before a closer break is kept.
+    for (const gap of [CONTEXT_AFTER - 1, CONTEXT_AFTER, CONTEXT_AFTER + 1, CONTEXT_AFTER + 2]) {
+      const head = `${numberLines(20)}mail jane.roe@example.com\n`;
+      const before = `${head}${'y'.repeat(gap)}ok tail\n${numberLines(20, 30)}`;
+      const at = head.length + gap;
+      const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+      expectScanned(before, after, lineWindowOf(after, at, at + 2));
+    }
+  });
+
+  it("a value right before the window edge's line break is left to the scan that stored it; one after it is read", () => {
+    const before = `${numberLines(20)}call +49 30 1234567\n${'z'.repeat(100)} ok\n${numberLines(20, 40)}`;
+    const at = before.indexOf('z ok') + 2;
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    const window = lineWindowOf(after, at, at + 2);
+    // The phone number ends at the edge break: outside the kept range.
+    expect(after.indexOf('1234567\n') + 7).toBe(window.keepFrom - 1);
+    expectScanned(before, after, window);
+    expect(redactEdit(before, after).findings.map((f) => after.slice(f.start, f.end))).not.toContain('+49 30 1234567');
+  });
+
+  it('no line break before the change, far from the start: the window runs to the start', () => {
+    const margin = 400;
+    const before = `${'Telefon: 030 1234567 ok '.repeat(60)}\n${numberLines(10)}`;
+    const at = before.indexOf('ok', 1200);
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    expectScanned(before, after, lineWindowOf(after, at, at + 2), margin);
+    expect(lineWindowOf(after, at, at + 2).ws).toBe(0);
+  });
+
+  it('no line break after the change, far from the end: the window runs to the end', () => {
+    const margin = 400;
+    const before = `${numberLines(10)}${'Telefon: 030 1234567 ok '.repeat(60)}`;
+    const at = before.indexOf('ok', 400);
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    expectScanned(before, after, lineWindowOf(after, at, at + 2), margin);
+    expect(lineWindowOf(after, at, at + 2).we).toBe(after.length);
+  });
+
+  it('a line break exactly two margins away still bounds the window; one more character and the margin rule applies', () => {
+    const margin = 300;
+    const filler = 'Telefon: 030 1234567 ok '.repeat(40); // no line break
+    for (const extra of [0, 1]) {
+      // Before the change: the break that ends `head` is 2 * margin + extra before it.
+      const head = `\n\n${numberLines(20)}`;
+      const lead = filler.slice(0, 2 * margin + extra - 1);
+      const before = `${head}${lead}ok${filler.slice(0, 200)}\n${numberLines(20, 50)}\n\n`;
+      const at = head.length + lead.length;
+      const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+      expect(at - after.lastIndexOf('\n', at - CONTEXT_AFTER - 1)).toBe(2 * margin + extra);
+      const marginRule = { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin };
+      expectScanned(before, after, extra === 0 ? lineWindowOf(after, at, at + 2) : marginRule, margin);
+    }
+    for (const extra of [0, 1]) {
+      // After the change: the first break at least CONTEXT_BEFORE after it is 2 * margin + extra after its end.
+      const head = `\n\n${numberLines(40)}${filler.slice(0, 100)}`;
+      const before = `${head}ok${filler.slice(0, 2 * margin + extra)}\n${numberLines(20, 50)}\n\n`;
+      const at = head.length;
+      const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+      expect(after.indexOf('\n', at + 2 + CONTEXT_BEFORE) - (at + 2)).toBe(2 * margin + extra);
+      const marginRule = { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin };
+      expectScanned(before, after, extra === 0 ? lineWindowOf(after, at, at + 2) : marginRule, margin);
+    }
+  });
+
+  it('a line break far away and no blank line anywhere: the whole text is scanned', () => {
+    const margin = 300;
+    const long = 'Telefon: 030 1234567 ok '.repeat(100);
+    const before = `start\n${long}\n${numberLines(30)}`;
+    const at = before.indexOf('ok', long.length - 300);
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    expectScanned(before, after, { ws: 0, we: after.length, keepFrom: 0, keepTo: after.length }, margin);
+  });
+
+  it('a blank line close before the change and none after: the paragraph window when it is smaller', () => {
+    const before = `${numberLines(40)}\n${numberLines(5, 40)}`;
+    const at = before.indexOf('ok', before.lastIndexOf('\n\n') + 2 + 3 * 29);
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    const paragraphs = paragraphWindowOf(after, at, at + 2);
+    const lines = lineWindowOf(after, at, at + 2);
+    expect(paragraphs.we).toBe(lines.we);
+    expect(paragraphs.ws).toBeGreaterThan(lines.ws);
+    expectScanned(before, after, paragraphs);
+  });
+
+  it('a blank line close after the change and none before: the paragraph window when it is smaller', () => {
+    // The blank line is the first line break CONTEXT_BEFORE after the change.
+    const before = `${numberLines(10)}\n${numberLines(40, 10)}`; // lines of 24 characters
+    const at = before.indexOf('ok', 24);
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    const paragraphs = paragraphWindowOf(after, at, at + 2);
+    const lines = lineWindowOf(after, at, at + 2);
+    expect(paragraphs.ws).toBe(lines.ws);
+    expect(paragraphs.we).toBeLessThan(lines.we);
+    expectScanned(before, after, paragraphs);
+  });
+
+  it('the margin rule: a value ending exactly one margin before the change, or starting one margin after it, is not kept', () => {
+    const margin = 400;
+    const pad = (n: number) => 'w '.repeat(n / 2);
+    const value = 'jane.roe@example.com';
+    for (const shift of [-1, 0, 1]) {
+      const left = `\n\n${pad(800)}${value}${' '.repeat(margin + shift - 2)}`;
+      const right = `${' '.repeat(margin + shift)}${value} ${pad(800)}\n\n`;
+      const before = `${left}ok${right}`;
+      const at = left.length;
+      const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+      const found = redactEdit(before, after, undefined, margin).findings.map((f) => after.slice(f.start, f.end));
+      // Left: the value ends margin + shift - 2 characters before the change.
+      // Right: it starts margin + shift characters after the change's end.
+      const expectLeft = margin + shift - 2 < margin;
+      const expectRight = margin + shift < margin;
+      expect(found.length, `shift ${shift}`).toBe((expectLeft ? 1 : 0) + (expectRight ? 1 : 0));
+    }
+  });
+
+  it('the margin rule with two margins reaching the start: everything from the start is kept', () => {
+    // A key header (with no key after it) near the change forces the margin rule.
+    const margin = 400;
+    const before = `-----BEGIN RSA PRIVATE KEY-----\nmail jane.roe@example.com ${'w '.repeat(300)}ok ${'w '.repeat(300)}mail john.doe@example.org ${'v '.repeat(1200)}\n\n`;
+    const at = before.indexOf('ok');
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    expect(at).toBeGreaterThan(margin + 60);
+    expect(at).toBeLessThan(2 * margin);
+    const found = redactEdit(before, after, undefined, margin).findings.map((f) => after.slice(f.start, f.end));
+    expect(found).toEqual(['jane.roe@example.com']);
+  });
+
+  it('the margin rule with two margins reaching the end: everything to the end is kept', () => {
+    const margin = 400;
+    const before = `\n\n${'v '.repeat(1200)}ok -----BEGIN RSA PRIVATE KEY-----\n${'w '.repeat(300)}mail john.doe@example.org\n`;
+    const at = before.indexOf('ok');
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    expect(after.length - at).toBeGreaterThan(margin + 60);
+    expect(after.length - at).toBeLessThan(2 * margin);
+    const found = redactEdit(before, after, undefined, margin).findings.map((f) => after.slice(f.start, f.end));
+    expect(found).toEqual(['john.doe@example.org']);
+  });
+
+  it("a private key header exactly at the window's end: the line window (the header is outside it)", () => {
+    const lines = numberLines(400);
+    const at = lines.indexOf('ok', 200 * 29);
+    const after0 = `${lines.slice(0, at)}OK${lines.slice(at + 2)}`;
+    const window = lineWindowOf(after0, at, at + 2);
+    const header = '-----BEGIN RSA PRIVATE KEY-----';
+    const before = `${lines.slice(0, window.we)}${header}${lines.slice(window.we)}`;
+    const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
+    expect(after.indexOf('-----BEGIN ')).toBe(lineWindowOf(after, at, at + 2).we);
+    expectScanned(before, after, lineWindowOf(after, at, at + 2), 2000);
   });
 
   it('a private key header near the window: the margin rule', () => {
