@@ -260,8 +260,10 @@ function readDomain(text: string, from: number): DomainRead | undefined {
     break;
   }
   if (labels.length < 2) return undefined;
-  // A word, a digit or an '@' running on from the last label: not the end of an address.
-  if (isLocalChar(codeAt(text, end)) && codeAt(text, end) !== 46) return undefined;
+  // A word, a digit or an '@' running on from the last label: not the end of an address (a dot or
+  // a quote after it ends a sentence or a quotation).
+  const after = codeAt(text, end);
+  if ((isLocalChar(after) && after !== 46 && after !== 39) || after === 64) return undefined;
   const tld = (labels[labels.length - 1] ?? '').toLowerCase();
   if (!/^[a-z]{2,24}$/.test(tld) || FILE_EXTENSIONS.has(tld)) return undefined;
   return { end, labels, speltDot };
@@ -276,6 +278,7 @@ function readDomain(text: string, from: number): DomainRead | undefined {
  */
 function detectSpeltAddresses(text: string, out: Candidate[]): void {
   SPELT_AT.lastIndex = 0;
+  let scanFrom = 0; // the end of the last address found: no local part reaches back into it
   let m: RegExpExecArray | null;
   while ((m = SPELT_AT.exec(text)) !== null) {
     const tokenStart = m.index;
@@ -284,9 +287,11 @@ function detectSpeltAddresses(text: string, out: Candidate[]): void {
     const bracketed = word.length > 2;
     // Local part: walk left over the characters an address may hold.
     let start = tokenStart;
-    while (start > 0 && tokenStart - start < MAX_LOCAL && isLocalChar(text.charCodeAt(start - 1))) start--;
-    while (start < tokenStart && (text.charCodeAt(start) === 46 || text.charCodeAt(start) === 39)) start++;
-    if (start === tokenStart || text.charCodeAt(tokenStart - 1) === 46 || isLocalChar(codeAt(text, start - 1)) || codeAt(text, start - 1) === 64) {
+    while (start > scanFrom && tokenStart - start < MAX_LOCAL && isLocalChar(text.charCodeAt(start - 1))) start--;
+    // What stops the walk: a run longer than a local part may be, or an '@' (part of an address written otherwise).
+    const stoppedBy = codeAt(text, start - 1);
+    while (start < tokenStart && (text.charCodeAt(start) === 46 || text.charCodeAt(start) === 39)) start++; // no leading dot/quote
+    if (start === tokenStart || text.charCodeAt(tokenStart - 1) === 46 || (start > scanFrom && isLocalChar(stoppedBy)) || stoppedBy === 64) {
       SPELT_AT.lastIndex = tokenStart + 1;
       continue;
     }
@@ -308,6 +313,7 @@ function detectSpeltAddresses(text: string, out: Candidate[]): void {
     if (accepted) {
       out.push({ type: 'EMAIL', start, end: domain.end, priority: EMAIL_PRIORITY });
       SPELT_AT.lastIndex = domain.end;
+      scanFrom = domain.end;
     } else {
       SPELT_AT.lastIndex = tokenStart + 1;
     }
@@ -336,10 +342,11 @@ function validDomainEnd(text: string, from: number, to: number): number {
     if (label.startsWith('-') || label.endsWith('-')) return 0;
   }
   const tld = labels[labels.length - 1] ?? '';
+  // "jane@example.com.md" is a file named after an address: the extension is not part of it (the
+  // rest must be a domain of its own). Before the asset check: "jane@example.com.json" holds one too.
+  if (labels.length >= 3 && DOCUMENT_EXTENSIONS.has(tld.toLowerCase())) return validDomainEnd(text, from, to - tld.length - 1);
   if (!validTld(tld)) return 0;
   if (FILE_EXTENSIONS.has(tld.toLowerCase())) return 0;
-  // "jane@example.com.md" is a file named after an address: the extension is not part of it.
-  if (labels.length >= 3 && DOCUMENT_EXTENSIONS.has(tld.toLowerCase())) return to - tld.length - 1;
   return to;
 }
 
