@@ -791,7 +791,9 @@ export const targets = [
   // spans on the same texts instead.
   {
     name: 'pii-engine',
-    mutate: ['src/pii/chars.ts', 'src/pii/engine.ts', 'src/pii/normalize.ts', 'src/pii/types.ts', 'src/pii/index.ts'],
+    // Not src/pii/index.ts: re-exports only, no mutant (Stryker records no file without one, so the
+    // report could never be current for it).
+    mutate: ['src/pii/chars.ts', 'src/pii/engine.ts', 'src/pii/normalize.ts', 'src/pii/types.ts'],
     tests: ['test/pii/engine.test.ts', 'test/pii/detectors.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/engine*.mutation.test.ts'],
     threshold: 85,
     equivalent: [],
