@@ -278,22 +278,37 @@ function detectBundlerCredentials(text: string, out: Candidate[]): void {
   while ((m = BUNDLER_CREDENTIALS.exec(text)) !== null) {
     const value = m[2] ?? '';
     if (isPlaceholder(value.slice(value.indexOf(':') + 1))) continue;
-    let end = m.index + m[0].length - (m[1] ?? '').length;
+    const matchEnd = m.index + m[0].length - (m[1] ?? '').length;
     // A password longer than the pattern reads (128 characters): redacted to its end.
-    if ((m[1] ?? '') === '') while (end < text.length && !/[\s"';&]/.test(text[end] ?? '')) end++;
+    const end = (m[1] ?? '') === '' ? runEnd(text, matchEnd, text.length, isBundlerPasswordChar) : matchEnd;
     BUNDLER_CREDENTIALS.lastIndex = Math.max(BUNDLER_CREDENTIALS.lastIndex, end);
     // As certain as a known format (the key name says what it is); the longer span wins a tie with a token inside it.
-    out.push({ type: 'SECRET', start: m.index + m[0].length - (m[1] ?? '').length - value.length, end, priority: SECRET_FORMAT_PRIORITY });
+    out.push({ type: 'SECRET', start: matchEnd - value.length, end, priority: SECRET_FORMAT_PRIORITY });
   }
 }
 
 const BEARER = /\b(?:Bearer|Token|Basic)[ \t]{1,8}([A-Za-z0-9._~+/-]{16,2048}=*)/g;
-const CREDENTIAL_CHAR = /[A-Za-z0-9._~+/=-]/;
 
-/** The end of the run of credential characters that goes on at `from`. */
-function tokenRunEnd(text: string, from: number): number {
+/** The end of the run of characters `inRun` accepts that starts at `from`, at most `limit`. */
+function runEnd(text: string, from: number, limit: number, inRun: (c: number) => boolean): number {
   let end = from;
-  while (end < text.length && CREDENTIAL_CHAR.test(text[end] ?? '')) end++;
+  while (end < limit && inRun(text.charCodeAt(end))) end++;
+  return end;
+}
+
+/** A character of a Bearer or header credential (the patterns' class, with the '=' padding). */
+function isCredentialChar(c: number): boolean {
+  return isAsciiAlnum(c) || c === 46 || c === 95 || c === 126 || c === 43 || c === 47 || c === 61 || c === 45;
+}
+
+/** A character of a Bundler password (the pattern's class: not whitespace, a quote, ';' or '&'). */
+function isBundlerPasswordChar(c: number): boolean {
+  return c >= 0 && c !== 32 && !(c >= 9 && c <= 13) && c !== 34 && c !== 39 && c !== 59 && c !== 38 && !isUnicodeSpace(c);
+}
+
+/** `end` without the sentence punctuation a bare value ends on ('!' and '?' stay: see scanAssignments). */
+function withoutTrailingPunctuation(text: string, from: number, end: number): number {
+  while (end > from && /[.,;:)\]}>]/.test(text[end - 1] ?? '')) end--;
   return end;
 }
 
@@ -305,7 +320,7 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
     if (!looksRandom(value, 16)) continue;
     const matchEnd = m.index + m[0].length;
     // A credential longer than the pattern reads (2,048 characters) is redacted to its end.
-    const end = tokenRunEnd(text, matchEnd);
+    const end = runEnd(text, matchEnd, text.length, isCredentialChar);
     BEARER.lastIndex = end;
     out.push({ type: 'SECRET', start: matchEnd - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
@@ -318,7 +333,7 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
     const ok = basic ? /^[A-Za-z0-9+/]{8,}={0,2}$/.test(value) && !isPlaceholder(value) : looksRandom(value, 10) || (UUID.test(value) && !looksFake(value));
     if (!ok) continue;
     const matchEnd = m.index + m[0].length;
-    const end = tokenRunEnd(text, matchEnd);
+    const end = runEnd(text, matchEnd, text.length, isCredentialChar);
     AUTH_HEADER.lastIndex = end;
     out.push({ type: 'SECRET', start: matchEnd - value.length, end, priority: SECRET_CONTEXT_PRIORITY + 1 });
   }
@@ -604,21 +619,19 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
     }
     const quote = a[4] ?? '';
     const valueStart = ASSIGNMENT.lastIndex;
-    let valueEnd = valueStart;
+    let valueEnd: number;
     const limit = Math.min(text.length, valueStart + MAX_JUDGED_VALUE);
     // A value longer than the part that is judged (MAX_JUDGED_VALUE): its first part decides, and
-    // the whole of it is redacted (see valueRunEnd).
-    let longer: boolean;
+    // the whole of it is redacted, to its closing quote (or the end of its line) or the end of its run.
+    const inValue = quote === '' ? isBareValueChar : quotedValueChar(quote);
+    valueEnd = runEnd(text, valueStart, limit, inValue);
+    const longer = valueEnd === limit && inValue(codeAt(text, valueEnd));
     if (quote !== '') {
-      while (valueEnd < limit && text[valueEnd] !== quote && text[valueEnd] !== '\n') valueEnd++;
-      longer = valueEnd === limit && valueEnd < text.length && text[valueEnd] !== quote && text[valueEnd] !== '\n';
       if (text[valueEnd] !== quote && !longer) valueEnd = valueStart; // unterminated: not a quoted value
     } else {
-      while (valueEnd < limit && isBareValueChar(text.charCodeAt(valueEnd))) valueEnd++;
-      longer = valueEnd === limit && isBareValueChar(codeAt(text, valueEnd));
       // Trailing sentence punctuation is not part of the value.
       // '!' and '?' stay: passwords end with them far more often than notes end a sentence on one.
-      while (valueEnd > valueStart && /[.,;:)\]}>]/.test(text[valueEnd - 1] ?? '')) valueEnd--;
+      valueEnd = withoutTrailingPunctuation(text, valueStart, valueEnd);
     }
     const value = text.slice(valueStart, valueEnd);
     const accepted = loose
@@ -639,7 +652,11 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
       !(quote === '' && !passwordLike && isElided(text, value, valueEnd))
     ) {
       // Extended only once a value is accepted, and the scan goes on after it: each character is read once.
-      const end = longer ? valueRunEnd(text, valueEnd, quote) : valueEnd;
+      const end = !longer
+        ? valueEnd
+        : quote !== ''
+          ? runEnd(text, valueEnd, text.length, inValue)
+          : withoutTrailingPunctuation(text, valueEnd, runEnd(text, valueEnd, text.length, inValue));
       out.push({ type: 'SECRET', start: valueStart, end, priority: SECRET_CONTEXT_PRIORITY });
       from = Math.max(end, keyEnd);
     } else {
@@ -651,20 +668,10 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
 /** How much of an assigned value is read to judge it (looksRandom, plausiblePassword). */
 const MAX_JUDGED_VALUE = 512;
 
-/**
- * The end of a value that runs on past what was judged: to its closing quote (or the end of its
- * line) when quoted, else to the end of its run of value characters (trailing sentence punctuation
- * left out), so that no tail of a long token is stored in the clear.
- */
-function valueRunEnd(text: string, from: number, quote: string): number {
-  let end = from;
-  if (quote !== '') {
-    while (end < text.length && text[end] !== quote && text[end] !== '\n') end++;
-    return end;
-  }
-  while (end < text.length && isBareValueChar(text.charCodeAt(end))) end++;
-  while (end > from && /[.,;:)\]}>]/.test(text[end - 1] ?? '')) end--;
-  return end;
+/** Inside a value quoted with `quote`: anything up to the closing quote or the end of the line. */
+function quotedValueChar(quote: string): (c: number) => boolean {
+  const q = quote.charCodeAt(0);
+  return (c) => c >= 0 && c !== q && c !== 10;
 }
 
 const ACCESS_ID = /access[_-]?id$/i;
@@ -705,7 +712,11 @@ function isBareValueChar(c: number): boolean {
   return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 44 && c !== 59 && c !== 60 && c !== 62 && !isUnicodeSpace(c) && !isUnspacedScript(c);
 }
 
-/** The characters besides ASCII ones that `\s` matches: a value does not run over them. */
+/**
+ * The characters besides ASCII ones that `\s` matches: a value does not run over them. Through the
+ * engine's view only U+0085, U+2028 and U+2029 reach a detector (src/pii/normalize.ts folds the
+ * other spaces to ' ' and drops U+FEFF); the list is whole for a detector called on raw text.
+ */
 function isUnicodeSpace(c: number): boolean {
   return (
     c >= 0x85 &&
