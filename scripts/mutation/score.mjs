@@ -19,8 +19,12 @@ export function readReport(target) {
 export function stripHostPaths(target) {
   const report = readReport(target);
   if (!report) return false;
-  writeFileSync(incrementalFileOf(target.name), JSON.stringify(withoutHostPaths(report), null, 2));
+  writeReport(target, withoutHostPaths(report));
   return true;
+}
+
+function writeReport(target, report) {
+  writeFileSync(incrementalFileOf(target.name), JSON.stringify(report, null, 2));
 }
 
 /**
@@ -37,7 +41,7 @@ export function dropSurvivors(target) {
     dropped += file.mutants.length - kept.length;
     file.mutants = kept;
   }
-  writeFileSync(incrementalFileOf(target.name), JSON.stringify(report, null, 2));
+  writeReport(target, report);
   return dropped;
 }
 
