@@ -142,6 +142,13 @@ function detectKnownTokensIn(run: string, offset: number, out: Candidate[]): voi
   KNOWN_TOKENS.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = KNOWN_TOKENS.exec(run)) !== null) {
+    // No format matches the empty string; were one edited to (an empty alternative), this loop
+    // would repeat that match forever. Step past it instead. (Not matchAll: it clones this large
+    // pattern on every call, which made a redacted edit 1.5x slower.)
+    if (m[0].length === 0) {
+      KNOWN_TOKENS.lastIndex++;
+      continue;
+    }
     const start = m.index;
     const end = start + m[0].length;
     // A prefix in the middle of an identifier ("mask-ant-...", "AKIA" inside a longer word) is not a token.
