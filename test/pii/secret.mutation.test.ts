@@ -581,12 +581,28 @@ describe('passwords in URLs', () => {
     expect(secrets(text)).toEqual(expected === null ? [] : expected.split('|'));
   });
 
-  it('a user of up to 128 characters and a password of up to 256', () => {
+  it('a user of up to 128 characters; a password of any length, to the last @ before the host', () => {
     const pw = random(ALNUM, 256);
     expect(secrets(`https://${'u'.repeat(128)}:${pw}@host`)).toEqual([pw]);
     expect(secrets(`https://${'u'.repeat(129)}:${pw}@host`)).toEqual([]);
-    expect(secrets(`https://user:${pw}x@host`)).toEqual([]);
+    // Past 256 characters the password is still read whole: no tail of it is left in the text.
+    for (const length of [257, 1000, 5000]) {
+      const long = random(ALNUM + '+=_~!$&*', length);
+      expect(secrets(`clone https://user:${long}@git.example.com/x.git now`)).toEqual([long]);
+    }
     expect(secrets(`https://user:p@host`)).toEqual(['p']);
+    expect(secrets(`https://user:a@b@c@host/x@y`)).toEqual(['a@b@c']);
+    // The run ends at whitespace, '/' and Unicode spaces: an '@' after them is not this URL's.
+    expect(secrets(`https://user:${pw} mail@host`)).toEqual([]);
+    expect(secrets(`https://host:8080/path@x`)).toEqual([]);
+    expect(secrets(`https://user:${pw}\u2028@host`)).toEqual([]);
+    expect(secrets(`https://user:@host`)).toEqual([]);
+  });
+
+  it('every URL in a long run of them is read once (linear)', () => {
+    const pw = random(ALNUM, 20);
+    const text = `https://u:${pw}@h `.repeat(2000) + 'https://u:x'.repeat(20_000);
+    expect(secrets(text)).toEqual(Array(2000).fill(pw));
   });
 
   it.each(['${DB_PASSWORD}', '{{password}}', '<password>', '%s', '[pw]', '****', 'xxx', '...', 'REDACTED', 'your-password', 'http://x'])(
@@ -955,13 +971,20 @@ describe('assignments: operators, quotes, spacing', () => {
 });
 
 describe('assignments: which values count', () => {
-  it('passwords: 4 to 128 characters, not a stopword, not a short lowercase word', () => {
+  it('passwords: 4 characters or more (with spaces: up to 128), not a stopword, not a short lowercase word', () => {
     expect(secrets('password: hunter2')).toEqual(['hunter2']);
     expect(secrets('password: h4x!')).toEqual(['h4x!']);
     expect(secrets('password: h4x')).toEqual([]);
     const long = random(ALNUM, 128);
     expect(secrets(`password: ${long}`)).toEqual([long]);
-    expect(secrets(`password: ${long}x`)).toEqual([]);
+    // Longer than anyone types: a generated value pasted as the password, redacted whole.
+    expect(secrets(`password: ${long}x`)).toEqual([`${long}x`]);
+    expect(secrets(`password = "${long}${long}"`)).toEqual([`${long}${long}`]);
+    expect(secrets(`password = ${long.repeat(5)};`)).toEqual([long.repeat(5)]);
+    // A quoted value with spaces is a password up to 128 characters; longer, it is prose.
+    const spaced = `${long.slice(0, 60)} ${long.slice(60, 127)}`;
+    expect(secrets(`password: "${spaced}"`)).toEqual([spaced]);
+    expect(secrets(`password: "${spaced}x"`)).toEqual([]);
     expect(secrets('password: correcthorse')).toEqual(['correcthorse']); // ten letters or more
     expect(secrets('password: horsebatt')).toEqual([]);
     expect(secrets('password: horsebatte')).toEqual(['horsebatte']);

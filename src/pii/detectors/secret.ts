@@ -257,18 +257,25 @@ function truncatedBodyEnd(text: string, bodyStart: number, limit: number): numbe
 
 // scheme://user:password@host — the password is the secret. Anchored on the literal "://" so
 // ordinary words cost nothing.
-// The password may itself hold '@', '?' or '#' when people paste it unencoded: the greedy,
-// bounded run backs off to the last '@' before the host.
-const URL_USERINFO = /:\/\/[^\s:@/?#]{1,128}:([^\s/]{1,256})@/g;
+// The password may itself hold '@', '?' or '#' when people paste it unencoded: it runs to the last
+// '@' before the host (the run of characters other than whitespace and '/'), however long. Each
+// run ends at the next "://" (it holds a '/'), so every character is read at most twice.
+const URL_USER = /:\/\/[^\s:@/?#]{1,128}:/g;
+
+function isUrlPasswordChar(c: number): boolean {
+  return c > 32 && c !== 47 && !isUnicodeSpace(c);
+}
 
 function detectUrlPasswords(text: string, out: Candidate[]): void {
-  URL_USERINFO.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = URL_USERINFO.exec(text)) !== null) {
-    const password = m[1] ?? '';
+  URL_USER.lastIndex = 0;
+  while (URL_USER.test(text)) {
+    const start = URL_USER.lastIndex;
+    let at = runEnd(text, start, text.length, isUrlPasswordChar) - 1;
+    while (at > start && text.charCodeAt(at) !== 64) at--;
+    if (at <= start) continue; // no '@', or no password before it
+    const password = text.slice(start, at);
     if (isPlaceholder(password)) continue;
-    const end = m.index + m[0].length - 1;
-    out.push({ type: 'SECRET', start: end - password.length, end, priority: SECRET_FORMAT_PRIORITY });
+    out.push({ type: 'SECRET', start, end: at, priority: SECRET_FORMAT_PRIORITY });
   }
 }
 
@@ -672,6 +679,9 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
   }
 }
 
+/** The longest password a quoted value with spaces may be ("correct horse battery staple"). */
+const MAX_TYPED_PASSWORD = 128;
+
 /** How much of an assigned value is read to judge it (looksRandom, plausiblePassword). */
 const MAX_JUDGED_VALUE = 512;
 
@@ -741,8 +751,10 @@ function isUnicodeSpace(c: number): boolean {
 }
 
 function plausiblePassword(value: string, quoted: boolean): boolean {
-  if (value.length < 4 || value.length > 128) return false;
-  if (!quoted && /\s/.test(value)) return false;
+  if (value.length < 4) return false;
+  // Past 128 characters nobody types a password: an unbroken value that long is a generated one
+  // (a hash, a token pasted as the password), a quoted one with spaces is prose.
+  if ((!quoted || value.length > MAX_TYPED_PASSWORD) && /\s/.test(value)) return false;
   const lower = value.toLowerCase();
   if (VALUE_STOPWORDS.has(lower)) return false;
   // A plain lowercase word after "password" is usually prose ("password: rotated monthly").
