@@ -496,6 +496,20 @@ describe('PEM private key blocks', () => {
     expect(secrets(near)).toEqual([near]);
   });
 
+  it('blocks pasted one after another are each found, also when they share dashes', () => {
+    const block = (kind: string) => `-----BEGIN ${kind} PRIVATE KEY-----\n${body}\n-----END ${kind} PRIVATE KEY-----`;
+    const [a, b] = [block('RSA'), block('EC')];
+    expect(secrets(a + b)).toEqual([a, b]);
+    expect(secrets(`${a}\n${b}`)).toEqual([a, b]);
+    // "…KEY-----BEGIN …": the closing dashes of one are the opening dashes of the next.
+    const shared = a.slice(0, -5);
+    expect(secrets(shared + b)).toEqual([shared, b]);
+    const redacted = redact(shared + b).text;
+    expect(redacted).not.toContain(body.slice(0, 20));
+    // Six dashes: the next header starts one character into the closing dashes.
+    expect(secrets(`${a.slice(0, -4)}${b}`)).toEqual([a.slice(0, -4), b]);
+  });
+
   it('a body needs 16 base64 characters (letters, digits, + and /) before the footer', () => {
     const block = (inner: string) => `-----BEGIN PRIVATE KEY-----\n${inner}\n-----END PRIVATE KEY-----`;
     expect(secrets(block('Ab3+/cD4eF5gH6iJ'))).toEqual([block('Ab3+/cD4eF5gH6iJ')]);

@@ -209,6 +209,9 @@ function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
     if (footer !== -1 && footer - begin <= MAX_PEM && (nextBegin === -1 || footer < nextBegin)) {
       const close = text.indexOf('-----', footer + 9);
       end = close !== -1 && close - footer < 80 ? close + 5 : footer + 9;
+      // Blocks pasted without a line break between them may share dashes ("…KEY-----BEGIN …"):
+      // this one ends where the next begins, so that the next is read too.
+      if (nextBegin !== -1 && nextBegin < end) end = nextBegin;
     } else {
       end = truncatedBodyEnd(text, bodyStart, Math.min(text.length, begin + MAX_PEM));
     }
