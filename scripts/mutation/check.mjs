@@ -6,8 +6,9 @@
  * mutated file or a covering test changed since: run `npm run mutation` and commit the reports),
  * its report names a host path (Stryker's projectRoot, a sandbox path; scripts/mutation/strip.mjs
  * removes them), or its score is below the target's threshold. Prints the score per module and the survivors.
- * --allow-unscored (CI): a target that has never been scored (no committed report) is printed as
- * "not scored yet" and named in the output, but does not fail the check.
+ * --allow-unscored (while a new target's first run is under way): a target that has never been
+ * scored (no committed report) is printed as "not scored yet" and named, but does not fail the
+ * check. CI does not pass it (scripts/mutation/ci.mjs): there every target needs its report.
  * Reads only the committed reports (no Stryker run); needs Node >= 22 for fs.globSync, found as for
  * npm run mutation.
  */
