@@ -1792,3 +1792,57 @@ describe('more separators and words', () => {
     expect(secrets('password: entertain9')).toEqual(['entertain9']);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Where a value longer than its rule reads ends: the character classes of the extension
+
+describe('the end of a value longer than its rule reads', () => {
+  const spans = (text: string): string[] => {
+    const out: Candidate[] = [];
+    detectSecrets(text, { phoneRegions: [], allIps: false }, out);
+    return out.map((c) => text.slice(c.start, c.end));
+  };
+
+  it('a Bearer or header credential past 2,048 characters runs over every credential character, and stops at any other', () => {
+    const v = random(ALNUM, 2048);
+    for (const c of ['a', 'z', 'A', 'Z', '0', '9', '.', '_', '~', '+', '/', '=', '-']) {
+      for (const form of ['Bearer ', 'Authorization: ']) expect(spans(`${form}${v}${c}q7 next`), `${form}${c}`).toEqual([`${v}${c}q7`]);
+    }
+    for (const c of [' ', '"', "'", ',', ';', ':', '!', '@', '#', '%', '&', '*', '?', '`', '(', '[', '{', '<', '\\', '|', '^', '\u00e9', '\u2028']) {
+      for (const form of ['Bearer ', 'Authorization: ']) expect(spans(`${form}${v}${c}q7 next`), `${form}${JSON.stringify(c)}`).toEqual([v]);
+    }
+  });
+
+  it("a 2,048-character Bearer credential with '=' padding after it is redacted whole (was: judged with its padding, refused as too long)", () => {
+    const v = random(ALNUM, 2048);
+    expect(spans(`Bearer ${v}=`)).toEqual([`${v}=`]);
+    expect(spans(`Bearer ${v}== next`)).toEqual([`${v}==`]);
+    expect(spans(`Bearer ${random(ALNUM, 2047)}=`)).toHaveLength(1);
+  });
+
+  it('a Bundler password past 128 characters runs to whitespace, a quote, ";" or "&", and over anything else', () => {
+    const pw = random(ALNUM, 128);
+    const key = 'BUNDLE_GEMS__CONTRIBSYS__COM=';
+    for (const c of ['a', '!', ':', '@', '/', '=', '-', '\u0000', '\u0008', '\u000e', '\u001f', '\u00e9', '\u2027', '\u202a']) {
+      expect(spans(`${key}u:${pw}${c}q7`), JSON.stringify(c)).toEqual([`u:${pw}${c}q7`]);
+    }
+    for (const c of [' ', '\t', '\n', '\u000b', '\u000c', '\r', '"', "'", ';', '&', '\u00a0', '\u2028', '\u2029', '\u3000']) {
+      expect(spans(`${key}u:${pw}${c}q7`), JSON.stringify(c)).toEqual([`u:${pw}`]);
+    }
+  });
+
+  it('a value ends at every Unicode space and line separator, raw as a detector may be given it, and runs over their neighbours', () => {
+    const spaces = [0x85, 0xa0, 0x1680, 0x2000, 0x2005, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
+    const others = [0x84, 0x86, 0x9f, 0xa1, 0x167f, 0x1681, 0x1fff, 0x200b, 0x2027, 0x202a, 0x202e, 0x2030, 0x205e, 0x2060, 0xfefe, 0xff00 - 0x100];
+    for (const code of spaces) {
+      const c = String.fromCharCode(code);
+      expect(spans(`password = hunter22${c}rest`), code.toString(16)).toEqual(['hunter22']);
+      expect(spans(`https://u:hunter22${c}x@host`), code.toString(16)).toEqual([]);
+    }
+    for (const code of others) {
+      const c = String.fromCharCode(code);
+      expect(spans(`password = hunter22${c}rest`), code.toString(16)).toEqual([`hunter22${c}rest`]);
+      expect(spans(`https://u:hunter22${c}x@host`), code.toString(16)).toEqual([`hunter22${c}x`]);
+    }
+  });
+});

@@ -304,6 +304,8 @@ function detectBundlerCredentials(text: string, out: Candidate[]): void {
   }
 }
 
+/** The longest credential the Bearer and header patterns read (and looksRandom judges). */
+const MAX_CREDENTIAL = 2048;
 const BEARER = /\b(?:Bearer|Token|Basic)[ \t]{1,8}([A-Za-z0-9._~+/-]{16,2048}=*)/g;
 
 /** The end of the run of characters `inRun` accepts that starts at `from`, at most `limit`. */
@@ -334,7 +336,8 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
   let m: RegExpExecArray | null;
   while ((m = BEARER.exec(text)) !== null) {
     const value = m[1] ?? '';
-    if (!looksRandom(value, 16)) continue;
+    // Judged on the 2,048 characters the pattern reads: its '=' padding may take it past them.
+    if (!looksRandom(value.slice(0, MAX_CREDENTIAL), 16)) continue;
     const matchEnd = m.index + m[0].length;
     // A credential longer than the pattern reads (2,048 characters) is redacted to its end.
     const end = runEnd(text, matchEnd, text.length, isCredentialChar);
