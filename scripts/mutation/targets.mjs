@@ -416,6 +416,21 @@ export const targets = [
         near: 'stale: false',
         reason: 'a new entry is not loaded, so its usage is due for a listing whatever `stale` says, and the listing sets stale to false',
       },
+      {
+        file: 'src/pipeline/quota-usage.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'u.pendingBytes !== 0',
+        reason:
+          "the eviction guard's pending-bytes half: a reservation lives only inside a command that holds the user's gate (the quota middleware reserves in QuotaFiles during next() and releases or commits before its finally releases the gate), so pending bytes imply a busy gate, which the first half keeps; kept as a guard should a reservation ever outlive its command",
+      },
+      {
+        file: 'src/pipeline/quota-usage.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'false',
+        code: 'u.pendingFiles !== 0',
+        reason: 'as above, for the pending-files half',
+      },
     ],
   },
   {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createVault } from '../../src/memvault.js';
 import { capViewOutput, DEFAULT_QUOTA, quota, quotaCommandLimits, quotaMessages, resolveQuota, type QuotaOptions } from '../../src/pipeline/quota.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import type { PutOptions } from '../../src/store/port.js';
+import type { ListOptions, ListPage, PutOptions, StoredObject } from '../../src/store/port.js';
 import { plainUid } from '../../src/vault/plain-codec.js';
 
 /** A MemoryStore whose next armed put stops at a gate, before or after it is applied. */
@@ -24,6 +24,35 @@ class GatedStore extends MemoryStore {
     const gate = new Promise<void>((r) => (open = r));
     this.armed = { when, reached, gate };
     return { reached: reachedP, open };
+  }
+
+  private armedGet: { reached: () => void; gate: Promise<void> } | undefined;
+  /** Prefixes of every listing, in order. */
+  readonly listed: string[] = [];
+
+  /** Arms the next get the same way (it stops before it reads). */
+  holdNextGet(): { reached: Promise<void>; open: () => void } {
+    let open!: () => void;
+    let reached!: () => void;
+    const reachedP = new Promise<void>((r) => (reached = r));
+    const gate = new Promise<void>((r) => (open = r));
+    this.armedGet = { reached, gate };
+    return { reached: reachedP, open };
+  }
+
+  override async get(key: string): Promise<StoredObject | null> {
+    const armed = this.armedGet;
+    this.armedGet = undefined;
+    if (armed) {
+      armed.reached();
+      await armed.gate;
+    }
+    return super.get(key);
+  }
+
+  override async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+    this.listed.push(prefix);
+    return super.list(prefix, options);
   }
 
   override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
@@ -123,6 +152,50 @@ describe('quota under concurrency (gated store)', () => {
     expect((await vault.run('carol', { command: 'create', path: '/memories/c.md', file_text: text(1) })).isError).toBe(false);
     expect(mw.usage(plainUid('alice'))).toBeUndefined();
     expect(mw.usage(plainUid('carol'))).toEqual({ bytes: 1, files: 1, pendingBytes: 0, pendingFiles: 0 });
+  });
+
+  it('a user whose command holds the usage gate before it reserves anything is not evicted either', async () => {
+    const store = new GatedStore();
+    const { vault, mw } = await vaultWith(store, { maxCachedUsers: 1, maxUserBytes: 100 });
+    for (const path of ['/memories/a.md', '/memories/c.md']) await vault.run('alice', { command: 'create', path, file_text: text(10) });
+    // Alice's first edit is reading its file: it holds her usage, and has reserved nothing yet.
+    const reading = store.holdNextGet();
+    const first = vault.run('alice', { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: text(60) });
+    await reading.reached;
+    expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 20, files: 2, pendingBytes: 0, pendingFiles: 0 });
+    // Another user arrives while the cache is full: alice is busy, so her entry stays.
+    expect((await vault.run('bob', { command: 'create', path: '/memories/b.md', file_text: text(10) })).isError).toBe(false);
+    expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 20, files: 2, pendingBytes: 0, pendingFiles: 0 });
+    // The first edit goes on and reserves its 60 bytes in that same entry; its write is held.
+    const writing = store.holdNextPut('before');
+    reading.open();
+    await writing.reached;
+    expect(mw.usage(plainUid('alice'))!.pendingBytes).toBeGreaterThanOrEqual(60);
+    // A second edit that fits only beside a forgotten first one is refused.
+    const second = await vault.run('alice', { command: 'insert', path: '/memories/c.md', insert_line: 0, insert_text: text(40) });
+    expect(second.code).toBe('QUOTA_EXCEEDED');
+    writing.open();
+    expect((await first).isError).toBe(false);
+    expect(mw.usage(plainUid('alice'))!.bytes).toBeLessThanOrEqual(100);
+  });
+
+  it('writes that find the usage due at once list it once: the others wait for that listing and use it', async () => {
+    const store = new GatedStore();
+    const seed = await vaultWith(store, { maxUserBytes: 100 });
+    for (const path of ['/memories/a.md', '/memories/b.md']) await seed.vault.run('alice', { command: 'create', path, file_text: text(10) });
+    // A new process: alice's usage is not loaded yet, and four writes arrive together.
+    const { vault, mw } = await vaultWith(store, { maxUserBytes: 100 });
+    const root = (prefix: string) => prefix.endsWith('/f/');
+    const before = store.listed.filter(root).length;
+    const results = await Promise.all(
+      ['/memories/a.md', '/memories/b.md', '/memories/a.md', '/memories/b.md'].map((path) =>
+        vault.run('alice', { command: 'insert', path, insert_line: 0, insert_text: text(5) }),
+      ),
+    );
+    expect(results.map((r) => r.isError)).toEqual([false, false, false, false]);
+    expect(store.listed.filter(root).length - before).toBe(1);
+    // Each insert adds its text and a line break.
+    expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 20 + 4 * 6, files: 2, pendingBytes: 0, pendingFiles: 0 });
   });
 
   it('exactly maxCachedUsers users are kept', async () => {
