@@ -198,6 +198,40 @@ describe('quota under concurrency (gated store)', () => {
     expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 20 + 4 * 6, files: 2, pendingBytes: 0, pendingFiles: 0 });
   });
 
+  it('a user over the limit (written by another process) may still shrink a file or rewrite it at the same size, not grow one', async () => {
+    const store = new GatedStore();
+    const other = await vaultWith(store, { maxUserBytes: 1_000 });
+    expect((await other.vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: `${text(140)}yyyyy` })).isError).toBe(false);
+    const { vault, mw } = await vaultWith(store, { maxUserBytes: 100 });
+    const shrink = await vault.run('alice', { command: 'str_replace', path: '/memories/a.md', old_str: 'yyyyy', new_str: 'zz' });
+    expect(shrink.isError).toBe(false);
+    const same = await vault.run('alice', { command: 'str_replace', path: '/memories/a.md', old_str: 'zz', new_str: 'ww' });
+    expect(same.isError).toBe(false);
+    const grow = await vault.run('alice', { command: 'str_replace', path: '/memories/a.md', old_str: 'ww', new_str: 'www' });
+    expect(grow.code).toBe('QUOTA_EXCEEDED');
+    expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 142, files: 1, pendingBytes: 0, pendingFiles: 0 });
+  });
+
+  it('renames do not count towards refreshEveryWrites: only writes of content bring the next listing closer', async () => {
+    const store = new GatedStore();
+    const { vault } = await vaultWith(store, { maxUserBytes: 1_000, refreshEveryWrites: 2, refreshAfterMs: 1_000_000, now: () => 0 });
+    const root = () => store.listed.filter((prefix) => prefix.endsWith('/f/')).length;
+    expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: 'x' })).isError).toBe(false);
+    const listings = root();
+    for (const [from, to] of [
+      ['/memories/a.md', '/memories/b.md'],
+      ['/memories/b.md', '/memories/a.md'],
+      ['/memories/a.md', '/memories/b.md'],
+    ]) {
+      expect((await vault.run('alice', { command: 'rename', old_path: from!, new_path: to! })).isError).toBe(false);
+    }
+    // One write since the listing: the next write is not due yet, the one after it is.
+    expect((await vault.run('alice', { command: 'create', path: '/memories/c.md', file_text: 'x' })).isError).toBe(false);
+    expect(root()).toBe(listings);
+    expect((await vault.run('alice', { command: 'create', path: '/memories/d.md', file_text: 'x' })).isError).toBe(false);
+    expect(root()).toBe(listings + 1);
+  });
+
   it('exactly maxCachedUsers users are kept', async () => {
     const store = new MemoryStore();
     const { vault, mw } = await vaultWith(store, { maxCachedUsers: 3 });
