@@ -431,6 +431,14 @@ export const targets = [
         code: 'u.pendingFiles !== 0',
         reason: 'as above, for the pending-files half',
       },
+      {
+        file: 'src/pipeline/quota-run.ts',
+        mutator: 'ArithmeticOperator',
+        replacement: 'u.files - u.pendingFiles',
+        code: 'u.files + u.pendingFiles',
+        reason:
+          "the file-count check (3 mutants: the test, its message, its decision): only a create adds a file that is checked (a rename's writes are accounted, never refused), and a create holds the user's tree lock exclusively (src/tool/commands/edit.ts), so no other command of the user runs in this process and pendingFiles is 0 when it is read",
+      },
     ],
   },
   {
