@@ -611,6 +611,14 @@ describe('passwords in URLs', () => {
     expect(secrets(`https://host:8080/path@x`)).toEqual([]);
     expect(secrets(`https://user:${pw}\u2028@host`)).toEqual([]);
     expect(secrets(`https://user:@host`)).toEqual([]);
+    // What the run may hold is the former pattern's [^\s/]: control characters too, raw as a detector may be given them.
+    const raw = (text: string) => {
+      const out: Candidate[] = [];
+      detectSecrets(text, { phoneRegions: [], allIps: false }, out);
+      return out.map((c) => text.slice(c.start, c.end));
+    };
+    expect(raw('https://u:pa\u0001ss\u001f@host')).toEqual(['pa\u0001ss\u001f']);
+    for (const c of ['\t', '\n', '\u000b', '\u000c', '\r', ' ']) expect(raw(`https://u:pa${c}ss@host`), JSON.stringify(c)).toEqual([]);
   });
 
   it('every URL in a long run of them is read once (linear)', () => {

@@ -265,8 +265,9 @@ function truncatedBodyEnd(text: string, bodyStart: number, limit: number): numbe
 // run ends at the next "://" (it holds a '/'), so every character is read at most twice.
 const URL_USER = /:\/\/[^\s:@/?#]{1,128}:/g;
 
+/** The pattern's former class `[^\s/]`: not whitespace, not '/' (control characters run on, as they did). */
 function isUrlPasswordChar(c: number): boolean {
-  return c > 32 && c !== 47 && !isUnicodeSpace(c);
+  return c >= 0 && c !== 47 && !isSpace(c);
 }
 
 function detectUrlPasswords(text: string, out: Candidate[]): void {
@@ -322,7 +323,7 @@ function isCredentialChar(c: number): boolean {
 
 /** A character of a Bundler password (the pattern's class: not whitespace, a quote, ';' or '&'). */
 function isBundlerPasswordChar(c: number): boolean {
-  return c >= 0 && c !== 32 && !(c >= 9 && c <= 13) && c !== 34 && c !== 39 && c !== 59 && c !== 38 && !isUnicodeSpace(c);
+  return c >= 0 && c !== 34 && c !== 39 && c !== 59 && c !== 38 && !isSpace(c);
 }
 
 /** `end` without the sentence punctuation a bare value ends on ('!' and '?' stay: see scanAssignments). */
@@ -733,6 +734,11 @@ function isBareValueChar(c: number): boolean {
   // Stops at whitespace (Unicode spaces and line separators too), quotes, separators of lists and
   // markup, and at CJK text, which is written right after a value ("パスワードはabc123です").
   return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 44 && c !== 59 && c !== 60 && c !== 62 && !isUnicodeSpace(c) && !isUnspacedScript(c);
+}
+
+/** What `\s` matches: tab to carriage return, the space, and the Unicode spaces below. */
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || isUnicodeSpace(c);
 }
 
 /**
