@@ -1,6 +1,7 @@
 import { MEMORY_ROOT } from '../vault/paths.js';
-import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from '../vault/user-files.js';
-import type { QuotaRun } from './quota-run.js';
+import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from '../vault/user-files.js';
+import { QuotaExceededError } from './quota-messages.js';
+import type { QuotaRun, Reservation } from './quota-run.js';
 
 /**
  * The UserFiles a command sees under the quota middleware: reads, stats and listings remember the
@@ -43,23 +44,42 @@ export class QuotaFiles implements UserFiles {
     }
   }
 
-  async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<{ etag: string }> {
-    // An If-None-Match write only succeeds where no file was; otherwise the size of the version
-    // read (If-Match replaces exactly it) or, failing that, one HEAD.
-    const oldBytes = condition.ifNoneMatch ? null : this.run.known.has(path) ? this.run.known.get(path)! : ((await this.inner.stat(path))?.size ?? null);
+  async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<WriteResult> {
     // Versions count apart (docs/versions.md, "Quotas"): a write that would overflow the history's allowance drops the oldest first.
     if (this.run.historyWouldOverflow(data.byteLength)) await this.run.pruneHistory(this.inner, data.byteLength);
-    const reservation = this.run.admit(path, data.byteLength, oldBytes);
-    let result: { etag: string };
+    const { reservation, assumedNew } = await this.admit(path, data.byteLength, condition);
+    let result: WriteResult;
     try {
       result = await this.inner.write(path, data, condition);
     } catch (error) {
       this.run.release(reservation);
       throw error;
     }
-    this.run.commit(reservation);
+    // Admitted as a new file: the write says what it replaced, and the usage takes the exact figure.
+    this.run.commit(assumedNew && typeof result.replaced === 'number' ? this.run.resettle(reservation, data.byteLength, result.replaced) : reservation);
     this.run.seen(path, data.byteLength);
     return result;
+  }
+
+  /**
+   * Admit a write with the size of the version it replaces: none for an If-None-Match write (it
+   * only succeeds where no file was), the size this command saw of the path (an If-Match write
+   * replaces the version it read; one it did not read takes a HEAD). Otherwise, instead of a HEAD before every create, it is admitted as a
+   * new file, the most it can add (all its bytes and one file): what passes so would pass with the
+   * exact figure too. Only a write refused so (near a limit) pays the HEAD, and is decided again
+   * with the size found, so an overwrite at the limit is still admitted.
+   */
+  private async admit(path: string, newBytes: number, condition: WriteCondition): Promise<{ reservation: Reservation; assumedNew: boolean }> {
+    if (condition.ifNoneMatch) return { reservation: this.run.admit(path, newBytes, null), assumedNew: false };
+    if (this.run.known.has(path)) return { reservation: this.run.admit(path, newBytes, this.run.known.get(path)!), assumedNew: false };
+    if (condition.ifMatch === undefined) {
+      try {
+        return { reservation: this.run.admit(path, newBytes, null), assumedNew: true };
+      } catch (error) {
+        if (!(error instanceof QuotaExceededError)) throw error;
+      }
+    }
+    return { reservation: this.run.admit(path, newBytes, (await this.inner.stat(path))?.size ?? null), assumedNew: false };
   }
 
   inspect(path: string, options?: ReadOptions): Promise<PathState> {

@@ -102,6 +102,21 @@ export class QuotaRun {
     if (left) this.usage.historyBytes = left.bytes;
   }
 
+  /**
+   * A write admitted as a new file (QuotaFiles.admit) replaced a file of `replaced` bytes: the
+   * reservation it holds becomes the exact one (fewer bytes, no file added), and the recorded
+   * decision says the delta that was written.
+   */
+  resettle(r: Reservation, newBytes: number, replaced: number): Reservation {
+    const delta = newBytes - replaced;
+    const exact: Reservation = { bytes: Math.max(0, delta), files: 0, delta, newFile: false, history: r.history };
+    this.usage.pendingBytes += exact.bytes - r.bytes;
+    this.usage.pendingFiles += exact.files - r.files;
+    const decision = this.ctx.decisions.quota;
+    if (decision?.checked) this.decide({ ...decision, delta });
+    return exact;
+  }
+
   release(r: Reservation): void {
     this.usage.pendingBytes -= r.bytes;
     this.usage.pendingFiles -= r.files;

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
-import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition } from './user-files.js';
+import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf, reap, REAPING_BODY_BYTES, REAPING_WAIT_MS } from '../store/fence.js';
 import { meterHistory, type HistoryUsage } from './history-usage.js';
 
@@ -254,7 +254,7 @@ export class StoreUserFiles implements UserFiles {
     return current !== null && markerOf(current.metadata)?.reason === 'reaping';
   }
 
-  async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<{ etag: string }> {
+  async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<WriteResult> {
     const key = this.keyOf(path);
     const body = this.codec.seal(path, data);
     await this.access?.beforeWrite();
@@ -273,28 +273,28 @@ export class StoreUserFiles implements UserFiles {
     const metadata = Object.keys(fields).length > 0 ? fields : undefined;
     const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>
       this.store.put(key, body, { ...conditions, ...(tags ? { tags } : {}), ...(metadata ? { metadata } : {}) });
-    const once = async (): Promise<{ result: { etag: string }; created: boolean }> => {
+    const once = async (): Promise<{ result: { etag: string }; created: boolean; replaced?: number | null }> => {
       if (condition.ifMatch !== undefined) {
         return { result: await put({ ifMatch: condition.ifMatch, ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}) }), created: false };
       }
-      if (condition.ifNoneMatch) return { result: await this.createReplacingAbsent(key, put), created: true };
+      if (condition.ifNoneMatch) return { result: await this.createReplacingAbsent(key, put), created: true, replaced: null };
       // An unconditional write either creates a name (then it is checked like a create) or replaces
       // a file that is already there (a name that is a file already: nothing to check). Trying the
       // create first tells the two apart without a HEAD; a rolled-back create never costs an
       // overwritten version.
       try {
-        return { result: await put({ ifNoneMatch: '*' }), created: true };
+        return { result: await put({ ifNoneMatch: '*' }), created: true, replaced: null };
       } catch (error) {
         if (!(error instanceof PreconditionFailedError)) throw error;
       }
-      // Where a conditional DELETE is atomic, a marker's clean-up cannot take a file written over
-      // it: replace whatever is there. Elsewhere the object may be a reaping marker whose DELETE is
-      // on its way (src/store/fence.ts): look first (one HEAD), and replace exactly what was seen.
-      if (this.store.atomicConditionalDelete === true) return { result: await put({}), created: false };
+      // Something is there: look (one HEAD) and replace exactly what was seen. The HEAD tells a
+      // live file (whose size the quota settles with) from a marker or an expired object (the name
+      // is then new, and checked), and on a store whose DELETE condition is not atomic it finds a
+      // reaping marker whose DELETE may be on its way (src/store/fence.ts), which is waited out.
       return this.replaceExisting(key, put);
     };
     for (let attempt = 1; ; attempt++) {
-      const { result, created } = await once();
+      const { result, created, replaced } = await once();
       const conflict = created && !condition.deferNameCheck ? await this.takeBackOnConflict(path, key, result.etag) : null;
       if (!conflict) {
         countBytesWritten(data.byteLength);
@@ -302,7 +302,7 @@ export class StoreUserFiles implements UserFiles {
           this.remember(this.seqByEtag, result.etag, seq);
           await this.keepVersion(path, key, seq, body, metadata!, result.etag);
         }
-        return result;
+        return replaced === undefined ? result : { ...result, replaced };
       }
       // Two rivals that saw each other have both taken themselves back. After a random pause, the
       // first to look again finds the way clear and tries once more; a rival still there has won.
@@ -370,19 +370,20 @@ export class StoreUserFiles implements UserFiles {
   }
 
   /**
-   * An unconditional write whose create-only PUT met an object, on a store whose DELETE condition
-   * is not atomic: replace exactly the object seen (`If-Match`), waiting out a reaping marker as a
-   * create does. `created`: no file was there (a marker or an expired object), so the name is new.
+   * An unconditional write whose create-only PUT met an object: replace exactly the object seen
+   * (`If-Match`), waiting out a reaping marker as a create does (only stores whose DELETE condition
+   * is not atomic have them). `created`: no file was there (a marker or an expired object), so the
+   * name is new; `replaced`: the size of the live file replaced.
    */
   private async replaceExisting(
     key: string,
     put: (c: { ifMatch?: string; ifNoneMatch?: '*' }) => Promise<{ etag: string }>,
-  ): Promise<{ result: { etag: string }; created: boolean }> {
+  ): Promise<{ result: { etag: string }; created: boolean; replaced: number | null }> {
     let reapingSince: number | undefined;
     for (let attempt = 1, waits = 0; ; attempt++) {
       const existing = await this.store.head(key);
       try {
-        if (!existing) return { result: await put({ ifNoneMatch: '*' }), created: true };
+        if (!existing) return { result: await put({ ifNoneMatch: '*' }), created: true, replaced: null };
         if (await this.isReapingMarker(existing)) {
           reapingSince ??= performance.now();
           if (performance.now() - reapingSince < REAPING_WAIT_MS) {
@@ -392,7 +393,7 @@ export class StoreUserFiles implements UserFiles {
           }
         }
         const created = !(await this.isLiveObject(existing));
-        return { result: await put({ ifMatch: existing.etag }), created };
+        return { result: await put({ ifMatch: existing.etag }), created, replaced: created ? null : this.codec.plaintextSize(existing.size) };
       } catch (error) {
         // Written, cleaned up or swept in between: look again.
         if (!(error instanceof PreconditionFailedError) || attempt >= OVERWRITE_TRIES) throw error;

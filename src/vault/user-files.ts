@@ -70,11 +70,21 @@ export interface ReadOptions {
   freshness?: 'read' | 'write';
 }
 
+/**
+ * What a write did. `replaced`: the size (plaintext bytes) of the file it replaced, null when it
+ * created the name, absent when it replaced exactly the version its caller named (`ifMatch`: the
+ * caller read it, so knows its size). The quota settles a write it admitted without a HEAD with it.
+ */
+export interface WriteResult {
+  etag: string;
+  replaced?: number | null;
+}
+
 export interface UserFiles {
   readonly uid: string;
   read(path: string, options?: ReadOptions): Promise<FileVersion | null>;
   /** Throws PreconditionFailedError when the condition fails. */
-  write(path: string, data: Uint8Array, condition?: WriteCondition): Promise<{ etag: string }>;
+  write(path: string, data: Uint8Array, condition?: WriteCondition): Promise<WriteResult>;
   /** The file at the path (one HEAD), or null when there is none. */
   stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null>;
   /** True when files lie below the path (one LIST of at most one key). */

@@ -394,7 +394,47 @@ describe('quota: configuration and cost', () => {
           .filter(([, v]) => v !== 0),
       ),
     );
-    expect(extra).toEqual([{ LIST: 1, HEAD: 1 }, { HEAD: 1 }, {}, {}, {}, {}, {}]);
+    // A create is admitted as a new file (the most it can add), so no HEAD: only the first write's usage listing.
+    expect(extra).toEqual([{ LIST: 1 }, {}, {}, {}, {}, {}, {}]);
+  });
+
+  it('a create admitted as a new file is settled with the size it replaced; near the limit it takes one HEAD and the exact figure', async () => {
+    const rec = recorder();
+    const vault = await createVault({
+      store: new MemoryStore(),
+      quota: false,
+      outerMiddlewares: [rec.middleware],
+      middlewares: [quota({ maxUserBytes: 100, maxUserFiles: 2, refreshEveryWrites: 1000 })],
+    });
+    const create = async (path: string, bytes: number) => {
+      const r = await vault.run(USER, { command: 'create', path, file_text: 'x'.repeat(bytes) });
+      return { isError: r.isError, text: JSON.stringify(r.content), requests: { ...rec.last().stats.requests }, decision: rec.last().decisions.quota };
+    };
+    expect((await create('/memories/a.md', 60)).isError).toBe(false);
+    // 60 + 30 fits as a new file: no HEAD; the write then says it replaced 60 bytes, and the usage is 30.
+    const shrink = await create('/memories/a.md', 30);
+    expect(shrink.isError).toBe(false);
+    expect(shrink.requests.HEAD).toBe(1); // the overwrite's own look at what its create-only PUT met
+    expect(shrink.decision).toMatchObject({ checked: true, allowed: true, delta: -30 });
+    // With the usage at 30 bytes in 1 file, 70 bytes more in a second file fit exactly.
+    expect((await create('/memories/b.md', 70)).isError).toBe(false);
+    // At 100 bytes and 2 files, an overwrite of b.md with 70 bytes is refused as a new file, then
+    // decided again with b.md's size (one HEAD more): admitted, as it adds nothing.
+    const same = await create('/memories/b.md', 70);
+    expect(same.isError, same.text).toBe(false);
+    expect(same.requests.HEAD).toBe(2);
+    expect(same.decision).toMatchObject({ checked: true, allowed: true, delta: 0 });
+    // A third file is refused (user_files), and so is growing b.md past the byte limit.
+    const third = await create('/memories/c.md', 1);
+    expect(third.isError).toBe(true);
+    expect(third.decision).toMatchObject({ checked: true, allowed: false, rule: 'user_files' });
+    const grow = await create('/memories/b.md', 71);
+    expect(grow.isError).toBe(true);
+    expect(grow.decision).toMatchObject({ checked: true, allowed: false, rule: 'user_bytes', used: 100, delta: 1 });
+    // Nothing refused was written.
+    expect(await (await vault.files(USER)).read('/memories/c.md')).toBeNull();
+    expect((await (await vault.files(USER)).read('/memories/b.md'))?.data.byteLength).toBe(70);
+    await vault.close();
   });
 });
 

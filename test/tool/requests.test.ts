@@ -6,11 +6,11 @@ import { MemoryStore } from '../../src/store/memory.js';
 /**
  * Requests per command, pinned. The S3 adapter counts the same requests from its client's
  * middleware stack (test/s3 pins them there too). Extras over the minimum are justified in the
- * README ("Requests per command"): S3 has no directories, so refusing a directory where a file
- * is meant costs one LIST of one key, and refusing a file where a directory is meant one HEAD per
- * ancestor. A write that creates a name checks again after it lands (src/vault/names.ts: "write,
- * then check", so that two instances never make one name a file and a directory): the same LIST and
- * HEADs once more.
+ * README ("Requests per command"): S3 has no directories, so a write that creates a name checks
+ * after it lands (src/vault/names.ts: "write, then check", so that two instances never make one name
+ * a file and a directory) that nothing lies below it (one LIST of one key) and that no ancestor is a
+ * file (one HEAD per ancestor). Nothing is looked at before the write: that check refuses a
+ * directory at the path or a file above it too.
  */
 describe('requests per command', () => {
   it('costs what the README says', async () => {
@@ -24,19 +24,22 @@ describe('requests per command', () => {
       return counter;
     };
     // The user's first write in a process lists their files once, for the quota's usage.
-    expect(await count({ command: 'create', path: '/memories/d/x.md', file_text: 'a\nb\n' })).toEqual({ LIST: 3, HEAD: 3, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/x.md', file_text: 'a\nb\n' })).toEqual({ LIST: 2, HEAD: 1, PUT: 1 });
     expect(await count({ command: 'view', path: '/memories/d/x.md' })).toEqual({ GET: 1 });
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
     expect(await count({ command: 'view', path: '/memories/d' })).toEqual({ GET: 1, LIST: 1 });
-    // create: + 1 HEAD for the per-user byte quota (the size an overwrite replaces).
-    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 2, HEAD: 1, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 2, HEAD: 3, PUT: 1 });
-    // Overwriting: the create-only PUT fails (412, counted) and tells that the name is a file already, so no check after.
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z2' })).toEqual({ LIST: 1, HEAD: 2, PUT: 2 });
+    // create: the PUT and its check; the quota admits it as a new file without a HEAD.
+    expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    // Overwriting: the create-only PUT fails (412, counted); the HEAD sees the file (its size settles
+    // the quota) and the PUT replaces exactly it. A name that is a file already: no check after.
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z2' })).toEqual({ HEAD: 1, PUT: 2 });
     expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
     expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
-    // rename: the copy, then the source fenced (a conditional PUT of a "moved" marker), then the marker deleted.
-    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 3, PUT: 2, DELETE: 1 });
+    // rename: the source read and, in parallel, a LIST below it (a name that is both moves whole),
+    // the copy and its check, then the source fenced (a conditional PUT of a "moved" marker), then
+    // the marker deleted.
+    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 2, PUT: 2, DELETE: 1 });
     // delete: HEAD and a LIST below the name, in parallel (a name that is both loses both halves);
     // then each file fenced with a "deleted" marker (PUT If-Match) and the marker deleted.
     expect(await count({ command: 'delete', path: '/memories/y2.md' })).toEqual({ HEAD: 1, LIST: 1, PUT: 1, DELETE: 1 });

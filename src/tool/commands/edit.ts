@@ -2,7 +2,8 @@ import type { CreateCommand, InsertCommand, StrReplaceCommand } from '../types.j
 import { messages } from '../messages.js';
 import { decodeText, encodeText, eolOf, forEachOccurrence, LineCounter, lineCount, MAX_LINES, numbered, parseText, renderText, textToLines } from '../text.js';
 import { PreconditionFailedError } from '../../vault/user-files.js';
-import { ancestorsOf, MEMORY_ROOT } from '../../vault/paths.js';
+import { MEMORY_ROOT } from '../../vault/paths.js';
+import { NameConflictError } from '../../vault/names.js';
 import type { FileVersion } from '../../vault/user-files.js';
 import { fail, retryOnConflict, type CommandEnv } from './env.js';
 
@@ -14,35 +15,26 @@ function checkedBytes(path: string, text: string, env: CommandEnv): Uint8Array {
   return data;
 }
 
-/** A path a file may be written at: not a directory, and no ancestor is a file. */
-export async function assertWritablePath(path: string, env: CommandEnv): Promise<void> {
-  if (path === MEMORY_ROOT) fail('NOT_A_FILE', messages.rootIsDirectory('create'));
-  // One LIST and one HEAD per ancestor, in parallel: the price of S3 having no directories.
-  const [isDirectory, ancestorKinds] = await Promise.all([
-    env.files.isDirectory(path),
-    Promise.all(ancestorsOf(path).map(async (a) => ({ a, file: (await env.files.stat(a)) !== null }))),
-  ]);
-  if (isDirectory) fail('NOT_A_FILE', messages.createOnDirectory(path));
-  const fileAncestor = ancestorKinds.find((x) => x.file);
-  if (fileAncestor) fail('NOT_A_DIRECTORY', messages.ancestorIsFile(path, fileAncestor.a));
-}
-
 export async function create(command: CreateCommand, env: CommandEnv): Promise<string> {
   const { path } = command;
   if (path === MEMORY_ROOT) fail('NOT_A_FILE', messages.rootIsDirectory('create'));
   const data = checkedBytes(path, command.file_text, env);
   // Creating a file may create directories, so it takes the user's tree lock like rename/delete.
+  // No look before the write: a created name is checked after its PUT lands (src/vault/names.ts),
+  // which alone keeps the invariant against rivals, so a directory at the path or a file above it
+  // is found there too, and the write taken back before the error. One LIST and one HEAD per
+  // ancestor fewer per create; a refused create costs the take-back instead.
   return env.locks.withTree(env.files.uid, async () => {
-    await assertWritablePath(path, env);
-    if (env.createMode === 'fail') {
-      try {
-        await env.files.write(path, data, { ifNoneMatch: true });
-      } catch (error) {
-        if (error instanceof PreconditionFailedError) fail('ALREADY_EXISTS', messages.alreadyExists(path));
-        throw error;
+    try {
+      await env.files.write(path, data, env.createMode === 'fail' ? { ifNoneMatch: true } : {});
+    } catch (error) {
+      if (env.createMode === 'fail' && error instanceof PreconditionFailedError) fail('ALREADY_EXISTS', messages.alreadyExists(path));
+      if (error instanceof NameConflictError) {
+        const { conflict } = error;
+        if (conflict.kind === 'ancestor-is-file') fail('NOT_A_DIRECTORY', messages.ancestorIsFile(path, conflict.ancestor));
+        fail('NOT_A_FILE', messages.createOnDirectory(path));
       }
-    } else {
-      await env.files.write(path, data);
+      throw error;
     }
     return messages.created(path);
   });

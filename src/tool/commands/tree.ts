@@ -11,7 +11,6 @@ import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
 import type { FileVersion, ListedFile } from '../../vault/user-files.js';
 import { forEachLimit } from '../../util/concurrency.js';
 import { fail, type CommandEnv } from './env.js';
-import { assertWritablePath } from './edit.js';
 
 /**
  * memvault's own bookkeeping lives in a reserved hidden directory of the user's tree, so that it is
@@ -147,17 +146,6 @@ export async function rename(command: RenameCommand, env: CommandEnv): Promise<s
   });
 }
 
-/**
- * S3 has no directories: a destination that is a directory (its one LIST) is an existing
- * destination, in the spec's words; one below a file is refused as such.
- */
-async function assertRenameDestination(to: string, env: CommandEnv): Promise<void> {
-  await assertWritablePath(to, env).catch((error: unknown) => {
-    if (error instanceof MemvaultError && error.code === 'NOT_A_FILE') fail('ALREADY_EXISTS', messages.destinationExists(to));
-    throw error;
-  });
-}
-
 /** A name conflict met at a rename's destination, in the rename's words. */
 function failOnConflict(to: string, conflict: NameConflict): never {
   if (conflict.kind === 'ancestor-is-file') fail('NOT_A_DIRECTORY', messages.ancestorIsFile(to, conflict.ancestor));
@@ -172,7 +160,9 @@ function failOnConflict(to: string, conflict: NameConflict): never {
  * exactly the source's bytes is taken as our own earlier copy).
  */
 async function moveFile(from: string, to: string, source: { data: Uint8Array; etag: string }, env: CommandEnv): Promise<void> {
-  await assertRenameDestination(to, env);
+  // No look at the destination before the copy: its create-only PUT refuses a file there, and the
+  // check the created name runs after it lands (src/vault/names.ts) a directory there or a file
+  // above it, taking the copy back before the error.
   let target: { etag: string };
   try {
     target = await env.files.write(to, source.data, { ifNoneMatch: true });
