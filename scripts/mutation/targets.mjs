@@ -494,36 +494,6 @@ export const targets = [
       },
       {
         file: 'src/tool/commands/edit.ts',
-        mutator: 'ObjectLiteral',
-        replacement: '{}',
-        code: '{ a, file: (await env.files.stat(a)) !== null }',
-        reason:
-          "defence in depth: the vault's name check (src/vault/names.ts) refuses a write below a file with the same code (NOT_A_DIRECTORY) and message, and rolls the write back; this check only answers before the write",
-      },
-      {
-        file: 'src/tool/commands/edit.ts',
-        mutator: 'ConditionalExpression',
-        replacement: 'false',
-        code: '(await env.files.stat(a)) !== null',
-        reason: "as above: the vault's name check gives the same answer",
-      },
-      {
-        file: 'src/tool/commands/edit.ts',
-        mutator: 'ArrowFunction',
-        replacement: '() => undefined',
-        code: '(x) => x.file',
-        reason: "as above: the vault's name check gives the same answer",
-      },
-      {
-        file: 'src/tool/commands/edit.ts',
-        mutator: 'ConditionalExpression',
-        replacement: 'false',
-        code: 'fileAncestor',
-        near: 'if (fileAncestor)',
-        reason: "as above: the vault's name check gives the same answer",
-      },
-      {
-        file: 'src/tool/commands/edit.ts',
         mutator: 'UnaryOperator',
         replacement: '+1',
         code: '-1',
