@@ -486,14 +486,6 @@ export const targets = [
       },
       {
         file: 'src/tool/commands/edit.ts',
-        mutator: 'StringLiteral',
-        replacement: '""',
-        code: "'create'",
-        near: "fail('NOT_A_FILE', messages.rootIsDirectory('create'))",
-        reason: 'as above: the root check in assertWritablePath is never reached with the root',
-      },
-      {
-        file: 'src/tool/commands/edit.ts',
         mutator: 'UnaryOperator',
         replacement: '+1',
         code: '-1',
