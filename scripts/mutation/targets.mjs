@@ -469,23 +469,6 @@ export const targets = [
       },
       {
         file: 'src/tool/commands/edit.ts',
-        mutator: 'ConditionalExpression',
-        replacement: 'false',
-        code: 'path === MEMORY_ROOT',
-        near: "fail('NOT_A_FILE', messages.rootIsDirectory('create'))",
-        reason:
-          "two copies of the root check (create's own, before it takes the tree lock, and assertWritablePath's): with either removed the other refuses the root with the same code and message (rename refuses the root as a destination before calling assertWritablePath)",
-      },
-      {
-        file: 'src/tool/commands/edit.ts',
-        mutator: 'StringLiteral',
-        replacement: '""',
-        code: "'NOT_A_FILE'",
-        near: "fail('NOT_A_FILE', messages.rootIsDirectory('create'))",
-        reason: 'unreachable in assertWritablePath: create checks the root first and rename refuses it as a destination first (the copy in create is killed)',
-      },
-      {
-        file: 'src/tool/commands/edit.ts',
         mutator: 'UnaryOperator',
         replacement: '+1',
         code: '-1',
