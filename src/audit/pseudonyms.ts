@@ -14,6 +14,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { CodecProvider, UserCodec } from '../crypto/user-codec.js';
+import { LruMap } from '../util/lru.js';
 
 export interface AuditPseudonyms {
   /** The user's pseudonymous id in audit records. */
@@ -24,6 +25,15 @@ export interface AuditPseudonyms {
 
 const LABEL_AUDIT_UID = 'memvault/v1/audit-uid';
 const LABEL_AUDIT_PATH = 'memvault/v1/audit-path-id\u0000';
+/** Path ids a user's memoised pseudonyms remember (a command names one or two paths; a listing more). */
+const PATH_ID_MEMO_LIMIT = 1024;
+
+/**
+ * The pseudonyms of each user key this process holds, by the codec's memo scope: the uid and the
+ * recent path ids were two or three HMACs every command recomputed. Weakly held, so they go with
+ * the key entry (never outliving an erasure, which makes a new key and so a new scope).
+ */
+const memoised = new WeakMap<object, AuditPseudonyms>();
 
 /** Pseudonyms keyed by a user's audit pseudonym key (32 bytes; the caller may wipe it afterwards). */
 export function auditPseudonymsFromKey(key: Uint8Array): AuditPseudonyms {
@@ -40,11 +50,27 @@ export function auditPseudonymsFromKey(key: Uint8Array): AuditPseudonyms {
  * otherwise (plain codec, no erasure possible) the codec's uid and the provider's path ids.
  */
 export function auditPseudonymsOf(userCodec: UserCodec, provider: Pick<CodecProvider, 'pathId'>): AuditPseudonyms {
+  const scope = userCodec.memoScope;
+  const known = scope && memoised.get(scope);
+  if (known) return known;
   const key = userCodec.auditPseudonymKey?.();
   if (key === undefined) return { uid: userCodec.uid, pathId: (path) => provider.pathId(userCodec.uid, path) };
+  let pseudonyms: AuditPseudonyms;
   try {
-    return auditPseudonymsFromKey(key);
+    pseudonyms = auditPseudonymsFromKey(key);
   } finally {
     key.fill(0);
   }
+  if (!scope) return pseudonyms;
+  const pathIds = new LruMap<string, string>(PATH_ID_MEMO_LIMIT);
+  const remembering: AuditPseudonyms = {
+    uid: pseudonyms.uid,
+    pathId: (path) => {
+      let id = pathIds.get(path);
+      if (id === undefined) pathIds.set(path, (id = pseudonyms.pathId(path)));
+      return id;
+    },
+  };
+  memoised.set(scope, remembering);
+  return remembering;
 }

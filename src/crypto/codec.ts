@@ -160,6 +160,8 @@ function segmentsOf(path: string): string[] {
 interface NameMemo {
   encrypted: LruMap<string, string>;
   decrypted: LruMap<string, string>;
+  /** UserCodec.memoScope: one object per key entry, for memos above the codec (never the keys themselves). */
+  scope: object;
 }
 const NAME_MEMO_LIMIT = 4096;
 /** User ids whose uid the provider remembers. */
@@ -169,7 +171,7 @@ const nameMemos = new WeakMap<CachedKeys, NameMemo>();
 function memoOf(cached: CachedKeys): NameMemo {
   let memo = nameMemos.get(cached);
   if (!memo) {
-    memo = { encrypted: new LruMap(NAME_MEMO_LIMIT), decrypted: new LruMap(NAME_MEMO_LIMIT) };
+    memo = { encrypted: new LruMap(NAME_MEMO_LIMIT), decrypted: new LruMap(NAME_MEMO_LIMIT), scope: {} };
     nameMemos.set(cached, memo);
   }
   return memo;
@@ -294,6 +296,10 @@ class EncryptedUserCodec implements UserCodec {
 
   auditPseudonymKey(): Uint8Array {
     return new Uint8Array(this.keys.auditPseudonymKey);
+  }
+
+  get memoScope(): object {
+    return this.memo.scope;
   }
 }
 

@@ -35,6 +35,13 @@ export interface UserCodec {
    * Absent for codecs without user keys (plain): their audit pseudonyms stay `uid` and `pathId`.
    */
   auditPseudonymKey?(): Uint8Array;
+  /**
+   * An object that stays the same for as long as this process holds this user's key (the key
+   * entry's), and is new once the key is loaded afresh (after an eviction, or an erasure that made
+   * a new key). Memos of values derived from the key hang off it weakly (the audit pseudonyms), so
+   * they go with the key entry and never outlive an erasure. Absent: nothing may be memoised.
+   */
+  readonly memoScope?: object;
 }
 
 export interface CodecProvider {

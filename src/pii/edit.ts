@@ -19,14 +19,29 @@ export interface ChangedSpan {
   afterEnd: number;
 }
 
-/** The smallest span that differs (common prefix and suffix taken off); linear, no allocation. */
+/**
+ * Code units compared at once by changedSpan: a native substring comparison of this many is several
+ * times faster than as many charCodeAt steps (an edit's texts share kilobytes on either side).
+ */
+const SPAN_CHUNK = 64;
+
+/**
+ * The smallest span that differs (common prefix and suffix taken off); linear. Whole chunks are
+ * compared natively first, then the last partial one unit by unit, so the result is exactly the
+ * longest common prefix, and then the longest common suffix of what is left.
+ */
 export function changedSpan(before: string, after: string): ChangedSpan {
   const max = Math.min(before.length, after.length);
   let start = 0;
+  while (start + SPAN_CHUNK <= max && before.startsWith(after.slice(start, start + SPAN_CHUNK), start)) start += SPAN_CHUNK;
   while (start < max && before.charCodeAt(start) === after.charCodeAt(start)) start++;
+  const beforeLength = before.length;
+  const afterLength = after.length;
   let tail = 0;
-  while (tail < max - start && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
-  return { start, beforeEnd: before.length - tail, afterEnd: after.length - tail };
+  while (tail + SPAN_CHUNK <= max - start && before.endsWith(after.slice(afterLength - tail - SPAN_CHUNK, afterLength - tail), beforeLength - tail))
+    tail += SPAN_CHUNK;
+  while (tail < max - start && before.charCodeAt(beforeLength - 1 - tail) === after.charCodeAt(afterLength - 1 - tail)) tail++;
+  return { start, beforeEnd: beforeLength - tail, afterEnd: afterLength - tail };
 }
 
 /**

@@ -42,6 +42,43 @@ describe('changedSpan', () => {
     // The span describes the edit exactly: the text around it is shared, and it maps one text onto the other.
     expect(after.slice(0, span.start) + after.slice(span.start, span.afterEnd) + before.slice(span.beforeEnd)).toBe(after);
   });
+
+  // The chunked comparison (64 code units at a time) against the unit-by-unit definition, on texts
+  // long enough for whole chunks on both sides, edits at and around chunk boundaries, and repeats
+  // (where a wrong suffix bound would overlap the prefix).
+  const naive = (before: string, after: string) => {
+    const max = Math.min(before.length, after.length);
+    let start = 0;
+    while (start < max && before[start] === after[start]) start++;
+    let tail = 0;
+    while (tail < max - start && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
+    return { start, beforeEnd: before.length - tail, afterEnd: after.length - tail };
+  };
+  it('finds the same span as comparing unit by unit, for edits anywhere in long texts', () => {
+    const base = Array.from({ length: 700 }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join('') + '\u{1F600}'.repeat(20);
+    let checked = 0;
+    for (const at of [0, 1, 63, 64, 65, 127, 128, 300, 639, 640, 700, base.length - 65, base.length - 64, base.length - 1, base.length]) {
+      for (const [cut, insert] of [
+        [0, 'X'],
+        [1, ''],
+        [1, 'XY'],
+        [130, ''],
+        [0, 'Z'.repeat(200)],
+        [3, 'a'],
+      ] as const) {
+        const after = base.slice(0, at) + insert + base.slice(Math.min(base.length, at + cut));
+        expect(changedSpan(base, after), `at ${at}, cut ${cut}, insert ${insert.length}`).toEqual(naive(base, after));
+        expect(changedSpan(after, base)).toEqual(naive(after, base));
+        checked++;
+      }
+    }
+    const repeated = 'ab'.repeat(300);
+    for (const n of [0, 1, 64, 65, 128, 200]) {
+      expect(changedSpan(repeated, repeated + 'ab'.repeat(n))).toEqual(naive(repeated, repeated + 'ab'.repeat(n)));
+      expect(changedSpan(repeated + 'ab'.repeat(n), repeated)).toEqual(naive(repeated + 'ab'.repeat(n), repeated));
+    }
+    expect(checked).toBe(90);
+  });
 });
 
 describe('replaceFindings', () => {
