@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * The hash chain. Each record's `hash` is SHA-256 over a canonical serialisation of the record
@@ -50,7 +50,8 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 of a record's canonical serialisation (as produced by canonicalJson, without `hash`). */
 export function hashCanonical(canonical: string): string {
-  return createHash('sha256').update(HASH_DOMAIN).update(canonical).digest('hex');
+  // The one-shot hash: half the cost of a Hash object for a record-sized input (same digest).
+  return hash('sha256', HASH_DOMAIN + canonical, 'hex');
 }
 
 /** The hash a record must carry: over every field except `hash` and `mac` themselves. */

@@ -30,10 +30,11 @@ export class LruMap<K, V> {
 
   /** The value, made the most recently used. */
   get(key: K): V | undefined {
-    if (!this.entries.has(key)) return undefined;
-    const value = this.entries.get(key) as V;
+    const value = this.entries.get(key);
+    // One lookup on the common path; `has` only to tell a stored undefined from a miss.
+    if (value === undefined && !this.entries.has(key)) return undefined;
     this.entries.delete(key);
-    this.entries.set(key, value);
+    this.entries.set(key, value as V);
     return value;
   }
 
