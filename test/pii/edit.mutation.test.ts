@@ -78,6 +78,24 @@ describe('changedSpan', () => {
       expect(changedSpan(repeated + 'ab'.repeat(n), repeated)).toEqual(naive(repeated + 'ab'.repeat(n), repeated));
     }
     expect(checked).toBe(90);
+    // A long replacement of the same length: both texts differ over 200 units, so the common suffix
+    // (a few hundred units) is well short of what is left after the prefix, and a chunk step that
+    // went past it would be seen.
+    for (const at of [0, 64, 300]) {
+      const replaced = base.slice(0, at) + 'Q'.repeat(200) + base.slice(at + 200);
+      expect(changedSpan(base, replaced), `replaced at ${at}`).toEqual(naive(base, replaced));
+      expect(changedSpan(base, replaced)).toEqual({ start: at, beforeEnd: at + 200, afterEnd: at + 200 });
+    }
+    // Texts whose common suffix is exactly one chunk, built so that a chunk compared at a shifted
+    // place (the wrong end of a slice, or of the text it is matched against) would match the next.
+    const [p, v, z, w] = ['p'.repeat(200), 'V'.repeat(64), 'Z'.repeat(64), 'w'.repeat(300)];
+    for (const [before, after] of [
+      [p + v + z + z, w + v + z],
+      [p + v + z, w + z + z],
+    ]) {
+      expect(changedSpan(before!, after!)).toEqual(naive(before!, after!));
+      expect(changedSpan(before!, after!)).toEqual({ start: 0, beforeEnd: before!.length - 64, afterEnd: after!.length - 64 });
+    }
   });
 });
 

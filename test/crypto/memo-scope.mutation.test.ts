@@ -1,0 +1,28 @@
+/**
+ * UserCodec.memoScope (src/crypto/codec.ts): one object per key entry, the same for every codec of
+ * that entry, a new one once the entry is gone, and never shared between users. The audit
+ * pseudonyms hang off it (test/audit/pseudonym-memo.test.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
+import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
+import { MemoryStore } from '../../src/store/memory.js';
+
+describe('memoScope', () => {
+  it('is one object per user key entry: kept across commands, new after an eviction, per user', async () => {
+    const keyProvider = await createLocalKeyProvider(new Uint8Array(randomBytes(32)));
+    const codecs = await createEncryptedCodecProvider({ store: new MemoryStore(), keyProvider, createDeployment: true });
+    const first = await codecs.forUser('alice');
+    const scope = first.memoScope;
+    expect(scope).toBeTypeOf('object');
+    expect(scope).not.toBeNull();
+    const again = await codecs.forUser('alice');
+    expect(again).not.toBe(first);
+    expect(again.memoScope).toBe(scope);
+    expect((await codecs.forUser('bob')).memoScope).not.toBe(scope);
+    codecs.evict(codecs.uidOf('alice'));
+    expect((await codecs.forUser('alice')).memoScope).not.toBe(scope);
+    await codecs.close();
+  });
+});
