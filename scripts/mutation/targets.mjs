@@ -602,22 +602,6 @@ export const targets = [
         file: 'src/crypto/codec.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
-        code: '!memo',
-        reason:
-          'the name memo caches a pure function (the same segment under the same parent always encrypts and decrypts the same way): without it, or with a new memo per codec, the answers are the same, only computed again',
-      },
-      {
-        file: 'src/crypto/codec.ts',
-        mutator: 'CallExpression',
-        replacement: ';',
-        code: 'nameMemos.set(cached, memo);',
-        reason:
-          'the name memo caches a pure function (the same segment under the same parent always encrypts and decrypts the same way): without it, or with a new memo per codec, the answers are the same, only computed again',
-      },
-      {
-        file: 'src/crypto/codec.ts',
-        mutator: 'ConditionalExpression',
-        replacement: 'true',
         code: 'encrypted === undefined',
         reason:
           'the name memo caches a pure function (the same segment under the same parent always encrypts and decrypts the same way): without it, or with a new memo per codec, the answers are the same, only computed again',
