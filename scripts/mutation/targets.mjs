@@ -758,80 +758,42 @@ export const targets = [
     equivalent: [
       {
         file: 'src/pii/edit.ts',
+        mutator: 'EqualityOperator',
+        replacement: 'same + run < limit',
+        code: 'same + run <= limit',
+        reason:
+          'a run that ends exactly at the limit is then left to the binary search, whose bound is the limit itself: the same length is found (both the prefix and the suffix search)',
+      },
+      {
+        file: 'src/pii/edit.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
-        code: 'start + SPAN_CHUNK <= max && before.startsWith(after.slice(start, start + SPAN_CHUNK), start)',
+        code: 'differs - same > SPAN_UNIT_STEPS',
         reason:
-          'the chunk loop only skips ahead where the texts agree; without it (or with it stopping a chunk early) the unit-by-unit loop after it finds the same span, only slower',
+          'without the binary search the unit-by-unit loop walks the last run to its first difference, which it may not pass (differs): the same length, in at most one run more of steps',
       },
       {
         file: 'src/pii/edit.ts',
         mutator: 'EqualityOperator',
-        replacement: 'start + SPAN_CHUNK < max',
-        code: 'start + SPAN_CHUNK <= max',
-        reason:
-          'the chunk loop only skips ahead where the texts agree; without it (or with it stopping a chunk early) the unit-by-unit loop after it finds the same span, only slower',
-      },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'MethodExpression',
-        replacement: 'before.endsWith(after.slice(start, start + SPAN_CHUNK), start)',
-        code: 'before.startsWith(after.slice(start, start + SPAN_CHUNK), start)',
-        reason:
-          'at start 0 the text before the position is empty, so it never ends with a 64-unit chunk: the loop never skips, and the unit loop finds the same prefix',
-      },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'MethodExpression',
-        replacement: 'after',
-        code: 'after.slice(start, start + SPAN_CHUNK)',
-        reason:
-          'before.startsWith(after, start) at start 0 implies the first chunk agrees, and at each later skip (before then starts with after at two places 64 apart) that the next chunk agrees too: it skips only where the real loop does',
+        replacement: 'differs - same >= SPAN_UNIT_STEPS',
+        code: 'differs - same > SPAN_UNIT_STEPS',
+        reason: 'one halving more or less before the unit-by-unit loop takes over: the same length',
       },
       {
         file: 'src/pii/edit.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
-        code: 'start < max',
-        reason: 'past the shorter text charCodeAt is NaN, which equals nothing: the loop stops at max either way',
+        code: 'same < differs',
+        reason:
+          "at differs the texts differ, or differs is the limit, the shorter text's length, where charCodeAt is NaN and equals nothing: the loop stops there either way",
       },
       {
         file: 'src/pii/edit.ts',
         mutator: 'EqualityOperator',
-        replacement: 'start <= max',
-        code: 'start < max',
-        reason: 'past the shorter text charCodeAt is NaN, which equals nothing: the loop stops at max either way',
-      },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'ConditionalExpression',
-        replacement: 'false',
-        code: 'tail + SPAN_CHUNK <= max - start && before.endsWith(after.slice(afterLength - tail - SPAN_CHUNK, afterLength - tail), beforeLength - tail)',
+        replacement: 'same <= differs',
+        code: 'same < differs',
         reason:
-          'the chunk loop only skips ahead where the texts agree; without it (or with it stopping a chunk early) the unit-by-unit loop after it finds the same span, only slower',
-      },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'EqualityOperator',
-        replacement: 'tail + SPAN_CHUNK < max - start',
-        code: 'tail + SPAN_CHUNK <= max - start',
-        reason:
-          'the chunk loop only skips ahead where the texts agree; without it (or with it stopping a chunk early) the unit-by-unit loop after it finds the same span, only slower',
-      },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'MethodExpression',
-        replacement: 'before.startsWith(after.slice(afterLength - tail - SPAN_CHUNK, afterLength - tail), beforeLength - tail)',
-        code: 'before.endsWith(after.slice(afterLength - tail - SPAN_CHUNK, afterLength - tail), beforeLength - tail)',
-        reason: 'at tail 0 the position is the end of the text, where no 64-unit chunk starts: the loop never skips, and the unit loop finds the same suffix',
-      },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'MethodExpression',
-        replacement: 'after',
-        code: 'after.slice(afterLength - tail - SPAN_CHUNK, afterLength - tail)',
-        reason:
-          'before ending with the whole of after (at tail 0, and again 64 units earlier) implies the chunk at that place agrees: it skips only where the real loop does',
+          "at differs the texts differ, or differs is the limit, the shorter text's length, where charCodeAt is NaN and equals nothing: the loop stops there either way",
       },
     ],
   },

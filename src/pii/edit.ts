@@ -20,28 +20,65 @@ export interface ChangedSpan {
 }
 
 /**
- * Code units compared at once by changedSpan: a native substring comparison of this many is several
- * times faster than as many charCodeAt steps (an edit's texts share kilobytes on either side).
+ * The first run changedSpan compares at once (doubled after each match): a native comparison of
+ * two substrings costs a fraction of as many charCodeAt steps, and an edit's texts share kilobytes.
  */
-const SPAN_CHUNK = 64;
+const SPAN_FIRST_RUN = 64;
+/** Below this the binary search hands over to the unit-by-unit loop. */
+const SPAN_UNIT_STEPS = 32;
 
 /**
- * The smallest span that differs (common prefix and suffix taken off); linear. Whole chunks are
- * compared natively first, then the last partial one unit by unit, so the result is exactly the
- * longest common prefix, and then the longest common suffix of what is left.
+ * The smallest span that differs (common prefix and suffix taken off); linear. Each side is found by
+ * galloping: runs of 64, 128, 256, ... units compared natively while they agree, then a binary search
+ * inside the first run that does not, then unit by unit over the last few. So the result is exactly
+ * the longest common prefix, and then the longest common suffix of what is left after it; the units
+ * compared are at most about three times the shared text, each compared by native code.
  */
 export function changedSpan(before: string, after: string): ChangedSpan {
   const max = Math.min(before.length, after.length);
-  let start = 0;
-  while (start + SPAN_CHUNK <= max && before.startsWith(after.slice(start, start + SPAN_CHUNK), start)) start += SPAN_CHUNK;
-  while (start < max && before.charCodeAt(start) === after.charCodeAt(start)) start++;
-  const beforeLength = before.length;
-  const afterLength = after.length;
-  let tail = 0;
-  while (tail + SPAN_CHUNK <= max - start && before.endsWith(after.slice(afterLength - tail - SPAN_CHUNK, afterLength - tail), beforeLength - tail))
-    tail += SPAN_CHUNK;
-  while (tail < max - start && before.charCodeAt(beforeLength - 1 - tail) === after.charCodeAt(afterLength - 1 - tail)) tail++;
-  return { start, beforeEnd: beforeLength - tail, afterEnd: afterLength - tail };
+  const start = commonPrefixLength(before, after, max);
+  const tail = commonSuffixLength(before, after, max - start);
+  return { start, beforeEnd: before.length - tail, afterEnd: after.length - tail };
+}
+
+/** The longest common prefix of `a` and `b`, at most `limit` units. */
+function commonPrefixLength(a: string, b: string, limit: number): number {
+  let same = 0;
+  let run = SPAN_FIRST_RUN;
+  while (same + run <= limit && a.slice(same, same + run) === b.slice(same, same + run)) {
+    same += run;
+    run *= 2;
+  }
+  // The first difference is before `differs`, or `differs` is the limit.
+  let differs = Math.min(same + run, limit);
+  while (differs - same > SPAN_UNIT_STEPS) {
+    const mid = (same + differs) >>> 1;
+    if (a.slice(same, mid) === b.slice(same, mid)) same = mid;
+    else differs = mid;
+  }
+  // Unit by unit up to `differs`, not past it: the search above must have brought `same` close.
+  while (same < differs && a.charCodeAt(same) === b.charCodeAt(same)) same++;
+  return same;
+}
+
+/** The longest common suffix of `a` and `b`, at most `limit` units. */
+function commonSuffixLength(a: string, b: string, limit: number): number {
+  const aEnd = a.length;
+  const bEnd = b.length;
+  let same = 0;
+  let run = SPAN_FIRST_RUN;
+  while (same + run <= limit && a.slice(aEnd - same - run, aEnd - same) === b.slice(bEnd - same - run, bEnd - same)) {
+    same += run;
+    run *= 2;
+  }
+  let differs = Math.min(same + run, limit);
+  while (differs - same > SPAN_UNIT_STEPS) {
+    const mid = (same + differs) >>> 1;
+    if (a.slice(aEnd - mid, aEnd - same) === b.slice(bEnd - mid, bEnd - same)) same = mid;
+    else differs = mid;
+  }
+  while (same < differs && a.charCodeAt(aEnd - 1 - same) === b.charCodeAt(bEnd - 1 - same)) same++;
+  return same;
 }
 
 /**

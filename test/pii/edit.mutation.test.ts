@@ -43,9 +43,9 @@ describe('changedSpan', () => {
     expect(after.slice(0, span.start) + after.slice(span.start, span.afterEnd) + before.slice(span.beforeEnd)).toBe(after);
   });
 
-  // The chunked comparison (64 code units at a time) against the unit-by-unit definition, on texts
-  // long enough for whole chunks on both sides, edits at and around chunk boundaries, and repeats
-  // (where a wrong suffix bound would overlap the prefix).
+  // The galloping comparison (runs of 64, 128, ... code units, then a binary search) against the
+  // unit-by-unit definition, on texts long enough for several runs on both sides, edits at and
+  // around run boundaries, and repeats (where a wrong suffix bound would overlap the prefix).
   const naive = (before: string, after: string) => {
     const max = Math.min(before.length, after.length);
     let start = 0;
@@ -54,6 +54,24 @@ describe('changedSpan', () => {
     while (tail < max - start && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
     return { start, beforeEnd: before.length - tail, afterEnd: after.length - tail };
   };
+  it('finds the same span as comparing unit by unit, over many edits of texts of every length up to 5,000 units', () => {
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const units = ['a', 'b', '\u00e9', '\u{1F600}', '\n'];
+    for (let k = 0; k < 600; k++) {
+      const base = Array.from({ length: next(2500) }, () => units[next(k % 2 === 0 ? 2 : units.length)]).join('');
+      const at = next(base.length + 1);
+      const cut = next(k % 3 === 0 ? 400 : 40);
+      const insert = Array.from({ length: next(k % 3 === 1 ? 300 : 5) }, () => units[next(2)]).join('');
+      const after = base.slice(0, at) + insert + base.slice(at + cut);
+      expect(changedSpan(base, after)).toEqual(naive(base, after));
+      expect(changedSpan(after, base)).toEqual(naive(after, base));
+    }
+  });
+
   it('finds the same span as comparing unit by unit, for edits anywhere in long texts', () => {
     const base = Array.from({ length: 700 }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join('') + '\u{1F600}'.repeat(20);
     let checked = 0;
@@ -86,8 +104,8 @@ describe('changedSpan', () => {
       expect(changedSpan(base, replaced), `replaced at ${at}`).toEqual(naive(base, replaced));
       expect(changedSpan(base, replaced)).toEqual({ start: at, beforeEnd: at + 200, afterEnd: at + 200 });
     }
-    // Texts whose common suffix is exactly one chunk, built so that a chunk compared at a shifted
-    // place (the wrong end of a slice, or of the text it is matched against) would match the next.
+    // Texts whose common suffix is exactly one run, built so that a run compared at a shifted place
+    // (the wrong end of a slice, or of the text it is matched against) would match the next.
     const [p, v, z, w] = ['p'.repeat(200), 'V'.repeat(64), 'Z'.repeat(64), 'w'.repeat(300)];
     for (const [before, after] of [
       [p + v + z + z, w + v + z],
