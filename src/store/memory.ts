@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { countRequest } from './accounting.js';
 import {
   PreconditionFailedError,
@@ -19,13 +19,20 @@ interface Entry {
   tags: Record<string, string>;
 }
 
-/** Compare keys as S3 does: by their UTF-8 bytes (differs from JS string order for astral characters). */
+/**
+ * Compare keys as S3 does: by their UTF-8 bytes. That is JS string order up to the first code unit
+ * that differs, unless one of the two is a surrogate (an astral character, whose UTF-8 sorts after
+ * every BMP character); only then are the UTF-8 bytes compared.
+ */
 export function compareKeys(a: string, b: string): number {
+  const common = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < common && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === common) return a.length - b.length;
+  const x = a.charCodeAt(i);
+  const y = b.charCodeAt(i);
+  if (x < 0xd800 && y < 0xd800) return x - y;
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-export function etagOf(body: Uint8Array): string {
-  return createHash('md5').update(body).digest('hex');
 }
 
 /**
@@ -37,7 +44,10 @@ export class MemoryStore implements ObjectStore {
   readonly kind = 'memory';
   readonly atomicConditionalDelete = true;
   private readonly objects = new Map<string, Entry>();
-  private versionCounter = 0;
+  /** Held in an object, so that a view of the store (Object.create, as tests wrap it) counts on with it. */
+  private readonly versions = { issued: 0 };
+  /** Random per store, so that two stores never hand out one ETag (the counter restarts with each). */
+  private readonly etagPrefix = randomBytes(8).toString('hex');
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
@@ -122,8 +132,9 @@ export class MemoryStore implements ObjectStore {
 
   private entry(body: Uint8Array, metadata: Record<string, string>, tags: Record<string, string>): Entry {
     // A version counter in the ETag keeps rewrites of identical bytes distinguishable, as a
-    // conditional writer needs (S3's MD5 ETag would not change; callers must not rely on that).
-    this.versionCounter += 1;
-    return { body, etag: `${etagOf(body).slice(0, 24)}${this.versionCounter.toString(16).padStart(8, '0')}`, lastModified: this.now(), metadata, tags };
+    // conditional writer needs (S3's MD5 ETag would not change; callers must not rely on either).
+    // No hash of the body: this store stands in for a server, and its CPU is not memvault's.
+    const version = ++this.versions.issued;
+    return { body, etag: `${this.etagPrefix}${version.toString(16).padStart(8, '0')}`, lastModified: this.now(), metadata, tags };
   }
 }
