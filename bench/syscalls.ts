@@ -17,7 +17,9 @@ import { openStore } from '../src/store/open.js';
 
 const command = process.argv[2] ?? 'create';
 const n = Number(process.argv[3] ?? 200);
-const text4k = 'memory line with some words in it, about 60 characters long\n'.repeat(68);
+// A unique first line, so that the str_replace below matches exactly once (an ambiguous old_str is
+// refused, and its system calls would be those of the error path).
+const text4k = 'first line\n' + 'memory line with some words in it, about 60 characters long\n'.repeat(68);
 
 const root = await mkdtemp(join(tmpdir(), 'memvault-sc-'));
 try {
@@ -25,14 +27,17 @@ try {
   const store = await openStore(url);
   const encryption = await createEncryptionFromConfig({ store, config: { masterKey: randomBytes(32).toString('base64') } });
   const vault = await createVault({ store, codec: encryption.codecProvider });
-  const h = vault.handlers('sc-user') as unknown as Record<string, (i: Record<string, unknown>) => Promise<unknown>>;
-  const run = (input: Record<string, unknown>) => h[String(input['command'])]!(input);
+  // Every command must succeed: a count of failed commands measures nothing.
+  const run = async (input: Record<string, unknown>) => {
+    const result = await vault.run('sc-user', input);
+    if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
+  };
   if (command !== 'create') for (let i = 0; i < n; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: text4k });
   const inputs: Record<string, (i: number) => Record<string, unknown>> = {
     seed: () => ({ command: 'view', path: '/memories/c/f0.md' }),
     create: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: text4k }),
     view: (i) => ({ command: 'view', path: `/memories/c/f${i}.md` }),
-    str_replace: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'memory line with', new_str: 'memory LINE with' }),
+    str_replace: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'first line', new_str: 'FIRST line' }),
     insert: (i) => ({ command: 'insert', path: `/memories/c/f${i}.md`, insert_line: 1, insert_text: `inserted ${i}` }),
     rename: (i) => ({ command: 'rename', old_path: `/memories/c/f${i}.md`, new_path: `/memories/r/f${i}.md` }),
     delete: (i) => ({ command: 'delete', path: `/memories/c/f${i}.md` }),
