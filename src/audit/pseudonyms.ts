@@ -25,8 +25,12 @@ export interface AuditPseudonyms {
 
 const LABEL_AUDIT_UID = 'memvault/v1/audit-uid';
 const LABEL_AUDIT_PATH = 'memvault/v1/audit-path-id\u0000';
-/** Path ids a user's memoised pseudonyms remember (a command names one or two paths; a listing more). */
-const PATH_ID_MEMO_LIMIT = 1024;
+/**
+ * Path ids a user's memoised pseudonyms remember: an audit record names the command's one or two
+ * paths, so a session's working set is small. Kept small on purpose: there is one such memo per
+ * user key held (up to the key cache's 1,000 users by default).
+ */
+const PATH_ID_MEMO_LIMIT = 64;
 
 /**
  * The pseudonyms of each user key this process holds, by the codec's memo scope: the uid and the
