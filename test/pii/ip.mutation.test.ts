@@ -155,9 +155,16 @@ describe('IPv4', () => {
       'version=10.1.2.3',
       'v10.1.2.3',
       'バージョン10.1.2.3',
+      'バージョン 10.1.2.3',
+      'バージョン\t10.1.2.3',
+      'バージョン: 10.1.2.3',
+      'バージョン：10.1.2.3',
+      'バージョン = 10.1.2.3',
       'Version No. 10.1.2.3',
     ])
       expect(ips(text), text).toEqual([]);
+    // Another katakana word, or the version word and a colon in the wrong order, is no version word.
+    for (const text of ['サーバー 10.1.2.3', 'バージョンは 10.1.2.3', 'バージョン :: 10.1.2.3']) expect(ips(text), text).toEqual(['10.1.2.3']);
     for (const text of ['xversion 10.1.2.3', 'nodes 10.1.2.3', 'version x 10.1.2.3', 'edgy 10.1.2.3']) expect(ips(text), text).toEqual(['10.1.2.3']);
   });
 

@@ -476,3 +476,23 @@ describe('PHONE: last edges', () => {
     expect(phones('call 0171 1234567 2 3 4 5 6')).toEqual([]);
   });
 });
+
+describe('PHONE: a ZIP+4 code is not a phone number', () => {
+  it('after a US state code or a postal word; a phone word before it, or neither, keeps the number', () => {
+    for (const text of [
+      'Boston MA 02110-1234',
+      'Boston, MA 02110-1234',
+      'Springfield, IL. 62704-1234',
+      'ZIP: 02110-1234',
+      'Zip code 02110-1234',
+      'PLZ 02110-1234',
+    ])
+      expect(phones(text, ['DE']), text).toEqual([]);
+    // The same digits as a German number: a phone word, or nothing that says postal code.
+    expect(phones('Tel. 02110-1234', ['DE'])).toEqual(['02110-1234']);
+    expect(phones('phone: MA 02110-1234', ['DE'])).toEqual(['02110-1234']);
+    expect(phones('call 02110-1234', ['DE'])).toEqual(['02110-1234']);
+    // Only the 5-4 shape: a state code before another grouping is still a phone number.
+    expect(phones('MA 0211 01234', ['DE'])).toEqual(['0211 01234']);
+  });
+});

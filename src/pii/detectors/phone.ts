@@ -2,6 +2,7 @@ import metadata from 'libphonenumber-js/metadata.max.json';
 import { parsePhoneNumberFromString as parseWithMetadata, type CountryCode } from 'libphonenumber-js/max';
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import { VERSION_BEFORE } from './context.js';
+import { isPostalCode } from './postal.js';
 import type { Candidate, Detector } from '../types.js';
 
 export const PHONE_PRIORITY = 40;
@@ -69,6 +70,8 @@ const STRONG_PHONE_CONTEXT =
 const DATE_SHAPE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4})$/;
 // XXX-XX-XXXX is how SSNs are written; no national plan groups a phone number that way.
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
+/** How a ZIP+4 code is written (postal.ts says when it is one). */
+const ZIP4_SHAPE = /^\d{5}-\d{4}$/;
 // "2024-03-0012", "2024-01-15 10", "15.03.2024 12": a date followed by more digits.
 const DATE_PREFIX = /^(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./]|(?:0?[1-9]|[12]\d|3[01])[-./](?:0?[1-9]|1[0-2])[-./](?:19|20)\d\d)/;
 const YEAR_RANGE = /^(?:19|20)\d\d ?[-/] ?(?:19|20)?\d\d$/;
@@ -250,6 +253,8 @@ function acceptable(
     return false;
   const raw = text.slice(start, end);
   if (DATE_SHAPE.test(raw) || DATE_PREFIX.test(raw) || YEAR_RANGE.test(raw) || SSN_SHAPE.test(raw)) return false;
+  // "Boston MA 02110-1234", "ZIP: 10001-0001": a ZIP+4 code, unless a phone word says otherwise.
+  if (ZIP4_SHAPE.test(raw) && isPostalCode(text, start) && !(context ??= hasPhoneContext(text, start))) return false;
   const before = text.slice(Math.max(0, start - 24), start);
   if (VERSION_BEFORE.test(before) || CURRENCY_BEFORE.test(before)) return false;
   // "Order 123-456-7890", "ticket 450-818-5143": an identifier word right before, and no phone word.

@@ -1,6 +1,7 @@
 import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import type { Candidate, Detector } from '../types.js';
 import { IDENTIFIER_BEFORE, isNationalPhoneAsGrouped, PHONE_CONTEXT } from './phone.js';
+import { isPostalCode } from './postal.js';
 
 export const SSN_PRIORITY = 60;
 
@@ -16,17 +17,6 @@ const SSN_CONTEXT =
 // Words that make a grouped number something else: an identifier, a phone number, an amount.
 const OTHER_NUMBER_BEFORE =
   /(?:\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|item|article|model|account|acct|po|batch|lot|build|job|version|v|isbn|phone|tel|t[ée]l[ée]phone|t[ée]l|fax|mobile|cell|call|contact|kontakt|handy|whatsapp|tel[ée]fono|m[óo]vil|bestell\w*|rechnung\w*|artikel\w*|kunden\w*|telefon\w*|commande|facture|pedido|factura|mobil\w*|konto\w*|cuenta|compte|routing|aba|zip|plz|postleitzahl|passport|reisepass|ausweis\w*|licen[cs]e|imei|tax|vat|steuer\w*)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*|[#€$£¥+])$/i;
-
-// "CA 94107-1234", "Springfield, IL 62704-1234", "ZIP: 10001-0001", "Zip code 30301-0002": a ZIP+4.
-const STATE_BEFORE =
-  /\b(?:A[LKZRSPE]|C[AOT]|D[EC]|F[LM]|G[AU]|HI|I[DLNA]|K[SY]|LA|M[EDAINSOTHP]|N[EVHJMYCD]|O[HKR]|P[AWR]|RI|S[CD]|T[NX]|UT|V[TAI]|W[AVIY])\.?,?[ \t]+$/;
-const POSTAL_BEFORE =
-  /(?:\bzip|\bpostal|\bpost[ -]?code|\bpostleitzahl|\bplz|\bcode postal|\bc[óo]digo postal|\bc\.?p\.?|\bmail(?:ing)? to|\baddress|\bsuite|\bste\.?|\bapt\.?|\bbox)(?![a-z])[^\n\d]{0,16}$/i;
-
-function isPostalCode(text: string, start: number): boolean {
-  const before = text.slice(Math.max(0, start - 40), start);
-  return STATE_BEFORE.test(before) || POSTAL_BEFORE.test(before);
-}
 
 /** How many digits end right before `pos`. */
 function digitRunBefore(text: string, pos: number): number {
@@ -59,9 +49,10 @@ function knownInvalid(digits: string): boolean {
 
 /**
  * US social security numbers with valid ranges: XXX-XX-XXXX is reported on its own; XXX XX XXXX,
- * XXX.XX.XXXX, XXX-XXXXXX and nine bare digits on their own when nothing before says what else
- * they are (an identifier, phone or amount word, '#'); XXXXX-XXXX (the ZIP+4 shape) only with a
- * context word (SSN, social security...) in the 48 characters before.
+ * XXX.XX.XXXX, XXX-XXXXXX, XXXXX-XXXX and nine bare digits on their own when nothing before says
+ * what else they are (an identifier, phone or amount word, '#'; for XXXXX-XXXX, the ZIP+4 shape, a
+ * state code or a postal word too); with a context word (SSN, social security...) in the 48
+ * characters before, every form.
  */
 export const detectSsns: Detector = (text: string, config, out: Candidate[]) => {
   SSN_SHAPE.lastIndex = 0;
