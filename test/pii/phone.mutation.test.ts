@@ -492,7 +492,8 @@ describe('PHONE: a ZIP+4 code is not a phone number', () => {
     expect(phones('Tel. 02110-1234', ['DE'])).toEqual(['02110-1234']);
     expect(phones('phone: MA 02110-1234', ['DE'])).toEqual(['02110-1234']);
     expect(phones('call 02110-1234', ['DE'])).toEqual(['02110-1234']);
-    // Only the 5-4 shape: a state code before another grouping is still a phone number.
+    // Only the 5-4 shape, whole: a state code before another grouping is still a phone number.
     expect(phones('MA 0211 01234', ['DE'])).toEqual(['0211 01234']);
+    for (const number of ['030 02110-1234', '02110-1234 56', '02110-12345']) expect(phones(`MA ${number}`, ['DE'])).toEqual([number]);
   });
 });
