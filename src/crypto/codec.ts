@@ -299,6 +299,7 @@ class EncryptedUserCodec implements UserCodec {
   }
 
   get memoScope(): object {
+    void this.keyring; // a wiped key's codec refuses (KEY_UNAVAILABLE), and so do memos hung off it
     return this.memo.scope;
   }
 }
@@ -313,6 +314,8 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
    * quota, the audit record). A pseudonym, not key material; bounded by the one LRU rule.
    */
   private readonly uids = new LruMap<string, string>(UID_MEMO_LIMIT);
+  /** Evictions so far (any user's): a key load that saw one happen is not cached (loadKeys). */
+  private evictions = 0;
   private readonly providers: KeyProvider[];
   private readonly maxKeyBytes: number;
   private closed = false;
@@ -394,7 +397,14 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     this.assertOpen();
     const running = this.inFlight.get(uid);
     if (running) return running;
-    const loading = this.loadKeys(uid, false).finally(() => this.inFlight.delete(uid));
+    return this.startLoad(uid, false);
+  }
+
+  /** One load of a user's keys that later callers join, until it ends or the user is evicted. */
+  private startLoad(uid: string, create: boolean): Promise<CachedKeys> {
+    const loading: Promise<CachedKeys> = this.loadKeys(uid, create).finally(() => {
+      if (this.inFlight.get(uid) === loading) this.inFlight.delete(uid);
+    });
     this.inFlight.set(uid, loading);
     return loading;
   }
@@ -431,6 +441,9 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   }
 
   evict(uid: string): void {
+    this.evictions += 1;
+    // A load still running read what may be gone now: later callers start their own.
+    this.inFlight.delete(uid);
     this.cache.evict(uid);
   }
 
@@ -454,12 +467,14 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     // One store read and one unwrap per user however many commands arrive together.
     const running = this.inFlight.get(uid);
     if (running) return running;
-    const loading = this.loadKeys(uid, create).finally(() => this.inFlight.delete(uid));
-    this.inFlight.set(uid, loading);
-    return loading;
+    return this.startLoad(uid, create);
   }
 
   private async loadKeys(uid: string, create: boolean): Promise<CachedKeys> {
+    // An eviction while this load runs (forget deletes the key record after evicting it; a re-key
+    // evicts once it wrote a new one) may mean that what this load read is stale: it is then given
+    // to the commands that waited for it but never cached, so no later command gets an erased key.
+    const evictionsBefore = this.evictions;
     const wipe = (bytes: Uint8Array) => this.sodium.memzero(bytes);
     const opened = create
       ? await readOrCreateUserSecret(this.store, uid, this.binding, this.primary, this.providers, wipe)
@@ -478,6 +493,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
       wipeKeyring(keys);
       this.assertOpen();
     }
+    if (this.evictions !== evictionsBefore) return this.cache.detached(keys);
     return this.cache.set(uid, keys);
   }
 }

@@ -73,6 +73,17 @@ export class KeyCache {
     this.retire(entry);
   }
 
+  /**
+   * Keys that must not be cached (their load was overtaken by an eviction: an erasure or a re-key
+   * may have made them stale): handed to the commands that waited for them, and wiped after the
+   * grace like an evicted entry.
+   */
+  detached(keys: UserKeyring): CachedKeys {
+    const entry: CachedKeys = { keys, loadedAt: this.now(), wiped: false };
+    this.retire(entry);
+    return entry;
+  }
+
   /** An entry that left the cache: wiped once the grace is over (at once without one). */
   private retire(entry: CachedKeys): void {
     if (this.wipeGraceMs <= 0) {

@@ -36,10 +36,11 @@ export interface UserCodec {
    */
   auditPseudonymKey?(): Uint8Array;
   /**
-   * An object that stays the same for as long as this process holds this user's key (the key
-   * entry's), and is new once the key is loaded afresh (after an eviction, or an erasure that made
-   * a new key). Memos of values derived from the key hang off it weakly (the audit pseudonyms), so
-   * they go with the key entry and never outlive an erasure. Absent: nothing may be memoised.
+   * One object per key entry of this process's key cache: the same for every codec made from that
+   * entry, and a new one for codecs made after the key is loaded afresh (after an eviction, or an
+   * erasure that made a new key). Memos of values derived from the key hang off it weakly (the audit
+   * pseudonyms), so they go with the entry; once the key is wiped, reading it throws
+   * KEY_UNAVAILABLE like every use of the key. Absent: nothing may be memoised.
    */
   readonly memoScope?: object;
 }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { auditPseudonymsOf } from '../../src/audit/pseudonyms.js';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -23,6 +24,18 @@ describe('memoScope', () => {
     expect((await codecs.forUser('bob')).memoScope).not.toBe(scope);
     codecs.evict(codecs.uidOf('alice'));
     expect((await codecs.forUser('alice')).memoScope).not.toBe(scope);
+    await codecs.close();
+  });
+
+  it("is refused, like the key, once the key is wiped: nothing hung off it is served past the key's life", async () => {
+    const keyProvider = await createLocalKeyProvider(new Uint8Array(randomBytes(32)));
+    const codecs = await createEncryptedCodecProvider({ store: new MemoryStore(), keyProvider, createDeployment: true, cache: { wipeGraceMs: 0 } });
+    const codec = await codecs.forUser('alice');
+    const remembered = auditPseudonymsOf(codec, codecs);
+    expect(auditPseudonymsOf(codec, codecs)).toBe(remembered);
+    codecs.evict(codecs.uidOf('alice')); // no grace: wiped at once
+    expect(() => codec.memoScope).toThrow(/released/);
+    expect(() => auditPseudonymsOf(codec, codecs)).toThrow(/released/);
     await codecs.close();
   });
 });
