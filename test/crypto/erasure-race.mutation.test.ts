@@ -56,16 +56,20 @@ describe('a key load overtaken by an erasure', () => {
     const erased = await forgetUser({ store: view, codecProvider: codecs, userId: 'alice' });
     expect(erased.keyDeleted).toBe(true);
     expect(await store.head(userKeyKey(codecs.uidOf('alice')))).toBeNull();
-    // A command that starts now does not join the stale load: it finds no key and makes a new one.
-    const during = codecs.forUser('alice');
+    // A command that starts now does not join the stale load (it would wait for it): it finds no
+    // key and makes a new one, which is cached.
+    const during = await codecs.forUser('alice');
+    expect(auditPseudonymsOf(during, codecs).uid).not.toBe(erasedUid);
+    // Only then does the stale load end: the command that was running when the erasure came gets
+    // the old key, and the cache keeps the new one.
     held.release();
-    const late = await inFlight; // the command that was running when the erasure came: the old key
+    const late = await inFlight;
     expect(new TextDecoder().decode(late.open('/memories/a.md', sealed))).toBe('before the erasure');
-
-    for (const after of [await during, await codecs.forUser('alice')]) {
+    for (const after of [during, await codecs.forUser('alice')]) {
       expect(auditPseudonymsOf(after, codecs).uid).not.toBe(erasedUid);
       expect(() => after.open('/memories/a.md', sealed)).toThrow();
     }
+    expect(auditPseudonymsOf(await codecs.forUser('alice'), codecs).uid).toBe(auditPseudonymsOf(during, codecs).uid);
     await codecs.close();
   });
 });
