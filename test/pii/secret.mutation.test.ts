@@ -599,6 +599,9 @@ describe('passwords in URLs', () => {
     const pw = random(ALNUM, 256);
     for (const userLength of [1, 128, 129, 1000, 20_000]) expect(secrets(`https://${'u'.repeat(userLength)}:${pw}@host`)).toEqual([pw]);
     expect(secrets(`https://:${pw}@host`)).toEqual([]); // no user: not this pattern's (as before)
+    // A "://" right after a user-like run is the next URL, whose password is still found.
+    expect(secrets(`see a://b://user:${pw}@host`)).toEqual([pw]);
+    expect(secrets(`proxy=http://proxy://bot:${pw}@git.example.com`)).toEqual([pw]);
     // Past 256 characters the password is still read whole: no tail of it is left in the text.
     for (const length of [257, 1000, 5000]) {
       const long = random(ALNUM + '+=_~!$&*', length);

@@ -262,11 +262,12 @@ function truncatedBodyEnd(text: string, bodyStart: number, limit: number): numbe
 // ordinary words cost nothing.
 // The user part is read whole, however long (a bound here once let a password after a user of 129
 // characters through); it cannot hold '/', so it ends before the next "://" and no two starts read
-// the same characters.
+// the same characters. Its colon is not the one of a "://" that follows (`a://b://user:pw@host`:
+// the second URL's password is found, not skipped over).
 // The password may itself hold '@', '?' or '#' when people paste it unencoded: it runs to the last
 // '@' before the host (the run of characters other than whitespace and '/'), however long. Each
 // run ends at the next "://" (it holds a '/'), so every character is read at most twice.
-const URL_USER = /:\/\/[^\s:@/?#]+:/g;
+const URL_USER = /:\/\/[^\s:@/?#]+:(?!\/\/)/g;
 
 /** The pattern's former class `[^\s/]`: not whitespace, not '/' (control characters run on, as they did). */
 function isUrlPasswordChar(c: number): boolean {
