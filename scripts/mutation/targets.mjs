@@ -795,22 +795,6 @@ export const targets = [
         code: 'differs - same > SPAN_UNIT_STEPS',
         reason: 'one halving more or less before the unit-by-unit loop takes over: the same length',
       },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'ConditionalExpression',
-        replacement: 'true',
-        code: 'same < differs',
-        reason:
-          "at differs the texts differ, or differs is the limit, the shorter text's length, where charCodeAt is NaN and equals nothing: the loop stops there either way",
-      },
-      {
-        file: 'src/pii/edit.ts',
-        mutator: 'EqualityOperator',
-        replacement: 'same <= differs',
-        code: 'same < differs',
-        reason:
-          "at differs the texts differ, or differs is the limit, the shorter text's length, where charCodeAt is NaN and equals nothing: the loop stops there either way",
-      },
     ],
   },
   {

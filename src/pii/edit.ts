@@ -36,16 +36,25 @@ const SPAN_UNIT_STEPS = 32;
  */
 export function changedSpan(before: string, after: string): ChangedSpan {
   const max = Math.min(before.length, after.length);
-  const start = commonPrefixLength(before, after, max);
-  const tail = commonSuffixLength(before, after, max - start);
-  return { start, beforeEnd: before.length - tail, afterEnd: after.length - tail };
+  const start = commonLength(max, (from, to) => before.slice(from, to) === after.slice(from, to));
+  const beforeLength = before.length;
+  const afterLength = after.length;
+  // The suffix is counted from the ends: units [from, to) from the end of each text.
+  const tail = commonLength(
+    max - start,
+    (from, to) => before.slice(beforeLength - to, beforeLength - from) === after.slice(afterLength - to, afterLength - from),
+  );
+  return { start, beforeEnd: beforeLength - tail, afterEnd: afterLength - tail };
 }
 
-/** The longest common prefix of `a` and `b`, at most `limit` units. */
-function commonPrefixLength(a: string, b: string, limit: number): number {
+/**
+ * How many leading units two texts share, at most `limit`, where `agree(from, to)` says whether
+ * they agree on units [from, to): galloping runs, then a binary search, then unit by unit.
+ */
+function commonLength(limit: number, agree: (from: number, to: number) => boolean): number {
   let same = 0;
   let run = SPAN_FIRST_RUN;
-  while (same + run <= limit && a.slice(same, same + run) === b.slice(same, same + run)) {
+  while (same + run <= limit && agree(same, same + run)) {
     same += run;
     run *= 2;
   }
@@ -53,31 +62,11 @@ function commonPrefixLength(a: string, b: string, limit: number): number {
   let differs = Math.min(same + run, limit);
   while (differs - same > SPAN_UNIT_STEPS) {
     const mid = (same + differs) >>> 1;
-    if (a.slice(same, mid) === b.slice(same, mid)) same = mid;
+    if (agree(same, mid)) same = mid;
     else differs = mid;
   }
   // Unit by unit up to `differs`, not past it: the search above must have brought `same` close.
-  while (same < differs && a.charCodeAt(same) === b.charCodeAt(same)) same++;
-  return same;
-}
-
-/** The longest common suffix of `a` and `b`, at most `limit` units. */
-function commonSuffixLength(a: string, b: string, limit: number): number {
-  const aEnd = a.length;
-  const bEnd = b.length;
-  let same = 0;
-  let run = SPAN_FIRST_RUN;
-  while (same + run <= limit && a.slice(aEnd - same - run, aEnd - same) === b.slice(bEnd - same - run, bEnd - same)) {
-    same += run;
-    run *= 2;
-  }
-  let differs = Math.min(same + run, limit);
-  while (differs - same > SPAN_UNIT_STEPS) {
-    const mid = (same + differs) >>> 1;
-    if (a.slice(aEnd - mid, aEnd - same) === b.slice(bEnd - mid, bEnd - same)) same = mid;
-    else differs = mid;
-  }
-  while (same < differs && a.charCodeAt(aEnd - 1 - same) === b.charCodeAt(bEnd - 1 - same)) same++;
+  while (same < differs && agree(same, same + 1)) same++;
   return same;
 }
 
