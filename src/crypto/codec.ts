@@ -395,13 +395,16 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   /** Re-read a user's key record now (a codec met a key version its cached record lacks). */
   private reloadKeys(uid: string): Promise<CachedKeys> {
     this.assertOpen();
-    const running = this.inFlight.get(uid);
-    if (running) return running;
-    return this.startLoad(uid, false);
+    return this.joinLoad(uid, false);
   }
 
-  /** One load of a user's keys that later callers join, until it ends or the user is evicted. */
-  private startLoad(uid: string, create: boolean): Promise<CachedKeys> {
+  /**
+   * The load of a user's keys running now, or a new one. Later callers join it until it ends or the
+   * user is evicted: one store read and one unwrap per user however many commands arrive together.
+   */
+  private joinLoad(uid: string, create: boolean): Promise<CachedKeys> {
+    const running = this.inFlight.get(uid);
+    if (running) return running;
     const loading: Promise<CachedKeys> = this.loadKeys(uid, create).finally(() => {
       if (this.inFlight.get(uid) === loading) this.inFlight.delete(uid);
     });
@@ -464,10 +467,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     this.assertOpen();
     const cached = this.cache.get(uid);
     if (cached) return Promise.resolve(cached);
-    // One store read and one unwrap per user however many commands arrive together.
-    const running = this.inFlight.get(uid);
-    if (running) return running;
-    return this.startLoad(uid, create);
+    return this.joinLoad(uid, create);
   }
 
   private async loadKeys(uid: string, create: boolean): Promise<CachedKeys> {
