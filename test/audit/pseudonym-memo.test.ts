@@ -3,16 +3,12 @@
  * values as computed afresh, never shared between users, and gone with the key entry, so a key
  * loaded again (after an eviction) or made anew (after an erasure) is derived again.
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { auditPseudonymsFromKey, auditPseudonymsOf } from '../../src/audit/pseudonyms.js';
-import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
-import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
-import { MemoryStore } from '../../src/store/memory.js';
+import { newVault } from '../crypto/helpers.js';
 
 async function provider() {
-  const keyProvider = await createLocalKeyProvider(new Uint8Array(randomBytes(32)));
-  return createEncryptedCodecProvider({ store: new MemoryStore(), keyProvider, createDeployment: true });
+  return (await newVault()).provider;
 }
 
 describe('remembered audit pseudonyms', () => {

@@ -2,55 +2,53 @@
  * A key load that an erasure overtakes (src/crypto/codec.ts, loadKeys): the load read the key record
  * before `forgetUser` deleted it, and ends after. Its keys go to the command that waited for them,
  * but are never cached, and no later call joins that load: every command after the erasure gets a
- * new key (a new user), never the erased one. Likewise for an eviction by a re-key.
+ * new key (a new user), never the erased one. (A re-key's eviction meets the same rule; its own
+ * tests are test/crypto/rekey*.)
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { auditPseudonymsOf } from '../../src/audit/pseudonyms.js';
-import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { userKeyKey } from '../../src/crypto/layout.js';
-import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { forgetUser } from '../../src/crypto/operations.js';
-import { MemoryStore } from '../../src/store/memory.js';
+import type { StoredObject } from '../../src/store/port.js';
+import { StoreWrapper } from '../kit/stores.js';
+import { newVault } from './helpers.js';
 
-/** A store whose next GET of `key` reads at once but answers only when released. */
-function heldStore() {
-  const store = new MemoryStore();
-  let hold: { key: string; release: Promise<void>; read?: () => void } | undefined;
-  const view = Object.assign(Object.create(store) as MemoryStore, {
-    get: async (key: string) => {
-      const found = await store.get(key);
-      const held = hold;
-      if (held && held.key === key) {
-        hold = undefined;
-        held.read?.();
-        await held.release;
-      }
-      return found;
-    },
-  });
-  const holdNext = (key: string) => {
+/** A store whose next GET of a chosen key reads at once but answers only when released. */
+class HeldStore extends StoreWrapper {
+  private hold: { key: string; read: () => void; release: Promise<void> } | undefined;
+
+  holdNext(key: string): { read: Promise<void>; release: () => void } {
     let release!: () => void;
     let read!: () => void;
     const readPromise = new Promise<void>((r) => (read = r));
-    hold = { key, release: new Promise<void>((r) => (release = r)), read };
-    return { release, read: readPromise };
-  };
-  return { store, view, holdNext };
+    this.hold = { key, read, release: new Promise<void>((r) => (release = r)) };
+    return { read: readPromise, release };
+  }
+
+  override async get(key: string): Promise<StoredObject | null> {
+    const found = await this.inner.get(key);
+    const held = this.hold;
+    if (held?.key === key) {
+      this.hold = undefined;
+      held.read();
+      await held.release;
+    }
+    return found;
+  }
 }
 
 describe('a key load overtaken by an erasure', () => {
   it('is not cached: a command after forgetUser gets a new key, not the erased one', async () => {
-    const { store, view, holdNext } = heldStore();
-    const keyProvider = await createLocalKeyProvider(new Uint8Array(randomBytes(32)));
-    const codecs = await createEncryptedCodecProvider({ store: view, keyProvider, createDeployment: true });
+    const view = new HeldStore();
+    const store = view.inner;
+    const { provider: codecs } = await newVault({ store: view });
     const first = await codecs.forUser('alice');
     const erasedUid = auditPseudonymsOf(first, codecs).uid;
     const sealed = first.seal('/memories/a.md', new TextEncoder().encode('before the erasure'));
     codecs.evict(codecs.uidOf('alice'));
 
     // A command loads the key: its GET has read the record, and its answer is held back.
-    const held = holdNext(userKeyKey(codecs.uidOf('alice')));
+    const held = view.holdNext(userKeyKey(codecs.uidOf('alice')));
     const inFlight = codecs.forUser('alice');
     await held.read;
     const erased = await forgetUser({ store: view, codecProvider: codecs, userId: 'alice' });

@@ -3,17 +3,13 @@
  * that entry, a new one once the entry is gone, and never shared between users. The audit
  * pseudonyms hang off it (test/audit/pseudonym-memo.test.ts).
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { auditPseudonymsOf } from '../../src/audit/pseudonyms.js';
-import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
-import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
-import { MemoryStore } from '../../src/store/memory.js';
+import { newVault } from './helpers.js';
 
 describe('memoScope', () => {
   it('is one object per user key entry: kept across commands, new after an eviction, per user', async () => {
-    const keyProvider = await createLocalKeyProvider(new Uint8Array(randomBytes(32)));
-    const codecs = await createEncryptedCodecProvider({ store: new MemoryStore(), keyProvider, createDeployment: true });
+    const { provider: codecs } = await newVault();
     const first = await codecs.forUser('alice');
     const scope = first.memoScope;
     expect(scope).toBeTypeOf('object');
@@ -28,8 +24,7 @@ describe('memoScope', () => {
   });
 
   it("is refused, like the key, once the key is wiped: nothing hung off it is served past the key's life", async () => {
-    const keyProvider = await createLocalKeyProvider(new Uint8Array(randomBytes(32)));
-    const codecs = await createEncryptedCodecProvider({ store: new MemoryStore(), keyProvider, createDeployment: true, cache: { wipeGraceMs: 0 } });
+    const { provider: codecs } = await newVault({ cache: { wipeGraceMs: 0 } });
     const codec = await codecs.forUser('alice');
     const remembered = auditPseudonymsOf(codec, codecs);
     expect(auditPseudonymsOf(codec, codecs)).toBe(remembered);
