@@ -119,8 +119,8 @@ export interface VaultOptions {
   expiry?: ExpiryOptions;
   /**
    * File history (docs/versions.md): every change keeps the version it made, for restore and undo,
-   * and a put-back older version is refused on read. Off by default (`true` or retention settings
-   * turn it on; MEMVAULT_HISTORY=1 in the CLI).
+   * and a put-back older version is refused on read. On by default (30 days, 100 versions per file;
+   * retention settings change that); `false` turns it off (MEMVAULT_HISTORY=0 in the CLI).
    */
   history?: boolean | HistoryOptions;
   /**
@@ -509,7 +509,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // ---- history (docs/versions.md): src/vault/history.ts does the work ----------------------
   const historyOf = async (userId: string, entry: AuditEntry) => {
     validateUserId(userId);
-    if (!history) throw new MemvaultError('CONFIG', 'memvault: file history is off for this vault (createVault({ history: true }), MEMVAULT_HISTORY=1)');
+    if (!history) throw new MemvaultError('CONFIG', 'memvault: file history is turned off for this vault (history: false, or MEMVAULT_HISTORY=0)');
     // Reading or restoring never creates a user: an unknown user is NOT_FOUND (encrypted stores).
     const userCodec = encryption ? await encryption.codecProvider.forUid(encryption.codecProvider.uidOf(userId)) : await codec.forUser(userId);
     const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, {

@@ -19,7 +19,8 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
   // The same TTL settings as the sweeper (MEMVAULT_TTL_DAYS, MEMVAULT_TTL_CLASSES): a file the
   // sweeper would delete is already absent for the commands.
   const expiry = ttlSettingsFromEnv();
-  // File history (docs/versions.md): MEMVAULT_HISTORY=1, with its retention knobs.
+  // File history (docs/versions.md): on by default; MEMVAULT_HISTORY=0 turns it off, MEMVAULT_HISTORY_DAYS
+  // and MEMVAULT_HISTORY_VERSIONS set its retention.
   const history = historyFromEnv();
   return createVault({
     store: storeUrlFrom(flags),

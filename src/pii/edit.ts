@@ -217,6 +217,12 @@ export interface EditRedaction {
   findings: PiiFinding[];
   /** Types under `reject` that the edit brings in; empty when the edit may be stored. */
   rejected: PiiType[];
+  /**
+   * A finding reaches into text the file held before the edit (a label written before a value that
+   * was stored unlabelled, a value stored before the policy changed): the stored file, and so the
+   * file's kept versions, held what is now redacted.
+   */
+  redactsStored: boolean;
 }
 
 /**
@@ -237,7 +243,8 @@ export function redactEdit(before: string, after: string, options?: RedactOption
   const near = findingsNear(after, span.start, span.afterEnd, options, margin);
   let rejected = near.rejected;
   if (rejected.length > 0) rejected = introducedRejections(before, span, near.findings, options, margin);
-  return { text: replaceFindings(after, near.findings), findings: near.findings, rejected };
+  const redactsStored = near.findings.some((f) => f.start < span.start || f.end > span.afterEnd);
+  return { text: replaceFindings(after, near.findings), findings: near.findings, rejected, redactsStored };
 }
 
 function introducedRejections(before: string, span: ChangedSpan, findings: PiiFinding[], options: RedactOptions | undefined, margin: number): PiiType[] {

@@ -55,6 +55,8 @@ export interface PiiDecision {
   pathFindings?: Partial<Record<PiiType, number>>;
   /** Types refused by policy (only when action is 'rejected'). */
   rejected?: PiiType[];
+  /** An edit redacted text the file already held: its earlier kept versions were dropped with it (docs/pii.md). */
+  redactedStored?: true;
 }
 
 export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'history_bytes' | 'view_chars';

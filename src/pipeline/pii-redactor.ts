@@ -111,7 +111,9 @@ function editFilter(decision: PiiDecision, options: RedactOptions | undefined): 
       delete decision.rejected;
       const result = redactEdit(before, after, options);
       if (!record(decision, result.findings, result.rejected)) throw new MemvaultError('PII_REJECTED', messages.piiRejected(result.rejected));
-      return result.text;
+      if (result.redactsStored) decision.redactedStored = true;
+      else delete decision.redactedStored;
+      return { text: result.text, redactedStored: result.redactsStored };
     },
     storedForm(oldStr) {
       const { text, findings } = redact(oldStr, options);

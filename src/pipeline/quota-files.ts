@@ -104,4 +104,9 @@ export class QuotaFiles implements UserFiles {
     for (const path of paths) if (!failed.has(path)) this.run.removed(path);
     return result;
   }
+
+  /** Not metered: the history's count drops at its next listing (until then it is counted high). */
+  async dropOlderVersions(path: string): Promise<void> {
+    await this.inner.dropOlderVersions?.(path);
+  }
 }

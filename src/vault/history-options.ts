@@ -19,9 +19,13 @@ export interface ResolvedHistory {
 
 export const DEFAULT_HISTORY: ResolvedHistory = { retentionDays: 30, maxVersions: 100 };
 
+/**
+ * On unless turned off: undefined (not configured) and `true` both mean the defaults, `false` is the
+ * off switch (docs/versions.md, "On by default").
+ */
 export function resolveHistoryOptions(option: boolean | HistoryOptions | undefined): ResolvedHistory | undefined {
-  if (option === undefined || option === false) return undefined;
-  const given = option === true ? {} : option;
+  if (option === false) return undefined;
+  const given = option === undefined || option === true ? {} : option;
   const retentionDays = given.retentionDays ?? DEFAULT_HISTORY.retentionDays;
   const maxVersions = given.maxVersions ?? DEFAULT_HISTORY.maxVersions;
   if (!(retentionDays > 0) || !Number.isFinite(retentionDays))
@@ -32,15 +36,19 @@ export function resolveHistoryOptions(option: boolean | HistoryOptions | undefin
   return { retentionDays, maxVersions };
 }
 
-/** Environment switches (the CLI, containers): MEMVAULT_HISTORY=1|0, MEMVAULT_HISTORY_DAYS, MEMVAULT_HISTORY_VERSIONS. */
+/** Environment switches (the CLI, containers): MEMVAULT_HISTORY=0 (off; 1 is the default), MEMVAULT_HISTORY_DAYS, MEMVAULT_HISTORY_VERSIONS. */
 export const HISTORY_ENV = { on: 'MEMVAULT_HISTORY', days: 'MEMVAULT_HISTORY_DAYS', versions: 'MEMVAULT_HISTORY_VERSIONS' } as const;
 
-/** The history option the environment asks for: undefined when MEMVAULT_HISTORY is unset, false for 0/off/false. */
+/**
+ * The history option the environment asks for: false for MEMVAULT_HISTORY=0/off/false; otherwise
+ * the retention knobs given (undefined when none is: the vault's default, history on).
+ */
 export function historyFromEnv(env: NodeJS.ProcessEnv = process.env): boolean | HistoryOptions | undefined {
   const on = env[HISTORY_ENV.on]?.trim().toLowerCase();
-  if (on === undefined || on === '') return undefined;
-  if (['0', 'off', 'false', 'no'].includes(on)) return false;
-  if (!['1', 'on', 'true', 'yes'].includes(on)) throw new MemvaultError('CONFIG', `memvault: ${HISTORY_ENV.on} must be 1 or 0 (got '${on}')`);
+  if (on !== undefined && on !== '') {
+    if (['0', 'off', 'false', 'no'].includes(on)) return false;
+    if (!['1', 'on', 'true', 'yes'].includes(on)) throw new MemvaultError('CONFIG', `memvault: ${HISTORY_ENV.on} must be 1 or 0 (got '${on}')`);
+  }
   const number = (name: string): number | undefined => {
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') return undefined;
@@ -52,5 +60,5 @@ export function historyFromEnv(env: NodeJS.ProcessEnv = process.env): boolean | 
   const maxVersions = number(HISTORY_ENV.versions);
   const options: HistoryOptions = { ...(retentionDays !== undefined ? { retentionDays } : {}), ...(maxVersions !== undefined ? { maxVersions } : {}) };
   resolveHistoryOptions(options); // refuse bad numbers at start-up
-  return options;
+  return retentionDays === undefined && maxVersions === undefined ? undefined : options;
 }

@@ -26,6 +26,7 @@ import {
   nextSeq,
   openVersionRecord,
   sealVersionRecord,
+  olderVersionsKeptError,
   staleVersionError,
   VERSION_METADATA,
   type VersionActor,
@@ -567,6 +568,28 @@ export class StoreUserFiles implements UserFiles {
       if (error instanceof PreconditionFailedError && (await this.store.head(key)) === null) return;
       throw error;
     }
+  }
+
+  /**
+   * Every kept version of the file but the newest, deleted for good (one LIST per 1,000 versions,
+   * one batch DELETE per 1,000). The newest stays: it is what a read's freshness check compares
+   * with. A tombstone is a version like any other (a file's history across a delete and re-create).
+   */
+  async dropOlderVersions(path: string): Promise<void> {
+    if (!this.keepsHistory(path)) return;
+    const key = this.existingKeyOf(path);
+    if (key === null) return;
+    const older: string[] = [];
+    let newest = true;
+    for await (const object of listAll(this.store, versionsPrefixOf(this.codec.uid, key))) {
+      if (newest) newest = false; // keys list newest first (rev(seq))
+      else older.push(object.key);
+    }
+    let failed = 0;
+    for (let i = 0; i < older.length; i += DELETE_BATCH) {
+      failed += (await this.store.deleteMany(older.slice(i, i + DELETE_BATCH))).failed.length;
+    }
+    if (failed > 0) throw olderVersionsKeptError(path, failed);
   }
 
   historyUsage(pruneTo?: number): Promise<HistoryUsage | null> {

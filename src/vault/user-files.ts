@@ -110,4 +110,10 @@ export interface UserFiles {
    * oldest down to `pruneTo` bytes when given (src/vault/history-usage.ts); null with history off.
    */
   historyUsage?(pruneTo?: number): Promise<HistoryUsage | null>;
+  /**
+   * With history on: delete every kept version of the file but the newest (the one its last write
+   * kept), for good. For a write that redacted text the file already held (docs/pii.md). Throws
+   * STORE_UNAVAILABLE when some could not be deleted.
+   */
+  dropOlderVersions?(path: string): Promise<void>;
 }

@@ -80,6 +80,14 @@ export function staleVersionError(path: string): MemvaultError {
   );
 }
 
+/** Some of the older versions a redacting edit drops could not be deleted (the edit itself is stored). */
+export function olderVersionsKeptError(path: string, failed: number): MemvaultError {
+  return new MemvaultError(
+    'STORE_UNAVAILABLE',
+    `Error: The edit of ${path} was saved with the personal data redacted, but ${failed} earlier version(s) of the file that still hold it could not be deleted (storage unavailable); the operator can drop them (memvault user drop-version).`,
+  );
+}
+
 function damagedRecord(): MemvaultError {
   return new MemvaultError('INTEGRITY', 'Error: A stored version record did not open: the object is damaged or was moved from another file or user.');
 }

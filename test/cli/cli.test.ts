@@ -123,7 +123,8 @@ describe('memvault keys / user', () => {
     expect(tar.toString('latin1')).toContain('one');
 
     const forgot = await cli(['user', 'forget', '--user', 'zoe', '--json'], { env: newKey });
-    expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 1 });
+    // The file and the version it keeps (history is on by default).
+    expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 2 });
     const after = await cli(['exec', '--user', 'zoe', '{"command":"view","path":"/memories/z/one.md"}'], { env: newKey });
     expect(lines(after.stdout)[0]!.is_error).toBe(true);
   }, 180_000);

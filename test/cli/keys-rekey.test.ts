@@ -33,7 +33,8 @@ describe('memvault keys rekey', () => {
     const early = await cli(['keys', 'rekey', '--user', 'rae', '--no-wait', '--json', '--audit-file', audit, '--actor', 'ticket-42']);
     expect(early.code, early.stderr).toBe(1);
     const pending = JSON.parse(early.stdout) as Record<string, unknown>;
-    expect(pending).toMatchObject({ keyVersion: 2, startedVersion: true, resealed: 1, oldVersionsDropped: false });
+    // The file and its kept version (history is on by default).
+    expect(pending).toMatchObject({ keyVersion: 2, startedVersion: true, resealed: 2, oldVersionsDropped: false });
     expect(typeof pending['settlesAt']).toBe('string');
     expect(early.stderr).toMatch(/key version 2 written/);
     expect(early.stderr).toMatch(/can be dropped after/);
@@ -48,7 +49,7 @@ describe('memvault keys rekey', () => {
 
     const all = await cli(['keys', 'rekey', '--all', '--settle-seconds', '0', '--json']);
     expect(all.code, all.stderr).toBe(0);
-    expect(JSON.parse(all.stdout)).toMatchObject({ users: 2, completed: 2, resealed: 2, failed: 0 });
+    expect(JSON.parse(all.stdout)).toMatchObject({ users: 2, completed: 2, resealed: 4, failed: 0 });
     for (const user of ['rae', 'sam']) expect((await view(user, `/memories/${user}.md`)).stdout).toContain(`${user} data`);
     // --continue after a complete run starts nothing.
     const cont = await cli(['keys', 'rekey', '--all', '--continue', '--settle-seconds', '0', '--json']);

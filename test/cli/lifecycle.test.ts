@@ -101,7 +101,8 @@ describe('vault.forgetUser', () => {
     const { vault, file } = await vaultWithAudit();
     for (const name of ['a', 'b', 'c']) await vault.run('bob', { command: 'create', path: `/memories/${name}.md`, file_text: name });
     const result = await vault.forgetUser('bob', { actor: 'dpo' });
-    expect(result).toMatchObject({ keyDeleted: true, objectsDeleted: 3 });
+    // Three files and the version each keeps (history is on by default).
+    expect(result).toMatchObject({ keyDeleted: true, objectsDeleted: 6 });
     expect((await vault.run('bob', { command: 'view', path: '/memories/a.md' })).isError).toBe(true);
     await vault.close();
     const erase = records(file).find((r) => r['type'] === 'erase');
@@ -183,7 +184,7 @@ describe('memvault user export / forget through the API', () => {
     expect(ok.stdout).toContain('memories/r.md');
     expect(ok.stdout).toContain('"format": "memvault-user-export"');
     const forgot = await runCli(['user', 'forget', '--user', 'real', '--store', store, '--audit-file', auditFile, '--json'], { cwd, env });
-    expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 1 });
+    expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 2 }); // the file and its version
     const kinds = records(auditFile)
       .map((r) => [r['type'], r['outcome'], r['actor']])
       .filter(([t]) => t !== 'start');

@@ -291,7 +291,8 @@ describe('key versions', () => {
     await seed(vault);
     const uid = (await vault.files(USER)).uid;
     const result = await rekeyUid({ store, primary: host(), providers: [host()], uid, settleMs: 0, evict: (u) => provider.evict(u) });
-    expect(result).toMatchObject({ keyVersion: 2, resealed: 3, oldVersionsDropped: true });
+    // History is on by default: the three files and the version each keeps.
+    expect(result).toMatchObject({ keyVersion: 2, resealed: 6, oldVersionsDropped: true });
     const generated = kms.calls.filter((c) => c.operation === 'GenerateDataKey' && c.context?.['memvault:uid'] === uid);
     expect(generated.map((c) => c.context?.['memvault:key-version'])).toEqual(['1', '2']);
     expect(await readAll(vault, USER)).toEqual(FILES);

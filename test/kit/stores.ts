@@ -76,6 +76,14 @@ export class RecordingStore extends StoreWrapper {
  * Injects faults and delays: `failAt(n)` makes the n-th request from now on throw (a crash at that
  * step: the request has no effect), `delay` interleaves concurrent callers.
  */
+/** A kept version's key (src/store/layout.ts): `u/{uid}/v/{names}/@` and 16 digits. */
+const VERSION_KEY = /^u\/[^/]+\/v\/.+\/@\d{16}$/;
+
+/** Whether a key is a kept version's (file history, docs/versions.md), not a file's, marker's or record's. */
+export function isKeptVersionKey(key: string): boolean {
+  return VERSION_KEY.test(key);
+}
+
 export class FaultyStore extends StoreWrapper {
   calls = 0;
   private failOn = -1;
@@ -88,6 +96,16 @@ export class FaultyStore extends StoreWrapper {
    * without atomic conditional deletes the reaping PUT and the DELETE after it (src/store/fence.ts).
    */
   firedInClearing = false;
+  /**
+   * Whether that request wrote or deleted a kept version (a version key `…/v/…/@<16 digits>`: the
+   * version a write keeps after it, a tombstone after a fence). The command has taken effect by
+   * then; a version that could not be kept is left out of the history (docs/versions.md).
+   */
+  firedInHistory = false;
+  /** Whether the fault hit a request whose failure a command absorbs: a marker's clean-up or a history write. */
+  get firedAbsorbably(): boolean {
+    return this.firedInClearing || this.firedInHistory;
+  }
   private readonly reaped = new Set<string>();
   private clearing = false;
 
@@ -103,13 +121,14 @@ export class FaultyStore extends StoreWrapper {
     this.fired = false;
     this.firedOn = null;
     this.firedInClearing = false;
+    this.firedInHistory = false;
   }
 
   disarm(): void {
     this.failOn = -1;
   }
 
-  protected override async step(op: StoreOp, _key: string, conditional: boolean): Promise<void> {
+  protected override async step(op: StoreOp, key: string, conditional: boolean): Promise<void> {
     this.calls += 1;
     const call = this.calls;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, Math.random() * this.delayMs));
@@ -117,6 +136,7 @@ export class FaultyStore extends StoreWrapper {
       this.fired = true;
       this.firedOn = { op, conditional };
       this.firedInClearing = this.clearing || (op === 'delete' && conditional);
+      this.firedInHistory = (op === 'put' || op === 'delete') && isKeptVersionKey(key);
       throw new Error('injected crash');
     }
   }

@@ -75,7 +75,11 @@ describe('piiRedactor', () => {
     const { ctx, decision } = await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: '@' });
     // "jane.doe" + "@" + "example.com": the fragment holds no address, the result does.
     const stored = ctx.writeFilter!.edited('/memories/a.md', 'mail jane.doexexample.com\n', 'mail jane.doe@example.com\n');
-    expect(stored).toBe('mail [REDACTED:EMAIL]\n');
+    // The address reaches into text the file held before the edit: the stored file held it in pieces.
+    expect(stored).toEqual({ text: 'mail [REDACTED:EMAIL]\n', redactedStored: true });
+    expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 1 }, redactedStored: true });
+    // An address the edit brings in whole redacts nothing that was stored.
+    expect(ctx.writeFilter!.edited('/memories/a.md', 'mail x\n', 'mail jane.doe@example.com\n')).toEqual({ text: 'mail [REDACTED:EMAIL]\n', redactedStored: false });
     expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 1 } });
     expect(ctx.writeFilter!.storedForm(`mail ${EMAIL}`)).toBe('mail [REDACTED:EMAIL]');
     expect(ctx.writeFilter!.storedForm('no data here')).toBeUndefined();
@@ -133,7 +137,7 @@ describe('piiRedactor', () => {
     expect(() => ctx.writeFilter!.edited('/memories/a.md', 'jane.doexexample.com', 'jane.doe@example.com')).toThrow(/an e-mail address/);
     expect(decision).toMatchObject({ action: 'rejected', rejected: ['EMAIL'] });
     // Removing an address (old_str held it) is fine.
-    expect(ctx.writeFilter!.edited('/memories/a.md', `mail ${EMAIL}`, 'mail removed')).toBe('mail removed');
+    expect(ctx.writeFilter!.edited('/memories/a.md', `mail ${EMAIL}`, 'mail removed')).toEqual({ text: 'mail removed', redactedStored: false });
     expect(decision).toEqual({ action: 'none', findings: {} });
   });
 

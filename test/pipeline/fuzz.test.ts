@@ -6,7 +6,7 @@ import { createVault } from '../../src/memvault.js';
 import { quota } from '../../src/pipeline/quota.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { COMMAND_NAMES } from '../../src/tool/types.js';
-import { filesPrefixOf } from './helpers.js';
+import { userSpaceOf } from './helpers.js';
 
 /**
  * Bad input against the whole chain (validation, path guard, quota, commands): every input gets a
@@ -99,7 +99,7 @@ describe('bad-input fuzzing against the whole chain', () => {
   it('vault.run: every input gets a result, never an internal fault, and writes stay in the user space', async () => {
     const store = new MemoryStore();
     const vault = await createVault({ store, middlewares: [quota({ maxUserBytes: 5_000_000 })] });
-    const prefix = await filesPrefixOf(USER);
+    const inUserSpace = await userSpaceOf(USER);
     // Successful creates, counted as they happen: the store itself may be empty at the end (a later
     // delete or rename of the same few paths), so the final key count proves nothing.
     let created = 0;
@@ -112,7 +112,7 @@ describe('bad-input fuzzing against the whole chain', () => {
         checkContent(result.content);
         if (!result.isError && (value as { command?: unknown } | null)?.command === 'create') created += 1;
         // Checked after every command, not only at the end: a stray write later deleted still counts.
-        expect(store.keys().filter((key) => !key.startsWith(prefix))).toEqual([]);
+        expect(store.keys().filter((key) => !inUserSpace(key))).toEqual([]);
       }),
       { numRuns: 1500 },
     );
@@ -123,7 +123,7 @@ describe('bad-input fuzzing against the whole chain', () => {
     const store = new MemoryStore();
     const vault = await createVault({ store, middlewares: [quota()] });
     const handlers = vault.handlers(USER);
-    const prefix = await filesPrefixOf(USER);
+    const inUserSpace = await userSpaceOf(USER);
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...COMMAND_NAMES), input, async (method, value) => {
         try {
@@ -136,7 +136,7 @@ describe('bad-input fuzzing against the whole chain', () => {
       }),
       { numRuns: 1000 },
     );
-    expect(store.keys().filter((key) => !key.startsWith(prefix))).toEqual([]);
+    expect(store.keys().filter((key) => !inUserSpace(key))).toEqual([]);
   });
 
   // Values a JSON tool input cannot carry (BigInt, cycles, throwing getters) are still the input's

@@ -361,12 +361,16 @@ describe('quota: configuration and cost', () => {
     }
   });
 
-  it('requests a check costs: one LIST on first use, one HEAD per create, nothing for edits, deletes and views', async () => {
+  it.each([
+    [true, 2],
+    [false, 1],
+  ])('requests a check costs (history %s): the usage listing on first use (%i LIST: the files, and the history apart), nothing for creates, edits, deletes and views', async (history, firstUse) => {
     const count = async (withQuota: boolean) => {
       const store = new MemoryStore();
       const rec = recorder();
       const vault = await createVault({
         store,
+        history,
         quota: false,
         outerMiddlewares: [rec.middleware],
         middlewares: withQuota ? [quota({ refreshEveryWrites: 1000 })] : [],
@@ -395,7 +399,7 @@ describe('quota: configuration and cost', () => {
       ),
     );
     // A create is admitted as a new file (the most it can add), so no HEAD: only the first write's usage listing.
-    expect(extra).toEqual([{ LIST: 1 }, {}, {}, {}, {}, {}, {}]);
+    expect(extra).toEqual([{ LIST: firstUse }, {}, {}, {}, {}, {}, {}]);
   });
 
   it('a create admitted as a new file is settled with the size it replaced; near the limit it takes one HEAD and the exact figure', async () => {

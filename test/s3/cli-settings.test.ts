@@ -100,6 +100,6 @@ describe.skipIf(!connection)(`CLI commands on radosgw read the same S3 settings$
     const r = await cli(['user', 'forget', '--user', 'alice', '--store', url, '--json']);
     expect(r.stderr).not.toMatch(/^memvault: /m);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 1 });
+    expect(JSON.parse(r.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 2 }); // the file and its version (history on by default)
   });
 });

@@ -186,7 +186,8 @@ describe('conflicts and retries', () => {
     expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'edit' })).toBe(3);
     // Three PUT operations failed (their requests include the simulated rival's own PUT, made inside them).
     expect(total(points, METRICS.storeDuration, { 'memvault.store.operation': 'put', 'memvault.store.status': 'precondition_failed' })).toBe(3);
-    expect(total(points, METRICS.storeDuration, { 'memvault.store.operation': 'put', 'memvault.store.status': 'ok' })).toBe(1);
+    // The edit's PUT and its kept version's (history is on by default).
+    expect(total(points, METRICS.storeDuration, { 'memvault.store.operation': 'put', 'memvault.store.status': 'ok' })).toBe(2);
     expect(total(points, METRICS.commands, { 'memvault.command': 'str_replace', 'memvault.outcome': 'ok' })).toBe(1);
     await vault.close();
   });

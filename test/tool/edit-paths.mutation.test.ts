@@ -112,7 +112,9 @@ class AlwaysBeatenStore extends StoreWrapper {
     if (options?.ifMatch !== undefined) {
       const current = await this.inner.get(key);
       if (current) {
-        await this.inner.put(key, current.body);
+        // The rival rewrites the same content with its version record (as another instance's write
+        // would carry one): a rewrite without it is a put-back the history refuses (docs/versions.md).
+        await this.inner.put(key, current.body, { metadata: current.metadata });
         this.beaten += 1;
       }
     }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createVault, type VaultOptions } from '../../src/index.js';
+import { isKeptVersionKey } from '../kit/stores.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { PreconditionFailedError } from '../../src/store/port.js';
 
@@ -76,10 +77,12 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
     for (const n of ['x', 'y']) await vault.run(U, { command: 'create', path: `/memories/s/${n}.md`, file_text: `${n}\n` });
     expect((await vault.run(U, { command: 'rename', old_path: '/memories/s', new_path: '/memories/t' })).isError).toBe(false);
     expect((await vault.run(U, { command: 'delete', path: '/memories/t/x.md' })).isError).toBe(false);
-    const keys: number[] = [];
-    for (const o of (await store.list('')).objects) keys.push(o.size);
-    // The user's key record (encrypted) and t/y.md: no empty marker objects left.
-    expect(keys.filter((size) => size === 0)).toEqual([]);
+    const objects = (await store.list('')).objects;
+    // The user's key record (encrypted), t/y.md and the kept versions: no empty marker objects left.
+    expect(objects.filter((o) => o.size === 0 && !isKeptVersionKey(o.key)).map((o) => o.key)).toEqual([]);
+    // The history's own empty objects are the tombstones (history is on by default): the two files
+    // moved away from s/ and the one deleted from t/, each under its own path's versions.
+    expect(objects.filter((o) => o.size === 0 && isKeptVersionKey(o.key))).toHaveLength(3);
     const files = await vault.files(U);
     const listed: string[] = [];
     for await (const f of files.listFiles('/memories')) listed.push(f.path);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { snapshot } from '../helpers.js';
 import { createVault, type Vault, type VaultOptions } from '../../src/index.js';
 import type { ObjectStore } from '../../src/store/port.js';
-import { StoreWrapper, type StoreOp } from '../kit/stores.js';
+import { isKeptVersionKey, StoreWrapper, type StoreOp } from '../kit/stores.js';
 import { journalPath } from '../../src/tool/commands/tree.js';
 
 /**
@@ -16,7 +16,11 @@ import { journalPath } from '../../src/tool/commands/tree.js';
  *   also inside a directory rename (nothing copied, no journal).
  */
 
-/** A store wrapper that runs a hook before the n-th PUT or DELETE (counted from `arm`), and can make that request fail. */
+/**
+ * A store wrapper that runs a hook before the n-th PUT or DELETE (counted from `arm`), and can make
+ * that request fail. Requests of the file history (history is on by default) are not counted: the
+ * plans name the n-th request of the rename's own protocol (journal, copies, fences).
+ */
 export class HookedStore extends StoreWrapper {
   private puts = 0;
   private deletes = 0;
@@ -34,8 +38,9 @@ export class HookedStore extends StoreWrapper {
   disarm(): void {
     this.plan = undefined;
   }
-  protected override async step(op: StoreOp): Promise<void> {
+  protected override async step(op: StoreOp, key: string): Promise<void> {
     if (op !== 'put' && op !== 'delete') return;
+    if (isKeptVersionKey(key)) return;
     const n = op === 'put' ? ++this.puts : ++this.deletes;
     const plan = this.plan;
     if (!plan || plan.on !== op || plan.nth !== n) return;

@@ -39,8 +39,8 @@ describe('version keys (src/store/layout.ts)', () => {
 });
 
 describe('history options', () => {
-  it('off unless asked; defaults 30 days and 100 versions; bad numbers refused', () => {
-    expect(resolveHistoryOptions(undefined)).toBeUndefined();
+  it('on unless turned off; defaults 30 days and 100 versions; bad numbers refused', () => {
+    expect(resolveHistoryOptions(undefined)).toEqual({ retentionDays: 30, maxVersions: 100 });
     expect(resolveHistoryOptions(false)).toBeUndefined();
     expect(resolveHistoryOptions(true)).toEqual({ retentionDays: 30, maxVersions: 100 });
     expect(resolveHistoryOptions({ maxVersions: 5 })).toEqual({ retentionDays: 30, maxVersions: 5 });
@@ -50,9 +50,15 @@ describe('history options', () => {
   });
 
   it('MEMVAULT_HISTORY and its knobs', () => {
+    // Unset, or on without knobs: the vault's default (on, 30 days, 100 versions).
     expect(historyFromEnv({})).toBeUndefined();
+    expect(historyFromEnv({ MEMVAULT_HISTORY: 'on' })).toBeUndefined();
     expect(historyFromEnv({ MEMVAULT_HISTORY: '0' })).toBe(false);
-    expect(historyFromEnv({ MEMVAULT_HISTORY: 'on' })).toEqual({});
+    expect(historyFromEnv({ MEMVAULT_HISTORY: 'off', MEMVAULT_HISTORY_DAYS: '7' })).toBe(false);
+    // The knobs apply without the switch, as history is on by default.
+    expect(historyFromEnv({ MEMVAULT_HISTORY_DAYS: '7' })).toEqual({ retentionDays: 7 });
+    expect(historyFromEnv({ MEMVAULT_HISTORY_VERSIONS: '3' })).toEqual({ maxVersions: 3 });
+    expect(() => historyFromEnv({ MEMVAULT_HISTORY_DAYS: '0' })).toThrow(/retentionDays/);
     expect(historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_DAYS: '7', MEMVAULT_HISTORY_VERSIONS: '3' })).toEqual({ retentionDays: 7, maxVersions: 3 });
     expect(() => historyFromEnv({ MEMVAULT_HISTORY: 'maybe' })).toThrow(/MEMVAULT_HISTORY/);
     expect(() => historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_VERSIONS: 'lots' })).toThrow(/MEMVAULT_HISTORY_VERSIONS/);
@@ -60,10 +66,29 @@ describe('history options', () => {
   });
 });
 
-describe('history off (the default)', () => {
-  it('keeps no version, and the history API says it is off', async () => {
+describe('history on by default, and its off switch', () => {
+  it('by default every change keeps a version: the create, the edit and the delete (a tombstone)', async () => {
     const store = new MemoryStore();
     const vault = await createVault({ store, encryption: { masterKey: new Uint8Array(32).fill(7) } });
+    for (const input of [
+      { command: 'create', path: '/memories/a.md', file_text: 'a\n' },
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'a', new_str: 'b' },
+      { command: 'delete', path: '/memories/a.md' },
+    ]) {
+      expect((await vault.run('u', input)).isError).toBe(false);
+    }
+    const { versions } = await vault.history('u', '/memories/a.md');
+    expect(versions.map((v) => [v.actor, v.end ?? 'content'])).toEqual([
+      ['model', 'deleted'],
+      ['model', 'content'],
+      ['model', 'content'],
+    ]);
+    await vault.close();
+  });
+
+  it('history: false keeps no version, and the history API says it is off', async () => {
+    const store = new MemoryStore();
+    const vault = await createVault({ store, history: false, encryption: { masterKey: new Uint8Array(32).fill(7) } });
     for (const input of [
       { command: 'create', path: '/memories/a.md', file_text: 'a\n' },
       { command: 'str_replace', path: '/memories/a.md', old_str: 'a', new_str: 'b' },
@@ -88,7 +113,7 @@ describe('history off (the default)', () => {
     const r = await vault.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' });
     expect(r.isError).toBe(true);
     expect(JSON.stringify(r.content)).toMatch(/too long to store/);
-    const off = await createVault({ store: new MemoryStore(), encryption: false });
+    const off = await createVault({ store: new MemoryStore(), encryption: false, history: false });
     expect((await off.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' })).isError).toBe(false);
     await vault.close();
     await off.close();

@@ -5,7 +5,7 @@ import { PreconditionFailedError } from '../../vault/user-files.js';
 import { MEMORY_ROOT } from '../../vault/paths.js';
 import { NameConflictError } from '../../vault/names.js';
 import type { FileVersion } from '../../vault/user-files.js';
-import { fail, retryOnConflict, type CommandEnv } from './env.js';
+import { fail, retryOnConflict, type CommandEnv, type StoredEdit } from './env.js';
 
 /** Bytes of the new content, refused (nothing written) when over the per-file cap or the line limit. */
 function checkedBytes(path: string, text: string, env: CommandEnv): Uint8Array {
@@ -81,22 +81,37 @@ function editTextFile(
   path: string,
   env: CommandEnv,
   missing: (p: string) => string,
-  edit: (text: string) => Promise<{ updated: string; result: string }> | { updated: string; result: string },
+  edit: (text: string) => Promise<EditOutcome> | EditOutcome,
 ): Promise<string> {
   const landed = new LandedWrite();
-  return env.locks.withFile(env.files.uid, path, () =>
-    retryOnConflict(
+  let redactedStored = false;
+  return env.locks.withFile(env.files.uid, path, async () => {
+    const result = await retryOnConflict(
       env.limits.maxWriteAttempts,
       () => fail('CONFLICT', messages.conflict(path)),
       async () => {
         const { file, text } = await readTextForEdit(path, env, missing);
         const done = landed.check(text);
         if (done !== undefined) return done;
-        const { updated, result } = await edit(text);
-        return landed.write(updated, result, () => env.files.write(path, checkedBytes(path, updated, env), { ifMatch: file.etag }));
+        const outcome = await edit(text);
+        redactedStored = outcome.updated.redactedStored;
+        return landed.write(outcome.updated.text, outcome.result, () =>
+          env.files.write(path, checkedBytes(path, outcome.updated.text, env), { ifMatch: file.etag }),
+        );
       },
-    ),
-  );
+    );
+    // The chain redacted text the file already held: its earlier versions hold that text too, and
+    // an undo must not bring it back (docs/pii.md, "Redaction and file history"). After the write
+    // (or its landing found after a lost answer), so the newest kept version is the redacted one.
+    if (redactedStored) await env.files.dropOlderVersions?.(path);
+    return result;
+  });
+}
+
+/** What an edit computed: the text to store (through the chain's write filter) and the answer. */
+interface EditOutcome {
+  updated: StoredEdit;
+  result: string;
 }
 
 /** Lines listed in the "multiple occurrences" error; the rest are counted ("and N more"). */
@@ -140,8 +155,8 @@ async function findMatches(text: string, needle: string): Promise<Matches> {
 }
 
 /** What the file will hold after an edit: the edit as made, through the chain's write filter if there is one. */
-function storedResult(path: string, before: string, after: string, env: CommandEnv): string {
-  return env.writeFilter === undefined ? after : env.writeFilter.edited(path, before, after);
+function storedResult(path: string, before: string, after: string, env: CommandEnv): StoredEdit {
+  return env.writeFilter === undefined ? { text: after, redactedStored: false } : env.writeFilter.edited(path, before, after);
 }
 
 /**
@@ -196,10 +211,10 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
     if (found.count === 'several') fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, found.lines, found.moreLines));
     const at = found.at;
     const updated = storedResult(path, text, text.slice(0, at) + newStr + text.slice(at + oldStr.length), env);
-    const lines = new LineCounter(updated);
+    const lines = new LineCounter(updated.text);
     const firstLine = lines.lineOf(at);
     const lastLine = lines.lineOf(at + Math.max(newStr.length - 1, 0));
-    return { updated, result: messages.edited(snippet(updated, firstLine, lastLine)) };
+    return { updated, result: messages.edited(snippet(updated.text, firstLine, lastLine)) };
   });
 }
 

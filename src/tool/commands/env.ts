@@ -33,9 +33,20 @@ export const DEFAULT_LIMITS: CommandLimits = {
  * What the chain may do to an edit's result before it is written (the PII redactor hands one
  * down): the command applies the edit to the text as stored, and writes what `edited` returns.
  */
+/** What a write filter stores for an edit. */
+export interface StoredEdit {
+  text: string;
+  /**
+   * The filter redacted text the file already held (not only what the edit brought in): the file's
+   * earlier kept versions hold it too, and are dropped once the edit is written (docs/pii.md,
+   * "Redaction and file history").
+   */
+  redactedStored: boolean;
+}
+
 export interface WriteFilter {
   /** The text to store for an edit that turned `before` into `after`; throws a MemvaultError to refuse the edit. */
-  edited(path: string, before: string, after: string): string;
+  edited(path: string, before: string, after: string): StoredEdit;
   /** How `oldStr` reads once stored, if that differs (values the model wrote were redacted), else undefined. */
   storedForm(oldStr: string): string | undefined;
 }
