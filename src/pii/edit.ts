@@ -218,9 +218,11 @@ export interface EditRedaction {
   /** Types under `reject` that the edit brings in; empty when the edit may be stored. */
   rejected: PiiType[];
   /**
-   * A finding reaches into text the file held before the edit (a label written before a value that
-   * was stored unlabelled, a value stored before the policy changed): the stored file, and so the
-   * file's kept versions, held what is now redacted.
+   * Most of some finding is text the file held before the edit (a label written before a value that
+   * was stored unlabelled, a value assembled from stored pieces, a value stored before the policy
+   * changed): the stored file, and so the file's kept versions, held what is now redacted. "Most":
+   * a value that merely shares a character or two with the text it replaced (`TBD` -> `Tr0ut...`,
+   * the common prefix the changed span leaves out) was not stored.
    */
   redactsStored: boolean;
 }
@@ -243,8 +245,13 @@ export function redactEdit(before: string, after: string, options?: RedactOption
   const near = findingsNear(after, span.start, span.afterEnd, options, margin);
   let rejected = near.rejected;
   if (rejected.length > 0) rejected = introducedRejections(before, span, near.findings, options, margin);
-  const redactsStored = near.findings.some((f) => f.start < span.start || f.end > span.afterEnd);
+  const redactsStored = near.findings.some((f) => 2 * storedLength(f, span) > f.end - f.start);
   return { text: replaceFindings(after, near.findings), findings: near.findings, rejected, redactsStored };
+}
+
+/** How many of a finding's units lie outside the edit's change (text the file held before). */
+function storedLength(f: PiiFinding, span: ChangedSpan): number {
+  return Math.max(0, Math.min(f.end, span.start) - f.start) + Math.max(0, f.end - Math.max(f.start, span.afterEnd));
 }
 
 function introducedRejections(before: string, span: ChangedSpan, findings: PiiFinding[], options: RedactOptions | undefined, margin: number): PiiType[] {

@@ -133,6 +133,33 @@ describe('replaceFindings', () => {
   });
 });
 
+describe('redactEdit: whether the redaction reaches into stored text (redactsStored)', () => {
+  // The address is 20 units long: stored text counts when it is most of it (11 units or more).
+  it.each([
+    ['brought in whole', 'mail x\n', false],
+    ['10 of 20 units stored before the change (a half is not most)', 'mail jane.roe@e##########\n', false],
+    ['11 of 20 units stored before the change', 'mail jane.roe@ex#########\n', true],
+    ['10 of 20 units stored after the change', 'mail ##########xample.com\n', false],
+    ['11 of 20 units stored after the change', 'mail #########example.com\n', true],
+    ['stored in two pieces around the change', 'mail jane.roexexample.com\n', true],
+    ['stored whole, the edit elsewhere on the line', 'mail jane.roe@example.com\n'.replace('mail', 'mall'), true],
+  ])('%s', (_name, before, expected) => {
+    const after = 'mail jane.roe@example.com\n';
+    const result = redactEdit(before, after);
+    expect(result.findings.map((f) => after.slice(f.start, f.end))).toEqual(['jane.roe@example.com']);
+    expect(result.redactsStored).toBe(expected);
+  });
+
+  it('a label written before a value stored unlabelled; a value sharing only a first unit with what it replaced', () => {
+    expect(redactEdit('x Tr0ut&Pine2023\n', 'password: Tr0ut&Pine2023\n').redactsStored).toBe(true);
+    const replaced = redactEdit('password: TBD\n', 'password: Tr0ut&Pine2023\n');
+    expect(replaced.text).toBe('password: [REDACTED:SECRET]\n');
+    expect(replaced.redactsStored).toBe(false);
+    // Nothing found: nothing redacted, stored or not.
+    expect(redactEdit('a\n', 'b\n').redactsStored).toBe(false);
+  });
+});
+
 describe('redactEdit: what is stored and what is refused', () => {
   it('the stored text has the values near the change replaced', () => {
     const before = 'Notes\nCall Jane.\n';
