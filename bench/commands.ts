@@ -2,11 +2,13 @@
  * The command mix on the embedded store against the SDK's own local tool, in one run.
  *   npx tsx bench/commands.ts [iterations]
  * Both write real files under a temp directory of this machine. memvault runs with its default
- * chain (validation, path guard) and, in a second column, with client-side encryption, so the table
- * shows what the guarantees cost: conditional writes, locks, fsync'd atomic writes, encryption. A
- * last column runs the encrypted store without fsync (FileStore durable: false, not a setting to
- * deploy) to show which part of the remaining cost is the two fsyncs a durable write takes.
- * With MEMVAULT_S3_ENDPOINT set, the same mix then runs on S3 and prints its requests per command.
+ * chain (validation, path guard, PII redactor, quota) and file history (on by default), without and
+ * with client-side encryption (the default), so the table shows what the guarantees cost:
+ * conditional writes, locks, fsync'd atomic writes, the kept versions, encryption. Two last columns
+ * attribute the rest: the encrypted store with history off, and with history on but without fsync
+ * (FileStore durable: false, not a setting to deploy).
+ * With MEMVAULT_S3_ENDPOINT set, the same mix then runs on S3 and prints its requests per command,
+ * with history on (the default) and off.
  */
 import { BetaLocalFilesystemMemoryTool } from '@anthropic-ai/sdk/tools/memory/node';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -47,9 +49,9 @@ async function measure(run: Runner): Promise<Map<string, number>> {
   return out;
 }
 
-async function memvaultRunner(dir: string, encrypted: boolean, durable = true): Promise<{ run: Runner; vault: Vault }> {
+async function memvaultRunner(dir: string, encrypted: boolean, durable: boolean, history: boolean): Promise<{ run: Runner; vault: Vault }> {
   const store = await FileStore.open(dir, { durable });
-  const vault = await createVault({ store, ...(encrypted ? await encryptionOptions(store) : { encryption: false as const }) });
+  const vault = await createVault({ store, history, ...(encrypted ? await encryptionOptions(store) : { encryption: false as const }) });
   const handlers = vault.handlers('bench-user') as unknown as Record<string, (i: unknown) => Promise<unknown>>;
   return { vault, run: (input) => handlers[String(input['command'])]!(input) };
 }
@@ -66,8 +68,17 @@ async function s3Requests(): Promise<void> {
     return;
   }
   await ensureBucket();
+  for (const history of [true, false]) await s3RequestsOf(history);
+}
+
+async function s3RequestsOf(history: boolean): Promise<void> {
   const prefix = `bench-commands/${randomBytes(6).toString('hex')}`;
-  const vault = await createVault({ store: `s3://${s3Bucket}/${prefix}`, s3: s3ClientConfig(), encryption: { masterKey: randomBytes(32).toString('base64') } });
+  const vault = await createVault({
+    store: `s3://${s3Bucket}/${prefix}`,
+    s3: s3ClientConfig(),
+    history,
+    encryption: { masterKey: randomBytes(32).toString('base64') },
+  });
   const rounds = Math.min(iterations, 20);
   const run = (input: Record<string, unknown>) => vault.run('bench-user', input);
   try {
@@ -92,7 +103,8 @@ async function s3Requests(): Promise<void> {
         .join(', ');
       rows.push([step.name, String(total), kinds, median(times)]);
     }
-    console.log(`\nS3 requests per command on ${s3Endpoint} (encrypted, the same mix, ${rounds} rounds; requests of the last round, median ms)\n`);
+    const label = history ? 'history on (the default)' : 'history off';
+    console.log(`\nS3 requests per command on ${s3Endpoint} (encrypted, ${label}, the same mix, ${rounds} rounds; requests of the last round, median ms)\n`);
     printTable(['command', 'requests', 'by kind', 'median ms'], rows);
   } finally {
     for (let i = 0; i < rounds; i++) await run({ command: 'delete', path: `/memories/n/f${i}.md` });
@@ -108,12 +120,13 @@ async function main(): Promise<void> {
     const sdkHandlers = sdk as unknown as Record<string, (i: unknown) => Promise<unknown>>;
     const sdkRun: Runner = (input) => sdkHandlers[String(input['command'])]!.call(sdk, input);
     const columns: Array<{ name: string; times: Map<string, number> }> = [{ name: 'SDK local tool', times: await measure(sdkRun) }];
-    for (const [name, encrypted, durable] of [
-      ['memvault, no encryption', false, true],
-      ['memvault (default: encrypted)', true, true],
-      ['memvault encrypted, no fsync', true, false],
+    for (const [name, encrypted, durable, history] of [
+      ['memvault, no encryption', false, true, true],
+      ['memvault (default: encrypted, history)', true, true, true],
+      ['memvault encrypted, history off', true, true, false],
+      ['memvault encrypted, no fsync', true, false, true],
     ] as const) {
-      const m = await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable);
+      const m = await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable, history);
       columns.push({ name, times: await measure(m.run) });
       await m.vault.close();
     }

@@ -582,7 +582,8 @@ export class StoreUserFiles implements UserFiles {
     const older: string[] = [];
     let newest = true;
     for await (const object of listAll(this.store, versionsPrefixOf(this.codec.uid, key))) {
-      if (newest) newest = false; // keys list newest first (rev(seq))
+      if (newest)
+        newest = false; // keys list newest first (rev(seq))
       else older.push(object.key);
     }
     let failed = 0;

@@ -61,7 +61,7 @@ describe('memvault keys rekey', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((r) => r['type'] === 'rekey');
     expect(records).toHaveLength(2);
-    expect(records[0]).toMatchObject({ outcome: 'ok', actor: 'ticket-42', counts: { keyVersion: 2, resealed: 1, dropped: 0 } });
+    expect(records[0]).toMatchObject({ outcome: 'ok', actor: 'ticket-42', counts: { keyVersion: 2, resealed: 2, dropped: 0 } });
     expect(records[1]).toMatchObject({ outcome: 'ok', counts: { dropped: 1 } });
     expect(JSON.stringify(records)).not.toContain('rae');
   });

@@ -106,7 +106,7 @@ describe('vault.forgetUser', () => {
     expect((await vault.run('bob', { command: 'view', path: '/memories/a.md' })).isError).toBe(true);
     await vault.close();
     const erase = records(file).find((r) => r['type'] === 'erase');
-    expect(erase).toMatchObject({ actor: 'dpo', outcome: 'ok', counts: { keys: 1, objects: 3 } });
+    expect(erase).toMatchObject({ actor: 'dpo', outcome: 'ok', counts: { keys: 1, objects: 6 } });
     // The audit pseudonym of the erased user, which their command records carry too; never the store uid.
     expect(erase!['uid']).not.toBe(result.uid);
     expect(records(file).filter((r) => r['uid'] === erase!['uid']).length).toBeGreaterThan(1);

@@ -9,13 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import type { Middleware } from '../../src/pipeline/context.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import type { ObjectStore } from '../../src/store/port.js';
 import { storedText, StoreWrapper } from '../kit/stores.js';
 
 const U = 'scrub-user';
 const VALUE = 'Tr0ut&Pine2023';
 
-async function setup(options: { encrypted?: boolean; store?: MemoryStore | StoreWrapper; history?: boolean } = {}) {
-  const store = options.store ?? new MemoryStore();
+/** `store` is the memory store underneath (for raw scans), `wrap` what the vault runs on instead. */
+async function setup(options: { encrypted?: boolean; wrap?: (inner: MemoryStore) => ObjectStore; history?: boolean } = {}) {
+  const store = new MemoryStore();
   const decisions: unknown[] = [];
   const capture: Middleware = async (ctx, next) => {
     const result = await next();
@@ -23,7 +25,7 @@ async function setup(options: { encrypted?: boolean; store?: MemoryStore | Store
     return result;
   };
   const vault = await createVault({
-    store,
+    store: options.wrap ? options.wrap(store) : store,
     outerMiddlewares: [capture],
     ...(options.history === undefined ? {} : { history: options.history }),
     ...(options.encrypted ? { encryption: { masterKey: Buffer.alloc(32, 3).toString('base64') } } : { encryption: false as const }),
@@ -120,8 +122,8 @@ describe('redaction of stored text, edge cases', () => {
         return this.failing ? { failed: keys } : super.deleteMany(keys);
       }
     }
-    const store = new NoBatchDelete(new MemoryStore());
-    const { vault } = await setup({ store });
+    let store!: NoBatchDelete;
+    const { vault } = await setup({ wrap: (inner) => (store = new NoBatchDelete(inner)) });
     await ok(vault, { command: 'create', path: '/memories/a.md', file_text: `x ${VALUE}\n` });
     store.failing = true;
     const result = await vault.run(U, { command: 'str_replace', path: '/memories/a.md', old_str: 'x ', new_str: 'password: ' });

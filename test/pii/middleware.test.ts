@@ -79,7 +79,10 @@ describe('piiRedactor', () => {
     expect(stored).toEqual({ text: 'mail [REDACTED:EMAIL]\n', redactedStored: true });
     expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 1 }, redactedStored: true });
     // An address the edit brings in whole redacts nothing that was stored.
-    expect(ctx.writeFilter!.edited('/memories/a.md', 'mail x\n', 'mail jane.doe@example.com\n')).toEqual({ text: 'mail [REDACTED:EMAIL]\n', redactedStored: false });
+    expect(ctx.writeFilter!.edited('/memories/a.md', 'mail x\n', 'mail jane.doe@example.com\n')).toEqual({
+      text: 'mail [REDACTED:EMAIL]\n',
+      redactedStored: false,
+    });
     expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 1 } });
     expect(ctx.writeFilter!.storedForm(`mail ${EMAIL}`)).toBe('mail [REDACTED:EMAIL]');
     expect(ctx.writeFilter!.storedForm('no data here')).toBeUndefined();

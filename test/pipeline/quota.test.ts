@@ -364,43 +364,46 @@ describe('quota: configuration and cost', () => {
   it.each([
     [true, 2],
     [false, 1],
-  ])('requests a check costs (history %s): the usage listing on first use (%i LIST: the files, and the history apart), nothing for creates, edits, deletes and views', async (history, firstUse) => {
-    const count = async (withQuota: boolean) => {
-      const store = new MemoryStore();
-      const rec = recorder();
-      const vault = await createVault({
-        store,
-        history,
-        quota: false,
-        outerMiddlewares: [rec.middleware],
-        middlewares: withQuota ? [quota({ refreshEveryWrites: 1000 })] : [],
-      });
-      const costs: Array<Record<string, number>> = [];
-      for (const input of [
-        { command: 'create', path: '/memories/a.md', file_text: 'one\n' },
-        { command: 'create', path: '/memories/b.md', file_text: 'two\n' },
-        { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'uno' },
-        { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'dos' },
-        { command: 'view', path: '/memories/a.md' },
-        { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/c.md' },
-        { command: 'delete', path: '/memories/c.md' },
-      ]) {
-        expect((await vault.run(USER, input)).isError).toBe(false);
-        costs.push({ ...rec.last().stats.requests });
-      }
-      return costs;
-    };
-    const [plain, checked] = [await count(false), await count(true)];
-    const extra = checked.map((c, i) =>
-      Object.fromEntries(
-        Object.entries(c)
-          .map(([k, v]) => [k, v - (plain[i]![k] ?? 0)])
-          .filter(([, v]) => v !== 0),
-      ),
-    );
-    // A create is admitted as a new file (the most it can add), so no HEAD: only the first write's usage listing.
-    expect(extra).toEqual([{ LIST: firstUse }, {}, {}, {}, {}, {}, {}]);
-  });
+  ])(
+    'requests a check costs (history %s): the usage listing on first use (%i LIST: the files, and the history apart), nothing for creates, edits, deletes and views',
+    async (history, firstUse) => {
+      const count = async (withQuota: boolean) => {
+        const store = new MemoryStore();
+        const rec = recorder();
+        const vault = await createVault({
+          store,
+          history,
+          quota: false,
+          outerMiddlewares: [rec.middleware],
+          middlewares: withQuota ? [quota({ refreshEveryWrites: 1000 })] : [],
+        });
+        const costs: Array<Record<string, number>> = [];
+        for (const input of [
+          { command: 'create', path: '/memories/a.md', file_text: 'one\n' },
+          { command: 'create', path: '/memories/b.md', file_text: 'two\n' },
+          { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'uno' },
+          { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'dos' },
+          { command: 'view', path: '/memories/a.md' },
+          { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/c.md' },
+          { command: 'delete', path: '/memories/c.md' },
+        ]) {
+          expect((await vault.run(USER, input)).isError).toBe(false);
+          costs.push({ ...rec.last().stats.requests });
+        }
+        return costs;
+      };
+      const [plain, checked] = [await count(false), await count(true)];
+      const extra = checked.map((c, i) =>
+        Object.fromEntries(
+          Object.entries(c)
+            .map(([k, v]) => [k, v - (plain[i]![k] ?? 0)])
+            .filter(([, v]) => v !== 0),
+        ),
+      );
+      // A create is admitted as a new file (the most it can add), so no HEAD: only the first write's usage listing.
+      expect(extra).toEqual([{ LIST: firstUse }, {}, {}, {}, {}, {}, {}]);
+    },
+  );
 
   it('a create admitted as a new file is settled with the size it replaced; near the limit it takes one HEAD and the exact figure', async () => {
     const rec = recorder();

@@ -198,7 +198,7 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
     // crash points that fell on a clean-up is not fixed, but each absorbed one was a clean-up (above).
     expect(absorbedRuns).toBeLessThan(total);
     console.info(
-      `[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests (${absorbedRuns} in a marker clean-up, absorbed), every rerun completed`,
+      `[crash] directory rename of ${FILES} files: crashed at each of its ${total} store requests (${absorbedRuns} in a marker clean-up or a history write, absorbed), every rerun completed`,
     );
   });
 
