@@ -24,6 +24,8 @@ import { readSweepState, writeSweepState, type SweepState } from '../expiry/chec
 import { EXPIRY_ENV, ttlSettingsFromEnv } from '../expiry/config.js';
 import type { ConditionalDeleter } from '../expiry/deleter.js';
 import { sweep, type SweepSummary } from '../expiry/sweep.js';
+import { historyRetentionFromEnv } from '../vault/history-options.js';
+import type { HistoryRetention } from '../expiry/history-retention.js';
 import { withRequestCounter, type RequestCounter } from '../store/accounting.js';
 import { openStore } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
@@ -73,6 +75,8 @@ export interface SweeperHandlerOptions {
 interface SweeperConfig {
   storeUrl: string;
   ttl: NonNullable<ReturnType<typeof ttlSettingsFromEnv>>;
+  /** File history's retention (on by default; MEMVAULT_HISTORY=0 turns it off): docs/versions.md. */
+  history: HistoryRetention | undefined;
   mode: 'native' | 'recheck';
   graceMs: number | undefined;
   auditStoreUrl: string | undefined;
@@ -97,6 +101,7 @@ function configFrom(env: NodeJS.ProcessEnv): SweeperConfig {
   return {
     storeUrl,
     ttl,
+    history: historyRetentionFromEnv(env),
     mode,
     graceMs: grace === undefined ? undefined : grace * 60_000,
     auditStoreUrl: env[SWEEPER_ENV.auditStore] || undefined,
@@ -193,6 +198,7 @@ export function createSweeperHandler(
           sweep({
             store,
             ttl: config.ttl,
+            ...(config.history ? { history: config.history } : {}),
             now,
             ...(config.graceMs !== undefined ? { graceMs: config.graceMs } : {}),
             ...(target?.deleter ? { deleter: target.deleter } : {}),

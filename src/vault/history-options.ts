@@ -62,3 +62,13 @@ export function historyFromEnv(env: NodeJS.ProcessEnv = process.env): boolean | 
   resolveHistoryOptions(options); // refuse bad numbers at start-up
   return retentionDays === undefined && maxVersions === undefined ? undefined : options;
 }
+
+/**
+ * The history retention a standalone sweeper (`memvault expire`, the Lambda sweeper) enforces: the
+ * defaults, or the environment's knobs, unless MEMVAULT_HISTORY=0 turns history off (undefined).
+ * History is on by default, so a sweep of a deployment keeps its versions within retention without
+ * being asked to.
+ */
+export function historyRetentionFromEnv(env: NodeJS.ProcessEnv = process.env): ResolvedHistory | undefined {
+  return resolveHistoryOptions(historyFromEnv(env));
+}

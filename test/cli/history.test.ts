@@ -102,3 +102,34 @@ describe('memvault user history / restore', () => {
     expect(badDate.stderr).toMatch(/not a date/);
   });
 });
+
+describe('memvault expire and file history', () => {
+  it('enforces history retention by default (the knobs from the environment); MEMVAULT_HISTORY=0 turns it off', async () => {
+    const cwd = await mkdtemp(join(dir, 'expire-'));
+    const store = pathToFileURL(join(cwd, 'data')).href;
+    const base = { MEMVAULT_MASTER_KEY: KEY };
+    const exec = (input: object) => runCli(['exec', '--user', 'eve', '--store', store, JSON.stringify(input)], { cwd, env: base });
+    expect((await exec({ command: 'create', path: '/memories/v.md', file_text: 'v0\n' })).code).toBe(0);
+    for (let i = 1; i <= 3; i++) expect((await exec({ command: 'str_replace', path: '/memories/v.md', old_str: `v${i - 1}`, new_str: `v${i}` })).code).toBe(0);
+    const kept = async () => {
+      const vault = await createVault({ store, encryption: { masterKey: KEY }, create: false });
+      const { versions } = await vault.history('eve', '/memories/v.md');
+      await vault.close();
+      return versions.length;
+    };
+    expect(await kept()).toBe(4);
+    const expire = (env: Record<string, string>) => runCli(['expire', '--store', store, '--ttl-days', '365', '--json'], { cwd, env });
+
+    const off = await expire({ ...base, MEMVAULT_HISTORY: '0', MEMVAULT_HISTORY_VERSIONS: '2' });
+    expect(off.code, off.stderr).toBe(0);
+    expect(JSON.parse(off.stdout)).not.toHaveProperty('versionsDropped');
+    expect(await kept()).toBe(4);
+
+    const on = await expire({ ...base, MEMVAULT_HISTORY_VERSIONS: '2' });
+    expect(on.code, on.stderr).toBe(0);
+    expect(JSON.parse(on.stdout)).toMatchObject({ expired: 0, versionsDropped: 2 });
+    expect(await kept()).toBe(2);
+    const text = await runCli(['expire', '--store', store, '--ttl-days', '365'], { cwd, env: base });
+    expect(text.stdout).toMatch(/0 kept versions dropped \(history retention\)/);
+  });
+});

@@ -123,7 +123,9 @@ describe("the bundled sweeper with the construct's environment (file store)", ()
     expect(lines).toHaveLength(1);
     const line = lines[0]!;
     const cli = JSON.parse(reference.out) as Record<string, unknown>;
-    for (const field of ['scanned', 'expired', 'kept', 'errors', 'users', 'ttlDays', 'classes', 'mode', 'graceMinutes'])
+    // versionsDropped: both enforce file history's retention by default (0 here: no versions).
+    expect(line['versionsDropped']).toBe(0);
+    for (const field of ['scanned', 'expired', 'kept', 'errors', 'users', 'ttlDays', 'classes', 'mode', 'graceMinutes', 'versionsDropped'])
       expect(line[field], field).toEqual(cli[field]);
     expect(line).toMatchObject({ event: 'memvault.sweep', complete: true, resumed: false, pass: { runs: 1 }, auditShipped: true });
     // No key, user id or path in the line.

@@ -8,6 +8,7 @@ import { MemvaultError } from '../../errors.js';
 import { EXPIRY_ENV, ttlSettingsFromEnv } from '../../expiry/config.js';
 import type { ConditionalDeleter } from '../../expiry/deleter.js';
 import { sweep, type SweepSummary } from '../../expiry/sweep.js';
+import { historyRetentionFromEnv } from '../../vault/history-options.js';
 import { withRequestCounter, type RequestCounter } from '../../store/accounting.js';
 import { DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey } from '../../crypto/layout.js';
 import type { ObjectStore } from '../../store/port.js';
@@ -87,6 +88,8 @@ function formatSummary(summary: SweepSummary, requests: RequestCounter): string 
   const lines = [`${head} ${summary.expired} of ${summary.scanned} files (${summary.users} users); kept ${summary.kept}, errors ${summary.errors}`];
   if (summary.changedDuringSweep > 0) lines.push(`  ${summary.changedDuringSweep} written or read during the sweep: kept`);
   if (summary.alreadyGone > 0) lines.push(`  ${summary.alreadyGone} already gone (another sweeper or a lifecycle rule)`);
+  if (summary.versionsDropped !== undefined)
+    lines.push(`  ${summary.versionsDropped} kept versions ${summary.dryRun ? 'would be ' : ''}dropped (history retention)`);
   if (summary.unknownClass > 0)
     lines.push(`  ${summary.unknownClass} files of users in a TTL class this configuration does not know: kept (set ${EXPIRY_ENV.classes})`);
   const classes = Object.entries(summary.classes)
@@ -136,6 +139,8 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
       try {
         const ttl = ttlSettingsFromEnv(env, flags.ttlDays);
         if (!ttl) throw new MemvaultError('CONFIG', `expire: no TTL configured; pass --ttl-days or set ${EXPIRY_ENV.ttlDays}`);
+        // File history is on by default: the sweep enforces its retention too (docs/versions.md).
+        const history = historyRetentionFromEnv(env);
         const mode = flags.conditionalDelete ?? env[EXPIRE_ENV.conditionalDelete] ?? 'recheck';
         if (mode !== 'native' && mode !== 'recheck') throw new MemvaultError('CONFIG', 'expire: --conditional-delete must be native or recheck');
         const graceRaw = flags.graceMinutes ?? (env[EXPIRE_ENV.graceMinutes] ? Number(env[EXPIRE_ENV.graceMinutes]) : undefined);
@@ -178,6 +183,7 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
           sweep({
             store,
             ttl,
+            ...(history ? { history } : {}),
             ...(flags.asOf ? { asOf: flags.asOf } : {}),
             ...(deps.now ? { now: deps.now } : {}),
             ...(graceRaw !== undefined ? { graceMs: graceRaw * 60_000 } : {}),
