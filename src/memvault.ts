@@ -262,13 +262,10 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const history = resolveHistoryOptions(options.history);
   const openUser = async (userId: string, actor: VersionActor = 'model'): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    const files = new StoreUserFiles(
-      observedStore,
-      userCodec,
-      expiry ? await expiry.forUser(userId, userCodec) : undefined,
-      onUnreadable,
-      history ? { actor } : undefined,
-    );
+    const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, {
+      actor,
+      keepHistory: history !== undefined,
+    });
     return { files, pseudonyms: auditPseudonymsOf(userCodec, codec) };
   };
   const userFiles = async (userId: string): Promise<StoreUserFiles> => (await openUser(userId, 'host')).files;
@@ -514,6 +511,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     const userCodec = encryption ? await encryption.codecProvider.forUid(encryption.codecProvider.uidOf(userId)) : await codec.forUser(userId);
     const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, {
       actor: 'restore',
+      keepHistory: true,
     });
     return { ctx: { store: observedStore, codec: userCodec, files }, entry: { ...entry, uid: auditPseudonymsOf(userCodec, codec).uid } };
   };

@@ -218,11 +218,12 @@ export interface EditRedaction {
   /** Types under `reject` that the edit brings in; empty when the edit may be stored. */
   rejected: PiiType[];
   /**
-   * Most of some finding is text the file held before the edit (a label written before a value that
-   * was stored unlabelled, a value assembled from stored pieces, a value stored before the policy
-   * changed): the stored file, and so the file's kept versions, held what is now redacted. "Most":
-   * a value that merely shares a character or two with the text it replaced (`TBD` -> `Tr0ut...`,
-   * the common prefix the changed span leaves out) was not stored.
+   * The stored file, and so the file's kept versions, held what is now redacted: most of some
+   * finding is text the file held before the edit (a label written before a value that was stored
+   * unlabelled, a value assembled from stored pieces, a value stored before the policy changed), or
+   * the finding's whole text stood in the text the edit replaced (a line rewritten around a value it
+   * kept). "Most": a value that merely shares a character or two with the text it replaced (`TBD`
+   * -> `Tr0ut...`, the common prefix the changed span leaves out) was not stored.
    */
   redactsStored: boolean;
 }
@@ -245,8 +246,30 @@ export function redactEdit(before: string, after: string, options?: RedactOption
   const near = findingsNear(after, span.start, span.afterEnd, options, margin);
   let rejected = near.rejected;
   if (rejected.length > 0) rejected = introducedRejections(before, span, near.findings, options, margin);
-  const redactsStored = near.findings.some((f) => 2 * storedLength(f, span) > f.end - f.start);
+  const redactsStored = near.findings.some((f) => 2 * storedLength(f, span) > f.end - f.start) || heldInReplaced(before, after, span, near.findings);
   return { text: replaceFindings(after, near.findings), findings: near.findings, rejected, redactsStored };
+}
+
+/**
+ * How much text times findings `heldInReplaced` searches at most; past it the edit counts as
+ * redacting stored text without a search (dropping the file's older versions is the safe side, and
+ * the search stays linear in the edit).
+ */
+export const MAX_REPLACED_SEARCH = 1 << 20;
+
+/**
+ * Whether the whole text of some finding stood in `before` where the edit changed it (with a
+ * value's length of slack on either side, for a value the span's edge cuts): the edit rewrote the
+ * text around a value it kept.
+ */
+function heldInReplaced(before: string, after: string, span: ChangedSpan, findings: readonly PiiFinding[]): boolean {
+  if (findings.length === 0) return false;
+  const values = findings.map((f) => after.slice(f.start, f.end));
+  let slack = 0;
+  for (const value of values) slack = Math.max(slack, value.length);
+  const replaced = before.slice(Math.max(0, span.start - slack), Math.min(before.length, span.beforeEnd + slack));
+  if (replaced.length * values.length > MAX_REPLACED_SEARCH) return true;
+  return values.some((value) => replaced.includes(value));
 }
 
 /** How many of a finding's units lie outside the edit's change (text the file held before). */

@@ -106,7 +106,7 @@ export class QuotaFiles implements UserFiles {
   }
 
   /** Not metered: the history's count drops at its next listing (until then it is counted high). */
-  async dropOlderVersions(path: string): Promise<void> {
-    await this.inner.dropOlderVersions?.(path);
+  async dropVersionsBefore(path: string, etag: string): Promise<void> {
+    await this.inner.dropVersionsBefore?.(path, etag);
   }
 }

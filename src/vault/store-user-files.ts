@@ -74,10 +74,17 @@ export type UnreadableReason = 'folder_marker' | 'not_decryptable';
  */
 export type UnreadableObjectListener = (object: { uid: string; key: string; reason: UnreadableReason }) => void;
 
-/** History on (docs/versions.md): every version written is also kept under v/, attributed to `actor`. */
-export interface HistoryWriting {
+/**
+ * Who writes through this instance (the version record every write carries names it) and, with
+ * history on (docs/versions.md), that every version written is also kept under v/.
+ */
+export interface VersionWriting {
   actor: VersionActor;
+  keepHistory: boolean;
 }
+
+/** Writes of an instance made without saying: the host's, history off (tests, tools below the vault). */
+const HOST_WRITES: VersionWriting = { actor: 'host', keepHistory: false };
 
 /**
  * The tag every kept version carries (never a TTL class tag: a version's age is the history's
@@ -98,7 +105,7 @@ export class StoreUserFiles implements UserFiles {
     private readonly codec: UserCodec,
     private readonly access?: FileAccessPolicy,
     private readonly onUnreadable?: UnreadableObjectListener,
-    private readonly history?: HistoryWriting,
+    private readonly writing: VersionWriting = HOST_WRITES,
   ) {}
 
   /** Sequence numbers of the versions this instance read or wrote, by ETag (an edit's If-Match names one). */
@@ -121,7 +128,7 @@ export class StoreUserFiles implements UserFiles {
   }
 
   private keepsHistory(path: string): boolean {
-    return this.history !== undefined && !path.startsWith(RESERVED_PREFIX);
+    return this.writing.keepHistory && !path.startsWith(RESERVED_PREFIX);
   }
 
   get uid(): string {
@@ -181,7 +188,7 @@ export class StoreUserFiles implements UserFiles {
     const body = new Uint8Array(0);
     const seq = clockSeq();
     const metadata = {
-      [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }),
+      [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.writing.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }),
     };
     await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
   }
@@ -261,15 +268,18 @@ export class StoreUserFiles implements UserFiles {
     await this.access?.beforeWrite();
     const tags = this.access?.writeTags;
     const history = this.keepsHistory(path);
+    // Every write of a user's file carries its version record, history on or off (docs/versions.md,
+    // "Mixed settings"): a file an instance with history off wrote is then read as a current version
+    // newer than the history by an instance with it on, never as a put-back stripped of its record.
+    const recorded = !path.startsWith(RESERVED_PREFIX);
     const known = condition.ifMatch !== undefined ? this.seqByEtag.get(condition.ifMatch) : undefined;
     const floor = this.seqFloor.get(path);
-    const numbered = !history ? 0 : known !== undefined ? nextSeq(known) : clockSeq();
+    const numbered = !recorded ? 0 : known !== undefined ? nextSeq(known) : clockSeq();
     const seq = floor !== undefined && numbered <= floor ? nextSeq(floor) : numbered;
+    const actor = this.writing.actor;
     const fields: Record<string, string> = {
       ...(condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : {}),
-      ...(history
-        ? { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.history!.actor, time: Date.now(), bodyHash: bodyHashOf(body) }) }
-        : {}),
+      ...(recorded ? { [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor, time: Date.now(), bodyHash: bodyHashOf(body) }) } : {}),
     };
     const metadata = Object.keys(fields).length > 0 ? fields : undefined;
     const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>
@@ -299,10 +309,8 @@ export class StoreUserFiles implements UserFiles {
       const conflict = created && !condition.deferNameCheck ? await this.takeBackOnConflict(path, key, result.etag) : null;
       if (!conflict) {
         countBytesWritten(data.byteLength);
-        if (history) {
-          this.remember(this.seqByEtag, result.etag, seq);
-          await this.keepVersion(path, key, seq, body, metadata!, result.etag);
-        }
+        if (recorded) this.remember(this.seqByEtag, result.etag, seq);
+        if (history) await this.keepVersion(path, key, seq, body, metadata!, result.etag);
         return replaced === undefined ? result : { ...result, replaced };
       }
       // Two rivals that saw each other have both taken themselves back. After a random pause, the
@@ -571,20 +579,22 @@ export class StoreUserFiles implements UserFiles {
   }
 
   /**
-   * Every kept version of the file but the newest, deleted for good (one LIST per 1,000 versions,
-   * one batch DELETE per 1,000). The newest stays: it is what a read's freshness check compares
-   * with. A tombstone is a version like any other (a file's history across a delete and re-create).
+   * Every kept version of the file older than the version `etag` (one LIST per 1,000 versions, one
+   * batch DELETE per 1,000), deleted for good. By number, not by place in the listing: the version
+   * `etag` may be missing from the history (its version PUT failed, or its answer was lost and the
+   * edit found it landed), and a newer one another instance wrote since (an edit, a tombstone)
+   * stays. What a read compares with is then the newest kept version or, with none left, nothing
+   * (a current version newer than the history is read as it is).
    */
-  async dropOlderVersions(path: string): Promise<void> {
+  async dropVersionsBefore(path: string, etag: string): Promise<void> {
     if (!this.keepsHistory(path)) return;
     const key = this.existingKeyOf(path);
     if (key === null) return;
+    const seq = this.seqByEtag.get(etag) ?? (await this.currentSeq(path, key, etag));
     const older: string[] = [];
-    let newest = true;
     for await (const object of listAll(this.store, versionsPrefixOf(this.codec.uid, key))) {
-      if (newest)
-        newest = false; // keys list newest first (rev(seq))
-      else older.push(object.key);
+      const version = parseVersionKey(this.codec.uid, object.key);
+      if (version !== null && version.seq < seq) older.push(object.key);
     }
     let failed = 0;
     for (let i = 0; i < older.length; i += DELETE_BATCH) {
@@ -593,8 +603,16 @@ export class StoreUserFiles implements UserFiles {
     if (failed > 0) throw olderVersionsKeptError(path, failed);
   }
 
+  /** The number of the file's version `etag` when no memo has it (one GET): it must still be the current one. */
+  private async currentSeq(path: string, key: string, etag: string): Promise<number> {
+    const object = await this.store.get(key);
+    const record = object && object.etag === etag ? openVersionRecord(this.codec, path, object.metadata, object.body) : undefined;
+    if (record === undefined) throw olderVersionsKeptError(path, undefined);
+    return record.seq;
+  }
+
   historyUsage(pruneTo?: number): Promise<HistoryUsage | null> {
-    return this.history ? meterHistory(this.store, this.codec, pruneTo) : Promise.resolve(null);
+    return this.writing.keepHistory ? meterHistory(this.store, this.codec, pruneTo) : Promise.resolve(null);
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {

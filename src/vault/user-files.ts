@@ -111,9 +111,9 @@ export interface UserFiles {
    */
   historyUsage?(pruneTo?: number): Promise<HistoryUsage | null>;
   /**
-   * With history on: delete every kept version of the file but the newest (the one its last write
-   * kept), for good. For a write that redacted text the file already held (docs/pii.md). Throws
-   * STORE_UNAVAILABLE when some could not be deleted.
+   * With history on: delete for good every kept version of the file older than its version `etag`
+   * (the one an edit wrote). For an edit that redacted text the file already held (docs/pii.md).
+   * Throws STORE_UNAVAILABLE when some could not be deleted.
    */
-  dropOlderVersions?(path: string): Promise<void>;
+  dropVersionsBefore?(path: string, etag: string): Promise<void>;
 }

@@ -80,11 +80,18 @@ export function staleVersionError(path: string): MemvaultError {
   );
 }
 
-/** Some of the older versions a redacting edit drops could not be deleted (the edit itself is stored). */
-export function olderVersionsKeptError(path: string, failed: number): MemvaultError {
+/**
+ * Some of the older versions a redacting edit drops could not be deleted, or (`failed` undefined)
+ * which ones could not be told: the file changed under the edit. The edit itself is stored.
+ */
+export function olderVersionsKeptError(path: string, failed: number | undefined): MemvaultError {
+  const which =
+    failed === undefined
+      ? 'earlier versions of the file that may still hold it were kept (the file changed meanwhile)'
+      : `${failed} earlier version(s) of the file that still hold it could not be deleted (storage unavailable)`;
   return new MemvaultError(
     'STORE_UNAVAILABLE',
-    `Error: The edit of ${path} was saved with the personal data redacted, but ${failed} earlier version(s) of the file that still hold it could not be deleted (storage unavailable); the operator can drop them (memvault user drop-version).`,
+    `Error: The edit of ${path} was saved with the personal data redacted, but ${which}; the operator can drop them (memvault user drop-version).`,
   );
 }
 

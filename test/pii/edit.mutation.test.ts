@@ -10,7 +10,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { phoneParseStats } from '../../src/pii/detectors/phone.js';
-import { CONTEXT_AFTER, CONTEXT_BEFORE, MAX_WRAPPED_VALUE, changedSpan, redactEdit, redactPathValues, replaceFindings } from '../../src/pii/edit.js';
+import {
+  CONTEXT_AFTER,
+  CONTEXT_BEFORE,
+  MAX_REPLACED_SEARCH,
+  MAX_WRAPPED_VALUE,
+  changedSpan,
+  redactEdit,
+  redactPathValues,
+  replaceFindings,
+} from '../../src/pii/edit.js';
 import { scan } from '../../src/pii/engine.js';
 import type { PiiFinding } from '../../src/pii/types.js';
 
@@ -157,6 +166,27 @@ describe('redactEdit: whether the redaction reaches into stored text (redactsSto
     expect(replaced.redactsStored).toBe(false);
     // Nothing found: nothing redacted, stored or not.
     expect(redactEdit('a\n', 'b\n').redactsStored).toBe(false);
+  });
+
+  it('a line rewritten around a value it kept: the value stood in the replaced text', () => {
+    // The changed span covers the value (the text changes on both sides of it).
+    const before = 'x Tr0ut&Pine2023 (old)\n';
+    const after = 'password: Tr0ut&Pine2023 (new)\n';
+    expect(changedSpan(before, after)).toEqual({ start: 0, beforeEnd: 21, afterEnd: 29 });
+    expect(redactEdit(before, after).redactsStored).toBe(true);
+    // The same rewrite with a different value: nothing of it was stored.
+    expect(redactEdit(before, 'password: Salm0n&Oak2024 (new)\n').redactsStored).toBe(false);
+    // The value just before the replaced text, cut by the span's start (slack of one value's length).
+    expect(redactEdit('mail jane.roe@example.co\n', 'mail jane.roe@example.com\n').redactsStored).toBe(true);
+  });
+
+  it('past the search bound an edit counts as redacting stored text without a search', () => {
+    const value = 'jane.roe@example.com';
+    const rewritten = (n: number) => `${'#'.repeat(n)}\n`;
+    // A replaced text of n units with one finding: searched up to the bound, not past it.
+    const at = (n: number) => redactEdit(rewritten(n), `mail ${value}\n`).redactsStored;
+    expect(at(MAX_REPLACED_SEARCH - 2 * value.length - 1)).toBe(false);
+    expect(at(MAX_REPLACED_SEARCH)).toBe(true);
   });
 });
 

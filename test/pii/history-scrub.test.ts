@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import type { Middleware } from '../../src/pipeline/context.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import type { ObjectStore } from '../../src/store/port.js';
+import { PreconditionFailedError, type ObjectStore, type PutOptions } from '../../src/store/port.js';
 import { storedText, StoreWrapper } from '../kit/stores.js';
 
 const U = 'scrub-user';
@@ -31,6 +31,48 @@ async function setup(options: { encrypted?: boolean; wrap?: (inner: MemoryStore)
     ...(options.encrypted ? { encryption: { masterKey: Buffer.alloc(32, 3).toString('base64') } } : { encryption: false as const }),
   });
   return { store, vault, decisions };
+}
+
+/** A kept version's key (src/store/layout.ts). */
+const isVersionKey = (key: string) => /\/v\/.+\/@\d{16}$/.test(key);
+
+/** Refuses the next PUT of a kept version (a store error), once armed. */
+class FailVersionPut extends StoreWrapper {
+  failNext = false;
+  override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    if (this.failNext && isVersionKey(key)) {
+      this.failNext = false;
+      throw new Error('injected version PUT failure');
+    }
+    return super.put(key, body, options);
+  }
+}
+
+/** Applies the next conditional PUT of a file, then loses its answer (the SDK's retry meets our own write: 412). */
+class LoseAnswer extends StoreWrapper {
+  loseNext = false;
+  override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    const result = await super.put(key, body, options);
+    if (this.loseNext && options?.ifMatch !== undefined && !isVersionKey(key)) {
+      this.loseNext = false;
+      throw new PreconditionFailedError(key);
+    }
+    return result;
+  }
+}
+
+/** Runs `after` once, right after the next kept version's PUT. */
+class AfterVersionPut extends StoreWrapper {
+  after: (() => Promise<void>) | undefined;
+  override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    const result = await super.put(key, body, options);
+    const hook = this.after;
+    if (hook && isVersionKey(key)) {
+      this.after = undefined;
+      await hook();
+    }
+    return result;
+  }
 }
 
 async function ok(vault: Vault, input: Record<string, unknown>) {
@@ -70,11 +112,11 @@ describe.each([
     expect(await versionsOf(vault, '/memories/b.md')).toBe(2);
     if (!encrypted) expect(await storedText(store)).not.toContain(VALUE);
 
-    // A restore to before the redacting edit cannot bring the value back: no version of then is left.
+    // A restore to before the redacting edit cannot bring the value back: no version of then is
+    // left, so the file "did not exist" then and the restore deletes it.
     const before = new Date(versions[0]!.time.getTime() - 1);
     await vault.restore(U, { path: '/memories/a.md', asOf: before });
-    const after = await (await vault.files(U)).read('/memories/a.md');
-    if (after) expect(new TextDecoder().decode(after.data)).not.toContain(VALUE);
+    expect(await (await vault.files(U)).read('/memories/a.md')).toBeNull();
     if (!encrypted) expect(await storedText(store)).not.toContain(VALUE);
     // The file's own reads stay fresh (the newest kept version is what a read compares with).
     expect((await vault.run(U, { command: 'view', path: '/memories/b.md' })).isError).toBe(false);
@@ -112,6 +154,56 @@ describe('redaction of stored text, edge cases', () => {
     await ok(vault, { command: 'str_replace', path: '/memories/a.md', old_str: 'x ', new_str: 'password: ' });
     expect(decisions.at(-1)).toMatchObject({ redactedStored: true });
     expect(await storedText(store)).not.toContain(VALUE);
+    await vault.close();
+  });
+
+  it("the edit's own version not kept (its PUT failed): every older version goes all the same", async () => {
+    const store = new MemoryStore();
+    const failing = new FailVersionPut(store);
+    const { vault } = await setup({ wrap: () => failing });
+    await ok(vault, { command: 'create', path: '/memories/a.md', file_text: `x ${VALUE}\n` });
+    await ok(vault, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'more' });
+    failing.failNext = true;
+    await ok(vault, { command: 'str_replace', path: '/memories/a.md', old_str: 'x ', new_str: 'password: ' });
+    expect(failing.failNext).toBe(false); // the version PUT was refused
+    expect(await versionsOf(vault, '/memories/a.md')).toBe(0);
+    expect(await storedText(store)).not.toContain(VALUE);
+    // A current version newer than (here: without) the history reads as it is.
+    expect((await vault.run(U, { command: 'view', path: '/memories/a.md' })).isError).toBe(false);
+    await vault.close();
+  });
+
+  it('a lost answer: the edit finds its write landed, and drops by the number of the version it found', async () => {
+    const store = new MemoryStore();
+    const losing = new LoseAnswer(store);
+    const { vault } = await setup({ wrap: () => losing });
+    await ok(vault, { command: 'create', path: '/memories/a.md', file_text: `x ${VALUE}\n` });
+    await ok(vault, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'more' });
+    losing.loseNext = true;
+    await ok(vault, { command: 'str_replace', path: '/memories/a.md', old_str: 'x ', new_str: 'password: ' });
+    expect(losing.loseNext).toBe(false);
+    expect(await fileText(vault, '/memories/a.md')).toBe('password: [REDACTED:SECRET]\nmore\n');
+    expect(await storedText(store)).not.toContain(VALUE);
+    expect((await vault.run(U, { command: 'view', path: '/memories/a.md' })).isError).toBe(false);
+    await vault.close();
+  });
+
+  it('another instance writing the file between the edit and its drop keeps its newer version', async () => {
+    const store = new MemoryStore();
+    const hooked = new AfterVersionPut(store);
+    const { vault } = await setup({ wrap: () => hooked });
+    const other = await createVault({ store, encryption: false });
+    await ok(vault, { command: 'create', path: '/memories/a.md', file_text: `x ${VALUE}\n` });
+    hooked.after = async () => {
+      expect((await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'theirs' })).isError).toBe(false);
+    };
+    await ok(vault, { command: 'str_replace', path: '/memories/a.md', old_str: 'x ', new_str: 'password: ' });
+    const { versions } = await vault.history(U, '/memories/a.md');
+    // Ours (redacted) and theirs, newer: both kept; the one holding the value gone.
+    expect(versions).toHaveLength(2);
+    expect(await fileText(vault, '/memories/a.md')).toBe('password: [REDACTED:SECRET]\ntheirs\n');
+    expect(await storedText(store)).not.toContain(VALUE);
+    await other.close();
     await vault.close();
   });
 

@@ -85,6 +85,8 @@ function editTextFile(
 ): Promise<string> {
   const landed = new LandedWrite();
   let redactedStored = false;
+  /** The version of the file that holds this edit: the write's, or the one found landed after a lost answer. */
+  let written = '';
   return env.locks.withFile(env.files.uid, path, async () => {
     const result = await retryOnConflict(
       env.limits.maxWriteAttempts,
@@ -92,18 +94,21 @@ function editTextFile(
       async () => {
         const { file, text } = await readTextForEdit(path, env, missing);
         const done = landed.check(text);
-        if (done !== undefined) return done;
+        if (done !== undefined) {
+          written = file.etag;
+          return done;
+        }
         const outcome = await edit(text);
         redactedStored = outcome.updated.redactedStored;
-        return landed.write(outcome.updated.text, outcome.result, () =>
-          env.files.write(path, checkedBytes(path, outcome.updated.text, env), { ifMatch: file.etag }),
-        );
+        return landed.write(outcome.updated.text, outcome.result, async () => {
+          written = (await env.files.write(path, checkedBytes(path, outcome.updated.text, env), { ifMatch: file.etag })).etag;
+        });
       },
     );
     // The chain redacted text the file already held: its earlier versions hold that text too, and
-    // an undo must not bring it back (docs/pii.md, "Redaction and file history"). After the write
-    // (or its landing found after a lost answer), so the newest kept version is the redacted one.
-    if (redactedStored) await env.files.dropOlderVersions?.(path);
+    // an undo must not bring it back (docs/pii.md, "Redaction and file history"). Every version
+    // older than the one holding this edit goes, whether or not that one could be kept.
+    if (redactedStored) await env.files.dropVersionsBefore?.(path, written);
     return result;
   });
 }
