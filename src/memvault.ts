@@ -157,9 +157,10 @@ export interface Vault {
    */
   forgetUser(userId: string, options?: LifecycleOptions & { onProgress?: (progress: ForgetProgress) => void }): Promise<ForgetResult>;
   /**
-   * Access and portability: a tar archive of the user's files, decrypted, at `memories/...`, and a
-   * last entry `manifest.json` (format `memvault-user-export` v1: every path, size and modification
-   * time). Resolves once the user is known (an unknown user is NOT_FOUND and nothing is streamed);
+   * Access and portability: a tar archive of the user's files, decrypted, at `memories/...`, their
+   * kept versions (file history) at `history/memories/.../@<seq>`, and a last entry `manifest.json`
+   * (format `memvault-user-export` v2: every path, size and modification time, and every version
+   * with who made it and when). Resolves once the user is known (an unknown user is NOT_FOUND and nothing is streamed);
    * `done` settles when the archive is complete. Writes an `export` audit record. Needs encryption.
    */
   exportUser(userId: string, options?: LifecycleOptions & { onProgress?: (progress: ExportProgress) => void }): Promise<UserExport>;
@@ -384,7 +385,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
             options?.onProgress?.(p);
           },
         }),
-      (r) => ({ objects: r.files, bytes: r.bytes }),
+      (r) => ({ objects: r.files, bytes: r.bytes, versions: r.versions }),
     );
     done.catch(() => undefined); // the failure also reaches the reader as a stream error
     return { uid, stream, done };

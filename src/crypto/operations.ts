@@ -14,6 +14,8 @@ import { randomFillSync } from 'node:crypto';
 import { computeDeploymentFingerprint, deriveRecordMacKey } from './format.js';
 import { decodeKeyRecord, describeKey, encodeKeyRecord, sealKeyRecord, selectUnwrapProvider, type KeyProvider, type KeyRecord } from './key-provider.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, KEYS_PREFIX, userKeyKey, userPrefix } from './layout.js';
+import { parseVersionKey, userHistoryPrefix } from '../store/layout.js';
+import { VERSION_METADATA, versionRecordPath } from './version-record-format.js';
 import { loadSodium } from './sodium.js';
 import { isAuthenticRecord, NoMatchingKeyError, openRecordVersions, readDeployment, type DeploymentBinding } from './wrapped-secret.js';
 
@@ -380,6 +382,8 @@ export interface ExportResult {
   uid: string;
   files: number;
   bytes: number;
+  /** Kept versions of the user's files (file history, docs/versions.md), tombstones included. */
+  versions: number;
 }
 
 /**
@@ -402,6 +406,7 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
   const written = pipeline(pack, options.out);
   const progress: ExportProgress = { files: 0, bytes: 0 };
   const manifest: ExportManifestEntry[] = [];
+  const history: ExportHistoryEntry[] = [];
   try {
     for await (const object of listAll(options.store, codec.filesPrefix)) {
       const stored = await options.store.get(object.key);
@@ -416,15 +421,26 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
       progress.bytes += plaintext.byteLength;
       options.onProgress?.({ ...progress });
     }
+    // The file history is the user's data too (an access request covers it): each kept version's
+    // content under history/, described in the manifest with who made it and when.
+    for await (const object of listAll(options.store, userHistoryPrefix(uid))) {
+      const place = parseVersionKey(uid, object.key);
+      if (!place) continue; // not a version key: nothing memvault wrote
+      const stored = await options.store.get(object.key);
+      if (!stored) continue; // dropped since the listing (retention, the quota's pruning)
+      history.push(await exportVersion(pack, codec, codec.pathFor(place.fileKey), place.seq, stored));
+    }
     // Last, because sizes and the count are known only now; a reader finds it by name.
     const document: ExportManifest = {
       format: EXPORT_MANIFEST_FORMAT,
-      version: 1,
+      version: 2,
       exportedAt: new Date().toISOString(),
       uid,
       files: manifest.length,
       bytes: progress.bytes,
       entries: manifest,
+      versions: history.length,
+      history,
     };
     await addEntry(pack, EXPORT_MANIFEST_NAME, new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`), new Date());
     pack.finalize();
@@ -434,7 +450,7 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
     throw e;
   }
   await written;
-  return { uid, files: progress.files, bytes: progress.bytes };
+  return { uid, files: progress.files, bytes: progress.bytes, versions: history.length };
 }
 
 /** The archive's last entry: what it holds, so a person (or a script) can check it is complete. */
@@ -450,15 +466,74 @@ export interface ExportManifestEntry {
   modified: string;
 }
 
+/** A kept version of a file (docs/versions.md) in the archive. */
+export interface ExportHistoryEntry {
+  /** The memory path of the file it is a version of. */
+  path: string;
+  /** Its place in the file's history. */
+  seq: number;
+  /** Who made it: model, host, restore or sweeper. */
+  actor: string;
+  /** When it was made (ISO 8601). */
+  time: string;
+  /** Bytes of its content (0 for a tombstone). */
+  size: number;
+  /** On a tombstone: how the file ended (deleted, moved, expired); it has no content entry. */
+  end?: string;
+  /** The archive entry holding its content: `history/memories/notes/a.md/@<seq>`. */
+  entry?: string;
+}
+
 export interface ExportManifest {
   format: typeof EXPORT_MANIFEST_FORMAT;
-  version: 1;
+  /** 2: with the file history (1: files only). */
+  version: 2;
   exportedAt: string;
   /** The user's pseudonymous id in this deployment. */
   uid: string;
   files: number;
   bytes: number;
   entries: ExportManifestEntry[];
+  /** How many kept versions the archive describes. */
+  versions: number;
+  history: ExportHistoryEntry[];
+}
+
+/**
+ * One kept version into the archive: its record opened (who, when, how it ended) and its content,
+ * if any, under `history/`. Either that does not open stops the export with INTEGRITY, like a file.
+ */
+async function exportVersion(
+  pack: Pack,
+  codec: UserCodec,
+  path: string,
+  seq: number,
+  stored: { body: Uint8Array; metadata: Record<string, string>; lastModified: Date },
+): Promise<ExportHistoryEntry> {
+  const reloading = codec.ensureKeyFor?.(stored.body.byteLength > 0 ? stored.body : Buffer.from(stored.metadata[VERSION_METADATA] ?? '', 'base64url'));
+  if (reloading) await reloading;
+  const record = openExportRecord(codec, path, stored.metadata[VERSION_METADATA]);
+  const base = { path, seq, actor: record.a, time: new Date(record.t).toISOString() };
+  if (stored.body.byteLength === 0) return { ...base, size: 0, ...(record.d !== undefined ? { end: record.d } : {}) };
+  const plaintext = codec.open(path, stored.body);
+  const entry = `history/${path.slice(1)}/@${seq}`;
+  await addEntry(pack, entry, plaintext, stored.lastModified);
+  return { ...base, size: plaintext.byteLength, entry };
+}
+
+/** A version's record, opened for the manifest (the fields docs/versions.md names); INTEGRITY when it is missing or does not open. */
+function openExportRecord(codec: UserCodec, path: string, sealed: string | undefined): { a: string; t: number; d?: string } {
+  const damaged = () => new MemvaultError('INTEGRITY', 'memvault: a kept version of a file has no readable record; nothing more was exported.');
+  if (sealed === undefined) throw damaged();
+  let record: unknown;
+  try {
+    record = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(codec.open(versionRecordPath(path), Buffer.from(sealed, 'base64url'))));
+  } catch {
+    throw damaged();
+  }
+  const r = record as { a?: unknown; t?: unknown; d?: unknown };
+  if (typeof r.a !== 'string' || typeof r.t !== 'number' || (r.d !== undefined && typeof r.d !== 'string')) throw damaged();
+  return { a: r.a, t: r.t, ...(typeof r.d === 'string' ? { d: r.d } : {}) };
 }
 
 function addEntry(pack: Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {

@@ -73,7 +73,7 @@ describe('vault.exportUser', () => {
     expect(result).toMatchObject({ files: 2, bytes: 11 });
     expect(entries.get('memories/notes/a.md')).toBe('alpha');
     const manifest = JSON.parse(entries.get(EXPORT_MANIFEST_NAME)!) as ExportManifest;
-    expect(manifest).toMatchObject({ format: 'memvault-user-export', version: 1, uid: exported.uid, files: 2, bytes: 11 });
+    expect(manifest).toMatchObject({ format: 'memvault-user-export', version: 2, uid: exported.uid, files: 2, bytes: 11, versions: 2 });
     expect(manifest.entries.map((e) => [e.path, e.size]).sort()).toEqual([
       ['/memories/b.md', 6],
       ['/memories/notes/a.md', 5],
@@ -81,11 +81,53 @@ describe('vault.exportUser', () => {
     expect(manifest.entries.every((e) => !Number.isNaN(Date.parse(e.modified)))).toBe(true);
     await vault.close();
     const record = records(file).find((r) => r['type'] === 'export');
-    expect(record).toMatchObject({ actor: 'ticket-42', outcome: 'ok', counts: { objects: 2, bytes: 11 } });
+    expect(record).toMatchObject({ actor: 'ticket-42', outcome: 'ok', counts: { objects: 2, bytes: 11, versions: 2 } });
     // The record names the user by their audit pseudonym (keyed by their own key), not the store uid.
     expect(record!['uid']).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(record!['uid']).not.toBe(exported.uid);
     expect((await verifyChains(await collectFileChains([file]))).ok).toBe(true);
+  });
+
+  it('includes the file history: every kept version, a deleted file and its tombstone included (history is on by default)', async () => {
+    const { vault } = await vaultWithAudit();
+    await vault.run('kim', { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
+    await vault.run('kim', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' });
+    await vault.run('kim', { command: 'create', path: '/memories/gone.md', file_text: 'bye\n' });
+    await vault.run('kim', { command: 'delete', path: '/memories/gone.md' });
+    const exported = await vault.exportUser('kim');
+    const [entries, result] = await Promise.all([untar(exported.stream), exported.done]);
+    expect(result).toMatchObject({ files: 1, versions: 4 });
+    const manifest = JSON.parse(entries.get(EXPORT_MANIFEST_NAME)!) as ExportManifest;
+    const byPath = (path: string) => manifest.history.filter((h) => h.path === path);
+    expect(byPath('/memories/a.md').map((h) => [h.actor, h.size])).toEqual([
+      ['model', 4],
+      ['model', 4],
+    ]);
+    // Each content version is in the archive under history/, at the entry the manifest names.
+    const contents = byPath('/memories/a.md').map((h) => entries.get(h.entry!));
+    expect(contents).toEqual(['two\n', 'one\n']);
+    expect(byPath('/memories/a.md')[0]!.entry).toBe(`history/memories/a.md/@${byPath('/memories/a.md')[0]!.seq}`);
+    // The deleted file: its content version and its tombstone (no content entry).
+    expect(byPath('/memories/gone.md').map((h) => [h.end ?? 'content', h.size, h.entry === undefined])).toEqual([
+      ['deleted', 0, true],
+      ['content', 4, false],
+    ]);
+    expect(entries.get('memories/gone.md')).toBeUndefined();
+    expect(manifest.history.every((h) => !Number.isNaN(Date.parse(h.time)))).toBe(true);
+    await vault.close();
+  });
+
+  it('a kept version whose record does not open stops the export (INTEGRITY), like a file', async () => {
+    const store = new MemoryStore();
+    const { vault } = await vaultWithAudit(store);
+    await vault.run('lea', { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
+    const versionKey = store.keys().find((k) => k.includes('/v/'))!;
+    const version = (await store.get(versionKey))!;
+    await store.put(versionKey, version.body, { metadata: {} });
+    const exported = await vault.exportUser('lea');
+    exported.stream.resume();
+    await expect(exported.done).rejects.toMatchObject({ code: 'INTEGRITY' });
+    await vault.close();
   });
 
   it('an unknown user is NOT_FOUND before anything is streamed, and that is audited too', async () => {

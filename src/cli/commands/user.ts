@@ -75,7 +75,7 @@ export function registerUser(program: Command): void {
   addLifecycleOptions(
     user
       .command('export')
-      .description("write all of a user's files, decrypted, into a tar archive with a manifest.json (access and portability requests)")
+      .description("write all of a user's files and their kept versions, decrypted, into a tar archive with a manifest.json (access and portability requests)")
       .requiredOption('--user <id>', 'the user id as the host application knows it')
       .requiredOption('--out <file>', 'the archive to write (.tar), or - for standard output'),
   ).action((flags: UserFlags & { out: string }) => {
@@ -94,7 +94,7 @@ export function registerUser(program: Command): void {
         return {
           text: flags.json
             ? `${JSON.stringify(result)}\n`
-            : `user export: ${result.files} files, ${result.bytes} bytes written to ${target ? flags.out : 'standard output'}.\n`,
+            : `user export: ${result.files} files, ${result.bytes} bytes and ${result.versions} kept versions written to ${target ? flags.out : 'standard output'}.\n`,
           // With --out - the archive is on stdout; the summary goes to stderr.
           toStderr: !target,
         };
