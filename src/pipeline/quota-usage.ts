@@ -18,6 +18,8 @@ export interface UserUsage {
   /** Plaintext bytes of the user's kept versions (null: history off), and what writes in flight will add. */
   historyBytes: number | null;
   pendingHistoryBytes: number;
+  /** Listings of the files since the history was last listed (HISTORY_LISTED_EVERY). */
+  listingsSinceHistory: number;
   refreshedAt: number;
   writesSinceRefresh: number;
   /** Set when a change of unknown size happened: list again before the next check. */
@@ -26,6 +28,14 @@ export interface UserUsage {
   /** Per-user shared/exclusive gate: commands hold it shared, a usage refresh exclusively (FIFO). */
   readonly gate: ReadWriteLock;
 }
+
+/**
+ * The history (up to maxVersions per file: many times the files) is listed with every
+ * HISTORY_LISTED_EVERY-th listing of the files, and with every one once the count this process
+ * holds is past HISTORY_LISTED_NEAR of the allowance (docs/versions.md, "Quotas").
+ */
+export const HISTORY_LISTED_EVERY = 10;
+export const HISTORY_LISTED_NEAR = 0.5;
 
 /** A snapshot of one user's usage as this process sees it (tests and metrics). */
 export interface UsageSnapshot {
@@ -65,6 +75,7 @@ export class UsageCache {
       pendingFiles: 0,
       historyBytes: null,
       pendingHistoryBytes: 0,
+      listingsSinceHistory: 0,
       refreshedAt: 0,
       writesSinceRefresh: 0,
       stale: false,
@@ -96,12 +107,25 @@ export class UsageCache {
         bytes += file.size;
         files += 1;
       }
-      // The history is counted apart (its own allowance): null when the files keep none.
-      const historyBytes = (await ctx.files.historyUsage?.())?.bytes ?? null;
-      Object.assign(u, { bytes, files, historyBytes, refreshedAt: this.now(), writesSinceRefresh: 0, stale: false, loaded: true });
+      // The history is counted apart (its own allowance): null when the files keep none. It holds up
+      // to maxVersions per file, so it is listed with every tenth listing of the files only, and with
+      // each once it is past half its allowance (where another process's versions could matter).
+      if (this.historyDue(u)) {
+        const historyBytes = (await ctx.files.historyUsage?.())?.bytes ?? null;
+        Object.assign(u, { historyBytes, listingsSinceHistory: 0 });
+      } else {
+        u.listingsSinceHistory += 1;
+      }
+      Object.assign(u, { bytes, files, refreshedAt: this.now(), writesSinceRefresh: 0, stale: false, loaded: true });
     } finally {
       release();
     }
+  }
+
+  private historyDue(u: UserUsage): boolean {
+    if (!u.loaded || u.stale || u.historyBytes === null) return true;
+    if (u.listingsSinceHistory + 1 >= HISTORY_LISTED_EVERY) return true;
+    return u.historyBytes + u.pendingHistoryBytes >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR;
   }
 
   private due(u: UserUsage): boolean {

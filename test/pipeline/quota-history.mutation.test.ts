@@ -118,3 +118,44 @@ describe('quota: the history allowance', () => {
     expect(kept).toBeGreaterThan(1_000);
   });
 });
+
+describe('quota: when the history is listed', () => {
+  /** Counts the LISTs of the user's history (`u/{uid}/v/`) apart from the rest. */
+  class CountingLists extends MemoryStore {
+    historyLists = 0;
+    override async list(prefix: string, options?: Parameters<MemoryStore['list']>[1]) {
+      if (prefix.split('/')[2] === 'v') this.historyLists += 1;
+      return super.list(prefix, options);
+    }
+  }
+
+  async function counted(maxHistoryBytes: number) {
+    const store = new CountingLists();
+    const vault = await createVault({ store, encryption: { masterKey }, quota: { maxUserBytes: 1_000_000, maxHistoryBytes, refreshEveryWrites: 1 } });
+    opened.push(vault);
+    // Each write after the first lists the files again (refreshEveryWrites: 1): listing n is write n's.
+    const listsAfter = async (writes: number) => {
+      store.historyLists = 0;
+      for (let i = 0; i < writes; i++)
+        expect((await vault.run('u', { command: 'create', path: `/memories/f${i}.md`, file_text: body('x', 100) })).isError).toBe(false);
+      return store.historyLists;
+    };
+    return { listsAfter };
+  }
+
+  it('with the first listing of the files and every tenth after it, while under half the allowance', async () => {
+    const { listsAfter } = await counted(1_000_000);
+    // Listings 1, 11 and 21 of 25.
+    expect(await listsAfter(25)).toBe(3);
+  });
+
+  it('with every listing of the files once past half the allowance', async () => {
+    // 100 bytes a version: write n's listing sees the n - 1 versions before it.
+    const { listsAfter } = await counted(1_000);
+    // Listing 1 (the first), then writes 6 to 9, which each see 500 (half) or more of 1,000 kept.
+    expect(await listsAfter(9)).toBe(5);
+    // Just under half: write 6 sees 500 of 1,002 kept (half is 501), so no listing past the first.
+    const { listsAfter: under } = await counted(1_002);
+    expect(await under(6)).toBe(1);
+  });
+});
