@@ -122,10 +122,9 @@ export class UsageCache {
     }
   }
 
+  /** Stale usage is the files' (a delete of a file never sized): it says nothing new of the history. */
   private historyDue(u: UserUsage): boolean {
-    if (!u.loaded || u.stale || u.historyBytes === null) return true;
-    if (u.listingsSinceHistory + 1 >= HISTORY_LISTED_EVERY) return true;
-    return u.historyBytes + u.pendingHistoryBytes >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR;
+    return !u.loaded || u.listingsSinceHistory + 1 >= HISTORY_LISTED_EVERY || (u.historyBytes ?? 0) >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR;
   }
 
   private due(u: UserUsage): boolean {

@@ -145,15 +145,19 @@ describe('quota: when the history is listed', () => {
 
   it('with the first listing of the files and every tenth after it, while under half the allowance', async () => {
     const { listsAfter } = await counted(1_000_000);
-    // Listings 1, 11 and 21 of 25.
-    expect(await listsAfter(25)).toBe(3);
+    expect(await listsAfter(10)).toBe(1); // listing 1
+    expect(await listsAfter(1)).toBe(1); // listing 11
+    expect(await listsAfter(9)).toBe(0);
+    expect(await listsAfter(1)).toBe(1); // listing 21
   });
 
   it('with every listing of the files once past half the allowance', async () => {
     // 100 bytes a version: write n's listing sees the n - 1 versions before it.
     const { listsAfter } = await counted(1_000);
     // Listing 1 (the first), then writes 6 to 9, which each see 500 (half) or more of 1,000 kept.
-    expect(await listsAfter(9)).toBe(5);
+    expect(await listsAfter(5)).toBe(1);
+    expect(await listsAfter(1)).toBe(1); // exactly half
+    expect(await listsAfter(3)).toBe(3);
     // Just under half: write 6 sees 500 of 1,002 kept (half is 501), so no listing past the first.
     const { listsAfter: under } = await counted(1_002);
     expect(await under(6)).toBe(1);
