@@ -10,7 +10,7 @@ import { createVault, type Vault } from '../../src/memvault.js';
 import type { Middleware } from '../../src/pipeline/context.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { PreconditionFailedError, type ObjectStore, type PutOptions } from '../../src/store/port.js';
-import { storedText, StoreWrapper } from '../kit/stores.js';
+import { isKeptVersionKey, storedText, StoreWrapper } from '../kit/stores.js';
 
 const U = 'scrub-user';
 const VALUE = 'Tr0ut&Pine2023';
@@ -33,14 +33,11 @@ async function setup(options: { encrypted?: boolean; wrap?: (inner: MemoryStore)
   return { store, vault, decisions };
 }
 
-/** A kept version's key (src/store/layout.ts). */
-const isVersionKey = (key: string) => /\/v\/.+\/@\d{16}$/.test(key);
-
 /** Refuses the next PUT of a kept version (a store error), once armed. */
 class FailVersionPut extends StoreWrapper {
   failNext = false;
   override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
-    if (this.failNext && isVersionKey(key)) {
+    if (this.failNext && isKeptVersionKey(key)) {
       this.failNext = false;
       throw new Error('injected version PUT failure');
     }
@@ -53,7 +50,7 @@ class LoseAnswer extends StoreWrapper {
   loseNext = false;
   override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
     const result = await super.put(key, body, options);
-    if (this.loseNext && options?.ifMatch !== undefined && !isVersionKey(key)) {
+    if (this.loseNext && options?.ifMatch !== undefined && !isKeptVersionKey(key)) {
       this.loseNext = false;
       throw new PreconditionFailedError(key);
     }
@@ -67,7 +64,7 @@ class AfterVersionPut extends StoreWrapper {
   override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
     const result = await super.put(key, body, options);
     const hook = this.after;
-    if (hook && isVersionKey(key)) {
+    if (hook && isKeptVersionKey(key)) {
       this.after = undefined;
       await hook();
     }
