@@ -15,7 +15,7 @@ import { computeDeploymentFingerprint, deriveRecordMacKey } from './format.js';
 import { decodeKeyRecord, describeKey, encodeKeyRecord, sealKeyRecord, selectUnwrapProvider, type KeyProvider, type KeyRecord } from './key-provider.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, KEYS_PREFIX, userKeyKey, userPrefix } from './layout.js';
 import { parseVersionKey, userHistoryPrefix } from '../store/layout.js';
-import { VERSION_METADATA, versionRecordPath } from './version-record-format.js';
+import { openVersionRecord, VERSION_METADATA } from './version-record-format.js';
 import { loadSodium } from './sodium.js';
 import { isAuthenticRecord, NoMatchingKeyError, openRecordVersions, readDeployment, type DeploymentBinding } from './wrapped-secret.js';
 
@@ -512,28 +512,15 @@ async function exportVersion(
 ): Promise<ExportHistoryEntry> {
   const reloading = codec.ensureKeyFor?.(stored.body.byteLength > 0 ? stored.body : Buffer.from(stored.metadata[VERSION_METADATA] ?? '', 'base64url'));
   if (reloading) await reloading;
-  const record = openExportRecord(codec, path, stored.metadata[VERSION_METADATA]);
-  const base = { path, seq, actor: record.a, time: new Date(record.t).toISOString() };
-  if (stored.body.byteLength === 0) return { ...base, size: 0, ...(record.d !== undefined ? { end: record.d } : {}) };
+  // The vault's own check: the record opens for this path and describes this body.
+  const record = openVersionRecord(codec, path, stored.metadata, stored.body);
+  if (record === undefined) throw new MemvaultError('INTEGRITY', 'memvault: a kept version of a file has no record; nothing more was exported.');
+  const base = { path, seq, actor: record.actor, time: new Date(record.time).toISOString() };
+  if (stored.body.byteLength === 0) return { ...base, size: 0, ...(record.end !== undefined ? { end: record.end } : {}) };
   const plaintext = codec.open(path, stored.body);
   const entry = `history/${path.slice(1)}/@${seq}`;
   await addEntry(pack, entry, plaintext, stored.lastModified);
   return { ...base, size: plaintext.byteLength, entry };
-}
-
-/** A version's record, opened for the manifest (the fields docs/versions.md names); INTEGRITY when it is missing or does not open. */
-function openExportRecord(codec: UserCodec, path: string, sealed: string | undefined): { a: string; t: number; d?: string } {
-  const damaged = () => new MemvaultError('INTEGRITY', 'memvault: a kept version of a file has no readable record; nothing more was exported.');
-  if (sealed === undefined) throw damaged();
-  let record: unknown;
-  try {
-    record = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(codec.open(versionRecordPath(path), Buffer.from(sealed, 'base64url'))));
-  } catch {
-    throw damaged();
-  }
-  const r = record as { a?: unknown; t?: unknown; d?: unknown };
-  if (typeof r.a !== 'string' || typeof r.t !== 'number' || (r.d !== undefined && typeof r.d !== 'string')) throw damaged();
-  return { a: r.a, t: r.t, ...(typeof r.d === 'string' ? { d: r.d } : {}) };
 }
 
 function addEntry(pack: Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {

@@ -1,10 +1,13 @@
 /**
- * The byte-level parts of the version record (docs/versions.md) that both the vault, which writes
- * and checks records (src/vault/version-record.ts), and re-keying, which re-seals them with the
- * versions they describe (src/crypto/rekey.ts), need: the metadata field, the path a record is
- * sealed for, and the body hash it carries. One spelling, below both.
+ * The byte-level parts of the version record (docs/versions.md) that the vault, which writes and
+ * checks records (src/vault/version-record.ts), re-keying, which re-seals them with the versions
+ * they describe (src/crypto/rekey.ts), and the user export, which lists them (src/crypto/operations.ts),
+ * need: the metadata field, the path a record is sealed for, the body hash it carries, and the
+ * record opened and checked. One spelling, below all three.
  */
 import { createHash } from 'node:crypto';
+import { MemvaultError } from '../errors.js';
+import type { UserCodec } from './user-codec.js';
 
 /** Object metadata field of the sealed version record (base64url). */
 export const VERSION_METADATA = 'memvault-version';
@@ -19,4 +22,69 @@ export function versionRecordPath(path: string): string {
 /** SHA-256 of a stored body (base64url): the record's `h`, which binds it to the body. */
 export function bodyHashOf(body: Uint8Array): string {
   return createHash('sha256').update(body).digest('base64url');
+}
+
+/** Who made a version: the model through the tool, the host through files(), a restore, the sweeper. */
+export type VersionActor = 'model' | 'host' | 'restore' | 'sweeper';
+const ACTORS: readonly VersionActor[] = ['model', 'host', 'restore', 'sweeper'];
+
+/** Why a file ended at a tombstone version: deleted, moved away (rename) or expired (sweeper). */
+export type VersionEnd = 'deleted' | 'moved' | 'expired';
+const ENDS: readonly VersionEnd[] = ['deleted', 'moved', 'expired'];
+
+export interface VersionRecord {
+  seq: number;
+  actor: VersionActor;
+  /** When the version was written, by the writer's clock (ms since the epoch). */
+  time: number;
+  /** SHA-256 of the stored body (base64url). */
+  bodyHash: string;
+  /** Present on a tombstone: the file ended here. */
+  end?: VersionEnd;
+  /**
+   * When the store first kept this version (ms), set by re-keying when it rewrites the version
+   * (src/crypto/rekey.ts): the rewrite moves the object's LastModified, which is otherwise that time.
+   */
+  keptAt?: number;
+}
+
+function damagedRecord(): MemvaultError {
+  return new MemvaultError('INTEGRITY', 'Error: A stored version record did not open: the object is damaged or was moved from another file or user.');
+}
+
+/**
+ * The record an object's metadata carries, checked against its body; undefined when it has none
+ * (a version written before history was on). Throws INTEGRITY when it does not open or does not match.
+ */
+export function openVersionRecord(codec: UserCodec, path: string, metadata: Record<string, string>, body: Uint8Array): VersionRecord | undefined {
+  const sealed = metadata[VERSION_METADATA];
+  if (sealed === undefined) return undefined;
+  let value: { s?: unknown; a?: unknown; t?: unknown; h?: unknown; d?: unknown; k?: unknown };
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(codec.open(versionRecordPath(path), Buffer.from(sealed, 'base64url')))) as typeof value;
+  } catch {
+    throw damagedRecord();
+  }
+  const { s, a, t, h, d, k } = value;
+  if (
+    typeof s !== 'number' ||
+    !Number.isSafeInteger(s) ||
+    s < 1 ||
+    typeof t !== 'number' ||
+    typeof h !== 'string' ||
+    !ACTORS.includes(a as VersionActor) ||
+    (d !== undefined && !ENDS.includes(d as VersionEnd)) ||
+    (k !== undefined && (typeof k !== 'number' || !Number.isSafeInteger(k)))
+  ) {
+    throw damagedRecord();
+  }
+  if (h !== bodyHashOf(body)) throw damagedRecord();
+  return {
+    seq: s,
+    actor: a as VersionActor,
+    time: t,
+    bodyHash: h,
+    ...(d !== undefined ? { end: d as VersionEnd } : {}),
+    ...(k !== undefined ? { keptAt: k } : {}),
+  };
 }

@@ -13,33 +13,17 @@
  */
 import { MemvaultError } from '../errors.js';
 import type { UserCodec } from '../crypto/user-codec.js';
-import { bodyHashOf, VERSION_METADATA, versionRecordPath as recordPath } from '../crypto/version-record-format.js';
+import {
+  bodyHashOf,
+  openVersionRecord,
+  VERSION_METADATA,
+  versionRecordPath as recordPath,
+  type VersionActor,
+  type VersionEnd,
+  type VersionRecord,
+} from '../crypto/version-record-format.js';
 
-export { bodyHashOf, VERSION_METADATA };
-
-/** Who made a version: the model through the tool, the host through files(), a restore, the sweeper. */
-export type VersionActor = 'model' | 'host' | 'restore' | 'sweeper';
-const ACTORS: readonly VersionActor[] = ['model', 'host', 'restore', 'sweeper'];
-
-/** Why a file ended at a tombstone version: deleted, moved away (rename) or expired (sweeper). */
-export type VersionEnd = 'deleted' | 'moved' | 'expired';
-const ENDS: readonly VersionEnd[] = ['deleted', 'moved', 'expired'];
-
-export interface VersionRecord {
-  seq: number;
-  actor: VersionActor;
-  /** When the version was written, by the writer's clock (ms since the epoch). */
-  time: number;
-  /** SHA-256 of the stored body (base64url). */
-  bodyHash: string;
-  /** Present on a tombstone: the file ended here. */
-  end?: VersionEnd;
-  /**
-   * When the store first kept this version (ms), set by re-keying when it rewrites the version
-   * (src/crypto/rekey.ts): the rewrite moves the object's LastModified, which is otherwise that time.
-   */
-  keptAt?: number;
-}
+export { bodyHashOf, openVersionRecord, VERSION_METADATA, type VersionActor, type VersionEnd, type VersionRecord };
 
 /**
  * Sequence numbers (docs/versions.md): an edit numbers its version one past the version it
@@ -93,45 +77,4 @@ export function olderVersionsKeptError(path: string, failed: number | undefined)
     'STORE_UNAVAILABLE',
     `Error: The edit of ${path} was saved with the personal data redacted, but ${which}; the operator can drop them (memvault user drop-version).`,
   );
-}
-
-function damagedRecord(): MemvaultError {
-  return new MemvaultError('INTEGRITY', 'Error: A stored version record did not open: the object is damaged or was moved from another file or user.');
-}
-
-/**
- * The record an object's metadata carries, checked against its body; undefined when it has none
- * (a version written before history was on). Throws INTEGRITY when it does not open or does not match.
- */
-export function openVersionRecord(codec: UserCodec, path: string, metadata: Record<string, string>, body: Uint8Array): VersionRecord | undefined {
-  const sealed = metadata[VERSION_METADATA];
-  if (sealed === undefined) return undefined;
-  let value: { s?: unknown; a?: unknown; t?: unknown; h?: unknown; d?: unknown; k?: unknown };
-  try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(codec.open(recordPath(path), Buffer.from(sealed, 'base64url')))) as typeof value;
-  } catch {
-    throw damagedRecord();
-  }
-  const { s, a, t, h, d, k } = value;
-  if (
-    typeof s !== 'number' ||
-    !Number.isSafeInteger(s) ||
-    s < 1 ||
-    typeof t !== 'number' ||
-    typeof h !== 'string' ||
-    !ACTORS.includes(a as VersionActor) ||
-    (d !== undefined && !ENDS.includes(d as VersionEnd)) ||
-    (k !== undefined && (typeof k !== 'number' || !Number.isSafeInteger(k)))
-  ) {
-    throw damagedRecord();
-  }
-  if (h !== bodyHashOf(body)) throw damagedRecord();
-  return {
-    seq: s,
-    actor: a as VersionActor,
-    time: t,
-    bodyHash: h,
-    ...(d !== undefined ? { end: d as VersionEnd } : {}),
-    ...(k !== undefined ? { keptAt: k } : {}),
-  };
 }

@@ -130,6 +130,22 @@ describe('vault.exportUser', () => {
     await vault.close();
   });
 
+  it("a kept version carrying another version's record (one that describes another body) stops the export too", async () => {
+    const store = new MemoryStore();
+    const { vault } = await vaultWithAudit(store);
+    await vault.run('max', { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
+    await vault.run('max', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' });
+    const [newer, older] = store.keys().filter((k) => k.includes('/v/'));
+    const newerObject = (await store.get(newer!))!;
+    const olderObject = (await store.get(older!))!;
+    // The older body under the newer record: it opens for this path, but its hash is another body's.
+    await store.put(older!, olderObject.body, { metadata: newerObject.metadata });
+    const exported = await vault.exportUser('max');
+    exported.stream.resume();
+    await expect(exported.done).rejects.toMatchObject({ code: 'INTEGRITY' });
+    await vault.close();
+  });
+
   it('an unknown user is NOT_FOUND before anything is streamed, and that is audited too', async () => {
     const { vault, file } = await vaultWithAudit();
     await expect(vault.exportUser('nobody')).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringMatching(/nothing was exported/) });
