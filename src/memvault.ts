@@ -51,7 +51,7 @@ import type { ResultContent } from './tool/types.js';
 import type { CodecProvider } from './crypto/user-codec.js';
 import { VaultLocks } from './vault/locks.js';
 import { observeStore } from './store/observed.js';
-import { StoreUserFiles, type UnreadableObjectListener } from './vault/store-user-files.js';
+import { StoreUserFiles, versionRecordMemo, type UnreadableObjectListener } from './vault/store-user-files.js';
 import { dropVersion, listHistory, restore as restoreHistory, type RestoreResult, type VersionInfo } from './vault/history.js';
 import { resolveHistoryOptions, type HistoryOptions } from './vault/history-options.js';
 import type { VersionActor } from './vault/version-record.js';
@@ -261,11 +261,14 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   const onUnreadable: UnreadableObjectListener = ({ uid, key, reason }) =>
     logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, "memvault listing skipped an object that is not one of the user's files");
   const history = resolveHistoryOptions(options.history);
+  // One memo of checked version records for all the vault's commands (src/vault/store-user-files.ts).
+  const knownRecords = versionRecordMemo();
   const openUser = async (userId: string, actor: VersionActor = 'model'): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
     const userCodec = await codec.forUser(validateUserId(userId));
     const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, {
       actor,
       keepHistory: history !== undefined,
+      knownRecords,
     });
     return { files, pseudonyms: auditPseudonymsOf(userCodec, codec) };
   };
@@ -513,6 +516,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     const files = new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, {
       actor: 'restore',
       keepHistory: true,
+      knownRecords,
     });
     return { ctx: { store: observedStore, codec: userCodec, files }, entry: { ...entry, uid: auditPseudonymsOf(userCodec, codec).uid } };
   };

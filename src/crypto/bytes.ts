@@ -1,5 +1,5 @@
 /** Small byte helpers shared by the crypto modules (no key material is kept here). */
-import { timingSafeEqual } from 'node:crypto';
+import { randomFillSync, timingSafeEqual } from 'node:crypto';
 
 const utf8Encoder = new TextEncoder();
 const strictUtf8Decoder = new TextDecoder('utf-8', { fatal: true });
@@ -38,6 +38,52 @@ export function readU32be(bytes: Uint8Array, offset: number): number {
 export function lengthPrefixed(bytes: Uint8Array): Uint8Array {
   return concatBytes(u32be(bytes.byteLength), bytes);
 }
+
+/**
+ * `fixed`, then each text as a length-prefixed UTF-8 field: the same bytes as
+ * concatBytes(fixed, lengthPrefixed(utf8(t1)), ...), built in one allocation (every seal and open
+ * builds its associated data so; the eight small arrays of the composed form cost 3 µs a call).
+ */
+export function withLengthPrefixedTexts(fixed: Uint8Array, ...texts: string[]): Uint8Array {
+  let total = fixed.byteLength;
+  const lengths = texts.map((text) => {
+    const length = Buffer.byteLength(text, 'utf8');
+    total += 4 + length;
+    return length;
+  });
+  const out = new Uint8Array(total);
+  out.set(fixed, 0);
+  const view = new DataView(out.buffer);
+  let offset = fixed.byteLength;
+  texts.forEach((text, i) => {
+    const length = lengths[i]!;
+    view.setUint32(offset, length, false);
+    offset += 4;
+    utf8Encoder.encodeInto(text, out.subarray(offset, offset + length));
+    offset += length;
+  });
+  return out;
+}
+
+/**
+ * A fresh random nonce of `bytes` bytes from node:crypto, drawn from a pool filled a batch at a
+ * time: randomFillSync costs about 2 µs a call whatever its size, and every write seals twice (its
+ * content and its version record). Each nonce is bytes never handed out before (the pool is
+ * refilled, never reused); nonces are public (they travel in the header), so the pool holds no secret.
+ */
+export function randomNonce(bytes: number): Uint8Array {
+  if (nonceOffset + bytes > noncePool.byteLength) {
+    noncePool = randomFillSync(new Uint8Array(Math.max(NONCE_POOL_BYTES, bytes)));
+    nonceOffset = 0;
+  }
+  const nonce = noncePool.slice(nonceOffset, nonceOffset + bytes);
+  nonceOffset += bytes;
+  return nonce;
+}
+
+const NONCE_POOL_BYTES = 4096;
+let noncePool = new Uint8Array(0);
+let nonceOffset = 0;
 
 export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && timingSafeEqual(a, b);

@@ -28,8 +28,7 @@ import {
   type UserKeyring,
   type UserKeys,
 } from './format.js';
-import { randomFillSync } from 'node:crypto';
-import { constantTimeEqual } from './bytes.js';
+import { constantTimeEqual, randomNonce } from './bytes.js';
 import { contentVersionsOf, describeKey, type KeyProvider } from './key-provider.js';
 import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
 import { DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey, isUid, userFilesPrefix } from './layout.js';
@@ -277,7 +276,7 @@ class EncryptedUserCodec implements UserCodec {
 
   seal(path: string, plaintext: Uint8Array): Uint8Array {
     segmentsOf(path);
-    const nonce = randomFillSync(new Uint8Array(NONCE_BYTES));
+    const nonce = randomNonce(NONCE_BYTES);
     return sealContentWithNonce(this.keys, this.deploymentId, this.uid, path, plaintext, nonce);
   }
 

@@ -11,7 +11,18 @@
  */
 import { createHmac } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
-import { concatBytes, constantTimeEqual, fromBase64UrlStrict, lengthPrefixed, readU32be, strictUtf8, toBase64Url, u32be, utf8 } from './bytes.js';
+import {
+  concatBytes,
+  constantTimeEqual,
+  fromBase64UrlStrict,
+  lengthPrefixed,
+  readU32be,
+  strictUtf8,
+  toBase64Url,
+  u32be,
+  utf8,
+  withLengthPrefixedTexts,
+} from './bytes.js';
 import { readySodium } from './sodium.js';
 
 /**
@@ -141,7 +152,7 @@ export function wipeKeyring(keyring: UserKeyring): void {
 
 function contentAssociatedData(header: Uint8Array, deploymentId: string, uid: string, path: string): Uint8Array {
   // The header minus the nonce (the AEAD takes the nonce itself), then deployment, uid and path.
-  return concatBytes(header.subarray(0, 1 + 4 + COMMITMENT_BYTES), lengthPrefixed(utf8(deploymentId)), lengthPrefixed(utf8(uid)), lengthPrefixed(utf8(path)));
+  return withLengthPrefixedTexts(header.subarray(0, 1 + 4 + COMMITMENT_BYTES), deploymentId, uid, path);
 }
 
 export function sealContentWithNonce(keys: UserKeys, deploymentId: string, uid: string, path: string, plaintext: Uint8Array, nonce: Uint8Array): Uint8Array {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { MemvaultError } from '../errors.js';
 import { errnoOf } from '../util/errno.js';
 import { fsyncDirectory } from '../util/fs.js';
-import { decodeBase64Secret, toBase64 } from './bytes.js';
+import { decodeBase64Secret, randomNonce, toBase64 } from './bytes.js';
 import { deriveLocalMasterKeys, KEY_BYTES, localUnwrap, localWrapWithNonce, NONCE_BYTES } from './format.js';
 import type { KeyProvider, WrapContext } from './key-provider.js';
 import { loadSodium, readySodium } from './sodium.js';
@@ -138,7 +138,7 @@ class LocalKeyProvider implements KeyProvider {
 
   async wrap(dataKey: Uint8Array, context: WrapContext): Promise<Uint8Array> {
     this.assertOpen();
-    return localWrapWithNonce(this.wrapKey, dataKey, context.deploymentId, context.uid, context.keyVersion, randomFillSync(new Uint8Array(NONCE_BYTES)));
+    return localWrapWithNonce(this.wrapKey, dataKey, context.deploymentId, context.uid, context.keyVersion, randomNonce(NONCE_BYTES));
   }
 
   async unwrap(wrapped: Uint8Array, context: WrapContext): Promise<Uint8Array> {

@@ -26,7 +26,6 @@
  * rewrite moves the object's LastModified that a restore otherwise goes by. A current file's own
  * record is re-sealed the same way.
  */
-import { randomFillSync } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
 import { markerOf } from '../store/fence.js';
@@ -43,6 +42,7 @@ import {
   type UserKeyring,
   type UserKeys,
 } from './format.js';
+import { randomNonce } from './bytes.js';
 import { contentVersionsOf, describeKey, encodeKeyRecord, NAME_ROOT_KEY_VERSION, sealKeyRecord, type KeyProvider, type KeyRecord } from './key-provider.js';
 import { isUid, iterateUsers, userFilesPrefix, userKeyKey } from './layout.js';
 import { loadSodium } from './sodium.js';
@@ -347,8 +347,6 @@ function placeOf(uid: string, key: string): { name: string; version: boolean } |
   return parsed ? { name: parsed.fileKey.slice(files.length), version: true } : null;
 }
 
-const randomNonce = () => randomFillSync(new Uint8Array(NONCE_BYTES));
-
 /**
  * Re-seal one sealed value under the current key: unchanged when it is current already, null when
  * its version is not in the record or it does not open (INTEGRITY: left alone, the pass fails closed).
@@ -372,7 +370,7 @@ function resealed(
     return null;
   }
   const changed = change ? change(plaintext) : plaintext;
-  const out = sealContentWithNonce(keyring.current, ctx.binding.deploymentId, uid, path, changed, randomNonce());
+  const out = sealContentWithNonce(keyring.current, ctx.binding.deploymentId, uid, path, changed, randomNonce(NONCE_BYTES));
   ctx.wipe(plaintext);
   return out;
 }
