@@ -99,7 +99,7 @@ export class QuotaRun {
     const room = this.limits.maxHistoryBytes - this.usage.pendingHistoryBytes - newBytes;
     const target = Math.max(0, Math.min(Math.floor(this.limits.maxHistoryBytes * HISTORY_PRUNE_TO), room));
     const left = await files.historyUsage?.(target);
-    if (left) this.usage.historyBytes = left.bytes;
+    if (left) Object.assign(this.usage, { historyBytes: left.bytes, historyVersions: left.versions });
   }
 
   /**

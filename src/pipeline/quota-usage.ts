@@ -17,6 +17,8 @@ export interface UserUsage {
   pendingFiles: number;
   /** Plaintext bytes of the user's kept versions (null: history off), and what writes in flight will add. */
   historyBytes: number | null;
+  /** Versions the history held at its last listing (HISTORY_VERSIONS_PER_LISTING). */
+  historyVersions: number;
   pendingHistoryBytes: number;
   /** Listings of the files since the history was last listed (HISTORY_LISTED_EVERY). */
   listingsSinceHistory: number;
@@ -31,10 +33,14 @@ export interface UserUsage {
 
 /**
  * The history (up to maxVersions per file: many times the files) is listed with every
- * HISTORY_LISTED_EVERY-th listing of the files, and with every one once the count this process
- * holds is past HISTORY_LISTED_NEAR of the allowance (docs/versions.md, "Quotas").
+ * HISTORY_LISTED_EVERY-th listing of the files, or more rarely for a large history: at most one
+ * listing per HISTORY_VERSIONS_PER_LISTING versions it held, so that a write's share of the history
+ * listings stays bounded (about ten versions and a hundredth of a LIST page a write at the default
+ * refresh of 20 writes) however many versions a user keeps. With every listing of the files once
+ * the count this process holds is past HISTORY_LISTED_NEAR of the allowance (docs/versions.md, "Quotas").
  */
 export const HISTORY_LISTED_EVERY = 10;
+export const HISTORY_VERSIONS_PER_LISTING = 200;
 export const HISTORY_LISTED_NEAR = 0.5;
 
 /** A snapshot of one user's usage as this process sees it (tests and metrics). */
@@ -74,6 +80,7 @@ export class UsageCache {
       pendingBytes: 0,
       pendingFiles: 0,
       historyBytes: null,
+      historyVersions: 0,
       pendingHistoryBytes: 0,
       listingsSinceHistory: 0,
       refreshedAt: 0,
@@ -108,11 +115,12 @@ export class UsageCache {
         files += 1;
       }
       // The history is counted apart (its own allowance): null when the files keep none. It holds up
-      // to maxVersions per file, so it is listed with every tenth listing of the files only, and with
-      // each once it is past half its allowance (where another process's versions could matter).
+      // to maxVersions per file, so it is listed with every tenth listing of the files only (rarer
+      // still when large), and with each once it is past half its allowance (where another
+      // process's versions could matter).
       if (this.historyDue(u)) {
-        const historyBytes = (await ctx.files.historyUsage?.())?.bytes ?? null;
-        Object.assign(u, { historyBytes, listingsSinceHistory: 0 });
+        const history = await ctx.files.historyUsage?.();
+        Object.assign(u, { historyBytes: history?.bytes ?? null, historyVersions: history?.versions ?? 0, listingsSinceHistory: 0 });
       } else {
         u.listingsSinceHistory += 1;
       }
@@ -124,7 +132,8 @@ export class UsageCache {
 
   /** Stale usage is the files' (a delete of a file never sized): it says nothing new of the history. */
   private historyDue(u: UserUsage): boolean {
-    return !u.loaded || u.listingsSinceHistory + 1 >= HISTORY_LISTED_EVERY || (u.historyBytes ?? 0) >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR;
+    const every = Math.max(HISTORY_LISTED_EVERY, Math.ceil(u.historyVersions / HISTORY_VERSIONS_PER_LISTING));
+    return !u.loaded || u.listingsSinceHistory + 1 >= every || (u.historyBytes ?? 0) >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR;
   }
 
   private due(u: UserUsage): boolean {

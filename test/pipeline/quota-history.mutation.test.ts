@@ -151,6 +151,31 @@ describe('quota: when the history is listed', () => {
     expect(await listsAfter(1)).toBe(1); // listing 21
   });
 
+  it('for a large history, once per 200 versions it held at its last listing (never more often than every tenth)', async () => {
+    const store = new CountingLists();
+    const vault = await createVault({
+      store,
+      encryption: { masterKey },
+      quota: { maxUserBytes: 100_000_000, maxHistoryBytes: 100_000_000, refreshEveryWrites: 1 },
+    });
+    opened.push(vault);
+    // 2,401 versions of one file (written with history on, through the host's handle: no listing of the quota's).
+    const files = await vault.files('big');
+    for (let i = 0; i < 2_401; i++) await files.write('/memories/h.md', new TextEncoder().encode(`v${i}\n`));
+    const listsAfter = async (writes: number) => {
+      store.historyLists = 0;
+      for (let i = 0; i < writes; i++)
+        expect((await vault.run('big', { command: 'create', path: `/memories/g${i}.md`, file_text: 'x\n' })).isError).toBe(false);
+      return store.historyLists;
+    };
+    // Listing 1 finds 2,401 versions (one LIST page per 1,000: 3 pages): the next comes with listing 1 + 13.
+    expect(await listsAfter(1)).toBe(3);
+    expect(await listsAfter(12)).toBe(0);
+    expect(await listsAfter(1)).toBe(3); // listing 14 (2,414 versions now: every 13th again)
+    expect(await listsAfter(12)).toBe(0);
+    expect(await listsAfter(1)).toBe(3);
+  }, 60_000);
+
   it('with every listing of the files once past half the allowance', async () => {
     // 100 bytes a version: write n's listing sees the n - 1 versions before it.
     const { listsAfter } = await counted(1_000);
