@@ -12,7 +12,7 @@ import { decodeObject, encodeObject, headerLength, parseHeader, PREAMBLE_BYTES, 
 import { assertValidKey, breakerFileName, isWellFormed, keyToComponents, lockFileName, tempFileName } from './file/keys.js';
 import { acquireFileLock, inProcessQueue, type LockOptions } from './file/lock.js';
 import { collectCandidates, decodeToken, encodeToken } from './file/walk.js';
-import { removeIfStaleTemp, writeObjectFile } from './file/write.js';
+import { createObjectFile, removeIfStaleTemp, writeObjectFile } from './file/write.js';
 import {
   PreconditionFailedError,
   type CopyOptions,
@@ -160,6 +160,10 @@ export class FileStore implements ObjectStore {
     return this.run('PUT', async () => {
       const loc = this.locate(key);
       await this.prepareDirectory(loc.dir);
+      // Create-only needs no lock: link() publishes the object only where no name is (file/write.ts).
+      if (options.ifNoneMatch === '*' && options.ifMatch === undefined) {
+        return this.write(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) }, 'create-only');
+      }
       return this.withKeyLock(loc, async () => {
         if (options.ifMatch !== undefined || options.ifNoneMatch === '*') {
           const current = await this.readHeader(loc.file);
@@ -183,11 +187,11 @@ export class FileStore implements ObjectStore {
         if (!file) throw new MemvaultError('NOT_FOUND', 'the copy source does not exist');
         const { header, body } = decodeObject(file);
         if (options.ifSourceMatch !== undefined && header.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
-        if (options.ifNoneMatch === '*') {
-          const existing = sourceKey === destinationKey ? header : await this.readHeader(destination.file);
-          if (existing) throw new PreconditionFailedError(destinationKey);
-        }
-        return this.write(destination, destinationKey, body, { ...(options.metadata ?? header.metadata) }, { ...header.tags });
+        // Create-only is decided by link() as the object is written, as for put (a lock-free create
+        // could otherwise land between a look and a rename over it, and be replaced unseen).
+        if (options.ifNoneMatch === '*' && sourceKey === destinationKey) throw new PreconditionFailedError(destinationKey);
+        const mode = options.ifNoneMatch === '*' ? 'create-only' : 'replace';
+        return this.write(destination, destinationKey, body, { ...(options.metadata ?? header.metadata) }, { ...header.tags }, mode);
       });
     });
   }
@@ -414,10 +418,26 @@ export class FileStore implements ObjectStore {
     }
   }
 
-  /** Write under the key's lock: the atomic writer of file/write.ts. */
-  private async write(loc: Location, key: string, body: Uint8Array, metadata: Record<string, string>, tags: Record<string, string>): Promise<{ etag: string }> {
+  /**
+   * The atomic writers of file/write.ts: 'replace' renames over whatever is there (under the key's
+   * lock), 'create-only' links where nothing is (PreconditionFailedError when something is).
+   */
+  private async write(
+    loc: Location,
+    key: string,
+    body: Uint8Array,
+    metadata: Record<string, string>,
+    tags: Record<string, string>,
+    mode: 'replace' | 'create-only' = 'replace',
+  ): Promise<{ etag: string }> {
     const header: ObjectHeader = { key, etag: newEtag(body), lastModified: this.now().getTime(), size: body.byteLength, metadata, tags };
-    await writeObjectFile(loc, encodeObject(header, body), this.durable);
+    const bytes = encodeObject(header, body);
+    if (mode === 'replace') await writeObjectFile(loc, bytes, this.durable);
+    else if (!(await createObjectFile(loc, bytes, this.durable, () => this.ensureDirectory(loc.dir)))) {
+      // Taken: by an object, or by a link planted in its place, which is refused as a read of it is.
+      if ((await lstat(loc.file).catch(() => null))?.isSymbolicLink()) throw linkRefused();
+      throw new PreconditionFailedError(key);
+    }
     return { etag: header.etag };
   }
 

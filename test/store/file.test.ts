@@ -8,8 +8,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemvaultError } from '../../src/errors.js';
 import { FileStore } from '../../src/store/file.js';
+import { createObjectFile } from '../../src/store/file/write.js';
 import { decodeComponent, keyToComponents, lockFileName, tempFileName } from '../../src/store/file/keys.js';
-import { PreconditionFailedError } from '../../src/store/port.js';
+import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../../src/store/port.js';
 import { runStoreContract } from './contract.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -33,6 +34,12 @@ runStoreContract('file', async () => {
 });
 
 /** Every path below `dir`, relative to it, directories with a trailing '/'. */
+async function collect(store: ObjectStore, prefix: string): Promise<ObjectInfo[]> {
+  const out: ObjectInfo[] = [];
+  for await (const info of listAll(store, prefix)) out.push(info);
+  return out;
+}
+
 async function tree(dir: string): Promise<string[]> {
   const out: string[] = [];
   const visit = async (d: string): Promise<void> => {
@@ -322,6 +329,69 @@ describe('FileStore crash safety', () => {
   });
 });
 
+describe('FileStore create-only writes (lock-free: link)', () => {
+  it('racing deletes of the last object in their directory (which prune it): every create lands', { timeout: 60_000 }, async () => {
+    const dir = await sandbox();
+    const store = await FileStore.open(dir);
+    for (let round = 0; round < 40; round += 1) {
+      await store.put(`d${round % 4}/old`, text('x'));
+      // The delete empties the directory and prunes it while the create is on its way into it.
+      const [created] = await Promise.all([store.put(`d${round % 4}/new${round}`, text(`n${round}`), { ifNoneMatch: '*' }), store.delete(`d${round % 4}/old`)]);
+      expect(str((await store.get(`d${round % 4}/new${round}`))!.body)).toBe(`n${round}`);
+      expect((await store.head(`d${round % 4}/new${round}`))!.etag).toBe(created.etag);
+      await store.delete(`d${round % 4}/new${round}`);
+    }
+    expect(await tree(dir)).toEqual([]);
+  });
+
+  it('recreate a directory pruned between the caller’s check and the temp file, and write nothing over a taken name', async () => {
+    const dir = await sandbox();
+    const loc = { dir: join(dir, 'gone'), name: 'k~', file: join(dir, 'gone', 'k~') };
+    let ensured = 0;
+    const ensure = async () => {
+      ensured += 1;
+      await mkdir(loc.dir);
+    };
+    expect(await createObjectFile(loc, text('x'), true, ensure)).toBe(true);
+    expect(ensured).toBe(1);
+    expect(await createObjectFile(loc, text('y'), true, ensure)).toBe(false);
+    expect(ensured).toBe(1);
+    expect(await readFile(loc.file, 'utf8')).toBe('x');
+    expect(await readdir(loc.dir)).toEqual(['k~']);
+  });
+
+  it('lets exactly one of a create-once copy (which takes the lock) and create-once puts (which do not) win, whatever their timing; the key holds the winner', async () => {
+    const store = await FileStore.open(await sandbox());
+    await store.put('source', text('copied'));
+    for (let round = 0; round < 40; round += 1) {
+      const key = `k${round}`;
+      // The copy first; the puts land at varying points of its look-then-write (the timing only varies the moment).
+      const copy = store.copy('source', key, { ifNoneMatch: '*' });
+      await new Promise((resolve) => setTimeout(resolve, round % 5));
+      const puts = [1, 2].map((i) => store.put(key, text(`writer ${i}`), { ifNoneMatch: '*' }));
+      const results = await Promise.allSettled([copy, ...puts]);
+      const winners = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ i, etag: r.value.etag }] : []));
+      expect(winners).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(PreconditionFailedError);
+      const got = (await store.get(key))!;
+      expect(str(got.body)).toBe(winners[0]!.i === 0 ? 'copied' : `writer ${winners[0]!.i}`);
+      expect(got.etag).toBe(winners[0]!.etag);
+    }
+  });
+
+  it('take no lock and leave no temp file, won or lost; a create-only copy onto its own source is refused', async () => {
+    const dir = await sandbox();
+    const store = await FileStore.open(dir);
+    await store.put('k', text('first'), { ifNoneMatch: '*' });
+    await expect(store.put('k', text('second'), { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
+    await expect(store.copy('k', 'k', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
+    await store.copy('k', 'c', { ifNoneMatch: '*' });
+    await expect(store.copy('k', 'c', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
+    expect(await tree(dir)).toEqual(['c~', 'k~']);
+    expect(str((await store.get('c'))!.body)).toBe('first');
+  });
+});
+
 describe('FileStore locks across processes', () => {
   it('4 processes x 100 read-modify-write appends to one key: all 400 entries present', { timeout: 300_000 }, async () => {
     const dir = await sandbox();
@@ -340,6 +410,51 @@ describe('FileStore locks across processes', () => {
     // The processes did contend; otherwise this would not test the lock.
     expect(conflicts).toBeGreaterThan(0);
     expect(await tree(dir)).toEqual(['shared/', 'shared/log~']);
+  });
+
+  it(
+    '4 processes create the same 60 keys once each (the lock-free create-only path): every key has exactly one winner, whose bytes it holds',
+    { timeout: 300_000 },
+    async () => {
+      const dir = await sandbox();
+      const workers = Array.from({ length: 4 }, (_, id) => runNode('create-worker.ts', [dir, 'race/k', '60', `w${id}`]));
+      const results = await Promise.all(workers.map((w) => w.done));
+      for (const r of results) expect(r).toMatchObject({ code: 0, stderr: '' });
+      const wins = results.map((r) => JSON.parse(r.stdout) as { id: string; won: number[] });
+      const winnerOf = new Map<number, string>();
+      for (const { id, won } of wins)
+        for (const n of won) {
+          expect(winnerOf.has(n)).toBe(false); // never two winners of one key
+          winnerOf.set(n, id);
+        }
+      expect([...winnerOf.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, n) => n));
+      const store = new FileStore(dir);
+      for (const [n, id] of winnerOf) expect(str((await store.get(`race/k${n}`))!.body)).toBe(`${id}:${n}`);
+      // No temp file is left behind by the losers.
+      expect((await tree(dir)).filter((p) => !p.endsWith('~') && !p.endsWith('/'))).toEqual([]);
+    },
+  );
+
+  it('a create-only writer killed mid-write leaves every key whole or absent, and its temp file is removed by a listing', { timeout: 120_000 }, async () => {
+    const dir = await sandbox();
+    const size = 256 * 1024;
+    const store = new FileStore(dir, { tempStaleMs: 0 });
+    for (let round = 0; round < 8; round += 1) {
+      const child = runNode('create-worker.ts', [dir, `crash${round}/k`, String(size), 'c', 'crash']);
+      expect(await child.firstLine).toBe('ready');
+      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)));
+      child.kill();
+      await child.done;
+      const listed = await collect(store, `crash${round}/`);
+      expect(listed.length).toBeGreaterThan(0);
+      for (const info of listed) {
+        const got = (await store.get(info.key))!;
+        expect(got.body.byteLength).toBe(size);
+        expect(got.body.every((b) => b === got.body[0])).toBe(true);
+      }
+    }
+    // The listings above removed the killed writers' temp files (tempStaleMs 0: their pids are dead).
+    expect((await tree(dir)).filter((p) => !p.endsWith('~') && !p.endsWith('/'))).toEqual([]);
   });
 
   const lockPathOf = (dir: string, key: string): string => {

@@ -5,7 +5,7 @@
  * later listing removes once its writer is gone or it is old.
  */
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { link, open, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errnoOf } from '../../util/errno.js';
@@ -30,6 +30,57 @@ export async function writeObjectFile(loc: { dir: string; name: string; file: st
     throw e;
   }
   if (durable) await fsyncDirectory(loc.dir);
+}
+
+/**
+ * Creates an object's file only if there is none (S3's If-None-Match: *), without the key's lock:
+ * temp file, fsync, link() to the object's name, fsync the directory. link() fails with EEXIST when
+ * the name is taken, atomically against every other writer (a locked one renames over an object it
+ * has seen, or links too), so the check and the write are one step. Returns false when the name was
+ * taken (nothing written). `ensureDirectory` recreates the directory when an empty-directory prune
+ * removed it between the caller's check and the temp file.
+ */
+export async function createObjectFile(
+  loc: { dir: string; name: string; file: string },
+  bytes: Uint8Array,
+  durable: boolean,
+  ensureDirectory: () => Promise<void>,
+): Promise<boolean> {
+  const temp = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
+  let handle;
+  try {
+    handle = await open(temp, 'wx', 0o600);
+  } catch (e) {
+    if (errnoOf(e) !== 'ENOENT') throw e;
+    await ensureDirectory();
+    handle = await open(temp, 'wx', 0o600);
+  }
+  let created: boolean;
+  try {
+    try {
+      await handle.writeFile(bytes);
+      if (durable) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    created = await linkIfAbsent(temp, loc.file);
+  } finally {
+    // The temp name goes either way (linked, its inode lives on under the object's name); a crash
+    // before this leaves it for a listing to remove (removeIfStaleTemp).
+    await unlink(temp).catch(() => undefined);
+  }
+  if (created && durable) await fsyncDirectory(loc.dir);
+  return created;
+}
+
+async function linkIfAbsent(from: string, to: string): Promise<boolean> {
+  try {
+    await link(from, to);
+    return true;
+  } catch (e) {
+    if (errnoOf(e) === 'EEXIST') return false;
+    throw e;
+  }
 }
 
 async function renameOver(from: string, to: string): Promise<void> {
