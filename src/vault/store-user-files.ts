@@ -354,16 +354,26 @@ export class StoreUserFiles implements UserFiles {
     };
     for (let attempt = 1; ; attempt++) {
       const { result, created, replaced } = await once();
-      const conflict = created && !condition.deferNameCheck ? await this.takeBackOnConflict(path, key, result.etag) : null;
+      const checked = created && !condition.deferNameCheck;
+      // The name check and the version's write need no answer from each other, so they go out
+      // together (the version only ever follows the write it keeps: the history is never ahead of
+      // the file). A create the check takes back takes its version back with it.
+      const [check, kept] = await Promise.allSettled([
+        checked ? this.takeBackOnConflict(path, key, result.etag) : Promise.resolve(null),
+        history ? this.keepVersion(path, key, seq, body, metadata!, result.etag) : Promise.resolve(),
+      ]);
+      if (check.status === 'rejected') throw check.reason;
+      const conflict = check.value;
+      if (conflict?.takenBack && history && kept.status === 'fulfilled') await this.dropOwnVersion(result.etag).catch(() => undefined);
+      if (kept.status === 'rejected' && !conflict?.takenBack) throw kept.reason;
       if (!conflict) {
         countBytesWritten(data.byteLength);
         if (recorded) this.knownRecords.set(recordMemoKey(key, result.etag), { seq, sealed: metadata![VERSION_METADATA]! });
-        if (history) await this.keepVersion(path, key, seq, body, metadata!, result.etag);
         return replaced === undefined ? result : { ...result, replaced };
       }
       // Two rivals that saw each other have both taken themselves back. After a random pause, the
       // first to look again finds the way clear and tries once more; a rival still there has won.
-      if (attempt >= NAME_CONFLICT_TRIES) throw new NameConflictError(conflict);
+      if (attempt >= NAME_CONFLICT_TRIES) throw new NameConflictError(conflict.conflict);
       await sleep(Math.random() * NAME_CONFLICT_PAUSE_MS * attempt);
       const still = await fileNameConflict(this, path);
       if (still) throw new NameConflictError(still);
@@ -375,16 +385,25 @@ export class StoreUserFiles implements UserFiles {
    * below a file) is taken back, only as we wrote it (If-Match: an edit made meanwhile by someone
    * who saw it stays). Returns the conflict, or null when the name is ours.
    */
-  private async takeBackOnConflict(path: string, key: string, etag: string): Promise<NameConflict | null> {
+  private async takeBackOnConflict(path: string, key: string, etag: string): Promise<{ conflict: NameConflict; takenBack: boolean } | null> {
     const conflict = await fileNameConflict(this, path);
-    if (conflict) {
-      // Only the version written here: where a DELETE's condition is not atomic (RGW 16 ignores it)
-      // it is reaped (a conditional PUT first), so an edit another instance made of the briefly
-      // visible file makes the take-back fail and the edited file stays.
-      await this.deleteVersion(key, etag).catch(() => undefined);
-    }
-    return conflict;
-    // (A taken-back create kept no version yet: keepVersion runs only once the name is ours.)
+    if (!conflict) return null;
+    // Only the version written here: where a DELETE's condition is not atomic (RGW 16 ignores it)
+    // it is reaped (a conditional PUT first), so an edit another instance made of the briefly
+    // visible file makes the take-back fail and the edited file stays (and so does its version).
+    const takenBack = await this.deleteVersion(key, etag).then(
+      () => true,
+      () => false,
+    );
+    return { conflict, takenBack };
+  }
+
+  /** The kept version of this instance's write `etag`, deleted with the write a name check took back. */
+  private async dropOwnVersion(etag: string): Promise<void> {
+    const versionKey = this.ownVersions.get(etag);
+    if (versionKey === undefined) return;
+    await this.store.delete(versionKey);
+    this.ownVersions.delete(etag);
   }
 
   /**
