@@ -1,5 +1,5 @@
 import { MEMORY_ROOT } from '../vault/paths.js';
-import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from '../vault/user-files.js';
+import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from '../vault/user-files.js';
 import { QuotaExceededError } from './quota-messages.js';
 import type { QuotaRun, Reservation } from './quota-run.js';
 
@@ -87,7 +87,7 @@ export class QuotaFiles implements UserFiles {
   }
 
   /** A fenced file is gone for the user (its marker is not a file): accounted as a delete. */
-  async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }> {
+  async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
     const result = await this.inner.fence(path, ifMatch, reason, op);
     this.run.removed(path);
     return result;

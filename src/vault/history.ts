@@ -186,7 +186,7 @@ async function restoreFile(
         if (!current) return { action: 'unchanged' };
         if (dryRun) return { action: 'deleted' };
         const marker = await ctx.files.fence(path, current.etag, 'deleted', op);
-        await ctx.files.remove(path, { ifMatch: marker.etag }).catch(() => undefined);
+        await Promise.all([ctx.files.remove(path, { ifMatch: marker.etag }).catch(() => undefined), marker.recorded]);
         return { action: 'deleted' };
       }
       if (current?.data && sameBytes(current.data, wanted)) return { action: 'unchanged', seq: target!.record.seq };

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
-import type { FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
+import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf, reap, REAPING_BODY_BYTES, REAPING_WAIT_MS } from '../store/fence.js';
 import { meterHistory, type HistoryUsage } from './history-usage.js';
 import { LruMap } from '../util/lru.js';
@@ -193,14 +193,16 @@ export class StoreUserFiles implements UserFiles {
     return { file: { data, etag: object.etag, lastModified: object.lastModified, ...(origin !== undefined ? { origin } : {}) } };
   }
 
-  async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }> {
+  async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
     const key = this.existingKeyOf(path);
     if (key === null) throw new PreconditionFailedError(path); // no file can be there
-    const result = await this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
-    // The fence is the moment the file ends: its tombstone follows it (docs/versions.md). The
-    // content is in the history already (every version is written there as it is made).
-    if (this.keepsHistory(path)) await this.writeTombstone(path, key, reason).catch(() => undefined);
-    return result;
+    const { etag } = await this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
+    // The fence is the moment the file ends: its tombstone follows it (docs/versions.md), never
+    // before it (a tombstone of a file still there would make reads refuse it), and goes out beside
+    // the marker's clean-up. The content is in the history already (every version is written there
+    // as it is made).
+    const recorded = this.keepsHistory(path) ? this.writeTombstone(path, key, reason).catch(() => undefined) : Promise.resolve();
+    return { etag, recorded };
   }
 
   /** The number of the stored version (key, etag) when this vault has sealed or checked its record. */

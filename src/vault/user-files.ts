@@ -98,9 +98,11 @@ export interface UserFiles {
   /**
    * Replace exactly the version `ifMatch` of the file by a fence marker (a conditional PUT the
    * server enforces; PreconditionFailedError when the file changed or is gone). Returns the
-   * marker's ETag, for its clean-up (`remove(path, { ifMatch })`).
+   * marker's ETag, for its clean-up (`remove(path, { ifMatch })`), and, with history on, the write
+   * of the file's tombstone, which follows the fence and goes out beside the clean-up: the caller
+   * awaits `recorded` before it answers (it never rejects; a failed tombstone is no error).
    */
-  fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<{ etag: string }>;
+  fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile>;
   /** Delete one file (optionally only this version). */
   remove(path: string, condition?: { ifMatch?: string }): Promise<void>;
   /** Delete many files at once (batched: one request per 1,000 on S3). Returns paths that failed. */
@@ -116,4 +118,10 @@ export interface UserFiles {
    * Throws STORE_UNAVAILABLE when some could not be deleted.
    */
   dropVersionsBefore?(path: string, etag: string): Promise<void>;
+}
+
+/** A fence that landed: its marker's ETag, and the tombstone's write (settled, never rejected). */
+export interface FencedFile {
+  etag: string;
+  recorded: Promise<void>;
 }

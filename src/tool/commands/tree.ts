@@ -73,7 +73,7 @@ type FenceAttempt = { fenced: true } | { fenced: false; file: FileVersion | unde
 async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: CommandEnv): Promise<FenceAttempt> {
   try {
     const marker = await env.files.fence(path, etag, reason, op);
-    await cleanUpMarker(path, marker.etag, env);
+    await Promise.all([cleanUpMarker(path, marker.etag, env), marker.recorded]);
     return { fenced: true };
   } catch (error) {
     if (!(error instanceof PreconditionFailedError)) throw error;
