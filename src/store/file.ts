@@ -403,18 +403,29 @@ export class FileStore implements ObjectStore {
     if (!dir.startsWith(this.rootPrefix)) throw new MemvaultError('INTERNAL', 'object key escaped the store root');
     // A store constructed on a root that does not exist yet creates it on its first write.
     if ((await mkdir(this.root, { recursive: true, mode: 0o700 })) !== undefined) await this.resolveRoot();
-    let current = this.root;
-    for (const component of dir.slice(this.rootPrefix.length).split(sep)) {
-      current = join(current, component);
-      try {
-        await mkdir(current, { mode: 0o700 });
-        if (this.durable) await fsyncDirectory(dirname(current));
-      } catch (e) {
-        if (errnoOf(e) !== 'EEXIST') throw e;
-        const info = await lstat(current);
-        if (info.isSymbolicLink()) throw linkRefused();
-        if (!info.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-      }
+    await this.makeDirectory(dir);
+  }
+
+  /**
+   * `dir` made below its parent, which is checked to be a real directory first (one realpath: no
+   * link on the way) or made the same way when missing. From the bottom up, so that the usual case,
+   * a new directory below existing ones (a file's first version), costs a realpath, a mkdir and the
+   * parent's fsync, not a mkdir and an lstat per component from the root.
+   */
+  private async makeDirectory(dir: string): Promise<void> {
+    if (dir === this.root) return;
+    const parent = dirname(dir);
+    const kind = parent === this.root ? 'present' : await this.directoryKind(parent);
+    if (kind === 'link') throw linkRefused();
+    if (kind === 'missing') await this.makeDirectory(parent);
+    try {
+      await mkdir(dir, { mode: 0o700 });
+      if (this.durable) await fsyncDirectory(parent);
+    } catch (e) {
+      if (errnoOf(e) !== 'EEXIST') throw e;
+      const info = await lstat(dir);
+      if (info.isSymbolicLink()) throw linkRefused();
+      if (!info.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     }
   }
 

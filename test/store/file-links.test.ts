@@ -103,6 +103,20 @@ describe('FileStore and links planted in its data directory', () => {
     expect((await store.list('a/b/c/y')).objects).toEqual([]);
   });
 
+  it('refuses a link above directories a write would create, at any depth, creating nothing through it', async () => {
+    const { root, outside } = await sandbox();
+    const store = await FileStore.open(root, { durable: true });
+    await store.put('a/keep', text('mine'));
+    await symlink(outside, join(root, 'a', 'b'));
+    await refused(store.put('a/b/c/d/x', text('payload')));
+    await refused(store.put('a/b/c/y', text('payload'), { ifNoneMatch: '*' }));
+    await refused(store.copy('a/keep', 'a/b/c/d/e/z'));
+    expect(await tree(outside)).toEqual([]);
+    // Below a real directory the same depth is created (one realpath, then a mkdir per new level).
+    await store.put('a/r/c/d/x', text('fine'), { ifNoneMatch: '*' });
+    expect(new TextDecoder().decode((await store.get('a/r/c/d/x'))!.body)).toBe('fine');
+  });
+
   it('works on a root that is itself a link (the operator chose it)', async () => {
     const { root, outside } = await sandbox();
     const linkedRoot = join(outside, 'linked-root');
