@@ -12,7 +12,7 @@ import { decodeObject, encodeObject, headerLength, parseHeader, PREAMBLE_BYTES, 
 import { assertValidKey, breakerFileName, isWellFormed, keyToComponents, lockFileName, tempFileName } from './file/keys.js';
 import { acquireFileLock, inProcessQueue, type LockOptions } from './file/lock.js';
 import { collectCandidates, decodeToken, encodeToken } from './file/walk.js';
-import { createObjectFile, removeIfStaleTemp, writeObjectFile } from './file/write.js';
+import { createObjectFile, HardLinksUnsupportedError, removeIfStaleTemp, writeObjectFile } from './file/write.js';
 import {
   PreconditionFailedError,
   type CopyOptions,
@@ -115,6 +115,11 @@ export class FileStore implements ObjectStore {
   private readonly durable: boolean;
   private readonly lockOptions: LockOptions;
   private readonly tempStaleMs: number;
+  /**
+   * Whether create-only writes may link() (file/write.ts); false once the file system refused a
+   * hard link (FAT, some network and FUSE mounts), after which every create takes the key's lock.
+   */
+  private hardLinks = true;
   private readonly inflight = new Set<Promise<unknown>>();
   private closed = false;
 
@@ -161,8 +166,14 @@ export class FileStore implements ObjectStore {
       const loc = this.locate(key);
       await this.prepareDirectory(loc.dir);
       // Create-only needs no lock: link() publishes the object only where no name is (file/write.ts).
-      if (options.ifNoneMatch === '*' && options.ifMatch === undefined) {
-        return this.write(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) }, 'create-only');
+      // Where the file system has no hard links, every create takes the locked path below instead.
+      if (options.ifNoneMatch === '*' && options.ifMatch === undefined && this.hardLinks) {
+        try {
+          return await this.write(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) }, 'create-only');
+        } catch (error) {
+          if (!(error instanceof HardLinksUnsupportedError)) throw error;
+          this.hardLinks = false;
+        }
       }
       return this.withKeyLock(loc, async () => {
         if (options.ifMatch !== undefined || options.ifNoneMatch === '*') {
@@ -188,10 +199,20 @@ export class FileStore implements ObjectStore {
         const { header, body } = decodeObject(file);
         if (options.ifSourceMatch !== undefined && header.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
         // Create-only is decided by link() as the object is written, as for put (a lock-free create
-        // could otherwise land between a look and a rename over it, and be replaced unseen).
+        // could otherwise land between a look and a rename over it, and be replaced unseen). Without
+        // hard links every create is locked, so the look under the lock decides.
         if (options.ifNoneMatch === '*' && sourceKey === destinationKey) throw new PreconditionFailedError(destinationKey);
-        const mode = options.ifNoneMatch === '*' ? 'create-only' : 'replace';
-        return this.write(destination, destinationKey, body, { ...(options.metadata ?? header.metadata) }, { ...header.tags }, mode);
+        if (options.ifNoneMatch === '*' && !this.hardLinks && (await this.readHeader(destination.file))) throw new PreconditionFailedError(destinationKey);
+        const metadata = { ...(options.metadata ?? header.metadata) };
+        if (options.ifNoneMatch !== '*' || !this.hardLinks) return this.write(destination, destinationKey, body, metadata, { ...header.tags });
+        try {
+          return await this.write(destination, destinationKey, body, metadata, { ...header.tags }, 'create-only');
+        } catch (error) {
+          if (!(error instanceof HardLinksUnsupportedError)) throw error;
+          this.hardLinks = false;
+          if (await this.readHeader(destination.file)) throw new PreconditionFailedError(destinationKey);
+          return this.write(destination, destinationKey, body, metadata, { ...header.tags });
+        }
       });
     });
   }
@@ -467,11 +488,14 @@ export class FileStore implements ObjectStore {
       let durable = this.durable;
       if (ifMatch !== undefined) {
         const current = await this.readHeader(loc.file);
-        if (current && current.etag !== ifMatch) throw new PreconditionFailedError(key);
+        // Gone since the look above (another deleter): done. Not an unlink of whatever is there
+        // now, which may be a file a lock-free create has just linked (file/write.ts).
+        if (current === null) return;
+        if (current.etag !== ifMatch) throw new PreconditionFailedError(key);
         // The clean-up of a fence marker (every rename and delete ends with one) needs no directory
         // fsync: a marker that a power loss brings back is still no file to anyone (store/fence.ts),
         // a create replaces it and the sweeper removes it. What made the file go, the fence, is durable.
-        if (current && current.size === 0 && markerOf(current.metadata) !== null) durable = false;
+        if (current.size === 0 && markerOf(current.metadata) !== null) durable = false;
       }
       try {
         await unlink(loc.file);

@@ -364,10 +364,13 @@ export class StoreUserFiles implements UserFiles {
         checked ? this.takeBackOnConflict(path, key, result.etag) : Promise.resolve(null),
         history ? this.keepVersion(path, key, seq, body, metadata!, result.etag) : Promise.resolve(),
       ]);
+      // A version that found its number taken has put the newest kept version back already: that
+      // is what happened to the file, whatever the check says (it is rare for a create: a clash of
+      // two writers' clock numbers, or a put-back met).
+      if (kept.status === 'rejected' && (check.status === 'rejected' || !check.value?.takenBack)) throw kept.reason;
       if (check.status === 'rejected') throw check.reason;
       const conflict = check.value;
-      if (conflict?.takenBack && history && kept.status === 'fulfilled') await this.dropOwnVersion(result.etag).catch(() => undefined);
-      if (kept.status === 'rejected' && !conflict?.takenBack) throw kept.reason;
+      if (conflict?.takenBack && history) await this.dropOwnVersion(key, seq, result.etag, metadata![VERSION_METADATA]!);
       if (!conflict) {
         countBytesWritten(data.byteLength);
         if (recorded) this.knownRecords.set(recordMemoKey(key, result.etag), { seq, sealed: metadata![VERSION_METADATA]! });
@@ -400,12 +403,28 @@ export class StoreUserFiles implements UserFiles {
     return { conflict, takenBack };
   }
 
-  /** The kept version of this instance's write `etag`, deleted with the write a name check took back. */
-  private async dropOwnVersion(etag: string): Promise<void> {
-    const versionKey = this.ownVersions.get(etag);
-    if (versionKey === undefined) return;
-    await this.store.delete(versionKey);
-    this.ownVersions.delete(etag);
+  /**
+   * The kept version of this instance's write `etag`, deleted with the write a name check took back.
+   * When its PUT's outcome is unknown (an error, a lost answer), the version key is looked at and
+   * deleted only if it holds this write's own record (another writer could hold the same number).
+   * Tried twice; a version left behind is a version of content the model wrote, which the
+   * retention drops in time.
+   */
+  private async dropOwnVersion(key: string, seq: number, etag: string, sealed: string): Promise<void> {
+    const versionKey = versionKeyOf(this.codec.uid, key, seq);
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        if (this.ownVersions.get(etag) !== versionKey) {
+          const object = await this.store.get(versionKey);
+          if (object === null || object.metadata[VERSION_METADATA] !== sealed) return;
+        }
+        await this.store.delete(versionKey);
+        this.ownVersions.delete(etag);
+        return;
+      } catch {
+        // try once more
+      }
+    }
   }
 
   /**

@@ -379,6 +379,46 @@ describe('FileStore create-only writes (lock-free: link)', () => {
     }
   });
 
+  it('a conditional delete that finds its object already deleted deletes nothing, not a file created since', { timeout: 60_000 }, async () => {
+    const dir = await sandbox();
+    const store = await FileStore.open(dir, { durable: false });
+    let createdAndKept = 0;
+    for (let round = 0; round < 150; round += 1) {
+      const key = `r${round % 10}/k`;
+      const marker = await store.put(key, new Uint8Array(0));
+      // Two deleters of the same version (a fence clean-up and the sweeper) and a create racing them.
+      const deletes = [store.delete(key, { ifMatch: marker.etag }), store.delete(key, { ifMatch: marker.etag })];
+      // The create goes out once the first delete is done, while the second is on its way to the lock.
+      const create = deletes[0]!.then(async () => {
+        for (let tick = 0; tick < round % 4; tick++) await new Promise((resolve) => setImmediate(resolve));
+        return store.put(key, text(`new ${round}`), { ifNoneMatch: '*' });
+      });
+      const [created] = await Promise.allSettled([create, ...deletes]);
+      if (created.status === 'fulfilled') {
+        // Acknowledged: the file must be there, whatever the deleters of the old version did.
+        expect(str((await store.get(key))!.body)).toBe(`new ${round}`);
+        createdAndKept += 1;
+      }
+      await store.delete(key);
+    }
+    expect(createdAndKept).toBeGreaterThan(0);
+  });
+
+  it('a create-only write needs no lock: it lands while a live process holds the key’s lock, which a replacing write waits on', async () => {
+    const dir = await sandbox();
+    const store = await FileStore.open(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 300 });
+    await store.put('held/other', text('x'));
+    const components = keyToComponents('held/k');
+    await writeFile(
+      join(dir, ...components.slice(0, -1), lockFileName(components[components.length - 1]!)),
+      JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now(), token: 'live' }),
+    );
+    await store.put('held/k', text('created'), { ifNoneMatch: '*' });
+    expect(str((await store.get('held/k'))!.body)).toBe('created');
+    await expect(store.put('held/k', text('replaced'))).rejects.toMatchObject({ message: 'the local store failed: ELOCKED' });
+    expect(str((await store.get('held/k'))!.body)).toBe('created');
+  });
+
   it('take no lock and leave no temp file, won or lost; a create-only copy onto its own source is refused', async () => {
     const dir = await sandbox();
     const store = await FileStore.open(dir);

@@ -23,6 +23,7 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
     const files = await vault.files(U);
     const a = await files.read('/memories/d/a.md');
     const marker = await files.fence('/memories/d/a.md', a!.etag, 'moved', 'op-1');
+    await marker.recorded; // the tombstone, which a command waits for before it answers
     return { vault, files, a: a!, marker };
   }
 
@@ -53,7 +54,9 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
   it('a directory holding only markers does not exist; the fence loses against a newer version', async () => {
     const { vault, files, a } = await setup();
     const empty = await files.read('/memories/d/empty.md');
-    await files.fence('/memories/d/empty.md', empty!.etag, 'deleted', 'op-2');
+    await (
+      await files.fence('/memories/d/empty.md', empty!.etag, 'deleted', 'op-2')
+    ).recorded;
     expect(await files.isDirectory('/memories/d')).toBe(false);
     expect((await vault.run(U, { command: 'view', path: '/memories/d' })).isError).toBe(true);
     // A second fence with the version before the first one is refused by the store.

@@ -115,3 +115,24 @@ describe('a delete sends the tombstone and the marker clean-up together, and ans
     await vault.close();
   });
 });
+
+describe('a create the name check takes back leaves no version, whatever its version PUT answered', () => {
+  it('a version PUT that landed but whose answer was lost is found by its record and deleted with the create', async () => {
+    const store = new MemoryStore();
+    let loseVersionAnswers = false;
+    const view = Object.create(store) as MemoryStore;
+    view.put = async (key, body, options) => {
+      const result = await store.put(key, body, options);
+      if (loseVersionAnswers && key.split('/')[2] === 'v') throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      return result;
+    };
+    const vault = await createVault({ store: view, encryption: { masterKey: Buffer.alloc(32, 6).toString('base64') } });
+    expect((await vault.run('u', { command: 'create', path: '/memories/dir/a.md', file_text: 'a\n' })).isError).toBe(false);
+    const before = store.keys();
+    loseVersionAnswers = true;
+    const refused = await vault.run('u', { command: 'create', path: '/memories/dir', file_text: 'x\n' });
+    expect(refused.isError).toBe(true);
+    expect(store.keys()).toEqual(before);
+    await vault.close();
+  });
+});

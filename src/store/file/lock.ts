@@ -62,6 +62,9 @@ export async function inProcessQueue<T>(id: string, fn: () => Promise<T>): Promi
   }
 }
 
+/** The codes a file system without hard links answers link() with (the lock and create-only writes fall back on them). */
+export const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'ENOSYS', 'EOPNOTSUPP'];
+
 export function pidIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -201,7 +204,7 @@ export async function acquireFileLock(
           continue;
         }
         if (code !== 'EEXIST') {
-          if (!['EPERM', 'ENOTSUP', 'ENOSYS', 'EOPNOTSUPP'].includes(code ?? '')) throw e;
+          if (!NO_HARD_LINKS.includes(code ?? '')) throw e;
           if (await createExclusive(lockPath, text)) return release;
         }
       }

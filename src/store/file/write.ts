@@ -11,12 +11,40 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { errnoOf } from '../../util/errno.js';
 import { fsyncDirectory } from '../../util/fs.js';
 import { OBJECT_SUFFIX, TEMP_MARKER, tempFileName } from './keys.js';
-import { pidIsAlive } from './lock.js';
+import { NO_HARD_LINKS, pidIsAlive } from './lock.js';
 
 /** Writes an object's file bytes under its key's lock: temp file, fsync, rename over the object, fsync the directory. */
 export async function writeObjectFile(loc: { dir: string; name: string; file: string }, bytes: Uint8Array, durable: boolean): Promise<void> {
+  const temp = await writeTempFile(loc, bytes, durable);
+  try {
+    await renameOver(temp, loc.file);
+  } catch (e) {
+    await unlink(temp).catch(() => undefined);
+    throw e;
+  }
+  if (durable) await fsyncDirectory(loc.dir);
+}
+
+/** Attempts at a temp file whose directory an empty-directory prune keeps removing. */
+const TEMP_DIRECTORY_TRIES = 20;
+
+/**
+ * The object's bytes in a new temp file next to it, fsync'd when durable; its path. With
+ * `ensureDirectory` (a writer that holds no lock, whose directory a prune may remove after the
+ * caller's check) a missing directory is made again and the temp file tried again.
+ */
+async function writeTempFile(loc: { dir: string; name: string }, bytes: Uint8Array, durable: boolean, ensureDirectory?: () => Promise<void>): Promise<string> {
   const temp = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
-  const handle = await open(temp, 'wx', 0o600);
+  let handle;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      handle = await open(temp, 'wx', 0o600);
+      break;
+    } catch (e) {
+      if (errnoOf(e) !== 'ENOENT' || !ensureDirectory || attempt >= TEMP_DIRECTORY_TRIES) throw e;
+      await ensureDirectory();
+    }
+  }
   try {
     try {
       await handle.writeFile(bytes);
@@ -24,12 +52,11 @@ export async function writeObjectFile(loc: { dir: string; name: string; file: st
     } finally {
       await handle.close();
     }
-    await renameOver(temp, loc.file);
   } catch (e) {
     await unlink(temp).catch(() => undefined);
     throw e;
   }
-  if (durable) await fsyncDirectory(loc.dir);
+  return temp;
 }
 
 /**
@@ -46,23 +73,9 @@ export async function createObjectFile(
   durable: boolean,
   ensureDirectory: () => Promise<void>,
 ): Promise<boolean> {
-  const temp = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
-  let handle;
-  try {
-    handle = await open(temp, 'wx', 0o600);
-  } catch (e) {
-    if (errnoOf(e) !== 'ENOENT') throw e;
-    await ensureDirectory();
-    handle = await open(temp, 'wx', 0o600);
-  }
+  const temp = await writeTempFile(loc, bytes, durable, ensureDirectory);
   let created: boolean;
   try {
-    try {
-      await handle.writeFile(bytes);
-      if (durable) await handle.sync();
-    } finally {
-      await handle.close();
-    }
     created = await linkIfAbsent(temp, loc.file);
   } finally {
     // The temp name goes either way (linked, its inode lives on under the object's name); a crash
@@ -73,12 +86,21 @@ export async function createObjectFile(
   return created;
 }
 
+/** A file system without hard links (FAT, some network and FUSE mounts): the caller takes the locked path. */
+export class HardLinksUnsupportedError extends Error {
+  constructor(readonly errno: string) {
+    super(`hard links are not supported here (${errno})`);
+  }
+}
+
 async function linkIfAbsent(from: string, to: string): Promise<boolean> {
   try {
     await link(from, to);
     return true;
   } catch (e) {
-    if (errnoOf(e) === 'EEXIST') return false;
+    const code = errnoOf(e);
+    if (code === 'EEXIST') return false;
+    if (NO_HARD_LINKS.includes(code ?? '')) throw new HardLinksUnsupportedError(code!);
     throw e;
   }
 }
