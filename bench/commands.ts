@@ -6,7 +6,8 @@
  * with client-side encryption (the default), so the table shows what the guarantees cost:
  * conditional writes, locks, fsync'd atomic writes, the kept versions, encryption. Two last columns
  * attribute the rest: the encrypted store with history off, and with history on but without fsync
- * (FileStore durable: false, not a setting to deploy).
+ * (FileStore durable: false, not a setting to deploy). The columns run interleaved, round by round,
+ * so that the disk's drift during the run hits them alike.
  * With MEMVAULT_S3_ENDPOINT set, the same mix then runs on S3 and prints its requests per command,
  * with history on (the default) and off.
  */
@@ -21,7 +22,7 @@ import { withRequestCounter, type RequestCounter } from '../src/store/accounting
 import { FileStore } from '../src/store/file.js';
 import type { ObjectStore } from '../src/store/port.js';
 import { ensureBucket, s3Bucket, s3ClientConfig, s3Endpoint } from './s3-env.js';
-import { median, printTable, timeRuns } from './stats.js';
+import { median, printTable } from './stats.js';
 
 const iterations = Number(process.argv[2] ?? 200);
 const text4k = 'memory line with some words in it, about 60 characters long\n'.repeat(68);
@@ -42,10 +43,27 @@ const steps: Array<{ name: string; input: (i: number) => Record<string, unknown>
   { name: 'delete file', input: (i) => ({ command: 'delete', path: `/memories/r/f${i}.md` }) },
 ];
 
-async function measure(run: Runner): Promise<Map<string, number>> {
-  for (let i = 0; i < iterations; i++) await run({ command: 'create', path: f(i), file_text: seedText });
-  const out = new Map<string, number>();
-  for (const step of steps) out.set(step.name, median(await timeRuns(iterations, (i) => run(step.input(i)), 0)));
+/**
+ * Every column's median per command, measured interleaved: round by round each column runs the
+ * step once, starting with a different column each round, so that what the disk does meanwhile (its
+ * latency drifts by 2x within minutes on a shared machine) hits every column alike and the ratios
+ * compare like with like (as bench/s3.ts does against its bare requests).
+ */
+async function measureInterleaved(runners: Runner[]): Promise<Array<Map<string, number>>> {
+  for (const run of runners) for (let i = 0; i < iterations; i++) await run({ command: 'create', path: f(i), file_text: seedText });
+  const out = runners.map(() => new Map<string, number>());
+  for (const step of steps) {
+    const times = runners.map((): number[] => []);
+    for (let i = 0; i < iterations; i++) {
+      for (let k = 0; k < runners.length; k++) {
+        const c = (i + k) % runners.length;
+        const t0 = performance.now();
+        await runners[c]!(step.input(i));
+        times[c]!.push(performance.now() - t0);
+      }
+    }
+    times.forEach((t, c) => out[c]!.set(step.name, median(t)));
+  }
   return out;
 }
 
@@ -119,17 +137,18 @@ async function main(): Promise<void> {
     const sdk = await BetaLocalFilesystemMemoryTool.init(join(root, 'sdk'));
     const sdkHandlers = sdk as unknown as Record<string, (i: unknown) => Promise<unknown>>;
     const sdkRun: Runner = (input) => sdkHandlers[String(input['command'])]!.call(sdk, input);
-    const columns: Array<{ name: string; times: Map<string, number> }> = [{ name: 'SDK local tool', times: await measure(sdkRun) }];
+    const opened: Array<{ name: string; run: Runner; vault?: Vault }> = [{ name: 'SDK local tool', run: sdkRun }];
     for (const [name, encrypted, durable, history] of [
       ['memvault, no encryption', false, true, true],
       ['memvault (default: encrypted, history)', true, true, true],
       ['memvault encrypted, history off', true, true, false],
       ['memvault encrypted, no fsync', true, false, true],
     ] as const) {
-      const m = await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable, history);
-      columns.push({ name, times: await measure(m.run) });
-      await m.vault.close();
+      opened.push({ name, ...(await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable, history)) });
     }
+    const measured = await measureInterleaved(opened.map((o) => o.run));
+    for (const o of opened) await o.vault?.close();
+    const columns = opened.map((o, c) => ({ name: o.name, times: measured[c]! }));
     const sdkTimes = columns[0]!.times;
     const names = [...sdkTimes.keys()];
     const total = (times: Map<string, number>) => names.reduce((sum, n) => sum + times.get(n)!, 0);
@@ -140,7 +159,9 @@ async function main(): Promise<void> {
       const s = value(sdkTimes);
       return [name, s, ...columns.slice(1).flatMap((c) => [value(c.times), `${(value(c.times) / s).toFixed(2)}x`])];
     });
-    console.log(`\nCommand mix, embedded store vs the SDK's BetaLocalFilesystemMemoryTool (median ms of ${iterations} runs each, one run)\n`);
+    console.log(
+      `\nCommand mix, embedded store vs the SDK's BetaLocalFilesystemMemoryTool (median ms of ${iterations} runs each, one run, the columns interleaved round by round)\n`,
+    );
     printTable(['command', 'SDK local tool', ...columns.slice(1).flatMap((c) => [c.name, 'ratio'])], rows);
   } finally {
     await rm(root, { recursive: true, force: true });
