@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
+import { strictUtf8 } from './bytes.js';
 import type { UserCodec } from './user-codec.js';
 
 /** Object metadata field of the sealed version record (base64url). */
@@ -61,7 +62,7 @@ export function openVersionRecord(codec: UserCodec, path: string, metadata: Reco
   if (sealed === undefined) return undefined;
   let value: { s?: unknown; a?: unknown; t?: unknown; h?: unknown; d?: unknown; k?: unknown };
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(codec.open(versionRecordPath(path), Buffer.from(sealed, 'base64url')))) as typeof value;
+    value = JSON.parse(strictUtf8(codec.open(versionRecordPath(path), Buffer.from(sealed, 'base64url')))) as typeof value;
   } catch {
     throw damagedRecord();
   }

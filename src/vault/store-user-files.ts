@@ -136,7 +136,7 @@ export class StoreUserFiles implements UserFiles {
   /** Records of the versions this vault read or wrote, by object key and ETag (an edit's If-Match names one). */
   private readonly knownRecords: LruMap<string, KnownRecord>;
   /** Version keys this instance wrote, by the ETag of the file version they keep (to take one back with it). */
-  private readonly ownVersions = new Map<string, string>();
+  private readonly ownVersions = new LruMap<string, string>(MEMO_LIMIT);
 
   /** Lowest sequence numbers the next version of a path may take (a restore knows the newest kept version). */
   private readonly seqFloor = new Map<string, number>();
@@ -144,12 +144,6 @@ export class StoreUserFiles implements UserFiles {
   /** The history holds versions of `path` up to `seq`: this instance's next version of it is numbered above. */
   noteNewestVersion(path: string, seq: number): void {
     this.seqFloor.set(path, Math.max(seq, this.seqFloor.get(path) ?? 0));
-  }
-
-  /** A host may hold one instance for long: the memos are forgotten when full (a forgotten number costs only a clock-numbered version). */
-  private remember<K, V>(map: Map<K, V>, key: K, value: V): void {
-    if (map.size >= MEMO_LIMIT) map.clear();
-    map.set(key, value);
   }
 
   private keepsHistory(path: string): boolean {
@@ -254,14 +248,14 @@ export class StoreUserFiles implements UserFiles {
     const versionKey = versionKeyOf(this.codec.uid, key, seq);
     try {
       await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
-      this.remember(this.ownVersions, etag, versionKey);
+      this.ownVersions.set(etag, versionKey);
       return;
     } catch (error) {
       if (!(error instanceof PreconditionFailedError)) return;
     }
     const there = await this.store.get(versionKey).catch(() => null);
     if (there && there.metadata[VERSION_METADATA] === metadata[VERSION_METADATA]) {
-      this.remember(this.ownVersions, etag, versionKey); // our own write, whose answer was lost
+      this.ownVersions.set(etag, versionKey); // our own write, whose answer was lost
       return;
     }
     await this.putBackNewest(key, etag).catch(() => undefined);
@@ -694,9 +688,9 @@ export class StoreUserFiles implements UserFiles {
   /** The number of the file's version `etag` when no memo has it (one GET): it must still be the current one. */
   private async currentSeq(path: string, key: string, etag: string): Promise<number> {
     const object = await this.store.get(key);
-    const record = object && object.etag === etag ? openVersionRecord(this.codec, path, object.metadata, object.body) : undefined;
-    if (record === undefined) throw olderVersionsKeptError(path, undefined);
-    return record.seq;
+    const seq = object && object.etag === etag ? this.checkedSeq(path, key, object) : undefined;
+    if (seq === undefined) throw olderVersionsKeptError(path, undefined);
+    return seq;
   }
 
   historyUsage(pruneTo?: number): Promise<HistoryUsage | null> {

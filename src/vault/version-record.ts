@@ -12,6 +12,7 @@
  * Under the plain codec (tests, benchmarks) the record is readable JSON, like the content itself.
  */
 import { MemvaultError } from '../errors.js';
+import { utf8 } from '../crypto/bytes.js';
 import type { UserCodec } from '../crypto/user-codec.js';
 import {
   bodyHashOf,
@@ -53,7 +54,7 @@ export function sealVersionRecord(codec: UserCodec, path: string, record: Versio
     ...(record.end ? { d: record.end } : {}),
     ...(record.keptAt !== undefined ? { k: record.keptAt } : {}),
   });
-  return Buffer.from(codec.seal(recordPath(path), new TextEncoder().encode(json))).toString('base64url');
+  return Buffer.from(codec.seal(recordPath(path), utf8(json))).toString('base64url');
 }
 
 export function staleVersionError(path: string): MemvaultError {
