@@ -165,15 +165,8 @@ export class FileStore implements ObjectStore {
     return this.run('PUT', async () => {
       const loc = this.locate(key);
       await this.prepareDirectory(loc.dir);
-      // Create-only needs no lock: link() publishes the object only where no name is (file/write.ts).
-      // Where the file system has no hard links, every create takes the locked path below instead.
-      if (options.ifNoneMatch === '*' && options.ifMatch === undefined && this.hardLinks) {
-        try {
-          return await this.write(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) }, 'create-only');
-        } catch (error) {
-          if (!(error instanceof HardLinksUnsupportedError)) throw error;
-          this.hardLinks = false;
-        }
+      if (options.ifNoneMatch === '*' && options.ifMatch === undefined) {
+        return this.createOnly(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) }, false);
       }
       return this.withKeyLock(loc, async () => {
         if (options.ifMatch !== undefined || options.ifNoneMatch === '*') {
@@ -198,21 +191,12 @@ export class FileStore implements ObjectStore {
         if (!file) throw new MemvaultError('NOT_FOUND', 'the copy source does not exist');
         const { header, body } = decodeObject(file);
         if (options.ifSourceMatch !== undefined && header.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
-        // Create-only is decided by link() as the object is written, as for put (a lock-free create
-        // could otherwise land between a look and a rename over it, and be replaced unseen). Without
-        // hard links every create is locked, so the look under the lock decides.
-        if (options.ifNoneMatch === '*' && sourceKey === destinationKey) throw new PreconditionFailedError(destinationKey);
-        if (options.ifNoneMatch === '*' && !this.hardLinks && (await this.readHeader(destination.file))) throw new PreconditionFailedError(destinationKey);
         const metadata = { ...(options.metadata ?? header.metadata) };
-        if (options.ifNoneMatch !== '*' || !this.hardLinks) return this.write(destination, destinationKey, body, metadata, { ...header.tags });
-        try {
-          return await this.write(destination, destinationKey, body, metadata, { ...header.tags }, 'create-only');
-        } catch (error) {
-          if (!(error instanceof HardLinksUnsupportedError)) throw error;
-          this.hardLinks = false;
-          if (await this.readHeader(destination.file)) throw new PreconditionFailedError(destinationKey);
-          return this.write(destination, destinationKey, body, metadata, { ...header.tags });
-        }
+        if (options.ifNoneMatch !== '*') return this.write(destination, destinationKey, body, metadata, { ...header.tags });
+        // Create-only is decided as for put (a lock-free create could otherwise land between a look
+        // and a rename over it, and be replaced unseen).
+        if (sourceKey === destinationKey) throw new PreconditionFailedError(destinationKey);
+        return this.createOnly(destination, destinationKey, body, metadata, { ...header.tags }, true);
       });
     });
   }
@@ -448,6 +432,35 @@ export class FileStore implements ObjectStore {
       if (info.isSymbolicLink()) throw linkRefused();
       if (!info.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     }
+  }
+
+  /**
+   * A create-only write (S3's If-None-Match: *), the one mechanism of put and copy: link() publishes
+   * the object only where no name is (file/write.ts), with no lock. `locked`: the caller holds the
+   * key's lock already. On a file system without hard links (found once, then remembered) every
+   * create takes the lock and looks under it instead, so the look and the write are again one step.
+   */
+  private async createOnly(
+    loc: Location,
+    key: string,
+    body: Uint8Array,
+    metadata: Record<string, string>,
+    tags: Record<string, string>,
+    locked: boolean,
+  ): Promise<{ etag: string }> {
+    if (this.hardLinks) {
+      try {
+        return await this.write(loc, key, body, metadata, tags, 'create-only');
+      } catch (error) {
+        if (!(error instanceof HardLinksUnsupportedError)) throw error;
+        this.hardLinks = false;
+      }
+    }
+    const lookThenWrite = async () => {
+      if (await this.readHeader(loc.file)) throw new PreconditionFailedError(key);
+      return this.write(loc, key, body, metadata, tags);
+    };
+    return locked ? lookThenWrite() : this.withKeyLock(loc, lookThenWrite);
   }
 
   /**
