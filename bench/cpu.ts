@@ -1,8 +1,10 @@
 /**
  * CPU per 4 KiB edit in our process, broken down by stage:  npx tsx bench/cpu.ts [edits] [history-off]
  * File history is on by default: every edit also keeps its version, and the quota lists the user's
- * history with its files every 20 writes, so the figure grows with the history the edits leave
- * (nothing prunes it within the run: retention is the sweeper's). `history-off` measures without it.
+ * history with every tenth listing of its files (every 20 writes), more rarely once it holds over
+ * 2,000 versions (src/pipeline/quota-usage.ts), so its share per edit stays bounded as the history
+ * the edits leave grows (nothing prunes it within the run: retention is the sweeper's).
+ * `history-off` measures without it.
  * A str_replace on a 4 KiB file through the default chain (validation, path guard, PII redactor,
  * quota), client-side encryption and the audit log (file, MACed records), on the memory store so
  * that only our own code is measured (no disk). Two measurements of the same kind of edits:
