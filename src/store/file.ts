@@ -205,6 +205,11 @@ export class FileStore implements ObjectStore {
     return this.run('DELETE', () => this.deleteOne(key, options.ifMatch));
   }
 
+  /** The version check and the unlink are one step under the key's lock; nothing there is a lost condition. */
+  deleteExactly(key: string, ifMatch: string): Promise<void> {
+    return this.run('DELETE', () => this.deleteOne(key, ifMatch, true));
+  }
+
   deleteMany(keys: string[]): Promise<{ failed: string[] }> {
     // One S3 DeleteObjects request carries at most 1,000 keys; an empty batch needs no request.
     return this.run(
@@ -486,15 +491,19 @@ export class FileStore implements ObjectStore {
     return { etag: header.etag };
   }
 
-  private async deleteOne(key: string, ifMatch: string | undefined): Promise<void> {
+  /** `exactly`: a missing object is a lost condition (deleteExactly), not a delete already done. */
+  private async deleteOne(key: string, ifMatch: string | undefined, exactly = false): Promise<void> {
     const loc = this.locate(key);
+    const missing = (): void => {
+      if (exactly) throw new PreconditionFailedError(key);
+    };
     // A missing key needs no lock (and taking one would create directories only to prune them).
     // Only existence is checked here, so that a damaged object can still be deleted.
-    if ((await this.directoryState(loc.dir)) === 'missing') return;
+    if ((await this.directoryState(loc.dir)) === 'missing') return missing();
     try {
       await lstat(loc.file);
     } catch (e) {
-      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return;
+      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return missing();
       throw e;
     }
     await this.withKeyLock(loc, async () => {
@@ -503,7 +512,7 @@ export class FileStore implements ObjectStore {
         const current = await this.readHeader(loc.file);
         // Gone since the look above (another deleter): done. Not an unlink of whatever is there
         // now, which may be a file a lock-free create has just linked (file/write.ts).
-        if (current === null) return;
+        if (current === null) return missing();
         if (current.etag !== ifMatch) throw new PreconditionFailedError(key);
         // The clean-up of a fence marker (every rename and delete ends with one) needs no directory
         // fsync: a marker that a power loss brings back is still no file to anyone (store/fence.ts),
@@ -514,7 +523,7 @@ export class FileStore implements ObjectStore {
         await unlink(loc.file);
       } catch (e) {
         if (errnoOf(e) !== 'ENOENT') throw e;
-        return;
+        return missing();
       }
       if (durable) await fsyncDirectory(loc.dir);
     });

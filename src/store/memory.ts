@@ -152,6 +152,13 @@ export class MemoryStore implements ObjectStore {
     this.objects.delete(key);
   }
 
+  async deleteExactly(key: string, ifMatch: string): Promise<void> {
+    countRequest('DELETE');
+    if (this.objects.get(key)?.etag !== ifMatch) throw new PreconditionFailedError(key);
+    this.unindex(key);
+    this.objects.delete(key);
+  }
+
   async deleteMany(keys: string[]): Promise<{ failed: string[] }> {
     // One DeleteObjects request carries at most 1,000 keys; an empty batch needs no request.
     if (keys.length > 0) countRequest('DELETE_MANY', Math.ceil(keys.length / 1000));

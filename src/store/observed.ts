@@ -7,7 +7,12 @@ import type { CopyOptions, ListOptions, ListPage, ObjectInfo, ObjectStore, PutOp
  * bodies and metadata are never recorded.
  */
 export class ObservedStore implements ObjectStore {
-  constructor(private readonly inner: ObjectStore) {}
+  /** Offered exactly when the inner store offers it (callers choose their fence by its presence). */
+  readonly deleteExactly?: (key: string, ifMatch: string) => Promise<void>;
+
+  constructor(private readonly inner: ObjectStore) {
+    if (inner.deleteExactly) this.deleteExactly = (key, ifMatch) => observeStoreOperation(inner.kind, 'delete', () => inner.deleteExactly!(key, ifMatch));
+  }
 
   get kind(): string {
     return this.inner.kind;

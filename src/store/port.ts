@@ -74,6 +74,17 @@ export interface ObjectStore {
   readonly atomicConditionalDelete?: boolean;
   /** Deleting a missing key is not an error (S3 semantics). With ifMatch, deletes only that version. */
   delete(key: string, options?: { ifMatch?: string }): Promise<void>;
+  /**
+   * Delete `key` only while it holds the version `ifMatch`, decided by the store in one step, and
+   * fail with PreconditionFailedError when it holds another version or nothing (as a PUT `If-Match`
+   * does), so the caller knows that this call, and no one else, took that version away. Offered
+   * only where that answer is final: the store decides it itself and never retries a request whose
+   * answer was lost (the file and memory stores). There a file is fenced by this one durable step
+   * instead of a marker's PUT and its clean-up (src/vault/store-user-files.ts, `fence`). S3 does not
+   * offer it: RGW 16 ignores DELETE conditions, and on AWS an SDK retry of a DELETE that landed meets
+   * no object, which would read as "someone else took it" (a rename would then take its copy back).
+   */
+  deleteExactly?(key: string, ifMatch: string): Promise<void>;
   /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */
   deleteMany(keys: string[]): Promise<{ failed: string[] }>;
   close(): Promise<void>;

@@ -172,6 +172,40 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
       expect(await store().head(`${p}k`)).toBeNull();
     });
 
+    it('deletes exactly one version where the store offers deleteExactly: another version or nothing is a lost condition', async (ctx) => {
+      const deleteExactly = store().deleteExactly?.bind(store());
+      if (!deleteExactly) return ctx.skip(); // S3: fences with a marker instead (src/store/fence.ts)
+      const p = freshPrefix();
+      const v1 = await store().put(`${p}k`, text('v1'));
+      const v2 = await store().put(`${p}k`, text('v2'));
+      await expectPreconditionFailed(deleteExactly(`${p}k`, v1.etag));
+      expect(str((await store().get(`${p}k`))!.body)).toBe('v2');
+      await deleteExactly(`${p}k`, v2.etag);
+      expect(await store().get(`${p}k`)).toBeNull();
+      // Gone (or never there): the caller did not take it, so it is told so.
+      await expectPreconditionFailed(deleteExactly(`${p}k`, v2.etag));
+      await expectPreconditionFailed(deleteExactly(`${p}never-existed`, v2.etag));
+      // A key that is a "directory" of other keys holds no version to delete; they stay.
+      await store().put(`${p}dir/x`, text('x'));
+      await expectPreconditionFailed(deleteExactly(`${p}dir`, v2.etag));
+      expect(await listKeys(store(), `${p}dir/`)).toEqual([`${p}dir/x`]);
+      const counter: RequestCounter = {};
+      const v3 = await store().put(`${p}k`, text('v3'));
+      await withRequestCounter(counter, () => deleteExactly(`${p}k`, v3.etag));
+      expect(counter).toEqual({ DELETE: 1 });
+    });
+
+    it('lets exactly one of 10 racing deleteExactly calls of one version win', async (ctx) => {
+      const deleteExactly = store().deleteExactly?.bind(store());
+      if (!deleteExactly) return ctx.skip();
+      const p = freshPrefix();
+      const { etag } = await store().put(`${p}k`, text('once'));
+      const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => deleteExactly(`${p}k`, etag)));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(PreconditionFailedError);
+      expect(await store().head(`${p}k`)).toBeNull();
+    });
+
     it('keeps a key and keys below it as "directory" apart', async () => {
       const p = freshPrefix();
       await store().put(`${p}a/b`, text('child'));
