@@ -185,8 +185,9 @@ async function restoreFile(
       if (wanted === null) {
         if (!current) return { action: 'unchanged' };
         if (dryRun) return { action: 'deleted' };
-        const marker = await ctx.files.fence(path, current.etag, 'deleted', op);
-        await Promise.all([ctx.files.remove(path, { ifMatch: marker.etag }).catch(() => undefined), marker.recorded]);
+        await (
+          await ctx.files.fence(path, current.etag, 'deleted', op)
+        ).settled;
         return { action: 'deleted' };
       }
       if (current?.data && sameBytes(current.data, wanted)) return { action: 'unchanged', seq: target!.record.seq };

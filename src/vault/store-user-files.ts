@@ -190,13 +190,23 @@ export class StoreUserFiles implements UserFiles {
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
     const key = this.existingKeyOf(path);
     if (key === null) throw new PreconditionFailedError(path); // no file can be there
-    const { etag } = await this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
+    let cleanUp: Promise<void> = Promise.resolve();
+    if (this.store.deleteExactly) {
+      // A store that decides a conditional delete itself, with an answer that cannot be lost: the
+      // delete is the fence (one durable step), and there is no marker to clean up.
+      await this.store.deleteExactly(key, ifMatch);
+    } else {
+      const { etag } = await this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
+      // Best effort: the marker already took the file out of use, and one left behind is no file to
+      // anyone (a create replaces it, the sweeper removes it once idle past the TTL).
+      cleanUp = this.deleteVersion(key, etag).catch(() => undefined);
+    }
     // The fence is the moment the file ends: its tombstone follows it (docs/versions.md), never
     // before it (a tombstone of a file still there would make reads refuse it), and goes out beside
     // the marker's clean-up. The content is in the history already (every version is written there
     // as it is made).
     const recorded = this.keepsHistory(path) ? this.writeTombstone(path, key, reason).catch(() => undefined) : Promise.resolve();
-    return { etag, recorded };
+    return { settled: Promise.all([cleanUp, recorded]).then(() => undefined) };
   }
 
   /** The number of the stored version (key, etag) when this vault has sealed or checked its record. */

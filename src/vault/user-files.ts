@@ -96,11 +96,12 @@ export interface UserFiles {
   /** One GET: the file, the fence marker that replaced it, or nothing (read() sees only files). */
   inspect(path: string, options?: ReadOptions): Promise<PathState>;
   /**
-   * Replace exactly the version `ifMatch` of the file by a fence marker (a conditional PUT the
-   * server enforces; PreconditionFailedError when the file changed or is gone). Returns the
-   * marker's ETag, for its clean-up (`remove(path, { ifMatch })`), and, with history on, the write
-   * of the file's tombstone, which follows the fence and goes out beside the clean-up: the caller
-   * awaits `recorded` before it answers (it never rejects; a failed tombstone is no error).
+   * Take exactly the version `ifMatch` of the file out of use, in one step the store enforces
+   * (PreconditionFailedError when the file changed or is gone): a conditional delete where the store
+   * offers `deleteExactly`, else a fence marker put `If-Match` (src/store/fence.ts). Returns once
+   * that step landed, with what follows it: the marker's clean-up and, with history on, the file's
+   * tombstone, which go out together; the caller awaits `settled` before it answers (it never
+   * rejects: a marker left behind is no file, and a failed tombstone is no error).
    */
   fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile>;
   /** Delete one file (optionally only this version). */
@@ -120,8 +121,7 @@ export interface UserFiles {
   dropVersionsBefore?(path: string, etag: string): Promise<void>;
 }
 
-/** A fence that landed: its marker's ETag, and the tombstone's write (settled, never rejected). */
+/** A fence that landed, and what follows it: the marker's clean-up and the tombstone (never rejects). */
 export interface FencedFile {
-  etag: string;
-  recorded: Promise<void>;
+  settled: Promise<void>;
 }

@@ -11,8 +11,17 @@ import {
   type StoredObject,
 } from '../../src/store/port.js';
 
-/** The requests a store wrapper sees. */
-export type StoreOp = 'get' | 'head' | 'put' | 'list' | 'copy' | 'delete';
+/** The requests a store wrapper sees ('deleteExactly': a fence where the store offers it). */
+export type StoreOp = 'get' | 'head' | 'put' | 'list' | 'copy' | 'delete' | 'deleteExactly';
+
+export interface StoreWrapperOptions {
+  /**
+   * Offer `deleteExactly` when the inner store does (the memory and file stores): the vault then
+   * fences by the conditional delete. Off by default: a wrapper stands for a store like S3, which
+   * fences with a marker (src/store/fence.ts).
+   */
+  deleteExactly?: boolean;
+}
 
 /**
  * The one store wrapper of the tests: every request goes to `inner`, after `step(op, key, conditional)`,
@@ -20,7 +29,18 @@ export type StoreOp = 'get' | 'head' | 'put' | 'list' | 'copy' | 'delete';
  * HookedStore). `maxKeyBytes` is not passed through unless a subclass says so.
  */
 export class StoreWrapper implements ObjectStore {
-  constructor(readonly inner: ObjectStore = new MemoryStore()) {}
+  readonly deleteExactly?: (key: string, ifMatch: string) => Promise<void>;
+
+  constructor(
+    readonly inner: ObjectStore = new MemoryStore(),
+    options: StoreWrapperOptions = {},
+  ) {
+    if (options.deleteExactly && inner.deleteExactly)
+      this.deleteExactly = async (key, ifMatch) => {
+        await this.step('deleteExactly', key, true);
+        return inner.deleteExactly!(key, ifMatch);
+      };
+  }
 
   get kind(): string {
     return this.inner.kind;
@@ -112,8 +132,9 @@ export class FaultyStore extends StoreWrapper {
   constructor(
     inner: ObjectStore,
     private readonly delayMs = 0,
+    options: StoreWrapperOptions = {},
   ) {
-    super(inner);
+    super(inner, options);
   }
 
   failAt(n: number): void {
@@ -136,7 +157,7 @@ export class FaultyStore extends StoreWrapper {
       this.fired = true;
       this.firedOn = { op, conditional };
       this.firedInClearing = this.clearing || (op === 'delete' && conditional);
-      this.firedInHistory = (op === 'put' || op === 'delete') && isKeptVersionKey(key);
+      this.firedInHistory = (op === 'put' || op === 'delete' || op === 'deleteExactly') && isKeptVersionKey(key);
       throw new Error('injected crash');
     }
   }

@@ -219,27 +219,42 @@ describe('conflicts and retries', () => {
     await b.close();
   });
 
-  it('counts the retries of a rename whose source is edited meanwhile', async () => {
+  it.each([
+    ['a marker PUT (S3)', 'put'],
+    ['the conditional delete (memory and file stores)', 'delete'],
+  ] as const)('counts the retries of a rename whose source is edited meanwhile (fenced by %s)', async (_kind, operation) => {
     const store = new MemoryStore();
+    // A store like S3 does not offer deleteExactly: the fence is then a conditional PUT of a marker.
+    if (operation === 'put') Object.assign(store, { deleteExactly: undefined });
     const vault = await encryptedVault(store);
     await vault.run(USER, { command: 'create', path: FILE, file_text: 'a\n' });
-    // Another writer edits the source between the copy and the fence (the conditional PUT of the
-    // "moved" marker that takes the source out of use, docs/s3.md): the fence loses, the rename
-    // copies the newer version and fences again.
-    const original = store.put.bind(store);
+    // Another writer edits the source between the copy and the fence (the conditional write that
+    // takes the source out of use, docs/s3.md): the fence loses, the rename copies the newer
+    // version and fences again.
     let raced = false;
+    const editMeanwhile = async (key: string) => {
+      if (raced) return;
+      raced = true;
+      const current = await store.get(key);
+      if (current) await MemoryStore.prototype.put.call(store, key, current.body, { metadata: current.metadata });
+    };
+    const original = store.put.bind(store);
     store.put = async (key, body, options) => {
-      if (!raced && options?.ifMatch !== undefined && options.metadata?.['memvault-fence'] !== undefined) {
-        raced = true;
-        const current = await store.get(key);
-        if (current) await original(key, current.body, { metadata: current.metadata });
-      }
+      if (options?.ifMatch !== undefined && options.metadata?.['memvault-fence'] !== undefined) await editMeanwhile(key);
       return original(key, body, options);
     };
+    if (operation === 'delete') {
+      const deleteExactly = MemoryStore.prototype.deleteExactly.bind(store);
+      store.deleteExactly = async (key, ifMatch) => {
+        await editMeanwhile(key);
+        return deleteExactly(key, ifMatch);
+      };
+    }
     await telemetry.collect();
     expect((await vault.run(USER, { command: 'rename', old_path: FILE, new_path: '/memories/plantedpath/moved.md' })).isError).toBe(false);
+    expect(raced).toBe(true);
     const points = await telemetry.collect();
-    expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': 'put' })).toBe(1);
+    expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': operation })).toBe(1);
     expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'rename' })).toBe(1);
     await vault.close();
   });

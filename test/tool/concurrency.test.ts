@@ -1,11 +1,23 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
+import { FileStore } from '../../src/store/file.js';
+import { FENCE_METADATA } from '../../src/store/fence.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { PreconditionFailedError } from '../../src/store/port.js';
+import { PreconditionFailedError, type ObjectStore, type PutOptions } from '../../src/store/port.js';
 import { FaultyStore } from '../faulty-store.js';
 import { callTool } from '../helpers.js';
+import { StoreWrapper, type StoreOp } from '../kit/stores.js';
 
 const U = 'user-1';
+
+/** How a file is taken out of use: a marker PUT (S3, and the tests' wrappers by default) or the store's conditional delete. */
+const fenceKinds: Array<[string, boolean]> = [
+  ['a marker', false],
+  ['the conditional delete', true],
+];
 
 async function text(vault: Vault, path: string): Promise<string | null> {
   const f = await (await vault.files(U)).read(path);
@@ -45,8 +57,8 @@ describe('concurrent edits', () => {
     expect(succeeded).toBe(80);
   });
 
-  it('keeps an edit made while its directory is being renamed', async () => {
-    const store = new FaultyStore(new MemoryStore(), 2);
+  it.each(fenceKinds)('keeps an edit made while its directory is being renamed (fenced by %s)', async (_kind, deleteExactly) => {
+    const store = new FaultyStore(new MemoryStore(), 2, { deleteExactly });
     const vault = await createVault({ store });
     const other = await createVault({ store }); // another process: not serialised by our locks
     for (let i = 0; i < 5; i++) await vault.run(U, { command: 'create', path: `/memories/d/f${i}.md`, file_text: `v${i}\n` });
@@ -101,47 +113,51 @@ describe('crash safety', () => {
   const names = ['f0.md', 'f1.md', 'f2.md', 'f3.md', 'sub/g.md'];
   const contentOf = (n: string) => (n === 'sub/g.md' ? 'deep\n' : `content ${n[1]}\n`);
 
-  it('a directory rename crashed at any request leaves every file whole, and running it again completes it', async () => {
-    for (let step = 1; step < 40; step++) {
-      const store = new FaultyStore(new MemoryStore());
-      const vault = await seeded(store);
-      store.failAt(step);
-      const first = await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
-      store.disarm();
-      // A fault in the clean-up of a fence marker or in a history write (after the file's move took
-      // effect) is absorbed; any other fails the command.
-      if (store.fired) expect(first.isError, `step ${step}: ${JSON.stringify(store.firedOn)}`).toBe(!store.firedAbsorbably);
-      else expect(first.isError).toBe(false);
-      for (const n of names) {
-        const old = await text(vault, `/memories/src/${n}`);
-        const moved = await text(vault, `/memories/dst/${n}`);
-        expect(old !== null || moved !== null, `step ${step}: ${n} lost`).toBe(true);
-        for (const t of [old, moved]) if (t !== null) expect(t).toBe(contentOf(n));
+  it.each(fenceKinds)(
+    'a directory rename crashed at any request leaves every file whole, and running it again completes it (fenced by %s)',
+    async (_kind, deleteExactly) => {
+      for (let step = 1; step < 40; step++) {
+        const store = new FaultyStore(new MemoryStore(), 0, { deleteExactly });
+        const vault = await seeded(store);
+        store.failAt(step);
+        const first = await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+        store.disarm();
+        // A fault in the clean-up of a fence marker or in a history write (after the file's move took
+        // effect) is absorbed; any other fails the command.
+        if (store.fired) expect(first.isError, `step ${step}: ${JSON.stringify(store.firedOn)}`).toBe(!store.firedAbsorbably);
+        else expect(first.isError).toBe(false);
+        for (const n of names) {
+          const old = await text(vault, `/memories/src/${n}`);
+          const moved = await text(vault, `/memories/dst/${n}`);
+          expect(old !== null || moved !== null, `step ${step}: ${n} lost`).toBe(true);
+          for (const t of [old, moved]) if (t !== null) expect(t).toBe(contentOf(n));
+        }
+        if (first.isError) {
+          expect(first.content).not.toMatch(/injected|\n\s+at /);
+          const again = await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+          expect(again, `step ${step}`).toMatchObject({ isError: false });
+        }
+        for (const n of names) {
+          expect(await text(vault, `/memories/dst/${n}`)).toBe(contentOf(n));
+          expect(await text(vault, `/memories/src/${n}`)).toBeNull();
+        }
+        const listing = await vault.run(U, { command: 'view', path: '/memories' });
+        expect(listing.content).not.toContain('.memvault');
+        if (!store.fired) break; // the crash point lies past the last request
       }
-      if (first.isError) {
-        expect(first.content).not.toMatch(/injected|\n\s+at /);
-        const again = await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
-        expect(again, `step ${step}`).toMatchObject({ isError: false });
-      }
-      for (const n of names) {
-        expect(await text(vault, `/memories/dst/${n}`)).toBe(contentOf(n));
-        expect(await text(vault, `/memories/src/${n}`)).toBeNull();
-      }
-      const listing = await vault.run(U, { command: 'view', path: '/memories' });
-      expect(listing.content).not.toContain('.memvault');
-      if (!store.fired) break; // the crash point lies past the last request
-    }
-  });
+    },
+  );
 
-  it('a file rename crashed between copy and delete completes when run again', async () => {
-    const store = new FaultyStore(new MemoryStore());
+  it.each(fenceKinds)('a file rename crashed at any request completes when run again (fenced by %s)', async (_kind, deleteExactly) => {
+    const store = new FaultyStore(new MemoryStore(), 0, { deleteExactly });
     const vault = await createVault({ store });
     await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'A' });
     // A file rename's store operations: GET the source, LIST below it and LIST its history (in
-    // parallel), PUT the copy, PUT the copy's version, LIST (the copy's name check), PUT the fence
-    // over the source, PUT its tombstone, DELETE the fence's marker. A failure in the history writes
-    // or in that last clean-up is no error (the file has moved; the marker left behind is no file to
-    // anyone; a version that could not be kept is missing from the history).
+    // parallel), PUT the copy, PUT the copy's version, LIST (the copy's name check), the fence of
+    // the source (a marker PUT, or the conditional delete), PUT its tombstone, and after a marker
+    // the DELETE of the marker. A failure in the history writes or in that last clean-up is no
+    // error (the file has moved; the marker left behind is no file to anyone; a version that could
+    // not be kept is missing from the history).
     let absorbed = 0;
     for (let step = 1; step <= 12; step++) {
       store.failAt(step);
@@ -160,7 +176,8 @@ describe('crash safety', () => {
       await vault.run(U, { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/a.md' });
       if (!store.fired) break;
     }
-    expect(absorbed).toBe(3); // the copy's version, the tombstone, the marker's clean-up
+    // The copy's version, the tombstone and the marker's clean-up (a delete fence leaves none).
+    expect(absorbed).toBe(deleteExactly ? 2 : 3);
   });
 
   it.each([false, true])('a failed edit changes nothing (history %s)', async (history) => {
@@ -183,5 +200,110 @@ describe('crash safety', () => {
         expect(kept).toBe(r.isError || store.firedInHistory ? 1 : 2);
       }
     }
+  });
+});
+
+/**
+ * Runs `hook` once, just before the first fence of a user's file goes out (a marker PUT, or the
+ * conditional delete where the wrapper offers it): the moment an edit from another instance can
+ * still land on the version the fence names.
+ */
+class BeforeFirstFence extends StoreWrapper {
+  hook: (() => Promise<unknown>) | undefined;
+  fired = 0;
+  protected override async step(op: StoreOp): Promise<void> {
+    if (op === 'deleteExactly') await this.fire();
+  }
+  override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    const reason = options?.metadata?.[FENCE_METADATA];
+    if (reason === 'moved' || reason === 'deleted') await this.fire();
+    return super.put(key, body, options);
+  }
+  private async fire(): Promise<void> {
+    const hook = this.hook;
+    this.hook = undefined;
+    if (hook) {
+      this.fired += 1;
+      await hook();
+    }
+  }
+}
+
+const stores: Array<[string, () => Promise<{ store: ObjectStore; done(): Promise<void> }>]> = [
+  ['memory', async () => ({ store: new MemoryStore(), done: async () => {} })],
+  [
+    'file',
+    async () => {
+      const root = await mkdtemp(join(tmpdir(), 'memvault-fence-race-'));
+      const store = await FileStore.open(root);
+      return { store, done: () => rm(root, { recursive: true, force: true }) };
+    },
+  ],
+];
+
+describe.each(stores)('an edit that lands just before the fence is kept (%s store)', (_name, open) => {
+  it.each(fenceKinds)('a file rename copies the newer version and fences again (fenced by %s)', async (_kind, deleteExactly) => {
+    const { store: inner, done } = await open();
+    const store = new BeforeFirstFence(inner, { deleteExactly });
+    const vault = await createVault({ store, encryption: { masterKey: Buffer.alloc(32, 8).toString('base64') } });
+    const other = await createVault({ store: inner, encryption: { masterKey: Buffer.alloc(32, 8).toString('base64') } });
+    await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
+    store.hook = async () =>
+      expect((await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError).toBe(false);
+    expect(await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).toMatchObject({ isError: false });
+    expect(store.fired).toBe(1);
+    expect(await text(vault, '/memories/b.md')).toBe('one\ntwo\n');
+    expect(await text(vault, '/memories/a.md')).toBeNull();
+    await other.close();
+    await vault.close();
+    await done();
+  });
+
+  it.each(fenceKinds)('a directory rename does the same for each file (fenced by %s)', async (_kind, deleteExactly) => {
+    const { store: inner, done } = await open();
+    const store = new BeforeFirstFence(inner, { deleteExactly });
+    const vault = await createVault({ store, encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') } });
+    const other = await createVault({ store: inner, encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') } });
+    for (const n of ['x', 'y']) await vault.run(U, { command: 'create', path: `/memories/d/${n}.md`, file_text: `${n}\n` });
+    // Both files are edited while the first fence is held: that file's edit lands before its fence;
+    // the other's fence runs meanwhile (fences go out several at once), so its edit may find it moved.
+    const edited = new Map<string, boolean>();
+    store.hook = async () => {
+      for (const n of ['x', 'y'])
+        edited.set(n, !(await other.run(U, { command: 'insert', path: `/memories/d/${n}.md`, insert_line: 1, insert_text: 'edited' })).isError);
+    };
+    const renamed = await vault.run(U, { command: 'rename', old_path: '/memories/d', new_path: '/memories/e' });
+    expect(renamed, JSON.stringify(renamed.content)).toMatchObject({ isError: false });
+    expect(store.fired).toBe(1);
+    expect([...edited.values()]).toContain(true);
+    for (const n of ['x', 'y']) {
+      expect(await text(vault, `/memories/e/${n}.md`)).toBe(edited.get(n) ? `${n}\nedited\n` : `${n}\n`);
+      expect(await text(vault, `/memories/d/${n}.md`)).toBeNull();
+    }
+    await other.close();
+    await vault.close();
+    await done();
+  });
+
+  it.each(fenceKinds)('a delete takes the newer version; an edit after it finds no file (fenced by %s)', async (_kind, deleteExactly) => {
+    const { store: inner, done } = await open();
+    const store = new BeforeFirstFence(inner, { deleteExactly });
+    const vault = await createVault({ store, encryption: { masterKey: Buffer.alloc(32, 10).toString('base64') } });
+    const other = await createVault({ store: inner, encryption: { masterKey: Buffer.alloc(32, 10).toString('base64') } });
+    await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
+    store.hook = async () =>
+      expect((await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError).toBe(false);
+    expect(await vault.run(U, { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });
+    expect(store.fired).toBe(1);
+    expect(await text(vault, '/memories/a.md')).toBeNull();
+    expect(await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'three' })).toMatchObject({
+      isError: true,
+      code: 'NOT_FOUND',
+    });
+    // Both ends are in the history: the edit's version, then the delete's tombstone.
+    expect((await vault.history(U, '/memories/a.md')).versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content', 'content']);
+    await other.close();
+    await vault.close();
+    await done();
   });
 });

@@ -1,15 +1,24 @@
 /**
- * Fence markers (src/store/fence.ts) as the vault sees them, on the memory store, plain and
- * encrypted: a marker is never a file (reads, views, listings, directory checks, edits), a create
- * replaces it, and a plain store's empty file (also 0 bytes) is still a file.
+ * Fence markers (src/store/fence.ts) as the vault sees them, on a store like S3 that does not offer
+ * `deleteExactly` (the memory store behind the tests' wrapper), plain and encrypted: a marker is
+ * never a file (reads, views, listings, directory checks, edits), a create replaces it, and a plain
+ * store's empty file (also 0 bytes) is still a file. On a store that offers it (the memory and file
+ * stores themselves) the fence is the conditional delete: the last describe block.
  */
 import { describe, expect, it } from 'vitest';
 import { createVault, type VaultOptions } from '../../src/index.js';
-import { isKeptVersionKey } from '../kit/stores.js';
+import { isKeptVersionKey, StoreWrapper } from '../kit/stores.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { PreconditionFailedError } from '../../src/store/port.js';
 
 const U = 'marker-user';
+
+/** The memory store as S3 is to the vault (no `deleteExactly`), whose DELETEs fail: every marker stays. */
+class MarkersStay extends StoreWrapper {
+  protected override step(op: string): void {
+    if (op === 'delete') throw new Error('the DELETE is refused (a marker clean-up that never ran)');
+  }
+}
 const variants: Array<[string, VaultOptions]> = [
   ['plain', {}],
   ['encrypted', { encryption: { masterKey: Buffer.alloc(32, 7).toString('base64') } }],
@@ -17,21 +26,23 @@ const variants: Array<[string, VaultOptions]> = [
 
 describe.each(variants)('fence markers (%s)', (_name, options) => {
   async function setup(extra: VaultOptions = {}) {
-    const vault = await createVault({ store: new MemoryStore(), ...options, ...extra });
+    const vault = await createVault({ store: new MarkersStay(new MemoryStore()), ...options, ...extra });
     await vault.run(U, { command: 'create', path: '/memories/d/a.md', file_text: 'alpha\n' });
     await vault.run(U, { command: 'create', path: '/memories/d/empty.md', file_text: '' });
     const files = await vault.files(U);
     const a = await files.read('/memories/d/a.md');
-    const marker = await files.fence('/memories/d/a.md', a!.etag, 'moved', 'op-1');
-    await marker.recorded; // the tombstone, which a command waits for before it answers
-    return { vault, files, a: a!, marker };
+    // Settled: the tombstone and the marker's clean-up (refused here), which a command waits for.
+    await (
+      await files.fence('/memories/d/a.md', a!.etag, 'moved', 'op-1')
+    ).settled;
+    return { vault, files, a: a! };
   }
 
   it('a fenced file is gone for reads, views, listings and edits; the inspect call names the marker', async () => {
-    const { vault, files, marker } = await setup();
+    const { vault, files } = await setup();
     expect(await files.read('/memories/d/a.md')).toBeNull();
     expect(await files.stat('/memories/d/a.md')).toBeNull();
-    expect(await files.inspect('/memories/d/a.md')).toEqual({ marker: { reason: 'moved', op: 'op-1', etag: marker.etag } });
+    expect(await files.inspect('/memories/d/a.md')).toEqual({ marker: { reason: 'moved', op: 'op-1', etag: expect.any(String) } });
     expect((await vault.run(U, { command: 'view', path: '/memories/d/a.md' })).isError).toBe(true);
     expect(await vault.run(U, { command: 'str_replace', path: '/memories/d/a.md', old_str: 'alpha', new_str: 'beta' })).toMatchObject({
       isError: true,
@@ -56,7 +67,7 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
     const empty = await files.read('/memories/d/empty.md');
     await (
       await files.fence('/memories/d/empty.md', empty!.etag, 'deleted', 'op-2')
-    ).recorded;
+    ).settled;
     expect(await files.isDirectory('/memories/d')).toBe(false);
     expect((await vault.run(U, { command: 'view', path: '/memories/d' })).isError).toBe(true);
     // A second fence with the version before the first one is refused by the store.
@@ -75,8 +86,8 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
   });
 
   it('delete and rename leave no marker behind and no file at the old place', async () => {
-    const vault = await createVault({ store: new MemoryStore(), ...options });
-    const store = vault.store as MemoryStore;
+    const store = new MemoryStore();
+    const vault = await createVault({ store: new StoreWrapper(store), ...options });
     for (const n of ['x', 'y']) await vault.run(U, { command: 'create', path: `/memories/s/${n}.md`, file_text: `${n}\n` });
     expect((await vault.run(U, { command: 'rename', old_path: '/memories/s', new_path: '/memories/t' })).isError).toBe(false);
     expect((await vault.run(U, { command: 'delete', path: '/memories/t/x.md' })).isError).toBe(false);

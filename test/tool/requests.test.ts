@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createVault } from '../../src/index.js';
 import { withRequestCounter } from '../../src/store/accounting.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { StoreWrapper } from '../kit/stores.js';
 
 /**
  * Requests per command, pinned. The S3 adapter counts the same requests from its client's
@@ -37,18 +38,33 @@ describe('requests per command', () => {
     expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
     expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
     // rename: the source read and, in parallel, a LIST below it (a name that is both moves whole),
-    // the copy and its check, then the source fenced (a conditional PUT of a "moved" marker), then
-    // the marker deleted.
-    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 2, PUT: 2, DELETE: 1 });
+    // the copy and its check, then the source fenced: on this store, which offers deleteExactly,
+    // by its conditional delete (on S3, a "moved" marker PUT and its clean-up: below).
+    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 2, PUT: 1, DELETE: 1 });
     // delete: HEAD and a LIST below the name, in parallel (a name that is both loses both halves);
-    // then each file fenced with a "deleted" marker (PUT If-Match) and the marker deleted.
-    expect(await count({ command: 'delete', path: '/memories/y2.md' })).toEqual({ HEAD: 1, LIST: 1, PUT: 1, DELETE: 1 });
-    expect(await count({ command: 'delete', path: '/memories/d' })).toEqual({ HEAD: 1, LIST: 1, PUT: 2, DELETE: 2 });
+    // then each file fenced, here by its conditional delete.
+    expect(await count({ command: 'delete', path: '/memories/y2.md' })).toEqual({ HEAD: 1, LIST: 1, DELETE: 1 });
+    expect(await count({ command: 'delete', path: '/memories/d' })).toEqual({ HEAD: 1, LIST: 1, DELETE: 2 });
     // A directory view lists 1,000 keys per request.
     const files = await vault.files(u);
     for (let b = 0; b < 1500; b += 100)
       await Promise.all(Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([1]))));
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 2 });
+    await vault.close();
+  });
+
+  it('on a store like S3 (no deleteExactly) a fence is a marker PUT and its clean-up', async () => {
+    const vault = await createVault({ store: new StoreWrapper(new MemoryStore()), history: false });
+    const u = 'marker-user';
+    const count = async (input: Record<string, unknown>) => {
+      const counter: Record<string, number> = {};
+      const r = await withRequestCounter(counter, () => vault.run(u, input));
+      expect(r.isError, JSON.stringify(r.content)).toBe(false);
+      return counter;
+    };
+    for (const name of ['a', 'b', 'c']) await count({ command: 'create', path: `/memories/${name}.md`, file_text: name });
+    expect(await count({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/a2.md' })).toEqual({ GET: 1, LIST: 2, PUT: 2, DELETE: 1 });
+    expect(await count({ command: 'delete', path: '/memories/b.md' })).toEqual({ HEAD: 1, LIST: 1, PUT: 1, DELETE: 1 });
     await vault.close();
   });
 });

@@ -39,11 +39,13 @@ export class HookedStore extends StoreWrapper {
     this.plan = undefined;
   }
   protected override async step(op: StoreOp, key: string): Promise<void> {
-    if (op !== 'put' && op !== 'delete') return;
+    // A fence by deleteExactly (when the wrapper offers it) counts as a DELETE.
+    const kind = op === 'deleteExactly' ? 'delete' : op;
+    if (kind !== 'put' && kind !== 'delete') return;
     if (isKeptVersionKey(key)) return;
-    const n = op === 'put' ? ++this.puts : ++this.deletes;
+    const n = kind === 'put' ? ++this.puts : ++this.deletes;
     const plan = this.plan;
-    if (!plan || plan.on !== op || plan.nth !== n) return;
+    if (!plan || plan.on !== kind || plan.nth !== n) return;
     this.plan = undefined;
     this.fired = true;
     await plan.hook?.();

@@ -72,6 +72,8 @@ describe('a delete sends the tombstone and the marker clean-up together, and ans
     const tombstoneHeld = new Promise<void>((resolve) => (releaseTombstone = resolve));
     let holding = false;
     const view = Object.create(store) as MemoryStore;
+    // A store like S3, which fences with a marker (no deleteExactly) and then cleans it up.
+    Object.assign(view, { deleteExactly: undefined });
     view.delete = async (key, options) => {
       if (holding) {
         log.push('marker clean-up');
@@ -112,6 +114,49 @@ describe('a delete sends the tombstone and the marker clean-up together, and ans
     expect((await deleted).isError).toBe(false);
     expect(log.indexOf('tombstone done')).toBeGreaterThan(log.indexOf('marker clean-up done'));
     expect((await vault.history('u', '/memories/gone.md')).versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content']);
+    await vault.close();
+  });
+});
+
+describe('on a store that offers deleteExactly, the delete is the fence', () => {
+  it('no marker is written; the tombstone goes out only once the delete landed, and the command answers after it', async () => {
+    const store = new MemoryStore();
+    const log: string[] = [];
+    let releaseDelete!: () => void;
+    const deleteHeld = new Promise<void>((resolve) => (releaseDelete = resolve));
+    let holding = false;
+    const view = Object.create(store) as MemoryStore;
+    view.deleteExactly = async (key, ifMatch) => {
+      log.push('delete');
+      if (holding) await deleteHeld;
+      await store.deleteExactly(key, ifMatch);
+      log.push('delete done');
+    };
+    view.put = async (key, body, options) => {
+      if (holding) log.push(key.split('/')[2] === 'v' ? 'put version' : 'put file');
+      return store.put(key, body, options);
+    };
+    const vault = await createVault({ store: view, encryption: { masterKey: Buffer.alloc(32, 5).toString('base64') } });
+    for (const name of ['gone', 'moved'])
+      expect((await vault.run('u', { command: 'create', path: `/memories/${name}.md`, file_text: 'bye\n' })).isError).toBe(false);
+    holding = true;
+    let answered = false;
+    const deleted = vault.run('u', { command: 'delete', path: '/memories/gone.md' }).then((r) => {
+      answered = true;
+      return r;
+    });
+    for (let i = 0; i < 200; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(log).toEqual(['delete']); // held: nothing follows it yet
+    expect(answered).toBe(false);
+    releaseDelete();
+    expect((await deleted).isError).toBe(false);
+    expect(log).toEqual(['delete', 'delete done', 'put version']); // the tombstone, after the delete
+    log.length = 0;
+    expect((await vault.run('u', { command: 'rename', old_path: '/memories/moved.md', new_path: '/memories/there.md' })).isError).toBe(false);
+    // The copy and its version, then the source deleted (no marker PUT), then its tombstone.
+    expect(log).toEqual(['put file', 'put version', 'delete', 'delete done', 'put version']);
+    expect((await vault.history('u', '/memories/gone.md')).versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content']);
+    expect((await vault.history('u', '/memories/moved.md')).versions.map((v) => v.end ?? 'content')).toEqual(['moved', 'content']);
     await vault.close();
   });
 });

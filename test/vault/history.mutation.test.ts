@@ -491,7 +491,9 @@ describe('restore', () => {
     await ok(vault, 'p', { command: 'create', path, file_text: 'after asOf' });
     const other = await createVault({ store, encryption: false, history: true });
     let raced = false;
+    // A store like S3 (no deleteExactly): the restore fences with a marker, then deletes it.
     const racing = Object.assign(Object.create(store) as MemoryStore, {
+      deleteExactly: undefined,
       delete: async (key: string, options?: Parameters<MemoryStore['delete']>[1]) => {
         if (!raced && key.split('/')[2] === 'f') {
           raced = true; // another instance re-creates the file over the marker first

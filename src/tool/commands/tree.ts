@@ -65,15 +65,16 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
 type FenceAttempt = { fenced: true } | { fenced: false; file: FileVersion | undefined };
 
 /**
- * One fence of `path`, `If-Match` `etag`, and the clean-up of its marker when it landed. On a lost
- * condition the path is inspected: a marker of this command's own `op` is our fence (the SDK's
- * retry met it after its answer was lost), cleaned up like a landed one. The one mechanism behind
+ * One fence of `path`, `If-Match` `etag` (UserFiles.fence: what follows it has settled when this
+ * returns). On a lost condition the path is inspected: a marker of this command's own `op` is our
+ * fence (the SDK's retry met it after its answer was lost), cleaned up like a landed one. The one mechanism behind
  * `fenceAway`, `withdrawCopy` and `fenceSource`, which differ only in what they do after a loss.
  */
 async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: CommandEnv): Promise<FenceAttempt> {
   try {
-    const marker = await env.files.fence(path, etag, reason, op);
-    await Promise.all([cleanUpMarker(path, marker.etag, env), marker.recorded]);
+    await (
+      await env.files.fence(path, etag, reason, op)
+    ).settled;
     return { fenced: true };
   } catch (error) {
     if (!(error instanceof PreconditionFailedError)) throw error;
@@ -105,8 +106,8 @@ async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted'
  * Take back a copy this command wrote, only as it wrote it: fence it `If-Match` the copy's own
  * version, never a newer one (unlike `fenceAway`, which takes what is there). Another instance may
  * have found the copy and edited it, and that edit is acknowledged: the lost condition then keeps
- * the copy, edit and all. Not a conditional DELETE: RGW 16 ignores the condition, so an edit landing
- * between a check and the DELETE would be deleted with it. Returns whether the copy was taken back
+ * the copy, edit and all. A fence, not `remove(If-Match)`: on RGW 16, which ignores DELETE conditions,
+ * an edit landing between a check and the DELETE would be deleted with it. Returns whether the copy was taken back
  * (false: rewritten since, and kept, or already gone).
  */
 async function withdrawCopy(path: string, etag: string, op: string, env: CommandEnv): Promise<boolean> {
@@ -114,8 +115,8 @@ async function withdrawCopy(path: string, etag: string, op: string, env: Command
 }
 
 /**
- * Delete a marker this command wrote, only as it wrote it (a file created over it since stays; on
- * RGW the check is the store's HEAD just before the DELETE, see docs/s3.md). Best effort: the fence
+ * Delete a marker this command wrote whose PUT's answer was lost, only as it wrote it (a file
+ * created over it since stays; docs/s3.md). Best effort: the fence
  * already took the file out of use, and a marker left behind is no file to anyone (a create
  * replaces it, the sweeper removes it once it is idle past the TTL).
  */
