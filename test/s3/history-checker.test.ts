@@ -1,162 +1,20 @@
 /**
- * Issue 21, Build 3: the history checker. Several processes (child processes, each its own vault
- * instance with its own S3 client: no shared locks) run seeded random edits, creates, deletes,
- * directory renames and deletes, views and sweeps against one radosgw prefix, while the test
- * kills one of them with SIGKILL at random points and starts a fresh one in its place. Every
- * operation is logged with its interval and answer; the final state and the reads are then
- * checked against the rules in test/s3/history/check.ts.
- *
- * Seeded and reproducible in its choices (the seed is printed, and named on failure):
- *   MEMVAULT_CHECKER_SEED=<n>        the seed (default: random)
- *   MEMVAULT_CHECKER_SECONDS=<s>     how long the workers run (default 20)
- *   MEMVAULT_CHECKER_PROCESSES=<n>   processes at once (default 4)
- *   MEMVAULT_CHECKER_LONG=1          the bench run: 6 processes for 180 s (npx tsx bench/history.ts)
- * Timing between processes is the machine's, so a seed fixes every process's operations and the
- * kill schedule, not the interleaving.
+ * Issue 21, Build 3: the history checker (test/kit/history/run.ts) on radosgw: several processes,
+ * each with its own S3 client, on one bucket prefix, killed with SIGKILL at random points.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createVault, type Vault } from '../../src/index.js';
+import { recordS3SuiteRun, emptyStore, s3Available, s3ClientConfig, s3Connection, s3SkipReason, s3Url, s3WorkerEnv } from './helpers.js';
+import { runHistoryChecker } from '../kit/history/run.js';
 import type { S3Store } from '../../src/store/s3.js';
-import { checkHistory, mergeLogs } from './history/check.js';
-import { DIRS, FILES, filePath, rng, USER, type LogRecord } from './history/model.js';
-import { emptyStore, recordS3SuiteRun, s3Available, s3ClientConfig, s3Connection, s3WorkerEnv, s3SkipReason, s3Url } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
 
-const LONG = process.env.MEMVAULT_CHECKER_LONG === '1';
-const SECONDS = Number(process.env.MEMVAULT_CHECKER_SECONDS ?? (LONG ? 180 : 20));
-const PROCESSES = Number(process.env.MEMVAULT_CHECKER_PROCESSES ?? (LONG ? 6 : 4));
-const SEED = Number(process.env.MEMVAULT_CHECKER_SEED ?? randomBytes(4).readUInt32BE(0));
-const worker = fileURLToPath(new URL('./history/worker.ts', import.meta.url));
-
-const opened: Vault[] = [];
-
-describe.skipIf(!s3Available())(
-  `history checker: ${PROCESSES} processes on one bucket for ${SECONDS} s${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
-  () => {
-    afterAll(async () => {
-      for (const vault of opened) {
-        await emptyStore(vault.store as S3Store);
-        await vault.close();
-      }
-    }, 120_000);
-
-    it('every acknowledged operation holds: nothing lost, nothing back after a delete, one place per file', { timeout: (SECONDS + 120) * 1000 }, async () => {
-      console.info(`[history] seed ${SEED} (MEMVAULT_CHECKER_SEED=${SEED} to repeat)`);
-      const connection = s3Connection()!;
-      const url = s3Url(`history-${SEED}`);
-      const masterKey = randomBytes(32).toString('base64');
-      const setup = await createVault({ store: url, s3: s3ClientConfig(), encryption: { masterKey } });
-      opened.push(setup);
-      const seeded = new Map<string, string[]>();
-      for (let d = 0; d < DIRS - 1; d++) {
-        for (let f = 0; f < FILES; f++) {
-          const id = `id:seed:${d}:${f}`;
-          expect(await setup.run(USER, { command: 'create', path: filePath(d, f), file_text: `${id}\n` })).toMatchObject({ isError: false });
-          seeded.set(filePath(d, f), [id]);
-        }
-      }
-
-      const env = s3WorkerEnv(masterKey, connection);
-      const logDir = mkdtempSync(join(tmpdir(), 'memvault-history-'));
-      const random = rng(SEED);
-      const stopFile = join(logDir, 'stop');
-      const killedAt = new Map<string, number>();
-      const logs: string[] = [];
-      const running = new Map<number, { proc: string; child: ChildProcess; exited: Promise<void> }>();
-      let generation = 0;
-      const launch = (slot: number): void => {
-        const proc = `p${slot}g${generation++}`;
-        const log = join(logDir, `${proc}.jsonl`);
-        logs.push(log);
-        // node --import tsx: one process (the tsx CLI would run the worker in a child that a kill of it leaves running).
-        const child = spawn(process.execPath, ['--import', 'tsx', worker, url, proc, String((SEED ^ (generation * 0x9e3779b1)) >>> 0), stopFile, log], {
-          env,
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-        const exited = new Promise<void>((resolve) =>
-          child.on('exit', (code, signal) => {
-            if (code !== 0 && signal !== 'SIGKILL') console.error(`[history] ${proc} exited with ${code ?? signal}: ${stderr}`);
-            resolve();
-          }),
-        );
-        running.set(slot, { proc, child, exited });
-      };
-      for (let slot = 0; slot < PROCESSES; slot++) launch(slot);
-      // The clock starts once every first process has begun its work (starting tsx takes seconds).
-      for (let waited = 0; !logs.every((log) => existsSync(log)) && waited < 120_000; waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
-      const started = Date.now();
-      const deadline = started + SECONDS * 1000;
-      // The kill schedule: every 4 to 10 s one random process, replaced by a fresh one (a fresh
-      // process takes seconds to start on a loaded machine; killing more often leaves little work).
-      let crashes = 0;
-      for (let at = Date.now() + 4000 + random() * 6000; at < deadline - 2000; at += 4000 + random() * 6000) {
-        await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
-        const slot = Math.floor(random() * PROCESSES);
-        const victim = running.get(slot)!;
-        killedAt.set(victim.proc, Date.now());
-        victim.child.kill('SIGKILL');
-        await victim.exited;
-        crashes += 1;
-        launch(slot);
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())));
-      writeFileSync(stopFile, '');
-      await Promise.all([...running.values()].map((r) => r.exited));
-      const endOfRun = Date.now();
-
-      const records: LogRecord[] = [];
-      for (const log of logs) {
-        if (!existsSync(log)) continue;
-        for (const line of readFileSync(log, 'utf8').split('\n')) {
-          if (line.trim() === '') continue;
-          try {
-            records.push(JSON.parse(line) as LogRecord);
-          } catch {
-            // a line cut by the kill: its operation has no answer
-          }
-        }
-      }
-      const ops = mergeLogs(records, killedAt, endOfRun);
-      // The seed files count as acknowledged creates that ended before anything began.
-      for (const [path, [id]] of seeded)
-        ops.push({ proc: 'seed', seq: 0, op: { kind: 'create', path, id: id! }, start: 0, end: 0, acknowledged: true, ok: true });
-
-      const files = await setup.files(USER);
-      const final = new Map<string, string[]>();
-      for await (const f of files.listFiles('/memories')) {
-        if (f.path.startsWith('/memories/.memvault/')) continue;
-        const file = await files.read(f.path);
-        if (file)
-          final.set(
-            f.path,
-            Buffer.from(file.data)
-              .toString('utf8')
-              .split('\n')
-              .filter((l) => l !== ''),
-          );
-      }
-      const violations = checkHistory(ops, final);
-      const count = (kind: string) => ops.filter((o) => o.proc !== 'seed' && o.op.kind === kind).length;
-      const acknowledged = ops.filter((o) => o.proc !== 'seed' && o.acknowledged).length;
-      const succeeded = ops.filter((o) => o.proc !== 'seed' && o.ok).length;
-      console.info(
-        `[history] seed ${SEED}: ${ops.length - seeded.size} operations (${acknowledged} answered, ${succeeded} succeeded; inserts ${count('insert')}, views ${count('view')}, creates ${count('create')}, ` +
-          `renames ${count('rename')}, deletes ${count('delete')}, sweeps ${count('sweep')}), ${PROCESSES} processes at once (${generation} started), ${crashes} kill -9, ` +
-          `${final.size} files at the end, ${((endOfRun - started) / 1000).toFixed(1)} s, ${violations.length} violations`,
-      );
-      if (violations.length > 0) console.error(`[history] the workers' logs are kept in ${logDir}`);
-      expect(violations, `seed ${SEED} (MEMVAULT_CHECKER_SEED=${SEED} to repeat)`).toEqual([]);
-      expect(count('insert')).toBeGreaterThan(0);
-      expect(succeeded).toBeGreaterThan(0);
-    });
+runHistoryChecker(
+  {
+    name: 'radosgw',
+    url: (seed) => s3Url(`history-${seed}`),
+    vaultOptions: { s3: s3ClientConfig() },
+    workerEnv: () => s3WorkerEnv('', s3Connection()!),
+    cleanup: (vault) => emptyStore(vault.store as S3Store),
   },
+  s3Available() ? false : s3SkipReason(),
 );

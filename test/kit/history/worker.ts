@@ -1,17 +1,18 @@
 /**
- * One process of the history checker: its own memvault instance (own S3 client, no shared locks)
- * on the shared S3 prefix, running seeded random operations until its deadline and appending a
- * `start` and an `end` record per operation to its log file until the stop file appears (synchronously, so a kill -9 leaves the
- * log whole up to the operation in flight, which then has no `end`).
+ * One process of the history checker (test/kit/history/run.ts): its own memvault instance (own S3
+ * client or own file-store handle, no shared in-process locks) on the shared store, running seeded
+ * random operations until its deadline and appending a `start` and an `end` record per operation to
+ * its log file until the stop file appears (synchronously, so a kill -9 leaves the log whole up to
+ * the operation in flight, which then has no `end`).
  *
- *   tsx worker.ts <s3-url> <proc> <seed> <stop-file> <log-file>
- *   env: MEMVAULT_S3_ENDPOINT, MEMVAULT_S3_REGION, MEMVAULT_S3_ACCESS_KEY_ID,
- *        MEMVAULT_S3_SECRET_ACCESS_KEY, MEMVAULT_TEST_MASTER_KEY
+ *   tsx worker.ts <s3-url | file-url> <proc> <seed> <stop-file> <log-file>
+ *   env: MEMVAULT_TEST_MASTER_KEY; for S3 also MEMVAULT_S3_ENDPOINT, MEMVAULT_S3_REGION,
+ *        MEMVAULT_S3_ACCESS_KEY_ID, MEMVAULT_S3_SECRET_ACCESS_KEY
  */
 import { appendFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createVault } from '../../../src/index.js';
-import { s3Deleter } from '../../../src/expiry/deleter.js';
+import { s3Deleter, storeDeleter, type ConditionalDeleter } from '../../../src/expiry/deleter.js';
 import { sweep } from '../../../src/expiry/sweep.js';
 import { parseS3Url, s3ConfigFromEnv, type S3Store } from '../../../src/store/s3.js';
 import { nextOp, rng, SWEEP_IDLE_MS, TTL_DAYS, USER, type LogRecord, type Op } from './model.js';
@@ -19,13 +20,15 @@ import { nextOp, rng, SWEEP_IDLE_MS, TTL_DAYS, USER, type LogRecord, type Op } f
 const [url, proc, seedArg, stopFile, logFile] = process.argv.slice(2);
 const masterKey = process.env.MEMVAULT_TEST_MASTER_KEY;
 if (!url || !proc || !seedArg || !stopFile || !logFile || !masterKey)
-  throw new Error('usage: worker.ts <s3-url> <proc> <seed> <stop-file> <log> (MEMVAULT_TEST_MASTER_KEY set)');
+  throw new Error('usage: worker.ts <store-url> <proc> <seed> <stop-file> <log> (MEMVAULT_TEST_MASTER_KEY set)');
 
 const log = (record: LogRecord): void => appendFileSync(logFile, `${JSON.stringify(record)}\n`);
-const vault = await createVault({ store: url, s3: { ...s3ConfigFromEnv(), forcePathStyle: true }, encryption: { masterKey } });
-const store = vault.store as S3Store;
-const { prefix } = parseS3Url(url);
-const deleter = s3Deleter({ client: store.client, bucket: parseS3Url(url).bucket, prefix, mode: 'recheck' });
+const onS3 = url.startsWith('s3://');
+const vault = await createVault({ store: url, ...(onS3 ? { s3: { ...s3ConfigFromEnv(), forcePathStyle: true } } : {}), encryption: { masterKey } });
+const store = vault.store;
+const deleter: ConditionalDeleter = onS3
+  ? s3Deleter({ client: (store as S3Store).client, bucket: parseS3Url(url).bucket, prefix: parseS3Url(url).prefix, mode: 'recheck' })
+  : storeDeleter(store);
 
 async function apply(op: Op): Promise<{ ok: boolean; code?: string; content?: string }> {
   if (op.kind === 'sweep') {
