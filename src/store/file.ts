@@ -268,6 +268,15 @@ export class FileStore implements ObjectStore {
   /** Waits for operations in flight; later calls fail. */
   async close(): Promise<void> {
     this.closed = true;
+    await this.idle();
+  }
+
+  /**
+   * Resolves once the work that runs on after answered calls is done (lock files being removed:
+   * `withKeyLock`), so that the data directory holds only objects, as after close() but with the
+   * store still open. For backups and tests that look at the directory itself.
+   */
+  async idle(): Promise<void> {
     await Promise.allSettled([...this.inflight]);
   }
 
@@ -282,11 +291,7 @@ export class FileStore implements ObjectStore {
         throw toStoreError(e);
       }
     })();
-    this.inflight.add(operation);
-    void operation.then(
-      () => this.inflight.delete(operation),
-      () => this.inflight.delete(operation),
-    );
+    this.track(operation);
     return operation;
   }
 
@@ -392,16 +397,43 @@ export class FileStore implements ObjectStore {
     }
   }
 
-  private async withKeyLock<T>(loc: Location, fn: () => Promise<T>): Promise<T> {
-    return inProcessQueue(loc.lock, async () => {
-      const staging = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
-      const release = await acquireFileLock(loc.lock, loc.breaker, staging, () => this.ensureDirectory(loc.dir), this.lockOptions);
-      try {
-        return await fn();
-      } finally {
-        await release();
-      }
+  /**
+   * Run `fn` holding the key's lock. The caller has its answer as soon as `fn` has settled: what is
+   * decided under the lock is decided by then. The lock file's removal runs after that, off the
+   * caller's path, while this process's next call on the key still waits for it in the key's
+   * queue (and close() waits for it). A removal that fails leaves a lock that goes stale
+   * (`lockStaleMs`), as a crash would. `afterRelease` (a delete's pruning of the directories it
+   * emptied, which must follow the lock file out) is on the caller's path: a create that follows
+   * a delete must not meet its directory being pruned.
+   */
+  private withKeyLock<T>(loc: Location, fn: () => Promise<T>, afterRelease?: () => Promise<void>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const queued = inProcessQueue(loc.lock, async () => {
+        const staging = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
+        const release = await acquireFileLock(loc.lock, loc.breaker, staging, () => this.ensureDirectory(loc.dir), this.lockOptions);
+        const outcome = fn().then(
+          (value) => () => resolve(value),
+          (error: unknown) => () => reject(error),
+        );
+        const answer = await outcome;
+        if (!afterRelease) answer();
+        await release().catch(() => undefined);
+        if (afterRelease) {
+          await afterRelease().catch(() => undefined);
+          answer();
+        }
+      });
+      // Taking the lock failed (timed out, the directory refused): the call fails with it.
+      queued.catch(reject);
+      this.track(queued);
     });
+  }
+
+  /** Work that runs on after a call has answered: close() waits for it. */
+  private track(work: Promise<unknown>): void {
+    this.inflight.add(work);
+    const done = () => this.inflight.delete(work);
+    work.then(done, done);
   }
 
   /**
@@ -498,36 +530,43 @@ export class FileStore implements ObjectStore {
       if (exactly) throw new PreconditionFailedError(key);
     };
     // A missing key needs no lock (and taking one would create directories only to prune them).
-    // Only existence is checked here, so that a damaged object can still be deleted.
+    // Only existence is checked here, so that a damaged object can still be deleted. A fence
+    // (`exactly`) nearly always meets its object, so it skips the look and asks under the lock.
     if ((await this.directoryState(loc.dir)) === 'missing') return missing();
-    try {
-      await lstat(loc.file);
-    } catch (e) {
-      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return missing();
-      throw e;
-    }
-    await this.withKeyLock(loc, async () => {
-      let durable = this.durable;
-      if (ifMatch !== undefined) {
-        const current = await this.readHeader(loc.file);
-        // Gone since the look above (another deleter): done. Not an unlink of whatever is there
-        // now, which may be a file a lock-free create has just linked (file/write.ts).
-        if (current === null) return missing();
-        if (current.etag !== ifMatch) throw new PreconditionFailedError(key);
-        // The clean-up of a fence marker (every rename and delete ends with one) needs no directory
-        // fsync: a marker that a power loss brings back is still no file to anyone (store/fence.ts),
-        // a create replaces it and the sweeper removes it. What made the file go, the fence, is durable.
-        if (current.size === 0 && markerOf(current.metadata) !== null) durable = false;
-      }
+    if (!exactly) {
       try {
-        await unlink(loc.file);
+        await lstat(loc.file);
       } catch (e) {
-        if (errnoOf(e) !== 'ENOENT') throw e;
-        return missing();
+        if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') return;
+        throw e;
       }
-      if (durable) await fsyncDirectory(loc.dir);
-    });
-    await this.pruneEmptyDirectories(loc.dir);
+    }
+    await this.withKeyLock(
+      loc,
+      async () => {
+        let durable = this.durable;
+        if (ifMatch !== undefined) {
+          const current = await this.readHeader(loc.file);
+          // Gone since the look above (another deleter): done. Not an unlink of whatever is there
+          // now, which may be a file a lock-free create has just linked (file/write.ts).
+          if (current === null) return missing();
+          if (current.etag !== ifMatch) throw new PreconditionFailedError(key);
+          // The clean-up of a fence marker (this store fences by deleteExactly, but a marker can be
+          // met: one written by an older memvault) needs no directory fsync: a marker that a power
+          // loss brings back is still no file to anyone (store/fence.ts), a create replaces it and
+          // the sweeper removes it. What made the file go, the fence, is durable.
+          if (current.size === 0 && markerOf(current.metadata) !== null) durable = false;
+        }
+        try {
+          await unlink(loc.file);
+        } catch (e) {
+          if (errnoOf(e) !== 'ENOENT') throw e;
+          return missing();
+        }
+        if (durable) await fsyncDirectory(loc.dir);
+      },
+      () => this.pruneEmptyDirectories(loc.dir),
+    );
   }
 
   /** Remove now-empty directories up to the root. A concurrent writer recreates what it needs. */

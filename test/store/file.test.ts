@@ -129,6 +129,7 @@ describe('FileStore key mapping', () => {
     for (const key of hostile) await store.put(key, text(`body of ${key}`));
     // Nothing was created beside the root.
     expect(await readdir(dir)).toEqual(['root']);
+    await store.idle(); // lock files go once the call has answered
     const paths = await tree(join(dir, 'root'));
     expect(paths.filter((p) => !p.endsWith('/'))).toHaveLength(hostile.length);
     for (const path of paths) for (const name of path.split('/').filter(Boolean)) assertPortableName(name);
@@ -139,6 +140,7 @@ describe('FileStore key mapping', () => {
     const listed = (await store.list('')).objects.map((o) => o.key);
     expect(listed).toEqual([...hostile].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
     await store.deleteMany(hostile);
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(join(dir, 'root'))).toEqual([]);
   });
 
@@ -197,6 +199,7 @@ describe('FileStore files on disk', () => {
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     await store.put('x/y', text('1'));
     await store.put('x/y', text('2'), { ifNoneMatch: '*' }).catch(() => undefined);
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual(['x/', 'x/y~']);
     expect((await stat(join(dir, 'x'))).mode & 0o777).toBe(0o700);
     expect((await stat(join(dir, 'x', 'y~'))).mode & 0o777).toBe(0o600);
@@ -208,8 +211,10 @@ describe('FileStore files on disk', () => {
     await store.put('a/b/c/d', text('1'));
     await store.put('a/x', text('2'));
     await store.delete('a/b/c/d');
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual(['a/', 'a/x~']);
     await store.deleteMany(['a/x']);
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual([]);
     expect((await stat(dir)).isDirectory()).toBe(true);
   });
@@ -222,6 +227,7 @@ describe('FileStore files on disk', () => {
       await Promise.all([store.delete('d/e/y'), store.put(`d/e/x${i}`, text(`x${i}`)), store.delete(`d/e/x${i - 1}`)]);
       expect(str((await store.get(`d/e/x${i}`))!.body)).toBe(`x${i}`);
     }
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual(['d/', 'd/e/', 'd/e/x149~']);
   });
 
@@ -341,6 +347,7 @@ describe('FileStore create-only writes (lock-free: link)', () => {
       expect((await store.head(`d${round % 4}/new${round}`))!.etag).toBe(created.etag);
       await store.delete(`d${round % 4}/new${round}`);
     }
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual([]);
   });
 
@@ -427,6 +434,7 @@ describe('FileStore create-only writes (lock-free: link)', () => {
     await expect(store.copy('k', 'k', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
     await store.copy('k', 'c', { ifNoneMatch: '*' });
     await expect(store.copy('k', 'c', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual(['c~', 'k~']);
     expect(str((await store.get('c'))!.body)).toBe('first');
   });
@@ -506,15 +514,37 @@ describe('FileStore locks across processes', () => {
     const dir = await sandbox();
     const store = await FileStore.open(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 10_000 });
     await store.put('k', text('before'));
+    await store.idle(); // our own lock file is gone before one is planted
     await writeFile(lockPathOf(dir, 'k'), JSON.stringify({ host: hostname(), pid: await deadPid(), instance: 'gone', time: Date.now(), token: 'dead' }));
     await store.put('k', text('after'));
     expect(str((await store.get('k'))!.body)).toBe('after');
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual(['k~']);
     // A predecessor with this process's pid (a container restarted as pid 1) is dead too.
     await writeFile(lockPathOf(dir, 'k'), JSON.stringify({ host: hostname(), pid: process.pid, instance: 'previous', time: Date.now(), token: 'old' }));
     await store.put('k', text('again'));
     expect(str((await store.get('k'))!.body)).toBe('again');
+    await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual(['k~']);
+  });
+
+  it('a locked call answered before its lock file went never makes the next call on the key fail (no waiting allowed), and idle() sees the lock file gone', async () => {
+    const dir = await sandbox();
+    // No waiting at all: a call that met this process's own lock file would fail with ELOCKED.
+    const store = await FileStore.open(dir, { lockTimeoutMs: 0, durable: false });
+    let etag = (await store.put('k', text('0'))).etag;
+    for (let i = 1; i <= 30; i++) {
+      etag = (await store.put('k', text(String(i)), { ifMatch: etag })).etag;
+      // A lost condition is answered too, and leaves the key to the next call.
+      await expect(store.put('k', text('stale'), { ifMatch: 'not-the-etag' })).rejects.toBeInstanceOf(PreconditionFailedError);
+    }
+    // Calls of one turn at once queue on the key the same way.
+    const [a, b] = await Promise.all([store.put('k', text('a')), store.put('k', text('b'))]);
+    expect([a.etag, b.etag]).toContain((await store.head('k'))!.etag);
+    await store.idle();
+    expect(await tree(dir)).toEqual(['k~']);
+    await store.delete('k');
+    expect(await tree(dir)).toEqual([]); // a delete answers once its directory is pruned (after its lock file went)
   });
 
   it('waits for a live owner, fails with ELOCKED after the timeout, and breaks the lock once it is stale', async () => {
@@ -522,6 +552,7 @@ describe('FileStore locks across processes', () => {
     const lockPath = lockPathOf(dir, 'k');
     const patient = await FileStore.open(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 300 });
     await patient.put('k', text('before'));
+    await patient.idle(); // our own lock file is gone before one is planted
     // The parent of this test process is alive: its lock must be respected.
     await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now(), token: 'live' }));
     const error = await patient.put('k', text('blocked')).catch((e: unknown) => e);
@@ -533,11 +564,13 @@ describe('FileStore locks across processes', () => {
     await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now() - 7_200_000, token: 'hung' }));
     await patient.put('k', text('after'));
     expect(str((await patient.get('k'))!.body)).toBe('after');
+    await patient.idle();
     // An unreadable lock (owner died before writing it) is judged by its age.
     await writeFile(lockPath, '');
     const longAgo = new Date(Date.now() - 7_200_000);
     await utimes(lockPath, longAgo, longAgo);
     await patient.delete('k');
+    await patient.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual([]);
   });
 });

@@ -190,13 +190,20 @@ export async function acquireFileLock(
     if (current?.record?.token === record.token) await tryUnlink(lockPath);
   };
   let waits = 0;
+  let taken = false;
   try {
     for (;;) {
       // A record staged long ago would make a lock we take now look old to others: restage it.
       if (!staged || Date.now() - record.time > options.staleMs / 4) await stage();
       try {
         await link(stagingPath, lockPath);
-        return release;
+        taken = true;
+        // The staged record goes while the lock is held, off the holder's path; the release waits for it.
+        const unstaged = tryUnlink(stagingPath).catch(() => undefined);
+        return async () => {
+          await unstaged;
+          await release();
+        };
       } catch (e) {
         const code = errnoOf(e);
         if (code === 'ENOENT') {
@@ -221,7 +228,7 @@ export async function acquireFileLock(
       await sleep(base * (0.5 + Math.random()));
     }
   } finally {
-    await tryUnlink(stagingPath).catch(() => undefined);
+    if (!taken) await tryUnlink(stagingPath).catch(() => undefined);
   }
 }
 
