@@ -242,35 +242,40 @@ const stores: Array<[string, () => Promise<{ store: ObjectStore; done(): Promise
 ];
 
 describe.each(stores)('an edit that lands just before the fence is kept (%s store)', (_name, open) => {
-  it.each(fenceKinds)('a file rename copies the newer version and fences again (fenced by %s)', async (_kind, deleteExactly) => {
+  /** A vault whose first fence waits for `hook`, and another instance (no shared locks) on the same store. */
+  async function twoInstances(deleteExactly: boolean, files: Record<string, string>) {
     const { store: inner, done } = await open();
     const store = new BeforeFirstFence(inner, { deleteExactly });
-    const vault = await createVault({ store, encryption: { masterKey: Buffer.alloc(32, 8).toString('base64') } });
-    const other = await createVault({ store: inner, encryption: { masterKey: Buffer.alloc(32, 8).toString('base64') } });
-    await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
-    store.hook = async () =>
-      expect((await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError).toBe(false);
+    const encryption = { masterKey: Buffer.alloc(32, 8).toString('base64') };
+    const vault = await createVault({ store, encryption });
+    const other = await createVault({ store: inner, encryption });
+    for (const [path, file_text] of Object.entries(files)) await vault.run(U, { command: 'create', path, file_text });
+    const insert = (path: string, insert_text: string) => other.run(U, { command: 'insert', path, insert_line: 1, insert_text });
+    const close = async () => {
+      await other.close();
+      await vault.close();
+      await done();
+    };
+    return { store, vault, insert, close };
+  }
+
+  it.each(fenceKinds)('a file rename copies the newer version and fences again (fenced by %s)', async (_kind, deleteExactly) => {
+    const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/a.md': 'one\n' });
+    store.hook = async () => expect((await insert('/memories/a.md', 'two')).isError).toBe(false);
     expect(await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).toMatchObject({ isError: false });
     expect(store.fired).toBe(1);
     expect(await text(vault, '/memories/b.md')).toBe('one\ntwo\n');
     expect(await text(vault, '/memories/a.md')).toBeNull();
-    await other.close();
-    await vault.close();
-    await done();
+    await close();
   });
 
   it.each(fenceKinds)('a directory rename does the same for each file (fenced by %s)', async (_kind, deleteExactly) => {
-    const { store: inner, done } = await open();
-    const store = new BeforeFirstFence(inner, { deleteExactly });
-    const vault = await createVault({ store, encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') } });
-    const other = await createVault({ store: inner, encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') } });
-    for (const n of ['x', 'y']) await vault.run(U, { command: 'create', path: `/memories/d/${n}.md`, file_text: `${n}\n` });
+    const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/d/x.md': 'x\n', '/memories/d/y.md': 'y\n' });
     // Both files are edited while the first fence is held: that file's edit lands before its fence;
     // the other's fence runs meanwhile (fences go out several at once), so its edit may find it moved.
     const edited = new Map<string, boolean>();
     store.hook = async () => {
-      for (const n of ['x', 'y'])
-        edited.set(n, !(await other.run(U, { command: 'insert', path: `/memories/d/${n}.md`, insert_line: 1, insert_text: 'edited' })).isError);
+      for (const n of ['x', 'y']) edited.set(n, !(await insert(`/memories/d/${n}.md`, 'edited')).isError);
     };
     const renamed = await vault.run(U, { command: 'rename', old_path: '/memories/d', new_path: '/memories/e' });
     expect(renamed, JSON.stringify(renamed.content)).toMatchObject({ isError: false });
@@ -280,30 +285,18 @@ describe.each(stores)('an edit that lands just before the fence is kept (%s stor
       expect(await text(vault, `/memories/e/${n}.md`)).toBe(edited.get(n) ? `${n}\nedited\n` : `${n}\n`);
       expect(await text(vault, `/memories/d/${n}.md`)).toBeNull();
     }
-    await other.close();
-    await vault.close();
-    await done();
+    await close();
   });
 
   it.each(fenceKinds)('a delete takes the newer version; an edit after it finds no file (fenced by %s)', async (_kind, deleteExactly) => {
-    const { store: inner, done } = await open();
-    const store = new BeforeFirstFence(inner, { deleteExactly });
-    const vault = await createVault({ store, encryption: { masterKey: Buffer.alloc(32, 10).toString('base64') } });
-    const other = await createVault({ store: inner, encryption: { masterKey: Buffer.alloc(32, 10).toString('base64') } });
-    await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
-    store.hook = async () =>
-      expect((await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError).toBe(false);
+    const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/a.md': 'one\n' });
+    store.hook = async () => expect((await insert('/memories/a.md', 'two')).isError).toBe(false);
     expect(await vault.run(U, { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });
     expect(store.fired).toBe(1);
     expect(await text(vault, '/memories/a.md')).toBeNull();
-    expect(await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'three' })).toMatchObject({
-      isError: true,
-      code: 'NOT_FOUND',
-    });
+    expect(await insert('/memories/a.md', 'three')).toMatchObject({ isError: true, code: 'NOT_FOUND' });
     // Both ends are in the history: the edit's version, then the delete's tombstone.
     expect((await vault.history(U, '/memories/a.md')).versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content', 'content']);
-    await other.close();
-    await vault.close();
-    await done();
+    await close();
   });
 });
