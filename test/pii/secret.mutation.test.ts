@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { detectSecrets, looksFake, looksRandom, shannonEntropy } from '../../src/pii/detectors/secret.js';
 import { redact } from '../../src/pii/index.js';
 import type { Candidate } from '../../src/pii/types.js';
+import { seededRandom } from '../kit/random.js';
 
 const secrets = (text: string): string[] =>
   redact(text)
@@ -27,14 +28,7 @@ const UPHEX = UPPER + DIGITS;
 
 /** A fixed-seed generator (mulberry32): the same bodies on every run, none of them filler by chance. */
 function generator(seed: number): (alphabet: string, length: number) => string {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return (alphabet, length) => {
     for (;;) {
       let s = '';

@@ -26,17 +26,8 @@ export type LogRecord =
   | { type: 'start'; proc: string; seq: number; op: Op; at: number }
   | { type: 'end'; proc: string; seq: number; at: number; ok: boolean; code?: string; content?: string };
 
-/** mulberry32: small, fast, reproducible. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The checker's seeded generator (mulberry32). */
+export { seededRandom as rng } from '../random.js';
 
 export const dirPath = (d: number): string => `/memories/d${d}`;
 export const filePath = (d: number, f: number): string => `${dirPath(d)}/f${f}.md`;

@@ -8,17 +8,8 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/
 
 export type Rng = () => number;
 
-/** mulberry32: small, fast, deterministic. */
-export function makeRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The corpus's seeded generator (mulberry32). */
+export { seededRandom as makeRng } from '../../kit/random.js';
 
 export const int = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
 export const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)] as T;
