@@ -24,6 +24,7 @@ interface Row {
   get: number;
   head: number;
   list: number;
+  deleteIfMatch: number;
 }
 
 async function measure(name: string, store: ObjectStore): Promise<Row> {
@@ -38,8 +39,17 @@ async function measure(name: string, store: ObjectStore): Promise<Row> {
   const get = median(await timeRuns(iterations, (i) => store.get(keyOf(Math.max(i, 0)))));
   const head = median(await timeRuns(iterations, (i) => store.head(keyOf(Math.max(i, 0)))));
   const list = median(await timeRuns(Math.min(iterations, 50), (i) => store.list(`bench/u/0123abcd/${Math.max(i, 0) & 15}/`)));
+  // A fence: the version read, deleted exactly (deleteExactly where the store offers it, as the
+  // vault uses it; else the conditional DELETE). Warm-up runs delete keys the runs do not use.
+  const deleteIfMatch = median(
+    await timeRuns(iterations, async (i) => {
+      const key = i < 0 ? keyOf(iterations - i) : keyOf(i);
+      const etag = i < 0 ? (await store.put(key, body)).etag : etags.get(i)!;
+      await (store.deleteExactly ? store.deleteExactly(key, etag) : store.delete(key, { ifMatch: etag }));
+    }),
+  );
   await store.close();
-  return { name, put, putIfMatch, get, head, list };
+  return { name, put, putIfMatch, get, head, list, deleteIfMatch };
 }
 
 const dirs: string[] = [];
@@ -58,12 +68,12 @@ try {
   const base = rows[0]!;
   console.log(`4 KiB bodies, ${iterations} operations each, median ms per operation (list: ~${Math.round(iterations / 16)} keys per page)`);
   printTable(
-    ['adapter', 'put', 'put ifMatch', 'get', 'head', 'list'],
-    rows.map((r) => [r.name, r.put, r.putIfMatch, r.get, r.head, r.list]),
+    ['adapter', 'put', 'put ifMatch', 'get', 'head', 'list', 'delete ifMatch'],
+    rows.map((r) => [r.name, r.put, r.putIfMatch, r.get, r.head, r.list, r.deleteIfMatch]),
   );
   console.log('\nratio to memory (same run)');
   printTable(
-    ['adapter', 'put', 'put ifMatch', 'get', 'head', 'list'],
+    ['adapter', 'put', 'put ifMatch', 'get', 'head', 'list', 'delete ifMatch'],
     rows
       .slice(1)
       .map((r) => [
@@ -73,6 +83,7 @@ try {
         `${(r.get / base.get).toFixed(0)}x`,
         `${(r.head / base.head).toFixed(0)}x`,
         `${(r.list / base.list).toFixed(0)}x`,
+        `${(r.deleteIfMatch / base.deleteIfMatch).toFixed(0)}x`,
       ]),
   );
 } finally {
