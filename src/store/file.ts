@@ -413,7 +413,7 @@ export class FileStore implements ObjectStore {
         const release = await acquireFileLock(loc.lock, loc.breaker, staging, () => this.ensureDirectory(loc.dir), this.lockOptions);
         const outcome = fn().then(
           (value) => () => resolve(value),
-          (error: unknown) => () => reject(error),
+          (error: unknown) => () => reject(error instanceof Error ? error : new Error(String(error))),
         );
         const answer = await outcome;
         if (!afterRelease) answer();
@@ -449,6 +449,37 @@ export class FileStore implements ObjectStore {
   }
 
   /**
+   * Directories this process made whose entry in their parent is not yet known durable: the
+   * parent's fsync, in flight (removed once it succeeds; one that failed stays, so that every later
+   * durable write below it fails too: after a failed fsync nothing below can be promised durable).
+   */
+  private readonly syncingDirectories = new Map<string, Promise<void>>();
+
+  /** Start the fsync of `parent` that makes the new `dir` durable, and remember it until it succeeds. */
+  private syncEntry(dir: string, parent: string): void {
+    const syncing = fsyncDirectory(parent);
+    this.syncingDirectories.set(dir, syncing);
+    this.track(syncing);
+    syncing.then(
+      () => {
+        if (this.syncingDirectories.get(dir) === syncing) this.syncingDirectories.delete(dir);
+      },
+      () => undefined, // kept: every later durable write below `dir` fails with it
+    );
+  }
+
+  /** Once every directory from `dir` up to the root is durably in its parent (see makeDirectory). */
+  private async directoriesDurable(dir: string): Promise<void> {
+    if (this.syncingDirectories.size === 0) return;
+    const pending: Promise<void>[] = [];
+    for (let d = dir; d.startsWith(this.rootPrefix); d = dirname(d)) {
+      const syncing = this.syncingDirectories.get(d);
+      if (syncing) pending.push(syncing);
+    }
+    await Promise.all(pending);
+  }
+
+  /**
    * `dir` made below its parent, which is checked to be a real directory first (one realpath: no
    * link on the way) or made the same way when missing. From the bottom up, so that the usual case,
    * a new directory below existing ones (a file's first version), costs a realpath, a mkdir and the
@@ -462,7 +493,10 @@ export class FileStore implements ObjectStore {
     if (kind === 'missing') await this.makeDirectory(parent);
     try {
       await mkdir(dir, { mode: 0o700 });
-      if (this.durable) await fsyncDirectory(parent);
+      // The new entry is made durable by the parent's fsync, which runs beside the caller's own
+      // work (its temp file's write and fsync): a durable write into `dir` waits for it before it
+      // answers (directoriesDurable).
+      if (this.durable) this.syncEntry(dir, parent);
     } catch (e) {
       if (errnoOf(e) !== 'EEXIST') throw e;
       const info = await lstat(dir);
@@ -520,6 +554,7 @@ export class FileStore implements ObjectStore {
       if ((await lstat(loc.file).catch(() => null))?.isSymbolicLink()) throw linkRefused();
       throw new PreconditionFailedError(key);
     }
+    if (this.durable) await this.directoriesDurable(loc.dir);
     return { etag: header.etag };
   }
 

@@ -77,12 +77,13 @@ export async function createObjectFile(
   let created: boolean;
   try {
     created = await linkIfAbsent(temp, loc.file);
-  } finally {
-    // The temp name goes either way (linked, its inode lives on under the object's name); a crash
-    // before this leaves it for a listing to remove (removeIfStaleTemp).
+  } catch (e) {
     await unlink(temp).catch(() => undefined);
+    throw e;
   }
-  if (created && durable) await fsyncDirectory(loc.dir);
+  // The temp name goes either way (linked, its inode lives on under the object's name), beside the
+  // directory's fsync; a crash before this leaves it for a listing to remove (removeIfStaleTemp).
+  await Promise.all([unlink(temp).catch(() => undefined), created && durable ? fsyncDirectory(loc.dir) : undefined]);
   return created;
 }
 
