@@ -12,7 +12,7 @@ import { decodeObject, encodeObject, headerLength, parseHeader, PREAMBLE_BYTES, 
 import { assertValidKey, breakerFileName, isWellFormed, keyToComponents, lockFileName, tempFileName } from './file/keys.js';
 import { acquireFileLock, inProcessQueue, type LockOptions } from './file/lock.js';
 import { collectCandidates, decodeToken, encodeToken } from './file/walk.js';
-import { createObjectFile, HardLinksUnsupportedError, removeIfStaleTemp, writeObjectFile } from './file/write.js';
+import { createObjectFile, HardLinksUnsupportedError, linkTempIfAbsent, removeIfStaleTemp, writeObjectFile, writeTempFile } from './file/write.js';
 import {
   PreconditionFailedError,
   type CopyOptions,
@@ -22,6 +22,7 @@ import {
   type ObjectStore,
   type PutOptions,
   type StoredObject,
+  type PreparedCreate,
 } from './port.js';
 
 export interface FileStoreOptions {
@@ -203,6 +204,58 @@ export class FileStore implements ObjectStore {
 
   delete(key: string, options: { ifMatch?: string } = {}): Promise<void> {
     return this.run('DELETE', () => this.deleteOne(key, options.ifMatch));
+  }
+
+  /**
+   * The temp file written and fsync'd now (not counted: the request is the commit), linked to the
+   * object's name by `commit`, create-only, as a create-only `put` links it (createOnly).
+   */
+  prepareCreate(key: string, body: Uint8Array, options: { metadata?: Record<string, string>; tags?: Record<string, string> } = {}): Promise<PreparedCreate> {
+    return this.run(
+      'PUT',
+      async () => {
+        const loc = this.locate(key);
+        await this.prepareDirectory(loc.dir);
+        const metadata = { ...(options.metadata ?? {}) };
+        const tags = { ...(options.tags ?? {}) };
+        const header: ObjectHeader = { key, etag: newEtag(body), lastModified: this.now().getTime(), size: body.byteLength, metadata, tags };
+        const temp = this.hardLinks ? await writeTempFile(loc, encodeObject(header, body), this.durable, () => this.ensureDirectory(loc.dir)) : null;
+        let settled = false;
+        const once = (): void => {
+          if (settled) throw new MemvaultError('INTERNAL', 'a prepared create is committed or discarded once');
+          settled = true;
+        };
+        const discard = async (): Promise<void> => {
+          if (temp !== null) await unlink(temp).catch(() => undefined);
+        };
+        return {
+          commit: async () => {
+            once();
+            return this.run('PUT', async () => {
+              if (temp !== null) {
+                try {
+                  if (!(await linkTempIfAbsent(loc, temp, this.durable))) {
+                    if ((await lstat(loc.file).catch(() => null))?.isSymbolicLink()) throw linkRefused();
+                    throw new PreconditionFailedError(key);
+                  }
+                  if (this.durable) await this.directoriesDurable(loc.dir);
+                  return { etag: header.etag };
+                } catch (error) {
+                  if (!(error instanceof HardLinksUnsupportedError)) throw error;
+                  this.hardLinks = false; // the temp file is gone with the refused link: written again below
+                }
+              }
+              return this.createOnly(loc, key, body, metadata, tags, false);
+            });
+          },
+          discard: async () => {
+            once();
+            await discard();
+          },
+        };
+      },
+      0,
+    );
   }
 
   /** The version check and the unlink are one step under the key's lock; nothing there is a lost condition. */

@@ -9,8 +9,15 @@ import type { CopyOptions, ListOptions, ListPage, ObjectInfo, ObjectStore, PutOp
 export class ObservedStore implements ObjectStore {
   /** Offered exactly when the inner store offers it (callers choose their fence by its presence). */
   readonly deleteExactly?: (key: string, ifMatch: string) => Promise<void>;
+  /** Likewise; the commit is observed as the PUT it is. */
+  readonly prepareCreate?: ObjectStore['prepareCreate'];
 
   constructor(private readonly inner: ObjectStore) {
+    if (inner.prepareCreate)
+      this.prepareCreate = async (key, body, options) => {
+        const prepared = await inner.prepareCreate!(key, body, options);
+        return { commit: () => observeStoreOperation(inner.kind, 'put', () => prepared.commit()), discard: () => prepared.discard() };
+      };
     if (inner.deleteExactly) this.deleteExactly = (key, ifMatch) => observeStoreOperation(inner.kind, 'delete', () => inner.deleteExactly!(key, ifMatch));
   }
 

@@ -85,9 +85,26 @@ export interface ObjectStore {
    * no object, which would read as "someone else took it" (a rename would then take its copy back).
    */
   deleteExactly?(key: string, ifMatch: string): Promise<void>;
+  /**
+   * A create-only PUT (`If-None-Match: *`) in two steps, for a write that must not land before
+   * another one does but whose bytes are known already (a file's version, which follows the file's
+   * own write: src/vault/store-user-files.ts). `prepareCreate` does the part that publishes nothing
+   * (the file store: the object's temp file, written and fsync'd), beside the write it must follow;
+   * `commit` then publishes it as `put` with `ifNoneMatch: '*'` would (PreconditionFailedError when
+   * the key is taken; counted as that PUT), `discard` drops it. One neither committed nor discarded
+   * (a crash) leaves at most a temp file, which a later listing removes. Offered only where a PUT has
+   * such a part worth moving (not S3, not the memory store).
+   */
+  prepareCreate?(key: string, body: Uint8Array, options?: { metadata?: Record<string, string>; tags?: Record<string, string> }): Promise<PreparedCreate>;
   /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */
   deleteMany(keys: string[]): Promise<{ failed: string[] }>;
   close(): Promise<void>;
+}
+
+/** A create-only PUT prepared by `ObjectStore.prepareCreate`: published by `commit`, or dropped. */
+export interface PreparedCreate {
+  commit(): Promise<{ etag: string }>;
+  discard(): Promise<void>;
 }
 
 /** A conditional write or copy lost: someone else wrote first. Callers re-read and retry. */

@@ -1,6 +1,6 @@
 import { MemvaultError } from '../errors.js';
 import { countBytesRead, countBytesWritten } from '../store/accounting.js';
-import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore, type StoredObject } from '../store/port.js';
+import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore, type PreparedCreate, type StoredObject } from '../store/port.js';
 import type { UserCodec } from '../crypto/user-codec.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
@@ -254,10 +254,20 @@ export class StoreUserFiles implements UserFiles {
    * command fails with the integrity error. Any other failure leaves the file written and the
    * version missing from the history (reads accept a current version newer than the history).
    */
-  private async keepVersion(path: string, key: string, seq: number, body: Uint8Array, metadata: Record<string, string>, etag: string): Promise<void> {
+  private async keepVersion(
+    path: string,
+    key: string,
+    seq: number,
+    body: Uint8Array,
+    metadata: Record<string, string>,
+    etag: string,
+    prepared?: Promise<PreparedCreate>,
+  ): Promise<void> {
     const versionKey = versionKeyOf(this.codec.uid, key, seq);
     try {
-      await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
+      const ready = prepared ? await prepared.catch(() => undefined) : undefined;
+      if (ready) await ready.commit();
+      else await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
       this.ownVersions.set(etag, versionKey);
       return;
     } catch (error) {
@@ -358,15 +368,35 @@ export class StoreUserFiles implements UserFiles {
       // reaping marker whose DELETE may be on its way (src/store/fence.ts), which is waited out.
       return this.replaceExisting(key, put);
     };
+    // The version's bytes are known before the write: where the store can prepare a create (the file
+    // store's temp file, written and fsync'd), that part goes beside the write; the version is still
+    // published only after the write landed (keepVersion). Used by the first attempt only.
+    let prepared =
+      history && this.store.prepareCreate
+        ? this.store.prepareCreate(versionKeyOf(this.codec.uid, key, seq), body, { metadata: metadata!, tags: VERSION_TAGS })
+        : undefined;
+    prepared?.catch(() => undefined); // awaited below; a failed preparation falls back to a plain PUT
     for (let attempt = 1; ; attempt++) {
-      const { result, created, replaced } = await once();
+      const preparedNow = prepared;
+      prepared = undefined;
+      let landed: Awaited<ReturnType<typeof once>>;
+      try {
+        landed = await once();
+      } catch (error) {
+        void preparedNow?.then(
+          (p) => p.discard(),
+          () => undefined,
+        );
+        throw error;
+      }
+      const { result, created, replaced } = landed;
       const checked = created && !condition.deferNameCheck;
       // The name check and the version's write need no answer from each other, so they go out
       // together (the version only ever follows the write it keeps: the history is never ahead of
       // the file). A create the check takes back takes its version back with it.
       const [check, kept] = await Promise.allSettled([
         checked ? this.takeBackOnConflict(path, key, result.etag) : Promise.resolve(null),
-        history ? this.keepVersion(path, key, seq, body, metadata!, result.etag) : Promise.resolve(),
+        history ? this.keepVersion(path, key, seq, body, metadata!, result.etag, preparedNow) : Promise.resolve(),
       ]);
       // A version that found its number taken has put the newest kept version back already: that
       // is what happened to the file, whatever the check says (it is rare for a create: a clash of

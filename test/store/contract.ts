@@ -206,6 +206,35 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
       expect(await store().head(`${p}k`)).toBeNull();
     });
 
+    it('publishes a prepared create only when committed, create-only, counted as one PUT then (where offered)', async (ctx) => {
+      const prepareCreate = store().prepareCreate?.bind(store());
+      if (!prepareCreate) return ctx.skip(); // S3 and the memory store: a plain create-only PUT
+      const p = freshPrefix();
+      const counter: RequestCounter = {};
+      const prepared = await withRequestCounter(counter, () => prepareCreate(`${p}new/k`, text('prepared'), { metadata: { m: 'v' } }));
+      expect(counter).toEqual({});
+      // Nothing is published before the commit: not the object, not its directory's listing.
+      expect(await store().get(`${p}new/k`)).toBeNull();
+      expect(await listKeys(store(), p)).toEqual([]);
+      const { etag } = await withRequestCounter(counter, () => prepared.commit());
+      expect(counter).toEqual({ PUT: 1 });
+      const got = await store().get(`${p}new/k`);
+      expect(str(got!.body)).toBe('prepared');
+      expect(got!.etag).toBe(etag);
+      expect(got!.metadata).toEqual({ m: 'v' });
+      await expect(prepared.commit()).rejects.toThrow(); // once
+      // Create-only: a key taken meanwhile stays as it is.
+      const late = await prepareCreate(`${p}taken`, text('late'));
+      const first = await store().put(`${p}taken`, text('first'));
+      await expectPreconditionFailed(late.commit());
+      expect((await store().head(`${p}taken`))!.etag).toBe(first.etag);
+      // Discarded: nothing published.
+      const dropped = await prepareCreate(`${p}dropped`, text('x'));
+      await dropped.discard();
+      expect(await store().head(`${p}dropped`)).toBeNull();
+      expect(await listKeys(store(), p)).toEqual([`${p}new/k`, `${p}taken`]);
+    });
+
     it('keeps a key and keys below it as "directory" apart', async () => {
       const p = freshPrefix();
       await store().put(`${p}a/b`, text('child'));

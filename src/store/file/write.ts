@@ -15,7 +15,11 @@ import { NO_HARD_LINKS, pidIsAlive } from './lock.js';
 
 /** Writes an object's file bytes under its key's lock: temp file, fsync, rename over the object, fsync the directory. */
 export async function writeObjectFile(loc: { dir: string; name: string; file: string }, bytes: Uint8Array, durable: boolean): Promise<void> {
-  const temp = await writeTempFile(loc, bytes, durable);
+  await renameTempOver(loc, await writeTempFile(loc, bytes, durable), durable);
+}
+
+/** A written temp file renamed over the object (under the key's lock), then the directory fsync'd. */
+export async function renameTempOver(loc: { dir: string; file: string }, temp: string, durable: boolean): Promise<void> {
   try {
     await renameOver(temp, loc.file);
   } catch (e) {
@@ -33,7 +37,12 @@ const TEMP_DIRECTORY_TRIES = 20;
  * `ensureDirectory` (a writer that holds no lock, whose directory a prune may remove after the
  * caller's check) a missing directory is made again and the temp file tried again.
  */
-async function writeTempFile(loc: { dir: string; name: string }, bytes: Uint8Array, durable: boolean, ensureDirectory?: () => Promise<void>): Promise<string> {
+export async function writeTempFile(
+  loc: { dir: string; name: string },
+  bytes: Uint8Array,
+  durable: boolean,
+  ensureDirectory?: () => Promise<void>,
+): Promise<string> {
   const temp = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
   let handle;
   for (let attempt = 1; ; attempt++) {
@@ -73,7 +82,14 @@ export async function createObjectFile(
   durable: boolean,
   ensureDirectory: () => Promise<void>,
 ): Promise<boolean> {
-  const temp = await writeTempFile(loc, bytes, durable, ensureDirectory);
+  return linkTempIfAbsent(loc, await writeTempFile(loc, bytes, durable, ensureDirectory), durable);
+}
+
+/**
+ * The second half of createObjectFile: a written temp file linked to the object's name if none is
+ * there (false: taken, nothing published), the temp name removed, the directory fsync'd.
+ */
+export async function linkTempIfAbsent(loc: { dir: string; file: string }, temp: string, durable: boolean): Promise<boolean> {
   let created: boolean;
   try {
     created = await linkIfAbsent(temp, loc.file);

@@ -1,0 +1,113 @@
+/**
+ * On the file store a write's version is prepared (its temp file written and fsync'd) beside the
+ * write itself, and published only once the write has landed (ObjectStore.prepareCreate): the
+ * history is never ahead of the file. A write that fails drops its prepared version; one whose
+ * preparation failed keeps its version by a plain PUT.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createVault } from '../../src/index.js';
+import { FileStore } from '../../src/store/file.js';
+import { listAll, type PreparedCreate, type PutOptions } from '../../src/store/port.js';
+import { isKeptVersionKey } from '../kit/stores.js';
+
+const roots: string[] = [];
+afterAll(async () => {
+  for (const root of roots) await rm(root, { recursive: true, force: true });
+});
+const encryption = { masterKey: Buffer.alloc(32, 11).toString('base64') };
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+/** A file store whose PUTs of a user's file (not of a kept version) can be held, and whose preparations are counted or failed. */
+class GatedFileStore extends FileStore {
+  gate: Promise<void> | undefined;
+  prepares = 0;
+  failPrepare = false;
+  override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    if (this.gate && !isKeptVersionKey(key)) await this.gate;
+    return super.put(key, body, options);
+  }
+  override async prepareCreate(key: string, body: Uint8Array, options?: Parameters<FileStore['prepareCreate']>[2]): Promise<PreparedCreate> {
+    this.prepares += 1;
+    if (this.failPrepare) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    return super.prepareCreate(key, body, options);
+  }
+}
+
+async function open() {
+  const root = await mkdtemp(join(tmpdir(), 'memvault-prepared-'));
+  roots.push(root);
+  const store = new GatedFileStore(root);
+  const vault = await createVault({ store, encryption });
+  return { root, store, vault };
+}
+
+async function versionKeys(store: FileStore): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const o of listAll(store, 'u/')) if (isKeptVersionKey(o.key)) keys.push(o.key);
+  return keys;
+}
+
+async function tempFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) if (entry.name.includes('~tmp')) out.push(entry.name);
+  return out;
+}
+
+describe('a version prepared beside its write', () => {
+  it('is published only once the write has landed', async () => {
+    const { store, vault } = await open();
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+    const before = await versionKeys(store);
+    expect(before).toHaveLength(1);
+    let release!: () => void;
+    store.gate = new Promise<void>((resolve) => (release = resolve));
+    const prepares = store.prepares;
+    const edited = vault.run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' });
+    await settle();
+    // Prepared while the write is held, and not published.
+    expect(store.prepares).toBe(prepares + 1);
+    expect(await versionKeys(store)).toEqual(before);
+    release();
+    store.gate = undefined;
+    expect((await edited).isError).toBe(false);
+    expect(await versionKeys(store)).toHaveLength(2);
+    const history = await vault.history('u', '/memories/a.md');
+    expect(history.versions.map((v) => v.end ?? 'content')).toEqual(['content', 'content']);
+    await vault.close();
+  });
+
+  it('is dropped, with its temp file, when the write fails', async () => {
+    const { root, store, vault } = await open();
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+    const files = await vault.files('u');
+    const current = await files.read('/memories/a.md');
+    await files.write('/memories/a.md', new TextEncoder().encode('edited elsewhere\n'), { ifMatch: current!.etag });
+    const before = await versionKeys(store);
+    const prepares = store.prepares;
+    // A write against the version read before: it loses its condition.
+    await expect(files.write('/memories/a.md', new TextEncoder().encode('stale\n'), { ifMatch: current!.etag })).rejects.toMatchObject({
+      name: 'PreconditionFailedError',
+    });
+    expect(store.prepares).toBe(prepares + 1);
+    await settle();
+    await store.idle();
+    expect(await versionKeys(store)).toEqual(before);
+    expect(await tempFiles(root)).toEqual([]);
+    await vault.close();
+  });
+
+  it('whose preparation failed is kept by a plain PUT', async () => {
+    const { store, vault } = await open();
+    store.failPrepare = true;
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError).toBe(false);
+    expect(store.prepares).toBe(2);
+    expect(await versionKeys(store)).toHaveLength(2);
+    await vault.close();
+  });
+});
