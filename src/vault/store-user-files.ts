@@ -383,10 +383,13 @@ export class StoreUserFiles implements UserFiles {
       try {
         landed = await once();
       } catch (error) {
-        void preparedNow?.then(
-          (p) => p.discard(),
-          () => undefined,
-        );
+        // Dropped before the command answers: no work of it outlives the command.
+        await preparedNow
+          ?.then(
+            (p) => p.discard(),
+            () => undefined,
+          )
+          .catch(() => undefined);
         throw error;
       }
       const { result, created, replaced } = landed;

@@ -145,6 +145,7 @@ describe('on a store that offers deleteExactly, the delete is the fence', () => 
       answered = true;
       return r;
     });
+    for (let i = 0; i < 5000 && !log.includes('delete'); i++) await new Promise((resolve) => setTimeout(resolve, 1));
     for (let i = 0; i < 200; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(log).toEqual(['delete']); // held: nothing follows it yet
     expect(answered).toBe(false);

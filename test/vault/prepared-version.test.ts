@@ -68,8 +68,9 @@ describe('a version prepared beside its write', () => {
     store.gate = new Promise<void>((resolve) => (release = resolve));
     const prepares = store.prepares;
     const edited = vault.run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' });
+    // Prepared while the write is held (the edit reads first: wait for it), and not published.
+    for (let i = 0; i < 5000 && store.prepares === prepares; i++) await new Promise((resolve) => setTimeout(resolve, 1));
     await settle();
-    // Prepared while the write is held, and not published.
     expect(store.prepares).toBe(prepares + 1);
     expect(await versionKeys(store)).toEqual(before);
     release();
