@@ -25,6 +25,12 @@ import {
   type PreparedCreate,
 } from './port.js';
 
+/** An object written to its temp file and not yet published (prepareCreate). */
+interface StagedObject {
+  header: ObjectHeader;
+  temp: string;
+}
+
 export interface FileStoreOptions {
   /** Clock for lastModified (expiry tests control it). Locks and temp-file ages use the real clock. */
   now?: () => Date;
@@ -208,7 +214,7 @@ export class FileStore implements ObjectStore {
 
   /**
    * The temp file written and fsync'd now (not counted: the request is the commit), linked to the
-   * object's name by `commit`, create-only, as a create-only `put` links it (createOnly).
+   * object's name by `commit` through createOnly, as a create-only `put` links it.
    */
   prepareCreate(key: string, body: Uint8Array, options: { metadata?: Record<string, string>; tags?: Record<string, string> } = {}): Promise<PreparedCreate> {
     return this.run(
@@ -218,39 +224,23 @@ export class FileStore implements ObjectStore {
         await this.prepareDirectory(loc.dir);
         const metadata = { ...(options.metadata ?? {}) };
         const tags = { ...(options.tags ?? {}) };
-        const header: ObjectHeader = { key, etag: newEtag(body), lastModified: this.now().getTime(), size: body.byteLength, metadata, tags };
-        const temp = this.hardLinks ? await writeTempFile(loc, encodeObject(header, body), this.durable, () => this.ensureDirectory(loc.dir)) : null;
+        const header = this.headerOf(key, body, metadata, tags);
+        const staged: StagedObject | undefined = this.hardLinks
+          ? { header, temp: await writeTempFile(loc, encodeObject(header, body), this.durable, () => this.ensureDirectory(loc.dir)) }
+          : undefined;
         let settled = false;
         const once = (): void => {
           if (settled) throw new MemvaultError('INTERNAL', 'a prepared create is committed or discarded once');
           settled = true;
         };
-        const discard = async (): Promise<void> => {
-          if (temp !== null) await unlink(temp).catch(() => undefined);
-        };
         return {
           commit: async () => {
             once();
-            return this.run('PUT', async () => {
-              if (temp !== null) {
-                try {
-                  if (!(await linkTempIfAbsent(loc, temp, this.durable))) {
-                    if ((await lstat(loc.file).catch(() => null))?.isSymbolicLink()) throw linkRefused();
-                    throw new PreconditionFailedError(key);
-                  }
-                  if (this.durable) await this.directoriesDurable(loc.dir);
-                  return { etag: header.etag };
-                } catch (error) {
-                  if (!(error instanceof HardLinksUnsupportedError)) throw error;
-                  this.hardLinks = false; // the temp file is gone with the refused link: written again below
-                }
-              }
-              return this.createOnly(loc, key, body, metadata, tags, false);
-            });
+            return this.run('PUT', () => this.createOnly(loc, key, body, metadata, tags, false, staged));
           },
           discard: async () => {
             once();
-            await discard();
+            if (staged) await unlink(staged.temp).catch(() => undefined);
           },
         };
       },
@@ -464,11 +454,13 @@ export class FileStore implements ObjectStore {
       const queued = inProcessQueue(loc.lock, async () => {
         const staging = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
         const release = await acquireFileLock(loc.lock, loc.breaker, staging, () => this.ensureDirectory(loc.dir), this.lockOptions);
-        const outcome = fn().then(
-          (value) => () => resolve(value),
-          (error: unknown) => () => reject(error instanceof Error ? error : new Error(String(error))),
-        );
-        const answer = await outcome;
+        let answer: () => void;
+        try {
+          const value = await fn();
+          answer = () => resolve(value);
+        } catch (error) {
+          answer = () => reject(error instanceof Error ? error : new Error(String(error)));
+        }
         if (!afterRelease) answer();
         await release().catch(() => undefined);
         if (afterRelease) {
@@ -559,9 +551,10 @@ export class FileStore implements ObjectStore {
   }
 
   /**
-   * A create-only write (S3's If-None-Match: *), the one mechanism of put and copy: link() publishes
-   * the object only where no name is (file/write.ts), with no lock. `locked`: the caller holds the
-   * key's lock already. On a file system without hard links (found once, then remembered) every
+   * A create-only write (S3's If-None-Match: *), the one mechanism of put, copy and a prepared
+   * create's commit: link() publishes the object only where no name is (file/write.ts), with no
+   * lock. `locked`: the caller holds the key's lock already. `staged`: the object's temp file,
+   * written already (prepareCreate). On a file system without hard links (found once, then remembered) every
    * create takes the lock and looks under it instead, so the look and the write are again one step.
    */
   private async createOnly(
@@ -571,14 +564,17 @@ export class FileStore implements ObjectStore {
     metadata: Record<string, string>,
     tags: Record<string, string>,
     locked: boolean,
+    staged?: StagedObject,
   ): Promise<{ etag: string }> {
     if (this.hardLinks) {
       try {
-        return await this.write(loc, key, body, metadata, tags, 'create-only');
+        return await this.write(loc, key, body, metadata, tags, 'create-only', staged);
       } catch (error) {
         if (!(error instanceof HardLinksUnsupportedError)) throw error;
-        this.hardLinks = false;
+        this.hardLinks = false; // a staged temp file went with the refused link
       }
+    } else if (staged) {
+      await unlink(staged.temp).catch(() => undefined); // staged before hard links were found missing
     }
     const lookThenWrite = async () => {
       if (await this.readHeader(loc.file)) throw new PreconditionFailedError(key);
@@ -598,17 +594,26 @@ export class FileStore implements ObjectStore {
     metadata: Record<string, string>,
     tags: Record<string, string>,
     mode: 'replace' | 'create-only' = 'replace',
+    staged?: StagedObject,
   ): Promise<{ etag: string }> {
-    const header: ObjectHeader = { key, etag: newEtag(body), lastModified: this.now().getTime(), size: body.byteLength, metadata, tags };
-    const bytes = encodeObject(header, body);
-    if (mode === 'replace') await writeObjectFile(loc, bytes, this.durable);
-    else if (!(await createObjectFile(loc, bytes, this.durable, () => this.ensureDirectory(loc.dir)))) {
+    const header = staged?.header ?? this.headerOf(key, body, metadata, tags);
+    if (mode === 'replace') await writeObjectFile(loc, encodeObject(header, body), this.durable);
+    else if (
+      !(staged
+        ? await linkTempIfAbsent(loc, staged.temp, this.durable)
+        : await createObjectFile(loc, encodeObject(header, body), this.durable, () => this.ensureDirectory(loc.dir)))
+    ) {
       // Taken: by an object, or by a link planted in its place, which is refused as a read of it is.
       if ((await lstat(loc.file).catch(() => null))?.isSymbolicLink()) throw linkRefused();
       throw new PreconditionFailedError(key);
     }
     if (this.durable) await this.directoriesDurable(loc.dir);
     return { etag: header.etag };
+  }
+
+  /** A new object's header: its ETag from its bytes, its time from the store's clock. */
+  private headerOf(key: string, body: Uint8Array, metadata: Record<string, string>, tags: Record<string, string>): ObjectHeader {
+    return { key, etag: newEtag(body), lastModified: this.now().getTime(), size: body.byteLength, metadata, tags };
   }
 
   /** `exactly`: a missing object is a lost condition (deleteExactly), not a delete already done. */

@@ -5,7 +5,7 @@
  * The whole adapter contract must still hold, and racing creates and copies still have one winner.
  */
 import type * as FsPromises from 'node:fs/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -59,5 +59,23 @@ describe('FileStore without hard links', () => {
       expect(new TextDecoder().decode((await store.get(key))!.body)).toBe(winners[0] === 0 ? 'copied' : `writer ${winners[0]}`);
     }
     expect(links.tried).toBeGreaterThan(before); // link() was tried (and refused), not skipped
+  });
+
+  it('commits prepared creates staged before link() was found refused: written again under the lock, no temp file left', async () => {
+    const dir = await sandbox();
+    const store = await FileStore.open(dir);
+    // Both staged while the store still believes in hard links (a fresh store's first creates).
+    const first = await store.prepareCreate('a/first', text('one'));
+    const second = await store.prepareCreate('a/second', text('two'));
+    await first.commit(); // link() refused: the store falls back (the staged temp file went with the link)
+    await second.commit(); // staged before the fall-back: its temp file dropped, written again under the lock
+    expect(new TextDecoder().decode((await store.get('a/first'))!.body)).toBe('one');
+    expect(new TextDecoder().decode((await store.get('a/second'))!.body)).toBe('two');
+    // Create-only still: a prepared create of a taken key loses.
+    const late = await store.prepareCreate('a/first', text('late'));
+    await expect(late.commit()).rejects.toBeInstanceOf(PreconditionFailedError);
+    await store.idle();
+    const names = await readdir(join(dir, 'a'));
+    expect(names.filter((n) => n.includes('~tmp'))).toEqual([]);
   });
 });
