@@ -1,5 +1,5 @@
 import { MEMORY_ROOT } from '../vault/paths.js';
-import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from '../vault/user-files.js';
+import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, StatOptions, UserFiles, WriteCondition, WriteResult } from '../vault/user-files.js';
 import { QuotaExceededError } from './quota-messages.js';
 import type { QuotaRun, Reservation } from './quota-run.js';
 
@@ -23,8 +23,8 @@ export class QuotaFiles implements UserFiles {
     return file;
   }
 
-  async stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null> {
-    const info = await this.inner.stat(path);
+  async stat(path: string, options?: StatOptions): Promise<{ size: number; etag: string; lastModified: Date } | null> {
+    const info = await this.inner.stat(path, options);
     if (path !== MEMORY_ROOT) this.run.seen(path, info ? info.size : null);
     return info;
   }

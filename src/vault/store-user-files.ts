@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
-import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
+import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, StatOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf, reap, REAPING_BODY_BYTES, REAPING_WAIT_MS } from '../store/fence.js';
 import { meterHistory, type HistoryUsage } from './history-usage.js';
 import { LruMap } from '../util/lru.js';
@@ -190,6 +190,15 @@ export class StoreUserFiles implements UserFiles {
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
     const key = this.existingKeyOf(path);
     if (key === null) throw new PreconditionFailedError(path); // no file can be there
+    // The tombstone is numbered one past the version it ends, not by the clock: a create of the same
+    // name that took its clock number before this fence and lands after it must stay above the
+    // tombstone, or reads would refuse it as a put-back (docs/versions.md, "Sequence numbers"). The
+    // number is known when this vault read the version (the memo); else it is looked up (one GET)
+    // before the fence. A version without a readable record falls back to a clock number taken
+    // before the fence goes out.
+    const history = this.keepsHistory(path);
+    const ended = history ? (this.knownSeq(key, ifMatch) ?? (await this.recordedSeqOf(path, key, ifMatch))) : undefined;
+    const clockFallback = history && ended === undefined ? clockSeq() : 0;
     let cleanUp: Promise<void> = Promise.resolve();
     if (this.store.deleteExactly) {
       // A store that decides a conditional delete itself, with an answer that cannot be lost: the
@@ -205,7 +214,9 @@ export class StoreUserFiles implements UserFiles {
     // before it (a tombstone of a file still there would make reads refuse it), and goes out beside
     // the marker's clean-up. The content is in the history already (every version is written there
     // as it is made).
-    const recorded = this.keepsHistory(path) ? this.writeTombstone(path, key, reason).catch(() => undefined) : Promise.resolve();
+    const recorded = history
+      ? this.writeTombstone(path, key, reason, ended !== undefined ? nextSeq(ended) : clockFallback).catch(() => undefined)
+      : Promise.resolve();
     return { settled: Promise.all([cleanUp, recorded]).then(() => undefined) };
   }
 
@@ -237,10 +248,31 @@ export class StoreUserFiles implements UserFiles {
     return first ? (parseVersionKey(this.codec.uid, first.key)?.seq ?? null) : null;
   }
 
-  /** A version that records the end of a file (a delete, a move, an expiry): no content. */
-  private async writeTombstone(path: string, key: string, end: VersionEnd): Promise<void> {
+  /**
+   * The number of the stored version `etag` at `key`, from its record (one GET), or undefined when
+   * another version is there, none, or one whose record does not open (a fence must still take a
+   * damaged or put-back file out of use). A store error fails the fence before it goes out.
+   */
+  private async recordedSeqOf(path: string, key: string, etag: string): Promise<number | undefined> {
+    const object = await this.store.get(key);
+    return object !== null && object.etag === etag ? this.noteRecordOf(path, key, object) : undefined;
+  }
+
+  /** The object's checked record number, memoized; undefined when it has none or it does not open. */
+  private noteRecordOf(path: string, key: string, object: StoredObject): number | undefined {
+    try {
+      return this.checkedSeq(path, key, object);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * A version that records the end of a file (a delete, a move): no content. Create-only: a number
+   * taken already means the history holds a version at or past it, which ends the fenced one as well.
+   */
+  private async writeTombstone(path: string, key: string, end: VersionEnd, seq: number): Promise<void> {
     const body = new Uint8Array(0);
-    const seq = clockSeq();
     const metadata = {
       [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.writing.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }),
     };
@@ -397,9 +429,14 @@ export class StoreUserFiles implements UserFiles {
       // The name check and the version's write need no answer from each other, so they go out
       // together (the version only ever follows the write it keeps: the history is never ahead of
       // the file). A create the check takes back takes its version back with it.
-      const [check, kept] = await Promise.allSettled([
+      // A write numbered by the clock (it replaced no version this vault knew: a create, an
+      // overwrite, a copy) may land below a number kept meanwhile: a tombstone or a version of a file
+      // that another instance made and ended at this name while this write was under way. The history's
+      // newest number, listed beside the two, tells (docs/versions.md, "Sequence numbers").
+      const [check, kept, newest] = await Promise.allSettled([
         checked ? this.takeBackOnConflict(path, key, result.etag) : Promise.resolve(null),
         history ? this.keepVersion(path, key, seq, body, metadata!, result.etag, preparedNow) : Promise.resolve(),
+        history && known === undefined ? this.newestVersionSeq(key) : Promise.resolve(null),
       ]);
       // A version that found its number taken has put the newest kept version back already: that
       // is what happened to the file, whatever the check says (it is rare for a create: a clash of
@@ -410,8 +447,14 @@ export class StoreUserFiles implements UserFiles {
       if (conflict?.takenBack && history) await this.dropOwnVersion(key, seq, result.etag, metadata![VERSION_METADATA]!);
       if (!conflict) {
         countBytesWritten(data.byteLength);
-        if (recorded) this.knownRecords.set(recordMemoKey(key, result.etag), { seq, sealed: metadata![VERSION_METADATA]! });
-        return replaced === undefined ? result : { ...result, replaced };
+        const above = newest.status === 'fulfilled' && newest.value !== null && newest.value > seq ? newest.value : undefined;
+        const final = (above !== undefined ? await this.renumber(path, key, body, fields, tags, result.etag, above) : null) ?? {
+          etag: result.etag,
+          seq,
+          sealed: metadata?.[VERSION_METADATA],
+        };
+        if (recorded && final.sealed !== undefined) this.knownRecords.set(recordMemoKey(key, final.etag), { seq: final.seq, sealed: final.sealed });
+        return replaced === undefined ? { etag: final.etag } : { etag: final.etag, replaced };
       }
       // Two rivals that saw each other have both taken themselves back. After a random pause, the
       // first to look again finds the way clear and tries once more; a rival still there has won.
@@ -419,6 +462,36 @@ export class StoreUserFiles implements UserFiles {
       await sleep(Math.random() * NAME_CONFLICT_PAUSE_MS * attempt);
       const still = await fileNameConflict(this, path);
       if (still) throw new NameConflictError(still);
+    }
+  }
+
+  /**
+   * Number the version this write just landed (`etag`) again, one past `newest`: the same body put
+   * back `If-Match` itself with a new record, and that version kept. Null when it could not (an edit
+   * landed meanwhile, whose writer saw the file: it stays as it is; or the store failed), leaving the
+   * write as it landed.
+   */
+  private async renumber(
+    path: string,
+    key: string,
+    body: Uint8Array,
+    fields: Record<string, string>,
+    tags: Record<string, string> | undefined,
+    etag: string,
+    newest: number,
+  ): Promise<{ etag: string; seq: number; sealed: string } | null> {
+    const seq = nextSeq(newest);
+    const sealed = sealVersionRecord(this.codec, path, { seq, actor: this.writing.actor, time: Date.now(), bodyHash: bodyHashOf(body) });
+    const metadata = { ...fields, [VERSION_METADATA]: sealed };
+    try {
+      const result = await this.store.put(key, body, { ifMatch: etag, metadata, ...(tags ? { tags } : {}) });
+      await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS }).then(
+        () => this.ownVersions.set(result.etag, versionKeyOf(this.codec.uid, key, seq)),
+        () => undefined, // a version missing from the history: reads accept a current version newer than it
+      );
+      return { etag: result.etag, seq, sealed };
+    } catch {
+      return null;
     }
   }
 
@@ -536,12 +609,19 @@ export class StoreUserFiles implements UserFiles {
     }
   }
 
-  async stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null> {
+  async stat(path: string, options: StatOptions = {}): Promise<{ size: number; etag: string; lastModified: Date } | null> {
     if (path === MEMORY_ROOT) return null;
     const key = this.existingKeyOf(path);
     if (key === null) return null;
-    const head = await this.store.head(key);
-    return head && (await this.isLiveObject(head)) ? { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified } : null;
+    // For a fence, with history on: a GET in place of the HEAD, whose record numbers the tombstone.
+    let head: ObjectInfo | null;
+    if (options.forFence === true && this.keepsHistory(path)) {
+      const object = await this.store.get(key);
+      if (object) this.noteRecordOf(path, key, object);
+      head = object;
+    } else head = await this.store.head(key);
+    if (!head || !(await this.isLiveObject(head))) return null;
+    return { size: this.codec.plaintextSize(head.size), etag: head.etag, lastModified: head.lastModified };
   }
 
   /** One LIST of at most one key. */

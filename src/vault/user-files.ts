@@ -80,13 +80,21 @@ export interface WriteResult {
   replaced?: number | null;
 }
 
+export interface StatOptions {
+  /**
+   * The file is about to be fenced: with history on, a GET in place of the HEAD (one request still),
+   * so that the tombstone can be numbered one past the version it ends without a request more.
+   */
+  forFence?: boolean;
+}
+
 export interface UserFiles {
   readonly uid: string;
   read(path: string, options?: ReadOptions): Promise<FileVersion | null>;
   /** Throws PreconditionFailedError when the condition fails. */
   write(path: string, data: Uint8Array, condition?: WriteCondition): Promise<WriteResult>;
   /** The file at the path (one HEAD), or null when there is none. */
-  stat(path: string): Promise<{ size: number; etag: string; lastModified: Date } | null>;
+  stat(path: string, options?: StatOptions): Promise<{ size: number; etag: string; lastModified: Date } | null>;
   /** True when files lie below the path (one LIST of at most one key). */
   isDirectory(path: string): Promise<boolean>;
   /** Every file below `dir` (recursively), in path order. */

@@ -104,6 +104,9 @@ export function isKeptVersionKey(key: string): boolean {
   return VERSION_KEY.test(key);
 }
 
+/** The prefix of one file's kept versions (`u/{uid}/v/{names}/@`), which a LIST of its newest number names. */
+const VERSIONS_PREFIX = /^u\/[^/]+\/v\/.+\/@$/;
+
 export class FaultyStore extends StoreWrapper {
   calls = 0;
   private failOn = -1;
@@ -118,8 +121,10 @@ export class FaultyStore extends StoreWrapper {
   firedInClearing = false;
   /**
    * Whether that request wrote or deleted a kept version (a version key `…/v/…/@<16 digits>`: the
-   * version a write keeps after it, a tombstone after a fence). The command has taken effect by
-   * then; a version that could not be kept is left out of the history (docs/versions.md).
+   * version a write keeps after it, a tombstone after a fence), or listed one file's versions (the
+   * newest number a write numbered by the clock looks up after it landed). The command has taken
+   * effect by then; a version that could not be kept is left out of the history, and a write that
+   * could not look keeps its number (docs/versions.md).
    */
   firedInHistory = false;
   /** Whether the fault hit a request whose failure a command absorbs: a marker's clean-up or a history write. */
@@ -157,7 +162,8 @@ export class FaultyStore extends StoreWrapper {
       this.fired = true;
       this.firedOn = { op, conditional };
       this.firedInClearing = this.clearing || (op === 'delete' && conditional);
-      this.firedInHistory = (op === 'put' || op === 'delete' || op === 'deleteExactly') && isKeptVersionKey(key);
+      this.firedInHistory =
+        ((op === 'put' || op === 'delete' || op === 'deleteExactly') && isKeptVersionKey(key)) || (op === 'list' && VERSIONS_PREFIX.test(key));
       throw new Error('injected crash');
     }
   }

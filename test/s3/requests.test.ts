@@ -187,6 +187,7 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
       const { vault, count } = await countingVault('check-first', prefix, history);
       await vault.run(U, { command: 'view', path: '/memories' });
       await seed(vault, { '/memories/d/x.md': 'a\nb\n', '/memories/r/f0.md': '0\n', '/memories/r/f1.md': '1\n', '/memories/r/f2.md': '2\n' });
+      await seed(vault, { '/memories/t/f0.md': '0\n', '/memories/t/f1.md': '1\n', '/memories/t/f2.md': '2\n' });
       const counts: Record<string, RequestCounter> = {};
       counts['view file'] = await count({ command: 'view', path: '/memories/d/x.md' });
       counts['view dir'] = await count({ command: 'view', path: '/memories/d' });
@@ -202,6 +203,7 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
       // A process's first write of the user lists their usage (the quota); with history on, the history too.
       const later = await countingVault('check-first', prefix, history);
       counts['first write of a process'] = await later.count({ command: 'create', path: '/memories/d/w.md', file_text: 'w' });
+      counts['delete dir of 3 written by another process'] = await later.count({ command: 'delete', path: '/memories/t' });
       runs.push(counts);
     }
     const [off, on] = runs as [Record<string, RequestCounter>, Record<string, RequestCounter>];
@@ -215,22 +217,34 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
         return [name, diff];
       }),
     );
+    // A write numbered by the clock (a create, an overwrite, a copy: it replaced no version this
+    // process knew) lists the history's newest number beside its version's PUT, and numbers itself
+    // again when it landed below it (docs/versions.md, "Sequence numbers"); an edit does not.
     expect(added).toEqual({
       'view file': { LIST: 1 },
       'view dir': { LIST: 1 }, // the GET that finds no file there lists its history too
       'view root': {},
-      create: { PUT: 1 },
-      overwrite: { PUT: 1 },
+      create: { LIST: 1, PUT: 1 },
+      overwrite: { LIST: 1, PUT: 1 },
       str_replace: { PUT: 1 },
       insert: { PUT: 1 },
-      // the source's read checks freshness (LIST beside its GET), the copy's version, the source's tombstone
-      'rename file': { LIST: 1, PUT: 2 },
-      'delete file': { PUT: 1 },
-      // n + 1 LISTs: each source's read, and the first read of the directory's name as a file (GET 404); 2n PUTs
-      'rename dir of 3': { LIST: 4, PUT: 6 },
-      'delete dir of 3': { PUT: 3 },
-      // the quota's usage listing counts the history apart (one LIST per 1,000 versions), and the version
-      'first write of a process': { LIST: 1, PUT: 1 },
+      // the source's read checks freshness (LIST beside its GET), the copy's version and newest
+      // number, the source's tombstone
+      'rename file': { LIST: 2, PUT: 2 },
+      // the tombstone; the file is looked at by a GET in place of the HEAD: its record numbers the
+      // tombstone one past the version it ends (docs/versions.md, "Sequence numbers")
+      'delete file': { GET: 1, HEAD: -1, PUT: 1 },
+      // 2n + 1 LISTs: each source's read and each copy's newest number, and the first read of the
+      // directory's name as a file (GET 404); 2n PUTs
+      'rename dir of 3': { LIST: 7, PUT: 6 },
+      // the tombstones, and the name looked at by a GET (404) in place of the HEAD; the files' records
+      // are known from this process's writes of them
+      'delete dir of 3': { GET: 1, HEAD: -1, PUT: 3 },
+      // the quota's usage listing counts the history apart (one LIST per 1,000 versions), the version
+      // and the newest number
+      'first write of a process': { LIST: 2, PUT: 1 },
+      // records this process has not seen: one GET per file before its fence
+      'delete dir of 3 written by another process': { GET: 4, HEAD: -1, PUT: 3 },
     });
     // The figures with history off are the table above's (pinned there); with history on:
     expect(on['str_replace']).toEqual({ GET: 1, PUT: 2 });

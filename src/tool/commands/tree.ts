@@ -30,7 +30,7 @@ export async function remove(command: DeleteCommand, env: CommandEnv): Promise<s
   return env.locks.withTree(env.files.uid, async () => {
     // A name is a file or a directory; on a store where it is both (written by an older version, or
     // by hand), delete takes both halves, so nothing of the name is left behind.
-    const [file, below] = await Promise.all([env.files.stat(path), collect(env.files.listFiles(path))]);
+    const [file, below] = await Promise.all([env.files.stat(path, { forFence: true }), collect(env.files.listFiles(path))]);
     const op = newFenceId();
     if (file && below.length === 0) {
       await fenceAway(path, file.etag, 'deleted', op, env);

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault, type VaultOptions } from '../../../src/index.js';
-import { checkHistory, mergeLogs } from './check.js';
+import { checkHistory, mergeLogs, type Violation } from './check.js';
 import { DIRS, FILES, filePath, rng, USER, type LogRecord } from './model.js';
 
 const LONG = process.env.MEMVAULT_CHECKER_LONG === '1';
@@ -140,9 +140,15 @@ export function runHistoryChecker(target: CheckerTarget, skip: string | false = 
 
         const files = await setup.files(USER);
         const final = new Map<string, string[]>();
+        // A file listed but refused on read (INTEGRITY: older than its history) is an acknowledged
+        // write lost to every reader: a violation, named with its path, not a thrown test.
+        const unreadable: Violation[] = [];
         for await (const f of files.listFiles('/memories')) {
           if (f.path.startsWith('/memories/.memvault/')) continue;
-          const file = await files.read(f.path);
+          const file = await files.read(f.path).catch((error: unknown) => {
+            unreadable.push({ rule: 'every listed file reads', detail: `${f.path}: ${(error as Error).message}` });
+            return null;
+          });
           if (file)
             final.set(
               f.path,
@@ -152,7 +158,7 @@ export function runHistoryChecker(target: CheckerTarget, skip: string | false = 
                 .filter((l) => l !== ''),
             );
         }
-        const violations = checkHistory(ops, final);
+        const violations = [...unreadable, ...checkHistory(ops, final)];
         const count = (kind: string) => ops.filter((o) => o.proc !== 'seed' && o.op.kind === kind).length;
         const acknowledged = ops.filter((o) => o.proc !== 'seed' && o.acknowledged).length;
         const succeeded = ops.filter((o) => o.proc !== 'seed' && o.ok).length;
