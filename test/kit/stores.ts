@@ -1,4 +1,5 @@
 import { FENCE_METADATA } from '../../src/store/fence.js';
+import { versionsPrefixOf } from '../../src/store/layout.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import {
   listAll,
@@ -104,8 +105,16 @@ export function isKeptVersionKey(key: string): boolean {
   return VERSION_KEY.test(key);
 }
 
-/** The prefix of one file's kept versions (`u/{uid}/v/{names}/@`), which a LIST of its newest number names. */
-const VERSIONS_PREFIX = /^u\/[^/]+\/v\/.+\/@$/;
+/** The prefix of the kept versions of the file at `key` (`u/{uid}/v/{names}/@`), or null when it is no user file's key. */
+function versionsPrefixOfKey(key: string): string | null {
+  const uid = /^u\/([^/]+)\//.exec(key)?.[1];
+  if (uid === undefined || isKeptVersionKey(key)) return null;
+  try {
+    return versionsPrefixOf(uid, key);
+  } catch {
+    return null;
+  }
+}
 
 export class FaultyStore extends StoreWrapper {
   calls = 0;
@@ -142,7 +151,11 @@ export class FaultyStore extends StoreWrapper {
     super(inner, options);
   }
 
+  /** The versions prefixes of the files written since `failAt`: a LIST of one is a write's look at its newest number. */
+  private readonly written = new Set<string>();
+
   failAt(n: number): void {
+    this.written.clear();
     this.failOn = this.calls + n;
     this.fired = false;
     this.firedOn = null;
@@ -162,8 +175,7 @@ export class FaultyStore extends StoreWrapper {
       this.fired = true;
       this.firedOn = { op, conditional };
       this.firedInClearing = this.clearing || (op === 'delete' && conditional);
-      this.firedInHistory =
-        ((op === 'put' || op === 'delete' || op === 'deleteExactly') && isKeptVersionKey(key)) || (op === 'list' && VERSIONS_PREFIX.test(key));
+      this.firedInHistory = ((op === 'put' || op === 'delete' || op === 'deleteExactly') && isKeptVersionKey(key)) || (op === 'list' && this.written.has(key));
       throw new Error('injected crash');
     }
   }
@@ -172,7 +184,10 @@ export class FaultyStore extends StoreWrapper {
     this.clearing = options?.metadata?.[FENCE_METADATA] === 'reaping';
     if (this.clearing) this.reaped.add(key);
     else this.reaped.delete(key);
-    return super.put(key, body, options);
+    const result = await super.put(key, body, options);
+    const versions = versionsPrefixOfKey(key);
+    if (versions !== null) this.written.add(versions);
+    return result;
   }
 
   override async delete(key: string, options?: { ifMatch?: string }): Promise<void> {

@@ -153,11 +153,12 @@ describe('crash safety', () => {
     const vault = await createVault({ store });
     await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'A' });
     // A file rename's store operations: GET the source, LIST below it and LIST its history (in
-    // parallel), PUT the copy, PUT the copy's version, LIST (the copy's name check), the fence of
-    // the source (a marker PUT, or the conditional delete), PUT its tombstone, and after a marker
-    // the DELETE of the marker. A failure in the history writes or in that last clean-up is no
-    // error (the file has moved; the marker left behind is no file to anyone; a version that could
-    // not be kept is missing from the history).
+    // parallel), PUT the copy, PUT the copy's version, LIST (the copy's name check) and LIST its
+    // history's newest number (the copy is numbered by the clock), the fence of the source (a marker
+    // PUT, or the conditional delete), PUT its tombstone, and after a marker the DELETE of the
+    // marker. A failure in the history writes, the copy's look at its newest number or that last
+    // clean-up is no error (the file has moved; the marker left behind is no file to anyone; a
+    // version that could not be kept is missing from the history; the copy keeps its number).
     let absorbed = 0;
     for (let step = 1; step <= 12; step++) {
       store.failAt(step);
@@ -176,8 +177,8 @@ describe('crash safety', () => {
       await vault.run(U, { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/a.md' });
       if (!store.fired) break;
     }
-    // The copy's version, the tombstone and the marker's clean-up (a delete fence leaves none).
-    expect(absorbed).toBe(deleteExactly ? 2 : 3);
+    // The copy's version and newest number, the tombstone and the marker's clean-up (a delete fence leaves none).
+    expect(absorbed).toBe(deleteExactly ? 3 : 4);
   });
 
   it.each([false, true])('a failed edit changes nothing (history %s)', async (history) => {
