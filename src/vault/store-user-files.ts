@@ -276,7 +276,12 @@ export class StoreUserFiles implements UserFiles {
     const metadata = {
       [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.writing.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }),
     };
-    await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
+    await this.putVersion(versionKeyOf(this.codec.uid, key, seq), body, metadata);
+  }
+
+  /** Write a kept version: create-only (a version key is written once), tagged for the lifecycle rule. */
+  private async putVersion(versionKey: string, body: Uint8Array, metadata: Record<string, string>): Promise<void> {
+    await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
   }
 
   /**
@@ -299,7 +304,7 @@ export class StoreUserFiles implements UserFiles {
     try {
       const ready = prepared ? await prepared.catch(() => undefined) : undefined;
       if (ready) await ready.commit();
-      else await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
+      else await this.putVersion(versionKey, body, metadata);
       this.ownVersions.set(etag, versionKey);
       return;
     } catch (error) {
@@ -485,8 +490,9 @@ export class StoreUserFiles implements UserFiles {
     const metadata = { ...fields, [VERSION_METADATA]: sealed };
     try {
       const result = await this.store.put(key, body, { ifMatch: etag, metadata, ...(tags ? { tags } : {}) });
-      await this.store.put(versionKeyOf(this.codec.uid, key, seq), body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS }).then(
-        () => this.ownVersions.set(result.etag, versionKeyOf(this.codec.uid, key, seq)),
+      const versionKey = versionKeyOf(this.codec.uid, key, seq);
+      await this.putVersion(versionKey, body, metadata).then(
+        () => this.ownVersions.set(result.etag, versionKey),
         () => undefined, // a version missing from the history: reads accept a current version newer than it
       );
       return { etag: result.etag, seq, sealed };
