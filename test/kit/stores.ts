@@ -209,6 +209,43 @@ export class FaultyStore extends StoreWrapper {
   override async close(): Promise<void> {}
 }
 
+/**
+ * A store wrapper that runs a hook before the n-th PUT or DELETE (counted from `arm`), and can make
+ * that request fail. Requests of the file history (history is on by default) are not counted: the
+ * plans name the n-th request of the rename's own protocol (journal, copies, fences).
+ */
+export class HookedStore extends StoreWrapper {
+  private puts = 0;
+  private deletes = 0;
+  private plan: { on: 'put' | 'delete'; nth: number; fail: boolean; hook?: () => Promise<void> } | undefined;
+  fired = false;
+  get maxKeyBytes(): number | undefined {
+    return this.inner.maxKeyBytes;
+  }
+  arm(on: 'put' | 'delete', nth: number, options: { fail?: boolean; hook?: () => Promise<void> } = {}): void {
+    this.puts = 0;
+    this.deletes = 0;
+    this.fired = false;
+    this.plan = { on, nth, fail: options.fail ?? true, ...(options.hook ? { hook: options.hook } : {}) };
+  }
+  disarm(): void {
+    this.plan = undefined;
+  }
+  protected override async step(op: StoreOp, key: string): Promise<void> {
+    // A fence by deleteExactly (when the wrapper offers it) counts as a DELETE.
+    const kind = op === 'deleteExactly' ? 'delete' : op;
+    if (kind !== 'put' && kind !== 'delete') return;
+    if (isKeptVersionKey(key)) return;
+    const n = kind === 'put' ? ++this.puts : ++this.deletes;
+    const plan = this.plan;
+    if (!plan || plan.on !== kind || plan.nth !== n) return;
+    this.plan = undefined;
+    this.fired = true;
+    await plan.hook?.();
+    if (plan.fail) throw new Error('injected failure');
+  }
+}
+
 /** Every object's key and version: equal snapshots mean the store was not changed at all. */
 export async function snapshot(store: ObjectStore): Promise<Map<string, string>> {
   const out = new Map<string, string>();

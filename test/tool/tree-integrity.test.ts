@@ -8,7 +8,8 @@ import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { journalPath, RENAME_JOURNAL_TTL_MS } from '../../src/tool/commands/tree.js';
 import { snapshot } from '../helpers.js';
-import { HookedStore, runTreeIntegritySuite } from './tree-integrity.js';
+import { HookedStore } from '../kit/stores.js';
+import { runTreeIntegritySuite } from './tree-integrity.js';
 
 runTreeIntegritySuite('memory store, plain names', async () => new MemoryStore());
 const masterKey = randomBytes(32).toString('base64');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { snapshot } from '../helpers.js';
 import { createVault, type Vault, type VaultOptions } from '../../src/index.js';
 import type { ObjectStore } from '../../src/store/port.js';
-import { isKeptVersionKey, StoreWrapper, type StoreOp } from '../kit/stores.js';
+import { HookedStore } from '../kit/stores.js';
 import { journalPath } from '../../src/tool/commands/tree.js';
 
 /**
@@ -15,43 +15,6 @@ import { journalPath } from '../../src/tool/commands/tree.js';
  * - A path whose key would exceed the store's limit is refused up front with one clear error,
  *   also inside a directory rename (nothing copied, no journal).
  */
-
-/**
- * A store wrapper that runs a hook before the n-th PUT or DELETE (counted from `arm`), and can make
- * that request fail. Requests of the file history (history is on by default) are not counted: the
- * plans name the n-th request of the rename's own protocol (journal, copies, fences).
- */
-export class HookedStore extends StoreWrapper {
-  private puts = 0;
-  private deletes = 0;
-  private plan: { on: 'put' | 'delete'; nth: number; fail: boolean; hook?: () => Promise<void> } | undefined;
-  fired = false;
-  get maxKeyBytes(): number | undefined {
-    return this.inner.maxKeyBytes;
-  }
-  arm(on: 'put' | 'delete', nth: number, options: { fail?: boolean; hook?: () => Promise<void> } = {}): void {
-    this.puts = 0;
-    this.deletes = 0;
-    this.fired = false;
-    this.plan = { on, nth, fail: options.fail ?? true, ...(options.hook ? { hook: options.hook } : {}) };
-  }
-  disarm(): void {
-    this.plan = undefined;
-  }
-  protected override async step(op: StoreOp, key: string): Promise<void> {
-    // A fence by deleteExactly (when the wrapper offers it) counts as a DELETE.
-    const kind = op === 'deleteExactly' ? 'delete' : op;
-    if (kind !== 'put' && kind !== 'delete') return;
-    if (isKeptVersionKey(key)) return;
-    const n = kind === 'put' ? ++this.puts : ++this.deletes;
-    const plan = this.plan;
-    if (!plan || plan.on !== kind || plan.nth !== n) return;
-    this.plan = undefined;
-    this.fired = true;
-    await plan.hook?.();
-    if (plan.fail) throw new Error('injected failure');
-  }
-}
 
 export function runTreeIntegritySuite(storeName: string, makeStore: () => Promise<ObjectStore>, baseOptions: VaultOptions = {}, races = 8): void {
   const U = 'tree-user@example.com';

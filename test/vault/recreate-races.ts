@@ -9,44 +9,65 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createVault, type Vault, type VaultOptions } from '../../src/index.js';
-import type { ObjectStore } from '../../src/store/port.js';
-import { isKeptVersionKey, snapshot, StoreWrapper, type StoreOp } from '../kit/stores.js';
+import type { ObjectStore, PutOptions } from '../../src/store/port.js';
+import { HookedStore, isKeptVersionKey, snapshot, StoreWrapper } from '../kit/stores.js';
 
 const U = 'recreate-user@example.com';
 
-/** Holds the first conditional PUT of a file (not of a kept version) once armed, until released. */
-class HeldCreate extends StoreWrapper {
-  private gate: Promise<void> | null = null;
-  private open: () => void = () => undefined;
-  private reached: () => void = () => undefined;
-  /** Resolves once the held request has reached the store wrapper (its version number is taken). */
-  holding: Promise<void> = Promise.resolve();
+/**
+ * Holds the next PUT of a file (not of a kept version) the store sees, until released: the create
+ * sent it, so it has taken its version number. `holding` resolves once it is held.
+ */
+function holdNextFilePut(store: HookedStore): { holding: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const holding = new Promise<void>((reached) =>
+    store.arm('put', 1, {
+      fail: false,
+      hook: () => {
+        reached();
+        return gate;
+      },
+    }),
+  );
+  return { holding, release };
+}
 
-  arm(): void {
-    this.gate = new Promise((resolve) => (this.open = resolve));
-    this.holding = new Promise((resolve) => (this.reached = resolve));
+/** One way to end the name `/memories/d/f.md`, run to completion by another instance, and how many files it ends. */
+const enders: Array<[string, Record<string, unknown>, number]> = [
+  ['a delete of the file', { command: 'delete', path: '/memories/d/f.md' }, 1],
+  ['a delete of its directory', { command: 'delete', path: '/memories/d' }, 2],
+  ['a rename of the file away', { command: 'rename', old_path: '/memories/d/f.md', new_path: '/memories/moved.md' }, 1],
+  ['a rename of its directory away', { command: 'rename', old_path: '/memories/d', new_path: '/memories/e' }, 2],
+];
+
+/**
+ * Holds every tombstone PUT (a kept version of 0 bytes: the end of a file, written after its
+ * fence) until released; `held(n)` resolves once n are held, i.e. n fences have landed.
+ */
+class HeldTombstones extends StoreWrapper {
+  private count = 0;
+  private readonly waiting: Array<{ n: number; resolve: () => void }> = [];
+  private open!: () => void;
+  private readonly gate = new Promise<void>((resolve) => (this.open = resolve));
+
+  held(n: number): Promise<void> {
+    return n <= this.count ? Promise.resolve() : new Promise((resolve) => this.waiting.push({ n, resolve }));
   }
 
   release(): void {
     this.open();
   }
 
-  protected override async step(op: StoreOp, key: string, conditional: boolean): Promise<void> {
-    if (op !== 'put' || !conditional || isKeptVersionKey(key) || this.gate === null) return;
-    const gate = this.gate;
-    this.gate = null;
-    this.reached();
-    await gate;
+  override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+    if (isKeptVersionKey(key) && body.byteLength === 0) {
+      this.count += 1;
+      for (const w of this.waiting) if (w.n <= this.count) w.resolve();
+      await this.gate;
+    }
+    return super.put(key, body, options);
   }
 }
-
-/** One way to end the name `/memories/d/f.md`, run to completion by another instance. */
-const enders: Array<[string, Record<string, unknown>]> = [
-  ['a delete of the file', { command: 'delete', path: '/memories/d/f.md' }],
-  ['a delete of its directory', { command: 'delete', path: '/memories/d' }],
-  ['a rename of the file away', { command: 'rename', old_path: '/memories/d/f.md', new_path: '/memories/moved.md' }],
-  ['a rename of its directory away', { command: 'rename', old_path: '/memories/d', new_path: '/memories/e' }],
-];
 
 async function textOf(vault: Vault, path: string): Promise<{ text?: string; error?: string }> {
   const result = await vault.run(U, { command: 'view', path });
@@ -55,28 +76,36 @@ async function textOf(vault: Vault, path: string): Promise<{ text?: string; erro
 }
 
 export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise<ObjectStore>, options: VaultOptions = {}, deleteExactly = false): void {
-  async function instances(): Promise<{ shared: ObjectStore; ender: Vault; creator: Vault; held: HeldCreate; fresh: () => Promise<Vault> }> {
+  async function instances(endersStore: 'plain' | 'tombstones held' = 'plain'): Promise<{
+    shared: ObjectStore;
+    ender: Vault;
+    creator: Vault;
+    held: HookedStore;
+    tombstones: HeldTombstones;
+    fresh: () => Promise<Vault>;
+  }> {
     const shared = await makeStore();
     const wrap = () => new StoreWrapper(shared, { deleteExactly });
-    const held = new HeldCreate(shared, { deleteExactly });
+    const held = new HookedStore(shared, { deleteExactly });
     // The files are written by an instance of their own: the ender knows of them only what it reads.
     const setup = await createVault({ store: wrap(), ...options });
     for (const name of ['f.md', 'g.md']) {
       expect(await setup.run(U, { command: 'create', path: `/memories/d/${name}`, file_text: `old ${name}\n` })).toMatchObject({ isError: false });
     }
-    const ender = await createVault({ store: wrap(), ...options });
+    const tombstones = new HeldTombstones(shared, { deleteExactly });
+    const ender = await createVault({ store: endersStore === 'tombstones held' ? tombstones : wrap(), ...options });
     const creator = await createVault({ store: held, ...options });
-    return { shared, ender, creator, held, fresh: () => createVault({ store: wrap(), ...options }) };
+    return { shared, ender, creator, held, tombstones, fresh: () => createVault({ store: wrap(), ...options }) };
   }
 
   describe(`a create under way while another instance ends the name (${storeName})`, () => {
     it.each(enders)('after %s, the create that lands reads as the current file, from every instance', async (_label, end) => {
       const { ender, creator, held, fresh } = await instances();
-      held.arm();
+      const hold = holdNextFilePut(held);
       const creating = creator.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'recreated\n' });
-      await held.holding; // the create has taken its number and sent its PUT
+      await hold.holding; // the create has taken its number and sent its PUT
       expect(await ender.run(U, end)).toMatchObject({ isError: false });
-      held.release();
+      hold.release();
       expect(await creating).toMatchObject({ isError: false });
 
       const third = await fresh();
@@ -91,6 +120,24 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
       await Promise.all([ender.close(), creator.close(), third.close()]);
     });
 
+    it.each(enders)('after %s whose tombstones land only once the create has answered, it reads as the current file', async (_label, end, ended) => {
+      // The create lands after the fence and looks at the history's newest number before the
+      // tombstone is there: only the tombstone's own number keeps it below the create's.
+      const { ender, creator, held, tombstones, fresh } = await instances('tombstones held');
+      const hold = holdNextFilePut(held);
+      const creating = creator.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'recreated\n' });
+      await hold.holding;
+      const ending = ender.run(U, end);
+      await tombstones.held(ended); // every fence has landed
+      hold.release();
+      expect(await creating).toMatchObject({ isError: false });
+      tombstones.release();
+      expect(await ending).toMatchObject({ isError: false });
+      const third = await fresh();
+      for (const vault of [creator, ender, third]) expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
+      await Promise.all([ender.close(), creator.close(), third.close()]);
+    });
+
     it.each(enders)(
       'after a create by a third instance and %s, all while the first create was under way, it lands and reads as the current file',
       async (_label, end) => {
@@ -99,13 +146,13 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
         // The name is free first; the held create takes its number, a third instance creates the name
         // (a later number) and the ender ends that file; then the held create lands.
         expect(await third.run(U, { command: 'delete', path: '/memories/d/f.md' })).toMatchObject({ isError: false });
-        held.arm();
+        const hold = holdNextFilePut(held);
         const creating = creator.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'recreated\n' });
-        await held.holding;
+        await hold.holding;
         await new Promise((resolve) => setTimeout(resolve, 5)); // a later clock number for the third's create
         expect(await third.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'third\n' })).toMatchObject({ isError: false });
         expect(await ender.run(U, end)).toMatchObject({ isError: false });
-        held.release();
+        hold.release();
         expect(await creating).toMatchObject({ isError: false });
         for (const vault of [creator, ender, third]) expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
         await Promise.all([ender.close(), creator.close(), third.close()]);
