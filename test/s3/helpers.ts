@@ -83,6 +83,26 @@ export function makeS3Store(prefix: string, options: { conditionChecks?: Conditi
   return createS3Store({ url: s3Url(prefix), s3: s3ClientConfig(), ...options });
 }
 
+/**
+ * For a suite, called inside its describe: a fresh store per call, each on a prefix of its own
+ * (`label/1`, `label/2`, ...), so that a test's "the store is unchanged" snapshots see only its
+ * keys; every one is emptied and closed after the suite (the shared bucket is left as found).
+ */
+export function suiteStores(label: string): () => Promise<S3Store> {
+  const opened: S3Store[] = [];
+  afterAll(async () => {
+    for (const store of opened) {
+      await emptyStore(store);
+      await store.close();
+    }
+  }, 300_000);
+  return async () => {
+    const store = makeS3Store(`${label}/${opened.length + 1}`);
+    opened.push(store);
+    return store;
+  };
+}
+
 /** Delete every object a store can see (its whole prefix). */
 export async function emptyStore(store: S3Store): Promise<void> {
   const keys: string[] = [];
