@@ -69,6 +69,15 @@ class HeldTombstones extends StoreWrapper {
   }
 }
 
+/**
+ * What makes the name again while it is ended: a create, or a rename onto it (its copy, numbered by
+ * the clock like a create). Either is held at its PUT of the file.
+ */
+const makers: Array<[string, Record<string, unknown>]> = [
+  ['a create', { command: 'create', path: '/memories/d/f.md', file_text: 'recreated\n' }],
+  ['a rename onto it', { command: 'rename', old_path: '/memories/src.md', new_path: '/memories/d/f.md' }],
+];
+
 async function textOf(vault: Vault, path: string): Promise<{ text?: string; error?: string }> {
   const result = await vault.run(U, { command: 'view', path });
   const content = typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
@@ -92,17 +101,18 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
     for (const name of ['f.md', 'g.md']) {
       expect(await setup.run(U, { command: 'create', path: `/memories/d/${name}`, file_text: `old ${name}\n` })).toMatchObject({ isError: false });
     }
+    expect(await setup.run(U, { command: 'create', path: '/memories/src.md', file_text: 'recreated\n' })).toMatchObject({ isError: false });
     const tombstones = new HeldTombstones(shared, { deleteExactly });
     const ender = await createVault({ store: endersStore === 'tombstones held' ? tombstones : wrap(), ...options });
     const creator = await createVault({ store: held, ...options });
     return { shared, ender, creator, held, tombstones, fresh: () => createVault({ store: wrap(), ...options }) };
   }
 
-  describe(`a create under way while another instance ends the name (${storeName})`, () => {
+  describe.each(makers)(`%s under way while another instance ends the name (${storeName})`, (_maker, making) => {
     it.each(enders)('after %s, the create that lands reads as the current file, from every instance', async (_label, end) => {
       const { ender, creator, held, fresh } = await instances();
       const hold = holdNextFilePut(held);
-      const creating = creator.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'recreated\n' });
+      const creating = creator.run(U, making);
       await hold.holding; // the create has taken its number and sent its PUT
       expect(await ender.run(U, end)).toMatchObject({ isError: false });
       hold.release();
@@ -125,7 +135,7 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
       // tombstone is there: only the tombstone's own number keeps it below the create's.
       const { ender, creator, held, tombstones, fresh } = await instances('tombstones held');
       const hold = holdNextFilePut(held);
-      const creating = creator.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'recreated\n' });
+      const creating = creator.run(U, making);
       await hold.holding;
       const ending = ender.run(U, end);
       await tombstones.held(ended); // every fence has landed
@@ -147,7 +157,7 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
         // (a later number) and the ender ends that file; then the held create lands.
         expect(await third.run(U, { command: 'delete', path: '/memories/d/f.md' })).toMatchObject({ isError: false });
         const hold = holdNextFilePut(held);
-        const creating = creator.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'recreated\n' });
+        const creating = creator.run(U, making);
         await hold.holding;
         await new Promise((resolve) => setTimeout(resolve, 5)); // a later clock number for the third's create
         expect(await third.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'third\n' })).toMatchObject({ isError: false });
@@ -158,7 +168,9 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
         await Promise.all([ender.close(), creator.close(), third.close()]);
       },
     );
+  });
 
+  describe(`the end of a name (${storeName})`, () => {
     it.each(enders)('after %s, the ended version put back is still refused', async (_label, end) => {
       const { shared, ender, creator, fresh } = await instances();
       const before = await snapshot(shared);
