@@ -121,6 +121,23 @@ const VERSION_TAGS = { [HISTORY_TAG_KEY]: HISTORY_TAG_VALUE };
 /** memvault's bookkeeping (rename journals) has no history: it is not the user's memory. */
 const RESERVED_PREFIX = `${MEMORY_ROOT}/.memvault/`;
 
+/** A version of the history about to be kept: its key, bytes and sealed record. */
+interface KeptVersion {
+  versionKey: string;
+  body: Uint8Array;
+  metadata: Record<string, string>;
+}
+
+/** Drop a prepared version that will not be published, before the command answers (best effort: a crash leaves a temp file a listing removes). */
+async function dropPrepared(prepared: Promise<PreparedCreate> | undefined): Promise<void> {
+  await prepared
+    ?.then(
+      (p) => p.discard(),
+      () => undefined,
+    )
+    .catch(() => undefined);
+}
+
 /** UserFiles over an ObjectStore: the codec decides keys and bytes, this class the S3-style semantics. */
 export class StoreUserFiles implements UserFiles {
   constructor(
@@ -198,25 +215,31 @@ export class StoreUserFiles implements UserFiles {
     // before the fence goes out.
     const history = this.keepsHistory(path);
     const ended = history ? (this.knownSeq(key, ifMatch) ?? (await this.recordedSeqOf(path, key, ifMatch))) : undefined;
-    const clockFallback = history && ended === undefined ? clockSeq() : 0;
+    const tombstone = history ? this.tombstoneOf(path, key, reason, ended !== undefined ? nextSeq(ended) : clockSeq()) : undefined;
+    // The tombstone's bytes are known before the fence: where the store can prepare a create, that
+    // part goes beside the fence, and the tombstone is still published only after it (below).
+    const prepared = tombstone && this.prepareVersion(tombstone);
     let cleanUp: Promise<void> = Promise.resolve();
-    if (this.store.deleteExactly) {
-      // A store that decides a conditional delete itself, with an answer that cannot be lost: the
-      // delete is the fence (one durable step), and there is no marker to clean up.
-      await this.store.deleteExactly(key, ifMatch);
-    } else {
-      const { etag } = await this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
-      // Best effort: the marker already took the file out of use, and one left behind is no file to
-      // anyone (a create replaces it, the sweeper removes it once idle past the TTL).
-      cleanUp = this.deleteVersion(key, etag).catch(() => undefined);
+    try {
+      if (this.store.deleteExactly) {
+        // A store that decides a conditional delete itself, with an answer that cannot be lost: the
+        // delete is the fence (one durable step), and there is no marker to clean up.
+        await this.store.deleteExactly(key, ifMatch);
+      } else {
+        const { etag } = await this.store.put(key, MARKER_BODY, { ifMatch, metadata: markerMetadata(reason, op) });
+        // Best effort: the marker already took the file out of use, and one left behind is no file to
+        // anyone (a create replaces it, the sweeper removes it once idle past the TTL).
+        cleanUp = this.deleteVersion(key, etag).catch(() => undefined);
+      }
+    } catch (error) {
+      await dropPrepared(prepared); // no work of a failed fence outlives it
+      throw error;
     }
     // The fence is the moment the file ends: its tombstone follows it (docs/versions.md), never
     // before it (a tombstone of a file still there would make reads refuse it), and goes out beside
     // the marker's clean-up. The content is in the history already (every version is written there
     // as it is made).
-    const recorded = history
-      ? this.writeTombstone(path, key, reason, ended !== undefined ? nextSeq(ended) : clockFallback).catch(() => undefined)
-      : Promise.resolve();
+    const recorded = tombstone ? this.publishVersion(tombstone, prepared).catch(() => undefined) : Promise.resolve();
     return { settled: Promise.all([cleanUp, recorded]).then(() => undefined) };
   }
 
@@ -270,18 +293,38 @@ export class StoreUserFiles implements UserFiles {
   /**
    * A version that records the end of a file (a delete, a move): no content. Create-only: a number
    * taken already means the history holds a version at or past it, which ends the fenced one as well.
+   * Made before the fence (its time and, where prepared, its LastModified fall within the command, as
+   * a write's version's do).
    */
-  private async writeTombstone(path: string, key: string, end: VersionEnd, seq: number): Promise<void> {
+  private tombstoneOf(path: string, key: string, end: VersionEnd, seq: number): KeptVersion {
     const body = new Uint8Array(0);
     const metadata = {
       [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.writing.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }),
     };
-    await this.putVersion(versionKeyOf(this.codec.uid, key, seq), body, metadata);
+    return { versionKey: versionKeyOf(this.codec.uid, key, seq), body, metadata };
   }
 
   /** Write a kept version: create-only (a version key is written once), tagged for the lifecycle rule. */
   private async putVersion(versionKey: string, body: Uint8Array, metadata: Record<string, string>): Promise<void> {
     await this.store.put(versionKey, body, { ifNoneMatch: '*', metadata, tags: VERSION_TAGS });
+  }
+
+  /**
+   * A kept version's create prepared where the store offers it (the file store writes and fsyncs its
+   * temp file now, beside the step the version must follow), else undefined. Published by
+   * publishVersion or dropped by dropPrepared; a failed preparation falls back to a plain PUT.
+   */
+  private prepareVersion(version: KeptVersion): Promise<PreparedCreate> | undefined {
+    const prepared = this.store.prepareCreate?.(version.versionKey, version.body, { metadata: version.metadata, tags: VERSION_TAGS });
+    prepared?.catch(() => undefined); // awaited by publishVersion or dropPrepared
+    return prepared;
+  }
+
+  /** Publish a kept version: its prepared create committed, or a create-only PUT when none was prepared. */
+  private async publishVersion(version: KeptVersion, prepared?: Promise<PreparedCreate>): Promise<void> {
+    const ready = prepared ? await prepared.catch(() => undefined) : undefined;
+    if (ready) await ready.commit();
+    else await this.putVersion(version.versionKey, version.body, version.metadata);
   }
 
   /**
@@ -302,9 +345,7 @@ export class StoreUserFiles implements UserFiles {
   ): Promise<void> {
     const versionKey = versionKeyOf(this.codec.uid, key, seq);
     try {
-      const ready = prepared ? await prepared.catch(() => undefined) : undefined;
-      if (ready) await ready.commit();
-      else await this.putVersion(versionKey, body, metadata);
+      await this.publishVersion({ versionKey, body, metadata }, prepared);
       this.ownVersions.set(etag, versionKey);
       return;
     } catch (error) {
@@ -408,11 +449,7 @@ export class StoreUserFiles implements UserFiles {
     // The version's bytes are known before the write: where the store can prepare a create (the file
     // store's temp file, written and fsync'd), that part goes beside the write; the version is still
     // published only after the write landed (keepVersion). Used by the first attempt only.
-    let prepared =
-      history && this.store.prepareCreate
-        ? this.store.prepareCreate(versionKeyOf(this.codec.uid, key, seq), body, { metadata: metadata!, tags: VERSION_TAGS })
-        : undefined;
-    prepared?.catch(() => undefined); // awaited below; a failed preparation falls back to a plain PUT
+    let prepared = history ? this.prepareVersion({ versionKey: versionKeyOf(this.codec.uid, key, seq), body, metadata: metadata! }) : undefined;
     for (let attempt = 1; ; attempt++) {
       const preparedNow = prepared;
       prepared = undefined;
@@ -420,13 +457,7 @@ export class StoreUserFiles implements UserFiles {
       try {
         landed = await once();
       } catch (error) {
-        // Dropped before the command answers: no work of it outlives the command.
-        await preparedNow
-          ?.then(
-            (p) => p.discard(),
-            () => undefined,
-          )
-          .catch(() => undefined);
+        await dropPrepared(preparedNow); // no work of a failed write outlives it
         throw error;
       }
       const { result, created, replaced } = landed;

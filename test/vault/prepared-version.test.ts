@@ -2,7 +2,8 @@
  * On the file store a write's version is prepared (its temp file written and fsync'd) beside the
  * write itself, and published only once the write has landed (ObjectStore.prepareCreate): the
  * history is never ahead of the file. A write that fails drops its prepared version; one whose
- * preparation failed keeps its version by a plain PUT.
+ * preparation failed keeps its version by a plain PUT. A fence's tombstone is prepared beside the
+ * fence the same way, and published only once the file is gone.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,9 +23,14 @@ const settle = async (): Promise<void> => {
   for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-/** A file store whose PUTs of a user's file (not of a kept version) can be held, and whose preparations are counted or failed. */
+/** A file store whose PUTs of a user's file (not of a kept version) and fences can be held, and whose preparations are counted or failed. */
 class GatedFileStore extends FileStore {
   gate: Promise<void> | undefined;
+  fenceGate: Promise<void> | undefined;
+  override async deleteExactly(key: string, ifMatch: string): Promise<void> {
+    if (this.fenceGate) await this.fenceGate;
+    return super.deleteExactly(key, ifMatch);
+  }
   prepares = 0;
   failPrepare = false;
   override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
@@ -109,6 +115,70 @@ describe('a version prepared beside its write', () => {
     expect((await vault.run('u', { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError).toBe(false);
     expect(store.prepares).toBe(2);
     expect(await versionKeys(store)).toHaveLength(2);
+    await vault.close();
+  });
+});
+
+describe('a tombstone prepared beside its fence', () => {
+  const ends = [
+    { end: 'deleted', input: { command: 'delete', path: '/memories/a.md' } },
+    { end: 'moved', input: { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' } },
+  ];
+  for (const { end, input } of ends) {
+    it(`is published only once the file is gone (${input.command})`, async () => {
+      const { store, vault } = await open();
+      expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+      let release!: () => void;
+      store.fenceGate = new Promise<void>((resolve) => (release = resolve));
+      const prepares = store.prepares;
+      const ended = vault.run('u', input);
+      // A rename prepares its copy's version first: wait for the tombstone's preparation too.
+      const expected = prepares + (input.command === 'rename' ? 2 : 1);
+      for (let i = 0; i < 5000 && store.prepares < expected; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      await settle();
+      expect(store.prepares).toBe(expected);
+      // The fence is held: the file is still there, and no tombstone is in its history yet.
+      const whileHeld = await vault.history('u', '/memories/a.md');
+      expect(whileHeld.versions.map((v) => v.end ?? 'content')).toEqual(['content']);
+      expect((await vault.run('u', { command: 'view', path: '/memories/a.md' })).isError).toBe(false);
+      release();
+      store.fenceGate = undefined;
+      expect((await ended).isError).toBe(false);
+      const history = await vault.history('u', '/memories/a.md');
+      expect(history.versions.map((v) => v.end ?? 'content')).toEqual([end, 'content']);
+      await vault.close();
+    });
+  }
+
+  it('is dropped, with its temp file, when the fence fails', async () => {
+    const { root, store, vault } = await open();
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+    const files = await vault.files('u');
+    const current = await files.read('/memories/a.md');
+    await files.write('/memories/a.md', new TextEncoder().encode('edited elsewhere\n'), { ifMatch: current!.etag });
+    const before = await versionKeys(store);
+    const prepares = store.prepares;
+    // A fence of the version read before: the edit took it away, so the fence loses its condition.
+    await expect(files.fence('/memories/a.md', current!.etag, 'deleted', 'delete')).rejects.toMatchObject({ name: 'PreconditionFailedError' });
+    expect(store.prepares).toBe(prepares + 1);
+    await settle();
+    await store.idle();
+    expect(await versionKeys(store)).toEqual(before);
+    expect(await tempFiles(root)).toEqual([]);
+    const history = await vault.history('u', '/memories/a.md');
+    expect(history.versions.map((v) => v.end ?? 'content')).toEqual(['content', 'content']);
+    await vault.close();
+  });
+
+  it('whose preparation failed is kept by a plain PUT', async () => {
+    const { store, vault } = await open();
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+    store.failPrepare = true;
+    const prepares = store.prepares;
+    expect((await vault.run('u', { command: 'delete', path: '/memories/a.md' })).isError).toBe(false);
+    expect(store.prepares).toBe(prepares + 1);
+    const history = await vault.history('u', '/memories/a.md');
+    expect(history.versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content']);
     await vault.close();
   });
 });
