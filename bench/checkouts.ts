@@ -32,6 +32,7 @@ const text4k = 'first line\n' + 'memory line with some words in it, about 60 cha
 const commands: Array<{ name: string; input: (i: number) => Record<string, unknown> }> = [
   { name: 'create 4 KiB', input: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: text4k }) },
   { name: 'view file', input: (i) => ({ command: 'view', path: `/memories/c/f${i}.md` }) },
+  { name: 'view dir', input: () => ({ command: 'view', path: '/memories' }) },
   { name: 'str_replace', input: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'first line', new_str: 'FIRST line' }) },
   { name: 'insert', input: (i) => ({ command: 'insert', path: `/memories/c/f${i}.md`, insert_line: 1, insert_text: `inserted ${i}` }) },
   { name: 'rename file', input: (i) => ({ command: 'rename', old_path: `/memories/c/f${i}.md`, new_path: `/memories/r/f${i}.md` }) },

@@ -88,7 +88,7 @@ export interface ObjectStore {
   /**
    * A create-only PUT (`If-None-Match: *`) in two steps, for a write that must not land before
    * another one does but whose bytes are known already (a file's version, which follows the file's
-   * own write: src/vault/store-user-files.ts). `prepareCreate` does the part that publishes nothing
+   * own write, and a tombstone, which follows the file's fence: src/vault/store-user-files.ts). `prepareCreate` does the part that publishes nothing
    * (the file store: the object's temp file, written and fsync'd), beside the write it must follow;
    * `commit` then publishes it as `put` with `ifNoneMatch: '*'` would (PreconditionFailedError when
    * the key is taken; counted as that PUT), `discard` drops it. One neither committed nor discarded
