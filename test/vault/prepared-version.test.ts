@@ -64,6 +64,28 @@ async function tempFiles(dir: string): Promise<string[]> {
   return out;
 }
 
+/** The file's history, newest first: 'content' for a version with content, else how the file ended. */
+async function endsOf(vault: Awaited<ReturnType<typeof open>>['vault']): Promise<string[]> {
+  return (await vault.history('u', '/memories/a.md')).versions.map((v) => v.end ?? 'content');
+}
+
+/** The file created, read, then edited by another writer: whatever uses the version read (`stale`) loses its condition. */
+async function editedUnderneath({ store, vault }: Awaited<ReturnType<typeof open>>) {
+  expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+  const files = await vault.files('u');
+  const current = await files.read('/memories/a.md');
+  await files.write('/memories/a.md', new TextEncoder().encode('edited elsewhere\n'), { ifMatch: current!.etag });
+  return { files, stale: current!.etag, before: await versionKeys(store), prepares: store.prepares };
+}
+
+/** Once the work a failed call left running is done: no version was added and no temp file is left. */
+async function expectNothingLeft({ root, store }: Awaited<ReturnType<typeof open>>, before: string[]): Promise<void> {
+  await settle();
+  await store.idle();
+  expect(await versionKeys(store)).toEqual(before);
+  expect(await tempFiles(root)).toEqual([]);
+}
+
 describe('a version prepared beside its write', () => {
   it('is published only once the write has landed', async () => {
     const { store, vault } = await open();
@@ -83,29 +105,20 @@ describe('a version prepared beside its write', () => {
     store.gate = undefined;
     expect((await edited).isError).toBe(false);
     expect(await versionKeys(store)).toHaveLength(2);
-    const history = await vault.history('u', '/memories/a.md');
-    expect(history.versions.map((v) => v.end ?? 'content')).toEqual(['content', 'content']);
+    expect(await endsOf(vault)).toEqual(['content', 'content']);
     await vault.close();
   });
 
   it('is dropped, with its temp file, when the write fails', async () => {
-    const { root, store, vault } = await open();
-    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
-    const files = await vault.files('u');
-    const current = await files.read('/memories/a.md');
-    await files.write('/memories/a.md', new TextEncoder().encode('edited elsewhere\n'), { ifMatch: current!.etag });
-    const before = await versionKeys(store);
-    const prepares = store.prepares;
+    const opened = await open();
+    const { files, stale, before, prepares } = await editedUnderneath(opened);
     // A write against the version read before: it loses its condition.
-    await expect(files.write('/memories/a.md', new TextEncoder().encode('stale\n'), { ifMatch: current!.etag })).rejects.toMatchObject({
+    await expect(files.write('/memories/a.md', new TextEncoder().encode('stale\n'), { ifMatch: stale })).rejects.toMatchObject({
       name: 'PreconditionFailedError',
     });
-    expect(store.prepares).toBe(prepares + 1);
-    await settle();
-    await store.idle();
-    expect(await versionKeys(store)).toEqual(before);
-    expect(await tempFiles(root)).toEqual([]);
-    await vault.close();
+    expect(opened.store.prepares).toBe(prepares + 1);
+    await expectNothingLeft(opened, before);
+    await opened.vault.close();
   });
 
   it('whose preparation failed is kept by a plain PUT', async () => {
@@ -138,36 +151,25 @@ describe('a tombstone prepared beside its fence', () => {
       await settle();
       expect(store.prepares).toBe(expected);
       // The fence is held: the file is still there, and no tombstone is in its history yet.
-      const whileHeld = await vault.history('u', '/memories/a.md');
-      expect(whileHeld.versions.map((v) => v.end ?? 'content')).toEqual(['content']);
+      expect(await endsOf(vault)).toEqual(['content']);
       expect((await vault.run('u', { command: 'view', path: '/memories/a.md' })).isError).toBe(false);
       release();
       store.fenceGate = undefined;
       expect((await ended).isError).toBe(false);
-      const history = await vault.history('u', '/memories/a.md');
-      expect(history.versions.map((v) => v.end ?? 'content')).toEqual([end, 'content']);
+      expect(await endsOf(vault)).toEqual([end, 'content']);
       await vault.close();
     });
   }
 
   it('is dropped, with its temp file, when the fence fails', async () => {
-    const { root, store, vault } = await open();
-    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
-    const files = await vault.files('u');
-    const current = await files.read('/memories/a.md');
-    await files.write('/memories/a.md', new TextEncoder().encode('edited elsewhere\n'), { ifMatch: current!.etag });
-    const before = await versionKeys(store);
-    const prepares = store.prepares;
+    const opened = await open();
+    const { files, stale, before, prepares } = await editedUnderneath(opened);
     // A fence of the version read before: the edit took it away, so the fence loses its condition.
-    await expect(files.fence('/memories/a.md', current!.etag, 'deleted', 'delete')).rejects.toMatchObject({ name: 'PreconditionFailedError' });
-    expect(store.prepares).toBe(prepares + 1);
-    await settle();
-    await store.idle();
-    expect(await versionKeys(store)).toEqual(before);
-    expect(await tempFiles(root)).toEqual([]);
-    const history = await vault.history('u', '/memories/a.md');
-    expect(history.versions.map((v) => v.end ?? 'content')).toEqual(['content', 'content']);
-    await vault.close();
+    await expect(files.fence('/memories/a.md', stale, 'deleted', 'delete')).rejects.toMatchObject({ name: 'PreconditionFailedError' });
+    expect(opened.store.prepares).toBe(prepares + 1);
+    await expectNothingLeft(opened, before);
+    expect(await endsOf(opened.vault)).toEqual(['content', 'content']);
+    await opened.vault.close();
   });
 
   it('whose preparation failed is kept by a plain PUT', async () => {
@@ -177,8 +179,7 @@ describe('a tombstone prepared beside its fence', () => {
     const prepares = store.prepares;
     expect((await vault.run('u', { command: 'delete', path: '/memories/a.md' })).isError).toBe(false);
     expect(store.prepares).toBe(prepares + 1);
-    const history = await vault.history('u', '/memories/a.md');
-    expect(history.versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content']);
+    expect(await endsOf(vault)).toEqual(['deleted', 'content']);
     await vault.close();
   });
 });
