@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { median, printTable } from './stats.js';
+import { median, NOTE_4K, printTable } from './stats.js';
 
 type Handlers = Record<string, (input: Record<string, unknown>) => Promise<{ isError?: boolean }>>;
 type Checkout = { handlers: Handlers; close: () => Promise<void> };
@@ -26,11 +26,9 @@ if (!baseDir || !newDir || !Number.isInteger(n) || n < 1) {
   console.error('usage: npx tsx bench/checkouts.ts <base checkout> <new checkout> [rounds]');
   process.exit(2);
 }
-// A unique first line, so that the str_replace matches exactly once.
-const text4k = 'first line\n' + 'memory line with some words in it, about 60 characters long\n'.repeat(68);
 
 const commands: Array<{ name: string; input: (i: number) => Record<string, unknown> }> = [
-  { name: 'create 4 KiB', input: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: text4k }) },
+  { name: 'create 4 KiB', input: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: NOTE_4K }) },
   { name: 'view file', input: (i) => ({ command: 'view', path: `/memories/c/f${i}.md` }) },
   { name: 'view dir', input: () => ({ command: 'view', path: '/memories' }) },
   { name: 'str_replace', input: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'first line', new_str: 'FIRST line' }) },
@@ -67,7 +65,7 @@ try {
     return ms;
   };
   // Seeded side by side too: files written last are younger on disk for both alike.
-  for (let i = 0; i < n; i++) for (const c of checkouts) await run(c, { command: 'create', path: `/memories/c/f${i}.md`, file_text: text4k });
+  for (let i = 0; i < n; i++) for (const c of checkouts) await run(c, { command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
   console.log(`\nTwo checkouts in one run, embedded store, defaults (median ms of ${n} calls each, interleaved)\n`);
   const rows: Array<Array<string | number>> = [];
   for (const { name, input } of commands) {

@@ -24,14 +24,13 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVault } from '../src/index.js';
-import { formatNumber, median, printTable } from './stats.js';
+import { formatNumber, median, NOTE_4K, printTable } from './stats.js';
 
 const edits = Number(process.argv[2] ?? 3000);
 const history = process.argv[3] !== 'history-off';
 const FILES = 50;
 /** Rounds the edits are measured in (the median round is reported). */
 const ROUNDS = 7;
-const text4k = 'first line\n' + 'memory line with some words in it, about 60 characters long\n'.repeat(68);
 
 interface ProfileNode {
   id: number;
@@ -64,7 +63,7 @@ try {
     audit: { file: join(root, 'audit.jsonl') },
   });
   const user = 'cpu-user';
-  for (let i = 0; i < FILES; i++) await vault.run(user, { command: 'create', path: `/memories/p/f${i}.md`, file_text: text4k });
+  for (let i = 0; i < FILES; i++) await vault.run(user, { command: 'create', path: `/memories/p/f${i}.md`, file_text: NOTE_4K });
   let flips = 0;
   const edit = async (i: number) => {
     const file = i % FILES;

@@ -1,4 +1,10 @@
-/** Small helpers shared by the benchmarks: medians, timing loops and aligned tables. */
+/** Small helpers shared by the benchmarks: medians, timing loops, aligned tables and the 4 KiB note. */
+
+/**
+ * A 4 KiB memory note whose first line is unique, so that a str_replace of 'first line' matches
+ * exactly once (an ambiguous old_str is refused, and a bench would measure the error path).
+ */
+export const NOTE_4K = 'first line\n' + 'memory line with some words in it, about 60 characters long\n'.repeat(68);
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

@@ -14,12 +14,10 @@ import { pathToFileURL } from 'node:url';
 import { createEncryptionFromConfig } from '../src/crypto/index.js';
 import { createVault } from '../src/index.js';
 import { openStore } from '../src/store/open.js';
+import { NOTE_4K } from './stats.js';
 
 const command = process.argv[2] ?? 'create';
 const n = Number(process.argv[3] ?? 200);
-// A unique first line, so that the str_replace below matches exactly once (an ambiguous old_str is
-// refused, and its system calls would be those of the error path).
-const text4k = 'first line\n' + 'memory line with some words in it, about 60 characters long\n'.repeat(68);
 
 const root = await mkdtemp(join(tmpdir(), 'memvault-sc-'));
 try {
@@ -32,10 +30,10 @@ try {
     const result = await vault.run('sc-user', input);
     if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
   };
-  if (command !== 'create') for (let i = 0; i < n; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: text4k });
+  if (command !== 'create') for (let i = 0; i < n; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
   const inputs: Record<string, (i: number) => Record<string, unknown>> = {
     seed: () => ({ command: 'view', path: '/memories/c/f0.md' }),
-    create: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: text4k }),
+    create: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: NOTE_4K }),
     view: (i) => ({ command: 'view', path: `/memories/c/f${i}.md` }),
     str_replace: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'first line', new_str: 'FIRST line' }),
     insert: (i) => ({ command: 'insert', path: `/memories/c/f${i}.md`, insert_line: 1, insert_text: `inserted ${i}` }),
