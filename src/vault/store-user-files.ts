@@ -264,11 +264,15 @@ export class StoreUserFiles implements UserFiles {
     return seq;
   }
 
-  /** The newest sequence number under the file's versions (one LIST of one key), or null when it has none. */
+  /** The newest of the file's kept versions (one LIST of one key: version keys sort newest first), or undefined when it has none. */
+  private async newestVersionInfo(key: string): Promise<ObjectInfo | undefined> {
+    return (await this.store.list(versionsPrefixOf(this.codec.uid, key), { maxKeys: 1 })).objects[0];
+  }
+
+  /** The newest sequence number under the file's versions, or null when it has none. */
   private async newestVersionSeq(key: string): Promise<number | null> {
-    const page = await this.store.list(versionsPrefixOf(this.codec.uid, key), { maxKeys: 1 });
-    const first = page.objects[0];
-    return first ? (parseVersionKey(this.codec.uid, first.key)?.seq ?? null) : null;
+    const newest = await this.newestVersionInfo(key);
+    return newest ? (parseVersionKey(this.codec.uid, newest.key)?.seq ?? null) : null;
   }
 
   /**
@@ -362,8 +366,8 @@ export class StoreUserFiles implements UserFiles {
 
   /** Replace the version `etag` at `key` by the newest kept version (its object as it is kept, or a marker for a tombstone). */
   private async putBackNewest(key: string, etag: string): Promise<void> {
-    const page = await this.store.list(versionsPrefixOf(this.codec.uid, key), { maxKeys: 1 });
-    const newest = page.objects[0] ? await this.store.get(page.objects[0].key) : null;
+    const listed = await this.newestVersionInfo(key);
+    const newest = listed ? await this.store.get(listed.key) : null;
     if (!newest) return;
     if (newest.body.byteLength === 0) {
       await this.store.put(key, MARKER_BODY, { ifMatch: etag, metadata: markerMetadata('deleted', 'history') });
