@@ -40,6 +40,11 @@ export interface ChainWitness {
   time?: string;
   /** v2 checkpoints: HMAC under the audit key. */
   mac?: string;
+  /**
+   * A head the operator recorded and passes in (`--expect-head`): trusted as given, MAC or not.
+   * Any other witness without a MAC is a checkpoint file's line, believed only at a legacy record.
+   */
+  givenByOperator?: boolean;
   /** Where it came from, for reports ("checkpoint file x line 3", "--expect-head"). */
   source: string;
 }
@@ -162,13 +167,25 @@ export async function verifyChain(
       } else if (summary.authenticatedFrom !== undefined) {
         return fail(segment.name, lineNumber, 'a record without MAC follows authenticated records: forged or downgraded', record);
       }
-      if (witness && record.seq === witness.seq && record.hash !== witness.hash) {
-        return fail(
-          segment.name,
-          lineNumber,
-          `the record differs from the one ${witness.source} witnessed at seq ${witness.seq}: the chain was rewritten`,
-          record,
-        );
+      if (witness && record.seq === witness.seq) {
+        if (record.hash !== witness.hash) {
+          return fail(
+            segment.name,
+            lineNumber,
+            `the record differs from the one ${witness.source} witnessed at seq ${witness.seq}: the chain was rewritten`,
+            record,
+          );
+        }
+        // The writer MACs its checkpoints whenever it MACs its records: a MAC-less checkpoint of an
+        // authenticated record was stripped or forged (a cut tail passed off as witnessed).
+        if (witness.mac === undefined && !witness.givenByOperator && record.v === AUDIT_MAC_FORMAT_VERSION) {
+          return fail(
+            segment.name,
+            lineNumber,
+            `${witness.source} carries no MAC but witnesses an authenticated record: the checkpoint was forged or its MAC stripped`,
+            record,
+          );
+        }
       }
       const timeMs = Date.parse(record.time);
       if (timeMs < lastTimeMs) return fail(segment.name, lineNumber, 'time goes backwards', record);

@@ -175,6 +175,24 @@ describe('tail truncation with a witness', () => {
     expect(cut.err).toMatch(/the chain ends at seq 21, but checkpoint .* witnessed seq 24 .*: 3 record\(s\) were cut off the end/);
   });
 
+  it('a checkpoint file replaced by a checkpoint without MAC does not pass a cut tail off as witnessed (issue 36 class 5)', async () => {
+    const dir = temp();
+    const file = join(dir, 'audit.jsonl');
+    const checkpoints = join(dir, 'cp.jsonl');
+    await writeLog(file, 8, { checkpoint: { file: checkpoints } });
+    writeFileSync(file, `${lines(file).slice(0, -3).join('\n')}\n`); // three records cut off
+    const head = last(file);
+    // The writer's checkpoint line for the new end, without its MAC.
+    const stripped = { v: 2, type: 'checkpoint', instance: head['instance'], seq: head['seq'], hash: head['hash'], time: head['time'] };
+    writeFileSync(checkpoints, `${JSON.stringify(stripped)}\n`);
+    for (const args of [[], ['--structure-only']]) {
+      const r = await verifyCli([file, '--checkpoints', checkpoints, ...args], { auditKeyOf: async () => KEY });
+      expect(r.exitCode, r.out).toBe(1);
+      expect(r.err).toMatch(/checkpoint .* carries no MAC but witnesses an authenticated record/);
+      expect(r.out).not.toMatch(/tail witnessed/);
+    }
+  });
+
   it('an expected head passed to verify does the same', async () => {
     const file = join(temp(), 'audit.jsonl');
     await writeLog(file, 8);

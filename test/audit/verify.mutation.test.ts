@@ -1,69 +1,15 @@
 /**
  * verify at every rule (issue 22): chains built record by record in memory (hashes and MACs as the
  * writer makes them), each broken in one way, and the exact failure verify reports: where (source,
- * line), which seq it read and expected, and the reason an operator reads. Also the summaries,
- * totals and witnesses (checkpoints, --expect-head) that say how much of a chain is proven.
+ * line), which seq it read and expected, and the reason an operator reads. Also the summaries
+ * and totals; the witnesses are in witnesses.mutation.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { auditMac, canonicalJson, GENESIS_HASH, recordHash } from '../../src/audit/chain.js';
+import { recordHash } from '../../src/audit/chain.js';
 import type { AuditRecord } from '../../src/audit/record.js';
 import type { InstanceChain, SegmentSource } from '../../src/audit/sources.js';
-import { verifyChain, verifyChains, type ChainWitness } from '../../src/audit/verify.js';
-
-const KEY = new Uint8Array(32).fill(7);
-const OTHER_KEY = new Uint8Array(32).fill(8);
-const T0 = Date.UTC(2026, 0, 1);
-const timeOf = (seq: number) => new Date(T0 + seq * 1000).toISOString();
-
-type Draft = Partial<AuditRecord> & { seq: number };
-
-/** Links drafts into a chain: prevHash, hash and (v2) MAC, as the writer computes them. */
-function link(instance: string, drafts: Draft[], options: { key?: Uint8Array; v1Until?: number } = {}): AuditRecord[] {
-  let prev = GENESIS_HASH;
-  return drafts.map((draft) => {
-    const v = options.v1Until !== undefined && draft.seq <= options.v1Until ? 1 : 2;
-    const base = { v, time: timeOf(draft.seq), type: 'command', instance, prevHash: prev, ...draft } as Omit<AuditRecord, 'hash'>;
-    const hash = recordHash(base as unknown as Record<string, unknown>);
-    const record = { ...base, hash, ...(v === 2 ? { mac: auditMac(options.key ?? KEY, 'record', hash) } : {}) } as AuditRecord;
-    prev = hash;
-    return record;
-  });
-}
-
-const drafts = (from: number, to: number, extra: Partial<AuditRecord> = {}): Draft[] =>
-  Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, ...extra }));
-
-function segment(name: string, records: Array<AuditRecord | string>, options: Partial<SegmentSource> = {}): SegmentSource {
-  const lines = records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)));
-  return {
-    name,
-    sealed: false,
-    firstSeq: 1,
-    size: lines.join('\n').length,
-    async *lines() {
-      for (let i = 0; i < lines.length; i++) yield { lineNumber: i + 1, line: lines[i]!, bytes: 0 };
-    },
-    ...options,
-  } as SegmentSource;
-}
-
-/** Records 1..n of instance 'a' in two segments: 1..k sealed (with its seal record k+1), the rest active. */
-function twoSegments(k: number, n: number, options: { key?: Uint8Array } = {}): { chain: InstanceChain; records: AuditRecord[] } {
-  const all = link('a', [...drafts(1, k), { seq: k + 1, type: 'seal', segment: { index: 1, firstSeq: 1, records: k } }, ...drafts(k + 2, n)], options);
-  return {
-    records: all,
-    chain: {
-      instance: 'a',
-      segments: [segment('seg-1', all.slice(0, k + 1), { sealed: true, index: 1 }), segment('active', all.slice(k + 1), { firstSeq: k + 2 })],
-    },
-  };
-}
-
-async function failureOf(chain: InstanceChain, options: Parameters<typeof verifyChain>[1] = {}) {
-  const { failure } = await verifyChain(chain, options);
-  expect(failure).toBeDefined();
-  return failure!;
-}
+import { verifyChain, verifyChains } from '../../src/audit/verify.js';
+import { drafts, failureOf, KEY, link, OTHER_KEY, segment, timeOf, twoSegments } from './chain-kit.js';
 
 describe('an intact chain', () => {
   it('verifies, and its summary counts segments, records, times and MACs', async () => {
@@ -263,124 +209,6 @@ describe('each break, where it is and why', () => {
       expectedSeq: 3,
       reason: 'sealed segment ends without its seal record: it was truncated',
     });
-  });
-});
-
-describe('witnesses: how much of the chain is proven', () => {
-  const chainOf = (n: number): InstanceChain => ({ instance: 'a', segments: [segment('s', link('a', drafts(1, n)))] });
-  /** The hash of record `seq` of chainOf(n), for any n >= seq (the chain is deterministic). */
-  const headOf = (seq: number) => link('a', drafts(1, seq))[seq - 1]!.hash;
-
-  it('a chain that reaches the witness is witnessed through it', async () => {
-    const chain = chainOf(5);
-    const witness: ChainWitness = { seq: 3, hash: headOf(3), time: timeOf(3), source: 'checkpoint x line 1' };
-    expect((await verifyChain(chain, { witness })).summary.witnessedThrough).toEqual({ seq: 3, time: timeOf(3), source: 'checkpoint x line 1' });
-    expect((await verifyChain(chain, { witness: { seq: 5, hash: headOf(5), source: '--expect-head' } })).summary.witnessedThrough).toEqual({
-      seq: 5,
-      source: '--expect-head',
-    });
-  });
-
-  it('a chain that ends before the witness was cut: how many records, with or without the time', async () => {
-    const chain = chainOf(3);
-    expect(await failureOf(chain, { witness: { seq: 5, hash: 'f'.repeat(64), time: timeOf(5), source: 'checkpoint c' } })).toEqual({
-      instance: 'a',
-      source: 's',
-      line: 0,
-      expectedSeq: 4,
-      reason: `the chain ends at seq 3, but checkpoint c witnessed seq 5 (${timeOf(5)}): 2 record(s) were cut off the end`,
-    });
-    expect((await failureOf(chain, { witness: { seq: 4, hash: 'f'.repeat(64), source: '--expect-head' } })).reason).toBe(
-      'the chain ends at seq 3, but --expect-head witnessed seq 4: 1 record(s) were cut off the end',
-    );
-  });
-
-  it('a record that differs from the witnessed one: the chain was rewritten', async () => {
-    const chain = chainOf(4);
-    expect(await failureOf(chain, { witness: { seq: 2, hash: 'e'.repeat(64), source: '--expect-head' } })).toEqual({
-      instance: 'a',
-      source: 's',
-      line: 2,
-      seq: 2,
-      expectedSeq: 2,
-      reason: 'the record differs from the one --expect-head witnessed at seq 2: the chain was rewritten',
-    });
-  });
-
-  it('verifyChains: the latest witness per instance; a checkpoint MAC is checked with the key; a chain gone whole is reported', async () => {
-    const a = chainOf(4);
-    const b: InstanceChain = { instance: 'b', segments: [segment('sb', link('b', drafts(1, 2)))] };
-    const checkpoint = (instance: string, seq: number, hash: string, key = KEY): ChainWitness => {
-      const head = { instance, seq, hash, time: timeOf(seq) };
-      return { ...head, mac: auditMac(key, 'checkpoint', canonicalJson(head)), source: `checkpoint ${instance} ${seq}` };
-    };
-    const report = await verifyChains(
-      { chains: [a, b], unreadable: [], duplicates: [], totalBytes: 0 },
-      {
-        macKey: KEY,
-        witnesses: [checkpoint('a', 2, headOf(2)), checkpoint('a', 4, headOf(4)), checkpoint('a', 3, headOf(3)), checkpoint('c', 7, 'd'.repeat(64))],
-      },
-    );
-    expect(report.chains.map((c) => c.witnessedThrough)).toEqual([{ seq: 4, time: timeOf(4), source: 'checkpoint a 4' }, undefined]);
-    expect(report.failures).toEqual([
-      {
-        instance: 'c',
-        source: 'checkpoint c 7',
-        line: 0,
-        reason: 'a witness records seq 7 of instance c, but none of its records are here: the whole chain was removed',
-      },
-    ]);
-    expect(report.ok).toBe(false);
-
-    const forged = await verifyChains(
-      { chains: [a], unreadable: [], duplicates: [], totalBytes: 0 },
-      { macKey: KEY, witnesses: [checkpoint('a', 4, headOf(4), OTHER_KEY)] },
-    );
-    expect(forged.failures).toEqual([
-      { instance: 'a', source: 'checkpoint a 4', line: 0, reason: 'checkpoint MAC does not match: it was not written by this deployment' },
-    ]);
-    expect(forged.chains[0]!.witnessedThrough).toBeUndefined();
-    // Without the key a checkpoint's MAC cannot be checked; its head still is.
-    const unkeyed = await verifyChains(
-      { chains: [a], unreadable: [], duplicates: [], totalBytes: 0 },
-      { witnesses: [checkpoint('a', 4, headOf(4), OTHER_KEY)] },
-    );
-    expect(unkeyed.ok).toBe(true);
-    expect(unkeyed.chains[0]!.witnessedThrough).toMatchObject({ seq: 4 });
-  });
-
-  it('with the key, a witness without a MAC (--expect-head) is used as it is; of two at the same seq the first counts', async () => {
-    const a = chainOf(3);
-    const report = await verifyChains(
-      { chains: [a], unreadable: [], duplicates: [], totalBytes: 0 },
-      {
-        macKey: KEY,
-        witnesses: [
-          { instance: 'a', seq: 3, hash: headOf(3), source: '--expect-head' },
-          { instance: 'a', seq: 3, hash: headOf(3), source: 'checkpoint later' },
-        ],
-      },
-    );
-    expect(report.ok).toBe(true);
-    expect(report.chains[0]!.witnessedThrough).toEqual({ seq: 3, source: '--expect-head' });
-  });
-
-  it('a witness naming no instance applies to the only chain, and is refused when there are several', async () => {
-    const a = chainOf(3);
-    const only = await verifyChains(
-      { chains: [a], unreadable: [], duplicates: [], totalBytes: 0 },
-      { witnesses: [{ seq: 3, hash: headOf(3), source: '--expect-head' }] },
-    );
-    expect(only.ok).toBe(true);
-    expect(only.chains[0]!.witnessedThrough).toEqual({ seq: 3, source: '--expect-head' });
-    const b: InstanceChain = { instance: 'b', segments: [segment('sb', link('b', drafts(1, 1)))] };
-    const several = await verifyChains(
-      { chains: [a, b], unreadable: [], duplicates: [], totalBytes: 0 },
-      { witnesses: [{ seq: 3, hash: headOf(3), source: '--expect-head' }] },
-    );
-    expect(several.failures).toEqual([
-      { source: '--expect-head', line: 0, reason: 'the witness names no instance and there are several chains: give INSTANCE:SEQ:HASH' },
-    ]);
   });
 });
 
