@@ -2,19 +2,25 @@
  * The vault side of idle expiry: one `ExpiryService` per vault, one `FileAccessPolicy` per user and
  * command (src/vault/store-user-files.ts calls it).
  *
- * - Touch on access: a read of a file whose LastModified is at least `touchIntervalMs` old copies the
- *   object onto itself (`copy(key, key, { metadata })`: S3 CopyObject with the metadata replaced by
- *   the same metadata), which moves LastModified and so restarts both the lifecycle rule's age and
- *   the sweeper's idle clock. The copy goes through the store, so the command's request accounting
- *   counts it (COPY). Encrypted bodies bind their path, not their time, so the copy stays valid.
+ * - Touch on access: a read of a file whose LastModified is at least `touchIntervalMs` old writes
+ *   the bytes it read back in place, `If-Match` the ETag it read, with the metadata it read and the
+ *   user's TTL-class tag in the same PUT. That moves LastModified and so restarts both the lifecycle
+ *   rule's age and the sweeper's idle clock. The condition is the touch's linearisation point against
+ *   every other writer of the file (an edit, a fence, the sweeper): a touch never writes over a
+ *   version it did not read, so an edit that lands first wins whole and the touch learns it lost
+ *   (412, dropped). A copy onto itself could not promise that: RGW 16 ignores CopyObject's
+ *   conditions, copies whatever is current under the metadata the read saw (a newer body under an
+ *   older version record: unreadable), and restates tags in a second request. Encrypted bodies bind
+ *   their path, not their time, so the bytes stay valid. The PUT is counted in the command's
+ *   requests.
  * - At most one touch per file per interval: a touched object is fresh for a whole interval, and
- *   within one process concurrent reads of the same stale file share one copy.
+ *   within one process concurrent reads of the same stale file share one touch.
  * - Writes carry the `memvault-ttl-class` tag; a user of a non-default class gets a marker object
  *   (see layout.ts) before their first write in this process.
  */
 import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
-import type { FileAccessPolicy } from '../vault/store-user-files.js';
+import type { FileAccessPolicy, TouchableObject } from '../vault/store-user-files.js';
 import { checkTouchInterval, DEFAULT_TOUCH_INTERVAL_MS, resolveTtl, TTL_CLASS_TAG_KEY, ttlDaysOf, type ExpiryOptions, type ResolvedTtl } from './config.js';
 import { LruMap } from '../util/lru.js';
 import { isHidden } from './decide.js';
@@ -28,7 +34,8 @@ export class ExpiryService {
   readonly ttl: ResolvedTtl;
   readonly touchIntervalMs: number;
   private readonly now: () => Date;
-  private readonly touches = new Map<string, Promise<void>>();
+  /** Touches in flight, by key and the ETag they are conditioned on: reads of one version share one. */
+  private readonly touches = new Map<string, Promise<{ etag: string; lastModified: Date } | undefined>>();
   private readonly lastTouch = new LruMap<string, number>(MAX_REMEMBERED_TOUCHES);
   private readonly markersChecked = new LruMap<string, string>(MAX_REMEMBERED_USERS);
 
@@ -52,7 +59,7 @@ export class ExpiryService {
     return {
       writeTags: { [TTL_CLASS_TAG_KEY]: className },
       isExpired: (lastModified) => isHidden(lastModified, ttlDays, this.now()),
-      afterRead: (key, object) => this.touch(key, object.lastModified, object.metadata),
+      afterRead: (key, object) => this.touch(key, object, { [TTL_CLASS_TAG_KEY]: className }),
       beforeWrite: async () => {
         if (recordClass) await this.recordClass(userPrefix, className);
       },
@@ -82,24 +89,28 @@ export class ExpiryService {
     return { writeTags: { [TTL_CLASS_TAG_KEY]: className }, isExpired: (lastModified) => isHidden(lastModified, days, this.now()) };
   }
 
-  private async touch(key: string, lastModified: Date, metadata: Record<string, string>): Promise<void> {
+  private async touch(key: string, object: TouchableObject, tags: Record<string, string>): Promise<{ etag: string; lastModified: Date } | undefined> {
     const now = this.now().getTime();
-    if (now - lastModified.getTime() < this.touchIntervalMs) return;
-    if (now - (this.lastTouch.peek(key) ?? -Infinity) < this.touchIntervalMs) return;
-    const pending = this.touches.get(key);
+    if (now - object.lastModified.getTime() < this.touchIntervalMs) return undefined;
+    if (now - (this.lastTouch.peek(key) ?? -Infinity) < this.touchIntervalMs) return undefined;
+    const flight = `${key} ${object.etag}`;
+    const pending = this.touches.get(flight);
     if (pending) return pending;
     const touch = (async () => {
       try {
-        await this.store.copy(key, key, { metadata });
+        const { etag } = await this.store.put(key, object.body, { ifMatch: object.etag, metadata: object.metadata, tags });
         this.lastTouch.set(key, now);
+        return { etag, lastModified: new Date(now) };
       } catch (error) {
-        // The read succeeded; a failed touch only means the file ages from its previous touch.
-        this.options.onTouchError?.(error);
+        // Another writer's version is there now (it won: nothing to do), or the touch failed: the
+        // read still stands; the file only ages from its previous write.
+        if (!(error instanceof PreconditionFailedError)) this.options.onTouchError?.(error);
+        return undefined;
       } finally {
-        this.touches.delete(key);
+        this.touches.delete(flight);
       }
     })();
-    this.touches.set(key, touch);
+    this.touches.set(flight, touch);
     return touch;
   }
 

@@ -47,16 +47,27 @@ const REAPING_PAUSE_MS = 25;
 /** Attempts of an overwrite that keeps losing to other writers of the same file (then CONFLICT). */
 const OVERWRITE_TRIES = 10;
 
+/** What a read saw of a stored file: a touch writes exactly these bytes back, `If-Match` this ETag. */
+export interface TouchableObject {
+  body: Uint8Array;
+  etag: string;
+  lastModified: Date;
+  metadata: Record<string, string>;
+}
+
 /**
  * Optional idle-expiry behaviour (implemented in src/expiry/access.ts): a file idle past its TTL is
  * absent (reads, stats and listings skip it, so a read never resurrects what the sweeper is about to
- * delete), a read of a live file may touch it (copy in place) to restart its lifecycle age, and every
- * write carries the TTL-class tag.
+ * delete), a read of a live file may touch it (the bytes read, written back `If-Match` their ETag)
+ * to restart its lifecycle age, and every write carries the TTL-class tag.
  */
 export interface FileAccessPolicy {
   isExpired(lastModified: Date): boolean;
-  /** After a read of a live file; best effort (never throws). */
-  afterRead(key: string, object: { lastModified: Date; metadata: Record<string, string> }): Promise<void>;
+  /**
+   * After a read of a live file; best effort (never throws). A touch rewrites the object, so it
+   * answers the version it wrote (the read then hands out that ETag), or nothing when it wrote none.
+   */
+  afterRead(key: string, object: TouchableObject): Promise<{ etag: string; lastModified: Date } | undefined>;
   /** Before every write (records the user's TTL class once). */
   beforeWrite(): Promise<void>;
   readonly writeTags: Record<string, string>;
@@ -186,7 +197,8 @@ export class StoreUserFiles implements UserFiles {
     if (marker) return { marker: { ...marker, etag: object.etag } };
     if (this.access?.isExpired(object.lastModified)) return null;
     // An empty object where files are never empty (sealed): a marker whose metadata was lost (a
-    // touch copy that raced its fence restated the file's metadata); no file is there.
+    // touch by copy, before touches were conditional, that raced its fence restated the file's
+    // metadata); no file is there.
     if (object.body.byteLength === 0 && this.zeroBytesIsMarker()) return { marker: { reason: 'unknown', op: '', etag: object.etag } };
     const reloading = this.codec.ensureKeyFor?.(object.body);
     if (reloading) await reloading;
@@ -199,9 +211,10 @@ export class StoreUserFiles implements UserFiles {
     // holds any, was put back by someone else: refused, never served as current.
     if (newest !== null && (seq === undefined || seq < newest)) throw staleVersionError(path);
     countBytesRead(data.byteLength);
-    await this.access?.afterRead(key, object);
+    const touched = await this.access?.afterRead(key, object);
     const origin = object.metadata[ORIGIN_METADATA];
-    return { file: { data, etag: object.etag, lastModified: object.lastModified, ...(origin !== undefined ? { origin } : {}) } };
+    const { etag, lastModified } = touched ?? object;
+    return { file: { data, etag, lastModified, ...(origin !== undefined ? { origin } : {}) } };
   }
 
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {

@@ -51,20 +51,20 @@ describe('sweep: what goes and what stays', () => {
     const { clock, store, files } = await expirySetup();
     await files.write('/memories/daily.md', encode('keep me'));
     await files.write('/memories/never.md', encode('forget me'));
-    let copies = 0;
+    let touches = 0;
     let neverGoneOnDay: number | undefined;
     for (let day = 1; day <= 365; day++) {
       clock.advanceDays(1);
       const { result, requests } = await counted(() => files.read('/memories/daily.md'));
       expect(result).not.toBeNull();
-      copies += requests['COPY'] ?? 0;
+      touches += requests['PUT'] ?? 0;
       clock.advanceMs(3 * HOUR); // the cron sweep at 03:00
       await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now });
       clock.advanceMs(-3 * HOUR);
       if (neverGoneOnDay === undefined && (await store.head(fileKeys(store).find((k) => k.endsWith('never.md')) ?? 'none')) === null) neverGoneOnDay = day;
     }
     expect(decode((await files.read('/memories/daily.md'))!.data)).toBe('keep me');
-    expect(copies).toBe(365); // one touch per daily read: exactly once per interval
+    expect(touches).toBe(365); // one touch per daily read: exactly once per interval
     expect(neverGoneOnDay).toBe(30);
   });
 
@@ -198,17 +198,17 @@ describe('sweep: dry run, concurrency and races', () => {
     clock.advanceDays(31);
     const racing: ObjectStore = Object.create(base) as ObjectStore;
     let read: unknown = 'not run';
-    let copies = -1;
+    let touches = -1;
     racing.list = async (prefix: string, options?: ListOptions): Promise<ListPage> => {
       const page = await base.list(prefix, options);
       const { result, requests } = await counted(() => files.read('/memories/a.md'));
       read = result;
-      copies = requests['COPY'] ?? 0;
+      touches = requests['PUT'] ?? 0;
       return page;
     };
     const summary = await sweep({ store: racing, ttl: { ttlDays: 30 }, now: clock.now });
     expect(read).toBeNull();
-    expect(copies).toBe(0);
+    expect(touches).toBe(0);
     expect(summary.expired).toBe(1);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The vault side of idle expiry with a controlled clock: touch on read (at most once per interval,
- * counted as COPY requests), expired files are absent, TTL-class tags and markers.
+ * counted as PUT requests), expired files are absent, TTL-class tags and markers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { decode, encode } from '../kit/text.js';
 const F = '/memories/notes.md';
 
 describe('touch on read', () => {
-  it('copies a file onto itself when its last touch is a day old, and then not again for a day', async () => {
+  it('writes a file back in place when its last touch is a day old, and then not again for a day', async () => {
     const { clock, store, files } = await expirySetup();
     await files.write(F, encode('hello'));
     const key = (await listAll(store, 'u/').next()).value!.key;
@@ -30,26 +30,26 @@ describe('touch on read', () => {
     }
     clock.advanceMs(60 * 60 * 1000); // exactly one day after the write
     const first = await counted(() => files.read(F));
-    expect(first.requests).toEqual({ GET: 1, COPY: 1 });
+    expect(first.requests).toEqual({ GET: 1, PUT: 1 });
     expect((await store.head(key))!.lastModified).toEqual(clock.now());
     expect(decode(first.result!.data)).toBe('hello');
 
     // 48 more reads over the next 24 hours: no second touch until a full interval has passed.
-    let copies = 0;
+    let touches = 0;
     for (let i = 0; i < 48; i++) {
       clock.advanceMs(30 * 60 * 1000);
       const { requests } = await counted(() => files.read(F));
-      copies += requests['COPY'] ?? 0;
+      touches += requests['PUT'] ?? 0;
     }
-    expect(copies).toBe(1); // the read at exactly +24 h
+    expect(touches).toBe(1); // the read at exactly +24 h
   });
 
-  it('concurrent reads of a stale file in one process share one copy', async () => {
+  it('concurrent reads of a stale file in one process share one touch', async () => {
     const { clock, files } = await expirySetup();
     await files.write(F, encode('hello'));
     clock.advanceDays(2);
     const { requests } = await counted(() => Promise.all(Array.from({ length: 10 }, () => files.read(F))));
-    expect(requests['COPY']).toBe(1);
+    expect(requests['PUT']).toBe(1);
     expect(requests['GET']).toBe(10);
   });
 
@@ -63,7 +63,7 @@ describe('touch on read', () => {
     expect(store.tagsOf(key)).toEqual({ [TTL_CLASS_TAG_KEY]: 'pro' });
   });
 
-  it("the file adapter moves the file's time on a touch (copy in place rewrites its header)", async () => {
+  it("the file adapter moves the file's time on a touch (the write in place rewrites its header)", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'memvault-expiry-'));
     try {
       const clock = new ManualClock();
@@ -74,7 +74,7 @@ describe('touch on read', () => {
       const written = (await files.stat(F))!.lastModified;
       clock.advanceDays(5);
       const { requests } = await counted(() => files.read(F));
-      expect(requests['COPY']).toBe(1);
+      expect(requests['PUT']).toBe(1);
       const touched = (await files.stat(F))!.lastModified;
       expect(touched.getTime() - written.getTime()).toBe(5 * 24 * 3600 * 1000);
       expect(await store.tagsOf((await listAll(store, 'u/').next()).value!.key)).toEqual({ [TTL_CLASS_TAG_KEY]: 'default' });
@@ -92,7 +92,7 @@ describe('touch on read', () => {
     const files = await filesOf(store, expiry, 'alice');
     await files.write(F, encode('hello'));
     clock.advanceDays(2);
-    store.copy = () => Promise.reject(new Error('copy refused'));
+    store.put = () => Promise.reject(new Error('put refused'));
     expect(decode((await files.read(F))!.data)).toBe('hello');
     expect(errors).toHaveLength(1);
   });
@@ -108,7 +108,7 @@ describe('expired files are absent to the vault', () => {
 
     const { result, requests } = await counted(() => files.read('/memories/dir/old.md'));
     expect(result).toBeNull();
-    expect(requests['COPY']).toBeUndefined();
+    expect(requests['PUT']).toBeUndefined();
     expect(await files.stat('/memories/dir/old.md')).toBeNull();
     expect(await files.isDirectory('/memories/dir')).toBe(false);
     const listed: string[] = [];
