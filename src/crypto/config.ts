@@ -104,28 +104,11 @@ async function withWipe<T>(key: Uint8Array, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The key provider that wraps new keys. */
 /**
- * Key variables read from process.env are deleted from it once parsed (the key does not linger in
- * the environment of the process and of children it spawns). The names read are remembered, so a
- * second start in the same process gets a clear error instead of a fallback to another key.
+ * The key provider that wraps new keys. Key variables are only read: the library never changes
+ * process.env (an earlier version deleted MEMVAULT_MASTER_KEY once read, which broke every later
+ * start in the same process, e.g. `audit export --user` opening the data store twice).
  */
-const consumedKeyVariables = new Set<string>();
-
-function consumeFromProcessEnv(env: NodeJS.ProcessEnv, name: string): void {
-  if (env !== process.env || env[name] === undefined) return;
-  delete process.env[name];
-  consumedKeyVariables.add(name);
-}
-
-function consumedError(name: string): MemvaultError {
-  return new MemvaultError(
-    'CONFIG',
-    `${name} was read and removed from the environment by an earlier start in this process (memvault does not leave a master key in process.env). ` +
-      `To open several vaults in one process, pass the key as encryption.masterKey, or use ${MASTER_KEY_FILE_ENV} or ${KMS_KEY_ID_ENV}.`,
-  );
-}
-
 export async function keyProviderFromConfig(config: KeySourceConfig, options: ResolveKeyOptions = {}): Promise<ResolvedKeyProvider> {
   const env = options.env ?? process.env;
   if (countSources(config) > 1)
@@ -138,11 +121,8 @@ export async function keyProviderFromConfig(config: KeySourceConfig, options: Re
   };
   if (countSources(fromEnv) > 1) throw new MemvaultError('CONFIG', `Set only one of ${MASTER_KEY_ENV}, ${MASTER_KEY_FILE_ENV} and ${KMS_KEY_ID_ENV}.`);
   if (countSources(fromEnv) === 1) {
-    const resolved = await providerFromSource(fromEnv, MASTER_KEY_ENV);
-    consumeFromProcessEnv(env, MASTER_KEY_ENV);
-    return resolved;
+    return providerFromSource(fromEnv, MASTER_KEY_ENV);
   }
-  if (env === process.env && consumedKeyVariables.has(MASTER_KEY_ENV)) throw consumedError(MASTER_KEY_ENV);
   if (options.defaultMasterKeyFile && options.createDefaultKeyFile === false) {
     return providerFromSource({ masterKeyFile: options.defaultMasterKeyFile }, options.defaultMasterKeyFile).catch((e: unknown) => {
       if (e instanceof MemvaultError && /does not exist/.test(e.message)) {
@@ -179,7 +159,6 @@ export async function previousKeyProvidersFromConfig(config: EncryptionConfig, o
     if (countSources(source) !== 1) throw new MemvaultError('CONFIG', 'Each previous key must name exactly one of masterKey, masterKeyFile and kms.');
     providers.push((await providerFromSource(source, label)).keyProvider);
   }
-  consumeFromProcessEnv(env, PREVIOUS_MASTER_KEY_ENV);
   return providers;
 }
 
