@@ -180,8 +180,12 @@ class EncryptedUserCodec implements UserCodec {
   readonly filesPrefix: string;
   private readonly memo: NameMemo;
 
-  /** Set once this codec has re-read the key record for an unknown key version (at most once per codec). */
-  private reloaded = false;
+  /**
+   * The re-read of the key record for an unknown key version: at most once per codec, and shared by
+   * every read of the command that meets one (a directory rename reads several files at once: a
+   * second read must wait for the re-read, not open with the stale record).
+   */
+  private reloading: Promise<void> | undefined;
 
   constructor(
     readonly uid: string,
@@ -215,11 +219,11 @@ class EncryptedUserCodec implements UserCodec {
    */
   ensureKeyFor(stored: Uint8Array): Promise<void> | undefined {
     const version = contentKeyVersion(stored);
-    if (version === null || this.reloaded || this.keyring.byVersion.has(version)) return undefined;
-    this.reloaded = true;
-    return this.reload().then((cached) => {
+    if (version === null || this.keyring.byVersion.has(version)) return undefined;
+    this.reloading ??= this.reload().then((cached) => {
       this.cached = cached;
     });
+    return this.reloading;
   }
 
   private encryptedSegments(path: string): string {

@@ -46,9 +46,19 @@ import { randomNonce } from './bytes.js';
 import { contentVersionsOf, describeKey, encodeKeyRecord, NAME_ROOT_KEY_VERSION, sealKeyRecord, type KeyProvider, type KeyRecord } from './key-provider.js';
 import { isUid, iterateUsers, userFilesPrefix, userKeyKey } from './layout.js';
 import { loadSodium } from './sodium.js';
-import { authenticUserRecord, newSecret, openRecordVersions, type DeploymentBinding } from './wrapped-secret.js';
+import { keyStateOf, markKeyState } from './key-state.js';
+import { newSecret, openRecordVersions, readUserRecord, type DeploymentBinding } from './wrapped-secret.js';
 import { openDeployment } from './operations.js';
-import { bodyHashOf, VERSION_METADATA, versionRecordPath } from './version-record-format.js';
+import {
+  bodyHashOf,
+  checkCurrentFresh,
+  checkVersionPlace,
+  parseVersionRecord,
+  VERSION_METADATA,
+  versionRecordPath,
+  type VersionRecord,
+} from './version-record-format.js';
+import { newestKeptSeq } from './verified-read.js';
 
 /** Default settle time: the default key-cache age (10 minutes) plus a minute for the wipe grace and clock skew. */
 export const DEFAULT_REKEY_SETTLE_MS = 11 * 60_000;
@@ -213,9 +223,8 @@ function isPending(record: KeyRecord): boolean {
 }
 
 async function readRecord(ctx: Context, uid: string): Promise<{ record: KeyRecord; etag: string; lastModified: Date } | null> {
-  const stored = await ctx.store.get(userKeyKey(uid));
-  if (!stored) return null;
-  return { record: authenticUserRecord(stored.body, uid, ctx.binding), etag: stored.etag, lastModified: stored.lastModified };
+  // Checked against the user's key state marks: a retired record put back is never re-keyed from.
+  return (await readUserRecord(ctx.store, uid, ctx.binding)).found;
 }
 
 async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
@@ -284,6 +293,7 @@ async function startVersion(ctx: Context, uid: string): Promise<boolean> {
     );
     try {
       await ctx.store.put(userKeyKey(uid), encodeKeyRecord(updated), { ifMatch: etag });
+      await markKeyState(ctx.store, uid, keyStateOf(updated), ctx.binding); // after the put: the old record is refused from now on
       ctx.evict?.(uid);
       ctx.onProgress?.({ uid, phase: 'version', keyVersion: next, scanned: 0, resealed: 0 });
       return true;
@@ -339,12 +349,12 @@ function pathOf(keys: UserKeys, name: string): string | null {
 /** Every kept version carries the history tag (the CDK construct's lifecycle rule filters on it), never a TTL class. */
 const VERSION_TAGS = { [HISTORY_TAG_KEY]: HISTORY_TAG_VALUE };
 
-/** Where a listed key lives: a file (its name below f/) or a kept version of one (docs/versions.md). */
-function placeOf(uid: string, key: string): { name: string; version: boolean } | null {
+/** Where a listed key lives: a file (its name below f/) or a kept version of one (docs/versions.md), with its number. */
+function placeOf(uid: string, key: string): { name: string; version: boolean; seq?: number } | null {
   const files = userFilesPrefix(uid);
   if (key.startsWith(files)) return { name: key.slice(files.length), version: false };
   const parsed = parseVersionKey(uid, key);
-  return parsed ? { name: parsed.fileKey.slice(files.length), version: true } : null;
+  return parsed ? { name: parsed.fileKey.slice(files.length), version: true, seq: parsed.seq } : null;
 }
 
 /**
@@ -378,7 +388,9 @@ function resealed(
 /**
  * A version record for the re-sealed body: the same number, actor, time and end, the new body's
  * hash, and when the store first kept the version (set once; a later re-key keeps it). Null when the
- * record does not open or does not describe the body it sits on (left alone: fail closed).
+ * record fails the checks every read makes (src/crypto/verified-read.ts): it does not open, does
+ * not describe the body it sits on, or (`check`) names another place in the history or is older
+ * than the history. Left alone: fail closed.
  */
 function resealedRecord(
   ctx: Context,
@@ -388,22 +400,28 @@ function resealedRecord(
   stored: { body: Uint8Array; lastModified: Date },
   sealedRecord: string,
   newBody: Uint8Array,
+  check: (record: VersionRecord) => void,
   version: boolean,
 ): string | null {
   let broken = false;
   const out = resealed(ctx, uid, keyring, versionRecordPath(path), Buffer.from(sealedRecord, 'base64url'), (plain) => {
-    let record: Record<string, unknown>;
+    let record: VersionRecord;
     try {
-      record = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(plain)) as Record<string, unknown>;
+      record = parseVersionRecord(plain, stored.body);
+      check(record);
     } catch {
       broken = true;
       return plain;
     }
-    if (typeof record !== 'object' || record === null || record['h'] !== bodyHashOf(stored.body)) {
-      broken = true;
-      return plain;
-    }
-    const next = { ...record, h: bodyHashOf(newBody), ...(version && record['k'] === undefined ? { k: stored.lastModified.getTime() } : {}) };
+    const keptAt = record.keptAt ?? (version ? stored.lastModified.getTime() : undefined);
+    const next = {
+      s: record.seq,
+      a: record.actor,
+      t: record.time,
+      h: bodyHashOf(newBody),
+      ...(record.end !== undefined ? { d: record.end } : {}),
+      ...(keptAt !== undefined ? { k: keptAt } : {}),
+    };
     return new TextEncoder().encode(JSON.stringify(next));
   });
   return out === null || broken ? null : Buffer.from(out).toString('base64url');
@@ -416,6 +434,9 @@ async function resealObject(ctx: Context, uid: string, keyring: UserKeyring, key
   // A version is never idle-expired (its age is the history's retention) and carries the history tag.
   const tags = place.version ? VERSION_TAGS : access?.writeTags;
   const current = keyring.current;
+  // A file to re-seal is checked against its history's newest number, listed before the GET that
+  // is compared with it (src/crypto/verified-read.ts); a version against its key's number.
+  let newest: number | null | undefined = place.version ? null : undefined;
   for (let attempt = 1; attempt <= (ctx.maxAttemptsPerObject ?? 5); attempt++) {
     const stored = await ctx.store.get(key);
     if (!stored) return 'skipped'; // deleted since the listing
@@ -427,9 +448,24 @@ async function resealObject(ctx: Context, uid: string, keyring: UserKeyring, key
     const bodyCurrent = stored.body.byteLength === 0 || contentKeyVersion(stored.body) === current.keyVersion;
     const recordCurrent = sealedRecord === undefined || contentKeyVersion(Buffer.from(sealedRecord, 'base64url')) === current.keyVersion;
     if (bodyCurrent && recordCurrent) return 'current';
+    if (newest === undefined) {
+      newest = await newestKeptSeq(ctx.store, uid, key);
+      attempt -= 1; // read again after the listing; not a lost race
+      continue;
+    }
+    const known = newest;
+    const check = (record: VersionRecord | undefined): void =>
+      void (place.version ? checkVersionPlace(record, place.seq!) : checkCurrentFresh(path, record?.seq, known));
+    if (sealedRecord === undefined) {
+      try {
+        check(undefined); // a version without a record, or a file without one beside a history: put back
+      } catch {
+        return 'failed';
+      }
+    }
     const body = stored.body.byteLength === 0 ? stored.body : resealed(ctx, uid, keyring, path, stored.body);
     if (body === null) return 'failed';
-    const record = sealedRecord === undefined ? undefined : resealedRecord(ctx, uid, keyring, path, stored, sealedRecord, body, place.version);
+    const record = sealedRecord === undefined ? undefined : resealedRecord(ctx, uid, keyring, path, stored, sealedRecord, body, check, place.version);
     if (record === null) return 'failed';
     const metadata = record === undefined ? stored.metadata : { ...stored.metadata, [VERSION_METADATA]: record };
     try {
@@ -458,6 +494,8 @@ async function dropOlderVersions(ctx: Context, uid: string, keyVersion: number):
       uid,
       ctx.binding.macKey,
     );
+    // Marked before the put: from here on no reader uses the older versions, whatever record it meets.
+    await markKeyState(ctx.store, uid, keyStateOf(dropped), ctx.binding);
     try {
       await ctx.store.put(userKeyKey(uid), encodeKeyRecord(dropped), { ifMatch: etag });
       ctx.evict?.(uid);

@@ -29,6 +29,7 @@ import {
   type KeyRecord,
   type WrapContext,
 } from './key-provider.js';
+import { isOlderKeyState, keyStateOf, markKeyState, newestKeyStateMark, withoutDroppedVersions } from './key-state.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey, userPrefix } from './layout.js';
 
 export const INITIAL_KEY_VERSION = 1;
@@ -75,6 +76,11 @@ export const KEY_RECORD_MISSING_MESSAGE =
 export function keyRecordIntegrityError(): MemvaultError {
   return new MemvaultError('INTEGRITY', KEY_RECORD_INTEGRITY_MESSAGE);
 }
+
+/** A genuine record older than a state the user's key already reached (a retired record put back). */
+export const KEY_RECORD_ROLLED_BACK_MESSAGE =
+  "Error: This user's key record is older than one memvault has already used (a retired key record was put back), so memvault will not use it. " +
+  'Nothing was read or written. Recovery: the operator restores the newest key record (docs/encryption.md, "Key records never move backwards").';
 
 export async function openRecord(record: KeyRecord, uid: string, providers: readonly KeyProvider[]): Promise<Uint8Array> {
   const provider = selectUnwrapProvider(record, providers);
@@ -206,6 +212,46 @@ export function authenticUserRecord(body: Uint8Array, uid: string, binding: Depl
   return record;
 }
 
+/** A user's key record as read: authenticated and checked against the user's newest key state mark. */
+export interface ReadUserRecord {
+  /** The record as stored (what a conditional write of the record replaces). */
+  record: KeyRecord;
+  /** The record as it may be used: without the versions a marked drop retired. */
+  usable: KeyRecord;
+  etag: string;
+  lastModified: Date;
+}
+
+/**
+ * Read a user's record (GET) and, beside it, the first object under the user's prefix (one LIST of
+ * one key): the newest key state mark if there is one (src/crypto/key-state.ts), and whether the
+ * user has any object at all (what a new key needs to know). A record of a key version below the
+ * newest mark's is INTEGRITY; one ahead of it (a crash between a new version and its mark, or a
+ * record of before the marks) gets its mark here, so the state it reached cannot be undone.
+ */
+export async function readUserRecord(store: ObjectStore, uid: string, binding: DeploymentBinding): Promise<{ found: ReadUserRecord | null; hasObjects: boolean }> {
+  const [stored, first] = await Promise.all([store.get(userKeyKey(uid)), store.list(userPrefix(uid), { maxKeys: 1 })]);
+  const listed = first.objects[0];
+  if (!stored) return { found: null, hasObjects: listed !== undefined };
+  const record = authenticUserRecord(stored.body, uid, binding);
+  const mark = await newestKeyStateMark(store, uid, binding, listed);
+  if (mark !== null && record.keyVersion < mark.keyVersion) throw new MemvaultError('INTEGRITY', KEY_RECORD_ROLLED_BACK_MESSAGE);
+  const state = keyStateOf(record);
+  if (mark === null || isOlderKeyState(mark, state)) {
+    // Best effort: the record verified, so this read succeeds; the next read tries the mark again.
+    await markKeyState(store, uid, state, binding).catch(() => undefined);
+  }
+  const found = { record, usable: withoutDroppedVersions(record, mark), etag: stored.etag, lastModified: stored.lastModified };
+  return { found, hasObjects: listed !== undefined };
+}
+
+async function openUserSecret(found: ReadUserRecord, uid: string, providers: readonly KeyProvider[], wipe: (bytes: Uint8Array) => void): Promise<OpenedSecret> {
+  const { usable: record, etag } = found;
+  if (record.older === undefined) return { secret: await openRecord(record, uid, providers), record, etag, created: false };
+  const versions = await openRecordVersions(record, uid, providers, wipe);
+  return { secret: versions.get(record.keyVersion)!, record, etag, created: false, versions };
+}
+
 export async function readUserSecret(
   store: ObjectStore,
   uid: string,
@@ -213,12 +259,8 @@ export async function readUserSecret(
   providers: readonly KeyProvider[],
   wipe: (bytes: Uint8Array) => void = (b) => b.fill(0),
 ): Promise<OpenedSecret | null> {
-  const stored = await store.get(userKeyKey(uid));
-  if (!stored) return null;
-  const record = authenticUserRecord(stored.body, uid, binding);
-  if (record.older === undefined) return { secret: await openRecord(record, uid, providers), record, etag: stored.etag, created: false };
-  const versions = await openRecordVersions(record, uid, providers, wipe);
-  return { secret: versions.get(record.keyVersion)!, record, etag: stored.etag, created: false, versions };
+  const { found } = await readUserRecord(store, uid, binding);
+  return found ? openUserSecret(found, uid, providers, wipe) : null;
 }
 
 /** True when anything at all is stored under the user's prefix (one listing of one key). */
@@ -234,11 +276,11 @@ export async function readOrCreateUserSecret(
   providers: readonly KeyProvider[],
   wipe: (bytes: Uint8Array) => void,
 ): Promise<OpenedSecret> {
-  const existing = await readUserSecret(store, uid, binding, providers, wipe);
-  if (existing) return existing;
+  const existing = await readUserRecord(store, uid, binding);
+  if (existing.found) return openUserSecret(existing.found, uid, providers, wipe);
   // No record. A new key is right only for a user with nothing stored: files without a key record
   // mean the record was deleted or lost, and a new key would silently split the user.
-  if (await userHasObjects(store, uid)) {
+  if (existing.hasObjects) {
     // Another process may have created the record (and a first file) since our read.
     const raced = await readUserSecret(store, uid, binding, providers, wipe);
     if (raced) return raced;

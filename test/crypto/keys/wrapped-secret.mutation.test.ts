@@ -360,7 +360,7 @@ describe('user key records', () => {
     expect(again).toMatchObject({ secret: created.secret, created: false, etag: stored.etag });
   });
 
-  it('opening an existing key or deployment costs one GET: no listing, no write, no new secret', async () => {
+  it('opening an existing key costs one GET and, beside it, one LIST of one key (the key state mark); a deployment one GET; no write, no new secret', async () => {
     const inner = new MemoryStore();
     await inner.put(`${userPrefix(UID)}f/somefile`, new Uint8Array(10));
     await inner.put(userKeyKey(UID), encodeKeyRecord(await userRecord(new Map([[1, secretOf(4)]]), 1)));
@@ -374,7 +374,7 @@ describe('user key records', () => {
     let wraps = 0;
     const counting: KeyProvider = { kind: local.kind, keyId: local.keyId, wrap: (k, c) => (wraps++, local.wrap(k, c)), unwrap: (w, c) => local.unwrap(w, c) };
     expect((await readOrCreateUserSecret(store, UID, binding, counting, [counting], () => undefined)).secret).toEqual(secretOf(4));
-    expect(requests).toEqual([`GET ${userKeyKey(UID)}`]);
+    expect(requests).toEqual([`GET ${userKeyKey(UID)}`, `LIST ${userPrefix(UID)}`]);
     requests.length = 0;
     expect((await readOrCreateDeployment(store, counting, [counting], () => undefined)).created).toBe(false);
     expect(requests).toEqual([`GET ${DEPLOYMENT_RECORD_KEY}`]);
