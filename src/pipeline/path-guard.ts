@@ -1,11 +1,12 @@
 import { MemvaultError } from '../errors.js';
 import { pathFieldsOf } from '../tool/parse.js';
 import type { MemoryCommand } from '../tool/types.js';
-import { MEMORY_ROOT } from '../vault/paths.js';
+import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, MEMORY_ROOT } from '../vault/paths.js';
 import type { Middleware } from './context.js';
 import type { PathGuardDecision, PathRule } from './decisions.js';
 
 export type { PathGuardDecision, PathRule } from './decisions.js';
+export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES } from '../vault/paths.js';
 
 /**
  * The path guard. Every path of every command passes through `canonicalizePath`; below the guard
@@ -24,8 +25,6 @@ export type { PathGuardDecision, PathRule } from './decisions.js';
  *
  * The rules, both directions, are in docs/paths-and-quotas.md ("Paths").
  */
-export const MAX_PATH_BYTES = 4096;
-export const MAX_SEGMENT_BYTES = 255;
 /** memvault's own bookkeeping (rename journals); never reachable by the model. */
 export const RESERVED_SEGMENT = '.memvault';
 /** More distinct decoded/normalised forms than this is not a name anyone types: refuse it. */

@@ -783,8 +783,9 @@ export class StoreUserFiles implements UserFiles {
 
   private keyOf(path: string): string {
     const key = this.codec.keyFor(path);
-    // With history, the file's version keys (a few bytes longer) must fit too.
-    const extra = this.keepsHistory(path) ? VERSION_KEY_EXTRA_BYTES : 0;
+    // The file's version keys (a few bytes longer) must fit too, history on or off: a path's depth
+    // does not change with the setting, and a file written with it off can be kept once it is on.
+    const extra = VERSION_KEY_EXTRA_BYTES;
     if (!this.fitsKeyLimit(key + 'x'.repeat(extra))) {
       const limit = (this.store.maxKeyBytes ?? DEFAULT_MAX_KEY_BYTES) - extra;
       throw new MemvaultError(
