@@ -1,21 +1,15 @@
 /**
  * Key and user operations behind the CLI (`memvault keys rotate`, `memvault user forget`,
- * `memvault user export`). Each takes a store and providers and reports progress through a
+ * `memvault user export`: src/crypto/export.ts). Each takes a store and providers and reports progress through a
  * callback, so the CLI can drive a progress bar and tests can interrupt and resume.
  */
-import { pipeline } from 'node:stream/promises';
-import type { Writable } from 'node:stream';
-import type { Pack } from 'tar-stream';
 import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
-import type { UserCodec } from './user-codec.js';
 import type { EncryptedCodecProvider } from './codec.js';
 import { randomFillSync } from 'node:crypto';
 import { computeDeploymentFingerprint, deriveRecordMacKey } from './format.js';
 import { decodeKeyRecord, describeKey, encodeKeyRecord, sealKeyRecord, selectUnwrapProvider, type KeyProvider, type KeyRecord } from './key-provider.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, KEYS_PREFIX, userKeyKey, userPrefix } from './layout.js';
-import { parseVersionKey, userHistoryPrefix } from '../store/layout.js';
-import { openVersionRecord, VERSION_METADATA } from './version-record-format.js';
 import { loadSodium } from './sodium.js';
 import { isAuthenticRecord, NoMatchingKeyError, openRecordVersions, readDeployment, type DeploymentBinding } from './wrapped-secret.js';
 
@@ -362,171 +356,16 @@ export async function forgetUid(options: {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Export
+// Export: src/crypto/export.ts (re-exported here, where the other lifecycle operations are)
 
-export interface ExportProgress {
-  files: number;
-  bytes: number;
-}
-
-export interface ExportUserOptions {
-  store: ObjectStore;
-  codecProvider: EncryptedCodecProvider;
-  userId: string;
-  /** Receives the tar archive (e.g. fs.createWriteStream(file)); it is ended when the export ends. */
-  out: Writable;
-  onProgress?: (progress: ExportProgress) => void;
-}
-
-export interface ExportResult {
-  uid: string;
-  files: number;
-  bytes: number;
-  /** Kept versions of the user's files (file history, docs/versions.md), tombstones included. */
-  versions: number;
-}
-
-/**
- * Write every file of a user, decrypted, into a tar archive at its memory path
- * (`memories/notes/a.md`). A file that does not decrypt stops the export with INTEGRITY: an access
- * request answered with silently missing files would be worse than an error.
- */
-export async function exportUser(options: ExportUserOptions): Promise<ExportResult> {
-  const uid = options.codecProvider.uidOf(options.userId);
-  let codec: UserCodec;
-  try {
-    codec = await options.codecProvider.forUid(uid);
-  } catch (e) {
-    if (e instanceof MemvaultError && e.code === 'NOT_FOUND') throw new MemvaultError('NOT_FOUND', 'No memories are stored for this user.', { cause: e });
-    throw e;
-  }
-  // Loaded here, not at import: a vault that never exports does not load the tar code.
-  const { default: tar } = await import('tar-stream');
-  const pack = tar.pack();
-  const written = pipeline(pack, options.out);
-  const progress: ExportProgress = { files: 0, bytes: 0 };
-  const manifest: ExportManifestEntry[] = [];
-  const history: ExportHistoryEntry[] = [];
-  try {
-    for await (const object of listAll(options.store, codec.filesPrefix)) {
-      const stored = await options.store.get(object.key);
-      if (!stored) continue; // deleted since the listing
-      const path = codec.pathFor(object.key);
-      const reloading = codec.ensureKeyFor?.(stored.body);
-      if (reloading) await reloading;
-      const plaintext = codec.open(path, stored.body);
-      await addEntry(pack, path.slice(1), plaintext, stored.lastModified);
-      manifest.push({ path, size: plaintext.byteLength, modified: stored.lastModified.toISOString() });
-      progress.files += 1;
-      progress.bytes += plaintext.byteLength;
-      options.onProgress?.({ ...progress });
-    }
-    // The file history is the user's data too (an access request covers it): each kept version's
-    // content under history/, described in the manifest with who made it and when.
-    for await (const object of listAll(options.store, userHistoryPrefix(uid))) {
-      const place = parseVersionKey(uid, object.key);
-      if (!place) continue; // not a version key: nothing memvault wrote
-      const stored = await options.store.get(object.key);
-      if (!stored) continue; // dropped since the listing (retention, the quota's pruning)
-      history.push(await exportVersion(pack, codec, codec.pathFor(place.fileKey), place.seq, stored));
-    }
-    // Last, because sizes and the count are known only now; a reader finds it by name.
-    const document: ExportManifest = {
-      format: EXPORT_MANIFEST_FORMAT,
-      version: 2,
-      exportedAt: new Date().toISOString(),
-      uid,
-      files: manifest.length,
-      bytes: progress.bytes,
-      entries: manifest,
-      versions: history.length,
-      history,
-    };
-    await addEntry(pack, EXPORT_MANIFEST_NAME, new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`), new Date());
-    pack.finalize();
-  } catch (e) {
-    pack.destroy(e instanceof Error ? e : new Error('export failed'));
-    await written.catch(() => undefined);
-    throw e;
-  }
-  await written;
-  return { uid, files: progress.files, bytes: progress.bytes, versions: history.length };
-}
-
-/** The archive's last entry: what it holds, so a person (or a script) can check it is complete. */
-export const EXPORT_MANIFEST_NAME = 'manifest.json';
-export const EXPORT_MANIFEST_FORMAT = 'memvault-user-export';
-
-export interface ExportManifestEntry {
-  /** The memory path (`/memories/notes/a.md`); the file is at the same path without the leading '/'. */
-  path: string;
-  /** Bytes of the file as the user wrote it (decrypted). */
-  size: number;
-  /** When it was last written (ISO 8601). */
-  modified: string;
-}
-
-/** A kept version of a file (docs/versions.md) in the archive. */
-export interface ExportHistoryEntry {
-  /** The memory path of the file it is a version of. */
-  path: string;
-  /** Its place in the file's history. */
-  seq: number;
-  /** Who made it: model, host, restore or sweeper. */
-  actor: string;
-  /** When it was made (ISO 8601). */
-  time: string;
-  /** Bytes of its content (0 for a tombstone). */
-  size: number;
-  /** On a tombstone: how the file ended (deleted, moved, expired); it has no content entry. */
-  end?: string;
-  /** The archive entry holding its content: `history/memories/notes/a.md/@<seq>`. */
-  entry?: string;
-}
-
-export interface ExportManifest {
-  format: typeof EXPORT_MANIFEST_FORMAT;
-  /** 2: with the file history (1: files only). */
-  version: 2;
-  exportedAt: string;
-  /** The user's pseudonymous id in this deployment. */
-  uid: string;
-  files: number;
-  bytes: number;
-  entries: ExportManifestEntry[];
-  /** How many kept versions the archive describes. */
-  versions: number;
-  history: ExportHistoryEntry[];
-}
-
-/**
- * One kept version into the archive: its record opened (who, when, how it ended) and its content,
- * if any, under `history/`. Either that does not open stops the export with INTEGRITY, like a file.
- */
-async function exportVersion(
-  pack: Pack,
-  codec: UserCodec,
-  path: string,
-  seq: number,
-  stored: { body: Uint8Array; metadata: Record<string, string>; lastModified: Date },
-): Promise<ExportHistoryEntry> {
-  const reloading = codec.ensureKeyFor?.(stored.body.byteLength > 0 ? stored.body : Buffer.from(stored.metadata[VERSION_METADATA] ?? '', 'base64url'));
-  if (reloading) await reloading;
-  // The vault's own check: the record opens for this path and describes this body.
-  const record = openVersionRecord(codec, path, stored.metadata, stored.body);
-  if (record === undefined) throw new MemvaultError('INTEGRITY', 'memvault: a kept version of a file has no record; nothing more was exported.');
-  const base = { path, seq, actor: record.actor, time: new Date(record.time).toISOString() };
-  if (stored.body.byteLength === 0) return { ...base, size: 0, ...(record.end !== undefined ? { end: record.end } : {}) };
-  const plaintext = codec.open(path, stored.body);
-  const entry = `history/${path.slice(1)}/@${seq}`;
-  await addEntry(pack, entry, plaintext, stored.lastModified);
-  return { ...base, size: plaintext.byteLength, entry };
-}
-
-function addEntry(pack: Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {
-  return new Promise((resolve, reject) => {
-    pack.entry({ name, size: data.byteLength, mtime, mode: 0o600, type: 'file' }, Buffer.from(data.buffer, data.byteOffset, data.byteLength), (err) =>
-      err ? reject(err) : resolve(),
-    );
-  });
-}
+export {
+  EXPORT_MANIFEST_FORMAT,
+  EXPORT_MANIFEST_NAME,
+  exportUser,
+  type ExportHistoryEntry,
+  type ExportManifest,
+  type ExportManifestEntry,
+  type ExportProgress,
+  type ExportResult,
+  type ExportUserOptions,
+} from './export.js';

@@ -19,7 +19,8 @@ import { forEachLimit } from '../util/concurrency.js';
 import { NameConflictError } from './names.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { StoreUserFiles } from './store-user-files.js';
-import { openVersionRecord, SEQ_PER_MS, type VersionActor, type VersionEnd } from './version-record.js';
+import { readKeptVersion } from '../crypto/verified-read.js';
+import { SEQ_PER_MS, type VersionActor, type VersionEnd } from './version-record.js';
 
 export interface HistoryContext {
   store: ObjectStore;
@@ -105,15 +106,11 @@ async function* versionGroups(ctx: HistoryContext, path: string): AsyncGenerator
   if (group.length > 0) yield group;
 }
 
-/** A kept version, opened and checked against its key (its record's number must be the key's). */
+/** A kept version, read through the one verified read (src/crypto/verified-read.ts: its record opens, matches its body and names its key's number). */
 async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise<{ record: VersionInfo; data: Uint8Array; keptAt?: number } | null> {
-  const object = await ctx.store.get(version.object.key);
-  if (!object) return null; // dropped or expired meanwhile
-  const record = openVersionRecord(ctx.codec, version.path, object.metadata, object.body);
-  if (!record || record.seq !== version.seq) {
-    throw new MemvaultError('INTEGRITY', 'Error: A stored version does not match its place in the history: it was moved or damaged.');
-  }
-  const data = record.end ? new Uint8Array(0) : ctx.codec.open(version.path, object.body);
+  const opened = await readKeptVersion(ctx.store, ctx.codec, version.path, version.object.key, version.seq);
+  if (!opened) return null; // dropped or expired meanwhile
+  const { record, data } = opened;
   return {
     record: {
       path: version.path,

@@ -21,8 +21,10 @@ import {
   versionKeyOf,
   versionsPrefixOf,
 } from '../store/layout.js';
+import { newestKeptSeq } from '../crypto/verified-read.js';
 import {
   bodyHashOf,
+  checkCurrentFresh,
   clockSeq,
   nextSeq,
   openVersionRecord,
@@ -209,7 +211,7 @@ export class StoreUserFiles implements UserFiles {
     const seq = this.keepsHistory(path) ? this.checkedSeq(path, key, object) : undefined;
     // A current version older than the newest one kept, or one without a record where the history
     // holds any, was put back by someone else: refused, never served as current.
-    if (newest !== null && (seq === undefined || seq < newest)) throw staleVersionError(path);
+    checkCurrentFresh(path, seq, newest);
     countBytesRead(data.byteLength);
     const touched = await this.access?.afterRead(key, object);
     const origin = object.metadata[ORIGIN_METADATA];
@@ -283,9 +285,8 @@ export class StoreUserFiles implements UserFiles {
   }
 
   /** The newest sequence number under the file's versions, or null when it has none. */
-  private async newestVersionSeq(key: string): Promise<number | null> {
-    const newest = await this.newestVersionInfo(key);
-    return newest ? (parseVersionKey(this.codec.uid, newest.key)?.seq ?? null) : null;
+  private newestVersionSeq(key: string): Promise<number | null> {
+    return newestKeptSeq(this.store, this.codec.uid, key);
   }
 
   /**

@@ -16,7 +16,9 @@ import { utf8 } from '../crypto/bytes.js';
 import type { UserCodec } from '../crypto/user-codec.js';
 import {
   bodyHashOf,
+  checkCurrentFresh,
   openVersionRecord,
+  staleVersionError,
   VERSION_METADATA,
   versionRecordPath as recordPath,
   type VersionActor,
@@ -24,7 +26,7 @@ import {
   type VersionRecord,
 } from '../crypto/version-record-format.js';
 
-export { bodyHashOf, openVersionRecord, VERSION_METADATA, type VersionActor, type VersionEnd, type VersionRecord };
+export { bodyHashOf, checkCurrentFresh, openVersionRecord, staleVersionError, VERSION_METADATA, type VersionActor, type VersionEnd, type VersionRecord };
 
 /**
  * Sequence numbers (docs/versions.md): an edit numbers its version one past the version it
@@ -55,14 +57,6 @@ export function sealVersionRecord(codec: UserCodec, path: string, record: Versio
     ...(record.keptAt !== undefined ? { k: record.keptAt } : {}),
   });
   return Buffer.from(codec.seal(recordPath(path), utf8(json))).toString('base64url');
-}
-
-export function staleVersionError(path: string): MemvaultError {
-  // Reaches the model as it is (the vault cannot import src/tool/messages.ts; same wording there as versionStale).
-  return new MemvaultError(
-    'INTEGRITY',
-    `Error: ${path} holds an older version of the file than its history records: it was put back by something other than memvault. It is not shown; the operator can restore it (memvault user restore).`,
-  );
 }
 
 /**
