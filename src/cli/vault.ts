@@ -1,4 +1,4 @@
-import { ttlSettingsFromEnv } from '../expiry/config.js';
+import { expiryOptionsFromEnv } from '../expiry/config.js';
 import { createVault, type Vault, type VaultOptions } from '../memvault.js';
 import { historyFromEnv } from '../vault/history-options.js';
 import { cliLogger, ENV, storeUrlFrom, type StoreFlags } from './config.js';
@@ -17,8 +17,9 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
   const auditFile = flags.auditFile ?? process.env[ENV.auditFile];
   const checkpointFile = flags.auditCheckpoints ?? process.env[ENV.auditCheckpointFile];
   // The same TTL settings as the sweeper (MEMVAULT_TTL_DAYS, MEMVAULT_TTL_CLASSES): a file the
-  // sweeper would delete is already absent for the commands.
-  const expiry = ttlSettingsFromEnv();
+  // sweeper would delete is already absent for the commands; MEMVAULT_TOUCH_INTERVAL_HOURS sets how
+  // often a read touches a file (default: a day, or half the shortest TTL).
+  const expiry = expiryOptionsFromEnv();
   // File history (docs/versions.md): on by default; MEMVAULT_HISTORY=0 turns it off, MEMVAULT_HISTORY_DAYS
   // and MEMVAULT_HISTORY_VERSIONS set its retention.
   const history = historyFromEnv();

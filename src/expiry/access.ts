@@ -21,7 +21,7 @@
 import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import type { FileAccessPolicy, TouchableObject } from '../vault/store-user-files.js';
-import { checkTouchInterval, DEFAULT_TOUCH_INTERVAL_MS, resolveTtl, TTL_CLASS_TAG_KEY, ttlDaysOf, type ExpiryOptions, type ResolvedTtl } from './config.js';
+import { checkTouchInterval, resolveTtl, TTL_CLASS_TAG_KEY, ttlDaysOf, type ExpiryOptions, type ResolvedTtl } from './config.js';
 import { LruMap } from '../util/lru.js';
 import { isHidden } from './decide.js';
 import { classMarkerKey, classMarkerPrefix, parseUserKey, userPrefixOf } from './layout.js';
@@ -44,7 +44,7 @@ export class ExpiryService {
     private readonly options: ExpiryOptions,
   ) {
     this.ttl = resolveTtl(options);
-    this.touchIntervalMs = checkTouchInterval(this.ttl, options.touchIntervalMs ?? DEFAULT_TOUCH_INTERVAL_MS);
+    this.touchIntervalMs = checkTouchInterval(this.ttl, options.touchIntervalMs);
     this.now = options.now ?? (() => new Date());
   }
 

@@ -11,7 +11,10 @@ import { MemvaultError } from '../errors.js';
 export const TTL_CLASS_TAG_KEY = 'memvault-ttl-class';
 export const DEFAULT_TTL_CLASS = 'default';
 export const DAY_MS = 24 * 60 * 60 * 1000;
-/** A file is touched on read when its last touch is at least this old. */
+/**
+ * A file is touched on read when its last touch is at least this old: one day, or half the shortest
+ * TTL when that is shorter (a one-day TTL is touched every 12 hours; see defaultTouchIntervalMs).
+ */
 export const DEFAULT_TOUCH_INTERVAL_MS = DAY_MS;
 /**
  * The sweeper deletes a file only this long after the vault stopped serving it (see decide.ts): the
@@ -42,7 +45,10 @@ export interface ExpiryOptions extends TtlSettings {
    * (`u/{uid}/c/{class}`) that the sweeper reads from its listing.
    */
   classOf?: (userId: string) => string | undefined | Promise<string | undefined>;
-  /** Touch (copy in place) a file on read when its last touch is at least this old. Default 1 day. */
+  /**
+   * Touch (copy in place) a file on read when its last touch is at least this old. Default: 1 day,
+   * or half the shortest TTL when that is shorter. Must be shorter than the shortest TTL.
+   */
   touchIntervalMs?: number;
   /** Clock for tests; the store's LastModified is compared against it. */
   now?: () => Date;
@@ -93,14 +99,31 @@ export function ttlDaysOf(ttl: ResolvedTtl, className: string | undefined): numb
   return Object.hasOwn(ttl.classes, className) ? ttl.classes[className] : undefined;
 }
 
-export function checkTouchInterval(ttl: ResolvedTtl, touchIntervalMs: number): number {
-  if (!Number.isFinite(touchIntervalMs) || touchIntervalMs <= 0) throw invalid('touchIntervalMs must be positive');
-  const shortest = Math.min(...Object.values(ttl.classes)) * DAY_MS;
+function shortestTtlMs(ttl: ResolvedTtl): number {
+  return Math.min(...Object.values(ttl.classes)) * DAY_MS;
+}
+
+/**
+ * The touch interval when none is given: a day, or half the shortest TTL. Half, so that a file read
+ * at least once per half-TTL is always touched in time, and a one-day TTL works without a setting.
+ */
+export function defaultTouchIntervalMs(ttl: ResolvedTtl): number {
+  return Math.min(DEFAULT_TOUCH_INTERVAL_MS, shortestTtlMs(ttl) / 2);
+}
+
+export function checkTouchInterval(ttl: ResolvedTtl, touchIntervalMs: number | undefined): number {
+  if (touchIntervalMs === undefined) return defaultTouchIntervalMs(ttl);
+  if (typeof touchIntervalMs !== 'number' || !Number.isFinite(touchIntervalMs) || touchIntervalMs <= 0) throw invalid('touchIntervalMs must be positive');
+  const shortest = shortestTtlMs(ttl);
   // A file read once per interval must be touched before its TTL runs out, or reading would not keep it.
-  if (touchIntervalMs >= shortest) throw invalid('touchIntervalMs must be shorter than the shortest TTL');
+  if (touchIntervalMs >= shortest)
+    throw invalid(
+      `touchIntervalMs must be shorter than the shortest TTL (${shortest / 3_600_000} hours; set ${EXPIRY_ENV.touchIntervalHours} lower, or leave it unset)`,
+    );
   return touchIntervalMs;
 }
 
+/** Environment of idle expiry (CLI, containers, the sweeper Lambda). */
 export const EXPIRY_ENV = {
   ttlDays: 'MEMVAULT_TTL_DAYS',
   classes: 'MEMVAULT_TTL_CLASSES',
@@ -137,4 +160,23 @@ export function ttlSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, ttlDays
     return undefined;
   }
   return { ttlDays, ...(classes ? { classes } : {}), defaultClass };
+}
+
+/**
+ * The vault's idle expiry from the environment (every CLI command that opens a vault): the TTL
+ * settings of ttlSettingsFromEnv and MEMVAULT_TOUCH_INTERVAL_HOURS (a positive number of hours; unset:
+ * the default of defaultTouchIntervalMs). Undefined when no TTL is set. A malformed interval is a
+ * CONFIG error even then: a setting that is read must never be silently ignored.
+ */
+export function expiryOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExpiryOptions | undefined {
+  const rawHours = env[EXPIRY_ENV.touchIntervalHours]?.trim();
+  let touchIntervalMs: number | undefined;
+  if (rawHours !== undefined && rawHours !== '') {
+    const hours = Number(rawHours);
+    if (!Number.isFinite(hours) || hours <= 0) throw invalid(`${EXPIRY_ENV.touchIntervalHours} must be a positive number of hours (got '${rawHours}')`);
+    touchIntervalMs = hours * 3_600_000;
+  }
+  const ttl = ttlSettingsFromEnv(env);
+  if (!ttl) return undefined;
+  return { ...ttl, ...(touchIntervalMs !== undefined ? { touchIntervalMs } : {}) };
 }
