@@ -229,7 +229,11 @@ export interface ReadUserRecord {
  * newest mark's is INTEGRITY; one ahead of it (a crash between a new version and its mark, or a
  * record of before the marks) gets its mark here, so the state it reached cannot be undone.
  */
-export async function readUserRecord(store: ObjectStore, uid: string, binding: DeploymentBinding): Promise<{ found: ReadUserRecord | null; hasObjects: boolean }> {
+export async function readUserRecord(
+  store: ObjectStore,
+  uid: string,
+  binding: DeploymentBinding,
+): Promise<{ found: ReadUserRecord | null; hasObjects: boolean }> {
   const [stored, first] = await Promise.all([store.get(userKeyKey(uid)), store.list(userPrefix(uid), { maxKeys: 1 })]);
   const listed = first.objects[0];
   if (!stored) return { found: null, hasObjects: listed !== undefined };
