@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditWriter } from '../audit/writer.js';
 import { isMemvaultError, MemvaultError } from '../errors.js';
-import { readSweepState, writeSweepState, type SweepState } from '../expiry/checkpoint.js';
+import { isSweepOverdue, readSweepState, repairSweepState, writeSweepState, type SweepState, type SweepStateRepair } from '../expiry/checkpoint.js';
 import { EXPIRY_ENV, ttlSettingsFromEnv } from '../expiry/config.js';
 import type { ConditionalDeleter } from '../expiry/deleter.js';
 import { sweep, type SweepSummary } from '../expiry/sweep.js';
@@ -38,10 +38,13 @@ export const SWEEPER_ENV = {
   conditionalDelete: 'MEMVAULT_CONDITIONAL_DELETE',
   graceMinutes: 'MEMVAULT_EXPIRE_GRACE_MINUTES',
   stopMarginSeconds: 'MEMVAULT_SWEEP_STOP_MARGIN_SECONDS',
+  overdueHours: 'MEMVAULT_SWEEP_OVERDUE_HOURS',
 } as const;
 
 /** Time kept back for the last batch, the checkpoint and the audit upload. */
 const DEFAULT_STOP_MARGIN_SECONDS = 60;
+/** No finished pass for this long (the schedule is daily) and every run reports the sweep overdue and fails. */
+const DEFAULT_OVERDUE_HOURS = 48;
 /** At most one checkpoint write per this interval while sweeping (plus one when the run stops). */
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 10_000;
 
@@ -54,9 +57,10 @@ export interface SweeperContext {
   getRemainingTimeInMillis(): number;
 }
 
+export type SkipReason = 'running' | 'nothing-to-continue' | 'concurrent-run';
+
 export type SweeperResult =
-  | { event: 'memvault.sweep'; complete: boolean; errors: number; expired: number; scanned: number }
-  | { event: 'memvault.sweep.skipped'; reason: 'running' | 'nothing-to-continue' | 'concurrent-run' };
+  { event: 'memvault.sweep'; complete: boolean; errors: number; expired: number; scanned: number } | { event: 'memvault.sweep.skipped'; reason: SkipReason };
 
 export interface SweeperHandlerOptions {
   env?: NodeJS.ProcessEnv;
@@ -81,6 +85,7 @@ interface SweeperConfig {
   graceMs: number | undefined;
   auditStoreUrl: string | undefined;
   stopMarginMs: number;
+  overdueAfterMs: number;
 }
 
 function configFrom(env: NodeJS.ProcessEnv): SweeperConfig {
@@ -106,6 +111,7 @@ function configFrom(env: NodeJS.ProcessEnv): SweeperConfig {
     graceMs: grace === undefined ? undefined : grace * 60_000,
     auditStoreUrl: env[SWEEPER_ENV.auditStore] || undefined,
     stopMarginMs: (number(SWEEPER_ENV.stopMarginSeconds) ?? DEFAULT_STOP_MARGIN_SECONDS) * 1000,
+    overdueAfterMs: (number(SWEEPER_ENV.overdueHours) ?? DEFAULT_OVERDUE_HOURS) * 3_600_000,
   };
 }
 
@@ -162,12 +168,15 @@ export function createSweeperHandler(
       const mode = event?.mode === 'continue' ? 'continue' : 'start';
 
       const read = await readSweepState(store);
-      const previous = read.state;
       const startedAt = now();
+      // Believed only as far as a run could have written it: what it could not is dropped, swept past, reported.
+      const { state: previous, repaired } = read.state ? repairSweepState(read.state, startedAt) : { state: undefined, repaired: [] as SweepStateRepair[] };
+      const overdue = isSweepOverdue(previous, startedAt, config.overdueAfterMs);
+      const notes = { ...(repaired.length > 0 ? { stateRepaired: repaired } : {}), ...(overdue ? { overdue } : {}) };
       if (previous?.leaseUntil !== undefined && Date.parse(previous.leaseUntil) > startedAt.getTime()) {
-        return skipped(log, 'running');
+        return skipped(log, 'running', notes);
       }
-      if (mode === 'continue' && previous?.resumeAfter === undefined) return skipped(log, 'nothing-to-continue');
+      if (mode === 'continue' && previous?.resumeAfter === undefined && repaired.length === 0) return skipped(log, 'nothing-to-continue', notes);
 
       const resumeAfter = previous?.resumeAfter;
       let state: SweepState = {
@@ -179,7 +188,7 @@ export function createSweeperHandler(
         ...(previous?.lastCompletedAt ? { lastCompletedAt: previous.lastCompletedAt } : {}),
       };
       let etag = await writeSweepState(store, state, read.etag);
-      if (etag === undefined) return skipped(log, 'concurrent-run');
+      if (etag === undefined) return skipped(log, 'concurrent-run', notes);
       const save = async (next: SweepState): Promise<void> => {
         const written = await writeSweepState(store, next, etag);
         if (written === undefined) throw new MemvaultError('CONFLICT', 'expire: another run replaced the sweep checkpoint');
@@ -237,8 +246,12 @@ export function createSweeperHandler(
         requests,
         pass: { startedAt: finished.passStartedAt, runs: finished.runs },
         ...(auditShipped !== undefined ? { auditShipped } : {}),
+        ...(notes.stateRepaired ? { stateRepaired: notes.stateRepaired } : {}),
+        // Judged again after the run: a pass it finished is no longer overdue.
+        ...(isSweepOverdue(finished, now(), config.overdueAfterMs) ? { overdue: true } : {}),
       };
       log(JSON.stringify(line));
+      failOnNotes(line);
       if (auditShipped === false) throw new MemvaultError('STORE_UNAVAILABLE', 'expire: the audit records could not be shipped to the audit store');
       if (summary.errors > 0) {
         throw new MemvaultError('STORE_UNAVAILABLE', `expire: ${summary.errors} of ${summary.scanned} files could not be handled (see the summary line)`);
@@ -262,9 +275,26 @@ export function createSweeperHandler(
   };
 }
 
-function skipped(log: (line: string) => void, reason: 'running' | 'nothing-to-continue' | 'concurrent-run'): SweeperResult {
+interface RunNotes {
+  stateRepaired?: SweepStateRepair[];
+  overdue?: boolean;
+}
+
+/** A run that swept or stepped aside still fails (Lambda Errors: the alarm) when its notes say the sweep is unwell. */
+function failOnNotes(notes: RunNotes): void {
+  if (notes.stateRepaired) {
+    throw new MemvaultError(
+      'INTEGRITY',
+      `expire: the sweep checkpoint held what no run writes (${notes.stateRepaired.join(', ')}); it was dropped and the sweep ran without it`,
+    );
+  }
+  if (notes.overdue) throw new MemvaultError('STORE_INCONSISTENT', 'expire: no sweep pass has finished within MEMVAULT_SWEEP_OVERDUE_HOURS');
+}
+
+function skipped(log: (line: string) => void, reason: SkipReason, notes: RunNotes): SweeperResult {
   const result = { event: 'memvault.sweep.skipped' as const, reason };
-  log(JSON.stringify(result));
+  log(JSON.stringify({ ...result, ...notes }));
+  failOnNotes(notes);
   return result;
 }
 
