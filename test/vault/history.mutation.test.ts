@@ -8,7 +8,13 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MemvaultError } from '../../src/errors.js';
 import { createVault, type Vault } from '../../src/index.js';
-import { bodyHashOf as formatBodyHash, VERSION_METADATA as FORMAT_METADATA, versionRecordPath } from '../../src/crypto/version-record-format.js';
+import {
+  bodyHashOf as formatBodyHash,
+  checkCurrentFresh,
+  checkVersionPlace,
+  VERSION_METADATA as FORMAT_METADATA,
+  versionRecordPath,
+} from '../../src/crypto/version-record-format.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { parseVersionKey, userFilesPrefix, userHistoryPrefix, versionKeyOf } from '../../src/store/layout.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../../src/store/port.js';
@@ -149,6 +155,39 @@ describe('version records', () => {
     );
     const notUtf8 = Buffer.concat([Buffer.from('{"s":7,"a":"model","t":1,"h":"'), Buffer.from([0xc3, 0x28]), Buffer.from(`${h}"}`)]);
     expect(() => openVersionRecord(codec, path, { [VERSION_METADATA]: notUtf8.toString('base64url') }, body)).toThrow(expect.objectContaining(damaged));
+    // JSON that is no object (null would fail the destructuring with a TypeError): the same error.
+    for (const notObject of [null, 7, '"s"']) {
+      expect(() => openVersionRecord(codec, path, raw(notObject), body), String(notObject)).toThrow(expect.objectContaining(damaged));
+    }
+  });
+
+  it('the checks every reader makes (src/crypto/verified-read.ts): a kept version names its own number; a current file is not older than its history', () => {
+    const misplaced = { code: 'INTEGRITY', message: 'Error: A stored version does not match its place in the history: it was moved or damaged.' };
+    const r = record();
+    expect(checkVersionPlace(r, 7)).toBe(r);
+    for (const [found, seq] of [
+      [r, 6],
+      [r, 8],
+      [undefined, 7],
+    ] as const) {
+      expect(() => checkVersionPlace(found, seq)).toThrow(expect.objectContaining(misplaced));
+    }
+    const stale = expect.objectContaining({ code: 'INTEGRITY', message: staleVersionError('/memories/x.md').message });
+    for (const [seq, newest] of [
+      [5, null],
+      [5, 5],
+      [6, 5],
+      [undefined, null],
+    ] as const) {
+      expect(() => checkCurrentFresh('/memories/x.md', seq, newest), `${seq} ${newest}`).not.toThrow();
+    }
+    for (const [seq, newest] of [
+      [4, 5],
+      [undefined, 5],
+      [undefined, 1],
+    ] as const) {
+      expect(() => checkCurrentFresh('/memories/x.md', seq, newest), `${seq} ${newest}`).toThrow(stale);
+    }
   });
 
   it('an encrypted record is bound to its path and user: moved to another file it does not open', async () => {

@@ -121,7 +121,7 @@ export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectS
 
         // Re-keying leaves both alone and keeps the old key (fail closed), re-sealing the rest.
         const rekeyed = await vault.rekeyUser('u', { settleMs: 0 });
-        expect(rekeyed).toMatchObject({ failed: 2, oldVersionsDropped: false });
+        expect(rekeyed, JSON.stringify(rekeyed)).toMatchObject({ failed: 2, oldVersionsDropped: false });
         expect(await objects(store, [newest, middle])).toEqual(swapped);
       },
       timeout,
@@ -143,7 +143,7 @@ export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectS
         expect(after.entries.has('manifest.json')).toBe(false);
 
         const rekeyed = await vault.rekeyUser('u', { settleMs: 0 });
-        expect(rekeyed).toMatchObject({ failed: 1, oldVersionsDropped: false });
+        expect(rekeyed, JSON.stringify(rekeyed)).toMatchObject({ failed: 1, oldVersionsDropped: false });
         expect(await objects(store, [fileKey])).toEqual(putBack);
 
         // The operator's repair: a restore puts the newest kept version back; then every reader agrees again.
