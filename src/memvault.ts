@@ -62,6 +62,20 @@ import { Closers } from './entry/closers.js';
 import { resolveCodec } from './entry/encryption.js';
 import type { VaultLogger } from './entry/logger.js';
 import { resolveStore } from './entry/store.js';
+import {
+  checkDropVersionArgs,
+  checkExpireArgs,
+  checkExportArgs,
+  checkForgetArgs,
+  checkHistoryArgs,
+  checkRekeyAllArgs,
+  checkRekeyUserArgs,
+  checkRestoreArgs,
+  checkRotateArgs,
+  checkToolArgs,
+  checkVerifyKeysArgs,
+} from './entry/arguments.js';
+import { checkVaultOptions } from './entry/vault-options.js';
 
 export interface VaultOptions {
   /** 'file:///abs/dir' (default: ./.memvault), 's3://bucket/prefix', 'memory:', or an adapter. */
@@ -239,6 +253,7 @@ export { openExistingStore } from './store/open.js';
 export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // Everything opened here is closed by vault.close(), last first; a failure part way through
   // start-up closes what was opened before it (store, codec, audit) and rethrows.
+  checkVaultOptions(options); // before anything is opened: a misspelt or mistyped option is CONFIG
   const closers = new Closers();
   const logger = options.logger;
   const identities: CommandIdentities = { rawUserIds: new WeakMap(), pseudonyms: new WeakMap() };
@@ -335,8 +350,9 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
   const actorOf = (options: LifecycleOptions | undefined) => (options?.actor !== undefined ? { actor: options.actor } : {});
 
+  // Each method checks its arguments first (src/entry/arguments.ts): an invalid one changes nothing.
   const forgetUser: Vault['forgetUser'] = async (userId, options) => {
-    validateUserId(userId);
+    checkForgetArgs(userId, options);
     const { codecProvider } = needsEncryption('forgetUser');
     // The erase record names the user by their audit pseudonym, taken while the key still exists: it
     // closes that pseudonym's history, and like it cannot be linked to the id once the key is gone.
@@ -360,7 +376,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
 
   const exportUser: Vault['exportUser'] = async (userId, options) => {
-    validateUserId(userId);
+    checkExportArgs(userId, options);
     const { codecProvider } = needsEncryption('exportUser');
     const uid = codecProvider.uidOf(userId);
     let entry: AuditEntry = { type: 'export', ...actorOf(options) };
@@ -395,6 +411,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
 
   const rotateKeys: Vault['rotateKeys'] = async (options) => {
+    checkRotateArgs(options);
     const { keyProvider, previousKeyProviders } = needsEncryption('rotateKeys');
     const to = isKeyProvider(options.to) ? options.to : (await keyProviderFromConfig(options.to)).keyProvider;
     return audited(
@@ -414,6 +431,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
 
   const verifyKeys: Vault['verifyKeys'] = async (options = {}) => {
+    checkVerifyKeysArgs(options);
     const { keyProvider } = needsEncryption('verifyKeys');
     return verifyAllKeys({ store, providers: keyProvider, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   };
@@ -439,7 +457,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
 
   const rekeyUser: Vault['rekeyUser'] = async (userId, options) => {
-    validateUserId(userId);
+    checkRekeyUserArgs(userId, options);
     const { codecProvider } = needsEncryption('rekeyUser');
     const uid = codecProvider.uidOf(userId);
     // The audit pseudonym derives from the user's first key version: the same before and after.
@@ -458,14 +476,17 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     );
   };
 
-  const rekeyAll: Vault['rekeyAll'] = async (options) =>
-    audited(
+  const rekeyAll: Vault['rekeyAll'] = async (options) => {
+    checkRekeyAllArgs(options);
+    return audited(
       { type: 'rekey', ...actorOf(options) },
       (counts) => rekeyAllUsers(rekeyOptions(options, counts)),
       (r) => ({ users: r.users, completed: r.completed, resealed: r.resealed, failed: r.failed, conflicts: r.conflicts, expired: r.expired }),
     );
+  };
 
   const expire: Vault['expire'] = async (options = {}) => {
+    checkExpireArgs(options);
     const fromVault = vaultOptions.expiry;
     const ttl: TtlSettings | undefined =
       options.ttl ??
@@ -536,27 +557,33 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     return audited(opened.entry, () => work(opened.ctx), countsOf);
   };
   const historyApi: Pick<Vault, 'history' | 'restore' | 'dropVersion'> = {
-    history: (userId, path, options) =>
-      withHistory(
+    history: async (userId, path, options) => {
+      const canonical = checkHistoryArgs(userId, path, options);
+      return withHistory(
         userId,
         { type: 'history', ...actorOf(options) },
-        (ctx) => listHistory(ctx, path),
+        (ctx) => listHistory(ctx, canonical),
         (r) => ({ versions: r.versions.length }),
-      ),
-    restore: (userId, options) =>
-      withHistory(
+      );
+    },
+    restore: async (userId, options) => {
+      const checked = checkRestoreArgs(userId, options);
+      return withHistory(
         userId,
         { type: 'restore', ...actorOf(options) },
-        (ctx) => restoreHistory(ctx, { path: options.path ?? '/memories', asOf: options.asOf, dryRun: options.dryRun === true }),
+        (ctx) => restoreHistory(ctx, checked),
         (r) => ({ restored: r.restored, deleted: r.deleted, unchanged: r.unchanged, conflicts: r.conflicts, dryRun: r.dryRun ? 1 : 0 }),
-      ),
-    dropVersion: (userId, path, seq, options) =>
-      withHistory(
+      );
+    },
+    dropVersion: async (userId, path, seq, options) => {
+      const canonical = checkDropVersionArgs(userId, path, seq, options);
+      return withHistory(
         userId,
         { type: 'restore', ...actorOf(options) },
-        (ctx) => dropVersion(ctx, path, seq),
+        (ctx) => dropVersion(ctx, canonical, seq),
         (dropped) => ({ dropped: dropped ? 1 : 0 }),
-      ),
+      );
+    },
   };
 
   return {
@@ -570,7 +597,10 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     rekeyAll,
     expire,
     handlers,
-    tool: (userId, extraProps) => betaMemoryTool(handlers(userId), extraProps),
+    tool: (userId, extraProps) => {
+      checkToolArgs(userId, extraProps);
+      return betaMemoryTool(handlers(userId), extraProps);
+    },
     run,
     files: userFiles,
     audit,

@@ -1,0 +1,4 @@
+import { MemoryStore } from '../../src/store/memory.js';
+import { runApiValidationSuite } from './api-validation.js';
+
+runApiValidationSuite('memory store', async () => new MemoryStore());
