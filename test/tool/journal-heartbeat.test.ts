@@ -125,8 +125,11 @@ describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({
     const first = slow.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
     while (slowStore.firstPutAt === undefined) await new Promise((r) => setTimeout(r, 5));
     stall = true;
-    // The stalled run's beats are held up too; once its journal has been idle past resumeAfterMs the other claims it.
-    await new Promise((r) => setTimeout(r, RESUME_AFTER_MS + 600));
+    // The stalled run's beats are held up too. The other instance meets the journal (any command of
+    // the user looks), and once it has seen it silent for resumeAfterMs by its own clock it claims it.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await fast.run(U, { command: 'view', path: '/memories' })).toMatchObject({ isError: false });
+    await new Promise((r) => setTimeout(r, RESUME_AFTER_MS + 200));
     const claimer = await fast.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
     expect(claimer, JSON.stringify(claimer.content)).toMatchObject({ isError: false });
     const stalled = await first;
