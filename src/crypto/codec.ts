@@ -181,11 +181,11 @@ class EncryptedUserCodec implements UserCodec {
   private readonly memo: NameMemo;
 
   /**
-   * The re-read of the key record for an unknown key version: at most once per codec, and shared by
-   * every read of the command that meets one (a directory rename reads several files at once: a
-   * second read must wait for the re-read, not open with the stale record).
+   * The re-read of the key record for an unknown key version (at most once per codec): the running
+   * one, shared by every read of the command that meets one (a directory rename reads several files
+   * at once: a second read must wait for it, not open with the stale record), then `true`.
    */
-  private reloading: Promise<void> | undefined;
+  private reread: Promise<void> | true | undefined;
 
   constructor(
     readonly uid: string,
@@ -219,11 +219,12 @@ class EncryptedUserCodec implements UserCodec {
    */
   ensureKeyFor(stored: Uint8Array): Promise<void> | undefined {
     const version = contentKeyVersion(stored);
-    if (version === null || this.keyring.byVersion.has(version)) return undefined;
-    this.reloading ??= this.reload().then((cached) => {
+    if (version === null || this.reread === true || this.keyring.byVersion.has(version)) return undefined;
+    this.reread ??= this.reload().then((cached) => {
       this.cached = cached;
+      this.reread = true;
     });
-    return this.reloading;
+    return this.reread;
   }
 
   private encryptedSegments(path: string): string {

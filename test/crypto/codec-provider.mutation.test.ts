@@ -329,6 +329,18 @@ describe('a key record re-keyed by another instance', () => {
     expect(caughtSync(() => codec.open('/memories/new.md', bogus)).code).toBe('INTEGRITY');
   });
 
+  it('reads of one codec that meet the new version together all wait for its one re-read (a directory rename reads several files at once)', async () => {
+    const { ours, newBytes, reads } = await rekeyed();
+    const codec = await ours.forUser('alice');
+    const first = codec.ensureKeyFor!(newBytes);
+    const second = codec.ensureKeyFor!(newBytes);
+    expect(first).toBeInstanceOf(Promise);
+    expect(second).toBe(first);
+    await second;
+    expect(decode(codec.open('/memories/new.md', newBytes))).toBe('new');
+    expect(reads()).toBe(1);
+  });
+
   it('codecs that meet the new version together share one re-read; a codec by uid re-reads too', async () => {
     const { ours, newBytes, reads, uid } = await rekeyed();
     const codecs = await Promise.all([ours.forUser('alice'), ours.forUser('alice'), ours.forUid(uid)]);
