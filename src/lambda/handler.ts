@@ -29,6 +29,7 @@ import type { HistoryRetention } from '../expiry/history-retention.js';
 import { withRequestCounter, type RequestCounter } from '../store/accounting.js';
 import { openStore } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
+import { checkSweeperHandlerOptions, sweeperModeOf } from './arguments.js';
 
 /** The environment the handler reads; the construct sets all but the S3 endpoint overrides. */
 export const SWEEPER_ENV = {
@@ -153,6 +154,7 @@ function defaultLog(line: string): void {
 export function createSweeperHandler(
   options: SweeperHandlerOptions = {},
 ): (event: SweeperEvent | undefined, context: SweeperContext) => Promise<SweeperResult> {
+  checkSweeperHandlerOptions(options);
   const log = options.log ?? defaultLog;
   const now = options.now ?? (() => new Date());
   const checkpointIntervalMs = options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
@@ -163,9 +165,9 @@ export function createSweeperHandler(
     let audit: OpenAudit | undefined;
     try {
       const config = configFrom(env);
+      const mode = sweeperModeOf(event); // before the store is opened: a misspelt mode must not start a sweep
       target = await openTarget(config, env);
       const store = target.store;
-      const mode = event?.mode === 'continue' ? 'continue' : 'start';
 
       const read = await readSweepState(store);
       const startedAt = now();
