@@ -20,7 +20,7 @@
 export const targets = [
   {
     name: 'path-guard',
-    mutate: ['src/pipeline/path-guard.ts'],
+    mutate: ['src/pipeline/path-guard.ts', 'src/pipeline/percent-decoding.ts'],
     // Not path-guard.corpus (vault round trips, 9 s) nor path-guard.property (fast-check, 7 s): run
     // against each of 671 mutants they take hours. path-guard.mutation runs both corpora straight
     // against the guard instead.
@@ -73,21 +73,21 @@ export const targets = [
         reason: 'the same shortcut removed: the four replacements change nothing in text without those characters',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'ArrayDeclaration',
         replacement: '["Stryker was here"]',
         code: '[]',
         reason: 'unreachable: `run` is a match of ESCAPES, so matching its escapes again always finds at least one',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: 'bytes.length === 0',
         reason: 'decoding no bytes gives empty text, not overlong: flushing an empty run changes nothing',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'ArrayDeclaration',
         replacement: '[]',
         code: '[-1, 0]',
@@ -95,7 +95,7 @@ export const targets = [
           'a lead byte that starts nothing (0xfe, 0xff, 0x80-0xbf): with no class, `extra >= 0` is false as for -1, and the byte takes the same Latin-1 fallback',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'EqualityOperator',
         replacement: 'lead > 0xc0',
         code: 'lead >= 0xc0',
@@ -103,7 +103,7 @@ export const targets = [
           'only 0xc0 changes class, and 0xc0 is refused as overlong whatever its class (the C0/C1 check below; in the tag-blind reading too, since both readings run on the same bytes)',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'lead >= 0x80',
@@ -111,49 +111,49 @@ export const targets = [
           'the last two classes (a lone continuation byte: Latin-1 fallback; an ASCII byte: one-byte sequence) both yield String.fromCharCode(lead): swapping them changes no text',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: 'lead >= 0x80',
         reason: 'as above: both classes yield String.fromCharCode(lead)',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'EqualityOperator',
         replacement: 'lead > 0x80',
         code: 'lead >= 0x80',
         reason: 'as above: both classes yield String.fromCharCode(lead)',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'EqualityOperator',
         replacement: 'lead < 0x80',
         code: 'lead >= 0x80',
         reason: 'as above: both classes yield String.fromCharCode(lead)',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'ArrayDeclaration',
         replacement: '[]',
         code: '[0, 0]',
         reason: 'an ASCII byte with no class takes the Latin-1 fallback, which yields the same character',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'EqualityOperator',
         replacement: 'extra > 0',
         code: 'extra >= 0',
         reason: 'ASCII bytes (extra 0) then take the Latin-1 fallback, which yields the same character',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: 'b === undefined',
         reason: '(undefined & 0xc0) is 0, not 0x80: the tag check alone refuses a missing byte',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'EqualityOperator',
         replacement: 'cp >= 0x10ffff',
         code: 'cp > 0x10ffff',
@@ -161,14 +161,14 @@ export const targets = [
           'U+10FFFF (a noncharacter) becomes U+FFFD: both are visible and neither is a separator, dot, control, mark or ignorable, so no rule reads them differently',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'EqualityOperator',
         replacement: 'lead <= 0xf0',
         code: 'lead < 0xf0',
         reason: 'tag-blind classes: 0xf0 is taken by the four-byte branch before this test',
       },
       {
-        file: 'src/pipeline/path-guard.ts',
+        file: 'src/pipeline/percent-decoding.ts',
         mutator: 'EqualityOperator',
         replacement: 'lead <= 0xe0',
         code: 'lead < 0xe0',

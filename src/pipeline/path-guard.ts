@@ -2,6 +2,7 @@ import { MemvaultError } from '../errors.js';
 import { pathFieldsOf } from '../tool/parse.js';
 import type { MemoryCommand } from '../tool/types.js';
 import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, MEMORY_ROOT } from '../vault/paths.js';
+import { percentDecode, uncheckedHexReading } from './percent-decoding.js';
 import type { Middleware } from './context.js';
 import type { PathGuardDecision, PathRule } from './decisions.js';
 
@@ -17,11 +18,15 @@ export { MAX_PATH_BYTES, MAX_SEGMENT_BYTES } from '../vault/paths.js';
  *
  * How a segment is judged: the guard computes every form the segment can take under the
  * transformations such layers apply — percent-decoding (%XX, IIS-style %uXXXX, lenient UTF-8 that
- * a vulnerable decoder would accept), '+' as space (form decoding), and a "skeleton" (NFKC, default
- * ignorable code points and combining marks dropped, look-alike dots and slashes folded to ASCII) —
- * in any order and any number of rounds (a small closure, bounded), and rejects the segment if any
- * form is a traversal, contains a separator or a control character, or names a drive or URL scheme.
- * Plain ASCII names skip all of that (no form differs from the name itself).
+ * a vulnerable decoder would accept; percent-decoding.ts), '+' as space (form decoding), and a
+ * "skeleton" (NFKC, default ignorable code points and combining marks dropped, look-alike dots and
+ * slashes folded to ASCII) — in any order and any number of rounds (a small closure, bounded), and
+ * rejects the segment if any form is a traversal, contains a separator or a control character, or
+ * names a drive or URL scheme. A '%' that starts no escape is also read as IIS reads it (any two
+ * characters taken for hex digits: '%bg%qf' is an overlong '/'); what only that reading reaches is
+ * held to the path's structure (no separator, no '..', no overlong form), since it turns ordinary
+ * text ('50% off') into arbitrary bytes. Plain ASCII names skip all of that (no form differs from
+ * the name itself).
  *
  * The rules, both directions, are in docs/paths-and-quotas.md ("Paths").
  */
@@ -98,7 +103,6 @@ function skeleton(text: string): string {
   return folded.replace(IGNORABLE, '').replace(SLASH_LIKE, '/').replace(BACKSLASH_LIKE, '\\').replace(DOT_LIKE, '.');
 }
 
-const ESCAPES = /(?:%[uU][0-9a-fA-F]{4}|%[0-9a-fA-F]{2})+/g;
 // '.', '/' and '\' written as hex or HTML character references, as traversal payload lists send
 // them for decoders that read text escapes ('0x2e0x2e', '&#46;&#46;', '&#x2f;'). Only these three
 // characters: '0x41' in a name is just text.
@@ -106,146 +110,38 @@ const HEX_TEXT = /0x(?:2e|2f|5c)|&#(?:46|47|92|x0*2e|x0*2f|x0*5c);/i;
 const HEX_TEXT_GLOBAL = new RegExp(HEX_TEXT.source, 'gi');
 
 /**
- * One round of percent-decoding as the most lenient decoder would do it: %XX runs as UTF-8 that
- * accepts overlong forms (%c0%ae is '.'), IIS-style %uXXXX, a lone '%' left literal (100%.txt).
- * Returns `overlong` when a non-shortest UTF-8 form was seen: no legitimate name has one.
+ * Every form a segment can take under decoding and normalisation, or a rejection; and which of them
+ * a decoder that checks its hex digits reaches too (the others only the unchecked-hex reading does).
  */
-function percentDecode(text: string): { text: string; sloppy: string; overlong: boolean } {
-  let overlong = false;
-  let sloppy = '';
-  let last = 0;
-  const decoded = text.replace(ESCAPES, (run, offset: number) => {
-    let out = '';
-    let outSloppy = '';
-    const bytes: number[] = [];
-    const flush = () => {
-      if (bytes.length === 0) return;
-      const r = lenientUtf8(bytes);
-      out += r.text;
-      outSloppy += r.sloppy;
-      overlong ||= r.overlong;
-      bytes.length = 0;
-    };
-    for (const escape of run.match(/%[uU][0-9a-fA-F]{4}|%[0-9a-fA-F]{2}/g) ?? []) {
-      if (escape.length === 6) {
-        flush();
-        const unit = String.fromCharCode(parseInt(escape.slice(2), 16));
-        out += unit;
-        outSloppy += unit;
-      } else {
-        bytes.push(parseInt(escape.slice(1), 16));
-      }
-    }
-    flush();
-    sloppy += text.slice(last, offset) + outSloppy;
-    last = offset + run.length;
-    return out;
-  });
-  return { text: decoded, sloppy: sloppy + text.slice(last), overlong };
-}
-
-/**
- * UTF-8 decoding that accepts what a broken decoder accepts, and says when it saw overlong forms.
- * `sloppy` is what a decoder makes of the bytes that only masks the payload bits of continuation
- * bytes without checking their tag (the IIS "Unicode" bug, and many hand-written decoders):
- * '%e0%80%2e' is '.' to it, and '%e2%40%a5' is '‥'.
- */
-function lenientUtf8(bytes: number[]): { text: string; sloppy: string; overlong: boolean } {
-  let text = '';
-  let overlong = false;
-  for (let i = 0; i < bytes.length;) {
-    const lead = bytes[i]!;
-    // Continuation count and the smallest code point that needs this many bytes. The 5- and 6-byte
-    // forms of old UTF-8 are never shortest for a code point that exists: always overlong.
-    const [extra, minimum]: [number, number] =
-      lead >= 0xfe
-        ? [-1, 0]
-        : lead >= 0xfc
-          ? [5, Infinity]
-          : lead >= 0xf8
-            ? [4, Infinity]
-            : lead >= 0xf0
-              ? [3, 0x10000]
-              : lead >= 0xe0
-                ? [2, 0x800]
-                : lead >= 0xc0
-                  ? [1, 0x80]
-                  : lead >= 0x80
-                    ? [-1, 0]
-                    : [0, 0];
-    let cp = extra <= 0 ? lead : lead & (0x3f >> extra);
-    let ok = extra >= 0;
-    for (let k = 1; ok && k <= extra; k++) {
-      const b = bytes[i + k];
-      if (b === undefined || (b & 0xc0) !== 0x80) ok = false;
-      else cp = cp * 64 + (b & 0x3f);
-    }
-    // C0 and C1 only ever start overlong forms; sloppy decoders (the IIS "Unicode" bug) also take
-    // them with a malformed second byte (%c0%ee, %c1%1c), so no check of that byte is trusted.
-    if (lead === 0xc0 || lead === 0xc1) overlong = true;
-    if (!ok) {
-      // Not a sequence: the byte as Latin-1, which is what a byte-wise decoder would produce.
-      text += String.fromCharCode(lead);
-      i += 1;
-      continue;
-    }
-    if (cp < minimum) overlong = true;
-    text += codePointText(cp);
-    i += extra + 1;
-  }
-  const tagBlind = tagBlindUtf8(bytes);
-  return { text, sloppy: tagBlind.text, overlong: overlong || tagBlind.overlong };
-}
-
-function codePointText(cp: number): string {
-  return cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? '\ufffd' : String.fromCodePoint(cp);
-}
-
-/** The bytes as a decoder reads them that takes a lead byte's continuation bytes without checking their tags. */
-function tagBlindUtf8(bytes: number[]): { text: string; overlong: boolean } {
-  let text = '';
-  let overlong = false;
-  for (let i = 0; i < bytes.length;) {
-    const lead = bytes[i]!;
-    const [extra, minimum] =
-      lead >= 0xf0 && lead < 0xf8 ? [3, 0x10000] : lead >= 0xe0 && lead < 0xf0 ? [2, 0x800] : lead >= 0xc0 && lead < 0xe0 ? [1, 0x80] : [0, 0];
-    if (extra === 0 || i + extra >= bytes.length) {
-      text += String.fromCharCode(lead);
-      i += 1;
-      continue;
-    }
-    let cp = lead & (0x3f >> extra);
-    for (let k = 1; k <= extra; k++) cp = cp * 64 + (bytes[i + k]! & 0x3f);
-    if (cp < minimum) overlong = true;
-    text += codePointText(cp);
-    i += extra + 1;
-  }
-  return { text, overlong };
-}
-
-/** Every form a segment can take under decoding and normalisation, or a rejection. */
-function formsOf(raw: string, segment: string): string[] {
+function formsOf(raw: string, segment: string): { forms: string[]; checked: Set<string> } {
   const forms = [segment];
   const seen = new Set(forms);
+  const checkedReadings = new Map<string, string[]>();
   for (let i = 0; i < forms.length; i++) {
     const form = forms[i]!;
     const next: string[] = [skeleton(form)];
+    let guessed: string | undefined;
     if (form.includes('%')) {
       const decoded = percentDecode(form);
       if (decoded.overlong) reject(raw, 'overlong-utf8', 'overlong UTF-8 percent-encodings (such as %c0%ae) are not allowed.');
       next.push(decoded.text, decoded.sloppy);
+      guessed = uncheckedHexReading(form);
     }
     if (form.includes('+')) next.push(form.replace(/\+/g, ' '));
     if (HEX_TEXT.test(form))
       next.push(form.replace(HEX_TEXT_GLOBAL, (escape) => String.fromCharCode(parseInt(escape.replace(/^&#x?|;$|^0x/gi, ''), /^&#\d/.test(escape) ? 10 : 16))));
-    for (const candidate of next) {
+    checkedReadings.set(form, next);
+    for (const candidate of guessed === undefined ? next : [...next, guessed]) {
       if (seen.has(candidate)) continue;
       if (seen.size >= MAX_FORMS) reject(raw, 'too-deeply-encoded', 'the name is encoded or normalised in too many layers.');
       seen.add(candidate);
       forms.push(candidate);
     }
   }
-  return forms;
+  const checked = new Set([segment]);
+  // A Set's iteration visits what is added during it: a walk of the checked readings from the segment.
+  for (const form of checked) for (const reading of checkedReadings.get(form)!) checked.add(reading);
+  return { forms, checked };
 }
 
 function isTraversalName(name: string): boolean {
@@ -254,13 +150,20 @@ function isTraversalName(name: string): boolean {
   return end > 0 && DOTS_AND_SPACES.test(name.slice(0, end));
 }
 
-function checkForm(raw: string, form: string, original: boolean): void {
+/**
+ * The rules for one form. A form only the unchecked-hex reading reaches (`guessed`) is held to the
+ * path's structure alone (no separator, no '..'; overlong forms are refused while decoding): that
+ * reading turns ordinary text into any byte ('50% off' holds %o as 0x18), so what it makes of a
+ * name is a traversal or nothing.
+ */
+function checkForm(raw: string, form: string, original: boolean, guessed = false): void {
   if (SEPARATOR.test(form)) reject(raw, 'encoded-separator', 'a name may not contain "/" or "\\" in any encoding or look-alike form.');
-  if (CONTROL.test(form)) reject(raw, 'control-character', 'control characters are not allowed in any encoding.');
+  if (!guessed && CONTROL.test(form)) reject(raw, 'control-character', 'control characters are not allowed in any encoding.');
   if (isTraversalName(form)) {
     if (original) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
     reject(raw, 'encoded-traversal', 'a name may not decode or normalise to only dots and spaces (".." in disguise).');
   }
+  if (guessed) return;
   if (form.replace(INVISIBLE, '') === '') {
     reject(raw, 'invisible-name', 'a name must have at least one visible character (zero-width, formatting and filler characters alone are not a name).');
   }
@@ -283,8 +186,8 @@ function checkSegment(raw: string, segment: string, kept = true): string[] {
     if (WINDOWS_DEVICE.test(segment)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
     return [segment];
   }
-  const forms = formsOf(raw, segment);
-  forms.forEach((form, i) => checkForm(raw, form, i === 0));
+  const { forms, checked } = formsOf(raw, segment);
+  forms.forEach((form, i) => checkForm(raw, form, i === 0, !checked.has(form)));
   return forms;
 }
 

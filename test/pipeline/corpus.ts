@@ -10,7 +10,7 @@ export interface AttackPath {
   family: string;
   /**
    * True when the path must be refused by the guard itself (INVALID_PATH). A few entries are inert
-   * (no layer decodes them: '%bg%qf'); for them only "error result, nothing read" is required.
+   * (no layer decodes them: '??/etc/passwd'); for them only "error result, nothing read" is required.
    */
   guardRejects: boolean;
 }
@@ -287,8 +287,11 @@ export function attackPaths(): AttackPath[] {
   for (const p of ['a／b', 'a＼b', 'a∕b', 'a∖b', 'a⧸b', 'a﹨b', 'a%2fb', 'a%5cb', 'a%252fb', '..¥..¥windows¥win.ini', '..₩..₩x', '¥..', '℀', '%ef%bc%8f'])
     add('look-alike separator', `/memories/${p}`);
 
-  // 16. Inert spellings no decoder understands: no guard rule, but still only ever an error.
-  for (const p of ['..%c0%9v', '%c0%qf', '%bg%qf', '?./?./etc/passwd', '??/etc/passwd']) placed('inert', p, p.includes('%c0'));
+  // 16. Invalid hex after '%', as IIS's decoder reads it (any character a digit: '%bg%qf' is %c0%af);
+  //     and inert spellings no decoder understands: no guard rule, but still only ever an error.
+  for (const p of ['..%c0%9v', '%c0%qf', '%bg%qf', '..%bg%qf..', '%c1%pc', '%1u%1u', '%1u%1u%1vetc%1vpasswd', '%u001u%u001u'])
+    placed('unchecked hex digits', p);
+  for (const p of ['?./?./etc/passwd', '??/etc/passwd']) placed('inert', p, false);
   // 17. Text escapes of '.', '/', '\' that decoders of traversal payload lists read (dotdotpwn's '0x2e').
   for (const p of [
     '0x2e0x2e/0x2e0x2e/etc/passwd',
