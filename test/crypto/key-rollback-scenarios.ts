@@ -10,11 +10,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { contentKeyVersion } from '../../src/crypto/format.js';
 import { decodeKeyRecord } from '../../src/crypto/key-provider.js';
 import { keyStateMarkPrefix } from '../../src/crypto/key-state.js';
 import { userKeyKey } from '../../src/crypto/layout.js';
+import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import type { Vault } from '../../src/memvault.js';
+import { withRequestCounter, type RequestCounter } from '../../src/store/accounting.js';
 import { listAll, type ObjectStore } from '../../src/store/port.js';
 import { KEY_RECORD_ROLLED_BACK_MESSAGE } from '../../src/crypto/wrapped-secret.js';
 import { Clock, FILES, instance, ok, rawObjects, readAll, seed, USER } from './rekey-scenarios.js';
@@ -166,4 +169,40 @@ export async function staleInstanceScenario(makeStore: MakeStore, history: boole
     if (command.name === 'str_replace') expect(all['/memories/b.md']).toBe('BRAVO\n');
     for (const vault of [rekeying, stale, fresh]) await vault.close();
   }
+}
+
+/**
+ * The cost of the check, counted as the S3 suite counts (test/s3/requests.test.ts): a key load (a
+ * user's first command in a process, or the first after the key-cache age) is one GET of the record
+ * and, sent beside it, one LIST of one key; a cached key costs nothing. A PUT is added once per
+ * state the record reaches (by the re-key, or by the first load that finds its mark missing), and a
+ * second LIST only when a mark-shaped key that is no genuine mark was planted before the newest.
+ */
+export async function keyLoadCostScenario(makeStore: MakeStore): Promise<void> {
+  const { store, masterKey, uid } = await rekeyedUser(makeStore);
+  const keyProvider = await createLocalKeyProvider(masterKey);
+  const load = async (): Promise<RequestCounter> => {
+    const provider = await createEncryptedCodecProvider({ store, keyProvider, createDeployment: false });
+    const counted: RequestCounter = {};
+    await withRequestCounter(counted, () => provider.forUser(USER));
+    const cached: RequestCounter = {};
+    await withRequestCounter(cached, () => provider.forUser(USER));
+    expect(cached).toEqual({});
+    await provider.close();
+    return counted;
+  };
+  expect(await load()).toEqual({ GET: 1, LIST: 1 });
+
+  // A record ahead of its marks (a record of before the marks existed, or a crash between a new
+  // version and its mark): the first load writes the mark, the next costs the usual two.
+  for (const key of await marks(store, uid)) await store.delete(key);
+  expect(await load()).toEqual({ GET: 1, LIST: 1, PUT: 1 });
+  expect(await marks(store, uid)).toHaveLength(1);
+  expect(await load()).toEqual({ GET: 1, LIST: 1 });
+
+  // A planted key where the newest mark would be (no valid MAC): listed past, never believed.
+  const planted = `${keyStateMarkPrefix(uid)}0000000000-0000000000-${'A'.repeat(22)}`;
+  await store.put(planted, new Uint8Array(0));
+  expect(await load()).toEqual({ GET: 1, LIST: 2 });
+  await store.delete(planted);
 }

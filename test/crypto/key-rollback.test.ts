@@ -11,7 +11,7 @@ import { loadSodium } from '../../src/crypto/sodium.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { openStore } from '../../src/store/open.js';
 import type { ObjectStore } from '../../src/store/port.js';
-import { droppedVersionScenario, retiredRecordScenario, staleInstanceScenario } from './key-rollback-scenarios.js';
+import { droppedVersionScenario, keyLoadCostScenario, retiredRecordScenario, staleInstanceScenario } from './key-rollback-scenarios.js';
 import type { Clock } from './rekey-scenarios.js';
 
 beforeAll(async () => {
@@ -40,6 +40,11 @@ describe.each(stores)('key records never move backwards, on the %s store', (_nam
   it(
     'the record from before the drop put back: an object under the dropped version does not open, new content is sealed under the new one',
     () => droppedVersionScenario(makeStore),
+    60_000,
+  );
+  it(
+    'a key load costs one GET and one LIST of one key; a mark missing costs one PUT, once; a planted key one LIST more',
+    () => keyLoadCostScenario(makeStore),
     60_000,
   );
   it.each([false, true])(

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { droppedVersionScenario, retiredRecordScenario, staleInstanceScenario } from '../crypto/key-rollback-scenarios.js';
+import { droppedVersionScenario, keyLoadCostScenario, retiredRecordScenario, staleInstanceScenario } from '../crypto/key-rollback-scenarios.js';
 import { recordS3SuiteRun, s3Available, s3SkipReason, suiteStores } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
@@ -13,6 +13,11 @@ describe.skipIf(!s3Available())(`key records never move backwards on S3${s3Avail
   it(
     'the record from before the drop put back: an object under the dropped version does not open, new content is sealed under the new one',
     () => droppedVersionScenario(makeStore),
+    180_000,
+  );
+  it(
+    'a key load costs one GET and one LIST of one key; a mark missing costs one PUT, once; a planted key one LIST more',
+    () => keyLoadCostScenario(makeStore),
     180_000,
   );
   it(
