@@ -5,7 +5,10 @@
  * sweep expired. A file's versions are one run of the listing, newest first (src/store/layout.ts).
  *
  * A version goes when
- * - its file was expired by this sweep (expiry of an idle file takes its history with it), or its
+ * - its file was expired by this sweep (expiry of an idle file takes its history with it) and the
+ *   version is of that file's generation: no younger than the expired object by more than the
+ *   time one write takes (VERSION_LAG_MS). A version written later is of a file made again under the
+ *   same name after the sweep deleted it (its versions sort after the files): it stays. Or its
  *   file is gone without a tombstone (expired by an earlier, interrupted sweep or by the S3
  *   lifecycle rule) and the version is older than the sweep's grace period (a file being created
  *   right now may have its version listed and its file not yet), or
@@ -23,11 +26,20 @@ export interface HistoryRetention {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * How much younger than its file a version of the same write may be and still go with it: the
+ * version is published once the file's write landed (docs/versions.md), one request later. A name
+ * made again after the sweep deleted its file was idle a whole TTL before: its versions are days
+ * younger. A version published later than this is kept, which is the safe side: if its name stays
+ * gone, a later sweep drops it as an orphan.
+ */
+export const VERSION_LAG_MS = 10_000;
 
 export class HistoryPruner {
   private uid: string | undefined;
   private readonly files = new Set<string>();
-  private readonly expired = new Set<string>();
+  /** Keys of the files this sweep deleted, with the LastModified of the object it deleted. */
+  private readonly expired = new Map<string, number>();
   private group: { fileKey: string; index: number; orphan: boolean } | undefined;
   /** A resumed sweep starts inside a user whose file keys lie behind it: nothing is judged by their absence. */
   private filesUnknown = false;
@@ -59,10 +71,10 @@ export class HistoryPruner {
     this.files.add(key);
   }
 
-  /** This sweep deleted the file at `key`. */
-  noteExpired(uid: string, key: string): void {
+  /** This sweep deleted the file at `key`, an object last modified at `lastModified`. */
+  noteExpired(uid: string, key: string, lastModified: Date): void {
     this.enter(uid);
-    this.expired.add(key);
+    this.expired.set(key, lastModified.getTime());
   }
 
   /** Whether a key is a version key (it then goes to `shouldDrop`). */
@@ -81,7 +93,8 @@ export class HistoryPruner {
     const exists = this.filesUnknown || this.files.has(parsed.fileKey);
     const orphan = same ? this.group!.orphan : !exists && size > 0 && this.asOf.getTime() - lastModified.getTime() > this.graceMs;
     this.group = { fileKey: parsed.fileKey, index, orphan };
-    if (this.expired.has(parsed.fileKey) || orphan) return true;
+    const expiredAt = this.expired.get(parsed.fileKey);
+    if ((expiredAt !== undefined && lastModified.getTime() <= expiredAt + VERSION_LAG_MS) || orphan) return true;
     if (!this.retention) return false;
     if (index >= this.retention.maxVersions) return true;
     const old = this.asOf.getTime() - lastModified.getTime() > this.retention.retentionDays * DAY_MS;

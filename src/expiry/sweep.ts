@@ -217,7 +217,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
       return;
     }
     const outcome = await deleter.deleteUnchanged(batch);
-    for (const c of [...outcome.deleted, ...outcome.gone]) pruner.noteExpired(c.uid, c.key);
+    for (const c of [...outcome.deleted, ...outcome.gone]) pruner.noteExpired(c.uid, c.key, c.lastModified);
     summary.kept += outcome.changed.length;
     summary.changedDuringSweep += outcome.changed.length;
     summary.errors += outcome.failed.length;
