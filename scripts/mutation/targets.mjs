@@ -2329,7 +2329,7 @@ export const targets = [
   },
   {
     name: 'keys',
-    mutate: ['src/crypto/key-cache.ts', 'src/crypto/key-provider.ts', 'src/crypto/wrapped-secret.ts'],
+    mutate: ['src/crypto/key-cache.ts', 'src/crypto/key-provider.ts', 'src/crypto/key-state.ts', 'src/crypto/wrapped-secret.ts'],
     // Not record-auth.test.ts (one of its cases starts the CLI: 23 s a run): test/crypto/keys/
     // asserts the record rules straight against the modules. Its own folder, so that
     // crypto-codec's test/crypto/*.mutation.test.ts does not take these files in.
