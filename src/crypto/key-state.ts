@@ -18,10 +18,8 @@ import { PreconditionFailedError, listAll, type ObjectInfo, type ObjectStore } f
 import { constantTimeEqual, concatBytes, fromBase64UrlStrict, lengthPrefixed, toBase64Url, u32be, utf8 } from './bytes.js';
 import { keyedHash } from './format.js';
 import type { KeyRecord } from './key-provider.js';
-import { userPrefix } from './layout.js';
+import { userKeyStatePrefix } from '../store/layout.js';
 
-/** Where a user's key state marks live: the first segment under the user's prefix in key order. */
-export const KEY_STATE_SEGMENT = 'a';
 const LABEL_KEY_STATE = 'memvault/v2/key-state';
 const MARK_MAC_BYTES = 16;
 /** Key versions are u32 (at most 10 decimal digits); counted down from this, newer states sort first. */
@@ -62,8 +60,9 @@ export function withoutDroppedVersions(record: KeyRecord, mark: KeyState | null)
   return { ...record, readFrom: mark.readFrom, older: record.older.filter((o) => o.keyVersion === 1 || o.keyVersion >= mark.readFrom) };
 }
 
+/** Where a user's marks live (src/store/layout.ts): the first segment under the user's prefix in key order. */
 export function keyStateMarkPrefix(uid: string): string {
-  return `${userPrefix(uid)}${KEY_STATE_SEGMENT}/`;
+  return userKeyStatePrefix(uid);
 }
 
 function markMac(binding: KeyStateBinding, uid: string, state: KeyState): Uint8Array {

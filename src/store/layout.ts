@@ -6,6 +6,8 @@
  *
  *   k/_deployment        the deployment record
  *   k/{uid}              one user's wrapped data key
+ *   u/{uid}/a/{state}    the user's key state marks (src/crypto/key-state.ts): each state a re-key
+ *                        took the key record to, create-only; first under u/{uid}/ in key order
  *   u/{uid}/c/{class}    the user's TTL class marker (expiry)
  *   u/{uid}/f/{names}    the user's files
  *   u/{uid}/v/{names}/@{rev}  the versions of one file (docs/versions.md): {names} as in f/, {rev}
@@ -31,6 +33,11 @@ export function userPrefix(uid: string): string {
 /** Prefix of one user's files. */
 export function userFilesPrefix(uid: string): string {
   return `${userPrefix(uid)}f/`;
+}
+
+/** Prefix of one user's key state marks (docs/encryption.md, "Key records never move backwards"). */
+export function userKeyStatePrefix(uid: string): string {
+  return `${userPrefix(uid)}a/`;
 }
 
 /** Prefix of one user's file versions (docs/versions.md). */

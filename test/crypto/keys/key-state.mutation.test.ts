@@ -9,7 +9,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeKeyRecord, sealKeyRecord, type KeyProvider, type KeyRecord } from '../../../src/crypto/key-provider.js';
 import {
   isOlderKeyState,
-  KEY_STATE_SEGMENT,
   keyStateMarkKey,
   keyStateMarkPrefix,
   keyStateOf,
@@ -19,7 +18,8 @@ import {
   withoutDroppedVersions,
   type KeyState,
 } from '../../../src/crypto/key-state.js';
-import { userKeyKey, userPrefix } from '../../../src/crypto/layout.js';
+import { userFilesPrefix, userKeyKey, userPrefix } from '../../../src/crypto/layout.js';
+import { userHistoryPrefix } from '../../../src/store/layout.js';
 import { createLocalKeyProvider } from '../../../src/crypto/local-key.js';
 import { KEY_RECORD_ROLLED_BACK_MESSAGE, readUserRecord, readUserSecret } from '../../../src/crypto/wrapped-secret.js';
 import { MemoryStore } from '../../../src/store/memory.js';
@@ -104,10 +104,9 @@ describe('key states', () => {
 
 describe('marks', () => {
   it('live in the first segment of the user prefix, with both numbers counted down and a MAC', () => {
-    expect(KEY_STATE_SEGMENT).toBe('a');
     expect(keyStateMarkPrefix(UID)).toBe(`${userPrefix(UID)}a/`);
-    // 'a' sorts before the class markers, files and history: one LIST of one key finds the newest mark.
-    expect(['c', 'f', 'v'].every((segment) => KEY_STATE_SEGMENT < segment)).toBe(true);
+    // Before the class markers, files and history: one LIST of one key finds the newest mark.
+    for (const other of [`${userPrefix(UID)}c/`, userFilesPrefix(UID), userHistoryPrefix(UID)]) expect(keyStateMarkPrefix(UID) < other).toBe(true);
     const key = keyStateMarkKey(UID, { keyVersion: 2, readFrom: 1 }, binding);
     expect(key).toMatch(new RegExp(`^u/${UID}/a/9999999997-9999999998-[A-Za-z0-9_-]{22}$`));
     expect(keyStateMarkKey(UID, { keyVersion: 0xffffffff, readFrom: 0xffffffff }, binding)).toMatch(/\/a\/5705032704-5705032704-/);
