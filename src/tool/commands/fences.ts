@@ -96,7 +96,10 @@ export function failOnConflict(to: string, conflict: NameConflict): never {
  * copied: a copy this command created (`withdrawable`) is taken back (fenced too, only as it wrote
  * it), as the file no longer exists. A copy it rewrote over an earlier run's copy of the same
  * directory rename (one it took over) is kept: that run may have been the one that moved the source
- * (it was paused, not dead, and woke up), and the copy is then the file's only place.
+ * (it was paused, not dead, and woke up), and the copy is then the file's only place. So is one
+ * another run rewrote since (its `origin` no longer this run's): a run that moves a source rewrites
+ * its copy first, so once the source is gone its rewrite is there to be seen. (The ETag alone does
+ * not tell: S3's is the MD5 of the body, the same for the same plain bytes.)
  */
 export async function fenceSource(
   from: string,
@@ -114,7 +117,7 @@ export async function fenceSource(
     if (attempted.file === undefined) {
       // The source was deleted (or swept) after it was copied: that came first, so the copy goes
       // too, unless someone edited it meanwhile (then their acknowledged edit stays with it).
-      if (withdrawable) await withdrawCopy(to, targetEtag, op, env);
+      if (withdrawable && (origin === undefined || (await env.files.read(to))?.origin === origin)) await withdrawCopy(to, targetEtag, op, env);
       return false;
     }
     writeRetried('rename');

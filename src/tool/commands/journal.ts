@@ -272,6 +272,22 @@ export class JournalHeartbeat {
     return this.beating;
   }
 
+  /**
+   * Whether another run has claimed the journal, read from the store now (not only as the last beat
+   * found it): a refused run takes its copies back only while none has.
+   */
+  async checkClaimed(): Promise<boolean> {
+    await this.beating;
+    if (this.claimedBy !== undefined) return true;
+    try {
+      const journal = parseJournal(await this.env.files.read(this.held.path));
+      if (journal?.id !== this.held.journal.id) this.claimedBy = journal;
+      return this.claimedBy !== undefined;
+    } catch {
+      return true; // not known: taken as claimed, so nothing is taken back
+    }
+  }
+
   /** Stop beating, once a beat on its way has landed. */
   async stop(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);

@@ -111,11 +111,12 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
         // A refused rename changes nothing: take back what this run created (its sources are all still
         // in place, as nothing was deleted yet), and the journal if nothing of an earlier run is left.
         // A copy of unknown fate keeps the journal, so that a later run can still recognise it.
-        await takeBack(
-          copied.filter((c) => c.created),
-          id,
-          env,
-        );
+        if (!(await heartbeat.checkClaimed()))
+          await takeBack(
+            copied.filter((c) => c.created),
+            id,
+            env,
+          );
         if (ours.size === 0 && !fate.uncertain) await heartbeat.withdraw();
       }
       throw error;
@@ -182,9 +183,14 @@ async function holdsCopyOf(origins: Set<string>, files: ListedFile[], env: Comma
   return false;
 }
 
-/** Take back the copies this run created, each only as it wrote it (an edit made since stays). Best effort. */
+/**
+ * Take back the copies this run created, each only as it wrote it (an edit made since stays) and
+ * only while it still carries this run's id (a run that took this one over rewrote it, and may have
+ * moved its source: the ETag alone does not tell on S3, where it is the MD5 of the bytes). Best effort.
+ */
 async function takeBack(copies: Copy[], op: string, env: CommandEnv): Promise<void> {
   await forEachLimit(copies, DIRECTORY_MOVE_CONCURRENCY, async (c) => {
+    if ((await env.files.read(c.to).catch(() => null))?.origin !== op) return;
     await withdrawCopy(c.to, c.targetEtag, op, env).catch(() => undefined);
   });
 }
