@@ -23,8 +23,10 @@ export interface UserCodec {
   /**
    * Call before `open` with the same bytes: when they name a key version this codec does not hold
    * (another instance re-keyed the user since this one cached the key record), it re-reads the
-   * record once, and returns the promise of that; otherwise it returns undefined (no await, no
-   * extra turn of the event loop on the common path). Absent for codecs without key versions (plain).
+   * record once, and returns the promise of that, to every call that meets such a version while the
+   * re-read runs (a command's concurrent reads all wait for it); otherwise it returns undefined (no
+   * await, no extra turn of the event loop on the common path). Absent for codecs without key
+   * versions (plain).
    */
   ensureKeyFor?(stored: Uint8Array): Promise<void> | undefined;
   /** Plaintext size of a stored object of `storedSize` bytes (listings show plaintext sizes). */

@@ -267,11 +267,6 @@ export async function readUserSecret(
   return found ? openUserSecret(found, uid, providers, wipe) : null;
 }
 
-/** True when anything at all is stored under the user's prefix (one listing of one key). */
-export async function userHasObjects(store: ObjectStore, uid: string): Promise<boolean> {
-  return (await store.list(userPrefix(uid), { maxKeys: 1 })).objects.length > 0;
-}
-
 export async function readOrCreateUserSecret(
   store: ObjectStore,
   uid: string,

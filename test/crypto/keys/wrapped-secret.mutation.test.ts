@@ -35,7 +35,6 @@ import {
   readOrCreateDeployment,
   readOrCreateUserSecret,
   readUserSecret,
-  userHasObjects,
 } from '../../../src/crypto/wrapped-secret.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 import { PreconditionFailedError } from '../../../src/store/port.js';
@@ -322,24 +321,6 @@ describe('user key records', () => {
     // A record of another user put in place is refused.
     await store.put(userKeyKey(UID), encodeKeyRecord(await userRecord(new Map([[1, secretOf(4)]]), 1, undefined, 'uidBBBBBBBBBBBBBBBBBBBBBBB')));
     await expect(readUserSecret(store, UID, binding, [local])).rejects.toMatchObject({ code: 'INTEGRITY', message: KEY_RECORD_INTEGRITY_MESSAGE });
-  });
-
-  it('userHasObjects: anything under the user prefix, nothing of another user, by a listing of one key', async () => {
-    const inner = new MemoryStore();
-    const asked: Array<{ prefix: string; maxKeys?: number }> = [];
-    const store = Object.assign(Object.create(inner) as MemoryStore, {
-      list: (prefix: string, options: { maxKeys?: number } = {}) => {
-        asked.push({ prefix, ...(options.maxKeys !== undefined ? { maxKeys: options.maxKeys } : {}) });
-        return inner.list(prefix, options);
-      },
-    });
-    expect(await userHasObjects(store, UID)).toBe(false);
-    expect(asked).toEqual([{ prefix: userPrefix(UID), maxKeys: 1 }]);
-    expect(await userHasObjects(store, UID)).toBe(false);
-    await store.put(`${userPrefix('uidBBBBBBBBBBBBBBBBBBBBBBB')}f/x`, new Uint8Array(1));
-    expect(await userHasObjects(store, UID)).toBe(false);
-    await store.put(`${userPrefix(UID)}v/x`, new Uint8Array(1));
-    expect(await userHasObjects(store, UID)).toBe(true);
   });
 
   it('a new user gets one new key, stored create-only; an existing one is read', async () => {
