@@ -59,7 +59,7 @@ export interface PiiDecision {
   redactedStored?: true;
 }
 
-export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'history_bytes' | 'view_chars';
+export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'history_bytes' | 'history_versions' | 'view_chars';
 
 /** What the quota decided for one command (`quota`). */
 export type QuotaDecision =

@@ -3,6 +3,9 @@ import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, StatO
 import { QuotaExceededError } from './quota-messages.js';
 import type { QuotaRun, Reservation } from './quota-run.js';
 
+/** memvault's bookkeeping (rename journals): no history, so no tombstone. */
+const RESERVED_PREFIX = `${MEMORY_ROOT}/.memvault/`;
+
 /**
  * The UserFiles a command sees under the quota middleware: reads, stats and listings remember the
  * sizes they saw (for free), writes and deletes are checked and accounted with them.
@@ -45,8 +48,9 @@ export class QuotaFiles implements UserFiles {
   }
 
   async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<WriteResult> {
-    // Versions count apart (docs/versions.md, "Quotas"): a write that would overflow the history's allowance drops the oldest first.
-    if (this.run.historyWouldOverflow(data.byteLength)) await this.run.pruneHistory(this.inner, data.byteLength);
+    // Versions count apart (docs/versions.md, "Quotas"): a write that would overflow the history's
+    // allowance drops the oldest first (a rename's copy too, which is then accounted, never refused).
+    if (this.run.historyOverflows(data.byteLength)) await this.run.pruneHistory(this.inner, data.byteLength);
     const { reservation, assumedNew } = await this.admit(path, data.byteLength, condition);
     let result: WriteResult;
     try {
@@ -86,11 +90,16 @@ export class QuotaFiles implements UserFiles {
     return this.inner.inspect(path, options);
   }
 
-  /** A fenced file is gone for the user (its marker is not a file): accounted as a delete. */
+  /**
+   * A fenced file is gone for the user (its marker is not a file): accounted as a delete. Its
+   * tombstone counts against the history's allowance once it has settled (the command waits for
+   * that), and prunes what it ended when it takes the history past the allowance.
+   */
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
     const result = await this.inner.fence(path, ifMatch, reason, op);
     this.run.removed(path);
-    return result;
+    if (path.startsWith(RESERVED_PREFIX)) return result; // memvault's bookkeeping keeps no history
+    return { settled: result.settled.then(() => this.run.tombstoneKept(this.inner)) };
   }
 
   async remove(path: string, condition: { ifMatch?: string } = {}): Promise<void> {

@@ -26,10 +26,17 @@ export const quotaMessages = {
     `Error: Quota exceeded (files per user): creating ${path} would make ${n(files + 1)} files, over the limit of ${n(limit)} files ` +
     `(there are ${n(files)}, ${n(Math.max(0, limit - files))} left). Nothing was written. Delete or merge files you no longer need, ` +
     `or add this to an existing file, then try again.`,
-  historyBytes: (command: string, newBytes: number, used: number, limit: number) =>
-    `Error: Quota exceeded (file history per user): this ${command} would keep a version of ${n(newBytes)} bytes, but the newest versions of the ` +
+  historyBytes: (command: string, newBytes: number, counted: number, used: number, limit: number) =>
+    `Error: Quota exceeded (file history per user): this ${command} would keep a version of ${n(newBytes)} bytes` +
+    (counted > newBytes ? ` (counted as ${n(counted)}: every kept version counts at least that)` : '') +
+    `, but the newest versions of the ` +
     `user's files already hold ${n(used)} of the ${n(limit)} bytes the history may keep, and none of them may be dropped. Nothing was written. ` +
     `Delete files you no longer need, then try again.`,
+  historyVersions: (command: string, versions: number, limit: number) =>
+    `Error: Quota exceeded (file history per user): this ${command} would keep one more version, but the user's history already keeps ${n(versions)} ` +
+    `of the ${n(limit)} versions it may hold, and none of them may be dropped: each is the newest version of a file, or the record that a ` +
+    `deleted file ended. Nothing was written. Edit or reuse the files you have instead of creating new ones; room comes back as old versions ` +
+    `pass the history's retention.`,
   viewCapped: (cap: number, lastLine: number | null) =>
     lastLine === null
       ? `[Output capped at ${n(cap)} characters. View a subdirectory, or a file with view_range, to see the rest.]`

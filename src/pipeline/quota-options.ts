@@ -1,6 +1,7 @@
 import { MemvaultError } from '../errors.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { CommandContext } from './context.js';
+import { VERSION_FLOOR_BYTES } from '../vault/history-usage.js';
 
 /** The quota's options, their defaults and their checks (the middleware is quota.ts). */
 export interface QuotaOptions {
@@ -11,11 +12,20 @@ export interface QuotaOptions {
   /** Files a user may have. */
   maxUserFiles?: number;
   /**
-   * With file history on (docs/versions.md, "Quotas"): plaintext bytes the user's kept versions may
-   * hold, the current versions included (default 4 x maxUserBytes). A write that would pass it drops
-   * the oldest versions first; it is refused only when the newest versions alone leave no room.
+   * With file history on (docs/versions.md, "Quotas"): bytes the user's kept versions may hold, the
+   * current versions included, each version counted at its plaintext size and at least
+   * VERSION_FLOOR_BYTES (512: a tombstone and an empty file's version are stored objects too).
+   * Default: 4 x what the user's files can count as versions (maxUserBytes + 512 x maxUserFiles).
+   * A write that would pass it drops the oldest versions first; it is refused only when the newest
+   * versions alone leave no room.
    */
   maxHistoryBytes?: number;
+  /**
+   * With file history on: versions the user's history may hold, tombstones included (default 20 x
+   * maxUserFiles), enforced like maxHistoryBytes: the oldest go first, and a write is refused only
+   * when the newest versions alone fill it.
+   */
+  maxHistoryVersions?: number;
   /** Characters of file text one view returns before it says how to page. Also `limits.viewChars`. */
   viewChars?: number;
   /** Hard cap on everything one view returns (line numbers and notices included). */
@@ -32,8 +42,13 @@ export interface QuotaOptions {
   onInternalError?: (error: unknown, ctx: CommandContext) => void;
 }
 
-/** The history's default allowance, in multiples of the user's byte quota (docs/versions.md, "Quotas"). */
+/**
+ * The history's default allowance, in multiples of the most the user's files can count as kept
+ * versions: their bytes, and the floor for each (docs/versions.md, "Quotas").
+ */
 export const HISTORY_ALLOWANCE_FACTOR = 4;
+/** The history's default count of versions, in multiples of the files a user may have. */
+export const HISTORY_VERSIONS_FACTOR = 20;
 /** Pruning brings the history down to this share of its allowance, so that the next writes do not prune again at once. */
 export const HISTORY_PRUNE_TO = 0.75;
 
@@ -43,7 +58,8 @@ export const DEFAULT_QUOTA: ResolvedQuota = {
   maxFileBytes: DEFAULT_LIMITS.maxFileBytes,
   maxUserBytes: 64 * 1024 * 1024,
   maxUserFiles: 5_000,
-  maxHistoryBytes: 4 * 64 * 1024 * 1024,
+  maxHistoryBytes: 4 * (64 * 1024 * 1024 + VERSION_FLOOR_BYTES * 5_000),
+  maxHistoryVersions: 20 * 5_000,
   viewChars: DEFAULT_LIMITS.viewChars,
   maxViewOutputChars: 2 * DEFAULT_LIMITS.viewChars,
   refreshAfterMs: 60_000,
@@ -63,7 +79,10 @@ export function resolveQuota(options: QuotaOptions = {}): ResolvedQuota {
     resolved[key] = value;
   }
   if (options.viewChars !== undefined && options.maxViewOutputChars === undefined) resolved.maxViewOutputChars = 2 * resolved.viewChars;
-  if (options.maxHistoryBytes === undefined) resolved.maxHistoryBytes = HISTORY_ALLOWANCE_FACTOR * resolved.maxUserBytes;
+  if (options.maxHistoryBytes === undefined) {
+    resolved.maxHistoryBytes = HISTORY_ALLOWANCE_FACTOR * (resolved.maxUserBytes + VERSION_FLOOR_BYTES * resolved.maxUserFiles);
+  }
+  if (options.maxHistoryVersions === undefined) resolved.maxHistoryVersions = HISTORY_VERSIONS_FACTOR * resolved.maxUserFiles;
   if (resolved.maxViewOutputChars < resolved.viewChars + 200) {
     throw new MemvaultError('CONFIG', 'memvault: quota option maxViewOutputChars must leave room for viewChars of text plus line numbers');
   }

@@ -4,6 +4,7 @@ import type { QuotaDecision, QuotaRule } from './decisions.js';
 import { QuotaExceededError, quotaMessages } from './quota-messages.js';
 import { HISTORY_PRUNE_TO, type ResolvedQuota } from './quota-options.js';
 import type { UserFiles } from '../vault/user-files.js';
+import { versionCost } from '../vault/history-usage.js';
 import type { UserUsage } from './quota-usage.js';
 
 /**
@@ -17,8 +18,9 @@ export interface Reservation {
   files: number;
   delta: number;
   newFile: boolean;
-  /** Bytes the write's kept version adds to the history (0 with history off). */
+  /** What the write's kept version adds to the history (0 with history off): its cost (versionCost) and one version. */
   history: number;
+  versions: number;
 }
 
 /** One command's view of one user's usage. */
@@ -65,41 +67,88 @@ export class QuotaRun {
       if (delta > 0 && used + delta > l.maxUserBytes) {
         this.refuse(quotaMessages.userBytes(this.command.command, delta, used, l.maxUserBytes), { rule: 'user_bytes', limit: l.maxUserBytes, used, delta });
       }
-      if (this.historyWouldOverflow(newBytes)) {
+      if (this.historyOverflows(newBytes)) {
+        const cost = versionCost(newBytes);
         const kept = u.historyBytes! + u.pendingHistoryBytes;
-        this.refuse(quotaMessages.historyBytes(this.command.command, newBytes, kept, l.maxHistoryBytes), {
-          rule: 'history_bytes',
-          limit: l.maxHistoryBytes,
-          used: kept,
-          delta: newBytes,
+        if (kept + cost > l.maxHistoryBytes) {
+          this.refuse(quotaMessages.historyBytes(this.command.command, newBytes, cost, kept, l.maxHistoryBytes), {
+            rule: 'history_bytes',
+            limit: l.maxHistoryBytes,
+            used: kept,
+            delta: cost,
+          });
+        }
+        const versions = u.historyVersions + u.pendingHistoryVersions;
+        this.refuse(quotaMessages.historyVersions(this.command.command, versions, l.maxHistoryVersions), {
+          rule: 'history_versions',
+          limit: l.maxHistoryVersions,
+          used: versions,
+          delta: 1,
         });
       }
       this.decide({ checked: true, rule: 'user_bytes', limit: l.maxUserBytes, used, delta, allowed: true });
     }
-    const history = u.historyBytes === null ? 0 : newBytes;
-    const reservation = { bytes: Math.max(0, delta), files: newFile ? 1 : 0, delta, newFile, history };
+    const keeps = u.historyBytes !== null;
+    const reservation = {
+      bytes: Math.max(0, delta),
+      files: newFile ? 1 : 0,
+      delta,
+      newFile,
+      history: keeps ? versionCost(newBytes) : 0,
+      versions: keeps ? 1 : 0,
+    };
     u.pendingBytes += reservation.bytes;
     u.pendingFiles += reservation.files;
-    u.pendingHistoryBytes += history;
+    u.pendingHistoryBytes += reservation.history;
+    u.pendingHistoryVersions += reservation.versions;
     return reservation;
   }
 
-  /** Whether the version a write of `newBytes` keeps would take the history past its allowance (never with history off). */
-  historyWouldOverflow(newBytes: number): boolean {
+  /**
+   * Whether the history would be past its allowance (bytes or versions) with what it holds, what
+   * writes in flight reserved and, given `newBytes`, the version a write of that many bytes keeps
+   * (never with history off).
+   */
+  historyOverflows(newBytes: number | null): boolean {
     const u = this.usage;
-    return this.command.command !== 'rename' && u.historyBytes !== null && u.historyBytes + u.pendingHistoryBytes + newBytes > this.limits.maxHistoryBytes;
+    if (u.historyBytes === null) return false;
+    const adds = newBytes === null ? { bytes: 0, versions: 0 } : { bytes: versionCost(newBytes), versions: 1 };
+    return (
+      u.historyBytes + u.pendingHistoryBytes + adds.bytes > this.limits.maxHistoryBytes ||
+      u.historyVersions + u.pendingHistoryVersions + adds.versions > this.limits.maxHistoryVersions
+    );
   }
 
   /**
-   * Drop the oldest versions down to the low-water mark (history-usage.ts), or lower when the
-   * version about to be kept (`newBytes`, beside what other writes reserved) needs more room, and
-   * take the count the listing found.
+   * Drop the oldest versions down to the low-water mark of bytes and of versions (history-usage.ts),
+   * or lower when the version about to be kept (a write of `newBytes`, beside what other writes
+   * reserved) needs more room, and take the count the listing found.
    */
-  async pruneHistory(files: UserFiles, newBytes: number): Promise<void> {
-    const room = this.limits.maxHistoryBytes - this.usage.pendingHistoryBytes - newBytes;
-    const target = Math.max(0, Math.min(Math.floor(this.limits.maxHistoryBytes * HISTORY_PRUNE_TO), room));
+  async pruneHistory(files: UserFiles, newBytes: number | null): Promise<void> {
+    const l = this.limits;
+    const u = this.usage;
+    const adds = newBytes === null ? { bytes: 0, versions: 0 } : { bytes: versionCost(newBytes), versions: 1 };
+    const lowWater = (limit: number, pending: number, adding: number) => Math.max(0, Math.min(Math.floor(limit * HISTORY_PRUNE_TO), limit - pending - adding));
+    const target = {
+      bytes: lowWater(l.maxHistoryBytes, u.pendingHistoryBytes, adds.bytes),
+      versions: lowWater(l.maxHistoryVersions, u.pendingHistoryVersions, adds.versions),
+    };
     const left = await files.historyUsage?.(target);
-    if (left) Object.assign(this.usage, { historyBytes: left.bytes, historyVersions: left.versions });
+    if (left) Object.assign(u, { historyBytes: left.bytes, historyVersions: left.versions });
+  }
+
+  /**
+   * A file's end was recorded (a delete's or a rename's tombstone, once settled): it counts like
+   * any kept version; when that takes the history past its allowance, the oldest versions go, which
+   * now include the version the tombstone ended (no longer its file's newest). Best effort: the
+   * file is deleted either way, and the next write prunes or refuses.
+   */
+  async tombstoneKept(files: UserFiles): Promise<void> {
+    const u = this.usage;
+    if (u.historyBytes === null) return;
+    u.historyBytes += versionCost(0);
+    u.historyVersions += 1;
+    if (this.historyOverflows(null)) await this.pruneHistory(files, null).catch(() => undefined);
   }
 
   /**
@@ -109,7 +158,7 @@ export class QuotaRun {
    */
   resettle(r: Reservation, newBytes: number, replaced: number): Reservation {
     const delta = newBytes - replaced;
-    const exact: Reservation = { bytes: Math.max(0, delta), files: 0, delta, newFile: false, history: r.history };
+    const exact: Reservation = { bytes: Math.max(0, delta), files: 0, delta, newFile: false, history: r.history, versions: r.versions };
     this.usage.pendingBytes += exact.bytes - r.bytes;
     this.usage.pendingFiles += exact.files - r.files;
     const decision = this.ctx.decisions.quota;
@@ -121,13 +170,17 @@ export class QuotaRun {
     this.usage.pendingBytes -= r.bytes;
     this.usage.pendingFiles -= r.files;
     this.usage.pendingHistoryBytes -= r.history;
+    this.usage.pendingHistoryVersions -= r.versions;
   }
 
   commit(r: Reservation): void {
     this.release(r);
     this.usage.bytes += r.delta;
     this.usage.files += r.files;
-    if (this.usage.historyBytes !== null) this.usage.historyBytes += r.history;
+    if (this.usage.historyBytes !== null) {
+      this.usage.historyBytes += r.history;
+      this.usage.historyVersions += r.versions;
+    }
     if (this.command.command !== 'rename') this.usage.writesSinceRefresh += 1;
   }
 

@@ -15,11 +15,12 @@ export interface UserUsage {
   /** Reserved by writes in flight. */
   pendingBytes: number;
   pendingFiles: number;
-  /** Plaintext bytes of the user's kept versions (null: history off), and what writes in flight will add. */
+  /** What the user's kept versions count (history-usage.ts's versionCost; null: history off), and what writes in flight will add. */
   historyBytes: number | null;
-  /** Versions the history held at its last listing (HISTORY_VERSIONS_PER_LISTING). */
+  /** Versions the history holds: as last listed, plus this process's own since (HISTORY_VERSIONS_PER_LISTING reads it too). */
   historyVersions: number;
   pendingHistoryBytes: number;
+  pendingHistoryVersions: number;
   /** Listings of the files since the history was last listed (HISTORY_LISTED_EVERY). */
   listingsSinceHistory: number;
   refreshedAt: number;
@@ -82,6 +83,7 @@ export class UsageCache {
       historyBytes: null,
       historyVersions: 0,
       pendingHistoryBytes: 0,
+      pendingHistoryVersions: 0,
       listingsSinceHistory: 0,
       refreshedAt: 0,
       writesSinceRefresh: 0,
@@ -133,7 +135,9 @@ export class UsageCache {
   /** Stale usage is the files' (a delete of a file never sized): it says nothing new of the history. */
   private historyDue(u: UserUsage): boolean {
     const every = Math.max(HISTORY_LISTED_EVERY, Math.ceil(u.historyVersions / HISTORY_VERSIONS_PER_LISTING));
-    return !u.loaded || u.listingsSinceHistory + 1 >= every || (u.historyBytes ?? 0) >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR;
+    const near =
+      (u.historyBytes ?? 0) >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR || u.historyVersions >= this.limits.maxHistoryVersions * HISTORY_LISTED_NEAR;
+    return !u.loaded || u.listingsSinceHistory + 1 >= every || near;
   }
 
   private due(u: UserUsage): boolean {

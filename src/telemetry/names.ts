@@ -92,7 +92,7 @@ export const AUDIT_RECORD_TYPE_VALUES = ['start', 'seal', 'command', 'expire', '
 const COMMANDS: ReadonlySet<string> = new Set(COMMAND_VALUES);
 const CODE = /^[A-Z][A-Z_]{0,31}$/;
 const REQUEST_TYPE = /^[A-Z][A-Z_]{0,23}$/;
-const QUOTA_LIMITS = new Set(['file_bytes', 'user_bytes', 'user_files', 'history_bytes', 'view_chars']);
+const QUOTA_LIMITS = new Set(['file_bytes', 'user_bytes', 'user_files', 'history_bytes', 'history_versions', 'view_chars']);
 const PII_TYPE_SET: ReadonlySet<string> = new Set(PII_TYPE_VALUES);
 const AUDIT_RECORD_TYPE_SET: ReadonlySet<string> = new Set(AUDIT_RECORD_TYPE_VALUES);
 

@@ -8,7 +8,7 @@ import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, StatOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf, reap, REAPING_BODY_BYTES, REAPING_WAIT_MS } from '../store/fence.js';
-import { meterHistory, type HistoryUsage } from './history-usage.js';
+import { meterHistory, type HistoryTarget, type HistoryUsage } from './history-usage.js';
 import { LruMap } from '../util/lru.js';
 
 import {
@@ -872,7 +872,7 @@ export class StoreUserFiles implements UserFiles {
     return seq;
   }
 
-  historyUsage(pruneTo?: number): Promise<HistoryUsage | null> {
+  historyUsage(pruneTo?: HistoryTarget): Promise<HistoryUsage | null> {
     return this.writing.keepHistory ? meterHistory(this.store, this.codec, pruneTo) : Promise.resolve(null);
   }
 

@@ -6,7 +6,7 @@
  * Directories are implicit, as in S3: a directory exists while at least one file lies below it.
  * `/memories` always exists.
  */
-import type { HistoryUsage } from './history-usage.js';
+import type { HistoryTarget, HistoryUsage } from './history-usage.js';
 export { PreconditionFailedError } from '../store/port.js';
 
 export interface FileVersion {
@@ -118,9 +118,9 @@ export interface UserFiles {
   removeMany(paths: string[]): Promise<{ failed: string[] }>;
   /**
    * With history on: what the user's kept versions hold (one LIST per 1,000), after pruning the
-   * oldest down to `pruneTo` bytes when given (src/vault/history-usage.ts); null with history off.
+   * oldest down to `pruneTo` bytes and versions when given (src/vault/history-usage.ts); null with history off.
    */
-  historyUsage?(pruneTo?: number): Promise<HistoryUsage | null>;
+  historyUsage?(pruneTo?: HistoryTarget): Promise<HistoryUsage | null>;
   /**
    * With history on: delete for good every kept version of the file older than its version `etag`
    * (the one an edit wrote). For an edit that redacted text the file already held (docs/pii.md).

@@ -274,10 +274,14 @@ describe('quota options', () => {
     }
   });
 
-  it('the history allowance defaults to 4 x maxUserBytes, following a configured maxUserBytes, unless given', () => {
-    expect(resolveQuota({}).maxHistoryBytes).toBe(4 * DEFAULT_QUOTA.maxUserBytes);
-    expect(resolveQuota({ maxUserBytes: 1000 }).maxHistoryBytes).toBe(4000);
+  it('the history allowance defaults to 4 x what the files can count as versions (their bytes, 512 each at least) and to 20 versions per file, following the files quota, unless given', () => {
+    expect(resolveQuota({}).maxHistoryBytes).toBe(4 * (DEFAULT_QUOTA.maxUserBytes + 512 * DEFAULT_QUOTA.maxUserFiles));
+    expect(resolveQuota({ maxUserBytes: 1000, maxUserFiles: 3 }).maxHistoryBytes).toBe(4 * (1000 + 3 * 512));
     expect(resolveQuota({ maxUserBytes: 1000, maxHistoryBytes: 1500 }).maxHistoryBytes).toBe(1500);
+    expect(resolveQuota({}).maxHistoryVersions).toBe(100_000);
+    expect(resolveQuota({ maxUserFiles: 3 }).maxHistoryVersions).toBe(60);
+    expect(resolveQuota({ maxUserFiles: 3, maxHistoryVersions: 7 }).maxHistoryVersions).toBe(7);
+    expect(() => resolveQuota({ maxHistoryVersions: 0 })).toThrow('memvault: quota option maxHistoryVersions must be a positive whole number, not 0');
   });
 
   it('the view output cap defaults to twice viewChars and must leave 200 characters beyond it', () => {
@@ -291,7 +295,8 @@ describe('quota options', () => {
     expect(DEFAULT_QUOTA).toEqual({
       maxFileBytes: 1024 * 1024,
       maxUserBytes: 64 * 1024 * 1024,
-      maxHistoryBytes: 4 * 64 * 1024 * 1024,
+      maxHistoryBytes: 4 * (64 * 1024 * 1024 + 512 * 5000),
+      maxHistoryVersions: 100_000,
       maxUserFiles: 5000,
       viewChars: 16_000,
       maxViewOutputChars: 32_000,

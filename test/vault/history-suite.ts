@@ -335,15 +335,15 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
       "quotas count versions apart: a write past the history's allowance drops the oldest versions first, never a file's newest; the newest alone over it is a clear QUOTA error",
       async () => {
         const store = await stores.make();
-        // 1,000 bytes of files, 1,000 bytes of history (the current versions included: write-through).
-        const vault = await open(store, { quota: { maxUserBytes: 1000, maxHistoryBytes: 1000 } });
-        const body = (c: string) => `${c.repeat(299)}\n`; // 300 bytes
+        // 2,000 bytes of files, 2,000 bytes of history (the current versions included: write-through; each counts 512 bytes at least).
+        const vault = await open(store, { quota: { maxUserBytes: 2000, maxHistoryBytes: 2000 } });
+        const body = (c: string) => `${c.repeat(599)}\n`; // 600 bytes
         const versionKeys = async () => (await rawKeys(store)).filter((k) => k.split('/')[2] === 'v');
         for (const c of ['A', 'B']) await ok(vault, 'q', { command: 'create', path: '/memories/a.md', file_text: body(c) });
         const afterB = await moment();
         await ok(vault, 'q', { command: 'create', path: '/memories/a.md', file_text: body('C') });
-        expect(await versionKeys()).toHaveLength(3); // 900 bytes kept
-        // The fourth would keep 1,200: the oldest goes (down to 750 or less), then it fits.
+        expect(await versionKeys()).toHaveLength(3); // 1,800 bytes kept
+        // The fourth would keep 2,400: the oldest goes (down to 1,400 or less: the room it needs), then it fits.
         await ok(vault, 'q', { command: 'create', path: '/memories/a.md', file_text: body('D') });
         expect(await versionKeys()).toHaveLength(3);
         const seqs = (await vault.history('q', '/memories/a.md')).versions.map((v) => v.seq);
@@ -362,19 +362,19 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         const b = (await vault.history('q', '/memories/b.md')).versions;
         expect(a[0]!.seq).toBe(newestOfA);
         expect(b.length).toBeGreaterThanOrEqual(1);
-        expect(a.concat(b).reduce((n, v) => n + v.size, 0)).toBeLessThanOrEqual(1000);
+        expect(a.concat(b).reduce((n, v) => n + v.size, 0)).toBeLessThanOrEqual(2000);
         expect(await read(vault, 'q', '/memories/a.md')).toBe(body('B'));
         expect(await read(vault, 'q', '/memories/b.md')).toBe(body('F'));
         expect((await vault.history('q2', '/memories/x.md')).versions).toHaveLength(1);
 
         // An allowance the newest versions alone fill: refused with the quota error, nothing written.
-        const tight = await open(store, { quota: { maxUserBytes: 1000, maxHistoryBytes: 500 } });
+        const tight = await open(store, { quota: { maxUserBytes: 2000, maxHistoryBytes: 1000 } });
         await ok(tight, 't', { command: 'create', path: '/memories/c.md', file_text: body('G') });
         const refused = await tight.run('t', { command: 'create', path: '/memories/d.md', file_text: body('H') });
         expect(refused.isError).toBe(true);
         expect(refused.content).toBe(
-          'Error: Quota exceeded (file history per user): this create would keep a version of 300 bytes, but the newest versions of the ' +
-            "user's files already hold 300 of the 500 bytes the history may keep, and none of them may be dropped. Nothing was written. " +
+          'Error: Quota exceeded (file history per user): this create would keep a version of 600 bytes, but the newest versions of the ' +
+            "user's files already hold 600 of the 1,000 bytes the history may keep, and none of them may be dropped. Nothing was written. " +
             'Delete files you no longer need, then try again.',
         );
         expect(await read(tight, 't', '/memories/d.md')).toBeUndefined();

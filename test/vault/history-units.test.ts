@@ -5,7 +5,7 @@ import { parseVersionKey, userFilesPrefix, versionKeyOf, versionsPrefixOf, VERSI
 import { listAll } from '../../src/store/port.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { historyFromEnv, resolveHistoryOptions } from '../../src/vault/history-options.js';
-import { meterHistory } from '../../src/vault/history-usage.js';
+import { meterHistory, VERSION_FLOOR_BYTES } from '../../src/vault/history-usage.js';
 import { createPlainCodecProvider } from '../../src/vault/plain-codec.js';
 
 describe('version keys (src/store/layout.ts)', () => {
@@ -132,32 +132,45 @@ describe('the history allowance: meterHistory (src/vault/history-usage.ts)', () 
     return { store, codec, put };
   }
 
-  it('counts plaintext bytes (a tombstone 0) and ignores stray keys; without pruneTo it deletes nothing', async () => {
+  it('counts plaintext bytes, every version at least the floor (a tombstone, an empty or a small file), and ignores stray keys; without pruneTo it deletes nothing', async () => {
     const { store, codec, put } = await setup();
-    await put('a', 1, 10);
-    await put('a', 2, 20);
+    await put('a', 1, 1000);
+    await put('a', 2, 2000);
     await put('b', 5, 0);
+    await put('c', 6, VERSION_FLOOR_BYTES - 1);
+    await put('d', 7, VERSION_FLOOR_BYTES + 1);
     await store.put(`u/${codec.uid}/v/stray`, new Uint8Array(99));
-    expect(await meterHistory(store, codec)).toEqual({ bytes: 30, versions: 3 });
-    expect(await meterHistory(store, codec, 0)).toEqual({ bytes: 20, versions: 2 }); // a's newest and b's tombstone stay
+    expect(VERSION_FLOOR_BYTES).toBe(512);
+    expect(await meterHistory(store, codec)).toEqual({ bytes: 1000 + 2000 + 512 + 512 + 513, versions: 5 });
+    // Down to nothing: every file's newest stays (a's 2,000, b's tombstone, c, d).
+    expect(await meterHistory(store, codec, { bytes: 0, versions: 0 })).toEqual({ bytes: 2000 + 512 + 512 + 513, versions: 4 });
   });
 
-  it('drops the oldest first (same store time: the lower number), never a file newest, and stops at the mark', async () => {
+  it('drops the oldest first (same store time: the lower number), never a file newest, and stops once under both marks', async () => {
     const { store, codec, put } = await setup();
-    for (const seq of [1, 2, 3, 4]) await put('a', seq, 10);
-    for (const seq of [7, 8]) await put('b', seq, 10);
-    expect(await meterHistory(store, codec, 35)).toEqual({ bytes: 30, versions: 3 });
-    const left = [];
-    for await (const o of listAll(store, `u/${codec.uid}/v/`)) left.push(parseVersionKey(codec.uid, o.key)!.seq);
-    expect(left.sort((x, y) => x - y)).toEqual([4, 7, 8]);
+    for (const seq of [1, 2, 3, 4]) await put('a', seq, 1000);
+    for (const seq of [7, 8]) await put('b', seq, 1000);
+    const left = async () => {
+      const seqs = [];
+      for await (const o of listAll(store, `u/${codec.uid}/v/`)) seqs.push(parseVersionKey(codec.uid, o.key)!.seq);
+      return seqs.sort((x, y) => x - y);
+    };
+    // Under both: nothing goes.
+    expect(await meterHistory(store, codec, { bytes: 6000, versions: 6 })).toEqual({ bytes: 6000, versions: 6 });
+    // The count alone past its mark: the oldest go until it is under.
+    expect(await meterHistory(store, codec, { bytes: 1_000_000, versions: 5 })).toEqual({ bytes: 5000, versions: 5 });
+    expect(await left()).toEqual([2, 3, 4, 7, 8]);
+    // The bytes alone past theirs.
+    expect(await meterHistory(store, codec, { bytes: 3500, versions: 100 })).toEqual({ bytes: 3000, versions: 3 });
+    expect(await left()).toEqual([4, 7, 8]);
   });
 
   it('a delete that fails is counted as still there', async () => {
     const { store, codec, put } = await setup();
-    for (const seq of [1, 2, 3]) await put('a', seq, 10);
+    for (const seq of [1, 2, 3]) await put('a', seq, 1000);
     const failing = Object.assign(Object.create(store) as MemoryStore, {
       deleteMany: async (keys: string[]) => ({ failed: keys.slice(0, 1) }),
     });
-    expect(await meterHistory(failing, codec, 10)).toEqual({ bytes: 20, versions: 2 });
+    expect(await meterHistory(failing, codec, { bytes: 1000, versions: 10 })).toEqual({ bytes: 2000, versions: 2 });
   });
 });
