@@ -18,7 +18,7 @@ import {
 import { MemoryStore } from '../../src/store/memory.js';
 import { parseVersionKey, userFilesPrefix, userHistoryPrefix, versionKeyOf } from '../../src/store/layout.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../../src/store/port.js';
-import { listHistory, MAX_LISTED_VERSIONS } from '../../src/vault/history.js';
+import { dropVersion, listHistory, MAX_LISTED_VERSIONS } from '../../src/vault/history.js';
 import { createPlainCodecProvider } from '../../src/vault/plain-codec.js';
 import {
   bodyHashOf,
@@ -660,8 +660,12 @@ describe('dropVersion', () => {
     expect(await vault.dropVersion('p', path, older!.seq)).toBe(false);
     expect(await vault.dropVersion('p', '/memories/none.md', 1)).toBe(false);
     expect(await vault.dropVersion('p', path, 1)).toBe(false);
+    // The vault checks its arguments first (src/entry/arguments.ts); history.ts refuses the same on its own.
+    const codec = await createPlainCodecProvider().forUser('p');
+    const ctx = { store, codec, files: undefined as never };
     for (const bad of [0, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1, Infinity]) {
-      await expect(vault.dropVersion('p', path, bad)).rejects.toMatchObject({
+      await expect(vault.dropVersion('p', path, bad)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(dropVersion(ctx, path, bad)).rejects.toMatchObject({
         code: 'INVALID_INPUT',
         message: 'memvault: a version is named by its sequence number, a positive integer',
       });
