@@ -156,7 +156,7 @@ function isTraversalName(name: string): boolean {
  * reading turns ordinary text into any byte ('50% off' holds %o as 0x18), so what it makes of a
  * name is a traversal or nothing.
  */
-function checkForm(raw: string, form: string, original: boolean, guessed = false): void {
+function checkForm(raw: string, form: string, original: boolean, guessed: boolean): void {
   if (SEPARATOR.test(form)) reject(raw, 'encoded-separator', 'a name may not contain "/" or "\\" in any encoding or look-alike form.');
   if (!guessed && CONTROL.test(form)) reject(raw, 'control-character', 'control characters are not allowed in any encoding.');
   if (isTraversalName(form)) {

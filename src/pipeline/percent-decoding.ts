@@ -130,8 +130,7 @@ function tagBlindUtf8(bytes: number[]): { text: string; overlong: boolean } {
  * and four that are not all hex digits. ('%' itself is never taken as a digit: '%%32%65' is the
  * double-percent spelling the escape decoding already reads.)
  */
-const NOT_AN_ESCAPE = /%(?:[uU][^%]{4}|[^%]{2})/g;
-const VALID_ESCAPE = /^(?:[0-9a-fA-F]{2}|[uU][0-9a-fA-F]{4})$/;
+const NOT_AN_ESCAPE = /%(?![0-9a-fA-F]{2}|[uU][0-9a-fA-F]{4})(?:[uU][^%]{4}|[^%]{2})/g;
 
 /** A character's value to a hex decoder that never checks it (IIS): its distance from '0', or from 'a' or 'A' plus ten. */
 function uncheckedHexDigit(code: number): number {
@@ -142,18 +141,15 @@ function uncheckedHexDigit(code: number): number {
  * The name as a decoder reads it that takes whatever follows '%' for hex digits (IIS's invalid-hex
  * bug: '%bg%qf' is %c0%af, an overlong '/'): each '%' that starts no escape rewritten as the escape
  * of the byte (after '%u', the UTF-16 unit) that decoder makes of it, for the escape decoding to
- * read in turn. Undefined when every '%' starts an escape or none follows.
+ * read in turn. Undefined when every '%' starts an escape or none follows (a rewritten escape always
+ * differs from what it replaces, which was not one).
  */
 export function uncheckedHexReading(text: string): string | undefined {
-  let changed = false;
   const read = text.replace(NOT_AN_ESCAPE, (escape) => {
-    const body = escape.slice(1);
-    if (VALID_ESCAPE.test(body)) return escape;
-    changed = true;
-    const unit = body.length === 5;
+    const unit = escape.length === 6;
     let value = 0;
-    for (const digit of unit ? body.slice(1) : body) value = value * 16 + uncheckedHexDigit(digit.charCodeAt(0));
+    for (const digit of escape.slice(unit ? 2 : 1)) value = value * 16 + uncheckedHexDigit(digit.charCodeAt(0));
     return unit ? `%u${(value & 0xffff).toString(16).padStart(4, '0')}` : `%${(value & 0xff).toString(16).padStart(2, '0')}`;
   });
-  return changed ? read : undefined;
+  return read === text ? undefined : read;
 }

@@ -41,17 +41,24 @@ describe('the unchecked-hex reading', () => {
     expect(uncheckedHexReading('%Ag')).toBe('%b0'); // 'A' is 10: 10·16+16
     expect(uncheckedHexReading('%`g')).toBe('%a0'); // '`' is 41 past 'A' + 10: 41·16+16 = 672
     expect(uncheckedHexReading('%ag')).toBe('%b0');
+    // As the low digit a range's start counts in full (as the high one, 32 apart is 512: no change).
+    expect(uncheckedHexReading('%ga')).toBe('%0a'); // 16·16+10 = 266: one byte, written with two digits
+    expect(uncheckedHexReading('%gA')).toBe('%0a');
+    expect(uncheckedHexReading('%g@')).toBe('%10');
+    expect(uncheckedHexReading('%g`')).toBe('%29'); // 16·16+41 = 297
   });
 
   it("after '%u' four characters make one UTF-16 unit, its low 16 bits", () => {
     expect(uncheckedHexReading('%u001u')).toBe('%u002e');
     expect(uncheckedHexReading('%uffzz')).toBe('%u0153'); // ((15·16+15)·16+35)·16+35 = 65,875
     expect(uncheckedHexReading('%u12')).toBe('%e12'); // too short for a unit: '%u1' as a byte
+    expect(uncheckedHexReading('%u0g2e')).toBe('%u102e'); // ends in hex digits, but '0g2e' is no unit
+    expect(uncheckedHexReading('%u0g')).toBe('%e0g'); // 'u0' as a byte: (30·16+0) & 0xff
   });
 
   it('escapes, a doubled % and a % near the end are left alone; nothing to read is undefined', () => {
     expect(uncheckedHexReading('a%2eb%zz%u002E')).toBe('a%2eb%53%u002E');
-    for (const text of ['%2e%u002e%41', '%%32%65', '100%', 'a%b', 'plain', '%a%']) expect(uncheckedHexReading(text), text).toBeUndefined();
+    for (const text of ['%2e%u002e%41', '%2E%u002E%4F', '%%32%65', '100%', 'a%b', 'plain', '%a%']) expect(uncheckedHexReading(text), text).toBeUndefined();
   });
 });
 
@@ -94,6 +101,8 @@ describe('what it makes of ordinary text is not held against a name', () => {
       '%@g', // 0x10
       '%9j', // 0xb3 and others as Latin-1
       'C%3j', // 'C' + 0x4a ('J'): no drive
+      'c%2q', // 'c:' to that reading: a drive is no traversal
+      'nul%1utxt', // 'nul.txt' to it: nor is a device name
     ];
     for (const name of names) {
       expect(ruleOf(`/memories/${name}`), name).toBe('accepted');
