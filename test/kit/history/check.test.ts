@@ -1,7 +1,7 @@
 /** The history checker's rules fire on the histories they forbid, and stay quiet on what overlap allows. */
 import { describe, expect, it } from 'vitest';
-import { checkHistory, type HistoryOp } from './check.js';
-import type { Op } from './model.js';
+import { checkHistory, checkKept, type HistoryOp } from './check.js';
+import { SWEEP_IDLE_MS, type Op } from './model.js';
 
 let seq = 0;
 const op = (o: Op, start: number, end: number, ok = true, extra: Partial<HistoryOp> = {}): HistoryOp => ({
@@ -59,5 +59,31 @@ describe('history checker rules', () => {
     expect(checkHistory([seed, insert, rename, read], state)).toEqual([]);
     const future = op({ kind: 'view', path: '/memories/d0/f0.md' }, 1, 5, true, { content: 'Here\n     1\tid:a\n     2\tt:1' });
     expect(checkHistory([seed, insert, future], state).map((v) => v.rule)).toEqual(['read from the future']);
+  });
+});
+
+describe('history checker rules: restores and the kept history', () => {
+  it('a restore that went back before an insert explains it missing; one that went back after it does not', () => {
+    const insert = op({ kind: 'insert', path: '/memories/d0/f0.md', token: 't:1' }, 10, 20);
+    const state = final({ '/memories/d0/f0.md': ['id:a'] });
+    const before = op({ kind: 'restore', back: 0, asOf: 15 }, 30, 40);
+    expect(checkHistory([seed, insert, before], state)).toEqual([]);
+    const after = op({ kind: 'restore', back: 0, asOf: 25 }, 30, 40);
+    expect(checkHistory([seed, insert, after], state).map((v) => v.rule)).toEqual(['acknowledged insert lost']);
+  });
+
+  it('a file back after a delete is explained by a restore to before the delete ended', () => {
+    const del = op({ kind: 'delete', path: '/memories/d0' }, 30, 40);
+    const state = final({ '/memories/d0/f0.md': ['id:a'] });
+    expect(checkHistory([seed, del, op({ kind: 'restore', back: 0, asOf: 35 }, 50, 60)], state)).toEqual([]);
+    expect(checkHistory([seed, del, op({ kind: 'restore', back: 0, asOf: 45 }, 50, 60)], state).map((v) => v.rule)).toEqual(['came back after a delete']);
+  });
+
+  it('an acknowledged insert in no kept version is a violation, unless a sweep may have expired its file', () => {
+    const insert = op({ kind: 'insert', path: '/memories/d0/f0.md', token: 't:1' }, 10, 20);
+    expect(checkKept([seed, insert], new Set(['t:1']))).toEqual([]);
+    expect(checkKept([seed, insert], new Set()).map((v) => v.rule)).toEqual(['acknowledged insert not in the history']);
+    const sweep = op({ kind: 'sweep' }, 10 + SWEEP_IDLE_MS, 20 + SWEEP_IDLE_MS);
+    expect(checkKept([seed, insert, sweep], new Set())).toEqual([]);
   });
 });

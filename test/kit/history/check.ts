@@ -17,6 +17,12 @@
  *    mid-way) join the two places: a rename that reported success leaves no copy behind.
  * 4. A read sees every insert into its path acknowledged before it began, unless an operation that
  *    moves, deletes, replaces or sweeps that path overlapped the two; and never a token from the future.
+ * 5. The history keeps every acknowledged insert (`checkKept`): its token is in a kept version or in
+ *    the final state, unless a sweep may have expired its file (an expired file's versions go too).
+ *
+ * A restore puts the user back as of its `asOf`: it may undo what ended after `asOf` (an insert, a
+ * delete, a rename) if it did not end before that began, so it explains a lost insert, a file back
+ * after a delete, a file at two places or a read that missed an insert in the same way.
  */
 import { SWEEP_IDLE_MS, type LogRecord, type Op } from './model.js';
 
@@ -85,6 +91,9 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
   const violations: Violation[] = [];
   const renames = ops.filter((o): o is HistoryOp & { op: Extract<Op, { kind: 'rename' }> } => o.op.kind === 'rename' && effective(o));
   const sweeps = ops.filter((o) => o.op.kind === 'sweep' && effective(o));
+  const restores = ops.filter((o): o is HistoryOp & { op: Extract<Op, { kind: 'restore' }> } => o.op.kind === 'restore' && effective(o));
+  /** Whether a restore may have undone an operation over [start, end]: it went back before its end and did not end before its start. */
+  const undone = (start: number, end: number): boolean => restores.some((r) => r.end >= start && (r.op.asOf ?? r.start) <= end);
   const tokensAt = new Map<string, string>(); // token -> final path
   const idsAt = new Map<string, string[]>();
   for (const [path, lines] of final) {
@@ -120,7 +129,7 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
   for (const o of ops) {
     if (o.op.kind !== 'insert' || !o.ok) continue;
     if (tokensAt.has(o.op.token)) continue;
-    if (removedSince(reachable(dirOf(o.op.path), o.start), nameOf(o.op.path), o.start)) continue;
+    if (removedSince(reachable(dirOf(o.op.path), o.start), nameOf(o.op.path), o.start) || undone(o.start, o.end)) continue;
     violations.push({ rule: 'acknowledged insert lost', detail: `${o.op.token} into ${o.op.path} [${o.start}, ${o.end}]` });
   }
 
@@ -135,13 +144,13 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
       const created = createOf.get(lines[0] ?? '');
       if (created && effective(created) && created.end >= d.start) continue;
       const movedIn = renames.some((r) => r.end >= d.start && r.op.to === dirOf(path));
-      if (movedIn) continue;
+      if (movedIn || undone(d.start, d.end)) continue;
       violations.push({ rule: 'came back after a delete', detail: `${path} (${lines[0]}) after delete of ${target} [${d.start}, ${d.end}]` });
     }
   }
 
   // Rule 3: one place per file, unless joined by renames that did not succeed.
-  const partial = renames.filter((r) => !r.ok);
+  const partial = renames.filter((r) => !r.ok || undone(r.start, r.end));
   const joined = (a: string, b: string): boolean => {
     const seen = new Set([a]);
     const queue = [a];
@@ -183,7 +192,7 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
       if (!i.ok || i.op.path !== path || i.end >= v.start || seen.has(i.op.token)) continue;
       const disturbed = ops.some((o) => {
         if (!effective(o) || o.end < i.start || o.start > v.end) return false;
-        if (o.op.kind === 'sweep') return true;
+        if (o.op.kind === 'sweep' || o.op.kind === 'restore') return true;
         if (o.op.kind === 'rename') return o.op.from === dirOf(path) || o.op.to === dirOf(path);
         if (o.op.kind === 'delete') return within(path, o.op.path);
         if (o.op.kind === 'create') return o.op.path === path;
@@ -195,6 +204,21 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
           detail: `${i.op.token} in ${path}, acknowledged at ${i.end}, read [${v.start}, ${v.end}]`,
         });
     }
+  }
+  return violations;
+}
+
+/**
+ * Rule 5: every acknowledged insert is kept by the history. `kept`: every token line of every kept
+ * version (and of the final state), wherever it is now.
+ */
+export function checkKept(ops: HistoryOp[], kept: Set<string>): Violation[] {
+  const sweeps = ops.filter((o) => o.op.kind === 'sweep' && effective(o));
+  const violations: Violation[] = [];
+  for (const o of ops) {
+    if (o.op.kind !== 'insert' || !o.ok || kept.has(o.op.token)) continue;
+    if (sweeps.some((s) => s.end >= o.start + SWEEP_IDLE_MS - SWEEP_SLACK_MS)) continue;
+    violations.push({ rule: 'acknowledged insert not in the history', detail: `${o.op.token} into ${o.op.path} [${o.start}, ${o.end}]` });
   }
   return violations;
 }

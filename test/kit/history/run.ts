@@ -2,15 +2,19 @@
  * The history checker (docs/s3.md, "History checker"), for any store several processes can share:
  * child processes (test/kit/history/worker.ts, each its own vault instance: no shared in-process
  * locks or clients) run seeded random edits, creates, deletes, directory renames and deletes, views
- * and sweeps against one store, while the test kills one of them with SIGKILL at random points and
- * starts a fresh one in its place. Every operation is logged with its interval and answer; the final
- * state and the reads are then checked against the rules in test/kit/history/check.ts.
+ * that touch idle files, sweeps, re-keys and restores against one store, while the test either kills
+ * one of them with SIGKILL at random points (and starts a fresh one in its place) or pauses it with
+ * SIGSTOP for longer than `limits.resumeAfterMs` (its directory rename is then taken over) and lets
+ * it go on with SIGCONT. Every operation is logged with its interval and answer; the final state,
+ * the reads and the history (the user's export) are then checked against the rules in
+ * test/kit/history/check.ts.
  *
  * Seeded and reproducible in its choices (the seed is printed, and named on failure):
  *   MEMVAULT_CHECKER_SEED=<n>        the seed (default: random)
  *   MEMVAULT_CHECKER_SECONDS=<s>     how long the workers run (default 20)
  *   MEMVAULT_CHECKER_PROCESSES=<n>   processes at once (default 4)
- *   MEMVAULT_CHECKER_LONG=1          the bench run: 6 processes for 180 s (npx tsx bench/history.ts)
+ *   MEMVAULT_CHECKER_LONG=1          the long run: 6 processes for 1,800 s (before each release;
+ *                                    MEMVAULT_CHECKER_SECONDS shortens it)
  * Timing between processes is the machine's, so a seed fixes every process's operations and the
  * kill schedule, not the interleaving.
  */
@@ -22,11 +26,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault, type VaultOptions } from '../../../src/index.js';
-import { checkHistory, mergeLogs, type Violation } from './check.js';
-import { DIRS, FILES, filePath, rng, USER, type LogRecord } from './model.js';
+import { checkHistory, checkKept, mergeLogs, type Violation } from './check.js';
+import { DIRS, FILES, filePath, RESUME_AFTER_MS, rng, USER, type LogRecord } from './model.js';
+import { keptTokens } from './kept.js';
 
 const LONG = process.env.MEMVAULT_CHECKER_LONG === '1';
-const SECONDS = Number(process.env.MEMVAULT_CHECKER_SECONDS ?? (LONG ? 180 : 20));
+const SECONDS = Number(process.env.MEMVAULT_CHECKER_SECONDS ?? (LONG ? 1_800 : 20));
 const PROCESSES = Number(process.env.MEMVAULT_CHECKER_PROCESSES ?? (LONG ? 6 : 4));
 const SEED = Number(process.env.MEMVAULT_CHECKER_SEED ?? randomBytes(4).readUInt32BE(0));
 const worker = fileURLToPath(new URL('./worker.ts', import.meta.url));
@@ -103,13 +108,22 @@ export function runHistoryChecker(target: CheckerTarget, skip: string | false = 
         for (let waited = 0; !logs.every((log) => existsSync(log)) && waited < 120_000; waited += 200) await new Promise((resolve) => setTimeout(resolve, 200));
         const started = Date.now();
         const deadline = started + SECONDS * 1000;
-        // The kill schedule: every 4 to 10 s one random process, replaced by a fresh one (a fresh
-        // process takes seconds to start on a loaded machine; killing more often leaves little work).
+        // The fault schedule: every 4 to 10 s one random process is killed and replaced by a fresh
+        // one (a fresh process takes seconds to start on a loaded machine; killing more often leaves
+        // little work), or paused past resumeAfterMs and let go on.
         let crashes = 0;
+        let pauses = 0;
         for (let at = Date.now() + 4000 + random() * 6000; at < deadline - 2000; at += 4000 + random() * 6000) {
           await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
           const slot = Math.floor(random() * PROCESSES);
           const victim = running.get(slot)!;
+          if (random() < 0.5) {
+            victim.child.kill('SIGSTOP');
+            await new Promise((resolve) => setTimeout(resolve, RESUME_AFTER_MS * (1.5 + random() * 1.5)));
+            victim.child.kill('SIGCONT');
+            pauses += 1;
+            continue;
+          }
           killedAt.set(victim.proc, Date.now());
           victim.child.kill('SIGKILL');
           await victim.exited;
@@ -158,13 +172,22 @@ export function runHistoryChecker(target: CheckerTarget, skip: string | false = 
                 .filter((l) => l !== ''),
             );
         }
-        const violations = [...unreadable, ...checkHistory(ops, final)];
+        // The history: every token of every kept version, through the user's export (the verified read).
+        const kept = new Set<string>();
+        for (const lines of final.values()) for (const line of lines) kept.add(line);
+        const exported = await keptTokens(setup, USER).catch((error: unknown) => {
+          unreadable.push({ rule: 'the export reads', detail: (error as Error).message });
+          return new Set<string>();
+        });
+        for (const token of exported) kept.add(token);
+        const violations = [...unreadable, ...checkHistory(ops, final), ...checkKept(ops, kept)];
         const count = (kind: string) => ops.filter((o) => o.proc !== 'seed' && o.op.kind === kind).length;
         const acknowledged = ops.filter((o) => o.proc !== 'seed' && o.acknowledged).length;
         const succeeded = ops.filter((o) => o.proc !== 'seed' && o.ok).length;
         console.info(
           `[history] seed ${SEED}: ${ops.length - seeded.size} operations (${acknowledged} answered, ${succeeded} succeeded; inserts ${count('insert')}, views ${count('view')}, creates ${count('create')}, ` +
-            `renames ${count('rename')}, deletes ${count('delete')}, sweeps ${count('sweep')}), ${PROCESSES} processes at once (${generation} started), ${crashes} kill -9, ` +
+            `renames ${count('rename')}, deletes ${count('delete')}, sweeps ${count('sweep')}, re-keys ${count('rekey')}, restores ${count('restore')}), ` +
+            `${PROCESSES} processes at once (${generation} started), ${crashes} kill -9, ${pauses} SIGSTOP/SIGCONT, ` +
             `${final.size} files at the end, ${((endOfRun - started) / 1000).toFixed(1)} s, ${violations.length} violations`,
         );
         if (violations.length > 0) console.error(`[history] the workers' logs are kept in ${logDir}`);
