@@ -99,7 +99,7 @@ export class QuotaFiles implements UserFiles {
     const result = await this.inner.fence(path, ifMatch, reason, op);
     this.run.removed(path);
     if (path.startsWith(RESERVED_PREFIX)) return result; // memvault's bookkeeping keeps no history
-    return { settled: result.settled.then(() => this.run.tombstoneKept(this.inner)) };
+    return { ...result, settled: result.settled.then(() => this.run.tombstoneKept(this.inner)) };
   }
 
   async remove(path: string, condition: { ifMatch?: string } = {}): Promise<void> {
