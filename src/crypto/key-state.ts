@@ -22,9 +22,11 @@ import { userKeyStatePrefix } from '../store/layout.js';
 
 const LABEL_KEY_STATE = 'memvault/v2/key-state';
 const MARK_MAC_BYTES = 16;
-/** Key versions are u32 (at most 10 decimal digits); counted down from this, newer states sort first. */
+/**
+ * Key versions are u32: counted down from this, every one is 10 digits (9999999999 - 0xffffffff is
+ * 5705032704), so newer states sort first.
+ */
 const COUNT_DOWN_FROM = 9_999_999_999;
-const DIGITS = 10;
 const MARK_NAME = /^(\d{10})-(\d{10})-([A-Za-z0-9_-]{22})$/;
 
 export interface KeyState {
@@ -76,7 +78,7 @@ function markMac(binding: KeyStateBinding, uid: string, state: KeyState): Uint8A
   return keyedHash(binding.macKey, message, MARK_MAC_BYTES);
 }
 
-const countDown = (n: number): string => String(COUNT_DOWN_FROM - n).padStart(DIGITS, '0');
+const countDown = (n: number): string => String(COUNT_DOWN_FROM - n);
 
 export function keyStateMarkKey(uid: string, state: KeyState, binding: KeyStateBinding): string {
   return `${keyStateMarkPrefix(uid)}${countDown(state.keyVersion)}-${countDown(state.readFrom)}-${toBase64Url(markMac(binding, uid, state))}`;

@@ -236,7 +236,8 @@ export async function readUserRecord(
 ): Promise<{ found: ReadUserRecord | null; hasObjects: boolean }> {
   const [stored, first] = await Promise.all([store.get(userKeyKey(uid)), store.list(userPrefix(uid), { maxKeys: 1 })]);
   const listed = first.objects[0];
-  if (!stored) return { found: null, hasObjects: listed !== undefined };
+  const hasObjects = listed !== undefined;
+  if (!stored) return { found: null, hasObjects };
   const record = authenticUserRecord(stored.body, uid, binding);
   const mark = await newestKeyStateMark(store, uid, binding, listed);
   if (mark !== null && record.keyVersion < mark.keyVersion) throw new MemvaultError('INTEGRITY', KEY_RECORD_ROLLED_BACK_MESSAGE);
@@ -246,7 +247,7 @@ export async function readUserRecord(
     await markKeyState(store, uid, state, binding).catch(() => undefined);
   }
   const found = { record, usable: withoutDroppedVersions(record, mark), etag: stored.etag, lastModified: stored.lastModified };
-  return { found, hasObjects: listed !== undefined };
+  return { found, hasObjects };
 }
 
 async function openUserSecret(found: ReadUserRecord, uid: string, providers: readonly KeyProvider[], wipe: (bytes: Uint8Array) => void): Promise<OpenedSecret> {

@@ -6,6 +6,8 @@
  * mutation target `keys`; the scenarios through the vault are test/crypto/key-rollback.test.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { concatBytes, lengthPrefixed, toBase64Url, u32be, utf8 } from '../../../src/crypto/bytes.js';
+import { keyedHash } from '../../../src/crypto/format.js';
 import { encodeKeyRecord, sealKeyRecord, type KeyProvider, type KeyRecord } from '../../../src/crypto/key-provider.js';
 import {
   isOlderKeyState,
@@ -112,6 +114,12 @@ describe('marks', () => {
     expect(keyStateMarkKey(UID, { keyVersion: 0xffffffff, readFrom: 0xffffffff }, binding)).toMatch(/\/a\/5705032704-5705032704-/);
   });
 
+  it('carry the MAC docs/format.md gives: BLAKE2b-16 under the record MAC key over label, deployment, uid and both numbers', () => {
+    const key = keyStateMarkKey(UID, { keyVersion: 7, readFrom: 6 }, binding);
+    const message = concatBytes(lengthPrefixed(utf8('memvault/v2/key-state')), lengthPrefixed(utf8(DEPLOYMENT)), lengthPrefixed(utf8(UID)), u32be(7), u32be(6));
+    expect(key).toBe(`${keyStateMarkPrefix(UID)}9999999992-9999999993-${toBase64Url(keyedHash(binding.macKey, message, 16))}`);
+  });
+
   it('sort newest first, by version then by readFrom', () => {
     const states: KeyState[] = [
       { keyVersion: 2, readFrom: 1 },
@@ -147,6 +155,8 @@ describe('marks', () => {
       `${keyStateMarkPrefix(UID)}x${name}`,
       `${keyStateMarkPrefix(UID)}${name.slice(0, -1)}`,
       `${keyStateMarkPrefix(UID)}${name.slice(0, -1)}+`,
+      // 22 base64url characters whose last one carries bits past the 16 bytes: no MAC at all.
+      `${keyStateMarkPrefix(UID)}${name.slice(0, -1)}${name.endsWith('B') ? 'C' : 'B'}`,
       `${userPrefix(UID)}f/${name}`,
     ];
     for (const k of refused) expect(parseKeyStateMark(UID, k, binding), k).toBeNull();
@@ -164,6 +174,8 @@ describe('marks', () => {
     expect(parseKeyStateMark(UID, forged(3, 4, { keyVersion: 3, readFrom: 4 }), binding)).toBeNull();
     expect(parseKeyStateMark(UID, forged(3, 3, { keyVersion: 3, readFrom: 3 }), binding)).toEqual({ keyVersion: 3, readFrom: 3 });
     expect(parseKeyStateMark(UID, forged(1, 1, { keyVersion: 1, readFrom: 1 }), binding)).toEqual({ keyVersion: 1, readFrom: 1 });
+    const last = 0xffffffff;
+    expect(parseKeyStateMark(UID, forged(last, last, { keyVersion: last, readFrom: last }), binding)).toEqual({ keyVersion: last, readFrom: last });
     const past = 0x1_0000_0000;
     expect(parseKeyStateMark(UID, forged(past, 1, { keyVersion: past, readFrom: 1 }), binding)).toBeNull();
   });
@@ -236,6 +248,8 @@ describe('a record under the marks', () => {
     expect(withoutDroppedVersions(pending, { keyVersion: 2, readFrom: 2 })).toBe(pending);
     const single = await record(1);
     expect(withoutDroppedVersions(single, { keyVersion: 1, readFrom: 1 })).toBe(single);
+    // A single-version record has nothing to drop, whatever the mark says (readUserRecord refuses it first).
+    expect(withoutDroppedVersions(single, { keyVersion: 2, readFrom: 2 })).toBe(single);
     const usable = withoutDroppedVersions(pending, { keyVersion: 3, readFrom: 3 });
     expect(usable).toMatchObject({ keyVersion: 3, readFrom: 3, wrapped: pending.wrapped, mac: pending.mac });
     expect(usable.older!.map((o) => o.keyVersion)).toEqual([1]);
