@@ -20,7 +20,6 @@ import { keyedHash } from './format.js';
 import type { KeyRecord } from './key-provider.js';
 import { userKeyStatePrefix } from '../store/layout.js';
 
-const LABEL_KEY_STATE = 'memvault/v2/key-state';
 const MARK_MAC_BYTES = 16;
 /**
  * Key versions are u32: counted down from this, every one is 10 digits (9999999999 - 0xffffffff is
@@ -69,7 +68,7 @@ export function keyStateMarkPrefix(uid: string): string {
 
 function markMac(binding: KeyStateBinding, uid: string, state: KeyState): Uint8Array {
   const message = concatBytes(
-    lengthPrefixed(utf8(LABEL_KEY_STATE)),
+    lengthPrefixed(utf8('memvault/v2/key-state')), // the label: no other MAC under this key hashes this message
     lengthPrefixed(utf8(binding.deploymentId)),
     lengthPrefixed(utf8(uid)),
     u32be(state.keyVersion),
