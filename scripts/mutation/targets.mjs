@@ -28,6 +28,14 @@ export const targets = [
     threshold: 95,
     equivalent: [
       {
+        file: 'src/pipeline/percent-decoding.ts',
+        mutator: 'MethodExpression',
+        replacement: 'escape',
+        code: 'escape.slice(unit ? 2 : 1)',
+        reason:
+          "the unchecked-hex reading with '%' (and 'u') read as digits too: they come before the last two (four) digits, so they add a multiple of 256 (65,536), which the byte's (unit's) mask drops",
+      },
+      {
         file: 'src/pipeline/path-guard.ts',
         mutator: 'Regex',
         replacement: '/^[\\x20-\\x7e]$/',
