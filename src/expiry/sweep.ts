@@ -87,6 +87,14 @@ export interface SweepOptions {
   onCheckpoint?: (resumeAfter: string) => unknown;
   /** Files between checkpoints (the pending batch is deleted first). Default 10,000. */
   checkpointEvery?: number;
+  /**
+   * Finishes the directory renames of one user that were stopped part-way (their runner killed, or
+   * silent long past `resumeAfterMs`), so that no file stays at two places however long the user is
+   * away: `stoppedRenameFinisher` (src/tool/commands/stopped.ts) over the host's way of opening a
+   * user's files. Called once for each user the sweep meets, with the user's store uid; a rename the
+   * store failed counts as an error of the sweep. A dry run does not call it.
+   */
+  finishStoppedRenames?: (storeUid: string) => Promise<{ finished: number; failed: number }>;
 }
 
 export interface SweepSummary {
@@ -111,6 +119,8 @@ export interface SweepSummary {
   alreadyGone: number;
   /** Files of users whose TTL class this configuration does not know: never deleted (part of `errors`). */
   unknownClass: number;
+  /** Directory renames stopped part-way that this sweep finished (with `finishStoppedRenames`). */
+  renamesFinished?: number;
   durationMs: number;
   /** false when shouldStop ended the sweep before the end of the listing (resume from the last checkpoint). */
   complete: boolean;
@@ -196,6 +206,19 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
     summary.errors += failed.length;
   };
   if (options.history) summary.versionsDropped = 0;
+  const finishRenames = dryRun ? undefined : options.finishStoppedRenames;
+  if (finishRenames) summary.renamesFinished = 0;
+  /** The user's stopped renames, finished as the sweep meets the user (before their files are judged). */
+  const meetUser = async (uid: string): Promise<void> => {
+    if (!finishRenames) return;
+    try {
+      const { finished, failed } = await finishRenames(uid);
+      summary.renamesFinished! += finished;
+      summary.errors += failed;
+    } catch {
+      summary.errors += 1; // the user's files could not be opened or listed
+    }
+  };
 
   const decision = (c: ExpiryCandidate): SweepDecision => ({
     uid: c.uid,
@@ -236,6 +259,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   let user: UserState | undefined;
   const startAfter = options.startAfter;
   if (startAfter !== undefined) user = await resumedUser(options.store, ttl, startAfter, summary);
+  if (user) await meetUser(user.uid);
   if (user) pruner.resumeInside(user.uid);
   const checkpoint = async (key: string | undefined): Promise<void> => {
     if (key !== undefined) await options.onCheckpoint?.(key);
@@ -251,6 +275,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
       if (user?.uid !== parsed.uid) {
         user = { uid: parsed.uid, classes: [], ttlDays: ttl.ttlDays };
         summary.users += 1;
+        await meetUser(parsed.uid);
       }
       if (parsed.kind === 'other' && pruner.isVersion(parsed.uid, object.key)) {
         // The user's files are all decided: settle the pending deletions first, so that only the

@@ -33,11 +33,11 @@ export interface StoppedRenameTarget {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A vault on `store` that leaves it open when closed (the test closes the store itself). */
-function vaultOn(store: ObjectStore, deleteExactly: boolean, limits?: { resumeAfterMs: number }): Promise<Vault> {
+export function vaultOn(store: ObjectStore, deleteExactly: boolean, limits?: { resumeAfterMs: number }): Promise<Vault> {
   return createVault({ store: new PausingStore(store, { deleteExactly }), encryption: false, ...(limits ? { limits } : {}) });
 }
 
-async function seed(store: ObjectStore, user: string): Promise<void> {
+export async function seed(store: ObjectStore, user: string): Promise<void> {
   const vault = await vaultOn(store, false);
   const files = await vault.files(user);
   await Promise.all(Object.entries(SOURCE).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))));
@@ -46,7 +46,7 @@ async function seed(store: ObjectStore, user: string): Promise<void> {
 }
 
 /** Where each file of the rename is: how many at both places, how many at neither (with the right text). */
-async function places(vault: Vault, user: string): Promise<{ both: number; lost: number; oldOnly: number }> {
+export async function places(vault: Vault, user: string): Promise<{ both: number; lost: number; oldOnly: number }> {
   const files = await vault.files(user);
   const text = async (path: string) => {
     const file = await files.read(path);
@@ -71,7 +71,7 @@ async function journalsOf(vault: Vault, user: string): Promise<number> {
 }
 
 /** Run the worker until it stops at its pause point, then kill -9 it. */
-async function killPartWay(url: string, user: string, kind: PausePoint, nth: number, env?: NodeJS.ProcessEnv): Promise<number> {
+export async function killPartWay(url: string, user: string, kind: PausePoint, nth: number, env?: NodeJS.ProcessEnv): Promise<number> {
   // node itself (not the tsx wrapper, whose SIGKILL would leave its node child running).
   const child = spawn(process.execPath, ['--import', 'tsx', worker, url, user, kind, String(nth)], {
     env: env ?? process.env,

@@ -73,6 +73,12 @@ function parseProcess(value: unknown): RunnerProcess | undefined {
 
 export function parseJournal(file: FileVersion | null): TreeJournal | null {
   if (!file || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) return null;
+  return journalOf(file);
+}
+
+/** The journal a file holds, whatever its age (whose run holds it: a run longer than the TTL still knows its own). */
+function journalOf(file: FileVersion | null): TreeJournal | null {
+  if (!file) return null;
   try {
     const v = JSON.parse(decodeText(file.data) ?? '') as Partial<TreeJournal>;
     const op = v.op ?? (typeof v.to === 'string' ? 'rename' : undefined);
@@ -264,7 +270,7 @@ export class JournalHeartbeat {
         // Our own beat whose answer was lost (the SDK's retry met it), or another run's journal.
         const now = await this.env.files.read(this.held.path).catch(() => undefined);
         if (now === undefined) return;
-        const journal = parseJournal(now);
+        const journal = journalOf(now);
         if (now !== null && journal?.id === this.held.journal.id && journal.runner === this.held.journal.runner) this.etag = now.etag;
         else this.claimedBy = journal;
       }
@@ -280,7 +286,7 @@ export class JournalHeartbeat {
     await this.beating;
     if (this.claimedBy !== undefined) return true;
     try {
-      const journal = parseJournal(await this.env.files.read(this.held.path));
+      const journal = journalOf(await this.env.files.read(this.held.path));
       if (journal?.id !== this.held.journal.id) this.claimedBy = journal;
       return this.claimedBy !== undefined;
     } catch {
@@ -295,18 +301,19 @@ export class JournalHeartbeat {
   }
 
   /**
-   * Drop the journal: the rename is done. `If-Match` the journal as this run last wrote it, so a
-   * run that was claimed meanwhile leaves the claimer's journal alone and says it was taken over.
+   * Drop the journal: the rename is done. Read first: a run that was claimed meanwhile leaves the
+   * claimer's journal alone and says it was taken over. Then one plain DELETE (a DELETE `If-Match`
+   * is two requests where the store does not decide it, and a crash between them would leave
+   * neither the journal nor a way to tell the rename was done). Only a pause of resumeAfterMs
+   * between the two could delete a claimer's journal: that run then goes on without one (each file
+   * still whole at one place or both, as after a crash).
    */
   async finish(): Promise<void> {
     await this.stop();
     this.assertHeld();
-    try {
-      await this.env.files.remove(this.held.path, { ifMatch: this.etag });
-    } catch (error) {
-      if (!(error instanceof PreconditionFailedError)) throw error;
-      busy(this.held.journal.from, parseJournal(await this.env.files.read(this.held.path)));
-    }
+    const journal = journalOf(await this.env.files.read(this.held.path));
+    if (journal?.id !== this.held.journal.id) busy(this.held.journal.from, journal);
+    await this.env.files.remove(this.held.path);
   }
 
   /** Drop the journal of a refused run (best effort, only as this run last wrote it). */

@@ -4,9 +4,11 @@
  * command answers, and by the sweeper. Until then its files can be seen at both places; after, never.
  * docs/s3.md, "Directory rename journals".
  */
+import { MemvaultError } from '../../errors.js';
 import { LruMap } from '../../util/lru.js';
-import type { VaultLocks } from '../../vault/locks.js';
-import type { CommandEnv, CommandLimits } from './env.js';
+import { VaultLocks } from '../../vault/locks.js';
+import type { UserFiles } from '../../vault/user-files.js';
+import { DEFAULT_LIMITS, type CommandEnv, type CommandLimits } from './env.js';
 import { JOURNAL_DIR, openJournal, runnerIsGone, sameOperation, type TreeOperation } from './journal.js';
 import { runnerOf } from './runner.js';
 import { renameTree } from './tree.js';
@@ -28,11 +30,10 @@ const LOOKS_LIMIT = 10_000;
 
 /**
  * Look for the user's stopped renames (at most once per journalLookInterval) and finish each one
- * whose runner is gone, under the user's tree lock, before the caller's command runs. `except`: the
- * command's own rename, which resumes its journal itself. A rename that cannot be finished (its
- * destination changed) drops its journal as when it is asked again; any other failure leaves it for
- * the next look and does not fail the caller's command. The LIST itself is the command's: a store
- * that cannot list fails the command as its own requests would. Returns how many were finished.
+ * whose runner is gone, before the caller's command runs. `except`: the command's own rename, which
+ * resumes its journal itself. Any failure leaves the journal for the next look and does not fail
+ * the caller's command. The LIST itself is the command's: a store that cannot list fails the
+ * command as its own requests would. Returns how many were finished.
  */
 export async function finishStoppedRenames(env: CommandEnv, except?: TreeOperation): Promise<number> {
   const uid = env.files.uid;
@@ -42,12 +43,26 @@ export async function finishStoppedRenames(env: CommandEnv, except?: TreeOperati
   const last = looks.get(uid);
   if (last !== undefined && now - last < journalLookInterval(env.limits)) return 0;
   looks.set(uid, now);
+  return (await finishAll(env, except)).finished;
+}
+
+/** What one look did: renames finished, and renames that could not be (the store failed them). */
+export interface StoppedRenames {
+  finished: number;
+  failed: number;
+}
+
+/** Codes of a resume that ended the matter without an error of the store: its runner is back (busy), or it can never resume (its destination changed: its journal is dropped). */
+const SETTLED = new Set(['CONFLICT', 'ALREADY_EXISTS', 'NOT_A_DIRECTORY', 'NOT_FOUND']);
+
+/** Every journal of the user, each under the user's tree lock: finished when its runner is gone, else left. */
+async function finishAll(env: CommandEnv, except?: TreeOperation): Promise<StoppedRenames> {
   const journals: string[] = [];
   for await (const file of env.files.listFiles(JOURNAL_DIR)) journals.push(file.path);
-  let finished = 0;
+  const outcome: StoppedRenames = { finished: 0, failed: 0 };
   for (const path of journals) {
     try {
-      await env.locks.withTree(uid, async () => {
+      await env.locks.withTree(env.files.uid, async () => {
         const found = await openJournal(path, env);
         const journal = found.journal;
         // This instance's own journal was left by a command that answered with an error; the same
@@ -56,11 +71,25 @@ export async function finishStoppedRenames(env: CommandEnv, except?: TreeOperati
         if (except !== undefined && sameOperation(journal, except)) return;
         if (!runnerIsGone(found, path, env)) return;
         await renameTree(journal.from, journal.to!, env);
-        finished += 1;
+        outcome.finished += 1;
       });
-    } catch {
-      // Left for the next look (or the sweeper); the user's own command goes on.
+    } catch (error) {
+      if (!(error instanceof MemvaultError && SETTLED.has(error.code))) outcome.failed += 1;
     }
   }
-  return finished;
+  return outcome;
+}
+
+/**
+ * The sweeper's way in (SweepOptions.finishStoppedRenames): finishes the stopped renames of the
+ * user `storeUid`, whose files `filesOf` opens, with no look interval. The sweeper is a process of
+ * its own: a runner on its host is known gone by its pid; any other only by a journal stamped by
+ * the store longer than `resumeAfterMs` (and the slack in journal.ts) ago.
+ */
+export function stoppedRenameFinisher(
+  filesOf: (storeUid: string) => Promise<UserFiles>,
+  limits: CommandLimits = DEFAULT_LIMITS,
+): (storeUid: string) => Promise<StoppedRenames> {
+  const locks = new VaultLocks();
+  return async (storeUid) => finishAll({ files: await filesOf(storeUid), locks, limits, createMode: 'overwrite' });
 }
