@@ -32,8 +32,12 @@ export const quotaMessages = {
     `, but the newest versions of the ` +
     `user's files already hold ${n(used)} of the ${n(limit)} bytes the history may keep, and none of them may be dropped. Nothing was written. ` +
     `Delete files you no longer need, then try again.`,
-  historyVersions: (command: string, versions: number, limit: number) =>
-    `Error: Quota exceeded (file history per user): this ${command} would keep one more version, but the user's history already keeps ${n(versions)} ` +
+  historyBytesForRename: (counted: number, used: number, limit: number) =>
+    `Error: Quota exceeded (file history per user): this rename would keep two more versions (counted as ${n(counted)} bytes), but the newest versions of the ` +
+    `user's files already hold ${n(used)} of the ${n(limit)} bytes the history may keep, and none of them may be dropped. Nothing was changed. ` +
+    `Edit the file where it is instead of moving it; room comes back as old versions pass the history's retention.`,
+  historyVersions: (command: string, versions: number, limit: number, adding = 1) =>
+    `Error: Quota exceeded (file history per user): this ${command} would keep ${adding === 1 ? 'one more version' : `${n(adding)} more versions`}, but the user's history already keeps ${n(versions)} ` +
     `of the ${n(limit)} versions it may hold, and none of them may be dropped: each is the newest version of a file, or the record that a ` +
     `deleted file ended. Nothing was written. Edit or reuse the files you have instead of creating new ones; room comes back as old versions ` +
     `pass the history's retention.`,

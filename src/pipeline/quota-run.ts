@@ -23,6 +23,17 @@ export interface Reservation {
   versions: number;
 }
 
+/** What kept versions add to the history: their cost (versionCost) and their count. */
+interface HistoryAdds {
+  bytes: number;
+  versions: number;
+}
+
+/** What the version a write of `newBytes` keeps adds (null: none, as for a tombstone already counted). */
+function addsOf(newBytes: number | null): HistoryAdds {
+  return newBytes === null ? { bytes: 0, versions: 0 } : { bytes: versionCost(newBytes), versions: 1 };
+}
+
 /** One command's view of one user's usage. */
 export class QuotaRun {
   /** Sizes this command saw, by path (null: no file there). */
@@ -44,7 +55,7 @@ export class QuotaRun {
     const u = this.usage;
     const newFile = oldBytes === null;
     const delta = newBytes - (oldBytes ?? 0);
-    // A rename moves bytes that are already counted: its writes are accounted, never refused.
+    // A rename moves bytes that are already counted: its writes are accounted, never refused (the history's room for it was checked before it started: admitRename).
     if (this.command.command !== 'rename') {
       const l = this.limits;
       if (newBytes > l.maxFileBytes) {
@@ -110,9 +121,12 @@ export class QuotaRun {
    * (never with history off).
    */
   historyOverflows(newBytes: number | null): boolean {
+    return this.overflowsBy(addsOf(newBytes));
+  }
+
+  private overflowsBy(adds: HistoryAdds): boolean {
     const u = this.usage;
     if (u.historyBytes === null) return false;
-    const adds = newBytes === null ? { bytes: 0, versions: 0 } : { bytes: versionCost(newBytes), versions: 1 };
     return (
       u.historyBytes + u.pendingHistoryBytes + adds.bytes > this.limits.maxHistoryBytes ||
       u.historyVersions + u.pendingHistoryVersions + adds.versions > this.limits.maxHistoryVersions
@@ -124,10 +138,13 @@ export class QuotaRun {
    * or lower when the version about to be kept (a write of `newBytes`, beside what other writes
    * reserved) needs more room, and take the count the listing found.
    */
-  async pruneHistory(files: UserFiles, newBytes: number | null): Promise<void> {
+  pruneHistory(files: UserFiles, newBytes: number | null): Promise<void> {
+    return this.pruneFor(files, addsOf(newBytes));
+  }
+
+  private async pruneFor(files: UserFiles, adds: HistoryAdds): Promise<void> {
     const l = this.limits;
     const u = this.usage;
-    const adds = newBytes === null ? { bytes: 0, versions: 0 } : { bytes: versionCost(newBytes), versions: 1 };
     const lowWater = (limit: number, pending: number, adding: number) => Math.max(0, Math.min(Math.floor(limit * HISTORY_PRUNE_TO), limit - pending - adding));
     const target = {
       bytes: lowWater(l.maxHistoryBytes, u.pendingHistoryBytes, adds.bytes),
@@ -135,6 +152,38 @@ export class QuotaRun {
     };
     const left = await files.historyUsage?.(target);
     if (left) Object.assign(u, { historyBytes: left.bytes, historyVersions: left.versions });
+  }
+
+  /**
+   * A rename keeps two versions at least (the copy's and the source's tombstone) and leaves a
+   * tombstone no pruning may drop, so a run of renames to new names would grow the history without
+   * bound: before it starts, the history must have room for those two (after dropping the oldest
+   * versions), or the rename is refused and changes nothing. What a directory rename keeps beyond
+   * them is accounted as it is written, never refused half-way (its journal would be left to finish).
+   */
+  async admitRename(files: UserFiles): Promise<void> {
+    const adds = { bytes: 2 * versionCost(0), versions: 2 };
+    if (!this.overflowsBy(adds)) return;
+    await this.pruneFor(files, adds);
+    if (!this.overflowsBy(adds)) return;
+    const u = this.usage;
+    const l = this.limits;
+    const kept = u.historyBytes! + u.pendingHistoryBytes;
+    if (kept + adds.bytes > l.maxHistoryBytes) {
+      this.refuse(quotaMessages.historyBytesForRename(adds.bytes, kept, l.maxHistoryBytes), {
+        rule: 'history_bytes',
+        limit: l.maxHistoryBytes,
+        used: kept,
+        delta: adds.bytes,
+      });
+    }
+    const versions = u.historyVersions + u.pendingHistoryVersions;
+    this.refuse(quotaMessages.historyVersions('rename', versions, l.maxHistoryVersions, adds.versions), {
+      rule: 'history_versions',
+      limit: l.maxHistoryVersions,
+      used: versions,
+      delta: adds.versions,
+    });
   }
 
   /**

@@ -102,8 +102,11 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
     const mutable = ctx as { files: UserFiles };
     const original = mutable.files;
     // The command's files, seen through the quota: the only way to check a write with its exact size.
-    mutable.files = new QuotaFiles(original, new QuotaRun(usage, limits, ctx, command));
+    const run = new QuotaRun(usage, limits, ctx, command);
+    mutable.files = new QuotaFiles(original, run);
     try {
+      // A rename keeps versions the history cannot drop: it needs their room before it starts (quota-run.ts).
+      if (command.command === 'rename') await run.admitRename(original);
       return await next();
     } finally {
       mutable.files = original;

@@ -91,10 +91,19 @@ describe('quota: the history allowance', () => {
     const empty = await vault.run('t', { command: 'create', path: '/memories/e.md', file_text: '' });
     expect(empty).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: refusal('create', 0, 1200, 1200, 512) });
     expect(store.keys()).toEqual(full);
-    // A rename moves what is counted already: accounted, never refused.
-    expect(await vault.run('t', { command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' })).toMatchObject({ isError: false });
-    // A delete is never refused either.
-    expect(await vault.run('t', { command: 'delete', path: '/memories/e.md' })).toMatchObject({ isError: false });
+    // A rename keeps two versions the history cannot drop (the copy's, the source's tombstone): refused without room, nothing changed.
+    const renamed = await vault.run('t', { command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' });
+    expect(renamed).toMatchObject({
+      isError: true,
+      code: 'QUOTA_EXCEEDED',
+      content:
+        'Error: Quota exceeded (file history per user): this rename would keep two more versions (counted as 1,024 bytes), but the newest versions of the ' +
+        "user's files already hold 1,200 of the 1,200 bytes the history may keep, and none of them may be dropped. Nothing was changed. " +
+        "Edit the file where it is instead of moving it; room comes back as old versions pass the history's retention.",
+    });
+    expect(store.keys()).toEqual(full);
+    // A delete is never refused.
+    expect(await vault.run('t', { command: 'delete', path: '/memories/c.md' })).toMatchObject({ isError: false });
   });
 
   it('two writes at once are reserved against the allowance together: exactly one of them fits', async () => {
@@ -126,6 +135,14 @@ describe('quota: the history allowance', () => {
     const before = store.keys();
     const refused = await vault.run('n', { command: 'create', path: '/memories/e.md', file_text: 'e\n' });
     expect(refused).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: countRefusal('create', 4, 4) });
+    expect(store.keys()).toEqual(before);
+    // A rename needs room for two: refused by the count in its words.
+    const renamed = await vault.run('n', { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/f.md' });
+    expect(renamed).toMatchObject({
+      isError: true,
+      code: 'QUOTA_EXCEEDED',
+      content: countRefusal('rename', 4, 4).replace('one more version', '2 more versions'),
+    });
     expect(store.keys()).toEqual(before);
     // A delete's tombstone takes the place of what it ended: still four.
     expect(await vault.run('n', { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });

@@ -88,5 +88,35 @@ export function historyAllowanceSuite(name: string, makeStore: () => Promise<Obj
       },
       timeout,
     );
+
+    it(
+      'renaming a file to new names again and again is refused once the newest versions fill the allowance; the kept versions stay within it',
+      async () => {
+        const store = await makeStore();
+        const vault = await createVault({
+          store,
+          encryption: { masterKey },
+          history: true,
+          quota: { maxUserBytes: 100_000, maxHistoryBytes: 10_000_000, maxHistoryVersions: 8 },
+        });
+        opened.push(vault);
+        const created = await vault.run('churn', { command: 'create', path: '/memories/name-0.md', file_text: 'moving\n' });
+        expect(created.isError).toBe(false);
+        let refusal: { code?: string; content: unknown } | undefined;
+        let round = 0;
+        for (; round < MAX_ROUNDS && refusal === undefined; round++) {
+          const renamed = await vault.run('churn', { command: 'rename', old_path: `/memories/name-${round}.md`, new_path: `/memories/name-${round + 1}.md` });
+          if (renamed.isError) refusal = renamed;
+        }
+        expect(round).toBeLessThan(MAX_ROUNDS);
+        expect(refusal).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
+        expect(String(refusal!.content)).toContain('this rename would keep 2 more versions');
+        const { objects } = await kept(store, vault);
+        expect(objects).toBeLessThanOrEqual(8);
+        // The file is whole where the last admitted rename put it.
+        expect(new TextDecoder().decode((await (await vault.files('churn')).read(`/memories/name-${round - 1}.md`))!.data)).toBe('moving\n');
+      },
+      timeout,
+    );
   });
 }

@@ -379,9 +379,11 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         );
         expect(await read(tight, 't', '/memories/d.md')).toBeUndefined();
         expect((await tight.history('t', '/memories')).versions.map((v) => v.path)).toEqual(['/memories/c.md']);
-        // A rename moves what is counted already: accounted, never refused.
-        await ok(tight, 't', { command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' });
-        expect(await read(tight, 't', '/memories/e.md')).toBe(body('G'));
+        // A rename keeps two versions the history cannot drop (its copy's, the source's tombstone): without room it is refused, nothing moves.
+        const renamed = await tight.run('t', { command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' });
+        expect(renamed).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
+        expect(await read(tight, 't', '/memories/c.md')).toBe(body('G'));
+        expect(await read(tight, 't', '/memories/e.md')).toBeUndefined();
       },
       timeout,
     );
