@@ -118,6 +118,8 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
             env,
           );
         if (ours.size === 0 && !fate.uncertain) await heartbeat.withdraw();
+        // Refused because another run took this one over (its copies were in the way): say so.
+        heartbeat.assertHeld();
       }
       throw error;
     }
