@@ -8,11 +8,10 @@
  * putting an old record back cannot take a mark away. A record of a key version below the newest
  * mark's is refused; the versions a marked drop retired are never used again, whatever the record
  * lists. A new version is marked once its record is written; a drop before (so that a crash between
- * the two leaves nothing to refuse). The MAC (keyed from the deployment secret, like the record's own) is in the key, so one
- * LIST of the user's prefix reads the newest mark: the counted-down numbers sort the newest first,
- * and `a/` sorts before the class markers (`c/`), files (`f/`) and history (`v/`), so the same
- * listing also says whether the user has any object at all (the check a new key needs anyway).
- * The marks go with the user's other objects on `forget`.
+ * the two leaves nothing to refuse). The MAC (keyed from the deployment secret, like the record's
+ * own) is in the key, and the counted-down numbers sort the newest first, so one LIST of one key of
+ * the marks' own folder reads the newest mark (a listing of the whole user prefix would walk every
+ * file on the file store). The marks go with the user's other objects on `forget`.
  */
 import { PreconditionFailedError, listAll, type ObjectInfo, type ObjectStore } from '../store/port.js';
 import { constantTimeEqual, concatBytes, fromBase64UrlStrict, lengthPrefixed, toBase64Url, u32be, utf8 } from './bytes.js';
@@ -61,7 +60,7 @@ export function withoutDroppedVersions(record: KeyRecord, mark: KeyState | null)
   return { ...record, readFrom: mark.readFrom, older: record.older.filter((o) => o.keyVersion === 1 || o.keyVersion >= mark.readFrom) };
 }
 
-/** Where a user's marks live (src/store/layout.ts): the first segment under the user's prefix in key order. */
+/** Where a user's marks live (src/store/layout.ts). */
 export function keyStateMarkPrefix(uid: string): string {
   return userKeyStatePrefix(uid);
 }
@@ -96,13 +95,12 @@ export function parseKeyStateMark(uid: string, key: string, binding: KeyStateBin
 }
 
 /**
- * The newest genuine mark, given the first object listed under the user's prefix (one LIST of one
- * key). Only when that first object is a mark-shaped key that does not verify (planted) is the
- * mark folder listed in full, for the newest mark that does: a planted key neither hides a
- * genuine mark nor denies the user.
+ * The newest genuine mark, given the first key listed in the marks' folder (one LIST of one key).
+ * Only when that first key does not verify (planted) is the folder listed in full, for the newest
+ * mark that does: a planted key neither hides a genuine mark nor denies the user.
  */
 export async function newestKeyStateMark(store: ObjectStore, uid: string, binding: KeyStateBinding, first: ObjectInfo | undefined): Promise<KeyState | null> {
-  if (first === undefined || !first.key.startsWith(keyStateMarkPrefix(uid))) return null;
+  if (first === undefined) return null;
   const state = parseKeyStateMark(uid, first.key, binding);
   if (state) return state;
   for await (const object of listAll(store, keyStateMarkPrefix(uid))) {

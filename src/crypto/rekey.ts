@@ -224,7 +224,7 @@ function isPending(record: KeyRecord): boolean {
 
 async function readRecord(ctx: Context, uid: string): Promise<{ record: KeyRecord; etag: string; lastModified: Date } | null> {
   // Checked against the user's key state marks: a retired record put back is never re-keyed from.
-  return (await readUserRecord(ctx.store, uid, ctx.binding)).found;
+  return readUserRecord(ctx.store, uid, ctx.binding);
 }
 
 async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {

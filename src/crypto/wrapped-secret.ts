@@ -29,7 +29,7 @@ import {
   type KeyRecord,
   type WrapContext,
 } from './key-provider.js';
-import { isOlderKeyState, keyStateOf, markKeyState, newestKeyStateMark, withoutDroppedVersions } from './key-state.js';
+import { isOlderKeyState, keyStateMarkPrefix, keyStateOf, markKeyState, newestKeyStateMark, withoutDroppedVersions } from './key-state.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey, userPrefix } from './layout.js';
 
 export const INITIAL_KEY_VERSION = 1;
@@ -223,31 +223,23 @@ export interface ReadUserRecord {
 }
 
 /**
- * Read a user's record (GET) and, beside it, the first object under the user's prefix (one LIST of
- * one key): the newest key state mark if there is one (src/crypto/key-state.ts), and whether the
- * user has any object at all (what a new key needs to know). A record of a key version below the
- * newest mark's is INTEGRITY; one ahead of it (a crash between a new version and its mark, or a
- * record of before the marks) gets its mark here, so the state it reached cannot be undone.
+ * Read a user's record (GET) and, beside it, the newest of their key state marks (one LIST of one
+ * key, src/crypto/key-state.ts). A record of a key version below the newest mark's is INTEGRITY;
+ * one ahead of it (a crash between a new version and its mark, or a record of before the marks)
+ * gets its mark here, so the state it reached cannot be undone.
  */
-export async function readUserRecord(
-  store: ObjectStore,
-  uid: string,
-  binding: DeploymentBinding,
-): Promise<{ found: ReadUserRecord | null; hasObjects: boolean }> {
-  const [stored, first] = await Promise.all([store.get(userKeyKey(uid)), store.list(userPrefix(uid), { maxKeys: 1 })]);
-  const listed = first.objects[0];
-  const hasObjects = listed !== undefined;
-  if (!stored) return { found: null, hasObjects };
+export async function readUserRecord(store: ObjectStore, uid: string, binding: DeploymentBinding): Promise<ReadUserRecord | null> {
+  const [stored, marks] = await Promise.all([store.get(userKeyKey(uid)), store.list(keyStateMarkPrefix(uid), { maxKeys: 1 })]);
+  if (!stored) return null;
   const record = authenticUserRecord(stored.body, uid, binding);
-  const mark = await newestKeyStateMark(store, uid, binding, listed);
+  const mark = await newestKeyStateMark(store, uid, binding, marks.objects[0]);
   if (mark !== null && record.keyVersion < mark.keyVersion) throw new MemvaultError('INTEGRITY', KEY_RECORD_ROLLED_BACK_MESSAGE);
   const state = keyStateOf(record);
   if (mark === null || isOlderKeyState(mark, state)) {
     // Best effort: the record verified, so this read succeeds; the next read tries the mark again.
     await markKeyState(store, uid, state, binding).catch(() => undefined);
   }
-  const found = { record, usable: withoutDroppedVersions(record, mark), etag: stored.etag, lastModified: stored.lastModified };
-  return { found, hasObjects };
+  return { record, usable: withoutDroppedVersions(record, mark), etag: stored.etag, lastModified: stored.lastModified };
 }
 
 async function openUserSecret(found: ReadUserRecord, uid: string, providers: readonly KeyProvider[], wipe: (bytes: Uint8Array) => void): Promise<OpenedSecret> {
@@ -264,8 +256,13 @@ export async function readUserSecret(
   providers: readonly KeyProvider[],
   wipe: (bytes: Uint8Array) => void = (b) => b.fill(0),
 ): Promise<OpenedSecret | null> {
-  const { found } = await readUserRecord(store, uid, binding);
+  const found = await readUserRecord(store, uid, binding);
   return found ? openUserSecret(found, uid, providers, wipe) : null;
+}
+
+/** True when anything at all is stored under the user's prefix (one listing of one key). */
+export async function userHasObjects(store: ObjectStore, uid: string): Promise<boolean> {
+  return (await store.list(userPrefix(uid), { maxKeys: 1 })).objects.length > 0;
 }
 
 export async function readOrCreateUserSecret(
@@ -277,10 +274,10 @@ export async function readOrCreateUserSecret(
   wipe: (bytes: Uint8Array) => void,
 ): Promise<OpenedSecret> {
   const existing = await readUserRecord(store, uid, binding);
-  if (existing.found) return openUserSecret(existing.found, uid, providers, wipe);
+  if (existing) return openUserSecret(existing, uid, providers, wipe);
   // No record. A new key is right only for a user with nothing stored: files without a key record
   // mean the record was deleted or lost, and a new key would silently split the user.
-  if (existing.hasObjects) {
+  if (await userHasObjects(store, uid)) {
     // Another process may have created the record (and a first file) since our read.
     const raced = await readUserSecret(store, uid, binding, providers, wipe);
     if (raced) return raced;

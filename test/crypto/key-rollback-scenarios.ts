@@ -174,9 +174,11 @@ export async function staleInstanceScenario(makeStore: MakeStore, history: boole
 /**
  * The cost of the check, counted as the S3 suite counts (test/s3/requests.test.ts): a key load (a
  * user's first command in a process, or the first after the key-cache age) is one GET of the record
- * and, sent beside it, one LIST of one key; a cached key costs nothing. A PUT is added once per
- * state the record reaches (by the re-key, or by the first load that finds its mark missing), and a
- * second LIST only when a mark-shaped key that is no genuine mark was planted before the newest.
+ * and, sent beside it, one LIST of one key of the marks' folder; a cached key costs nothing. A PUT is
+ * added once per state the record reaches (by the re-key, or by the first load that finds its mark
+ * missing), and a second LIST only when a key that is no genuine mark was planted before the newest.
+ * A user's very first key: the same two, then the LIST of one key that proves the user has no
+ * objects, then the record's PUT.
  */
 export async function keyLoadCostScenario(makeStore: MakeStore): Promise<void> {
   const { store, masterKey, uid } = await rekeyedUser(makeStore);
@@ -192,6 +194,11 @@ export async function keyLoadCostScenario(makeStore: MakeStore): Promise<void> {
     return counted;
   };
   expect(await load()).toEqual({ GET: 1, LIST: 1 });
+  const provider = await createEncryptedCodecProvider({ store, keyProvider, createDeployment: false });
+  const first: RequestCounter = {};
+  await withRequestCounter(first, () => provider.forUser('a-new-user@example.com'));
+  expect(first).toEqual({ GET: 1, LIST: 2, PUT: 1 });
+  await provider.close();
 
   // A record ahead of its marks (a record of before the marks existed, or a crash between a new
   // version and its mark): the first load writes the mark, the next costs the usual two.

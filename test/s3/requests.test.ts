@@ -83,23 +83,23 @@ describe.skipIf(!s3Available())(`requests per command on S3${s3Available() ? '' 
     }
   }, 120_000);
 
-  it("a user's first command: + 1 GET of the wrapped key and 1 LIST of one key (+ 1 PUT the very first time); cached afterwards", async () => {
+  it("a user's first command: + 1 GET of the wrapped key and 1 LIST of one key (+ 1 LIST and 1 PUT the very first time); cached afterwards", async () => {
     const prefix = `requests/first-${++prefixes}`;
     const { count } = await countingVault('check-first', prefix);
-    // Never seen before: the key record is missing (GET 404); a key is made only for a user with no
-    // objects at all (LIST of one key under u/{uid}/, sent beside the GET: a lost record is an error,
-    // never a new key), then created (PUT If-None-Match: *); the look for the user's stopped
+    // Never seen before: the key record is missing (GET 404; beside it the LIST of one key of the
+    // user's key state marks, docs/encryption.md "Key records never move backwards"); a key is made
+    // only for a user with no objects at all (LIST of one key under u/{uid}/: a lost record is an
+    // error, never a new key), then created (PUT If-None-Match: *); the look for the user's stopped
     // directory renames (one LIST of their journals, at most every 10 s per instance:
     // src/tool/commands/stopped.ts); then the view's own LIST.
-    expect(await count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, PUT: 1, LIST: 3 });
+    expect(await count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, PUT: 1, LIST: 4 });
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
     // The user's first write in a process lists their files once (the quota's usage figure).
     // (+ 1 LIST: the check a created name runs after its PUT, src/vault/names.ts.)
     expect(await count({ command: 'create', path: '/memories/q.md', file_text: 'q' })).toEqual({ LIST: 2, PUT: 1 });
     expect(await count({ command: 'create', path: '/memories/r.md', file_text: 'r' })).toEqual({ LIST: 1, PUT: 1 });
     // Another process (a fresh vault, fresh key cache) on the same prefix: reads the record once, and
-    // beside it the first key under u/{uid}/ (the newest key state mark: docs/encryption.md, "Key
-    // records never move backwards"; the very first time that LIST is the one above).
+    // beside it the newest key state mark (a LIST of one key); the stopped renames' look; the view.
     const other = await countingVault('check-first', prefix);
     expect(await other.count({ command: 'view', path: '/memories' })).toEqual({ GET: 1, LIST: 3 });
     expect(await other.count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });

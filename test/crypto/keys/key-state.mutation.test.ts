@@ -20,8 +20,7 @@ import {
   withoutDroppedVersions,
   type KeyState,
 } from '../../../src/crypto/key-state.js';
-import { userFilesPrefix, userKeyKey, userPrefix } from '../../../src/crypto/layout.js';
-import { userHistoryPrefix } from '../../../src/store/layout.js';
+import { userKeyKey, userPrefix } from '../../../src/crypto/layout.js';
 import { createLocalKeyProvider } from '../../../src/crypto/local-key.js';
 import { KEY_RECORD_ROLLED_BACK_MESSAGE, readUserRecord, readUserSecret } from '../../../src/crypto/wrapped-secret.js';
 import { MemoryStore } from '../../../src/store/memory.js';
@@ -105,10 +104,8 @@ describe('key states', () => {
 });
 
 describe('marks', () => {
-  it('live in the first segment of the user prefix, with both numbers counted down and a MAC', () => {
+  it('live in a folder of their own under the user prefix, with both numbers counted down and a MAC', () => {
     expect(keyStateMarkPrefix(UID)).toBe(`${userPrefix(UID)}a/`);
-    // Before the class markers, files and history: one LIST of one key finds the newest mark.
-    for (const other of [`${userPrefix(UID)}c/`, userFilesPrefix(UID), userHistoryPrefix(UID)]) expect(keyStateMarkPrefix(UID) < other).toBe(true);
     const key = keyStateMarkKey(UID, { keyVersion: 2, readFrom: 1 }, binding);
     expect(key).toMatch(new RegExp(`^u/${UID}/a/9999999997-9999999998-[A-Za-z0-9_-]{22}$`));
     expect(keyStateMarkKey(UID, { keyVersion: 0xffffffff, readFrom: 0xffffffff }, binding)).toMatch(/\/a\/5705032704-5705032704-/);
@@ -187,21 +184,19 @@ describe('the newest mark', () => {
     await markKeyState(inner, UID, { keyVersion: 2, readFrom: 1 }, binding);
     await markKeyState(inner, UID, { keyVersion: 2, readFrom: 2 }, binding);
     const { store, requests } = recording(inner);
-    const first = (await inner.list(userPrefix(UID), { maxKeys: 1 })).objects[0];
+    const first = (await inner.list(keyStateMarkPrefix(UID), { maxKeys: 1 })).objects[0];
     expect(await newestKeyStateMark(store, UID, binding, first)).toEqual({ keyVersion: 2, readFrom: 2 });
     expect(requests).toEqual([]);
   });
 
-  it('is none when nothing, or no mark, comes first; a planted first key is listed past', async () => {
+  it('is none when there is no mark; a planted first key is listed past', async () => {
     const inner = new MemoryStore();
     const { store, requests } = recording(inner);
     expect(await newestKeyStateMark(store, UID, binding, undefined)).toBeNull();
-    await inner.put(`${userPrefix(UID)}f/file`, new Uint8Array(1));
-    expect(await newestKeyStateMark(store, UID, binding, (await inner.list(userPrefix(UID), { maxKeys: 1 })).objects[0])).toBeNull();
     expect(requests).toEqual([]);
     // Planted: sorts before every genuine mark; only planted keys: none.
     await inner.put(`${keyStateMarkPrefix(UID)}0000000000-0000000000-${'A'.repeat(22)}`, new Uint8Array(0));
-    const planted = (await inner.list(userPrefix(UID), { maxKeys: 1 })).objects[0];
+    const planted = (await inner.list(keyStateMarkPrefix(UID), { maxKeys: 1 })).objects[0];
     expect(await newestKeyStateMark(store, UID, binding, planted)).toBeNull();
     expect(requests).toEqual([`LIST ${keyStateMarkPrefix(UID)} 1000`]);
     await markKeyState(inner, UID, { keyVersion: 3, readFrom: 2 }, binding);
@@ -260,15 +255,12 @@ describe('a record under the marks', () => {
 });
 
 describe('readUserRecord', () => {
-  it('GET of the record beside a LIST of one key under the user prefix; no record: whether the user has objects', async () => {
+  it('GET of the record beside a LIST of one key of the marks (never the whole user prefix); no record: null', async () => {
     const inner = new MemoryStore();
+    await inner.put(`${userPrefix(UID)}f/x`, new Uint8Array(1));
     const { store, requests } = recording(inner);
-    expect(await readUserRecord(store, UID, binding)).toEqual({ found: null, hasObjects: false });
-    expect(requests).toEqual([`GET ${userKeyKey(UID)}`, `LIST ${userPrefix(UID)} 1`]);
-    await inner.put(`${userPrefix(OTHER_UID)}f/x`, new Uint8Array(1));
-    expect(await readUserRecord(store, UID, binding)).toEqual({ found: null, hasObjects: false });
-    await inner.put(`${userPrefix(UID)}v/x`, new Uint8Array(1));
-    expect(await readUserRecord(store, UID, binding)).toEqual({ found: null, hasObjects: true });
+    expect(await readUserRecord(store, UID, binding)).toBeNull();
+    expect(requests).toEqual([`GET ${userKeyKey(UID)}`, `LIST ${keyStateMarkPrefix(UID)} 1`]);
   });
 
   it('a record of a version below the newest mark is INTEGRITY, before anything is unwrapped', async () => {
@@ -298,8 +290,7 @@ describe('readUserRecord', () => {
       { keyVersion: 2, readFrom: 2 },
     ]);
     const { store, requests } = recording(inner);
-    const { found, hasObjects } = await readUserRecord(store, UID, binding);
-    expect(hasObjects).toBe(true);
+    const found = await readUserRecord(store, UID, binding);
     expect(found!.record).toEqual(r);
     expect(found!.usable).toBe(found!.record);
     expect(found!.etag).toBe((await inner.head(userKeyKey(UID)))!.etag);
@@ -313,7 +304,7 @@ describe('readUserRecord', () => {
       { keyVersion: 2, readFrom: 1 },
       { keyVersion: 2, readFrom: 2 },
     ]);
-    const { found } = await readUserRecord(store, UID, binding);
+    const found = await readUserRecord(store, UID, binding);
     expect(found!.record).toEqual(pending);
     expect(found!.usable).toMatchObject({ keyVersion: 2, readFrom: 2 });
     const contexts: number[] = [];
@@ -333,14 +324,14 @@ describe('readUserRecord', () => {
       [await record(3, 2), [{ keyVersion: 2, readFrom: 2 }], { keyVersion: 3, readFrom: 2 }],
     ] as const) {
       const store = await storeWith(r, [...marked]);
-      expect((await readUserRecord(store, UID, binding)).found!.record).toEqual(r);
+      expect((await readUserRecord(store, UID, binding))!.record).toEqual(r);
       expect(parseKeyStateMark(UID, (await keysUnder(store, keyStateMarkPrefix(UID)))[0]!, binding)).toEqual(expected);
     }
     const single = await storeWith(await record(1));
     await readUserRecord(single, UID, binding);
     expect(await keysUnder(single, keyStateMarkPrefix(UID))).toEqual([]);
     const { store, requests } = recording(await storeWith(await record(3, 3)), true);
-    expect((await readUserRecord(store, UID, binding)).found!.record.keyVersion).toBe(3);
+    expect((await readUserRecord(store, UID, binding))!.record.keyVersion).toBe(3);
     expect(requests.at(-1)).toBe(`PUT ${keyStateMarkKey(UID, { keyVersion: 3, readFrom: 3 }, binding)}`);
   });
 });

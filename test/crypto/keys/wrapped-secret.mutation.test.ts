@@ -35,7 +35,9 @@ import {
   readOrCreateDeployment,
   readOrCreateUserSecret,
   readUserSecret,
+  userHasObjects,
 } from '../../../src/crypto/wrapped-secret.js';
+import { keyStateMarkPrefix } from '../../../src/crypto/key-state.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 import { PreconditionFailedError } from '../../../src/store/port.js';
 
@@ -323,6 +325,24 @@ describe('user key records', () => {
     await expect(readUserSecret(store, UID, binding, [local])).rejects.toMatchObject({ code: 'INTEGRITY', message: KEY_RECORD_INTEGRITY_MESSAGE });
   });
 
+  it('userHasObjects: anything under the user prefix, nothing of another user, by a listing of one key', async () => {
+    const inner = new MemoryStore();
+    const asked: Array<{ prefix: string; maxKeys?: number }> = [];
+    const store = Object.assign(Object.create(inner) as MemoryStore, {
+      list: (prefix: string, options: { maxKeys?: number } = {}) => {
+        asked.push({ prefix, ...(options.maxKeys !== undefined ? { maxKeys: options.maxKeys } : {}) });
+        return inner.list(prefix, options);
+      },
+    });
+    expect(await userHasObjects(store, UID)).toBe(false);
+    expect(asked).toEqual([{ prefix: userPrefix(UID), maxKeys: 1 }]);
+    expect(await userHasObjects(store, UID)).toBe(false);
+    await store.put(`${userPrefix('uidBBBBBBBBBBBBBBBBBBBBBBB')}f/x`, new Uint8Array(1));
+    expect(await userHasObjects(store, UID)).toBe(false);
+    await store.put(`${userPrefix(UID)}v/x`, new Uint8Array(1));
+    expect(await userHasObjects(store, UID)).toBe(true);
+  });
+
   it('a new user gets one new key, stored create-only; an existing one is read', async () => {
     const store = new MemoryStore();
     const { wiped, wipe } = recorder();
@@ -341,7 +361,7 @@ describe('user key records', () => {
     expect(again).toMatchObject({ secret: created.secret, created: false, etag: stored.etag });
   });
 
-  it('opening an existing key costs one GET and, beside it, one LIST of one key (the key state mark); a deployment one GET; no write, no new secret', async () => {
+  it('opening an existing key costs one GET and, beside it, one LIST of one key (the newest key state mark); a deployment one GET; no write, no new secret', async () => {
     const inner = new MemoryStore();
     await inner.put(`${userPrefix(UID)}f/somefile`, new Uint8Array(10));
     await inner.put(userKeyKey(UID), encodeKeyRecord(await userRecord(new Map([[1, secretOf(4)]]), 1)));
@@ -355,7 +375,7 @@ describe('user key records', () => {
     let wraps = 0;
     const counting: KeyProvider = { kind: local.kind, keyId: local.keyId, wrap: (k, c) => (wraps++, local.wrap(k, c)), unwrap: (w, c) => local.unwrap(w, c) };
     expect((await readOrCreateUserSecret(store, UID, binding, counting, [counting], () => undefined)).secret).toEqual(secretOf(4));
-    expect(requests).toEqual([`GET ${userKeyKey(UID)}`, `LIST ${userPrefix(UID)}`]);
+    expect(requests).toEqual([`GET ${userKeyKey(UID)}`, `LIST ${keyStateMarkPrefix(UID)}`]);
     requests.length = 0;
     expect((await readOrCreateDeployment(store, counting, [counting], () => undefined)).created).toBe(false);
     expect(requests).toEqual([`GET ${DEPLOYMENT_RECORD_KEY}`]);
