@@ -81,6 +81,7 @@ export function runPausedRenameSuite(stores: PausedStore[]): void {
       pausing.pauseAt(kind, nth);
       const first = paused.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
       await until(() => pausing.paused);
+      await sleep(150); // a beat already past the pause lands before the other instance first looks
       // The other instance meets the journal, sees it silent for resumeAfterMs by its own clock, and takes the rename over.
       expect(await other.run(U, { command: 'view', path: '/memories/keep.md' })).toMatchObject({ isError: false });
       await sleep(RESUME_AFTER_MS + 100);

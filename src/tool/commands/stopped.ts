@@ -10,7 +10,6 @@ import { VaultLocks } from '../../vault/locks.js';
 import type { UserFiles } from '../../vault/user-files.js';
 import { DEFAULT_LIMITS, type CommandEnv, type CommandLimits } from './env.js';
 import { JOURNAL_DIR, openJournal, runnerIsGone, sameOperation, type TreeOperation } from './journal.js';
-import { runnerOf } from './runner.js';
 import { renameTree } from './tree.js';
 
 /**
@@ -65,10 +64,11 @@ async function finishAll(env: CommandEnv, except?: TreeOperation): Promise<Stopp
       await env.locks.withTree(env.files.uid, async () => {
         const found = await openJournal(path, env);
         const journal = found.journal;
-        // This instance's own journal was left by a command that answered with an error; the same
-        // rename asked again resumes it (or another instance, once this one is silent).
-        if (journal === null || journal.op !== 'rename' || journal.runner === runnerOf(env)) return;
+        if (journal === null || journal.op !== 'rename') return;
         if (except !== undefined && sameOperation(journal, except)) return;
+        // This instance's own journal too: left by a command that answered with an error (this
+        // instance runs one tree operation of a user at a time, under the lock held here). The same
+        // rename asked again resumes it at once; left alone, it is finished like another's.
         if (!runnerIsGone(found, path, env)) return;
         await renameTree(journal.from, journal.to!, env);
         outcome.finished += 1;
