@@ -1,7 +1,6 @@
 export {
   createVault,
   validateUserId,
-  openExistingStore,
   type Vault,
   type VaultOptions,
   type VaultLogger,
@@ -22,13 +21,14 @@ export type {
 } from './crypto/index.js';
 export { EXPORT_MANIFEST_NAME, EXPORT_MANIFEST_FORMAT, type ExportManifest, type ExportManifestEntry } from './crypto/operations.js';
 export type { SweepSummary, SweepProgress } from './expiry/sweep.js';
-export { verifyChains, collectFileChains, collectStoreChains, type VerifyReport, type VerifyOptions, type ChainWitness } from './audit/index.js';
+// Wrapped with their argument checks (src/entry/functions.ts).
+export { openStore, openExistingStore, verifyChains } from './entry/functions.js';
+export { collectFileChains, collectStoreChains, type VerifyReport, type VerifyOptions, type ChainWitness } from './audit/index.js';
 export { readCheckpointFile } from './audit/checkpoints.js';
 export { MemvaultError, type ErrorCode } from './errors.js';
 export type { ObjectStore, ObjectInfo, StoredObject, PutOptions, CopyOptions, ListPage, ListOptions } from './store/port.js';
 export { PreconditionFailedError, listAll } from './store/port.js';
 export { MemoryStore } from './store/memory.js';
-export { openStore } from './store/open.js';
 export type { Middleware, CommandContext, CommandResult, CommandStats, Next } from './pipeline/context.js';
 export { canonicalizePath } from './pipeline/path-guard.js';
 export type { MemoryCommand, ResultContent } from './tool/types.js';

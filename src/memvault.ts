@@ -247,8 +247,8 @@ function toHandlerResult(result: CommandResult): ResultContent {
 }
 
 export { CREATE_KEY_FILE_ENV, defaultMasterKeyFileFor, keyFileBesideData } from './entry/encryption.js';
-/** Opens the store behind a URL without creating it (a file store's directory must exist already). */
-export { openExistingStore } from './store/open.js';
+/** Opens the store behind a URL without creating it (a file store's directory must exist already); its options checked. */
+export { openExistingStore } from './entry/functions.js';
 
 export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // Everything opened here is closed by vault.close(), last first; a failure part way through

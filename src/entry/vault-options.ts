@@ -7,7 +7,10 @@
  */
 import { checkBoolean, checkFunction, checkNumber, checkOneOf, checkOptions, ifGiven, invalidArgument } from '../util/validate.js';
 import { checkExpiryTouch, checkTtlSettings } from './arguments.js';
+import { checkS3Options } from './functions.js';
 import type { TtlSettings } from '../expiry/config.js';
+import { PII_TYPES } from '../pii/types.js';
+import { DEFAULT_QUOTA } from '../pipeline/quota-options.js';
 
 const CONFIG = { code: 'CONFIG' } as const;
 
@@ -35,6 +38,28 @@ const CACHE_KEYS = ['maxEntries', 'maxAgeMs', 'wipeGraceMs', 'now'] as const;
 const LIMIT_KEYS = ['viewChars', 'maxFileBytes', 'maxImageBytes', 'maxWriteAttempts', 'resumeAfterMs'] as const;
 const HISTORY_KEYS = ['retentionDays', 'maxVersions'] as const;
 const EXPIRY_EXTRA_KEYS = ['classOf', 'touchIntervalMs', 'now', 'onTouchError'] as const;
+const PII_KEYS = ['policy', 'allowList', 'phoneRegions', 'ipAddresses', 'pathKey'] as const;
+// The quota's numbers are resolveQuota's to check; a misspelt name would leave its limit at the default.
+const QUOTA_KEYS = [...Object.keys(DEFAULT_QUOTA), 'now', 'onInternalError'];
+const AUDIT_KEYS = [
+  'file',
+  'stdout',
+  'sync',
+  'fsync',
+  'maxSegmentBytes',
+  'sealOnClose',
+  'instanceId',
+  'includeUserId',
+  'upload',
+  'macKey',
+  'checkpoint',
+  'shared',
+  'onError',
+  'now',
+  'redactPath',
+  'rawUserIdOf',
+  'auditUidOf',
+] as const;
 
 function objectOrFalse(name: string, value: unknown): value is object {
   if (value === false) return false;
@@ -64,6 +89,21 @@ function checkEncryption(value: unknown): void {
   });
 }
 
+/** A misspelt type (`EMAILS: 'allow'`) or policy would silently leave the type at its default. */
+function checkPii(value: unknown): void {
+  if (!objectOrFalse('pii', value)) return;
+  const pii = checkOptions('pii', value, PII_KEYS, CONFIG);
+  ifGiven(pii['policy'], (p) => {
+    const policy = checkOptions('pii.policy', p, PII_TYPES, CONFIG);
+    for (const [type, rule] of Object.entries(policy)) ifGiven(rule, (r) => checkOneOf(`pii.policy.${type}`, r, ['redact', 'reject', 'allow'], CONFIG));
+  });
+  ifGiven(pii['ipAddresses'], (m) => checkOneOf('pii.ipAddresses', m, ['host', 'all'], CONFIG));
+  for (const name of ['allowList', 'phoneRegions'] as const)
+    ifGiven(pii[name], (list) => {
+      if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) throw invalidArgument(`pii.${name}`, 'an array of strings', list, 'CONFIG');
+    });
+}
+
 function checkExpiry(value: unknown): void {
   checkTtlSettings('expiry', value, EXPIRY_EXTRA_KEYS);
   const expiry = value as Record<string, unknown>;
@@ -78,6 +118,7 @@ export function checkVaultOptions(value: unknown): void {
     if (typeof store !== 'string' && (typeof store !== 'object' || store === null))
       throw invalidArgument('store', "a store URL ('file:///abs/dir', 's3://bucket/prefix', 'memory:') or an ObjectStore", store, 'CONFIG');
   });
+  ifGiven(options['s3Options'], (o) => checkS3Options('s3Options', o));
   ifGiven(options['createMode'], (mode) => checkOneOf('createMode', mode, ['overwrite', 'fail'], CONFIG));
   ifGiven(options['create'], (b) => checkBoolean('create', b, CONFIG));
   ifGiven(options['history'], (h) => {
@@ -94,10 +135,11 @@ export function checkVaultOptions(value: unknown): void {
   });
   ifGiven(options['expiry'], checkExpiry);
   ifGiven(options['encryption'], checkEncryption);
-  for (const name of ['pii', 'quota'] as const) ifGiven(options[name], (o) => objectOrFalse(name, o));
-  ifGiven(options['audit'], (a) => {
-    if (typeof a !== 'object' || a === null || Array.isArray(a)) throw invalidArgument('audit', 'an options object', a, 'CONFIG');
+  ifGiven(options['pii'], checkPii);
+  ifGiven(options['quota'], (q) => {
+    if (objectOrFalse('quota', q)) checkOptions('quota', q, QUOTA_KEYS, CONFIG);
   });
+  ifGiven(options['audit'], (a) => checkOptions('audit', a, AUDIT_KEYS, CONFIG));
   ifGiven(options['codec'], (c) => {
     if (typeof c !== 'object' || c === null || typeof (c as { forUser?: unknown }).forUser !== 'function')
       throw invalidArgument('codec', 'a CodecProvider', c, 'CONFIG');

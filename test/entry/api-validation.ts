@@ -121,6 +121,30 @@ export const ROWS: Row[] = [
     code: 'CONFIG',
     call: (_v, store, o) => createVault({ ...o, store, encryption: any({ ...(o.encryption as object), masterKeyFiel: '/x' }) }),
   },
+  {
+    entry: 'createVault',
+    what: 'pii: a misspelt type',
+    code: 'CONFIG',
+    call: (_v, store, o) => createVault({ ...o, store, pii: { policy: any({ EMAILS: 'allow' }) } }),
+  },
+  {
+    entry: 'createVault',
+    what: "pii: policy 'ignore'",
+    code: 'CONFIG',
+    call: (_v, store, o) => createVault({ ...o, store, pii: { policy: { EMAIL: any('ignore') } } }),
+  },
+  {
+    entry: 'createVault',
+    what: 'quota: a misspelt limit',
+    code: 'CONFIG',
+    call: (_v, store, o) => createVault({ ...o, store, quota: any({ maxUserByte: 10 }) }),
+  },
+  {
+    entry: 'createVault',
+    what: 'audit: a misspelt option',
+    code: 'CONFIG',
+    call: (_v, store, o) => createVault({ ...o, store, audit: any({ flie: '/tmp/x' }) }),
+  },
   { entry: 'createVault', what: "options: 'memory:'", code: 'CONFIG', call: () => createVault(any('memory:')) },
 ];
 

@@ -1,0 +1,58 @@
+/**
+ * Issue #36, class 2, for the package's plain functions (src/entry/functions.ts): a misspelt or
+ * mistyped option is a typed error and nothing is created, and verification never reports ok
+ * on options it could not use.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { collectFileChains, createAuditLogger, openExistingStore, openStore, verifyChains } from '../../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'memvault-functions-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const any = (value: unknown) => value as never;
+
+describe('openStore and openExistingStore', () => {
+  it.each([
+    ['a misspelt create (craete: false)', () => openStore(`file://${join(dir, 'a')}`, any({ craete: false }))],
+    ['create: a string', () => openStore(`file://${join(dir, 'b')}`, { create: any('no') })],
+    ["s3Options.conditionChecks: 'nativ'", () => openStore(`file://${join(dir, 'c')}`, { s3Options: { conditionChecks: any('nativ') } })],
+    ['the URL: not a string', () => openStore(any(new URL(`file://${join(dir, 'd')}`)))],
+    ['openExistingStore with create', () => openExistingStore(`file://${join(dir, 'e')}`, any({ create: true }))],
+  ])('%s: CONFIG, and no directory is created', async (_what, call) => {
+    await expect(call()).rejects.toMatchObject({ name: 'MemvaultError', code: 'CONFIG' });
+    for (const name of ['a', 'b', 'c', 'd', 'e']) expect(existsSync(join(dir, name))).toBe(false);
+  });
+
+  it('the valid forms still open (create: false refuses a missing directory, the default creates it)', async () => {
+    await expect(openStore(`file://${join(dir, 'f')}`, { create: false })).rejects.toMatchObject({ code: 'CONFIG' });
+    expect(existsSync(join(dir, 'f'))).toBe(false);
+    const store = await openStore(`file://${join(dir, 'f')}`);
+    expect(existsSync(join(dir, 'f'))).toBe(true);
+    await store.close();
+  });
+});
+
+describe('verifyChains fails closed on options it cannot use', () => {
+  it('a misspelt macKey, a string key or no chains: INVALID_INPUT, never a report', async () => {
+    const macKey = randomBytes(32);
+    const file = join(dir, 'audit.jsonl');
+    const logger = await createAuditLogger({ file, macKey });
+    logger.append({ type: 'expire', outcome: 'ok' });
+    await logger.close();
+    const chains = await collectFileChains([file]);
+    // The valid call checks the MACs and passes; with the wrong key it fails (so the key is used).
+    expect((await verifyChains(chains, { macKey })).ok).toBe(true);
+    expect((await verifyChains(chains, { macKey: randomBytes(32) })).ok).toBe(false);
+    for (const [options, target] of [
+      [{ mackey: macKey }, chains],
+      [{ macKey: macKey.toString('base64') }, chains],
+      [{ witnesses: 'none' }, chains],
+      [{ macKey }, { chains: 'all' }],
+    ] as const) {
+      await expect(verifyChains(any(target), any(options))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    }
+  });
+});
