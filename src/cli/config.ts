@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { defaultStoreUrl } from '../store/open.js';
+import { MemvaultError } from '../errors.js';
 
 /**
  * Configuration shared by every CLI command: flags first, then environment, then defaults.
@@ -23,7 +24,16 @@ export function storeUrlFrom(flags: StoreFlags, env: NodeJS.ProcessEnv = process
   return flags.store ?? env[ENV.store] ?? defaultStoreUrl();
 }
 
-/** Operational logs go to stderr (stdout carries command output), quiet by default. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Operational logs go to stderr (stdout carries command output), quiet by default. An unknown
+ * MEMVAULT_LOG_LEVEL is a CONFIG error (pino would throw its own, with a stack trace).
+ */
 export function cliLogger(env: NodeJS.ProcessEnv = process.env): Logger {
-  return pino({ level: env[ENV.logLevel] ?? 'warn', base: { app: 'memvault' } }, pino.destination(2));
+  const raw = env[ENV.logLevel]?.trim().toLowerCase();
+  const level = raw === undefined || raw === '' ? 'warn' : raw;
+  if (!(LOG_LEVELS as readonly string[]).includes(level))
+    throw new MemvaultError('CONFIG', `memvault: ${ENV.logLevel} must be one of ${LOG_LEVELS.join(', ')} (got '${raw?.slice(0, 32)}')`);
+  return pino({ level, base: { app: 'memvault' } }, pino.destination(2));
 }

@@ -3,6 +3,7 @@ import type { Vault } from '../memvault.js';
 import { exitWithError, type ExitCode } from './errors.js';
 import { progressBar, type Progress } from './progress.js';
 import { openExistingVault, type VaultFlags } from './vault.js';
+import { checkActor } from '../util/validate.js';
 
 /** Options every lifecycle command shares: where, who asked, where the audit record goes. */
 export function addLifecycleOptions(command: Command): Command {
@@ -36,6 +37,9 @@ export async function lifecycleAction(
 ): Promise<void> {
   const bar = progressBar(label);
   try {
+    // The same checkers as the API (src/util/validate.ts): an --actor the audit record cannot hold is refused, not dropped.
+    const actor = (flags as { actor?: unknown }).actor;
+    if (actor !== undefined) checkActor('--actor', actor);
     hooks.check?.();
     const vault = await (hooks.open ?? openExistingVault)(flags);
     let outcome: LifecycleOutcome;

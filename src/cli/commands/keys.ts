@@ -6,6 +6,7 @@ import type { VaultFlags } from '../vault.js';
 import { addLifecycleOptions, lifecycleAction } from '../lifecycle.js';
 import { validateUserId } from '../../memvault.js';
 import type { RekeyProgress, RekeyUserResult } from '../../crypto/index.js';
+import { checkNumber } from '../../util/validate.js';
 
 interface RotateFlags extends VaultFlags {
   toMasterKeyFile?: string;
@@ -105,8 +106,12 @@ export function registerKeys(program: Command): void {
       let settleMs: number | undefined;
       if (flags.settleSeconds !== undefined) {
         const seconds = Number(flags.settleSeconds);
-        if (!Number.isInteger(seconds) || seconds < 0) exitWithError(usageError('--settle-seconds must be a whole number of seconds, 0 or more'));
-        settleMs = seconds * 1000;
+        try {
+          // The API's rule for settleMs (a whole number >= 0), named by the flag.
+          settleMs = checkNumber('--settle-seconds', seconds, { integer: true, min: 0 }) * 1000;
+        } catch (error) {
+          exitWithError(error);
+        }
       }
       await lifecycleAction(
         'keys rekey',

@@ -10,6 +10,7 @@ import { openCliVault, type VaultFlags } from '../vault.js';
 import type { Vault } from '../../memvault.js';
 import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
 import { historyFromEnv } from '../../vault/history-options.js';
+import { checkDate, checkNumber } from '../../util/validate.js';
 
 /** History and restore need history on; the environment may set its retention knobs (MEMVAULT_HISTORY_*). */
 function openHistoryVault(flags: VaultFlags): Promise<Vault> {
@@ -20,7 +21,7 @@ function openHistoryVault(flags: VaultFlags): Promise<Vault> {
 function asOfFrom(value: string): Date {
   const at = new Date(value);
   if (Number.isNaN(at.getTime())) throw usageError(`--as-of ${value} is not a date (use ISO 8601, e.g. 2026-12-01T09:30:00Z)`);
-  return at;
+  return checkDate('--as-of', at);
 }
 
 interface UserFlags extends VaultFlags {
@@ -194,7 +195,8 @@ export function registerUser(program: Command): void {
       {
         check: () => {
           validateUserId(flags.user);
-          if (!Number.isSafeInteger(seq) || seq < 1) throw usageError(`--seq ${flags.seq} is not a version number`);
+          // The API's own rule for a version number (src/entry/arguments.ts), named by the flag.
+          checkNumber('--seq', seq, { integer: true, min: 1 });
         },
         open: openHistoryVault,
       },
