@@ -47,7 +47,7 @@ import { contentVersionsOf, describeKey, encodeKeyRecord, NAME_ROOT_KEY_VERSION,
 import { isUid, iterateUsers, userFilesPrefix, userKeyKey } from './layout.js';
 import { loadSodium } from './sodium.js';
 import { keyStateOf, markKeyState } from './key-state.js';
-import { newSecret, openRecordVersions, readUserRecord, type DeploymentBinding } from './wrapped-secret.js';
+import { newSecret, openRecordVersions, readUserRecord, type DeploymentBinding, type ReadUserRecord } from './wrapped-secret.js';
 import { openDeployment } from './operations.js';
 import {
   bodyHashOf,
@@ -222,7 +222,7 @@ function isPending(record: KeyRecord): boolean {
   return record.readFrom !== undefined && record.readFrom < record.keyVersion;
 }
 
-async function readRecord(ctx: Context, uid: string): Promise<{ record: KeyRecord; etag: string; lastModified: Date } | null> {
+async function readRecord(ctx: Context, uid: string): Promise<ReadUserRecord | null> {
   // Checked against the user's key state marks: a retired record put back is never re-keyed from.
   return readUserRecord(ctx.store, uid, ctx.binding);
 }
@@ -247,7 +247,8 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
       resealed,
     };
     if (!isPending(record)) return { ...base, current: 0, skipped: 0, expired: 0, failed: 0, conflicts: 0, oldVersionsDropped: true };
-    const pass = await resealPass(ctx, uid, record, (scanned, n) =>
+    // Under the marks' versions (read.usable): an object of a dropped version is never re-sealed into a current one.
+    const pass = await resealPass(ctx, uid, read.usable, (scanned, n) =>
       report({ phase: 'reseal', keyVersion: record.keyVersion, scanned, resealed: resealed + n }),
     );
     resealed += pass.resealed;

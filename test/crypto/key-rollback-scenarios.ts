@@ -119,6 +119,11 @@ export async function droppedVersionScenario(makeStore: MakeStore): Promise<void
   await ok(fresh, USER, { command: 'create', path: '/memories/after.md', file_text: 'after\n' });
   const after = (await rawObjects(store, uid)).filter((o) => o.key !== planted.key);
   expect(after.every((o) => o.version === 2)).toBe(true);
+  // A re-key run on that record (it still looks pending) does not re-seal the planted object into a
+  // current one: it cannot open it under the versions the marks allow, and says so (fail closed).
+  const rerun = await fresh.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
+  expect(rerun).toMatchObject({ keyVersion: 2, failed: 1, oldVersionsDropped: false });
+  expect(contentKeyVersion((await store.get(planted.key))!.body)).toBe(1);
   await fresh.close();
 }
 
