@@ -6,6 +6,7 @@ import type { CodecProvider } from '../crypto/user-codec.js';
 import type { ObjectStore } from '../store/port.js';
 import { createPlainCodecProvider } from '../vault/plain-codec.js';
 import type { VaultLogger } from './logger.js';
+import { MemvaultError } from '../errors.js';
 
 /**
  * Where a master key is created when none is configured. A file store: beside its data directory
@@ -51,7 +52,15 @@ export const CREATE_KEY_FILE_ENV = 'MEMVAULT_CREATE_KEY_FILE';
  */
 function mayCreateDefaultKeyFile(storeUrl: string | undefined, encrypt: EncryptionConfig, env: NodeJS.ProcessEnv = process.env): boolean {
   if (storeUrl?.startsWith('file:')) return true;
-  return encrypt.createKeyFile === true || env[CREATE_KEY_FILE_ENV] === '1';
+  return encrypt.createKeyFile === true || createKeyFileFromEnv(env);
+}
+
+/** MEMVAULT_CREATE_KEY_FILE: 1/true/yes or 0/false/no (unset: no); any other word is CONFIG, never a silent "no". */
+function createKeyFileFromEnv(env: NodeJS.ProcessEnv): boolean {
+  const raw = env[CREATE_KEY_FILE_ENV]?.trim().toLowerCase();
+  if (raw === undefined || raw === '' || ['0', 'false', 'no'].includes(raw)) return false;
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  throw new MemvaultError('CONFIG', `memvault: ${CREATE_KEY_FILE_ENV} must be 1/true or 0/false`);
 }
 
 function noKeyHintFor(defaultMasterKeyFile: string): string {
