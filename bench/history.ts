@@ -1,6 +1,7 @@
 /**
- * The history checker's long run (issue 21): 6 processes for 180 s on one bucket, kill -9 every 2
- * to 6 s, then the checker's rules (test/s3/history-checker.test.ts). Prints the run's counts
+ * The history checker's long run (issues 21, 37): 6 processes for 30 minutes on one bucket, a
+ * SIGKILL or a SIGSTOP past resumeAfterMs every 4 to 10 s, then the checker's rules
+ * (test/s3/history-checker.test.ts). Prints the run's counts
  * (operations, processes, crashes, seed, duration) as the test does.
  *
  *   MEMVAULT_S3_ENDPOINT=http://127.0.0.1:7480 npx tsx bench/history.ts
