@@ -6,7 +6,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from './names.js';
 import { listingSkipped, writeRetried } from '../telemetry/signals.js';
 import { MEMORY_ROOT } from './paths.js';
-import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, StatOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
+import type {
+  FenceMarker,
+  FencedFile,
+  FileVersion,
+  ListedFile,
+  PathState,
+  ReadOptions,
+  StatOptions,
+  UserFiles,
+  WriteCondition,
+  WriteResult,
+} from './user-files.js';
 import { MARKER_BODY, markerMetadata, markerOf, reap, REAPING_BODY_BYTES, REAPING_WAIT_MS } from '../store/fence.js';
 import { meterHistory, type HistoryTarget, type HistoryUsage } from './history-usage.js';
 import { LruMap } from '../util/lru.js';
@@ -21,7 +32,7 @@ import {
   versionKeyOf,
   versionsPrefixOf,
 } from '../store/layout.js';
-import { newestKeptSeq } from '../crypto/verified-read.js';
+import { lookAgainWhileStale, newestKeptSeq } from '../crypto/verified-read.js';
 import {
   bodyHashOf,
   checkCurrentFresh,
@@ -122,6 +133,9 @@ export function versionRecordMemo(): LruMap<string, KnownRecord> {
 /** The memo's key of a stored version: its object key and ETag. */
 const recordMemoKey = (key: string, etag: string): string => `${key}\n${etag}`;
 
+/** What a GET found at a file's key (StoreUserFiles.examine). */
+type Examined = null | { marker: FenceMarker } | { opened: { object: StoredObject; data: Uint8Array; seq: number | undefined } };
+
 /** Writes of an instance made without saying: the host's, history off (tests, tools below the vault). */
 const HOST_WRITES: VersionWriting = { actor: 'host', keepHistory: false };
 
@@ -194,6 +208,34 @@ export class StoreUserFiles implements UserFiles {
     // Freshness (docs/versions.md): the newest version the history holds, listed beside the GET.
     const checked = this.keepsHistory(path) && options.freshness !== 'write';
     const [object, newest] = await Promise.all([this.store.get(key), checked ? this.newestVersionSeq(key) : Promise.resolve(null)]);
+    let seen = { found: await this.examine(path, key, object), newest };
+    // Side by side, the two can meet another instance's write or delete half-way (the GET before it,
+    // the LIST after its version or tombstone): a mismatch is looked at again in the safe order
+    // (LIST, then GET), and only an object that stays older than its history is a put-back.
+    if (checked) {
+      const again = async () => {
+        const newer = await this.newestVersionSeq(key);
+        return { found: await this.examine(path, key, await this.store.get(key)), newest: newer };
+      };
+      seen = await lookAgainWhileStale(seen, again, ({ found, newest: n }) =>
+        found && 'opened' in found ? { etag: found.opened.object.etag, seq: found.opened.seq, newest: n } : null,
+      );
+    }
+    const found = seen.found;
+    if (!found || 'marker' in found) return found;
+    const { object: current, data, seq } = found.opened;
+    // A current version older than the newest one kept, or one without a record where the history
+    // holds any, was put back by someone else: refused, never served as current.
+    checkCurrentFresh(path, seq, seen.newest);
+    countBytesRead(data.byteLength);
+    const touched = await this.access?.afterRead(key, current);
+    const origin = current.metadata[ORIGIN_METADATA];
+    const { etag, lastModified } = touched ?? current;
+    return { file: { data, etag, lastModified, ...(origin !== undefined ? { origin } : {}) } };
+  }
+
+  /** What a GET found at a file's key: no file, a fence marker, or a file opened with its checked record number. */
+  private async examine(path: string, key: string, object: StoredObject | null): Promise<Examined> {
     if (!object) return null;
     const marker = markerOf(object.metadata);
     if (marker) return { marker: { ...marker, etag: object.etag } };
@@ -202,21 +244,19 @@ export class StoreUserFiles implements UserFiles {
     // touch by copy, before touches were conditional, that raced its fence restated the file's
     // metadata); no file is there.
     if (object.body.byteLength === 0 && this.zeroBytesIsMarker()) return { marker: { reason: 'unknown', op: '', etag: object.etag } };
-    const reloading = this.codec.ensureKeyFor?.(object.body);
-    if (reloading) await reloading;
+    await this.loadKeyFor(object);
     const data = this.codec.open(path, object.body);
     // With history off nothing is checked against the record, so it is not opened (about 15 µs of
     // CPU a read): an edit then numbers its version by the clock instead of one past this one. A
     // version this vault already knows is not opened again (VersionWriting.knownRecords).
     const seq = this.keepsHistory(path) ? this.checkedSeq(path, key, object) : undefined;
-    // A current version older than the newest one kept, or one without a record where the history
-    // holds any, was put back by someone else: refused, never served as current.
-    checkCurrentFresh(path, seq, newest);
-    countBytesRead(data.byteLength);
-    const touched = await this.access?.afterRead(key, object);
-    const origin = object.metadata[ORIGIN_METADATA];
-    const { etag, lastModified } = touched ?? object;
-    return { file: { data, etag, lastModified, ...(origin !== undefined ? { origin } : {}) } };
+    return { opened: { object, data, seq } };
+  }
+
+  /** Load the key version the object names when the codec lacks it (another instance re-keyed the user): its content and record are sealed under it. */
+  private async loadKeyFor(object: StoredObject): Promise<void> {
+    const reloading = this.codec.ensureKeyFor?.(object.body);
+    if (reloading) await reloading;
   }
 
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
@@ -296,11 +336,16 @@ export class StoreUserFiles implements UserFiles {
    */
   private async recordedSeqOf(path: string, key: string, etag: string): Promise<number | undefined> {
     const object = await this.store.get(key);
-    return object !== null && object.etag === etag ? this.noteRecordOf(path, key, object) : undefined;
+    return object !== null && object.etag === etag ? await this.noteRecordOf(path, key, object) : undefined;
   }
 
-  /** The object's checked record number, memoized; undefined when it has none or it does not open. */
-  private noteRecordOf(path: string, key: string, object: StoredObject): number | undefined {
+  /**
+   * The object's checked record number, memoized; undefined when it has none or it does not open.
+   * A key version the codec has not seen (another instance re-keyed the user) is loaded first, as a
+   * read does: else the record would not open and the tombstone would be numbered by the clock.
+   */
+  private async noteRecordOf(path: string, key: string, object: StoredObject): Promise<number | undefined> {
+    await this.loadKeyFor(object);
     try {
       return this.checkedSeq(path, key, object);
     } catch {
@@ -672,7 +717,7 @@ export class StoreUserFiles implements UserFiles {
     let head: ObjectInfo | null;
     if (options.forFence === true && this.keepsHistory(path)) {
       const object = await this.store.get(key);
-      if (object) this.noteRecordOf(path, key, object);
+      if (object) await this.noteRecordOf(path, key, object);
       head = object;
     } else head = await this.store.head(key);
     if (!head || !(await this.isLiveObject(head))) return null;
@@ -867,6 +912,7 @@ export class StoreUserFiles implements UserFiles {
   /** The number of the file's version `etag` when no memo has it (one GET): it must still be the current one. */
   private async currentSeq(path: string, key: string, etag: string): Promise<number> {
     const object = await this.store.get(key);
+    if (object && object.etag === etag) await this.loadKeyFor(object); // its record may be sealed under a key version not seen yet
     const seq = object && object.etag === etag ? this.checkedSeq(path, key, object) : undefined;
     if (seq === undefined) throw olderVersionsKeptError(path, undefined);
     return seq;
