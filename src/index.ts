@@ -22,7 +22,7 @@ export type {
 export { EXPORT_MANIFEST_NAME, EXPORT_MANIFEST_FORMAT, type ExportManifest, type ExportManifestEntry } from './crypto/operations.js';
 export type { SweepSummary, SweepProgress } from './expiry/sweep.js';
 // Wrapped with their argument checks (src/entry/functions.ts).
-export { openStore, openExistingStore, verifyChains } from './entry/functions.js';
+export { openStore, openExistingStore, verifyChains, quota, piiRedactor } from './entry/functions.js';
 export { collectFileChains, collectStoreChains, type VerifyReport, type VerifyOptions, type ChainWitness } from './audit/index.js';
 export { readCheckpointFile } from './audit/checkpoints.js';
 export { MemvaultError, type ErrorCode } from './errors.js';
@@ -36,9 +36,9 @@ export type { CodecProvider, UserCodec } from './crypto/user-codec.js';
 export type { UserFiles } from './vault/user-files.js';
 export { redact, scan, PII_TYPES, DEFAULT_PHONE_REGIONS } from './pii/index.js';
 export type { PiiType, PiiPolicy, PiiFinding, RedactOptions, RedactResult, ScanResult } from './pii/index.js';
-export { piiRedactor, redactForLog, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
+export { redactForLog, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 export { createAuditLogger, type AuditLogger, type AuditOptions } from './pipeline/audit-logger.js';
 export type { EncryptionConfig } from './crypto/index.js';
 export { FileStore } from './store/file.js';
-export { compose, defaultChain, quota, DEFAULT_QUOTA, type QuotaOptions, type ChainOptions } from './pipeline/index.js';
+export { compose, defaultChain, DEFAULT_QUOTA, type QuotaOptions, type ChainOptions } from './pipeline/index.js';
 export type { ExpiryOptions, TtlSettings } from './expiry/config.js';

@@ -8,18 +8,14 @@ import { verifyChains as verifyChainsUnchecked, type VerifyOptions, type VerifyR
 import type { CollectedChains } from '../audit/sources.js';
 import { openStore as openStoreUnchecked, type OpenStoreOptions } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
-import { checkBoolean, checkOneOf, checkOptions, ifGiven, invalidArgument } from '../util/validate.js';
+import { checkBoolean, checkOptions, ifGiven, invalidArgument } from '../util/validate.js';
+import { piiRedactor as piiRedactorUnchecked, type PiiMiddlewareOptions } from '../pipeline/pii-redactor.js';
+import { quota as quotaUnchecked, type QuotaMiddleware, type QuotaOptions } from '../pipeline/quota.js';
+import type { Middleware } from '../pipeline/context.js';
+import { checkPii, checkS3Options, QUOTA_KEYS } from './vault-options.js';
 
 const CONFIG = { code: 'CONFIG' } as const;
 const OPEN_STORE_KEYS = ['s3', 's3Options', 'env', 'create'] as const;
-const S3_OPTION_KEYS = ['conditionChecks', 'restateTagsOnReplace'] as const;
-
-/** `s3Options` of createVault and openStore. */
-export function checkS3Options(name: string, value: unknown): void {
-  const options = checkOptions(name, value, S3_OPTION_KEYS, CONFIG);
-  ifGiven(options['conditionChecks'], (c) => checkOneOf(`${name}.conditionChecks`, c, ['native', 'check-first'], CONFIG));
-  ifGiven(options['restateTagsOnReplace'], (b) => checkBoolean(`${name}.restateTagsOnReplace`, b, CONFIG));
-}
 
 function checkOpenStoreArgs(name: string, url: unknown, value: unknown, keys: readonly string[]): void {
   if (typeof url !== 'string') throw invalidArgument(`${name}: url`, "a store URL ('file:///abs/dir', 's3://bucket/prefix', 'memory:')", url, 'CONFIG');
@@ -63,4 +59,16 @@ export async function verifyChains(collected: CollectedChains, options: VerifyOp
     if (!Array.isArray(w)) throw invalidArgument('verifyChains: witnesses', 'an array of chain witnesses', w);
   });
   return verifyChainsUnchecked(collected, options);
+}
+
+/** The quota middleware for a chain of the host's own (pipeline/quota.ts); a misspelt limit is CONFIG, not the default. */
+export function quota(options: QuotaOptions = {}): QuotaMiddleware {
+  checkOptions('quota options', options, QUOTA_KEYS, CONFIG);
+  return quotaUnchecked(options);
+}
+
+/** The PII redactor middleware (pipeline/pii-redactor.ts); a misspelt type or policy is CONFIG, not the default. */
+export function piiRedactor(options?: PiiMiddlewareOptions): Middleware {
+  if (options !== undefined) checkPii(options);
+  return piiRedactorUnchecked(options);
 }

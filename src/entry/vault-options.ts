@@ -7,12 +7,12 @@
  */
 import { checkBoolean, checkFunction, checkNumber, checkOneOf, checkOptions, ifGiven, invalidArgument } from '../util/validate.js';
 import { checkExpiryTouch, checkTtlSettings } from './arguments.js';
-import { checkS3Options } from './functions.js';
 import type { TtlSettings } from '../expiry/config.js';
 import { PII_TYPES } from '../pii/types.js';
 import { DEFAULT_QUOTA } from '../pipeline/quota-options.js';
 
 const CONFIG = { code: 'CONFIG' } as const;
+const S3_OPTION_KEYS = ['conditionChecks', 'restateTagsOnReplace'] as const;
 
 export const VAULT_OPTION_KEYS = [
   'store',
@@ -40,7 +40,7 @@ const HISTORY_KEYS = ['retentionDays', 'maxVersions'] as const;
 const EXPIRY_EXTRA_KEYS = ['classOf', 'touchIntervalMs', 'now', 'onTouchError'] as const;
 const PII_KEYS = ['policy', 'allowList', 'phoneRegions', 'ipAddresses', 'pathKey'] as const;
 // The quota's numbers are resolveQuota's to check; a misspelt name would leave its limit at the default.
-const QUOTA_KEYS = [...Object.keys(DEFAULT_QUOTA), 'now', 'onInternalError'];
+export const QUOTA_KEYS = [...Object.keys(DEFAULT_QUOTA), 'now', 'onInternalError'];
 const AUDIT_KEYS = [
   'file',
   'stdout',
@@ -60,6 +60,13 @@ const AUDIT_KEYS = [
   'rawUserIdOf',
   'auditUidOf',
 ] as const;
+
+/** `s3Options` of createVault and openStore. */
+export function checkS3Options(name: string, value: unknown): void {
+  const options = checkOptions(name, value, S3_OPTION_KEYS, CONFIG);
+  ifGiven(options['conditionChecks'], (c) => checkOneOf(`${name}.conditionChecks`, c, ['native', 'check-first'], CONFIG));
+  ifGiven(options['restateTagsOnReplace'], (b) => checkBoolean(`${name}.restateTagsOnReplace`, b, CONFIG));
+}
 
 function objectOrFalse(name: string, value: unknown): value is object {
   if (value === false) return false;
@@ -90,7 +97,7 @@ function checkEncryption(value: unknown): void {
 }
 
 /** A misspelt type (`EMAILS: 'allow'`) or policy would silently leave the type at its default. */
-function checkPii(value: unknown): void {
+export function checkPii(value: unknown): void {
   if (!objectOrFalse('pii', value)) return;
   const pii = checkOptions('pii', value, PII_KEYS, CONFIG);
   ifGiven(pii['policy'], (p) => {

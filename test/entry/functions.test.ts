@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { collectFileChains, createAuditLogger, openExistingStore, openStore, verifyChains } from '../../src/index.js';
+import { collectFileChains, createAuditLogger, openExistingStore, openStore, piiRedactor, quota, verifyChains } from '../../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'memvault-functions-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,5 +54,29 @@ describe('verifyChains fails closed on options it cannot use', () => {
     ] as const) {
       await expect(verifyChains(any(target), any(options))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     }
+  });
+});
+
+describe('the middlewares a host composes itself', () => {
+  it.each([
+    ['quota: a misspelt limit', () => quota(any({ maxUserByte: 10 }))],
+    ['quota: options null', () => quota(any(null))],
+    ['piiRedactor: a misspelt type', () => piiRedactor({ policy: any({ EMAILS: 'allow' }) })],
+    ["piiRedactor: policy 'ignore'", () => piiRedactor({ policy: { EMAIL: any('ignore') } })],
+    ['piiRedactor: a misspelt option', () => piiRedactor(any({ alowList: ['ops@example.com'] }))],
+  ])('%s: CONFIG', (_what, make) => {
+    let error: unknown;
+    try {
+      make();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ name: 'MemvaultError', code: 'CONFIG' });
+  });
+
+  it('their valid options still make a middleware', () => {
+    expect(typeof quota({ maxUserBytes: 10_000 })).toBe('function');
+    expect(typeof piiRedactor({ policy: { EMAIL: 'allow' }, allowList: ['ops@example.com'] })).toBe('function');
+    expect(typeof piiRedactor()).toBe('function');
   });
 });
