@@ -80,3 +80,22 @@ describe('the middlewares a host composes itself', () => {
     expect(typeof piiRedactor()).toBe('function');
   });
 });
+
+describe('memvault/s3 createS3Store', () => {
+  it.each([
+    ["conditionChecks: 'nativ' (would skip the HEAD that RGW needs)", { url: 's3://bucket/p', conditionChecks: 'nativ' }],
+    ['a misspelt option', { url: 's3://bucket/p', conditionCheck: 'native' }],
+    ['restateTagsOnReplace: a string', { url: 's3://bucket/p', restateTagsOnReplace: 'no' }],
+    ['no url', { conditionChecks: 'native' }],
+  ])('%s: CONFIG', async (_what, options) => {
+    const { createS3Store } = await import('../../src/s3.js');
+    expect(() => createS3Store(any(options))).toThrow(expect.objectContaining({ name: 'MemvaultError', code: 'CONFIG' }) as Error);
+  });
+
+  it('valid options make a store', async () => {
+    const { createS3Store } = await import('../../src/s3.js');
+    const store = createS3Store({ url: 's3://bucket/p', s3: { region: 'us-east-1' }, conditionChecks: 'native', restateTagsOnReplace: false });
+    expect(store.kind).toBe('s3');
+    await store.close();
+  });
+});
