@@ -391,11 +391,14 @@ export class StoreUserFiles implements UserFiles {
   }
 
   /**
-   * Keep the version just written (create-only: a version key is written once). Its number taken
-   * already means the version this write replaced was not the newest (someone put an older one back
-   * and this write edited that): the newest kept version is put back in place of this write, and the
-   * command fails with the integrity error. Any other failure leaves the file written and the
-   * version missing from the history (reads accept a current version newer than the history).
+   * Keep the version just written (create-only: a version key is written once). For an edit, its
+   * number taken already means the version this write replaced was not the newest (someone put an
+   * older one back and this write edited that): the newest kept version is put back in place of this
+   * write, and the command fails with the integrity error. A write numbered by the clock replaced no
+   * version it read: its number taken is another writer's clock that gave the same number (another
+   * process), a race and no put-back, answered 'taken' (the write numbers itself again). Any other
+   * failure leaves the file written and the version missing from the history (reads accept a
+   * current version newer than the history).
    */
   private async keepVersion(
     path: string,
@@ -404,21 +407,23 @@ export class StoreUserFiles implements UserFiles {
     body: Uint8Array,
     metadata: Record<string, string>,
     etag: string,
+    numberedByClock: boolean,
     prepared?: Promise<PreparedCreate>,
-  ): Promise<void> {
+  ): Promise<'kept' | 'taken'> {
     const versionKey = versionKeyOf(this.codec.uid, key, seq);
     try {
       await this.publishVersion({ versionKey, body, metadata }, prepared);
       this.ownVersions.set(etag, versionKey);
-      return;
+      return 'kept';
     } catch (error) {
-      if (!(error instanceof PreconditionFailedError)) return;
+      if (!(error instanceof PreconditionFailedError)) return 'kept';
     }
     const there = await this.store.get(versionKey).catch(() => null);
     if (there && there.metadata[VERSION_METADATA] === metadata[VERSION_METADATA]) {
       this.ownVersions.set(etag, versionKey); // our own write, whose answer was lost
-      return;
+      return 'kept';
     }
+    if (numberedByClock) return 'taken';
     await this.putBackNewest(key, etag).catch(() => undefined);
     throw staleVersionError(path);
   }
@@ -534,7 +539,7 @@ export class StoreUserFiles implements UserFiles {
       // newest number, listed beside the two, tells (docs/versions.md, "Sequence numbers").
       const [check, kept, newest] = await Promise.allSettled([
         checked ? this.takeBackOnConflict(path, key, result.etag) : Promise.resolve(null),
-        history ? this.keepVersion(path, key, seq, body, metadata!, result.etag, preparedNow) : Promise.resolve(),
+        history ? this.keepVersion(path, key, seq, body, metadata!, result.etag, known === undefined, preparedNow) : Promise.resolve('kept' as const),
         history && known === undefined ? this.newestVersionSeq(key) : Promise.resolve(null),
       ]);
       // A version that found its number taken has put the newest kept version back already: that
@@ -546,7 +551,10 @@ export class StoreUserFiles implements UserFiles {
       if (conflict?.takenBack && history) await this.dropOwnVersion(key, seq, result.etag, metadata![VERSION_METADATA]!);
       if (!conflict) {
         countBytesWritten(data.byteLength);
-        const above = newest.status === 'fulfilled' && newest.value !== null && newest.value > seq ? newest.value : undefined;
+        const listed = newest.status === 'fulfilled' ? newest.value : null;
+        // Its number taken by another writer's clock: numbered again above it (and what was listed).
+        const taken = kept.status === 'fulfilled' && kept.value === 'taken';
+        const above = taken ? Math.max(listed ?? seq, seq) : listed !== null && listed > seq ? listed : undefined;
         const final = (above !== undefined ? await this.renumber(path, key, body, fields, tags, result.etag, above) : null) ?? {
           etag: result.etag,
           seq,
