@@ -49,6 +49,7 @@ import {
   checkVerifyKeysArgs,
 } from './entry/arguments.js';
 import { createHistoryApi } from './entry/history-api.js';
+import { sweepRenameFinisher } from './entry/stopped-renames.js';
 import { checkVaultOptions } from './entry/vault-options.js';
 import type { LifecycleOptions, RekeyCallOptions, Vault, VaultOptions } from './entry/vault-types.js';
 
@@ -304,6 +305,8 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     );
   };
 
+  // The sweep finishes the directory renames it meets stopped part-way (src/entry/stopped-renames.ts).
+  const finisher = sweepRenameFinisher(codec, observedStore, { expiry, onUnreadable, keepHistory: !!history, knownRecords, limits: vaultOptions.limits });
   const expire: Vault['expire'] = async (options = {}) => {
     checkExpireArgs(options);
     const fromVault = vaultOptions.expiry;
@@ -330,6 +333,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
           ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
           ...(options.deleter ? { deleter: options.deleter } : {}),
           ...(audit && !options.dryRun ? { audit } : {}),
+          ...(finisher ? { finishStoppedRenames: finisher } : {}),
           onProgress: (p) => {
             counts['scanned'] = p.scanned;
             counts['expired'] = p.expired;

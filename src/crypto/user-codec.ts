@@ -57,6 +57,11 @@ export interface CodecProvider {
   pathId(uid: string, path: string): string;
   /** The codec of one user; may read or create the user's wrapped data key on first use. */
   forUser(userId: string): Promise<UserCodec>;
+  /**
+   * The codec of a user known only by the store uid a listing shows (the sweeper's finishing of
+   * stopped renames); never creates a user. Absent: such a user cannot be opened by uid.
+   */
+  forUid?(uid: string): Promise<UserCodec>;
   /** The deployment's audit MAC key (32 bytes), when the codec has a deployment secret (encrypted stores). */
   auditMacKey?(): Uint8Array;
   /** Wipe cached key material. */

@@ -49,6 +49,8 @@ export function createPlainCodecProvider(): CodecProvider {
   return {
     mode: 'plain',
     forUser: async (userId: string) => new PlainUserCodec(plainUid(userId)),
+    // The codec depends on the uid alone (names are only escaped).
+    forUid: async (uid: string) => new PlainUserCodec(uid),
     pathId: (uid: string, path: string) => createHmac('sha256', PLAIN_UID_KEY).update(`path\u0000${uid}\u0000${path}`, 'utf8').digest('base64url').slice(0, 22),
     close: async () => {},
   };

@@ -59,6 +59,21 @@ describe('the sweeper finishes stopped directory renames', () => {
     await store.close();
   }, 120_000);
 
+  it("vault.expire hands the sweep its own finisher (the codec's forUid): a killed rename is finished by the vault's sweep", async () => {
+    const { store, url } = await fileStore();
+    const user = 'swept-by-vault';
+    await seed(store, user);
+    await killPartWay(url, user, 'fence', 20);
+    // Names are plain in these tests (the pausing kit finds the requests by their keys); an encrypted
+    // vault's codec provider has forUid too, and the same finisher uses it.
+    const vault = await createVault({ store: new PausingStore(store, { deleteExactly: true }), encryption: false, expiry: { ttlDays: 30 } });
+    expect((await places(vault, user)).both, 'files at both places after the kill').toBeGreaterThan(0);
+    expect(await vault.expire()).toMatchObject({ renamesFinished: 1, errors: 0 });
+    expect(await places(vault, user)).toEqual({ both: 0, lost: 0, oldOnly: 0 });
+    await vault.close();
+    await store.close();
+  }, 120_000);
+
   it('a rename whose runner is alive (paused, and its journal fresh) is left to it', async () => {
     const { store } = await fileStore();
     const user = 'swept-paused';
