@@ -89,6 +89,12 @@ export function makeS3Store(prefix: string, options: { conditionChecks?: Conditi
  * keys; every one is emptied and closed after the suite (the shared bucket is left as found).
  */
 export function suiteStores(label: string): () => Promise<S3Store> {
+  const next = suiteStoresWithUrl(label);
+  return async () => (await next()).store;
+}
+
+/** As suiteStores, with each store's URL (for requests of the test's own: an S3 deleter, an admin client). */
+export function suiteStoresWithUrl(label: string): () => Promise<{ store: S3Store; url: string }> {
   const opened: S3Store[] = [];
   afterAll(async () => {
     for (const store of opened) {
@@ -97,9 +103,10 @@ export function suiteStores(label: string): () => Promise<S3Store> {
     }
   }, 300_000);
   return async () => {
-    const store = makeS3Store(`${label}/${opened.length + 1}`);
+    const prefix = `${label}/${opened.length + 1}`;
+    const store = makeS3Store(prefix);
     opened.push(store);
-    return store;
+    return { store, url: s3Url(prefix) };
   };
 }
 

@@ -8,28 +8,20 @@ import { GetObjectTaggingCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, it } from 'vitest';
 import { parseS3Url, type S3Store } from '../../src/store/s3.js';
 import { editHeldPastATouch, touchesAgainstInserts, touchHeldPastAnEdit, type TagsOf } from '../kit/touch-race.js';
-import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3ClientConfig, s3SkipReason, s3Url } from './helpers.js';
+import { recordS3SuiteRun, s3Available, s3ClientConfig, s3SkipReason, suiteStoresWithUrl } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
 
 describe.skipIf(!s3Available())(`a touch racing an edit on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  const opened: S3Store[] = [];
+  const nextStore = suiteStoresWithUrl('touch-race');
   let admin: S3Client | undefined;
-  afterAll(async () => {
-    for (const store of opened) {
-      await emptyStore(store);
-      await store.close();
-    }
-    admin?.destroy();
-  }, 300_000);
+  afterAll(() => admin?.destroy());
 
   async function setup(): Promise<{ store: S3Store; tagsOf: TagsOf }> {
     admin ??= new S3Client(s3ClientConfig());
     const client = admin;
-    const label = `touch-race/${opened.length + 1}`;
-    const store = makeS3Store(label);
-    opened.push(store);
-    const { bucket, prefix } = parseS3Url(s3Url(label));
+    const { store, url } = await nextStore();
+    const { bucket, prefix } = parseS3Url(url);
     const tagsOf: TagsOf = async (key) => {
       const { TagSet } = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: `${prefix}/${key}` }));
       return Object.fromEntries((TagSet ?? []).map((t) => [t.Key!, t.Value!]));
