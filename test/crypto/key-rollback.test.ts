@@ -3,37 +3,16 @@
  * rename) on the memory and the directory (file) store; test/s3/key-rollback.test.ts runs the same
  * scenarios on radosgw.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeAll, describe, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 import { loadSodium } from '../../src/crypto/sodium.js';
-import { MemoryStore } from '../../src/store/memory.js';
-import { openStore } from '../../src/store/open.js';
-import type { ObjectStore } from '../../src/store/port.js';
 import { droppedVersionScenario, keyLoadCostScenario, retiredRecordScenario, staleInstanceScenario } from './key-rollback-scenarios.js';
-import type { Clock } from './rekey-scenarios.js';
+import { rekeyStores } from './rekey-scenarios.js';
 
 beforeAll(async () => {
   await loadSodium();
 });
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
-});
-
-const stores: Array<[string, (clock: Clock) => Promise<ObjectStore>]> = [
-  ['memory', async (clock) => new MemoryStore(clock.date)],
-  [
-    'file',
-    async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'memvault-key-rollback-'));
-      dirs.push(dir);
-      return openStore(`file:${join(dir, 'data')}`);
-    },
-  ],
-];
+const stores = rekeyStores('key-rollback');
 
 describe.each(stores)('key records never move backwards, on the %s store', (_name, makeStore) => {
   it('the pre-re-key record put back is INTEGRITY for a fresh instance, the re-keying one and the re-key', () => retiredRecordScenario(makeStore), 60_000);

@@ -3,7 +3,10 @@
  * (test/s3/rekey.test.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect } from 'vitest';
 import { auditPseudonymsOf } from '../../src/audit/pseudonyms.js';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { contentKeyVersion } from '../../src/crypto/format.js';
@@ -11,7 +14,8 @@ import { decodeKeyRecord } from '../../src/crypto/key-provider.js';
 import { userKeyKey, userPrefix } from '../../src/crypto/layout.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { createVault, type Vault } from '../../src/memvault.js';
-import type { MemoryStore } from '../../src/store/memory.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { openStore } from '../../src/store/open.js';
 import { listAll, type ObjectStore } from '../../src/store/port.js';
 import { VERSION_METADATA } from '../../src/crypto/version-record-format.js';
 import { HookedStore } from './helpers.js';
@@ -295,4 +299,26 @@ export async function historyScenario(makeStore: (clock: Clock) => Promise<Objec
   expect((await sealedVersions(store, uid)).every((o) => (o.body ?? 2) === 2 && (o.record ?? 2) === 2)).toBe(true);
   await vault.close();
   await fresh.close();
+}
+
+/**
+ * The stores the re-key suites run on, by name: a MemoryStore on the scenario's clock, and a file
+ * store in a fresh directory (removed after each test). Call at a test file's top level.
+ */
+export function rekeyStores(label: string): Array<[string, (clock: Clock) => Promise<ObjectStore>]> {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+  });
+  return [
+    ['memory', async (clock) => new MemoryStore(clock.date)],
+    [
+      'file',
+      async () => {
+        const dir = await mkdtemp(join(tmpdir(), `memvault-${label}-`));
+        dirs.push(dir);
+        return openStore(`file:${join(dir, 'data')}`);
+      },
+    ],
+  ];
 }

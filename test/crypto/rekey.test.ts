@@ -18,8 +18,6 @@ import { rotateKeys, verifyKeys } from '../../src/crypto/operations.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { openStore } from '../../src/store/open.js';
-import type { ObjectStore } from '../../src/store/port.js';
 import { FaultyStore } from '../faulty-store.js';
 import { createKmsKeyProvider } from '../../src/crypto/kms-key.js';
 import { rekeyUid } from '../../src/crypto/rekey.js';
@@ -27,6 +25,7 @@ import { KmsStandIn, STAND_IN_KEY_ID } from './kms-stand-in.js';
 import {
   Clock,
   concurrentEditsScenario,
+  rekeyStores,
   FILES,
   historyScenario,
   instance,
@@ -61,17 +60,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-const stores: Array<[string, (clock: Clock) => Promise<ObjectStore>]> = [
-  ['memory', async (clock) => new MemoryStore(clock.date)],
-  [
-    'file',
-    async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'memvault-rekey-'));
-      dirs.push(dir);
-      return openStore(`file:${join(dir, 'data')}`);
-    },
-  ],
-];
+const stores = rekeyStores('rekey');
 
 describe.each(stores)('re-keying on the %s store', (_name, makeStore) => {
   it(
