@@ -81,10 +81,14 @@ function expectCleanError(result: CommandResult, context: string): void {
 }
 
 /** Runs `step` for k = 1, 2, ... with a few steps in flight, until a step's fault no longer fires. */
-async function everyStep(total: number, step: (k: number) => Promise<void>): Promise<void> {
+async function everyStep(total: number, step: (k: number) => Promise<void>, stride = 1): Promise<void> {
   let next = 1;
   const worker = async (): Promise<void> => {
-    while (next <= total) await step(next++);
+    while (next <= total) {
+      const k = next;
+      next += stride;
+      await step(k);
+    }
   };
   await Promise.all(Array.from({ length: PARALLEL_STEPS }, worker));
 }
@@ -238,45 +242,51 @@ describe.skipIf(!s3Available())(`crash at every step of a ${FILES}-file director
       const remove = { command: 'delete', path: '/memories/src' };
       const total = await requestsOf(remove);
       const again = Object.keys(SOURCE).map((name) => `/memories/src/${name}`);
-      await everyStep(total, async (k) => {
-        const store = freshStore();
-        await seed(store);
-        const faulty = new FaultyStore(store);
-        const vault = await openVault(faulty);
-        const racing = await openVault(store);
-        await vault.run(U, { command: 'view', path: '/memories/keep.md' });
-        await racing.run(U, { command: 'view', path: '/memories/keep.md' });
-        faulty.failAt(k);
-        // Another process creates the names while the delete runs and crashes.
-        await Promise.all([vault.run(U, remove), ...again.map((path) => racing.run(U, { command: 'create', path, file_text: `racing ${path}\n` }))]);
-        faulty.disarm();
-        await vault.close();
-        await racing.close();
-        const context = `crash at request ${k} of ${total}`;
-        const reader = await openVault(store, { restarted: true });
-        for (const path of again)
-          expect(String((await reader.run(U, { command: 'view', path })).content), `${context}: ${path}`).not.toMatch(/integrity|did not open|older version/i);
-        await reader.close();
-        // Another process makes every name again over whatever the crash left (a file, a fence marker, nothing).
-        const creator = await openVault(store, { restarted: true });
-        for (const path of again)
-          expect(await creator.run(U, { command: 'create', path, file_text: `again ${path}\n` }), `${context}: create ${path}`).toMatchObject({
-            isError: false,
-          });
-        const state = await allFiles(creator);
-        for (const path of again) expect(state.get(path), `${context}: ${path}`).toBe(`again ${path}\n`);
-        for (const path of again) expect((await creator.history(U, path)).versions[0]?.size, `${context}: history of ${path}`).toBe(`again ${path}\n`.length);
-        const exported = await creator.exportUser(U);
-        exported.stream.resume();
-        await expect(exported.done, `${context}: export`).resolves.toMatchObject({ files: FILES + 1 });
-        // The delete run again takes them; the export still works.
-        expect(await creator.run(U, remove), `${context}: delete again`).toMatchObject({ isError: false });
-        expect([...(await allFiles(creator)).keys()], `${context}: after the rerun`).toEqual(['/memories/keep.md']);
-        const last = await creator.exportUser(U);
-        last.stream.resume();
-        await expect(last.done, `${context}: export after`).resolves.toMatchObject({ files: 1 });
-        await creator.close();
-      });
+      await everyStep(
+        total,
+        async (k) => {
+          const store = freshStore();
+          await seed(store);
+          const faulty = new FaultyStore(store);
+          const vault = await openVault(faulty);
+          const racing = await openVault(store);
+          await vault.run(U, { command: 'view', path: '/memories/keep.md' });
+          await racing.run(U, { command: 'view', path: '/memories/keep.md' });
+          faulty.failAt(k);
+          // Another process creates the names while the delete runs and crashes.
+          await Promise.all([vault.run(U, remove), ...again.map((path) => racing.run(U, { command: 'create', path, file_text: `racing ${path}\n` }))]);
+          faulty.disarm();
+          await vault.close();
+          await racing.close();
+          const context = `crash at request ${k} of ${total}`;
+          const reader = await openVault(store, { restarted: true });
+          for (const path of again)
+            expect(String((await reader.run(U, { command: 'view', path })).content), `${context}: ${path}`).not.toMatch(
+              /integrity|did not open|older version/i,
+            );
+          await reader.close();
+          // Another process makes every name again over whatever the crash left (a file, a fence marker, nothing).
+          const creator = await openVault(store, { restarted: true });
+          for (const path of again)
+            expect(await creator.run(U, { command: 'create', path, file_text: `again ${path}\n` }), `${context}: create ${path}`).toMatchObject({
+              isError: false,
+            });
+          const state = await allFiles(creator);
+          for (const path of again) expect(state.get(path), `${context}: ${path}`).toBe(`again ${path}\n`);
+          for (const path of again) expect((await creator.history(U, path)).versions[0]?.size, `${context}: history of ${path}`).toBe(`again ${path}\n`.length);
+          const exported = await creator.exportUser(U);
+          exported.stream.resume();
+          await expect(exported.done, `${context}: export`).resolves.toMatchObject({ files: FILES + 1 });
+          // The delete run again takes them; the export still works.
+          expect(await creator.run(U, remove), `${context}: delete again`).toMatchObject({ isError: false });
+          expect([...(await allFiles(creator)).keys()], `${context}: after the rerun`).toEqual(['/memories/keep.md']);
+          const last = await creator.exportUser(U);
+          last.stream.resume();
+          await expect(last.done, `${context}: export after`).resolves.toMatchObject({ files: 1 });
+          await creator.close();
+        },
+        3, // every third crash point: the delete case above crashes at every one; this one adds the racing creates
+      );
     },
   );
 });
