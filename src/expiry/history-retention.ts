@@ -43,6 +43,13 @@ export class HistoryPruner {
   private group: { fileKey: string; index: number; orphan: boolean } | undefined;
   /** A resumed sweep starts inside a user whose file keys lie behind it: nothing is judged by their absence. */
   private filesUnknown = false;
+  /**
+   * The newest LastModified the listing has shown: the store's own "now", as far as this sweep knows.
+   * An orphan's age is measured against it as well as against asOf, so that a sweep whose clock runs
+   * ahead (a dry run for next week, a test) never takes a version written during its listing (its
+   * file written after the listing passed it) for an old orphan.
+   */
+  private newestSeen = -Infinity;
 
   constructor(
     private readonly retention: HistoryRetention | undefined,
@@ -77,6 +84,11 @@ export class HistoryPruner {
     this.expired.set(key, lastModified.getTime());
   }
 
+  /** Every listed object's LastModified, in listing order. */
+  noteTime(lastModified: Date): void {
+    this.newestSeen = Math.max(this.newestSeen, lastModified.getTime());
+  }
+
   /** Whether a key is a version key (it then goes to `shouldDrop`). */
   isVersion(uid: string, key: string): boolean {
     return parseVersionKey(uid, key) !== null;
@@ -91,7 +103,8 @@ export class HistoryPruner {
     const index = same ? this.group!.index + 1 : 0;
     // The newest version decides whether the file's end was recorded: a tombstone is empty.
     const exists = this.filesUnknown || this.files.has(parsed.fileKey);
-    const orphan = same ? this.group!.orphan : !exists && size > 0 && this.asOf.getTime() - lastModified.getTime() > this.graceMs;
+    const storeNow = Math.min(this.asOf.getTime(), this.newestSeen);
+    const orphan = same ? this.group!.orphan : !exists && size > 0 && storeNow - lastModified.getTime() > this.graceMs;
     this.group = { fileKey: parsed.fileKey, index, orphan };
     const expiredAt = this.expired.get(parsed.fileKey);
     if ((expiredAt !== undefined && lastModified.getTime() <= expiredAt + VERSION_LAG_MS) || orphan) return true;

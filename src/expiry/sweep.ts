@@ -270,6 +270,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   if (!(Number.isInteger(checkpointEvery) && checkpointEvery >= 1)) throw new MemvaultError('CONFIG', 'expire: checkpointEvery must be a whole number >= 1');
   for await (const object of listAll(options.store, USERS_PREFIX, options.pageSize ?? 1000, startAfter)) {
     lastKey = object.key;
+    pruner.noteTime(object.lastModified);
     const parsed = parseUserKey(object.key);
     if (parsed.uid !== undefined) {
       if (user?.uid !== parsed.uid) {

@@ -22,8 +22,11 @@ export const RESUME_AFTER_MS = 2_000;
 /** How far back a restore goes: to a moment up to this long before it starts. */
 export const RESTORE_BACK_MS = 3_000;
 
-/** The clock of the workers' expiry and of their sweeps: a day ahead, less the idle time. */
+/** The clock of the workers' expiry: a day ahead, less the idle time (a file idle that long is expired to them). */
 export const sweepClock = (): Date => new Date(Date.now() + TTL_DAYS * 86_400_000 - SWEEP_IDLE_MS);
+/** The sweeps' grace: they delete a file idle SWEEP_IDLE_MS (their clock runs this much further ahead), and an orphaned version only once it is this old. */
+export const SWEEP_GRACE_MS = 5_000;
+export const sweeperClock = (): Date => new Date(sweepClock().getTime() + SWEEP_GRACE_MS);
 
 export type Op =
   | { kind: 'insert'; path: string; token: string }

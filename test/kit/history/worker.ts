@@ -15,7 +15,7 @@ import { createVault } from '../../../src/index.js';
 import { s3Deleter, storeDeleter, type ConditionalDeleter } from '../../../src/expiry/deleter.js';
 import { sweep } from '../../../src/expiry/sweep.js';
 import { parseS3Url, s3ConfigFromEnv, type S3Store } from '../../../src/store/s3.js';
-import { nextOp, RESUME_AFTER_MS, rng, sweepClock, TOUCH_INTERVAL_MS, TTL_DAYS, USER, type LogRecord, type Op } from './model.js';
+import { nextOp, RESUME_AFTER_MS, rng, SWEEP_GRACE_MS, sweepClock, sweeperClock, TOUCH_INTERVAL_MS, TTL_DAYS, USER, type LogRecord, type Op } from './model.js';
 
 const [url, proc, seedArg, stopFile, logFile] = process.argv.slice(2);
 const masterKey = process.env.MEMVAULT_TEST_MASTER_KEY;
@@ -44,7 +44,7 @@ const deleter: ConditionalDeleter = onS3
 
 async function apply(op: Op): Promise<{ ok: boolean; code?: string; content?: string }> {
   if (op.kind === 'sweep') {
-    const summary = await sweep({ store, ttl: { ttlDays: TTL_DAYS }, now: sweepClock, graceMs: 0, deleter });
+    const summary = await sweep({ store, ttl: { ttlDays: TTL_DAYS }, now: sweeperClock, graceMs: SWEEP_GRACE_MS, deleter });
     return { ok: summary.errors === 0, content: JSON.stringify({ expired: summary.expired, changed: summary.changedDuringSweep }) };
   }
   // Old key versions are dropped once every instance has re-read the record: the settle time is the
