@@ -44,3 +44,16 @@ export async function viaHandler(vault: Vault, user: string, input: { command: '
     throw error;
   }
 }
+
+/** Writes `source` (name -> text) under /memories/src and a bystander /memories/keep.md, as the host (the directory commands' tests). */
+export async function seedSource(vault: Vault, user: string, source: Record<string, string>): Promise<void> {
+  const files = await vault.files(user);
+  await Promise.all(Object.entries(source).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))));
+  await files.write('/memories/keep.md', new TextEncoder().encode('not involved\n'));
+}
+
+/** A file's text as the host reads it, or null when none is there. */
+export async function textAt(vault: Vault, user: string, path: string): Promise<string | null> {
+  const file = await (await vault.files(user)).read(path);
+  return file ? Buffer.from(file.data).toString('utf8') : null;
+}

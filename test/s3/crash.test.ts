@@ -18,6 +18,7 @@ import type { S3Store } from '../../src/store/s3.js';
 import { RESERVED_DIR } from '../../src/tool/commands/tree.js';
 import { FaultyStore } from '../faulty-store.js';
 import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3SkipReason } from './helpers.js';
+import { seedSource, textAt } from '../kit/vault.js';
 
 recordS3SuiteRun(import.meta.url);
 
@@ -55,15 +56,8 @@ function openVault(store: FaultyStore | S3Store, options: { restarted?: boolean 
 
 async function seed(store: S3Store): Promise<void> {
   const vault = await openVault(store);
-  const files = await vault.files(U);
-  await Promise.all(Object.entries(SOURCE).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))));
-  await files.write('/memories/keep.md', new TextEncoder().encode('not involved\n'));
+  await seedSource(vault, U, SOURCE);
   await vault.close();
-}
-
-async function textAt(vault: Vault, path: string): Promise<string | null> {
-  const file = await (await vault.files(U)).read(path);
-  return file ? Buffer.from(file.data).toString('utf8') : null;
 }
 
 /** Every file of the user, decrypted (reserved bookkeeping included, under its own name). */
@@ -71,7 +65,7 @@ async function allFiles(vault: Vault): Promise<Map<string, string>> {
   const files = await vault.files(U);
   const paths: string[] = [];
   for await (const f of files.listFiles('/memories')) paths.push(f.path);
-  const texts = await Promise.all(paths.map((p) => textAt(vault, p)));
+  const texts = await Promise.all(paths.map((p) => textAt(vault, U, p)));
   return new Map(paths.map((p, i) => [p, texts[i]!]));
 }
 

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
 import type { ObjectStore } from '../../src/store/port.js';
 import { PausingStore, type PausePoint } from './pausing-store.js';
+import { seedSource, textAt } from '../kit/vault.js';
 
 const U = 'paused-user';
 const FILES = 60;
@@ -26,15 +27,8 @@ const SOURCE = Object.fromEntries(Array.from({ length: FILES }, (_, i) => [`f${S
 
 async function seed(store: ObjectStore): Promise<void> {
   const vault = await createVault({ store: new PausingStore(store), encryption: false }); // (a wrapper: the store stays open)
-  const files = await vault.files(U);
-  await Promise.all(Object.entries(SOURCE).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))));
-  await files.write('/memories/keep.md', new TextEncoder().encode('not involved\n'));
+  await seedSource(vault, U, SOURCE);
   await vault.close();
-}
-
-async function textAt(vault: Vault, path: string): Promise<string | null> {
-  const file = await (await vault.files(U)).read(path);
-  return file ? Buffer.from(file.data).toString('utf8') : null;
 }
 
 /** Every file of the rename at exactly one place, whole: its new one. */
@@ -42,7 +36,7 @@ async function expectAllMovedOnce(vault: Vault): Promise<void> {
   const lost: string[] = [];
   const twice: string[] = [];
   for (const [name, text] of Object.entries(SOURCE)) {
-    const [old, moved] = await Promise.all([textAt(vault, `/memories/src/${name}`), textAt(vault, `/memories/dst/${name}`)]);
+    const [old, moved] = await Promise.all([textAt(vault, U, `/memories/src/${name}`), textAt(vault, U, `/memories/dst/${name}`)]);
     if (moved !== text) lost.push(name);
     if (old !== null) twice.push(name);
   }
