@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { withoutHostPaths } from './host-paths.mjs';
 import { incrementalFileOf } from './targets.mjs';
 
@@ -107,9 +108,105 @@ export function scoreOf(target, report) {
 const sha = (text) => createHash('sha256').update(text).digest('hex');
 
 /**
- * What the committed report does not cover: a mutated file or a covering test file whose content
- * differs from the source recorded in the report, or that the report lacks. Empty: the report is
- * the result for the current code.
+ * TypeScript's compiler (a devDependency), loaded on first use: a copy of these scripts outside the
+ * repository (test/lint/mutation-gate.test.ts) has none, and there two sources are the same only
+ * when their text is.
+ */
+let typescript;
+function loadTypescript() {
+  if (typescript === undefined) {
+    try {
+      typescript = createRequire(import.meta.url)('typescript');
+    } catch {
+      typescript = null;
+    }
+  }
+  return typescript;
+}
+
+/**
+ * A fingerprint of a source file that a reformat does not change and any change to the code does:
+ * the sha-256 of its syntax tree (each node's kind, entered and left), its tokens (kind and text;
+ * a string literal by its value, so that a change of quotes is not a change), and its comments
+ * (with their runs of whitespace made one space). Whitespace between tokens is not in it, nor a
+ * trailing comma before a closing bracket (Prettier adds one when it breaks a list across lines,
+ * and removes it when the list fits on one). Comments are kept: a `// Stryker disable` comment
+ * changes which mutants run, and a `@ts-expect-error` what compiles. The tree is kept so that two
+ * texts with the same tokens that parse differently (a line break after `return`) differ.
+ * Undefined when TypeScript cannot be loaded (the caller then compares the texts).
+ */
+export function sourceFingerprint(file, text) {
+  const ts = loadTypescript();
+  if (!ts) return undefined;
+  const kind = /\.[cm]?jsx?$/.test(file) ? ts.ScriptKind.JS : file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
+  const trivia = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard);
+  const closers = new Set([ts.SyntaxKind.CloseParenToken, ts.SyntaxKind.CloseBracketToken, ts.SyntaxKind.CloseBraceToken, ts.SyntaxKind.GreaterThanToken]);
+  // A type member's `;` or `,` (Prettier puts one after the last member when it breaks the type).
+  const separators = new Set([ts.SyntaxKind.SemicolonToken, ts.SyntaxKind.CommaToken]);
+  // Parentheses around the whole operand of `return`, `throw` or an arrow's body, which Prettier
+  // adds when it breaks the expression: they change nothing there (the tree is kept, so an object
+  // literal body still differs from a block).
+  const redundantParens = (node) =>
+    ts.isParenthesizedExpression(node) &&
+    (ts.isReturnStatement(node.parent) || ts.isThrowStatement(node.parent) || (ts.isArrowFunction(node.parent) && node.parent.body === node));
+  // A leading `|` or `&` before a union's or intersection's first member (Prettier writes one when it
+  // puts each member on its own line).
+  const leading = new Set([ts.SyntaxKind.BarToken, ts.SyntaxKind.AmpersandToken]);
+  const optionalToken = (node, child, children) =>
+    (ts.isTypeElement(node) && child === children.at(-1) && separators.has(child.kind)) ||
+    (node.kind === ts.SyntaxKind.SyntaxList &&
+      (ts.isUnionTypeNode(node.parent) || ts.isIntersectionTypeNode(node.parent)) &&
+      child === children[0] &&
+      leading.has(child.kind));
+  const entries = [];
+  let lastComma = -1; // the index of a comma token with nothing but comments and tree marks after it
+  let end = 0; // where the previous token ended: what lies between it and the next one is trivia
+  const comments = (from, to) => {
+    trivia.setText(text, from, to - from);
+    for (let t = trivia.scan(); t !== ts.SyntaxKind.EndOfFileToken; t = trivia.scan()) {
+      if (t === ts.SyntaxKind.SingleLineCommentTrivia || t === ts.SyntaxKind.MultiLineCommentTrivia) {
+        entries.push(`#${trivia.getTokenText().replace(/\s+/g, ' ').trim()}`);
+      }
+    }
+  };
+  const token = (node) => {
+    const start = node.getStart(source);
+    comments(end, start);
+    end = node.end;
+    if (node.kind === ts.SyntaxKind.EndOfFileToken) return;
+    if (closers.has(node.kind) && lastComma >= 0) entries[lastComma] = undefined;
+    lastComma = node.kind === ts.SyntaxKind.CommaToken ? entries.length : -1;
+    const value = node.kind === ts.SyntaxKind.StringLiteral ? JSON.stringify(node.text) : text.slice(start, node.end);
+    entries.push(`${node.kind} ${value}`);
+  };
+  const visit = (node) => {
+    if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return; // read as comments
+    const children = node.getChildren(source);
+    if (children.length === 0) {
+      if (node.end > node.getStart(source) || node.kind === ts.SyntaxKind.EndOfFileToken) token(node);
+      return;
+    }
+    if (redundantParens(node)) return visit(node.expression);
+    entries.push(`(${node.kind}`);
+    for (const child of children) if (!optionalToken(node, child, children)) visit(child);
+    entries.push(')');
+  };
+  visit(source);
+  return sha(entries.filter((e) => e !== undefined).join('\n'));
+}
+
+/** Whether two versions of a file are the same code: the same text, or the same fingerprint. */
+export function sameCode(file, recorded, current) {
+  if (recorded === current) return true;
+  const before = sourceFingerprint(file, recorded);
+  return before !== undefined && before === sourceFingerprint(file, current);
+}
+
+/**
+ * What the committed report does not cover: a mutated file or a covering test file whose code
+ * differs from the source recorded in the report (by sourceFingerprint: a Prettier run changes no
+ * code), or that the report lacks. Empty: the report is the result for the current code.
  */
 export function staleFiles(target, report) {
   if (!report) return ['(no report)'];
@@ -117,14 +214,14 @@ export function staleFiles(target, report) {
   const sources = globSync(target.mutate).sort();
   for (const file of sources) {
     const recorded = report.files[file]?.source;
-    if (recorded === undefined || sha(recorded) !== sha(readFileSync(file, 'utf8'))) stale.push(file);
+    if (recorded === undefined || !sameCode(file, recorded, readFileSync(file, 'utf8'))) stale.push(file);
   }
   for (const file of Object.keys(report.files)) if (!sources.includes(file)) stale.push(`${file} (gone)`);
   const tests = globSync(target.tests).sort();
   const recordedTests = report.testFiles ?? {};
   for (const file of tests) {
     const recorded = recordedTests[file]?.source;
-    if (recorded === undefined || sha(recorded) !== sha(readFileSync(file, 'utf8'))) stale.push(file);
+    if (recorded === undefined || !sameCode(file, recorded, readFileSync(file, 'utf8'))) stale.push(file);
   }
   return stale;
 }
