@@ -14,9 +14,8 @@ export default tseslint.config(
       'infra/node_modules/',
       '.cache/',
       'test/package/consumer/',
-      '**/*.js',
-      '**/*.cjs',
-      '**/*.mjs',
+      '.stryker-tmp/',
+      'reports/',
     ],
   },
   js.configs.recommended,
@@ -28,6 +27,38 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     extends: [tseslint.configs.recommendedTypeChecked],
     rules: { '@typescript-eslint/require-await': 'off' },
+  },
+  // The JavaScript tooling (the mutation harness, the layer check, the Stryker and bench configs):
+  // the recommended rules, with Node's globals, and the promise rules typed through the project
+  // service's default project (these files are in no tsconfig).
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    languageOptions: {
+      parserOptions: {
+        tsconfigRootDir: import.meta.dirname,
+        projectService: {
+          allowDefaultProject: ['*.js', '*.mjs', '*.cjs', 'scripts/*.mjs', 'scripts/mutation/*.mjs', 'bench/import/*.mjs'],
+          maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 32,
+        },
+      },
+      globals: Object.fromEntries(
+        ['process', 'console', 'Buffer', 'URL', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'structuredClone'].map((name) => [
+          name,
+          'readonly',
+        ]),
+      ),
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+    },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['**/*.ts'],
