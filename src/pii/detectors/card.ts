@@ -1,10 +1,10 @@
-import { codeAt, isDigit, isWordChar, luhnValid } from '../chars.js';
+import { codeAt, isAsciiLetter, isDigit, isWordChar, luhnValid } from '../chars.js';
 import type { Candidate, Detector } from '../types.js';
 
 export const CARD_PRIORITY = 80;
 
 // Prefilter: four digits, then (after at most one separator) a fifth — every card layout opens so.
-const DIGIT_RUN_START = /\d{4}(?:[ -]|\r?\n)?\d/g;
+const DIGIT_RUN_START = /\d{4}(?:[ .-]|\r?\n)?\d/g;
 
 /** Issuer prefixes (IIN ranges) and lengths of the networks people actually paste. */
 export function knownIssuer(digits: string): boolean {
@@ -31,8 +31,10 @@ export function knownIssuer(digits: string): boolean {
 }
 
 /**
- * A card number is 12-19 digits (as its network allows), optionally in groups split by one space or one dash (the same
- * separator throughout), Luhn-valid, with a known issuer prefix, and not part of a longer number.
+ * A card number is 12-19 digits (as its network allows), optionally in groups split by one space, one dash or one dot
+ * (the same separator throughout: "4111.1111.1111.1111" is how several European and Latin American locales print
+ * it), Luhn-valid, with a known issuer prefix, and not part of a longer number. A number glued to a word by '-' or
+ * '_' ("card-4111…", "scan_4111….pdf") is still one: the word is a label, not more digits.
  */
 export const detectCards: Detector = (text: string, _config, out: Candidate[]) => {
   DIGIT_RUN_START.lastIndex = 0;
@@ -51,7 +53,7 @@ export const detectCards: Detector = (text: string, _config, out: Candidate[]) =
  */
 function scanCard(text: string, start: number, out: Candidate[]): number {
   const before = codeAt(text, start - 1);
-  if (isWordChar(before) || before === 46 || before === 45) return skipRun(text, start);
+  if ((isWordChar(before) || before === 46 || before === 45) && !gluedToWord(text, start - 1, -1)) return skipRun(text, start);
   let i = start;
   let digits = '';
   let separator = -1;
@@ -68,7 +70,7 @@ function scanCard(text: string, start: number, out: Candidate[]): number {
     // Printed cards open with a group of four and never use groups shorter than three
     // (4-4-4-4, 4-6-5, 4-6-4, 4-4-4-4-3); "4 4 4 4" is not a card and ends the run here.
     const groupOk = groupEnds.length === 0 ? groupLength === 4 : groupLength >= 3;
-    if ((c === 32 || c === 45) && groupOk && isDigit(codeAt(text, i + 1)) && (separator === -1 || separator === c)) {
+    if ((c === 32 || c === 45 || c === 46) && groupOk && isDigit(codeAt(text, i + 1)) && (separator === -1 || separator === c)) {
       groupLength = 0;
       groupEnds.push({ offset: i, digitCount: digits.length });
       separator = c;
@@ -91,7 +93,7 @@ function scanCard(text: string, start: number, out: Candidate[]): number {
     const { offset, digitCount } = groupEnds[g] as { offset: number; digitCount: number };
     if (digitCount < 12 || digitCount > 19) continue;
     const after = codeAt(text, offset);
-    if (isWordChar(after) || (after === 46 && isDigit(codeAt(text, offset + 1)))) continue;
+    if ((isWordChar(after) && !gluedToWord(text, offset, 1)) || (after === 46 && isDigit(codeAt(text, offset + 1)))) continue;
     const number = digits.slice(0, digitCount);
     if (knownIssuer(number) && luhnValid(number) && !repetitive(number)) {
       out.push({ type: 'CREDIT_CARD', start, end: offset, priority: CARD_PRIORITY });
@@ -99,6 +101,15 @@ function scanCard(text: string, start: number, out: Candidate[]): number {
     }
   }
   return skipRun(text, start);
+}
+
+/**
+ * A '-' or '_' at `at` with a letter on its far side ("card-", "_receipt"): a label glued to the
+ * number, as in file names. A digit there would make it part of a longer number.
+ */
+function gluedToWord(text: string, at: number, farSide: -1 | 1): boolean {
+  const c = codeAt(text, at);
+  return (c === 45 || c === 95) && isAsciiLetter(codeAt(text, at + farSide));
 }
 
 /** Offset just past the digits (only digits: a separated neighbour may still start a card). */
