@@ -856,7 +856,7 @@ export const targets = [
   },
   {
     name: 'pii-email-ssn',
-    mutate: ['src/pii/detectors/email.ts', 'src/pii/detectors/ssn.ts', 'src/pii/detectors/postal.ts'],
+    mutate: ['src/pii/detectors/email.ts', 'src/pii/detectors/ssn.ts', 'src/pii/detectors/postal.ts', 'src/pii/detectors/table.ts'],
     tests: ['test/pii/detectors.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/email*.mutation.test.ts', 'test/pii/ssn*.mutation.test.ts'],
     threshold: 85,
     equivalent: [],

@@ -2,13 +2,22 @@ import { codeAt, hasContextBefore, isDigit, isWordChar } from '../chars.js';
 import type { Candidate, Detector } from '../types.js';
 import { IDENTIFIER_BEFORE, isNationalPhoneAsGrouped, PHONE_CONTEXT } from './phone.js';
 import { isPostalCode } from './postal.js';
+import { headerOfCell, newHeaderCache } from './table.js';
 
 export const SSN_PRIORITY = 60;
 
 // Bounded quantifiers and a fixed shape: at most a handful of steps per start position. Groups 1-4:
 // XXX-XX-XXXX, XXX XX XXXX, XXX.XX.XXXX and nine bare digits; 5-7: Presidio's XXX-XXXXXX; 8-10:
 // its XXXXX-XXXX, which is also the ZIP+4 shape.
-const SSN_SHAPE = /(?<![\w.\-/:,])(?:(\d{3})([- .]?)(\d{2})\2(\d{4})|(\d{3})-(\d{2})(\d{4})|(\d{3})(\d{2})-(\d{4}))(?![\w]|[.\-/:,]\d)/g;
+// A ',' on either side is let through here and settled in the loop: a CSV cell under an SSN
+// header is one ("Jane,234-56-7890"), other digits after a comma are part of a longer number.
+const SSN_SHAPE = /(?<![\w.\-/:])(?:(\d{3})([- .]?)(\d{2})\2(\d{4})|(\d{3})-(\d{2})(\d{4})|(\d{3})(\d{2})-(\d{4}))(?![\w]|[.\-/:]\d)/g;
+
+// A table column's header that says SSN ("ssn", "employee_ssn", "Social Security No.").
+// ... and one that names another number: the column's cells are that, however SSN-like their digits.
+const OTHER_NUMBER_HEADER =
+  /order|ticket|invoice|ref|\bid\b|_id\b|\bno\b|\bnr\b|case|booking|tracking|serial|sku|part|item|article|model|account|acct|\bpo\b|batch|\blot\b|build|job|version|isbn|phone|\btel|fax|mobile|\bcell|zip|postal|plz|passport|licen[cs]e|imei|\bvat\b|amount|total|price|qty|quantity|code|number|\bnum\b|#/i;
+const SSN_HEADER = /ssn|social[\s_-]*security|soc\.?[\s_-]*sec|ss#|sozialversicherung|seguro[\s_-]*social|taxpayer|\btin\b/i;
 
 // Context for numbers not written in the canonical XXX-XX-XXXX form.
 const SSN_CONTEXT =
@@ -56,6 +65,7 @@ function knownInvalid(digits: string): boolean {
  */
 export const detectSsns: Detector = (text: string, config, out: Candidate[]) => {
   SSN_SHAPE.lastIndex = 0;
+  const headers = newHeaderCache();
   let m: RegExpExecArray | null;
   while ((m = SSN_SHAPE.exec(text)) !== null) {
     const whole = m[0];
@@ -68,7 +78,13 @@ export const detectSsns: Detector = (text: string, config, out: Candidate[]) => 
     if (!validSsnParts(area, group, serial)) continue;
     const start = m.index;
     const end = start + whole.length;
-    const context = hasContextBefore(text, start, 48, SSN_CONTEXT);
+    // In a table, the column's header is the context word the cell has none of beside it.
+    const header = headerOfCell(text, start, end, headers);
+    const inSsnColumn = header !== undefined && SSN_HEADER.test(header);
+    const inOtherColumn = header !== undefined && !inSsnColumn && OTHER_NUMBER_HEADER.test(header);
+    const commaBefore = codeAt(text, start - 1) === 44;
+    if ((commaBefore || (codeAt(text, end) === 44 && isDigit(codeAt(text, end + 1)))) && !inSsnColumn) continue;
+    const context = inSsnColumn || hasContextBefore(text, start, 48, SSN_CONTEXT);
     const canonical = !dashed36 && !zipShape && sep === '-';
     // XXXXX-XXXX is also how ZIP+4 codes are written: not after a state code or a postal word.
     if (zipShape && !context && isPostalCode(text, start)) continue;
@@ -77,7 +93,7 @@ export const detectSsns: Detector = (text: string, config, out: Candidate[]) => 
       // 078051121", "Tel. 078 05 1123", "Kundennummer 100234567", "#636521579"), and not the
       // numbers that were never issued.
       const before = text.slice(Math.max(0, start - 24), start);
-      if (OTHER_NUMBER_BEFORE.test(before) || IDENTIFIER_BEFORE.test(before) || hasContextBefore(text, start, 24, PHONE_CONTEXT)) continue;
+      if (inOtherColumn || OTHER_NUMBER_BEFORE.test(before) || IDENTIFIER_BEFORE.test(before) || hasContextBefore(text, start, 24, PHONE_CONTEXT)) continue;
       if (knownInvalid(area + group + serial)) continue;
       // "030-123456" is how Berlin numbers are printed: a 3-6 form that a configured region prints
       // with just these groups is a phone number. A valid number printed otherwise there
