@@ -258,7 +258,8 @@ function truncatedBodyEnd(text: string, bodyStart: number, limit: number): numbe
   return end;
 }
 
-// scheme://user:password@host — the password is the secret. Anchored on the literal "://" so
+// scheme://user:password@host — the password is the secret; also with no user, as Redis URLs give
+// the password alone (redis://:password@host). Anchored on the literal "://" so
 // ordinary words cost nothing.
 // The user part is read whole, however long (a bound here once let a password after a user of 129
 // characters through); it cannot hold '/', so it ends before the next "://" and no two starts read
@@ -267,11 +268,16 @@ function truncatedBodyEnd(text: string, bodyStart: number, limit: number): numbe
 // The password may itself hold '@', '?' or '#' when people paste it unencoded: it runs to the last
 // '@' before the host (the run of characters other than whitespace and '/'), however long. Each
 // run ends at the next "://" (it holds a '/'), so every character is read at most twice.
-const URL_USER = /:\/\/[^\s:@/?#]+:(?!\/\/)/g;
+const URL_USER = /:\/\/[^\s:@/?#]*:(?!\/\/)/g;
 
-/** The pattern's former class `[^\s/]`: not whitespace, not '/' (control characters run on, as they did). */
+/**
+ * The pattern's former class `[^\s/]`: not whitespace, not '/' (control characters run on, as they
+ * did); nor a quote or an angle bracket, which close the URL in code and markup
+ * (`"https://host:8000";@x`, `<https://host:8000>@x`): a password pasted unencoded into a URL does
+ * not hold them, the shell and the markup would have cut it there.
+ */
 function isUrlPasswordChar(c: number): boolean {
-  return c >= 0 && c !== 47 && !isSpace(c);
+  return c >= 0 && c !== 47 && c !== 34 && c !== 39 && c !== 96 && c !== 60 && c !== 62 && !isSpace(c);
 }
 
 function detectUrlPasswords(text: string, out: Candidate[]): void {
@@ -391,12 +397,13 @@ function detectAwsSecretsNearKeyIds(text: string, keyIdEnds: number[], out: Cand
 // which need no case folding: one case-insensitive alternation over mixed scripts is several times
 // slower in V8.
 export const KEYWORDS =
-  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key|sourcegraph|sumo(?:logic)?(?![a-z])|(?<=[a-z0-9])[_-]?key(?![a-z])/gi;
-const KEYWORDS_CJK = /パスワード|暗証番号|トークン|シークレット/g;
+  /passw(?:or)?d|passwd|\bpwd|passphrase|\bpass\b|kennwort|passwort|mot de passe|contrase[nñ]a|senha|has[łl]o|wachtwoord|l[öo]senord|adgangskode|passord|salasana|\bheslo|jelsz[óo]|пароль|secret|token|api[_ -]?key|apikey|access[_ -]?key|private[_ -]?key|signing[_ -]?key|auth[_ -]?key|encryption[_ -]?key|master[_ -]?key|license[_ -]?key|credentials?|clave|schl[uü]ssel|\bcl[eé](?![a-z])|account[_ -]?key|shared[_ -]?access[_ -]?key|subscription[_ -]?key|consumer[_ -]?key|client[_ -]?key|app[_ -]?key|session[_ -]?key|storage[_ -]?key|sourcegraph|sumo(?:logic)?(?![a-z])|(?<=[a-z0-9])[_-]?key(?![a-z])/gi;
+const KEYWORDS_CJK = /パスワード|暗証番号|トークン|シークレット|密码|密碼|비밀번호/g;
 
 const PUBLIC_KEY_NAME = /public|(?:^|[_-])pub(?:[_-]|key)|publishable/i;
 
-const PASSWORD_WORD = /pass|kennwort|passwort|contraseñ|contrasen|パスワード|暗証|pwd/i;
+const PASSWORD_WORD =
+  /pass|kennwort|passwort|contraseñ|contrasen|senha|has[łl]o|wachtwoord|l[öo]senord|adgangskode|passord|salasana|heslo|jelsz[óo]|пароль|パスワード|暗証|密码|密碼|비밀번호|pwd/i;
 
 // A key name that describes something about the secret rather than holding it.
 const DESCRIPTIVE_KEY =
@@ -546,7 +553,8 @@ function detectAssignments(text: string, out: Candidate[]): void {
 // first letters are common ones). Every keyword holds one of these few anchors no more than
 // MAX_ANCHOR_OFFSET characters after its start ("shared access key": 'key' after 14), so the
 // anchors are searched (one cheap pass) and the keywords tried only at the positions before each.
-const KEYWORD_ANCHORS = /pass|pwd|kennwort|mot de passe|contrase|secret|token|key|credential|clave|schl|cl[eé]|sourcegraph|sumo/gi;
+const KEYWORD_ANCHORS =
+  /pass|pwd|kennwort|mot de passe|contrase|senha|has[łl]o|wachtwoord|l[öo]senord|adgangskode|salasana|heslo|jelsz|пароль|secret|token|key|credential|clave|schl|cl[eé]|sourcegraph|sumo/gi;
 const MAX_ANCHOR_OFFSET = 14;
 const KEYWORD_AT = new RegExp(KEYWORDS.source, 'iy');
 
