@@ -77,7 +77,11 @@ const DATE_PREFIX = /^(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./]|(?:0?[1-9]|[1
 const YEAR_RANGE = /^(?:19|20)\d\d ?[-/] ?(?:19|20)?\d\d$/;
 const CURRENCY_BEFORE = /(?:€|\$|£|¥|\beur|\busd|\bgbp|\bchf|\bjpy|\bcad|\baud)\s?$/i;
 export const IDENTIFIER_BEFORE =
-  /\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|isbn|issn|ean|account|acct|po|batch|lot|build|job|bestell\w*|rechnung\w*|auftrag\w*|kunden\w*|vertrag\w*|commande|facture|dossier|pedido|factura|referencia|expediente)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*$|(?:注文|番号|伝票)[:：\s]*$/i;
+  /\b(?:order|ticket|invoice|ref|reference|id|no|nr|case|booking|tracking|serial|sku|part|model|item|article|isbn|issn|ean|account|acct|po|batch|lot|build|job|bestell\w*|rechnung\w*|auftrag\w*|kunden\w*|vertrag\w*|commande|facture|dossier|pedido|factura|referencia|expediente)\.?\s*(?:number|no\.?|nr\.?|n°|#|id)?\s*[:#=]?\s*$|(?:注文|番号|伝票)[:：\s]*$/i;
+// A Brazilian mobile as Brazil prints it: the two-digit area code in brackets, the ninth digit 9,
+// then 4-4 ("(11) 98765-4321"). No other plan writes numbers so; checked in BR even when BR is not
+// among the configured regions.
+const BR_MOBILE = /^\(\d\d\) ?9\d{4}-\d{4}$/;
 const CURRENCY_AFTER = /^\s?(?:€|\$|£|¥|eur\b|usd\b|gbp\b|chf\b|jpy\b|euros?\b|dollars?\b|円|%)/i;
 
 interface Group {
@@ -238,6 +242,7 @@ function acceptable(
   if (after === 44 && isDigit(codeAt(text, end + 1)) && isDigit(codeAt(text, end + 2)) && isDigit(codeAt(text, end + 3)) && !isDigit(codeAt(text, end + 4)))
     return false;
   if (after === 37) return false; // 12 345 678%
+  if (paren && !plus && BR_MOBILE.test(text.slice(start, end))) return parsePhoneNumberFromString(text.slice(start, end), 'BR')?.isValid() === true;
   // Cheapest test first: without '+', the digits must fit some configured region's plan at all
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
   // The context regexes are the next most costly step: each runs at most once, when needed (no
@@ -270,7 +275,9 @@ function acceptable(
     // 3.14159265, 1.234.567 and 10.0.0.1 are numbers, amounts and addresses.
     if (groupSizes.length === 2) return false;
     if (groupSizes.slice(1).every((n) => n === 3) && (groupSizes[0] ?? 0) <= 3) return false;
-    if (groupSizes.length === 4 && groupSizes.every((n) => n <= 3)) return false;
+    // ... but "02.123.45.67", "0475.12.34.56" are how Belgium prints its numbers: a leading 0 and
+    // nine digits or more is no address.
+    if (groupSizes.length === 4 && groupSizes.every((n) => n <= 3) && !(raw.charCodeAt(0) === 48 && digitCount >= 9)) return false;
   }
   if (mixedSeparators && !plus && !paren && raw.includes('/') && raw.includes('.')) return false;
   if (!plus) {
