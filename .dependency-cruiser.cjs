@@ -7,7 +7,7 @@
 const LAYERS = [
   // Entry points: the CLI, then the library roots and the Lambda handler.
   { name: 'cli', path: '^src/cli/' },
-  { name: 'entry', path: '^src/(memvault|index|s3)\\.ts$|^src/(entry|lambda)/' },
+  { name: 'entry', path: '^src/(memvault|index|s3|chain|verify|pii)\\.ts$|^src/(entry|lambda)/' },
   // Operator checks of a deployment (storage, keys, lifecycle): doctor.
   { name: 'doctor', path: '^src/doctor/' },
   // The chain: middlewares and compose (the audit logger and its command records live here).

@@ -1,3 +1,9 @@
+/**
+ * The package root: what a host needs to give Claude's memory tool a store. `createVault` and the
+ * types of its options and results, the errors, the store port and the stores. The middleware
+ * chain's parts are in `memvault/chain`, the audit trail's verification in `memvault/verify`, PII
+ * detection in `memvault/pii`, the S3 adapter in `memvault/s3` (CHANGELOG.md lists what moved).
+ */
 export {
   createVault,
   validateUserId,
@@ -9,36 +15,32 @@ export {
   type UserExport,
   type ExpireOptions,
 } from './memvault.js';
-export type {
-  ForgetResult,
-  ForgetProgress,
-  ExportResult,
-  ExportProgress,
-  RotationResult,
-  RotationProgress,
-  KeySourceConfig,
-  KeyProvider,
-} from './crypto/index.js';
-export { EXPORT_MANIFEST_NAME, EXPORT_MANIFEST_FORMAT, type ExportManifest, type ExportManifestEntry } from './crypto/operations.js';
+export type { ForgetResult, ForgetProgress, RotationResult, RotationProgress, KeySourceConfig, KeyProvider, EncryptionConfig } from './crypto/index.js';
+export {
+  EXPORT_MANIFEST_NAME,
+  EXPORT_MANIFEST_FORMAT,
+  type ExportManifest,
+  type ExportManifestEntry,
+  type ExportResult,
+  type ExportProgress,
+} from './lifecycle/export-archive.js';
 export type { SweepSummary, SweepProgress } from './expiry/sweep.js';
-// Wrapped with their argument checks (src/entry/functions.ts).
-export { openStore, openExistingStore, verifyChains, quota, piiRedactor } from './entry/functions.js';
-export { collectFileChains, collectStoreChains, type VerifyReport, type VerifyOptions, type ChainWitness } from './audit/index.js';
-export { readCheckpointFile } from './audit/checkpoints.js';
-export { MemvaultError, type ErrorCode } from './errors.js';
-export type { ObjectStore, ObjectInfo, StoredObject, PutOptions, CopyOptions, ListPage, ListOptions } from './store/port.js';
-export { PreconditionFailedError, listAll } from './store/port.js';
-export { MemoryStore } from './store/memory.js';
-export type { Middleware, CommandContext, CommandResult, CommandStats, Next } from './pipeline/context.js';
-export { canonicalizePath } from './pipeline/path-guard.js';
-export type { MemoryCommand, ResultContent } from './tool/types.js';
-export type { CodecProvider, UserCodec } from './crypto/user-codec.js';
-export type { UserFiles } from './vault/user-files.js';
-export { redact, scan, PII_TYPES, DEFAULT_PHONE_REGIONS } from './pii/index.js';
-export type { PiiType, PiiPolicy, PiiFinding, RedactOptions, RedactResult, ScanResult } from './pii/index.js';
-export { redactForLog, type PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
-export { createAuditLogger, type AuditLogger, type AuditOptions } from './pipeline/audit-logger.js';
-export type { EncryptionConfig } from './crypto/index.js';
-export { FileStore } from './store/file.js';
-export { compose, defaultChain, DEFAULT_QUOTA, type QuotaOptions, type ChainOptions } from './pipeline/index.js';
 export type { ExpiryOptions, TtlSettings } from './expiry/config.js';
+// The types VaultOptions and Vault name: `quota`, `pii` and `middlewares`, what `run` takes and
+// returns, what `files` gives.
+export type { QuotaOptions } from './pipeline/quota.js';
+export type { Middleware, CommandResult } from './pipeline/context.js';
+export type { UserFiles } from './vault/user-files.js';
+export type { PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
+export type { MemoryCommand, ResultContent } from './tool/types.js';
+export { MemvaultError, type ErrorCode } from './errors.js';
+// The environment, for hosts that want it (the library never reads process.env by itself): docs/configuration.md.
+export { fromEnv, type EnvVaultOptions } from './config/from-env.js';
+// The store port (a store of your own implements ObjectStore) and the stores: openStore takes a
+// URL (file://, s3://, memory:); the S3 adapter itself is in memvault/s3.
+export type { ObjectStore, ObjectInfo, StoredObject, PutOptions, CopyOptions, ListPage, ListOptions } from './store/port.js';
+export { PreconditionFailedError } from './store/port.js';
+// Wrapped with their argument checks (src/entry/functions.ts).
+export { openStore, openExistingStore } from './entry/functions.js';
+export { MemoryStore } from './store/memory.js';
+export { FileStore } from './store/file.js';

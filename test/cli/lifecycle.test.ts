@@ -14,16 +14,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // CLI processes (tsx) are slow to start on a loaded machine.
 vi.setConfig({ testTimeout: 180_000 });
-import {
-  collectFileChains,
-  createVault,
-  EXPORT_MANIFEST_NAME,
-  MemoryStore,
-  verifyChains,
-  type ExportManifest,
-  type ObjectStore,
-  type Vault,
-} from '../../src/index.js';
+import { createVault, EXPORT_MANIFEST_NAME, MemoryStore, type ExportManifest, type ObjectStore, type Vault } from '../../src/index.js';
+import { collectFileChains, verifyChains } from '../../src/verify.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { FaultyStore } from '../faulty-store.js';
 import { ONE_LINE, runCli } from './helpers.js';

@@ -8,7 +8,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { collectFileChains, createAuditLogger, openExistingStore, openStore, piiRedactor, quota, verifyChains } from '../../src/index.js';
+import { openExistingStore, openStore } from '../../src/index.js';
+import { createAuditLogger, piiRedactor, quota } from '../../src/chain.js';
+import { collectFileChains, verifyChains } from '../../src/verify.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'memvault-functions-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

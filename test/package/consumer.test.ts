@@ -113,7 +113,7 @@ describe('memvault installed from its tarball into a consumer app', () => {
           skipLibCheck: false,
           ...options,
         },
-        files: ['src/app.ts', 'node_modules/memvault/dist/index.d.ts'],
+        files: ['src/app.ts', ...['index', 'chain', 'verify', 'pii'].map((entry) => `node_modules/memvault/dist/${entry}.d.ts`)],
       };
       const file = `tsconfig.${String(options['moduleResolution'])}.${String(options['esModuleInterop'])}.json`;
       await writeFile(join(project, file), JSON.stringify(config));
@@ -171,6 +171,41 @@ describe('memvault installed from its tarball into a consumer app', () => {
     expect(out.s3Commands.length).toBeGreaterThan(0);
     expect(out.s3Commands[0]).toMatch(/Command$/);
   }, 120_000);
+
+  it('the root exports what a host needs; the chain, verification and PII are on their subpaths', async () => {
+    const script = [
+      "const names = async (entry) => Object.keys(await import(entry)).sort().join(',');",
+      'const out = {};',
+      "for (const entry of ['memvault', 'memvault/chain', 'memvault/verify', 'memvault/pii']) out[entry] = await names(entry);",
+      'process.stdout.write(JSON.stringify(out));',
+    ].join('\n');
+    const { stdout } = await sh(process.execPath, ['--input-type=module', '-e', script], project);
+    const out = JSON.parse(stdout) as Record<string, string>;
+    expect(out['memvault']?.split(',')).toEqual([
+      'EXPORT_MANIFEST_FORMAT',
+      'EXPORT_MANIFEST_NAME',
+      'FileStore',
+      'MemoryStore',
+      'MemvaultError',
+      'PreconditionFailedError',
+      'createVault',
+      'openExistingStore',
+      'openStore',
+      'validateUserId',
+    ]);
+    expect(out['memvault/chain']?.split(',')).toEqual([
+      'DEFAULT_QUOTA',
+      'canonicalizePath',
+      'compose',
+      'createAuditLogger',
+      'defaultChain',
+      'piiRedactor',
+      'quota',
+      'redactForLog',
+    ]);
+    expect(out['memvault/verify']?.split(',')).toEqual(['collectFileChains', 'collectStoreChains', 'readCheckpointFile', 'verifyChains']);
+    expect(out['memvault/pii']?.split(',')).toEqual(['DEFAULT_PHONE_REGIONS', 'PII_TYPES', 'redact', 'scan']);
+  });
 
   it('require("memvault") loads the ESM build on Node ≥ 22.12 (require of ES modules)', async () => {
     const script = "const m = require('memvault'); process.stdout.write(typeof m.createVault);";
