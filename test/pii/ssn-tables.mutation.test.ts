@@ -91,7 +91,7 @@ describe('table context (headerOfCell)', () => {
     const cache = newHeaderCache();
     const at = (v: string) => text.indexOf(v);
     expect(headerOfCell(text, at('x'), at('x') + 1, cache)).toBe('b');
-    expect(cache.headerStart).toBe(0);
+    expect(cache.get(44)).toEqual({ lineStart: text.indexOf('1,x'), headerStart: 0 });
     expect(headerOfCell(text, at('z'), at('z') + 1, cache)).toBe('b');
     expect(headerOfCell(text, at('3'), at('3') + 1, cache)).toBe('a');
   });

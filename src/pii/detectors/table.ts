@@ -5,18 +5,15 @@
  * Markdown table's `|---|` rule under it is not a row.
  *
  * Linear: the lines between the cell and the last line already resolved are walked once (the
- * cache carries the block's header from one cell to the next), so a 1 MB CSV costs one pass.
+ * cache carries the block's header from one cell to the next, per delimiter, so cells that
+ * alternate between delimiters do not walk the block again), so a 1 MB CSV costs one pass.
  */
 
-export interface HeaderCache {
-  /** Start of the last line whose header was found, and that header line's start. */
-  lineStart: number;
-  headerStart: number;
-  delimiter: number;
-}
+/** Per delimiter: the start of the last line whose header was found, and that header line's start. */
+export type HeaderCache = Map<number, { lineStart: number; headerStart: number }>;
 
 export function newHeaderCache(): HeaderCache {
-  return { lineStart: -1, headerStart: -1, delimiter: -1 };
+  return new Map();
 }
 
 const MAX_HEADER_CELL = 64;
@@ -103,11 +100,12 @@ export function headerOfCell(text: string, start: number, end: number, cache: He
 
 /** Start of the first line of the block of lines that hold `delimiter`, ending at the line at `lineStart`. */
 function headerLine(text: string, lineStart: number, delimiter: number, cache: HeaderCache): number {
+  const known = cache.get(delimiter);
   let header = lineStart;
   let at = lineStart;
   while (at > 0) {
-    if (at === cache.lineStart && delimiter === cache.delimiter) {
-      header = cache.headerStart;
+    if (at === known?.lineStart) {
+      header = known.headerStart;
       break;
     }
     const prev = lineStartOf(text, at - 1);
@@ -116,8 +114,6 @@ function headerLine(text: string, lineStart: number, delimiter: number, cache: H
     if (!(delimiter === 124 && isRule(text, prev, prevEnd))) header = prev;
     at = prev;
   }
-  cache.lineStart = lineStart;
-  cache.headerStart = header;
-  cache.delimiter = delimiter;
+  cache.set(delimiter, { lineStart, headerStart: header });
   return header;
 }
