@@ -60,7 +60,7 @@ const MAX_LENGTH = 26; // "+1 (415) 555-0132" plus generous spacing
 const MIN_DIGITS = 7;
 
 export const PHONE_CONTEXT =
-  /(?:phone|\btel\b|\btel\.|\bcall|mobile|\bcell|\bfax|whatsapp|\bsms|\btext\b|\bring\b|contact|\bdial|telefon|\bhandy|rufnummer|nummer|anruf|t[ée]l[ée]phone|\bt[ée]l\b|portable|appel|num[ée]ro|tel[ée]fono|m[óo]vil|celular|llam|cellulare|電話|携帯|連絡|☎|📞|\bmy\s+(?!id\b|tax\b|vat\b)(?:[a-z]{2,3}\s+)?number\b)/i;
+  /(?:phone|\btel\b|\btel\.|\bcall|mobile|\bcell|\bfax|whatsapp|\bsms|\btext\b|\bring\b|contact|\bdial|telefon|\bhandy|rufnummer|nummer|anruf|t[ée]l[ée]phone|\bt[ée]l\b|portable|appel|num[ée]ro|tel[ée]fono|m[óo]vil|celular|llam|cellulare|電話|携帯|連絡|☎|📞)/i;
 
 // For a national number of any region the word must say phone, not just "number" or "contact"
 // ("Kundennummer 748692, Vertrag 8069-712"), and stand close before it.
