@@ -27,6 +27,8 @@ const LAYERS = [
   // Leaves that any layer may use: PII detection, telemetry hooks.
   { name: 'pii', path: '^src/pii/' },
   { name: 'telemetry', path: '^src/telemetry/' },
+  // The one table of environment variables and its readers (fromEnv): parsing only, no feature code.
+  { name: 'config', path: '^src/config/' },
   // The bottom: typed errors and shared primitives.
   { name: 'base', path: '^src/(errors\\.ts$|util/)' },
 ];

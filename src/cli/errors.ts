@@ -1,3 +1,4 @@
+import { readEnv } from '../config/env.js';
 import { CommanderError, InvalidArgumentError } from 'commander';
 import { isMemvaultError, type ErrorCode } from '../errors.js';
 
@@ -56,7 +57,7 @@ export function errorLine(error: unknown): string {
 /** Report an error as one line and return its exit code; the stack only with MEMVAULT_DEBUG. */
 export function reportError(error: unknown, write: (text: string) => void = (t) => void process.stderr.write(t)): ExitCode {
   write(errorLine(error));
-  if (process.env['MEMVAULT_DEBUG'] && error instanceof Error && error.stack) write(`${error.stack}\n`);
+  if (readEnv(process.env, 'debug') !== undefined && error instanceof Error && error.stack) write(`${error.stack}\n`);
   return exitCodeOf(error);
 }
 

@@ -1,3 +1,4 @@
+import { readEnv } from '../config/env.js';
 import { createEncryptionFromConfig, type Encryption } from '../crypto/index.js';
 import { Closers } from '../entry/closers.js';
 import { defaultMasterKeyFileFor } from '../entry/encryption.js';
@@ -40,7 +41,7 @@ export async function openStoreWithEncryption(url: string, env: NodeJS.ProcessEn
         store,
         config: store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {},
         env,
-        defaultMasterKeyFile: defaultMasterKeyFileFor(url, env),
+        defaultMasterKeyFile: defaultMasterKeyFileFor(url, readEnv(env, 'home')),
         create: false,
       }),
       (e) => e.close(),

@@ -1,7 +1,6 @@
-import { expiryOptionsFromEnv } from '../expiry/config.js';
+import { fromEnv } from '../config/from-env.js';
 import { createVault, type Vault, type VaultOptions } from '../memvault.js';
-import { historyFromEnv } from '../vault/history-options.js';
-import { cliLogger, ENV, storeUrlFrom, type StoreFlags } from './config.js';
+import { cliLogger, storeUrlFrom, type StoreFlags } from './config.js';
 
 export interface VaultFlags extends StoreFlags {
   auditFile?: string;
@@ -9,28 +8,21 @@ export interface VaultFlags extends StoreFlags {
 }
 
 /**
- * The vault a CLI command works on, configured from flags and environment. The S3 client settings
- * (MEMVAULT_S3_*) are read by createVault's store resolver, as for every other command.
+ * The vault a CLI command works on: flags over the environment's options (fromEnv: store, S3 client,
+ * keys, idle expiry with its touch interval, file history, audit files), then `extra`.
  */
-export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOptions> = {}): Promise<Vault> {
-  const logger = cliLogger();
-  const auditFile = flags.auditFile ?? process.env[ENV.auditFile];
-  const checkpointFile = flags.auditCheckpoints ?? process.env[ENV.auditCheckpointFile];
-  // The same TTL settings as the sweeper (MEMVAULT_TTL_DAYS, MEMVAULT_TTL_CLASSES): a file the
-  // sweeper would delete is already absent for the commands; MEMVAULT_TOUCH_INTERVAL_HOURS sets how
-  // often a read touches a file (default: a day, or half the shortest TTL).
-  const expiry = expiryOptionsFromEnv();
-  // File history (docs/versions.md): on by default; MEMVAULT_HISTORY=0 turns it off, MEMVAULT_HISTORY_DAYS
-  // and MEMVAULT_HISTORY_VERSIONS set its retention.
-  const history = historyFromEnv();
+export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOptions> = {}, env: NodeJS.ProcessEnv = process.env): Promise<Vault> {
+  const logger = cliLogger(env);
+  const { audit: envAudit, ...options } = fromEnv(env);
+  const auditFile = flags.auditFile ?? envAudit?.file;
+  const checkpointFile = flags.auditCheckpoints ?? envAudit?.checkpoint?.file;
   return createVault({
-    store: storeUrlFrom(flags),
+    ...options,
+    store: storeUrlFrom(flags, env),
     logger,
     // CLI processes run side by side on one audit file (several `memvault exec`): shared mode
     // keeps them on one chain under a lock.
     ...(auditFile ? { audit: { file: auditFile, shared: true, ...(checkpointFile ? { checkpoint: { file: checkpointFile } } : {}) } } : {}),
-    ...(expiry ? { expiry } : {}),
-    ...(history !== undefined ? { history } : {}),
     ...extra,
   });
 }

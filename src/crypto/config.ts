@@ -4,20 +4,19 @@
  * first run). Configuring two key sources at one level is an error rather than a silent choice.
  */
 import { promises as fs } from 'node:fs';
+import { ENV, readEnv } from '../config/env.js';
+import { keySourceFromEnv, previousKeysFromEnv } from '../config/from-env.js';
 import { MemvaultError } from '../errors.js';
 import type { ObjectStore } from '../store/port.js';
 import { createEncryptedCodecProvider, type EncryptedCodecProvider } from './codec.js';
 import type { KeyCacheOptions } from './key-cache.js';
 import type { KeyProvider } from './key-provider.js';
 import { createKmsKeyProvider, type KmsClientLike } from './kms-key.js';
-import { createLocalKeyProvider, loadOrCreateLocalMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV, parseMasterKey, readMasterKeyFile } from './local-key.js';
+import { createLocalKeyProvider, loadOrCreateLocalMasterKey, parseMasterKey, readMasterKeyFile } from './local-key.js';
 import { loadSodium } from './sodium.js';
 
-export const KMS_KEY_ID_ENV = 'MEMVAULT_KMS_KEY_ID';
-export const PREVIOUS_MASTER_KEY_ENV = 'MEMVAULT_PREVIOUS_MASTER_KEY';
-export const PREVIOUS_MASTER_KEY_FILE_ENV = 'MEMVAULT_PREVIOUS_MASTER_KEY_FILE';
-export const PREVIOUS_KMS_KEY_ID_ENV = 'MEMVAULT_PREVIOUS_KMS_KEY_ID';
-export const DEPLOYMENT_FINGERPRINT_ENV = 'MEMVAULT_DEPLOYMENT_FINGERPRINT';
+const MASTER_KEY_ENV = ENV.masterKey.name;
+const DEPLOYMENT_FINGERPRINT_ENV = ENV.deploymentFingerprint.name;
 
 export interface KmsConfig {
   keyId: string;
@@ -53,10 +52,18 @@ export interface EncryptionConfig extends KeySourceConfig {
    * someone who can write the bucket and call kms:Encrypt from replacing the deployment record.
    */
   deploymentFingerprint?: string;
+  /**
+   * Where the default key file of a store other than a file store lives (default `~/.memvault`;
+   * env MEMVAULT_HOME through fromEnv()).
+   */
+  defaultKeyDir?: string;
 }
 
 export interface ResolveKeyOptions {
-  /** Defaults to process.env. */
+  /**
+   * An environment to read the key variables from (the CLI's). None by default: the library never
+   * reads process.env by itself (config/from-env.ts).
+   */
   env?: NodeJS.ProcessEnv;
   /** The embedded default: created with a fresh key when no other source is configured. */
   defaultMasterKeyFile?: string;
@@ -76,7 +83,8 @@ export interface ResolvedKeyProvider {
 
 const NO_KEY_MESSAGE =
   `Encryption is enabled but no master key is configured: set ${MASTER_KEY_ENV} to the base64 of 32 random bytes ` +
-  `(openssl rand -base64 32), set ${MASTER_KEY_FILE_ENV} to a key file (mode 0600), or set ${KMS_KEY_ID_ENV} to use AWS KMS.`;
+  `(openssl rand -base64 32), set ${ENV.masterKeyFile.name} to a key file (mode 0600), or set ${ENV.kmsKeyId.name} to use AWS KMS ` +
+  `(encryption.masterKey, encryption.masterKeyFile or encryption.kms when configured in code).`;
 
 function countSources(config: KeySourceConfig): number {
   return [config.masterKey !== undefined, config.masterKeyFile !== undefined, config.kms !== undefined].filter(Boolean).length;
@@ -105,21 +113,15 @@ async function withWipe<T>(key: Uint8Array, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The key provider that wraps new keys. Key variables are only read: the library never changes
- * process.env (an earlier version deleted MEMVAULT_MASTER_KEY once read, which broke every later
- * start in the same process, e.g. `audit export --user` opening the data store twice).
+ * The key provider that wraps new keys. Key variables are read only from an `env` handed over, and
+ * never changed (an earlier version deleted MEMVAULT_MASTER_KEY from process.env once read, which
+ * broke every later start in the same process, e.g. `audit export --user` opening the store twice).
  */
 export async function keyProviderFromConfig(config: KeySourceConfig, options: ResolveKeyOptions = {}): Promise<ResolvedKeyProvider> {
-  const env = options.env ?? process.env;
   if (countSources(config) > 1)
     throw new MemvaultError('CONFIG', 'Configure exactly one of encryption.masterKey, encryption.masterKeyFile and encryption.kms.');
   if (countSources(config) === 1) return providerFromSource(config, 'encryption.masterKey');
-  const fromEnv: KeySourceConfig = {
-    ...(env[MASTER_KEY_ENV] ? { masterKey: env[MASTER_KEY_ENV] } : {}),
-    ...(env[MASTER_KEY_FILE_ENV] ? { masterKeyFile: env[MASTER_KEY_FILE_ENV] } : {}),
-    ...(env[KMS_KEY_ID_ENV] ? { kms: { keyId: env[KMS_KEY_ID_ENV] } } : {}),
-  };
-  if (countSources(fromEnv) > 1) throw new MemvaultError('CONFIG', `Set only one of ${MASTER_KEY_ENV}, ${MASTER_KEY_FILE_ENV} and ${KMS_KEY_ID_ENV}.`);
+  const fromEnv: KeySourceConfig = options.env ? keySourceFromEnv(options.env) : {};
   if (countSources(fromEnv) === 1) {
     return providerFromSource(fromEnv, MASTER_KEY_ENV);
   }
@@ -147,13 +149,10 @@ export async function keyProviderFromConfig(config: KeySourceConfig, options: Re
   throw new MemvaultError('CONFIG', NO_KEY_MESSAGE);
 }
 
-/** Old keys from config and MEMVAULT_PREVIOUS_* (for the window of a rotation). */
+/** Old keys from config and, with an `env`, MEMVAULT_PREVIOUS_* (for the window of a rotation). */
 export async function previousKeyProvidersFromConfig(config: EncryptionConfig, options: ResolveKeyOptions = {}): Promise<KeyProvider[]> {
-  const env = options.env ?? process.env;
   const sources: Array<[KeySourceConfig, string]> = (config.previous ?? []).map((c, i) => [c, `encryption.previous[${i}].masterKey`]);
-  if (env[PREVIOUS_MASTER_KEY_ENV]) sources.push([{ masterKey: env[PREVIOUS_MASTER_KEY_ENV] }, PREVIOUS_MASTER_KEY_ENV]);
-  if (env[PREVIOUS_MASTER_KEY_FILE_ENV]) sources.push([{ masterKeyFile: env[PREVIOUS_MASTER_KEY_FILE_ENV] }, PREVIOUS_MASTER_KEY_FILE_ENV]);
-  if (env[PREVIOUS_KMS_KEY_ID_ENV]) sources.push([{ kms: { keyId: env[PREVIOUS_KMS_KEY_ID_ENV] } }, PREVIOUS_KMS_KEY_ID_ENV]);
+  if (options.env) sources.push(...previousKeysFromEnv(options.env));
   const providers: KeyProvider[] = [];
   for (const [source, label] of sources) {
     if (countSources(source) !== 1) throw new MemvaultError('CONFIG', 'Each previous key must name exactly one of masterKey, masterKeyFile and kms.');
@@ -200,7 +199,7 @@ export async function createEncryptionFromConfig(args: {
   };
   const resolved = await keyProviderFromConfig(args.config, resolveOptions);
   const previousKeyProviders = await previousKeyProvidersFromConfig(args.config, resolveOptions);
-  const pinned = args.config.deploymentFingerprint ?? (args.env ?? process.env)[DEPLOYMENT_FINGERPRINT_ENV];
+  const pinned = args.config.deploymentFingerprint ?? (args.env ? readEnv(args.env, 'deploymentFingerprint') : undefined);
   let codecProvider: EncryptedCodecProvider;
   try {
     codecProvider = await createEncryptedCodecProvider({

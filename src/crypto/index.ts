@@ -1,7 +1,7 @@
 /** The crypto layer's public surface (what src/index.ts, src/vault and src/cli import). */
 export { loadSodium } from './sodium.js';
 export type { KeyProvider, WrapContext, GeneratedDataKey, KeyRecord } from './key-provider.js';
-export { createLocalKeyProvider, loadOrCreateLocalMasterKey, readMasterKeyFile, parseMasterKey, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV } from './local-key.js';
+export { createLocalKeyProvider, loadOrCreateLocalMasterKey, readMasterKeyFile, parseMasterKey } from './local-key.js';
 export { createKmsKeyProvider, type KmsKeyProviderOptions } from './kms-key.js';
 export {
   createEncryptedCodecProvider,
@@ -45,11 +45,6 @@ export {
   createEncryptionFromConfig,
   keyProviderFromConfig,
   previousKeyProvidersFromConfig,
-  KMS_KEY_ID_ENV,
-  DEPLOYMENT_FINGERPRINT_ENV,
-  PREVIOUS_MASTER_KEY_ENV,
-  PREVIOUS_MASTER_KEY_FILE_ENV,
-  PREVIOUS_KMS_KEY_ID_ENV,
   type EncryptionConfig,
   type KeySourceConfig,
   type KmsConfig,

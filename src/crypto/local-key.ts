@@ -14,9 +14,6 @@ import { deriveLocalMasterKeys, KEY_BYTES, localUnwrap, localWrapWithNonce, NONC
 import type { KeyProvider, WrapContext } from './key-provider.js';
 import { loadSodium, readySodium } from './sodium.js';
 
-export const MASTER_KEY_ENV = 'MEMVAULT_MASTER_KEY';
-export const MASTER_KEY_FILE_ENV = 'MEMVAULT_MASTER_KEY_FILE';
-
 const HOW_TO_MAKE_A_KEY = 'generate one with `openssl rand -base64 32`';
 
 /** Decode a base64 master key; the message names the source, never the key. */

@@ -1,21 +1,22 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENV } from '../config/env.js';
 import { createEncryptionFromConfig, type Encryption, type EncryptionConfig } from '../crypto/index.js';
 import type { CodecProvider } from '../crypto/user-codec.js';
 import type { ObjectStore } from '../store/port.js';
 import { createPlainCodecProvider } from '../vault/plain-codec.js';
 import type { VaultLogger } from './logger.js';
-import { MemvaultError } from '../errors.js';
 
 /**
  * Where a master key is created when none is configured. A file store: beside its data directory
  * (`<dir>.key`), so that a copy of the data alone does not carry its key. Any other store (S3, an
- * adapter object): `~/.memvault/master.key` (or `$MEMVAULT_HOME/master.key`), announced loudly,
- * because memories written under it can be read only with that file. A key created for a store that
- * already has a deployment record never matches it, and start-up stops with a clear error instead.
+ * adapter object): `master.key` in `defaultKeyDir` (encryption.defaultKeyDir, MEMVAULT_HOME through
+ * fromEnv(); default `~/.memvault`), announced loudly, because memories written under it can be read
+ * only with that file. A key created for a store that already has a deployment record never matches
+ * it, and start-up stops with a clear error instead.
  */
-export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export function defaultMasterKeyFileFor(storeUrl: string | undefined, defaultKeyDir?: string): string {
   if (storeUrl?.startsWith('file:')) {
     try {
       return `${fileURLToPath(storeUrl).replace(/[/\\]+$/, '')}.key`;
@@ -23,7 +24,7 @@ export function defaultMasterKeyFileFor(storeUrl: string | undefined, env: NodeJ
       // not a valid file URL: fall through to the per-user default
     }
   }
-  return join(env['MEMVAULT_HOME'] ?? join(homedir(), '.memvault'), 'master.key');
+  return join(defaultKeyDir ?? join(homedir(), '.memvault'), 'master.key');
 }
 
 /**
@@ -42,30 +43,23 @@ export function keyFileBesideData(storeUrl: string | undefined, defaultMasterKey
 }
 
 /** Env switch equivalent to `encryption: { createKeyFile: true }` (for the CLI and containers that opt in). */
-export const CREATE_KEY_FILE_ENV = 'MEMVAULT_CREATE_KEY_FILE';
+export const CREATE_KEY_FILE_ENV = ENV.createKeyFile.name;
 
 /**
  * A file store's key file beside its directory is made on first use (the quick start needs nothing
  * configured). For S3 and adapter stores a key is never made silently under the home directory: a
  * container's home is often ephemeral, and memories written under a lost key are lost. The host opts
- * in with `encryption.createKeyFile` or MEMVAULT_CREATE_KEY_FILE=1; an existing file is always read.
+ * in with `encryption.createKeyFile` (MEMVAULT_CREATE_KEY_FILE=1 through fromEnv()); an existing
+ * file is always read.
  */
-function mayCreateDefaultKeyFile(storeUrl: string | undefined, encrypt: EncryptionConfig, env: NodeJS.ProcessEnv = process.env): boolean {
+function mayCreateDefaultKeyFile(storeUrl: string | undefined, encrypt: EncryptionConfig): boolean {
   if (storeUrl?.startsWith('file:')) return true;
-  return encrypt.createKeyFile === true || createKeyFileFromEnv(env);
-}
-
-/** MEMVAULT_CREATE_KEY_FILE: 1/true/yes or 0/false/no (unset: no); any other word is CONFIG, never a silent "no". */
-function createKeyFileFromEnv(env: NodeJS.ProcessEnv): boolean {
-  const raw = env[CREATE_KEY_FILE_ENV]?.trim().toLowerCase();
-  if (raw === undefined || raw === '' || ['0', 'false', 'no'].includes(raw)) return false;
-  if (['1', 'true', 'yes'].includes(raw)) return true;
-  throw new MemvaultError('CONFIG', `memvault: ${CREATE_KEY_FILE_ENV} must be 1/true or 0/false`);
+  return encrypt.createKeyFile === true;
 }
 
 function noKeyHintFor(defaultMasterKeyFile: string): string {
   return (
-    `Create a key first: \`memvault keys create --out /secure/path/master.key\`, then set MEMVAULT_MASTER_KEY_FILE to it ` +
+    `Create a key first: \`memvault keys create --out /secure/path/master.key\`, then set ${ENV.masterKeyFile.name} to it ` +
     `(or encryption.masterKeyFile). To let memvault create ${defaultMasterKeyFile} itself, pass encryption: { createKeyFile: true } or set ${CREATE_KEY_FILE_ENV}=1.`
   );
 }
@@ -97,7 +91,7 @@ export async function resolveCodec(options: CodecSettings, store: ObjectStore, s
     const codec = createPlainCodecProvider();
     return { codec, close: () => codec.close() };
   }
-  const defaultMasterKeyFile = defaultMasterKeyFileFor(storeUrl);
+  const defaultMasterKeyFile = defaultMasterKeyFileFor(storeUrl, encrypt.defaultKeyDir);
   const encryption = await createEncryptionFromConfig({
     store,
     config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },

@@ -33,7 +33,17 @@ export const VAULT_OPTION_KEYS = [
   'create',
 ] as const;
 
-const ENCRYPTION_KEYS = ['masterKey', 'masterKeyFile', 'kms', 'previous', 'cache', 'maxKeyBytes', 'createKeyFile', 'deploymentFingerprint'] as const;
+const ENCRYPTION_KEYS = [
+  'masterKey',
+  'masterKeyFile',
+  'kms',
+  'previous',
+  'cache',
+  'maxKeyBytes',
+  'createKeyFile',
+  'deploymentFingerprint',
+  'defaultKeyDir',
+] as const;
 const CACHE_KEYS = ['maxEntries', 'maxAgeMs', 'wipeGraceMs', 'now'] as const;
 const LIMIT_KEYS = ['viewChars', 'maxFileBytes', 'maxImageBytes', 'maxWriteAttempts', 'resumeAfterMs'] as const;
 const HISTORY_KEYS = ['retentionDays', 'maxVersions'] as const;
@@ -84,6 +94,9 @@ function checkEncryption(value: unknown): void {
   const encryption = checkOptions('encryption', value, ENCRYPTION_KEYS, CONFIG);
   ifGiven(encryption['maxKeyBytes'], (n) => checkNumber('encryption.maxKeyBytes', n, { integer: true, min: 1, ...CONFIG }));
   ifGiven(encryption['createKeyFile'], (b) => checkBoolean('encryption.createKeyFile', b, CONFIG));
+  ifGiven(encryption['defaultKeyDir'], (dir) => {
+    if (typeof dir !== 'string' || dir === '') throw invalidArgument('encryption.defaultKeyDir', 'a directory path', dir, 'CONFIG');
+  });
   ifGiven(encryption['previous'], (p) => {
     if (!Array.isArray(p)) throw invalidArgument('encryption.previous', 'an array of key sources', p, 'CONFIG');
   });

@@ -5,6 +5,7 @@
  * value of the `memvault-ttl-class` tag that every write carries, so that one S3 lifecycle rule per
  * class (infra/lib/memvault-storage.ts) expires the class's files.
  */
+import { ENV } from '../config/env.js';
 import { MemvaultError } from '../errors.js';
 
 /** The object tag whose value names a file's TTL class (the infra's lifecycle rules filter on it). */
@@ -118,65 +119,7 @@ export function checkTouchInterval(ttl: ResolvedTtl, touchIntervalMs: number | u
   // A file read once per interval must be touched before its TTL runs out, or reading would not keep it.
   if (touchIntervalMs >= shortest)
     throw invalid(
-      `touchIntervalMs must be shorter than the shortest TTL (${shortest / 3_600_000} hours; set ${EXPIRY_ENV.touchIntervalHours} lower, or leave it unset)`,
+      `touchIntervalMs must be shorter than the shortest TTL (${shortest / 3_600_000} hours; set ${ENV.touchIntervalHours.name} or expiry.touchIntervalMs lower, or leave it unset)`,
     );
   return touchIntervalMs;
-}
-
-/** Environment of idle expiry (CLI, containers, the sweeper Lambda). */
-export const EXPIRY_ENV = {
-  ttlDays: 'MEMVAULT_TTL_DAYS',
-  classes: 'MEMVAULT_TTL_CLASSES',
-  defaultClass: 'MEMVAULT_TTL_DEFAULT_CLASS',
-  touchIntervalHours: 'MEMVAULT_TOUCH_INTERVAL_HOURS',
-} as const;
-
-/**
- * TTL settings from the environment (the infra's sweeper task sets the first two):
- * MEMVAULT_TTL_DAYS (default class), MEMVAULT_TTL_CLASSES (JSON object, class -> days),
- * MEMVAULT_TTL_DEFAULT_CLASS (default 'default'). Undefined when neither days nor classes are set.
- * `ttlDaysOverride` (the `--ttl-days` flag) wins over MEMVAULT_TTL_DAYS.
- */
-export function ttlSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, ttlDaysOverride?: number): TtlSettings | undefined {
-  const defaultClass = env[EXPIRY_ENV.defaultClass] || DEFAULT_TTL_CLASS;
-  let classes: Record<string, number> | undefined;
-  const rawClasses = env[EXPIRY_ENV.classes];
-  if (rawClasses) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(rawClasses);
-    } catch {
-      throw invalid(`${EXPIRY_ENV.classes} must be a JSON object of class -> days`);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid(`${EXPIRY_ENV.classes} must be a JSON object of class -> days`);
-    classes = parsed as Record<string, number>;
-  }
-  const rawDays = env[EXPIRY_ENV.ttlDays];
-  let ttlDays = ttlDaysOverride;
-  if (ttlDays === undefined && rawDays) ttlDays = Number(rawDays);
-  if (ttlDays === undefined && classes && Object.hasOwn(classes, defaultClass)) ttlDays = classes[defaultClass];
-  if (ttlDays === undefined) {
-    if (classes) throw invalid(`${EXPIRY_ENV.classes} has no '${defaultClass}' class and ${EXPIRY_ENV.ttlDays} is unset`);
-    return undefined;
-  }
-  return { ttlDays, ...(classes ? { classes } : {}), defaultClass };
-}
-
-/**
- * The vault's idle expiry from the environment (every CLI command that opens a vault): the TTL
- * settings of ttlSettingsFromEnv and MEMVAULT_TOUCH_INTERVAL_HOURS (a positive number of hours; unset:
- * the default of defaultTouchIntervalMs). Undefined when no TTL is set. A malformed interval is a
- * CONFIG error even then: a setting that is read must never be silently ignored.
- */
-export function expiryOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExpiryOptions | undefined {
-  const rawHours = env[EXPIRY_ENV.touchIntervalHours]?.trim();
-  let touchIntervalMs: number | undefined;
-  if (rawHours !== undefined && rawHours !== '') {
-    const hours = Number(rawHours);
-    if (!Number.isFinite(hours) || hours <= 0) throw invalid(`${EXPIRY_ENV.touchIntervalHours} must be a positive number of hours (got '${rawHours}')`);
-    touchIntervalMs = hours * 3_600_000;
-  }
-  const ttl = ttlSettingsFromEnv(env);
-  if (!ttl) return undefined;
-  return { ...ttl, ...(touchIntervalMs !== undefined ? { touchIntervalMs } : {}) };
 }

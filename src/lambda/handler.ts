@@ -21,25 +21,32 @@ import { join } from 'node:path';
 import { AuditWriter } from '../audit/writer.js';
 import { isMemvaultError, MemvaultError } from '../errors.js';
 import { isSweepOverdue, readSweepState, repairSweepState, writeSweepState, type SweepState, type SweepStateRepair } from '../expiry/checkpoint.js';
-import { EXPIRY_ENV, ttlSettingsFromEnv } from '../expiry/config.js';
+import { ENV, readEnv } from '../config/env.js';
+import { historyFromEnv, s3FromEnv, sweeperFromEnv, ttlSettingsFromEnv } from '../config/from-env.js';
 import type { ConditionalDeleter } from '../expiry/deleter.js';
 import { sweep, type SweepSummary } from '../expiry/sweep.js';
-import { historyRetentionFromEnv } from '../vault/history-options.js';
+import { resolveHistoryOptions } from '../vault/history-options.js';
 import type { HistoryRetention } from '../expiry/history-retention.js';
 import { withRequestCounter, type RequestCounter } from '../store/accounting.js';
 import { openStore } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
 import { checkSweeperHandlerOptions, sweeperModeOf } from './arguments.js';
 
-/** The environment the handler reads; the construct sets all but the S3 endpoint overrides. */
+/**
+ * The names of the variables the handler reads (the construct sets all but the S3 endpoint
+ * overrides), from the one table (config/env.ts; docs/configuration.md).
+ */
 export const SWEEPER_ENV = {
-  ...EXPIRY_ENV,
-  store: 'MEMVAULT_STORE',
-  auditStore: 'MEMVAULT_AUDIT_STORE',
-  conditionalDelete: 'MEMVAULT_CONDITIONAL_DELETE',
-  graceMinutes: 'MEMVAULT_EXPIRE_GRACE_MINUTES',
-  stopMarginSeconds: 'MEMVAULT_SWEEP_STOP_MARGIN_SECONDS',
-  overdueHours: 'MEMVAULT_SWEEP_OVERDUE_HOURS',
+  ttlDays: ENV.ttlDays.name,
+  classes: ENV.ttlClasses.name,
+  defaultClass: ENV.ttlDefaultClass.name,
+  touchIntervalHours: ENV.touchIntervalHours.name,
+  store: ENV.store.name,
+  auditStore: ENV.auditStore.name,
+  conditionalDelete: ENV.conditionalDelete.name,
+  graceMinutes: ENV.graceMinutes.name,
+  stopMarginSeconds: ENV.stopMarginSeconds.name,
+  overdueHours: ENV.overdueHours.name,
 } as const;
 
 /** Time kept back for the last batch, the checkpoint and the audit upload. */
@@ -90,29 +97,21 @@ interface SweeperConfig {
 }
 
 function configFrom(env: NodeJS.ProcessEnv): SweeperConfig {
-  const storeUrl = env[SWEEPER_ENV.store];
-  if (!storeUrl) throw new MemvaultError('CONFIG', `expire: ${SWEEPER_ENV.store} is not set`);
+  const storeUrl = readEnv(env, 'store');
+  if (!storeUrl) throw new MemvaultError('CONFIG', `expire: ${ENV.store.name} is not set`);
   const ttl = ttlSettingsFromEnv(env);
-  if (!ttl) throw new MemvaultError('CONFIG', `expire: no TTL configured; set ${EXPIRY_ENV.ttlDays}`);
-  const mode = env[SWEEPER_ENV.conditionalDelete] ?? 'recheck';
-  if (mode !== 'native' && mode !== 'recheck') throw new MemvaultError('CONFIG', `expire: ${SWEEPER_ENV.conditionalDelete} must be native or recheck`);
-  const number = (name: string): number | undefined => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return undefined;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0) throw new MemvaultError('CONFIG', `expire: ${name} must be a number >= 0`);
-    return n;
-  };
-  const grace = number(SWEEPER_ENV.graceMinutes);
+  if (!ttl) throw new MemvaultError('CONFIG', `expire: no TTL configured; set ${ENV.ttlDays.name}`);
+  const sweeper = sweeperFromEnv(env);
+  const grace = sweeper.graceMinutes;
   return {
     storeUrl,
     ttl,
-    history: historyRetentionFromEnv(env),
-    mode,
+    history: resolveHistoryOptions(historyFromEnv(env)),
+    mode: sweeper.conditionalDelete ?? 'recheck',
     graceMs: grace === undefined ? undefined : grace * 60_000,
-    auditStoreUrl: env[SWEEPER_ENV.auditStore] || undefined,
-    stopMarginMs: (number(SWEEPER_ENV.stopMarginSeconds) ?? DEFAULT_STOP_MARGIN_SECONDS) * 1000,
-    overdueAfterMs: (number(SWEEPER_ENV.overdueHours) ?? DEFAULT_OVERDUE_HOURS) * 3_600_000,
+    auditStoreUrl: sweeper.auditStore,
+    stopMarginMs: (sweeper.stopMarginSeconds ?? DEFAULT_STOP_MARGIN_SECONDS) * 1000,
+    overdueAfterMs: (sweeper.overdueHours ?? DEFAULT_OVERDUE_HOURS) * 3_600_000,
   };
 }
 
@@ -124,9 +123,9 @@ interface SweepTarget {
 async function openTarget(config: SweeperConfig, env: NodeJS.ProcessEnv): Promise<SweepTarget> {
   if (!config.storeUrl.startsWith('s3://')) return { store: await openStore(config.storeUrl) };
   // Loaded only for S3, so that a file-store sweep never loads the AWS SDK.
-  const { createS3Store, parseS3Url, s3ConfigFromEnv } = await import('../store/s3.js');
+  const { createS3Store, parseS3Url } = await import('../store/s3.js');
   const { s3Deleter } = await import('../expiry/deleter.js');
-  const store = createS3Store({ url: config.storeUrl, s3: s3ConfigFromEnv(env) });
+  const store = createS3Store({ url: config.storeUrl, s3: s3FromEnv(env) });
   const { bucket, prefix } = parseS3Url(config.storeUrl);
   return { store, deleter: s3Deleter({ client: store.client, bucket, prefix, mode: config.mode }) };
 }
@@ -138,8 +137,7 @@ interface OpenAudit {
 }
 
 async function openAudit(url: string, env: NodeJS.ProcessEnv): Promise<OpenAudit> {
-  const { s3ConfigFromEnv } = url.startsWith('s3://') ? await import('../store/s3.js') : { s3ConfigFromEnv: undefined };
-  const uploadStore = await openStore(url, s3ConfigFromEnv ? { s3: s3ConfigFromEnv(env) } : {});
+  const uploadStore = await openStore(url, { env });
   // /tmp is the function's only disk: the records go through a file that is sealed and shipped on close.
   const dir = mkdtempSync(join(tmpdir(), 'memvault-sweep-'));
   const writer = await AuditWriter.open({ file: join(dir, 'audit.jsonl'), upload: { store: uploadStore }, sealOnClose: true });

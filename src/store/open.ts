@@ -23,7 +23,7 @@ export interface OpenStoreOptions {
   s3?: S3Client | S3ClientConfig;
   /** For s3:// URLs: how conditions the server ignores are checked, and tag handling (see S3StoreOptions). */
   s3Options?: { conditionChecks?: 'native' | 'check-first'; restateTagsOnReplace?: boolean };
-  /** Where MEMVAULT_S3_* settings are read from. Default: process.env. */
+  /** An environment whose MEMVAULT_S3_* settings apply (under `s3`). None by default: the library never reads process.env itself. */
   env?: NodeJS.ProcessEnv;
   /**
    * true (default): a file store's directory is created when missing. false: the store must exist

@@ -35,7 +35,7 @@ import { isS3Client } from './s3/settings.js';
 import { parseS3Url } from './s3/url.js';
 
 export { ACCOUNTING_MIDDLEWARE_NAME, attachRequestAccounting, buildS3Client, defaultS3ClientConfig } from './s3/client.js';
-export { isS3Client, resolveS3Settings, s3ConfigFromEnv, S3_ENV } from './s3/settings.js';
+export { isS3Client, resolveS3Settings, s3ConfigFromEnv } from './s3/settings.js';
 export { parseS3Url } from './s3/url.js';
 
 /**

@@ -44,9 +44,9 @@ describe('wiping', () => {
     const key = randomBytes(32).toString('base64');
     process.env['MEMVAULT_MASTER_KEY'] = key;
     const envBefore = { ...process.env };
-    const first = await createEncryptionFromConfig({ store: new MemoryStore(), config: {} });
+    const first = await createEncryptionFromConfig({ store: new MemoryStore(), config: {}, env: process.env });
     expect(process.env).toEqual(envBefore);
-    const again = await keyProviderFromConfig({});
+    const again = await keyProviderFromConfig({}, { env: process.env });
     expect(again.keyProvider.keyId).toBe(first.keyProvider.keyId);
     expect(again.source).toBe('MEMVAULT_MASTER_KEY');
     expect(process.env).toEqual(envBefore);
@@ -61,7 +61,7 @@ describe('wiping', () => {
     expect(hostEnv).toEqual({ MEMVAULT_MASTER_KEY: current, MEMVAULT_PREVIOUS_MASTER_KEY: previous });
     await fromHostEnv.close();
     process.env['MEMVAULT_PREVIOUS_MASTER_KEY'] = previous;
-    const opened = await createEncryptionFromConfig({ store: new MemoryStore(), config: { masterKey: current } });
+    const opened = await createEncryptionFromConfig({ store: new MemoryStore(), config: { masterKey: current }, env: process.env });
     expect(opened.previousKeyProviders).toHaveLength(1);
     expect(process.env['MEMVAULT_PREVIOUS_MASTER_KEY']).toBe(previous);
     await opened.close();

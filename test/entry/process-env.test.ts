@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 7: the library never changes process.env. createVault, the CLI's store opening
+ * Issue #36, class 7: the library never changes process.env. createVault with fromEnv(), the CLI's store opening
  * (cli/store.ts, twice in one process as `audit export --user --data-store` does) and the CLI's vault
  * read every setting from the environment and leave it exactly as it was. (This file sets
  * process.env; vitest runs each test file in a process of its own.)
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStoreWithEncryption } from '../../src/cli/store.js';
 import { openCliVault } from '../../src/cli/vault.js';
+import { fromEnv } from '../../src/config/from-env.js';
 import { createVault } from '../../src/memvault.js';
 
 let dir: string;
@@ -38,7 +39,7 @@ describe('process.env is read, never changed', () => {
   it('createVault (keys from the environment), then the CLI opening the same store twice and its vault', async () => {
     const before = { ...process.env };
     const url = `file://${join(dir, 'store')}`;
-    const vault = await createVault({ store: url });
+    const vault = await createVault({ store: url, ...fromEnv() });
     expect((await vault.run('ann', { command: 'create', path: '/memories/a.md', file_text: 'a' })).isError).toBe(false);
     await vault.close();
     expect(process.env).toEqual(before);

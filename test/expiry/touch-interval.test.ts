@@ -3,7 +3,8 @@
  * or half the shortest TTL when that is shorter), and MEMVAULT_TOUCH_INTERVAL_HOURS is read.
  */
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, expiryOptionsFromEnv } from '../../src/expiry/config.js';
+import { expiryOptionsFromEnv } from '../../src/config/from-env.js';
+import { DAY_MS } from '../../src/expiry/config.js';
 import { isMemvaultError } from '../../src/errors.js';
 import { createVault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';

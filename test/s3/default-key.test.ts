@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createVault } from '../../src/index.js';
+import { createVault, fromEnv } from '../../src/index.js';
 import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3ClientConfig, s3SkipReason, s3Url } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
@@ -16,6 +16,9 @@ recordS3SuiteRun(import.meta.url);
  * opt-in; a start with another key (a new machine that was never given the file) stops with a
  * clear error and leaves no stray key file behind.
  */
+// The library reads no environment by itself: MEMVAULT_HOME reaches it through fromEnv().
+const keysFromEnv = () => fromEnv().encryption ?? {};
+
 describe.skipIf(!s3Available())(`S3 store with no key configured${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
   const prefix = `default-key-${randomBytes(3).toString('hex')}`;
   const homes: string[] = [];
@@ -50,15 +53,15 @@ describe.skipIf(!s3Available())(`S3 store with no key configured${s3Available() 
     process.env['MEMVAULT_HOME'] = first;
     delete process.env['MEMVAULT_CREATE_KEY_FILE'];
     // No opt-in: a clear error naming `memvault keys create`, and nothing created.
-    await expect(createVault({ store: s3Url(prefix), s3: s3ClientConfig() })).rejects.toThrow(/memvault keys create/);
+    await expect(createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: keysFromEnv() })).rejects.toThrow(/memvault keys create/);
     await expect(stat(join(first, 'master.key'))).rejects.toThrow();
-    const vault = await createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: { createKeyFile: true } });
+    const vault = await createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: { ...keysFromEnv(), createKeyFile: true } });
     expect(await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'kept' })).toMatchObject({ isError: false });
     await vault.close();
     expect((await stat(join(first, 'master.key'))).mode & 0o077).toBe(0);
 
     // Same home: the same key (read without the opt-in), the same memories.
-    const again = await createVault({ store: s3Url(prefix), s3: s3ClientConfig() });
+    const again = await createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: keysFromEnv() });
     expect(JSON.stringify((await again.run('u', { command: 'view', path: '/memories/a.md' })).content)).toContain('kept');
     await again.close();
 
@@ -66,7 +69,9 @@ describe.skipIf(!s3Available())(`S3 store with no key configured${s3Available() 
     const second = await mkdtemp(join(tmpdir(), 'memvault-home-'));
     homes.push(second);
     process.env['MEMVAULT_HOME'] = second;
-    await expect(createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: { createKeyFile: true } })).rejects.toThrow(/master key/);
+    await expect(createVault({ store: s3Url(prefix), s3: s3ClientConfig(), encryption: { ...keysFromEnv(), createKeyFile: true } })).rejects.toThrow(
+      /master key/,
+    );
     await expect(stat(join(second, 'master.key'))).rejects.toThrow();
   });
 });

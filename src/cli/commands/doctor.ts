@@ -1,14 +1,16 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { EXPIRY_ENV, resolveTtl, ttlSettingsFromEnv } from '../../expiry/config.js';
+import { ENV, readEnv } from '../../config/env.js';
+import { ttlSettingsFromEnv } from '../../config/from-env.js';
+import { resolveTtl } from '../../expiry/config.js';
 import { doctorFailed, formatDoctor, runDoctor, runFileStoreDoctor, type FileStoreDoctorOptions } from '../../doctor/index.js';
 import { fileURLToPath } from 'node:url';
-import { iterateUsers, KMS_KEY_ID_ENV, MASTER_KEY_ENV, MASTER_KEY_FILE_ENV } from '../../crypto/index.js';
+import { iterateUsers } from '../../crypto/index.js';
 import { defaultMasterKeyFileFor } from '../../entry/encryption.js';
 import { listAll } from '../../store/port.js';
 import { parseS3Url } from '../../store/s3/url.js';
 import { RESERVED_DIR } from '../../tool/commands/tree.js';
 import { reportError } from '../errors.js';
-import { ENV, storeUrlFrom } from '../config.js';
+import { storeUrlFrom } from '../config.js';
 import { openCliS3Store, openStoreWithEncryption } from '../store.js';
 
 export interface DoctorCommandDeps {
@@ -42,8 +44,8 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
     .description(
       'check a store against what memvault needs: an S3 bucket (versioning, lifecycle rules, encryption, public access, conditional writes) or a file store (permissions, key file, deployment record, stale locks and journals); a required check that could not be made fails (exit 1)',
     )
-    .option('--store <url>', `s3://bucket/prefix or file:///dir (env ${ENV.store}); never created`)
-    .option('--ttl-days <n>', `idle days of the default TTL class to look for (env ${EXPIRY_ENV.ttlDays})`, positiveInt)
+    .option('--store <url>', `s3://bucket/prefix or file:///dir (env ${ENV.store.name}); never created`)
+    .option('--ttl-days <n>', `idle days of the default TTL class to look for (env ${ENV.ttlDays.name})`, positiveInt)
     .option('--no-probes', 'only read the bucket configuration; write no probe objects')
     .option('--json', 'print the checks as one JSON object')
     .action(async (flags: { store?: string; ttlDays?: number; probes: boolean; json?: boolean }) => {
@@ -65,7 +67,7 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
         const notes: string[] = [];
         if (!settings)
           notes.push(
-            `no TTL configured (${EXPIRY_ENV.ttlDays}, ${EXPIRY_ENV.classes}): checking for the infra default, class 'default' = ${INFRA_DEFAULT_TTL_DAYS} days`,
+            `no TTL configured (${ENV.ttlDays.name}, ${ENV.ttlClasses.name}): checking for the infra default, class 'default' = ${INFRA_DEFAULT_TTL_DAYS} days`,
           );
         const ttl = resolveTtl(settings ?? { ttlDays: INFRA_DEFAULT_TTL_DAYS });
         const store = await openCliS3Store(url, env);
@@ -87,8 +89,9 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
 
 /** What doctor checks on a file store, with the key configured as the service would see it. */
 function fileDoctorOptions(url: string, env: NodeJS.ProcessEnv): FileStoreDoctorOptions {
-  const keySource = env[MASTER_KEY_ENV] ? MASTER_KEY_ENV : env[KMS_KEY_ID_ENV] ? `KMS key ${env[KMS_KEY_ID_ENV]}` : undefined;
-  const keyFile = keySource ? undefined : (env[MASTER_KEY_FILE_ENV] ?? defaultMasterKeyFileFor(url, env));
+  const kmsKeyId = readEnv(env, 'kmsKeyId');
+  const keySource = readEnv(env, 'masterKey') !== undefined ? ENV.masterKey.name : kmsKeyId !== undefined ? `KMS key ${kmsKeyId}` : undefined;
+  const keyFile = keySource ? undefined : (readEnv(env, 'masterKeyFile') ?? defaultMasterKeyFileFor(url, readEnv(env, 'home')));
   return {
     dir: fileURLToPath(url),
     ...(keyFile !== undefined ? { keyFile } : {}),

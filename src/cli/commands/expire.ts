@@ -5,26 +5,18 @@ import cliProgress from 'cli-progress';
 import { InvalidArgumentError, type Command } from 'commander';
 import { AuditWriter } from '../../audit/writer.js';
 import { MemvaultError } from '../../errors.js';
-import { EXPIRY_ENV, ttlSettingsFromEnv } from '../../expiry/config.js';
+import { ENV, readEnv } from '../../config/env.js';
+import { historyFromEnv, sweeperFromEnv, ttlSettingsFromEnv } from '../../config/from-env.js';
 import type { ConditionalDeleter } from '../../expiry/deleter.js';
 import { sweep, type SweepSummary } from '../../expiry/sweep.js';
-import { historyRetentionFromEnv } from '../../vault/history-options.js';
+import { resolveHistoryOptions } from '../../vault/history-options.js';
 import { withRequestCounter, type RequestCounter } from '../../store/accounting.js';
 import { DEPLOYMENT_RECORD_KEY, firstDeploymentDataKey } from '../../crypto/layout.js';
 import type { ObjectStore } from '../../store/port.js';
 import { reportError } from '../errors.js';
-import { ENV, storeUrlFrom } from '../config.js';
+import { storeUrlFrom } from '../config.js';
 import { openCliS3Store, openCliStore } from '../store.js';
 import { parseS3Url } from '../../store/s3/url.js';
-
-/** Environment read by `memvault expire` (besides MEMVAULT_STORE and the S3 client settings). */
-export const EXPIRE_ENV = {
-  ...EXPIRY_ENV,
-  auditFile: ENV.auditFile,
-  auditStore: 'MEMVAULT_AUDIT_STORE',
-  conditionalDelete: 'MEMVAULT_CONDITIONAL_DELETE',
-  graceMinutes: 'MEMVAULT_EXPIRE_GRACE_MINUTES',
-} as const;
 
 export interface ExpireCommandDeps {
   env?: NodeJS.ProcessEnv;
@@ -91,7 +83,7 @@ function formatSummary(summary: SweepSummary, requests: RequestCounter): string 
   if (summary.versionsDropped !== undefined)
     lines.push(`  ${summary.versionsDropped} kept versions ${summary.dryRun ? 'would be ' : ''}dropped (history retention)`);
   if (summary.unknownClass > 0)
-    lines.push(`  ${summary.unknownClass} files of users in a TTL class this configuration does not know: kept (set ${EXPIRY_ENV.classes})`);
+    lines.push(`  ${summary.unknownClass} files of users in a TTL class this configuration does not know: kept (set ${ENV.ttlClasses.name})`);
   const classes = Object.entries(summary.classes)
     .map(([name, days]) => `${name}=${days}d`)
     .join(', ');
@@ -119,18 +111,18 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
   return program
     .command('expire')
     .description('delete memory files idle past their TTL (run it from cron; several at once are safe)')
-    .option('--store <url>', `the store to sweep (env ${ENV.store})`)
-    .option('--ttl-days <n>', `idle days of the default TTL class (env ${EXPIRY_ENV.ttlDays})`, positiveInt)
+    .option('--store <url>', `the store to sweep (env ${ENV.store.name})`)
+    .option('--ttl-days <n>', `idle days of the default TTL class (env ${ENV.ttlDays.name})`, positiveInt)
     .option('--dry-run', 'report what a real run at the same --as-of would delete; delete nothing')
     .option('--as-of <date>', 'judge idleness as of this date (YYYY-MM-DD = end of that day UTC, or ISO 8601); default now', parseAsOf)
     .option('--json', 'print the summary as one JSON object')
-    .option('--audit-file <file>', `append one audit record per deletion to this file (env ${EXPIRE_ENV.auditFile})`)
-    .option('--audit-store <url>', `ship the audit records to this store (env ${EXPIRE_ENV.auditStore})`)
+    .option('--audit-file <file>', `append one audit record per deletion to this file (env ${ENV.auditFile.name})`)
+    .option('--audit-store <url>', `ship the audit records to this store (env ${ENV.auditStore.name})`)
     .option(
       '--conditional-delete <mode>',
-      `recheck (default: HEAD each candidate first; any S3 server) or native (the server checks the ETag: AWS) (env ${EXPIRE_ENV.conditionalDelete})`,
+      `recheck (default: HEAD each candidate first; any S3 server) or native (the server checks the ETag: AWS) (env ${ENV.conditionalDelete.name})`,
     )
-    .option('--grace-minutes <n>', `delete only this long after a file's TTL ran out (default 60; env ${EXPIRE_ENV.graceMinutes})`, nonNegative)
+    .option('--grace-minutes <n>', `delete only this long after a file's TTL ran out (default 60; env ${ENV.graceMinutes.name})`, nonNegative)
     .action(async (flags: ExpireFlags) => {
       let target: SweepTarget | undefined;
       let audit: AuditWriter | undefined;
@@ -138,14 +130,13 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
       let bar: cliProgress.SingleBar | undefined;
       try {
         const ttl = ttlSettingsFromEnv(env, flags.ttlDays);
-        if (!ttl) throw new MemvaultError('CONFIG', `expire: no TTL configured; pass --ttl-days or set ${EXPIRY_ENV.ttlDays}`);
+        if (!ttl) throw new MemvaultError('CONFIG', `expire: no TTL configured; pass --ttl-days or set ${ENV.ttlDays.name}`);
         // File history is on by default: the sweep enforces its retention too (docs/versions.md).
-        const history = historyRetentionFromEnv(env);
-        const mode = flags.conditionalDelete ?? env[EXPIRE_ENV.conditionalDelete] ?? 'recheck';
+        const history = resolveHistoryOptions(historyFromEnv(env));
+        const sweeper = sweeperFromEnv(env);
+        const mode = flags.conditionalDelete ?? sweeper.conditionalDelete ?? 'recheck';
         if (mode !== 'native' && mode !== 'recheck') throw new MemvaultError('CONFIG', 'expire: --conditional-delete must be native or recheck');
-        const graceRaw = flags.graceMinutes ?? (env[EXPIRE_ENV.graceMinutes] ? Number(env[EXPIRE_ENV.graceMinutes]) : undefined);
-        if (graceRaw !== undefined && !(Number.isFinite(graceRaw) && graceRaw >= 0))
-          throw new MemvaultError('CONFIG', `expire: ${EXPIRE_ENV.graceMinutes} must be a number >= 0`);
+        const graceRaw = flags.graceMinutes ?? sweeper.graceMinutes;
 
         target = await openTarget(storeUrlFrom(flags, env), env, mode);
         // A sweep of a prefix that holds no memvault data (a mistyped --store) would report
@@ -156,8 +147,8 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
             `expire: there is no memvault deployment in this store (no ${DEPLOYMENT_RECORD_KEY} and no user data): check --store. Nothing was swept.`,
           );
         }
-        const auditFile = flags.auditFile ?? env[EXPIRE_ENV.auditFile];
-        const auditStoreUrl = flags.auditStore ?? env[EXPIRE_ENV.auditStore];
+        const auditFile = flags.auditFile ?? readEnv(env, 'auditFile');
+        const auditStoreUrl = flags.auditStore ?? sweeper.auditStore;
         if (!flags.dryRun && (auditFile || auditStoreUrl)) {
           const uploadStore = auditStoreUrl ? await openCliStore(auditStoreUrl, env, { create: true }) : undefined;
           // A store-only audit (the infra's Fargate task has no disk worth keeping) goes through a

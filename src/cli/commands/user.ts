@@ -9,12 +9,12 @@ import { addLifecycleOptions, lifecycleAction } from '../lifecycle.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
 import type { Vault } from '../../memvault.js';
 import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
-import { historyFromEnv } from '../../vault/history-options.js';
+import { historyFromEnv } from '../../config/from-env.js';
 import { checkDate, checkNumber } from '../../util/validate.js';
 
 /** History and restore need history on; the environment may set its retention knobs (MEMVAULT_HISTORY_*). */
 function openHistoryVault(flags: VaultFlags): Promise<Vault> {
-  const fromEnv = historyFromEnv();
+  const fromEnv = historyFromEnv(process.env);
   return openCliVault(flags, { create: false, history: fromEnv === undefined || fromEnv === false ? true : fromEnv });
 }
 
