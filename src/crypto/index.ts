@@ -30,16 +30,12 @@ export {
   type KeyRecordFailure,
   forgetUser,
   forgetUid,
-  exportUser,
   type RotateKeysOptions,
   type RotationProgress,
   type RotationResult,
   type ForgetUserOptions,
   type ForgetProgress,
   type ForgetResult,
-  type ExportUserOptions,
-  type ExportProgress,
-  type ExportResult,
 } from './operations.js';
 export {
   createEncryptionFromConfig,

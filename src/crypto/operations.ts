@@ -1,6 +1,6 @@
 /**
  * Key and user operations behind the CLI (`memvault keys rotate`, `memvault user forget`,
- * `memvault user export`: src/crypto/export.ts). Each takes a store and providers and reports progress through a
+ * `memvault user export`: src/lifecycle/export-archive.ts). Each takes a store and providers and reports progress through a
  * callback, so the CLI can drive a progress bar and tests can interrupt and resume.
  */
 import { MemvaultError } from '../errors.js';
@@ -354,18 +354,3 @@ export async function forgetUid(options: {
   }
   return { uid, keyDeleted, objectsDeleted: keys.length };
 }
-
-// ---------------------------------------------------------------------------------------------
-// Export: src/crypto/export.ts (re-exported here, where the other lifecycle operations are)
-
-export {
-  EXPORT_MANIFEST_FORMAT,
-  EXPORT_MANIFEST_NAME,
-  exportUser,
-  type ExportHistoryEntry,
-  type ExportManifest,
-  type ExportManifestEntry,
-  type ExportProgress,
-  type ExportResult,
-  type ExportUserOptions,
-} from './export.js';

@@ -3,19 +3,14 @@
  * options, the Vault it returns, and the options of the vault's lifecycle methods. memvault.ts
  * re-exports them all; src/entry/arguments.ts and vault-options.ts check them at run time.
  */
-import type { Readable } from 'node:stream';
 import type { betaMemoryTool, MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { AuditLogger, AuditOptions } from '../pipeline/audit-logger.js';
 import type {
-  RekeyOptions,
-  RekeyProgress,
   RekeyUserResult,
   RekeyAllResult,
   VerifyKeysResult,
   EncryptionConfig,
-  ExportProgress,
-  ExportResult,
   ForgetProgress,
   ForgetResult,
   KeyProvider,
@@ -23,9 +18,10 @@ import type {
   RotationProgress,
   RotationResult,
 } from '../crypto/index.js';
-import type { ExpiryOptions, TtlSettings } from '../expiry/config.js';
-import type { SweepProgress, SweepSummary } from '../expiry/sweep.js';
-import type { ConditionalDeleter } from '../expiry/deleter.js';
+import type { ExportProgress } from '../lifecycle/export-archive.js';
+import type { ExpireOptions, LifecycleOptions, RekeyCallOptions, UserExport } from '../lifecycle/types.js';
+import type { ExpiryOptions } from '../expiry/config.js';
+import type { SweepSummary } from '../expiry/sweep.js';
 import type { CommandResult, Middleware } from '../pipeline/context.js';
 import type { QuotaOptions } from '../pipeline/quota.js';
 import type { PiiMiddlewareOptions } from '../pipeline/pii-redactor.js';
@@ -172,28 +168,4 @@ export interface Vault {
   close(): Promise<void>;
 }
 
-/** What every lifecycle operation takes: who asked (recorded in the audit record). */
-export interface LifecycleOptions {
-  /** An operator or ticket id, `[A-Za-z0-9._:-]{1,128}` (no e-mail addresses: records hold no PII). */
-  actor?: string;
-}
-
-export interface UserExport {
-  uid: string;
-  /** The tar archive; read it to the end (it is produced as it is read). */
-  stream: Readable;
-  /** Settles when the archive is complete (or failed; the stream then errors too). */
-  done: Promise<ExportResult>;
-}
-
-export interface ExpireOptions extends LifecycleOptions {
-  /** TTL settings; default: the vault's `expiry` option. */
-  ttl?: TtlSettings;
-  dryRun?: boolean;
-  asOf?: Date;
-  graceMs?: number;
-  deleter?: ConditionalDeleter;
-  onProgress?: (progress: SweepProgress) => void;
-}
-
-export type RekeyCallOptions = Pick<RekeyOptions, 'settleMs' | 'wait' | 'continueOnly' | 'now' | 'sleep'> & { onProgress?: (progress: RekeyProgress) => void };
+export type { ExpireOptions, LifecycleOptions, RekeyCallOptions, UserExport } from '../lifecycle/types.js';

@@ -11,9 +11,9 @@ import type { Pack } from 'tar-stream';
 import { MemvaultError } from '../errors.js';
 import { parseVersionKey, userHistoryPrefix } from '../store/layout.js';
 import { listAll, type ObjectStore } from '../store/port.js';
-import type { EncryptedCodecProvider } from './codec.js';
-import type { UserCodec } from './user-codec.js';
-import { readCurrentFile, readKeptVersion } from './verified-read.js';
+import type { EncryptedCodecProvider } from '../crypto/codec.js';
+import type { UserCodec } from '../crypto/user-codec.js';
+import { readCurrentFile, readKeptVersion } from '../crypto/verified-read.js';
 
 export interface ExportProgress {
   files: number;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
-import { exportUser } from '../../src/crypto/operations.js';
+import { exportUser } from '../../src/lifecycle/export-archive.js';
 import { createVault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { localProvider } from './helpers.js';

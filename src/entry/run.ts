@@ -1,0 +1,62 @@
+/**
+ * The vault's command runner: run(userId, input) loads the user's key, sends the command down the
+ * chain and answers with a result, never a throw; and the memory tool's handlers over it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
+import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import type { AuditPseudonyms } from '../audit/index.js';
+import { validateUserId } from '../crypto/user-id.js';
+import { loggableError } from '../errors.js';
+import type { CommandContext, CommandResult } from '../pipeline/context.js';
+import { withErrorBoundary } from '../pipeline/error-result.js';
+import { observeCommands } from '../pipeline/telemetry.js';
+import { withCommandStats, withRequestCounter, type CommandStats } from '../store/accounting.js';
+import type { ResultContent } from '../tool/types.js';
+import type { StoreUserFiles } from '../vault/store-user-files.js';
+import type { CommandIdentities } from './audit.js';
+import type { VaultLogger } from './logger.js';
+
+export interface RunnerDeps {
+  openUser: (userId: string) => Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }>;
+  runChain: (ctx: CommandContext) => Promise<CommandResult>;
+  identities: CommandIdentities;
+  logger: VaultLogger | undefined;
+}
+
+export function commandRunner({ openUser, runChain, identities, logger }: RunnerDeps): (userId: string, input: unknown) => Promise<CommandResult> {
+  return observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
+    const stats: CommandStats = { bytesRead: 0, bytesWritten: 0, requests: {} };
+    const requestId = randomUUID();
+    let uid: string | undefined;
+    // The one error boundary: whatever the key load, a middleware or a command throws becomes the
+    // model's answer here (run() answers with a result, never a throw); faults are logged by name only.
+    return withErrorBoundary(
+      async () => {
+        // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
+        // count it into the command's stats, which metrics and the audit record read.
+        const { files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId));
+        uid = files.uid;
+        const ctx: CommandContext = { requestId, uid, input, pathsCanonical: false, files, stats, decisions: {} };
+        identities.rawUserIds.set(ctx, userId);
+        identities.pseudonyms.set(ctx, pseudonyms);
+        return withCommandStats(stats, () => runChain(ctx));
+      },
+      (error) => logger?.error({ requestId, ...(uid !== undefined ? { uid } : {}), err: loggableError(error) }, 'memvault command failed'),
+    );
+  });
+}
+
+function toHandlerResult(result: CommandResult): ResultContent {
+  // ToolError content reaches the model verbatim with is_error: true, so spec strings stay exact.
+  if (result.isError) throw new ToolError(result.content);
+  return result.content;
+}
+
+export function handlersOver(run: (userId: string, input: unknown) => Promise<CommandResult>): (userId: string) => MemoryToolHandlers {
+  return (userId) => {
+    validateUserId(userId);
+    const call = async (input: unknown) => toHandlerResult(await run(userId, input));
+    return { view: call, create: call, str_replace: call, insert: call, delete: call, rename: call };
+  };
+}
