@@ -594,7 +594,7 @@ export const targets = [
   },
   {
     name: 'crypto-codec',
-    mutate: ['src/crypto/codec.ts'],
+    mutate: ['src/crypto/codec.ts', 'src/crypto/encrypted-user-codec.ts', 'src/crypto/user-id.ts', 'src/crypto/deployment-checks.ts'],
     tests: [
       'test/crypto/content.test.ts',
       'test/crypto/names.test.ts',
@@ -623,7 +623,7 @@ export const targets = [
           "a stale load's end then also forgets the newer load started after an eviction: a caller after that starts a third load of the same record instead of joining, with the same answer (one store read more, never a stale key: the newer load is not the stale one)",
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'encrypted === undefined',
@@ -631,7 +631,7 @@ export const targets = [
           'the name memo caches a pure function (the same segment under the same parent always encrypts and decrypts the same way): without it, or with a new memo per codec, the answers are the same, only computed again',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'CallExpression',
         replacement: ';',
         code: 'this.memo.encrypted.set(memoKey, encrypted);',
@@ -639,7 +639,7 @@ export const targets = [
           'the name memo caches a pure function (the same segment under the same parent always encrypts and decrypts the same way): without it, or with a new memo per codec, the answers are the same, only computed again',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'segment === undefined',
@@ -647,7 +647,7 @@ export const targets = [
           'the name memo caches a pure function (the same segment under the same parent always encrypts and decrypts the same way): without it, or with a new memo per codec, the answers are the same, only computed again',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'CallExpression',
         replacement: ';',
         code: 'this.memo.decrypted.set(memoKey, segment);',
@@ -655,7 +655,7 @@ export const targets = [
           'the name memo caches a pure function (the same segment under the same parent always encrypts and decrypts the same way): without it, or with a new memo per codec, the answers are the same, only computed again',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'StringLiteral',
         replacement: '""',
         code: "'utf8'",
@@ -663,7 +663,7 @@ export const targets = [
         reason: "Buffer.byteLength's default encoding is UTF-8",
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: 'path === MEMORIES_ROOT',
@@ -671,7 +671,7 @@ export const targets = [
         reason: "unreachable: the loop appends '/' and a segment at least once (splitting '' gives one segment), so the path is never /memories",
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'StringLiteral',
         replacement: '""',
         code: "'INTEGRITY'",
@@ -679,7 +679,7 @@ export const targets = [
         reason: 'unreachable, as above',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'StringLiteral',
         replacement: '""',
         code: "'Error: A stored object does not belong to this user.'",
@@ -687,7 +687,7 @@ export const targets = [
         reason: 'unreachable, as above',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/encrypted-user-codec.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: 'version === null',
@@ -711,7 +711,7 @@ export const targets = [
           "opened.secret is the current version's entry of the secrets map (readUserSecret and readOrCreateUserSecret put the same buffer in both), which the loop above wipes (the pin refusal's copy of this line is killed)",
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/deployment-checks.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: "e instanceof MemvaultError && e.code === 'INTEGRITY'",
@@ -719,7 +719,7 @@ export const targets = [
           'DEPLOYMENT_RECORD_INTEGRITY_MESSAGE is only ever thrown as a MemvaultError with code INTEGRITY (readDeployment), so the message test alone decides',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/deployment-checks.ts',
         mutator: 'LogicalOperator',
         replacement: "e instanceof MemvaultError || e.code === 'INTEGRITY'",
         code: "e instanceof MemvaultError && e.code === 'INTEGRITY'",
@@ -727,7 +727,7 @@ export const targets = [
           'DEPLOYMENT_RECORD_INTEGRITY_MESSAGE is only ever thrown as a MemvaultError with code INTEGRITY (readDeployment), so the message test alone decides',
       },
       {
-        file: 'src/crypto/codec.ts',
+        file: 'src/crypto/deployment-checks.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: "e.code === 'INTEGRITY'",
