@@ -189,6 +189,7 @@ describe('memvault installed from its tarball into a consumer app', () => {
       'MemvaultError',
       'PreconditionFailedError',
       'createVault',
+      'fromEnv',
       'openExistingStore',
       'openStore',
       'validateUserId',
