@@ -21,8 +21,11 @@ const LAYERS = [
   { name: 'audit', path: '^src/audit/' },
   // The protocol: the six commands, their texts (messages.ts) and types.
   { name: 'tool', path: '^src/tool/' },
-  // One user's files: paths, names, locks, the user-files port over a store and a codec.
-  { name: 'vault', path: '^src/vault/' },
+  // The directory protocols the delete and rename commands call: fences, rename journals, their
+  // heartbeat, resuming stopped renames (src/vault/tree/; the texts come down from the command).
+  { name: 'tree', path: '^src/vault/tree/' },
+  // One user's files: paths, names, locks, the user-files port over a store and a codec (its layers in src/vault/files/).
+  { name: 'vault', path: '^src/vault/(?!tree/)' },
   // Keys and formats: codecs, key providers, the deployment record.
   { name: 'crypto', path: '^src/crypto/' },
   // The object-store port and its adapters (memory, file, s3), request accounting.

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
 import type { ObjectStore } from '../../src/store/port.js';
-import { JOURNAL_DIR } from '../../src/tool/commands/journal.js';
+import { JOURNAL_DIR } from '../../src/vault/tree/journal.js';
 import { PausingStore, type PausePoint } from './pausing-store.js';
 
 const FILES = 60;

@@ -1,8 +1,10 @@
-import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../../vault/user-files.js';
 import { writeRetried } from '../../telemetry/signals.js';
 import type { VaultLocks } from '../../vault/locks.js';
 import type { UserFiles } from '../../vault/user-files.js';
+import type { TreeOperations } from '../../vault/tree/index.js';
+
+export { fail } from '../../vault/tree/env.js';
 
 export interface CommandLimits {
   /** Characters of file text (or listing) one view returns before it says how to page on. */
@@ -59,10 +61,11 @@ export interface CommandEnv {
   limits: CommandLimits;
   /** 'overwrite': create replaces an existing file (what the model is told); 'fail': the reference error. */
   createMode: 'overwrite' | 'fail';
-}
-
-export function fail(code: MemvaultError['code'], message: string): never {
-  throw new MemvaultError(code, message);
+  /**
+   * The delete and rename of trees: a store that runs a whole command as one transaction hands its
+   * own; absent, the journalled protocols over the object store (src/vault/tree/).
+   */
+  tree?: TreeOperations;
 }
 
 /**

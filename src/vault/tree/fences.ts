@@ -3,12 +3,11 @@
  * write the server enforces) and what follows a lost condition. Shared by delete, rename and the
  * directory rename (move-directory.ts).
  */
-import { messages } from '../messages.js';
-import { PreconditionFailedError } from '../../vault/user-files.js';
-import type { FileVersion } from '../../vault/user-files.js';
-import type { NameConflict } from '../../vault/names.js';
+import { PreconditionFailedError } from '../user-files.js';
+import type { FileVersion } from '../user-files.js';
+import type { NameConflict } from '../names.js';
 import { writeRetried } from '../../telemetry/signals.js';
-import { fail, type CommandEnv } from './env.js';
+import { fail, type TreeEnv } from './env.js';
 
 /** Files a directory command moves or deletes at once. */
 export const DIRECTORY_MOVE_CONCURRENCY = 8;
@@ -26,7 +25,7 @@ type FenceAttempt = { fenced: true } | { fenced: false; file: FileVersion | unde
  * fence (the SDK's retry met it after its answer was lost), cleaned up like a landed one. The one mechanism behind
  * `fenceAway`, `withdrawCopy` and `fenceSource`, which differ only in what they do after a loss.
  */
-async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: CommandEnv): Promise<FenceAttempt> {
+async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: TreeEnv): Promise<FenceAttempt> {
   try {
     await (
       await env.files.fence(path, etag, reason, op)
@@ -48,14 +47,14 @@ async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted',
  * version found is fenced instead, so the delete takes what is there when it lands), then clean the
  * marker up. Returns false when the file was already gone (someone else deleted, moved or swept it).
  */
-export async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: CommandEnv): Promise<boolean> {
+export async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: TreeEnv): Promise<boolean> {
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
     const attempted = await fenceOwn(path, etag, reason, op, env);
     if (attempted.fenced) return true;
     if (attempted.file === undefined) return false;
     etag = attempted.file.etag;
   }
-  fail('CONFLICT', messages.conflict(path));
+  fail('CONFLICT', env.messages.conflict(path));
 }
 
 /**
@@ -66,7 +65,7 @@ export async function fenceAway(path: string, etag: string, reason: 'moved' | 'd
  * an edit landing between a check and the DELETE would be deleted with it. Returns whether the copy was taken back
  * (false: rewritten since, and kept, or already gone).
  */
-export async function withdrawCopy(path: string, etag: string, op: string, env: CommandEnv): Promise<boolean> {
+export async function withdrawCopy(path: string, etag: string, op: string, env: TreeEnv): Promise<boolean> {
   return (await fenceOwn(path, etag, 'deleted', op, env)).fenced;
 }
 
@@ -76,14 +75,14 @@ export async function withdrawCopy(path: string, etag: string, op: string, env: 
  * already took the file out of use, and a marker left behind is no file to anyone (a create
  * replaces it, the sweeper removes it once it is idle past the TTL).
  */
-async function cleanUpMarker(path: string, etag: string, env: CommandEnv): Promise<void> {
+async function cleanUpMarker(path: string, etag: string, env: TreeEnv): Promise<void> {
   await env.files.remove(path, { ifMatch: etag }).catch(() => undefined);
 }
 
 /** A name conflict met at a rename's destination, in the rename's words. */
-export function failOnConflict(to: string, conflict: NameConflict): never {
-  if (conflict.kind === 'ancestor-is-file') fail('NOT_A_DIRECTORY', messages.ancestorIsFile(to, conflict.ancestor));
-  fail('ALREADY_EXISTS', messages.destinationExists(to));
+export function failOnConflict(to: string, conflict: NameConflict, env: Pick<TreeEnv, 'messages'>): never {
+  if (conflict.kind === 'ancestor-is-file') fail('NOT_A_DIRECTORY', env.messages.ancestorIsFile(to, conflict.ancestor));
+  fail('ALREADY_EXISTS', env.messages.destinationExists(to));
 }
 
 /**
@@ -107,7 +106,7 @@ export async function fenceSource(
   sourceEtag: string,
   targetEtag: string,
   op: string,
-  env: CommandEnv,
+  env: TreeEnv,
   options: { origin?: string; withdrawable: boolean },
 ): Promise<boolean> {
   const { origin, withdrawable } = options;
@@ -126,12 +125,12 @@ export async function fenceSource(
       targetEtag = (await env.files.write(to, attempted.file.data, copyOptions)).etag;
     } catch (copyError) {
       // Both the source and our copy were edited: neither may be overwritten. Both stay whole.
-      if (copyError instanceof PreconditionFailedError) fail('CONFLICT', messages.conflict(from));
+      if (copyError instanceof PreconditionFailedError) fail('CONFLICT', env.messages.conflict(from));
       throw copyError;
     }
     sourceEtag = attempted.file.etag;
   }
-  fail('CONFLICT', messages.conflict(from));
+  fail('CONFLICT', env.messages.conflict(from));
 }
 
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -3,12 +3,10 @@
  * stopped one, and how a running one keeps it alive. docs/s3.md, "Directory rename journals".
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { messages } from '../messages.js';
-import { decodeText, encodeText } from '../text.js';
-import { PreconditionFailedError } from '../../vault/user-files.js';
-import type { FileVersion } from '../../vault/user-files.js';
-import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
-import { fail, type CommandEnv } from './env.js';
+import { PreconditionFailedError } from '../user-files.js';
+import type { FileVersion } from '../user-files.js';
+import { isWithin, MEMORY_ROOT } from '../paths.js';
+import { fail, type TreeEnv } from './env.js';
 import { processIsGone, runnerOf, silentFor, thisProcess, type RunnerProcess } from './runner.js';
 
 /**
@@ -61,6 +59,9 @@ export interface TreeJournal {
 }
 
 const ID = /^[0-9a-f]{32}$/;
+/** A journal's JSON as UTF-8 (invalid bytes, a NUL or a BOM make it unparsable: damaged, not resumable). */
+const JOURNAL_TEXT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const JOURNAL_BYTES = new TextEncoder();
 /** Claims a journal remembers; past this many the rename cannot be resumed any more (its copies are still whole). */
 const MAX_EARLIER = 64;
 
@@ -80,7 +81,7 @@ export function parseJournal(file: FileVersion | null): TreeJournal | null {
 function journalOf(file: FileVersion | null): TreeJournal | null {
   if (!file) return null;
   try {
-    const v = JSON.parse(decodeText(file.data) ?? '') as Partial<TreeJournal>;
+    const v = JSON.parse(JOURNAL_TEXT.decode(file.data)) as Partial<TreeJournal>;
     const op = v.op ?? (typeof v.to === 'string' ? 'rename' : undefined);
     if (typeof v.id !== 'string' || !ID.test(v.id) || typeof v.from !== 'string' || (op !== 'rename' && op !== 'delete')) return null;
     if (op === 'rename' && typeof v.to !== 'string') return null;
@@ -119,7 +120,7 @@ export interface FoundJournal {
  * The live journal at `path`, or null: a journal that is missing, older than the TTL, of another
  * format (the pre-id format could not tell its copies apart) or damaged is not resumable.
  */
-export async function openJournal(path: string, env: CommandEnv): Promise<FoundJournal> {
+export async function openJournal(path: string, env: TreeEnv): Promise<FoundJournal> {
   const file = await env.files.read(path);
   return { journal: parseJournal(file), file };
 }
@@ -129,7 +130,7 @@ export async function openJournal(path: string, env: CommandEnv): Promise<FoundJ
  * host), or the journal has been silent for `resumeAfterMs` (its beat unchanged, watched by this
  * instance's clock; or stamped by the store long before that, past any clock skew).
  */
-export function runnerIsGone(found: FoundJournal, path: string, env: CommandEnv): boolean {
+export function runnerIsGone(found: FoundJournal, path: string, env: TreeEnv): boolean {
   const { journal, file } = found;
   if (journal === null || file === null) return false;
   if (processIsGone(journal.process)) return true;
@@ -137,14 +138,14 @@ export function runnerIsGone(found: FoundJournal, path: string, env: CommandEnv)
   return silent || Date.now() - file.lastModified.getTime() > env.limits.resumeAfterMs + STORE_CLOCK_SLACK_MS;
 }
 
-export function busy(path: string, other: TreeJournal | null): never {
+export function busy(path: string, other: TreeJournal | null, env: Pick<TreeEnv, 'messages'>): never {
   fail(
     'CONFLICT',
     other === null
-      ? messages.treeBusy(path)
+      ? env.messages.treeBusy(path)
       : other.op === 'rename'
-        ? messages.treeBusyRename(path, other.from, other.to!)
-        : messages.treeBusyDelete(path, other.from),
+        ? env.messages.treeBusyRename(path, other.from, other.to!)
+        : env.messages.treeBusyDelete(path, other.from),
   );
 }
 
@@ -173,13 +174,13 @@ async function putJournal(
   path: string,
   journal: TreeJournal,
   condition: { ifMatch: string } | { ifNoneMatch: true },
-  env: CommandEnv,
+  env: TreeEnv,
   from: string,
 ): Promise<string> {
   try {
-    return (await env.files.write(path, encodeText(JSON.stringify(journal)), { ...condition, deferNameCheck: true })).etag;
+    return (await env.files.write(path, JOURNAL_BYTES.encode(JSON.stringify(journal)), { ...condition, deferNameCheck: true })).etag;
   } catch (error) {
-    if (error instanceof PreconditionFailedError) busy(from, parseJournal(await env.files.read(path)));
+    if (error instanceof PreconditionFailedError) busy(from, parseJournal(await env.files.read(path)), env);
     throw error;
   }
 }
@@ -194,16 +195,16 @@ async function putJournal(
  * overlap ours (a rename of a parent, of a child, into or out of ours) makes us withdraw ours and
  * refuse: of two overlapping operations at least one sees the other.
  */
-export async function holdJournal(op: TreeOperation, found: FoundJournal, env: CommandEnv): Promise<HeldJournal> {
+export async function holdJournal(op: TreeOperation, found: FoundJournal, env: TreeEnv): Promise<HeldJournal> {
   const path = journalPath(op.from);
   const mine = { runner: runnerOf(env), process: thisProcess() };
   let held: HeldJournal;
   if (found.journal) {
-    if (!sameOperation(found.journal, op)) busy(op.from, found.journal);
+    if (!sameOperation(found.journal, op)) busy(op.from, found.journal, env);
     if (found.journal.runner === mine.runner) held = { path, journal: found.journal, etag: found.file!.etag, fresh: false };
     else {
       const earlier = [...(found.journal.earlier ?? []), found.journal.id];
-      if (earlier.length > MAX_EARLIER) busy(op.from, found.journal);
+      if (earlier.length > MAX_EARLIER) busy(op.from, found.journal, env);
       const journal: TreeJournal = { id: randomBytes(16).toString('hex'), earlier, ...op, ...mine };
       held = { path, journal, etag: await putJournal(path, journal, { ifMatch: found.file!.etag }, env, op.from), fresh: false };
     }
@@ -217,7 +218,7 @@ export async function holdJournal(op: TreeOperation, found: FoundJournal, env: C
     const other = parseJournal(await env.files.read(file.path));
     if (other && overlaps(op, other)) {
       if (held.fresh) await env.files.remove(path, { ifMatch: held.etag }).catch(() => undefined);
-      busy(op.from, other);
+      busy(op.from, other, env);
     }
   }
   return held;
@@ -240,7 +241,7 @@ export class JournalHeartbeat {
 
   constructor(
     private readonly held: HeldJournal,
-    private readonly env: CommandEnv,
+    private readonly env: TreeEnv,
   ) {
     this.etag = held.etag;
     this.beats = held.journal.beat ?? 0;
@@ -257,12 +258,12 @@ export class JournalHeartbeat {
 
   /** The spec's busy error, naming the claimer's operation, once another run has claimed the journal. */
   assertHeld(): void {
-    if (this.claimedBy !== undefined) busy(this.held.journal.from, this.claimedBy);
+    if (this.claimedBy !== undefined) busy(this.held.journal.from, this.claimedBy, this.env);
   }
 
   private beat(): Promise<void> {
     this.beating ??= (async () => {
-      const record = encodeText(JSON.stringify({ ...this.held.journal, beat: ++this.beats }));
+      const record = JOURNAL_BYTES.encode(JSON.stringify({ ...this.held.journal, beat: ++this.beats }));
       try {
         this.etag = (await this.env.files.write(this.held.path, record, { ifMatch: this.etag, deferNameCheck: true })).etag;
       } catch (error) {
@@ -312,7 +313,7 @@ export class JournalHeartbeat {
     await this.stop();
     this.assertHeld();
     const journal = journalOf(await this.env.files.read(this.held.path));
-    if (journal?.id !== this.held.journal.id) busy(this.held.journal.from, journal);
+    if (journal?.id !== this.held.journal.id) busy(this.held.journal.from, journal, this.env);
     await this.env.files.remove(this.held.path);
   }
 

@@ -1,13 +1,12 @@
 /**
  * A directory rename: journal, copies, fences. docs/s3.md, "Directory rename journals".
  */
-import { messages } from '../messages.js';
 import { MemvaultError } from '../../errors.js';
-import { PreconditionFailedError } from '../../vault/user-files.js';
-import type { FileVersion, ListedFile } from '../../vault/user-files.js';
-import { fileAncestor, filesThatAreDirectories, treeNameConflict } from '../../vault/names.js';
+import { PreconditionFailedError } from '../user-files.js';
+import type { FileVersion, ListedFile } from '../user-files.js';
+import { fileAncestor, filesThatAreDirectories, treeNameConflict } from '../names.js';
 import { forEachLimit } from '../../util/concurrency.js';
-import { fail, type CommandEnv } from './env.js';
+import { fail, type TreeEnv } from './env.js';
 import { DIRECTORY_MOVE_CONCURRENCY, failOnConflict, fenceSource, sameBytes, withdrawCopy } from './fences.js';
 import { busy, holdJournal, JournalHeartbeat, journalPath, openJournal, originsOf, runnerIsGone, sameOperation } from './journal.js';
 import { runnerOf } from './runner.js';
@@ -41,7 +40,7 @@ async function collect(files: AsyncIterable<ListedFile>): Promise<ListedFile[]> 
  * fenced. That run may only have been paused: every later step of it is conditional on something
  * the take-over changed (its copies' ETags, the journal's), so each fails and nothing is lost.
  */
-export async function moveDirectory(from: string, to: string, sources: ListedFile[], env: CommandEnv): Promise<void> {
+export async function moveDirectory(from: string, to: string, sources: ListedFile[], env: TreeEnv): Promise<void> {
   const journalAt = journalPath(from);
   const targetOf = (path: string): string => to + path.slice(from.length);
   const [found, fileAbove, destinationFile, destination] = await Promise.all([
@@ -51,12 +50,12 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
     collect(env.files.listFiles(to)),
   ]);
   const op = { op: 'rename' as const, from, to };
-  if (found.journal && !sameOperation(found.journal, op)) busy(from, found.journal);
+  if (found.journal && !sameOperation(found.journal, op)) busy(from, found.journal, env);
   // The same rename, journalled by another instance whose runner may still be running: two runs of
   // one journal let one finish and drop the journal while the other still fences. Only this
   // instance's own journal is resumed at once (a failure it survived); another's once its runner is
   // known gone (runner.ts).
-  if (found.journal && found.journal.runner !== runnerOf(env) && !runnerIsGone(found, journalAt, env)) busy(from, found.journal);
+  if (found.journal && found.journal.runner !== runnerOf(env) && !runnerIsGone(found, journalAt, env)) busy(from, found.journal, env);
   const journal = found.journal;
   if (sources.length === 0) {
     // Nothing left to move: an earlier run got as far as dropping its journal (then its copies are
@@ -64,16 +63,16 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
     const finished = journal !== null && (await holdsCopyOf(originsOf(journal), destination, env));
     if (found.file) await env.files.remove(journalAt, { ifMatch: found.file.etag });
     if (finished) return;
-    fail('NOT_FOUND', messages.renameMissing(from));
+    fail('NOT_FOUND', env.messages.renameMissing(from));
   }
-  if (fileAbove !== null) fail('NOT_A_DIRECTORY', messages.ancestorIsFile(to, fileAbove));
+  if (fileAbove !== null) fail('NOT_A_DIRECTORY', env.messages.ancestorIsFile(to, fileAbove));
   // Every target is storable (within the key limit), or nothing is written at all.
   for (const source of sources) env.files.assertStorable(targetOf(source.path));
   const existing = destination.map((f) => f.path);
   if (destinationFile) existing.push(to);
   const ours = new Map<string, FileVersion>();
   if (existing.length > 0) {
-    if (!journal) fail('ALREADY_EXISTS', messages.destinationExists(to));
+    if (!journal) fail('ALREADY_EXISTS', env.messages.destinationExists(to));
     const origins = originsOf(journal);
     const versions = await Promise.all(existing.map((path) => env.files.read(path)));
     const changed = versions.some((version) => version !== null && (version.origin === undefined || !origins.has(version.origin)));
@@ -81,7 +80,7 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
       // The destination changed since the rename stopped: it can never resume, so its journal goes
       // (and with it the hold on these directories). Every file stays whole where it is.
       await env.files.remove(journalAt, { ifMatch: found.file!.etag });
-      fail('ALREADY_EXISTS', messages.destinationExists(to));
+      fail('ALREADY_EXISTS', env.messages.destinationExists(to));
     }
     existing.forEach((path, i) => {
       const version = versions[i];
@@ -105,7 +104,7 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
       });
       const broken = filesThatAreDirectories(sources.map((s) => s.path));
       const conflict = await treeNameConflict(env.files, to, new Set([...broken].map(targetOf)));
-      if (conflict) failOnConflict(to, conflict);
+      if (conflict) failOnConflict(to, conflict, env);
     } catch (error) {
       if (error instanceof MemvaultError && (error.code === 'ALREADY_EXISTS' || error.code === 'NOT_A_DIRECTORY')) {
         // A refused rename changes nothing: take back what this run created (its sources are all still
@@ -148,7 +147,7 @@ async function copyOne(
   known: FileVersion | undefined,
   run: { id: string; origins: Set<string>; to: string },
   fate: { uncertain: boolean },
-  env: CommandEnv,
+  env: TreeEnv,
 ): Promise<Copy | null> {
   let earlier = known;
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
@@ -169,15 +168,15 @@ async function copyOne(
       // else was written by someone else while we copied: theirs now.
       const landed = await env.files.read(to);
       if (landed && landed.origin === run.id && sameBytes(landed.data, source.data)) return copy(landed.etag, !earlier);
-      if (landed && (landed.origin === undefined || !run.origins.has(landed.origin))) fail('ALREADY_EXISTS', messages.destinationExists(run.to));
+      if (landed && (landed.origin === undefined || !run.origins.has(landed.origin))) fail('ALREADY_EXISTS', env.messages.destinationExists(run.to));
       earlier = landed ?? undefined;
     }
   }
-  fail('CONFLICT', messages.conflict(from));
+  fail('CONFLICT', env.messages.conflict(from));
 }
 
 /** Whether one of `files` is still a copy written by this rename (read one by one, stopping at the first). */
-async function holdsCopyOf(origins: Set<string>, files: ListedFile[], env: CommandEnv): Promise<boolean> {
+async function holdsCopyOf(origins: Set<string>, files: ListedFile[], env: TreeEnv): Promise<boolean> {
   for (const file of files) {
     const origin = (await env.files.read(file.path))?.origin;
     if (origin !== undefined && origins.has(origin)) return true;
@@ -190,7 +189,7 @@ async function holdsCopyOf(origins: Set<string>, files: ListedFile[], env: Comma
  * only while it still carries this run's id (a run that took this one over rewrote it, and may have
  * moved its source: the ETag alone does not tell on S3, where it is the MD5 of the bytes). Best effort.
  */
-async function takeBack(copies: Copy[], op: string, env: CommandEnv): Promise<void> {
+async function takeBack(copies: Copy[], op: string, env: TreeEnv): Promise<void> {
   await forEachLimit(copies, DIRECTORY_MOVE_CONCURRENCY, async (c) => {
     if ((await env.files.read(c.to).catch(() => null))?.origin !== op) return;
     await withdrawCopy(c.to, c.targetEtag, op, env).catch(() => undefined);

@@ -10,8 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { LruMap } from '../../util/lru.js';
-import type { VaultLocks } from '../../vault/locks.js';
-import type { CommandEnv } from './env.js';
+import type { VaultLocks } from '../locks.js';
+import type { TreeEnv } from './env.js';
 
 /** The process a journal's runner lives in. */
 export interface RunnerProcess {
@@ -26,7 +26,7 @@ export interface RunnerProcess {
  * a user at a time, so a journal of its own is never live beside it: it was left by a failure.
  */
 const runners = new WeakMap<object, string>();
-export function runnerOf(env: CommandEnv): string {
+export function runnerOf(env: TreeEnv): string {
   let runner = runners.get(env.locks);
   if (runner === undefined) runners.set(env.locks, (runner = randomBytes(16).toString('hex')));
   return runner;
@@ -82,7 +82,7 @@ const SIGHTINGS_LIMIT = 10_000;
  * every heartbeat and every claim) seen unchanged that long by this instance's monotonic clock.
  * The first sighting of a beat starts the wait.
  */
-export function silentFor(env: CommandEnv, key: string, beat: string, idleMs: number): boolean {
+export function silentFor(env: TreeEnv, key: string, beat: string, idleMs: number): boolean {
   if (idleMs <= 0) return true;
   let seen = sightings.get(env.locks);
   if (seen === undefined) sightings.set(env.locks, (seen = new LruMap(SIGHTINGS_LIMIT)));
