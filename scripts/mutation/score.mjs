@@ -46,7 +46,7 @@ export function dropSurvivors(target) {
   return dropped;
 }
 
-/** The original text a mutant replaces, and the whole source line it starts on. */
+/** The original text a mutant replaces, and the whole source lines it spans. */
 function originalOf(source, location) {
   const lines = source.split('\n');
   const { start, end } = location;
@@ -54,20 +54,32 @@ function originalOf(source, location) {
     start.line === end.line
       ? lines[start.line - 1].slice(start.column - 1, end.column - 1)
       : [lines[start.line - 1].slice(start.column - 1), ...lines.slice(start.line, end.line - 1), lines[end.line - 1].slice(0, end.column - 1)].join('\n');
-  return { span, line: lines[start.line - 1] };
+  return { span, line: lines.slice(start.line - 1, end.line).join('\n') };
 }
+
+/**
+ * Code with its layout taken out: runs of whitespace as one space, none just inside a bracket, no
+ * trailing comma. Prettier (a new print width) breaks a listed `code` or `near` across lines, or
+ * joins it, without changing what it is.
+ */
+const squash = (code) =>
+  code
+    .replace(/\s+/g, ' ')
+    .replace(/,\s*([)\]}])/g, '$1')
+    .replace(/([([{])\s/g, '$1')
+    .replace(/\s([)\]}])/g, '$1');
 
 /**
  * An equivalent mutant is named by what it changes, not by where: the file, the mutator, the
  * replacement, the original code it replaces (`code`), and a piece of its source line (`near`) when
  * that code occurs more than once. Line numbers move with every edit above (a Prettier run moved
- * all of them); the code does not.
+ * all of them); the code does not, and it is compared without its layout (squash).
  */
 export function listedEquivalentOf(target, file, mutant, source) {
   return target.equivalent.find((e) => {
     if (e.file !== file || e.mutator !== mutant.mutatorName || e.replacement !== mutant.replacement) return false;
     const original = originalOf(source, mutant.location);
-    return original.span === e.code && (e.near === undefined || original.line.includes(e.near));
+    return squash(original.span) === squash(e.code) && (e.near === undefined || squash(original.line).includes(squash(e.near)));
   });
 }
 

@@ -7,9 +7,17 @@ import { pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
 import { beforeAll, describe, expect, it } from 'vitest';
 
+type Location = { start: { line: number; column: number }; end: { line: number; column: number } };
+type Equivalent = { file: string; mutator: string; replacement: string; code: string; near?: string };
 type Score = {
   sourceFingerprint(file: string, text: string): string | undefined;
   sameCode(file: string, recorded: string, current: string): boolean;
+  listedEquivalentOf(
+    target: { equivalent: Equivalent[] },
+    file: string,
+    mutant: { mutatorName: string; replacement: string; location: Location },
+    source: string,
+  ): Equivalent | undefined;
 };
 
 const root = resolve(import.meta.dirname, '../..');
@@ -76,5 +84,18 @@ describe('the mutation reports’ source fingerprint', () => {
   it('sameCode: the same text is the same code, an added statement is not', () => {
     expect(score.sameCode('src/demo.ts', SOURCE, SOURCE)).toBe(true);
     expect(score.sameCode('src/demo.ts', SOURCE, `${SOURCE}export const more = 1;\n`)).toBe(false);
+  });
+
+  it('a listed equivalent mutant still matches once Prettier has broken its code across lines', () => {
+    const listed = { file: 'src/demo.ts', mutator: 'LogicalOperator', replacement: 'ready || fresh', code: 'check(ready && fresh, 2)', near: 'check(' };
+    const target = { equivalent: [listed] };
+    const mutant = (location: Location) => ({ mutatorName: 'LogicalOperator', replacement: 'ready || fresh', location });
+    const wide = 'const ok = check(ready && fresh, 2);\n';
+    const narrow = 'const ok = check(\n  ready && fresh,\n  2,\n);\n';
+    expect(score.listedEquivalentOf(target, 'src/demo.ts', mutant({ start: { line: 1, column: 12 }, end: { line: 1, column: 36 } }), wide)).toBe(listed);
+    expect(score.listedEquivalentOf(target, 'src/demo.ts', mutant({ start: { line: 1, column: 12 }, end: { line: 4, column: 2 } }), narrow)).toBe(listed);
+    // Another piece of code is not the listed one, however it is laid out.
+    const other = 'const ok = check(\n  ready && fresh,\n  3,\n);\n';
+    expect(score.listedEquivalentOf(target, 'src/demo.ts', mutant({ start: { line: 1, column: 12 }, end: { line: 4, column: 2 } }), other)).toBeUndefined();
   });
 });
