@@ -1,0 +1,208 @@
+/**
+ * One re-key pass over a user's objects (src/crypto/rekey.ts): every file and kept version still
+ * sealed under an older key version re-sealed in place under the current one (If-Match on the ETag
+ * read), its version record re-sealed with it; what does not open or fails a check is left alone.
+ */
+import { markerOf } from '../store/fence.js';
+import { HISTORY_TAG_KEY, HISTORY_TAG_VALUE, parseVersionKey, userHistoryPrefix } from '../store/layout.js';
+import { listAll, PreconditionFailedError } from '../store/port.js';
+import {
+  contentKeyVersion,
+  decryptSegment,
+  deriveKeyring,
+  NONCE_BYTES,
+  openContent,
+  sealContentWithNonce,
+  wipeKeyring,
+  type UserKeyring,
+  type UserKeys,
+} from './format.js';
+import { randomNonce } from './bytes.js';
+import { contentVersionsOf, type KeyRecord } from './key-provider.js';
+import { userFilesPrefix } from './layout.js';
+import { openRecordVersions } from './wrapped-secret.js';
+import {
+  bodyHashOf,
+  checkCurrentFresh,
+  checkVersionPlace,
+  parseVersionRecord,
+  VERSION_METADATA,
+  versionRecordPath,
+  type VersionRecord,
+} from './version-record-format.js';
+import { newestKeptSeq } from './verified-read.js';
+import type { Context, PassCounts, RekeyAccess } from './rekey-types.js';
+
+const MEMORIES_ROOT = '/memories';
+
+export async function resealPass(ctx: Context, uid: string, record: KeyRecord, progress: (scanned: number, resealed: number) => void): Promise<PassCounts> {
+  const secrets = await openRecordVersions(record, uid, ctx.providers, ctx.wipe);
+  let keyring: UserKeyring;
+  try {
+    keyring = deriveKeyring(secrets, record.keyVersion, contentVersionsOf(record));
+  } finally {
+    for (const secret of secrets.values()) ctx.wipe(secret);
+  }
+  const counts: PassCounts = { resealed: 0, current: 0, skipped: 0, expired: 0, failed: 0, conflicts: 0 };
+  const access = await ctx.accessFor?.(uid);
+  const files = userFilesPrefix(uid);
+  let scanned = 0;
+  try {
+    // The files, then their history (a version written meanwhile under an older key is found by a later pass).
+    for (const prefix of [files, userHistoryPrefix(uid)]) {
+      for await (const object of listAll(ctx.store, prefix)) {
+        const outcome = await resealObject(ctx, uid, keyring, object.key, access);
+        counts[outcome] += 1;
+        scanned += 1;
+        progress(scanned, counts.resealed);
+      }
+    }
+  } finally {
+    wipeKeyring(keyring);
+  }
+  return counts;
+}
+
+/** The canonical path of an object's name, or null when it is not one of the user's files. */
+function pathOf(keys: UserKeys, name: string): string | null {
+  let path = MEMORIES_ROOT;
+  try {
+    for (const encoded of name.split('/')) path = `${path}/${decryptSegment(keys, path, encoded)}`;
+  } catch {
+    return null;
+  }
+  return path === MEMORIES_ROOT ? null : path;
+}
+
+/** Every kept version carries the history tag (the CDK construct's lifecycle rule filters on it), never a TTL class. */
+const VERSION_TAGS = { [HISTORY_TAG_KEY]: HISTORY_TAG_VALUE };
+
+/** Where a listed key lives: a file (its name below f/) or a kept version of one (docs/versions.md), with its number. */
+function placeOf(uid: string, key: string): { name: string; version: boolean; seq?: number } | null {
+  const files = userFilesPrefix(uid);
+  if (key.startsWith(files)) return { name: key.slice(files.length), version: false };
+  const parsed = parseVersionKey(uid, key);
+  return parsed ? { name: parsed.fileKey.slice(files.length), version: true, seq: parsed.seq } : null;
+}
+
+/**
+ * Re-seal one sealed value under the current key: unchanged when it is current already, null when
+ * its version is not in the record or it does not open (INTEGRITY: left alone, the pass fails closed).
+ */
+function resealed(
+  ctx: Context,
+  uid: string,
+  keyring: UserKeyring,
+  path: string,
+  sealed: Uint8Array,
+  change?: (plain: Uint8Array) => Uint8Array,
+): Uint8Array | null {
+  const version = contentKeyVersion(sealed);
+  if (version === keyring.current.keyVersion && !change) return sealed;
+  const keys = version === null ? undefined : keyring.byVersion.get(version);
+  if (!keys) return null;
+  let plaintext: Uint8Array;
+  try {
+    plaintext = openContent(keys, ctx.binding.deploymentId, uid, path, sealed);
+  } catch {
+    return null;
+  }
+  const changed = change ? change(plaintext) : plaintext;
+  const out = sealContentWithNonce(keyring.current, ctx.binding.deploymentId, uid, path, changed, randomNonce(NONCE_BYTES));
+  ctx.wipe(plaintext);
+  return out;
+}
+
+/**
+ * A version record for the re-sealed body: the same number, actor, time and end, the new body's
+ * hash, and when the store first kept the version (set once; a later re-key keeps it). Null when the
+ * record fails the checks every read makes (src/crypto/verified-read.ts): it does not open, does
+ * not describe the body it sits on, or (`check`) names another place in the history or is older
+ * than the history. Left alone: fail closed.
+ */
+function resealedRecord(
+  ctx: Context,
+  uid: string,
+  keyring: UserKeyring,
+  path: string,
+  stored: { body: Uint8Array; lastModified: Date },
+  sealedRecord: string,
+  newBody: Uint8Array,
+  check: (record: VersionRecord) => void,
+  version: boolean,
+): string | null {
+  let broken = false;
+  const out = resealed(ctx, uid, keyring, versionRecordPath(path), Buffer.from(sealedRecord, 'base64url'), (plain) => {
+    let record: VersionRecord;
+    try {
+      record = parseVersionRecord(plain, stored.body);
+      check(record);
+    } catch {
+      broken = true;
+      return plain;
+    }
+    const keptAt = record.keptAt ?? (version ? stored.lastModified.getTime() : undefined);
+    const next = {
+      s: record.seq,
+      a: record.actor,
+      t: record.time,
+      h: bodyHashOf(newBody),
+      ...(record.end !== undefined ? { d: record.end } : {}),
+      ...(keptAt !== undefined ? { k: keptAt } : {}),
+    };
+    return new TextEncoder().encode(JSON.stringify(next));
+  });
+  return out === null || broken ? null : Buffer.from(out).toString('base64url');
+}
+
+async function resealObject(ctx: Context, uid: string, keyring: UserKeyring, key: string, access: RekeyAccess | undefined): Promise<keyof PassCounts> {
+  const place = placeOf(uid, key);
+  const path = place === null ? null : pathOf(keyring.current, place.name);
+  if (place === null || path === null) return 'skipped';
+  // A version is never idle-expired (its age is the history's retention) and carries the history tag.
+  const tags = place.version ? VERSION_TAGS : access?.writeTags;
+  const current = keyring.current;
+  // A file to re-seal is checked against its history's newest number, listed before the GET that
+  // is compared with it (src/crypto/verified-read.ts); a version against its key's number.
+  let newest: number | null | undefined = place.version ? null : undefined;
+  for (let attempt = 1; attempt <= (ctx.maxAttemptsPerObject ?? 5); attempt++) {
+    const stored = await ctx.store.get(key);
+    if (!stored) return 'skipped'; // deleted since the listing
+    const sealedRecord = stored.metadata[VERSION_METADATA];
+    // A fence marker holds no content (its file moved or is being deleted); an expired file is left to the sweeper.
+    // An empty version is a tombstone: only its record is sealed.
+    if (markerOf(stored.metadata) || (stored.body.byteLength === 0 && !(place.version && sealedRecord !== undefined))) return 'skipped';
+    if (!place.version && access?.isExpired?.(stored.lastModified)) return 'expired';
+    const bodyCurrent = stored.body.byteLength === 0 || contentKeyVersion(stored.body) === current.keyVersion;
+    const recordCurrent = sealedRecord === undefined || contentKeyVersion(Buffer.from(sealedRecord, 'base64url')) === current.keyVersion;
+    if (bodyCurrent && recordCurrent) return 'current';
+    if (newest === undefined) {
+      newest = await newestKeptSeq(ctx.store, uid, key);
+      attempt -= 1; // read again after the listing; not a lost race
+      continue;
+    }
+    const known = newest;
+    const check = (record: VersionRecord | undefined): void =>
+      void (place.version ? checkVersionPlace(record, place.seq!) : checkCurrentFresh(path, record?.seq, known));
+    if (sealedRecord === undefined) {
+      try {
+        check(undefined); // a version without a record, or a file without one beside a history: put back
+      } catch {
+        return 'failed';
+      }
+    }
+    const body = stored.body.byteLength === 0 ? stored.body : resealed(ctx, uid, keyring, path, stored.body);
+    if (body === null) return 'failed';
+    const record = sealedRecord === undefined ? undefined : resealedRecord(ctx, uid, keyring, path, stored, sealedRecord, body, check, place.version);
+    if (record === null) return 'failed';
+    const metadata = record === undefined ? stored.metadata : { ...stored.metadata, [VERSION_METADATA]: record };
+    try {
+      await ctx.store.put(key, body, { ifMatch: stored.etag, metadata, ...(tags ? { tags } : {}) });
+      return 'resealed';
+    } catch (e) {
+      if (!(e instanceof PreconditionFailedError)) throw e;
+      // An edit (or a delete, or a fence) raced: its bytes win; look again.
+    }
+  }
+  return 'conflicts';
+}
