@@ -37,15 +37,30 @@ export default tseslint.config(
       parserOptions: {
         tsconfigRootDir: import.meta.dirname,
         projectService: {
-          allowDefaultProject: ['*.js', '*.mjs', '*.cjs', 'scripts/*.mjs', 'scripts/mutation/*.mjs', 'bench/import/*.mjs'],
+          allowDefaultProject: [
+            '*.js',
+            '*.mjs',
+            '*.cjs',
+            'scripts/*.mjs',
+            'scripts/mutation/*.mjs',
+            'bench/import/*.mjs',
+          ],
           maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 32,
         },
       },
       globals: Object.fromEntries(
-        ['process', 'console', 'Buffer', 'URL', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'structuredClone'].map((name) => [
-          name,
-          'readonly',
-        ]),
+        [
+          'process',
+          'console',
+          'Buffer',
+          'URL',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'clearInterval',
+          'setImmediate',
+          'structuredClone',
+        ].map((name) => [name, 'readonly']),
       ),
     },
     rules: {
@@ -57,7 +72,10 @@ export default tseslint.config(
   },
   {
     files: ['**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { module: 'writable', require: 'readonly', __dirname: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

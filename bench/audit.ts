@@ -26,7 +26,12 @@ const BATCHES = 15;
 const terminal = async (): Promise<CommandResult> => ({ content: 'ok', isError: false });
 
 function context(i: number): CommandContext {
-  const command = { command: 'str_replace' as const, path: `/memories/project/notes-${i % 50}.md`, old_str: 'a', new_str: 'b' };
+  const command = {
+    command: 'str_replace' as const,
+    path: `/memories/project/notes-${i % 50}.md`,
+    old_str: 'a',
+    new_str: 'b',
+  };
   return {
     requestId: `bench-${i}`,
     uid: 'u_5e1f2a9c0b7d',
@@ -42,10 +47,11 @@ function context(i: number): CommandContext {
   };
 }
 
-const audited = (file: string, options: Omit<Parameters<typeof createAuditLogger>[0], 'file'>) => async (dir: string) => {
-  const logger = await createAuditLogger({ file: join(dir, file), ...options });
-  return { chain: compose([logger.middleware()]), logger };
-};
+const audited =
+  (file: string, options: Omit<Parameters<typeof createAuditLogger>[0], 'file'>) => async (dir: string) => {
+    const logger = await createAuditLogger({ file: join(dir, file), ...options });
+    return { chain: compose([logger.middleware()]), logger };
+  };
 
 const modes: Mode[] = [
   { name: 'no auditing', batchSize: 2000, setup: async () => ({ chain: compose([]) }) },
@@ -53,9 +59,17 @@ const modes: Mode[] = [
   { name: 'async file (sync: false)', batchSize: 1000, setup: audited('async.jsonl', { sync: false }) },
   { name: 'sync file + fsync', batchSize: 40, setup: audited('fsync.jsonl', { fsync: true }) },
   // v2 records (what every encrypted deployment writes): one HMAC more per record.
-  { name: 'sync file + MAC (v2)', batchSize: 1000, setup: audited('mac.jsonl', { macKey: new Uint8Array(32).fill(7) }) },
+  {
+    name: 'sync file + MAC (v2)',
+    batchSize: 1000,
+    setup: audited('mac.jsonl', { macKey: new Uint8Array(32).fill(7) }),
+  },
   // Several processes on one file (the CLI): lock file, head re-read and one write per record.
-  { name: 'shared file + MAC (CLI)', batchSize: 200, setup: audited('shared.jsonl', { macKey: new Uint8Array(32).fill(7), shared: true }) },
+  {
+    name: 'shared file + MAC (CLI)',
+    batchSize: 200,
+    setup: audited('shared.jsonl', { macKey: new Uint8Array(32).fill(7), shared: true }),
+  },
 ];
 
 const dir = mkdtempSync(join(tmpdir(), 'memvault-bench-audit-'));
@@ -80,7 +94,9 @@ try {
   }
   for (const p of prepared) await p.logger?.close();
   const baseline = median(prepared[0]!.samples);
-  console.log(`audit middleware cost per command: median of ${BATCHES} batches per mode (node ${process.version}, ${process.platform})`);
+  console.log(
+    `audit middleware cost per command: median of ${BATCHES} batches per mode (node ${process.version}, ${process.platform})`,
+  );
   printTable(
     ['mode', 'µs/command', 'audit cost µs', 'vs no auditing', 'commands/s'],
     prepared.map((p) => {

@@ -31,9 +31,23 @@ const commands: Array<{ name: string; input: (i: number) => Record<string, unkno
   { name: 'create 4 KiB', input: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: NOTE_4K }) },
   { name: 'view file', input: (i) => ({ command: 'view', path: `/memories/c/f${i}.md` }) },
   { name: 'view dir', input: () => ({ command: 'view', path: '/memories' }) },
-  { name: 'str_replace', input: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'first line', new_str: 'FIRST line' }) },
-  { name: 'insert', input: (i) => ({ command: 'insert', path: `/memories/c/f${i}.md`, insert_line: 1, insert_text: `inserted ${i}` }) },
-  { name: 'rename file', input: (i) => ({ command: 'rename', old_path: `/memories/c/f${i}.md`, new_path: `/memories/r/f${i}.md` }) },
+  {
+    name: 'str_replace',
+    input: (i) => ({
+      command: 'str_replace',
+      path: `/memories/c/f${i}.md`,
+      old_str: 'first line',
+      new_str: 'FIRST line',
+    }),
+  },
+  {
+    name: 'insert',
+    input: (i) => ({ command: 'insert', path: `/memories/c/f${i}.md`, insert_line: 1, insert_text: `inserted ${i}` }),
+  },
+  {
+    name: 'rename file',
+    input: (i) => ({ command: 'rename', old_path: `/memories/c/f${i}.md`, new_path: `/memories/r/f${i}.md` }),
+  },
   { name: 'delete file', input: (i) => ({ command: 'delete', path: `/memories/r/f${i}.md` }) },
 ];
 
@@ -45,7 +59,10 @@ async function load(checkout: string, dir: string): Promise<Checkout> {
     from('store/file.ts'),
   ]);
   const store = await FileStore.open(dir, { durable: true });
-  const encryption = await createEncryptionFromConfig({ store, config: { masterKey: randomBytes(32).toString('base64') } });
+  const encryption = await createEncryptionFromConfig({
+    store,
+    config: { masterKey: randomBytes(32).toString('base64') },
+  });
   const vault = await createVault({ store, codec: encryption.codecProvider });
   return { handlers: vault.handlers('bench-user') as Handlers, close: () => vault.close() };
 }
@@ -65,13 +82,15 @@ try {
     return ms;
   };
   // Seeded side by side too: files written last are younger on disk for both alike.
-  for (let i = 0; i < n; i++) for (const c of checkouts) await run(c, { command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
+  for (let i = 0; i < n; i++)
+    for (const c of checkouts) await run(c, { command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
   console.log(`\nTwo checkouts in one run, embedded store, defaults (median ms of ${n} calls each, interleaved)\n`);
   const rows: Array<Array<string | number>> = [];
   for (const { name, input } of commands) {
     const times: [number[], number[]] = [[], []];
     for (let i = 0; i < n; i++) {
-      for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) times[side as 0 | 1].push(await run(checkouts[side]!, input(i)));
+      for (const side of i % 2 === 0 ? [0, 1] : [1, 0])
+        times[side as 0 | 1].push(await run(checkouts[side]!, input(i)));
     }
     const [base, next] = [median(times[0]), median(times[1])];
     rows.push([name, base, next, `${(next / base).toFixed(2)}x`]);

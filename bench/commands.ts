@@ -37,7 +37,10 @@ const steps: Array<{ name: string; input: (i: number) => Record<string, unknown>
   { name: 'create 4 KiB', input: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: text4k }) },
   { name: 'view file', input: (i) => ({ command: 'view', path: f(i) }) },
   { name: 'view dir', input: () => ({ command: 'view', path: '/memories' }) },
-  { name: 'str_replace', input: (i) => ({ command: 'str_replace', path: f(i), old_str: 'memory line once', new_str: 'memory LINE once' }) },
+  {
+    name: 'str_replace',
+    input: (i) => ({ command: 'str_replace', path: f(i), old_str: 'memory line once', new_str: 'memory LINE once' }),
+  },
   { name: 'insert', input: (i) => ({ command: 'insert', path: f(i), insert_line: 1, insert_text: `inserted ${i}` }) },
   { name: 'rename file', input: (i) => ({ command: 'rename', old_path: f(i), new_path: `/memories/r/f${i}.md` }) },
   { name: 'delete file', input: (i) => ({ command: 'delete', path: `/memories/r/f${i}.md` }) },
@@ -54,7 +57,8 @@ async function measureInterleaved(runners: Runner[]): Promise<Array<Map<string, 
   // ext4 (its blocks are still being allocated and committed) than one written a minute ago, so
   // seeding column by column made the last columns' edits about 10 to 20 % slower than the first's
   // (bench/checkouts.ts, one checkout against itself).
-  for (let i = 0; i < iterations; i++) for (const run of runners) await run({ command: 'create', path: f(i), file_text: seedText });
+  for (let i = 0; i < iterations; i++)
+    for (const run of runners) await run({ command: 'create', path: f(i), file_text: seedText });
   const out = runners.map(() => new Map<string, number>());
   for (const step of steps) {
     const times = runners.map((): number[] => []);
@@ -71,22 +75,36 @@ async function measureInterleaved(runners: Runner[]): Promise<Array<Map<string, 
   return out;
 }
 
-async function memvaultRunner(dir: string, encrypted: boolean, durable: boolean, history: boolean): Promise<{ run: Runner; vault: Vault }> {
+async function memvaultRunner(
+  dir: string,
+  encrypted: boolean,
+  durable: boolean,
+  history: boolean,
+): Promise<{ run: Runner; vault: Vault }> {
   const store = await FileStore.open(dir, { durable });
-  const vault = await createVault({ store, history, ...(encrypted ? await encryptionOptions(store) : { encryption: false as const }) });
+  const vault = await createVault({
+    store,
+    history,
+    ...(encrypted ? await encryptionOptions(store) : { encryption: false as const }),
+  });
   const handlers = vault.handlers('bench-user') as unknown as Record<string, (i: unknown) => Promise<unknown>>;
   return { vault, run: (input) => handlers[String(input['command'])]!(input) };
 }
 
 async function encryptionOptions(store: ObjectStore): Promise<Record<string, unknown>> {
-  const encryption = await createEncryptionFromConfig({ store, config: { masterKey: randomBytes(32).toString('base64') } });
+  const encryption = await createEncryptionFromConfig({
+    store,
+    config: { masterKey: randomBytes(32).toString('base64') },
+  });
   return { codec: encryption.codecProvider };
 }
 
 /** Requests per command of the same mix on S3 (the counter test/s3/requests.test.ts reads), when a server is set. */
 async function s3Requests(): Promise<void> {
   if (!s3Endpoint) {
-    console.log('\nS3 requests per command: skipped (set MEMVAULT_S3_ENDPOINT and MEMVAULT_S3_BUCKET to count them on a real server)');
+    console.log(
+      '\nS3 requests per command: skipped (set MEMVAULT_S3_ENDPOINT and MEMVAULT_S3_BUCKET to count them on a real server)',
+    );
     return;
   }
   await ensureBucket();
@@ -126,7 +144,9 @@ async function s3RequestsOf(history: boolean): Promise<void> {
       rows.push([step.name, String(total), kinds, median(times)]);
     }
     const label = history ? 'history on (the default)' : 'history off';
-    console.log(`\nS3 requests per command on ${s3Endpoint} (encrypted, ${label}, the same mix, ${rounds} rounds; requests of the last round, median ms)\n`);
+    console.log(
+      `\nS3 requests per command on ${s3Endpoint} (encrypted, ${label}, the same mix, ${rounds} rounds; requests of the last round, median ms)\n`,
+    );
     printTable(['command', 'requests', 'by kind', 'median ms'], rows);
   } finally {
     for (let i = 0; i < rounds; i++) await run({ command: 'delete', path: `/memories/n/f${i}.md` });
@@ -148,7 +168,10 @@ async function main(): Promise<void> {
       ['memvault encrypted, history off', true, true, false],
       ['memvault encrypted, no fsync', true, false, true],
     ] as const) {
-      opened.push({ name, ...(await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable, history)) });
+      opened.push({
+        name,
+        ...(await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable, history)),
+      });
     }
     const measured = await measureInterleaved(opened.map((o) => o.run));
     for (const o of opened) await o.vault?.close();
@@ -159,7 +182,11 @@ async function main(): Promise<void> {
     // The whole mix: one of each command, the sum of the medians (view dir counts once, like every other command).
     const rows = [...names, 'whole mix (sum)', 'whole mix without view dir'].map((name) => {
       const value = (times: Map<string, number>) =>
-        name === 'whole mix (sum)' ? total(times) : name === 'whole mix without view dir' ? total(times) - times.get('view dir')! : times.get(name)!;
+        name === 'whole mix (sum)'
+          ? total(times)
+          : name === 'whole mix without view dir'
+            ? total(times) - times.get('view dir')!
+            : times.get(name)!;
       const s = value(sdkTimes);
       return [name, s, ...columns.slice(1).flatMap((c) => [value(c.times), `${(value(c.times) / s).toFixed(2)}x`])];
     });

@@ -63,7 +63,8 @@ try {
     audit: { file: join(root, 'audit.jsonl') },
   });
   const user = 'cpu-user';
-  for (let i = 0; i < FILES; i++) await vault.run(user, { command: 'create', path: `/memories/p/f${i}.md`, file_text: NOTE_4K });
+  for (let i = 0; i < FILES; i++)
+    await vault.run(user, { command: 'create', path: `/memories/p/f${i}.md`, file_text: NOTE_4K });
   let flips = 0;
   const edit = async (i: number) => {
     const file = i % FILES;
@@ -120,7 +121,10 @@ try {
     let stage: string | undefined;
     if (name === '(idle)') stage = 'idle';
     else if (name === '(garbage collector)') stage = 'garbage collector';
-    else stage = stageOf(node.callFrame.url) ?? (parent.has(id) ? ownerOf(parent.get(id)!) : 'runtime (promise jobs, timers, node internals)');
+    else
+      stage =
+        stageOf(node.callFrame.url) ??
+        (parent.has(id) ? ownerOf(parent.get(id)!) : 'runtime (promise jobs, timers, node internals)');
     owner.set(id, stage);
     return stage;
   };
@@ -138,12 +142,17 @@ try {
     ['measure', 'µs per edit'],
     [
       [`process CPU (user + system, process.cpuUsage), median of ${ROUNDS} rounds`, cpuUs],
-      ['process CPU, fastest and slowest round', `${formatNumber(cpuRounds[0]!)} to ${formatNumber(cpuRounds[cpuRounds.length - 1]!)}`],
+      [
+        'process CPU, fastest and slowest round',
+        `${formatNumber(cpuRounds[0]!)} to ${formatNumber(cpuRounds[cpuRounds.length - 1]!)}`,
+      ],
       ['wall time per edit (median round)', wallUs],
       ['profiled main-thread CPU (samples not idle)', busy / edits],
     ],
   );
-  console.log('\nBreakdown of the profiled main-thread CPU by stage (each sample charged to the nearest stage on its stack)\n');
+  console.log(
+    '\nBreakdown of the profiled main-thread CPU by stage (each sample charged to the nearest stage on its stack)\n',
+  );
   printTable(
     ['stage', 'µs per edit', 'share'],
     [...totals]
@@ -151,7 +160,9 @@ try {
       .sort((a, b) => b[1] - a[1])
       .map(([stage, t]) => [stage, t / edits, `${formatNumber((100 * t) / busy)}%`]),
   );
-  console.log(`\ngoal: <= 300 µs per edit; process CPU ${formatNumber(cpuUs)} µs: ${cpuUs <= 300 ? 'met' : 'NOT met'} (${flips} edits run in all)`);
+  console.log(
+    `\ngoal: <= 300 µs per edit; process CPU ${formatNumber(cpuUs)} µs: ${cpuUs <= 300 ? 'met' : 'NOT met'} (${flips} edits run in all)`,
+  );
 } finally {
   await rm(root, { recursive: true, force: true });
 }

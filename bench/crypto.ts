@@ -78,7 +78,9 @@ const plainKey = perOp(5000, () => `u/uid/f${deepPath.slice('/memories'.length)}
 // Cold: every call names a new top directory, so all five segments miss the per-user name memo.
 let c = 0;
 const coldKeys: string[] = [];
-const keyForCold = perOp(1000, () => coldKeys.push(codec.keyFor(`/memories/p${c++}${deepPath.slice('/memories/projects'.length)}`)));
+const keyForCold = perOp(1000, () =>
+  coldKeys.push(codec.keyFor(`/memories/p${c++}${deepPath.slice('/memories/projects'.length)}`)),
+);
 const coldReader = await (await createEncryptedCodecProvider({ store, keyProvider })).forUser('bench-user');
 let d = 0;
 const pathForCold = perOp(1000, () => coldReader.pathFor(coldKeys[d++ % coldKeys.length]!));
@@ -91,14 +93,20 @@ rows.push(['pathFor, 5 new segments', pathForCold, plainKey, pathForCold / plain
 const warm = await perOpAsync(2000, () => provider.forUser('bench-user'));
 let n = 0;
 const cold = await perOpAsync(200, () => provider.forUser(`new-user-${n++}`));
-const coldProvider = await createEncryptedCodecProvider({ store, keyProvider, cache: { maxEntries: 1, wipeGraceMs: 0 } });
+const coldProvider = await createEncryptedCodecProvider({
+  store,
+  keyProvider,
+  cache: { maxEntries: 1, wipeGraceMs: 0 },
+});
 let m = 0;
 const reopen = await perOpAsync(200, () => coldProvider.forUser(`new-user-${m++ % n}`));
 rows.push(['forUser, cached key', warm, '', '', '', '']);
 rows.push(['forUser, new user (create key)', cold, '', '', '', '']);
 rows.push(['forUser, existing user, cache miss', reopen, '', '', '', '']);
 
-console.log(`libsodium ready: first await ${readyMs.toFixed(1)} ms, second await ${readyAgainMs.toFixed(3)} ms (paid once per process)`);
+console.log(
+  `libsodium ready: first await ${readyMs.toFixed(1)} ms, second await ${readyAgainMs.toFixed(3)} ms (paid once per process)`,
+);
 console.log(`median of ${samples} batches, microseconds per operation; MemoryStore (no I/O)\n`);
 printTable(['operation', 'µs/op', 'baseline: copy µs', 'x copy', 'node chacha20-poly1305 µs', 'x node'], rows);
 await provider.close();

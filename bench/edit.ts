@@ -59,7 +59,8 @@ function manyLines(): string {
 const longLine = 'a'.repeat(MiB - 16);
 const twentyThousand = Array.from({ length: 20_000 }, (_, i) => `item ${i}: x`).join('\n');
 // Note text of the kind the redactor has work with (dates, numbers, an address, a phone number).
-const noteLine = 'Met Bob on 2024-05-01 about order 4412, mail bob@example.com or call +1 415 555 0100 before Friday.\n';
+const noteLine =
+  'Met Bob on 2024-05-01 about order 4412, mail bob@example.com or call +1 415 555 0100 before Friday.\n';
 const tenMiB = noteLine.repeat(Math.ceil((10 * MiB) / noteLine.length)).slice(0, 10 * MiB);
 
 const CASES: Case[] = [
@@ -86,7 +87,12 @@ const CASES: Case[] = [
     name: 'long near-miss old_str (a^256K b a^256K) vs one 1 MiB line',
     pii: false,
     files: { '/memories/f.md': longLine },
-    input: { command: 'str_replace', path: '/memories/f.md', old_str: `${'a'.repeat(256 * 1024)}b${'a'.repeat(256 * 1024)}`, new_str: '' },
+    input: {
+      command: 'str_replace',
+      path: '/memories/f.md',
+      old_str: `${'a'.repeat(256 * 1024)}b${'a'.repeat(256 * 1024)}`,
+      new_str: '',
+    },
   },
   {
     name: 'multiple occurrences on 20,000 lines (error)',
@@ -94,7 +100,12 @@ const CASES: Case[] = [
     files: { '/memories/f.md': twentyThousand },
     input: { command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 'y' },
   },
-  { name: 'refuse 10 MiB file_text (create)', pii: true, files: {}, input: { command: 'create', path: '/memories/big.md', file_text: tenMiB } },
+  {
+    name: 'refuse 10 MiB file_text (create)',
+    pii: true,
+    files: {},
+    input: { command: 'create', path: '/memories/big.md', file_text: tenMiB },
+  },
   {
     name: 'refuse 10 MiB old_str (str_replace)',
     pii: true,
@@ -127,14 +138,21 @@ async function runCase(c: Case): Promise<CaseResult> {
       const t0 = performance.now();
       const result = c.input
         ? await vault.run(USER, c.input)
-        : await new Promise<{ content: string; isError: false; code?: string }>((done) => setTimeout(() => done({ content: '', isError: false }), 100));
+        : await new Promise<{ content: string; isError: false; code?: string }>((done) =>
+            setTimeout(() => done({ content: '', isError: false }), 100),
+          );
       const ms = performance.now() - t0;
       // A block that lasts until the command ends is only recorded when the monitor's timer fires
       // after it: give it that chance before reading the histogram.
       await new Promise((done) => setTimeout(done, 20));
       monitor.disable();
       const answer = typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
-      return { ms, blockedMs: monitor.max / 1e6, answerChars: answer.length, outcome: result.isError ? (result.code ?? 'error') : 'ok' };
+      return {
+        ms,
+        blockedMs: monitor.max / 1e6,
+        answerChars: answer.length,
+        outcome: result.isError ? (result.code ?? 'error') : 'ok',
+      };
     };
     const first = await once();
     if (first.ms > 2000) return first;
@@ -157,7 +175,10 @@ function runInChild(tree: string, index: number, timeoutSeconds: number): Outcom
   });
   if (child.error && (child.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') return { timedOut: timeoutSeconds };
   const line = child.stdout.split('\n').find((l) => l.startsWith('RESULT '));
-  if (!line) return { failed: (child.stderr || child.stdout || `exit ${child.status}`).trim().split('\n').slice(-1)[0]!.slice(0, 80) };
+  if (!line)
+    return {
+      failed: (child.stderr || child.stdout || `exit ${child.status}`).trim().split('\n').slice(-1)[0]!.slice(0, 80),
+    };
   return JSON.parse(line.slice('RESULT '.length)) as CaseResult;
 }
 
@@ -212,7 +233,9 @@ async function main(): Promise<void> {
     );
     process.stderr.write(`${c.name}: done\n`);
   }
-  console.log(`\nedit worst cases and oversized-input refusals (node ${process.version}, ${new Date().toISOString()})\n`);
+  console.log(
+    `\nedit worst cases and oversized-input refusals (node ${process.version}, ${new Date().toISOString()})\n`,
+  );
   printTable(
     baseline
       ? [

@@ -48,7 +48,12 @@ async function measureSweep(
   const allowed = Math.ceil(objects / 1000) + Math.ceil(summary.expired / 1000);
   const used = (calls['ListObjectsV2'] ?? 0) + (calls['DeleteObjects'] ?? 0);
   const within = used <= allowed && Object.keys(calls).every((k) => k === 'ListObjectsV2' || k === 'DeleteObjects');
-  return { calls, deleted: bucket.deletedKeys(), retainedMiB: peak, bound: `${used + (calls['HeadObject'] ?? 0)} / ${allowed} ${within ? 'within' : 'OVER'}` };
+  return {
+    calls,
+    deleted: bucket.deletedKeys(),
+    retainedMiB: peak,
+    bound: `${used + (calls['HeadObject'] ?? 0)} / ${allowed} ${within ? 'within' : 'OVER'}`,
+  };
 }
 
 async function measureHoldingListing(objects: number): Promise<number> {
@@ -77,9 +82,21 @@ for (const objects of [10_000, 50_000, 100_000]) {
       fmt(r.retainedMiB),
     ]);
   }
-  rows.push([objects.toLocaleString('en'), 'baseline: hold listing', '', '', '', '', '', fmt(await measureHoldingListing(objects))]);
+  rows.push([
+    objects.toLocaleString('en'),
+    'baseline: hold listing',
+    '',
+    '',
+    '',
+    '',
+    '',
+    fmt(await measureHoldingListing(objects)),
+  ]);
 }
-printTable(['objects', 'mode', 'LIST', 'DeleteObjects', 'HEAD', 'deleted', 'requests / bound', 'retained heap MiB'], rows);
+printTable(
+  ['objects', 'mode', 'LIST', 'DeleteObjects', 'HEAD', 'deleted', 'requests / bound', 'retained heap MiB'],
+  rows,
+);
 console.log(
   '\nbound = ceil(objects/1000) LIST + ceil(deletions/1000) DeleteObjects; recheck mode (servers that ignore conditional deletes) adds a HEAD per deletion and deletes per 100.',
 );

@@ -76,12 +76,23 @@ const trustCanonical: Middleware = async (ctx, next) => {
 const variants: Array<[string, Middleware]> = [
   ['without guard', compose([validateInput, trustCanonical])],
   ['with guard', compose([validateInput, pathGuard])],
-  ['guard + quota', compose([validateInput, pathGuard, quota({ refreshEveryWrites: 1_000_000, refreshAfterMs: 3_600_000 })])],
+  [
+    'guard + quota',
+    compose([validateInput, pathGuard, quota({ refreshEveryWrites: 1_000_000, refreshAfterMs: 3_600_000 })]),
+  ],
 ];
 
 async function runCommand(chain: Middleware, input: unknown): Promise<void> {
   const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
-  const ctx: CommandContext = { requestId: randomUUID(), uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} };
+  const ctx: CommandContext = {
+    requestId: randomUUID(),
+    uid: files.uid,
+    input,
+    pathsCanonical: false,
+    files,
+    stats,
+    decisions: {},
+  };
   const result = await withErrorBoundary(
     () => chain(ctx, () => execute(ctx)),
     (e) => console.error(e),
@@ -95,7 +106,14 @@ const COMMANDS: Array<[string, unknown, number]> = [
   ['view file', { command: 'view', path: '/memories/projects/alpha/notes.md' }, 3000],
   ['create file', { command: 'create', path: '/memories/projects/alpha/scratch.md', file_text: body }, 1500],
 ];
-const commandRows: Array<{ command: string; variant: string; minUs: number; minRatio: number; medianUs: number; medianRatio: number }> = [];
+const commandRows: Array<{
+  command: string;
+  variant: string;
+  minUs: number;
+  minRatio: number;
+  medianUs: number;
+  medianRatio: number;
+}> = [];
 for (const [command, input, iterations] of COMMANDS) {
   for (const [, chain] of variants) await timeAsync(iterations / 3, () => runCommand(chain, input)); // warm up
   const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
@@ -128,4 +146,6 @@ console.log('\nOne command on MemoryStore through validate -> [guard] -> termina
 console.log('| command | chain | fastest µs/op | ratio | median µs/op | ratio |');
 console.log('|---|---|---:|---:|---:|---:|');
 for (const r of commandRows)
-  console.log(`| ${r.command} | ${r.variant} | ${r.minUs.toFixed(2)} | ${r.minRatio.toFixed(3)} | ${r.medianUs.toFixed(2)} | ${r.medianRatio.toFixed(3)} |`);
+  console.log(
+    `| ${r.command} | ${r.variant} | ${r.minUs.toFixed(2)} | ${r.minRatio.toFixed(3)} | ${r.medianUs.toFixed(2)} | ${r.medianRatio.toFixed(3)} |`,
+  );

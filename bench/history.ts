@@ -9,8 +9,12 @@
  */
 import { spawnSync } from 'node:child_process';
 
-const result = spawnSync('npx', ['vitest', 'run', '--config', 'test/s3/vitest.config.ts', 'test/s3/history-checker.test.ts'], {
-  stdio: 'inherit',
-  env: { ...process.env, MEMVAULT_CHECKER_LONG: '1' },
-});
+const result = spawnSync(
+  'npx',
+  ['vitest', 'run', '--config', 'test/s3/vitest.config.ts', 'test/s3/history-checker.test.ts'],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, MEMVAULT_CHECKER_LONG: '1' },
+  },
+);
 process.exit(result.status ?? 1);

@@ -51,7 +51,10 @@ interface Sample {
 
 async function sample(script: string, dir: string): Promise<Sample> {
   const file = join(dir, `s${Math.random().toString(36).slice(2)}.mjs`);
-  await writeFile(file, `const t0 = performance.now();\n${script}\nprocess.stdout.write(JSON.stringify({ ms: performance.now() - t0 }) + '\\n');\n`);
+  await writeFile(
+    file,
+    `const t0 = performance.now();\n${script}\nprocess.stdout.write(JSON.stringify({ ms: performance.now() - t0 }) + '\\n');\n`,
+  );
   const { stdout } = await run(process.execPath, ['--import', pathToFileURL(counter).href, file], { cwd: dir });
   const lines = stdout
     .trim()
@@ -67,7 +70,8 @@ const rows: Array<Array<string | number>> = [];
 const heavy = ['@aws-sdk/client-s3', '@aws-sdk/client-kms', 'tar-stream'];
 for (const name of Object.keys(scenariosFor(''))) {
   const samples = new Map<string, Sample[]>(builds.map(([b]) => [b, []]));
-  for (let i = 0; i < rounds; i++) for (const [build, entry] of builds) samples.get(build)!.push(await sample(scenariosFor(entry)[name]!, dir));
+  for (let i = 0; i < rounds; i++)
+    for (const [build, entry] of builds) samples.get(build)!.push(await sample(scenariosFor(entry)[name]!, dir));
   for (const [build] of builds) rows.push(row(name, build, samples.get(build)!));
 }
 

@@ -22,7 +22,14 @@ import { PII_TYPES } from '../src/pii/types.js';
 import { ADVERSARIAL_INPUTS } from '../test/pii/adversarial.js';
 import { loadHandwritten } from '../test/pii/corpus/handwritten.js';
 import { loadCorpus, scoreCorpus, type CorpusScore } from '../test/pii/corpus/score.js';
-import { libphonenumberSamples, loadExcludedSamples, loadPublicSamples, scorePublic, totals, type Tally } from '../test/pii/public/score.js';
+import {
+  libphonenumberSamples,
+  loadExcludedSamples,
+  loadPublicSamples,
+  scorePublic,
+  totals,
+  type Tally,
+} from '../test/pii/public/score.js';
 import { median } from './stats.js';
 
 const fmt = (n: number) => n.toFixed(3);
@@ -33,7 +40,11 @@ const baselineDir = process.env.PII_BASELINE_DIR;
 const baselineEdit: typeof redactEdit | undefined =
   baselineDir === undefined
     ? undefined
-    : ((await import(pathToFileURL(join(resolve(baselineDir), 'src/pii/edit.ts')).href)) as { redactEdit: typeof redactEdit }).redactEdit;
+    : (
+        (await import(pathToFileURL(join(resolve(baselineDir), 'src/pii/edit.ts')).href)) as {
+          redactEdit: typeof redactEdit;
+        }
+      ).redactEdit;
 
 function printScores(title: string, score: CorpusScore): void {
   console.log(`\n${title}`);
@@ -86,7 +97,9 @@ printScores(
   const allIps = (s: { source: string; type: string }) => s.source === 'presidio' && s.type === 'IP_ADDRESS';
   const main = scorePublic(samples, (t) => redact(t).findings);
   const presidioAll = scorePublic(samples.filter(allIps), (t) => redact(t, { ipAddresses: 'all' }).findings);
-  main.bySource.get('presidio')?.set('IP_ADDRESS', presidioAll.bySource.get('presidio')?.get('IP_ADDRESS') ?? { tp: 0, fp: 0, fn: 0 });
+  main.bySource
+    .get('presidio')
+    ?.set('IP_ADDRESS', presidioAll.bySource.get('presidio')?.get('IP_ADDRESS') ?? { tp: 0, fp: 0, fn: 0 });
   const presidioDefault = scorePublic(samples.filter(allIps), (t) => redact(t).findings)
     .bySource.get('presidio')
     ?.get('IP_ADDRESS');
@@ -115,15 +128,22 @@ printScores(
   console.log('all public sources, per type:');
   for (const [type, tallies] of perType) {
     const t = totals(tallies);
-    console.log(`  ${type.padEnd(12)} precision ${fmt(t.precision)}  recall ${fmt(t.recall)}  (tp ${t.tp}, fp ${t.fp}, fn ${t.fn})`);
+    console.log(
+      `  ${type.padEnd(12)} precision ${fmt(t.precision)}  recall ${fmt(t.recall)}  (tp ${t.tp}, fp ${t.fp}, fn ${t.fn})`,
+    );
   }
   const o = totals(all);
-  console.log(`  OVERALL      precision ${fmt(o.precision)}  recall ${fmt(o.recall)}  (tp ${o.tp}, fp ${o.fp}, fn ${o.fn})`);
+  console.log(
+    `  OVERALL      precision ${fmt(o.precision)}  recall ${fmt(o.recall)}  (tp ${o.tp}, fp ${o.fp}, fn ${o.fn})`,
+  );
   const shown = main.misses.filter((x) => !allIps(x));
-  for (const m of shown.filter((x) => x.kind === 'fn')) console.log(`  FN ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
-  for (const m of shown.filter((x) => x.kind === 'fp').slice(0, 30)) console.log(`  FP ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
+  for (const m of shown.filter((x) => x.kind === 'fn'))
+    console.log(`  FN ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
+  for (const m of shown.filter((x) => x.kind === 'fp').slice(0, 30))
+    console.log(`  FP ${m.source} ${m.type} ${m.ref}: ${JSON.stringify(m.text.slice(0, 90))}`);
   console.log("  not scored (not a value of their type by the issue's definitions; reason in samples.jsonl):");
-  for (const s of loadExcludedSamples()) console.log(`    ${s.source} ${s.type} ${s.ref}: ${JSON.stringify(s.text.slice(0, 60))}: ${s.excluded}`);
+  for (const s of loadExcludedSamples())
+    console.log(`    ${s.source} ${s.type} ${s.ref}: ${JSON.stringify(s.text.slice(0, 60))}: ${s.excluded}`);
 }
 
 // ---- SSNs without a context word: what a looser rule would add on text that holds no SSN ----
@@ -134,7 +154,11 @@ printScores(
     ...[...loadPublicSamples(), ...libphonenumberSamples()].map((s) => ({
       text: s.text,
       // A sample that gives a count, not positions, has its whole text taken as its type's values.
-      spans: (s.spans ?? ((s.count ?? 0) > 0 ? [[0, s.text.length] as const] : [])).map(([start, end]) => ({ type: s.type, start, end })),
+      spans: (s.spans ?? ((s.count ?? 0) > 0 ? [[0, s.text.length] as const] : [])).map(([start, end]) => ({
+        type: s.type,
+        start,
+        end,
+      })),
     })),
   ];
   const bare = /(?<![\w.\-/:,+])(\d{3})(\d{2})(\d{4})(?![\w]|[.\-/:,]\d)/g;
@@ -195,7 +219,9 @@ printScores(
 
 // ---- Encoded values: what survives base64 and percent-encoding ----
 {
-  const values = [...handwritten, ...corpus].flatMap((n) => n.spans.map((s) => ({ type: s.type, value: n.text.slice(s.start, s.end) })));
+  const values = [...handwritten, ...corpus].flatMap((n) =>
+    n.spans.map((s) => ({ type: s.type, value: n.text.slice(s.start, s.end) })),
+  );
   const rate = (encode: (v: string) => string) => {
     let found = 0;
     for (const { value } of values) if (redact(`data: ${encode(value)} end`).findings.length > 0) found++;
@@ -203,8 +229,12 @@ printScores(
   };
   console.log('\nEncoded values (every labelled value of the two corpora, encoded, after "data: "): still found');
   console.log(`  as written          ${rate((v) => v)}`);
-  console.log(`  percent-encoded     ${rate((v) => encodeURIComponent(v))}   (%40 %2B %20 %2D %2E are decoded in the folded view)`);
-  console.log(`  base64              ${rate((v) => Buffer.from(v).toString('base64'))}   (not decoded: see docs/pii.md)`);
+  console.log(
+    `  percent-encoded     ${rate((v) => encodeURIComponent(v))}   (%40 %2B %20 %2D %2E are decoded in the folded view)`,
+  );
+  console.log(
+    `  base64              ${rate((v) => Buffer.from(v).toString('base64'))}   (not decoded: see docs/pii.md)`,
+  );
 }
 
 /**
@@ -232,7 +262,9 @@ const texts: Array<[string, string]> = [
   ['PII-dense corpus', repeatTo(allNotes.map((n) => n.text).join('\n\n') + '\n\n', 2_000_000)],
 ];
 
-console.log('\nThroughput (median of 9 runs; MB/s by wall time and by CPU time; baseline = one /\\w+/g pass over the same text)');
+console.log(
+  '\nThroughput (median of 9 runs; MB/s by wall time and by CPU time; baseline = one /\\w+/g pass over the same text)',
+);
 for (const [label, text] of texts) {
   const mb = Buffer.byteLength(text, 'utf8') / 1e6;
   for (let i = 0; i < 5; i++) redact(text); // warm up the JIT and libphonenumber's metadata
@@ -248,7 +280,9 @@ for (const [label, text] of texts) {
     if (count < 0) throw new Error('unreachable');
   }, 9);
   const rate = (ms: number) => (mb / (ms / 1000)).toFixed(1);
-  console.log(`  ${label}: ${mb.toFixed(2)} MB, ${(findings / (mb * 1000)).toFixed(2)} findings/KB, ${(parses / mb).toFixed(0)} phone parses/MB`);
+  console.log(
+    `  ${label}: ${mb.toFixed(2)} MB, ${(findings / (mb * 1000)).toFixed(2)} findings/KB, ${(parses / mb).toFixed(0)} phone parses/MB`,
+  );
   console.log(`    redact   ${rate(r.wall).padStart(6)} MB/s wall  ${rate(r.cpu).padStart(6)} MB/s cpu`);
   console.log(
     `    baseline ${rate(b.wall).padStart(6)} MB/s wall  ${rate(b.cpu).padStart(6)} MB/s cpu   (redact/baseline cpu ratio ${(r.cpu / b.cpu).toFixed(1)}x)`,
@@ -262,7 +296,9 @@ for (const [label, text] of texts) {
   const noteFindings = redact(note).findings.length;
   for (let i = 0; i < 500; i++) redact(note);
   const noteMs = time(() => redact(note), 3000);
-  console.log(`  one 4 KiB note, ${label} (${noteFindings} findings): median ${(noteMs.wall * 1000).toFixed(0)} µs wall over 3000 runs`);
+  console.log(
+    `  one 4 KiB note, ${label} (${noteFindings} findings): median ${(noteMs.wall * 1000).toFixed(0)} µs wall over 3000 runs`,
+  );
 }
 
 // The redactor's cost of one edit: a line replaced in a 4 KiB note, and in a 1 MiB file (the window);

@@ -9,7 +9,10 @@ export function s3ClientConfig(): S3ClientConfig {
     endpoint: s3Endpoint!,
     region: process.env.MEMVAULT_S3_REGION ?? 'us-east-1',
     forcePathStyle: true,
-    credentials: { accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test', secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test' },
+    credentials: {
+      accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test',
+      secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test',
+    },
   };
 }
 

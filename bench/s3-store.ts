@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   if (!endpoint) {
     workdir = mkdtempSync(join(tmpdir(), 'memvault-rgw-bench-'));
     const started = performance.now();
-    execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'start', workdir], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'start', workdir], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     endpoint = `http://127.0.0.1:${process.env.MEMVAULT_RGW_PORT ?? 7480}`;
     console.log(`radosgw started in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
@@ -51,7 +53,10 @@ async function main(): Promise<void> {
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
-    credentials: { accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test', secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test' },
+    credentials: {
+      accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test',
+      secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test',
+    },
   };
   const bare = buildS3Client(config);
   await bare.send(new CreateBucketCommand({ Bucket: BUCKET })).catch(() => undefined);
@@ -78,7 +83,14 @@ async function main(): Promise<void> {
     // Interleaved, so that drift in the server's speed hits both sides of each ratio alike.
     for (let i = 0; i < ROUNDS; i += 1) {
       await record('bare PutObject', () =>
-        bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/bare/${i}`, Body: Buffer.from(body), ContentLength: BODY_BYTES })),
+        bare.send(
+          new PutObjectCommand({
+            Bucket: BUCKET,
+            Key: `${prefix}/bare/${i}`,
+            Body: Buffer.from(body),
+            ContentLength: BODY_BYTES,
+          }),
+        ),
       );
       await record('store.put', () => store.put(`put/${i}`, body));
       await record('store.put ifMatch', async () => {
@@ -90,8 +102,12 @@ async function main(): Promise<void> {
         await out.Body!.transformToByteArray();
       });
       await record('store.get', () => store.get(`put/${i}`));
-      await record('store.copy ifNoneMatch (check-first)', () => store.copy(`put/${i}`, `copy-cf/${i}`, { ifNoneMatch: '*' }));
-      await record('store.copy ifNoneMatch (native)', () => native.copy(`put/${i}`, `copy-n/${i}`, { ifNoneMatch: '*' }));
+      await record('store.copy ifNoneMatch (check-first)', () =>
+        store.copy(`put/${i}`, `copy-cf/${i}`, { ifNoneMatch: '*' }),
+      );
+      await record('store.copy ifNoneMatch (native)', () =>
+        native.copy(`put/${i}`, `copy-n/${i}`, { ifNoneMatch: '*' }),
+      );
       await record('store.delete ifMatch (check-first)', async () => {
         const head = await native.head(`copy-cf/${i}`);
         await store.delete(`copy-cf/${i}`, { ifMatch: head!.etag });
@@ -108,7 +124,9 @@ async function main(): Promise<void> {
       'store.delete ifMatch (check-first)': 'bare PutObject',
     };
     console.log(`\nS3Store vs bare SDK calls, ${BODY_BYTES}-byte bodies, ${ROUNDS} rounds, sequential, ${endpoint}`);
-    console.log(`${'operation'.padEnd(40)} ${'requests/op'.padEnd(22)} ${'median ms'.padStart(10)} ${'p90 ms'.padStart(8)} ${'ratio'.padStart(7)}`);
+    console.log(
+      `${'operation'.padEnd(40)} ${'requests/op'.padEnd(22)} ${'median ms'.padStart(10)} ${'p90 ms'.padStart(8)} ${'ratio'.padStart(7)}`,
+    );
     for (const [name, values] of Object.entries(samples)) {
       const perOp = Object.entries(requests[name] ?? {})
         .map(([type, n]) => `${(n / values.length).toFixed(n % values.length === 0 ? 0 : 2)} ${type}`)
@@ -119,10 +137,14 @@ async function main(): Promise<void> {
         `${name.padEnd(40)} ${(perOp || '(bare)').padEnd(22)} ${quantile(values, 0.5).toFixed(1).padStart(10)} ${quantile(values, 0.9).toFixed(1).padStart(8)} ${ratio.padStart(7)}`,
       );
     }
-    console.log('(delete row: the HEAD that fetches the etag is outside the store call but inside the timing; ratio against a PUT)');
+    console.log(
+      '(delete row: the HEAD that fetches the etag is outside the store call but inside the timing; ratio against a PUT)',
+    );
 
     console.log(`\nput+get pairs through S3Store, ${BODY_BYTES}-byte bodies`);
-    console.log(`${'in flight'.padStart(9)} ${'pairs'.padStart(6)} ${'seconds'.padStart(8)} ${'pairs/s'.padStart(8)} ${'requests'.padStart(9)}`);
+    console.log(
+      `${'in flight'.padStart(9)} ${'pairs'.padStart(6)} ${'seconds'.padStart(8)} ${'pairs/s'.padStart(8)} ${'requests'.padStart(9)}`,
+    );
     for (const inFlight of [1, 16, 64]) {
       const pairs = inFlight === 1 ? 100 : 320;
       let next = 0;
@@ -153,7 +175,10 @@ async function main(): Promise<void> {
     await sweeper.deleteMany(keys);
     await Promise.all([sweeper.close(), store.close(), native.close()]);
     bare.destroy();
-    if (workdir) execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'stop', workdir], { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (workdir)
+      execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'stop', workdir], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
   }
 }
 

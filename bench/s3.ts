@@ -39,15 +39,20 @@ const masterKey = randomBytes(32).toString('base64');
 
 function formatCounts(counter: RequestCounter, divisor = 1): string {
   const order = ['GET', 'HEAD', 'LIST', 'PUT', 'COPY', 'DELETE', 'DELETE_MANY'];
-  const entries = Object.entries(counter).sort(([a], [b]) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
+  const entries = Object.entries(counter).sort(
+    ([a], [b]) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99),
+  );
   const total = entries.reduce((n, [, v]) => n + v, 0) / divisor;
-  const parts = entries.map(([type, n]) => `${Number.isInteger(n / divisor) ? n / divisor : (n / divisor).toFixed(2)} ${type}`);
+  const parts = entries.map(
+    ([type, n]) => `${Number.isInteger(n / divisor) ? n / divisor : (n / divisor).toFixed(2)} ${type}`,
+  );
   return `${Number.isInteger(total) ? total : total.toFixed(2)} (${parts.join(' + ')})`;
 }
 
 function table(headers: string[], rows: string[][]): void {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   console.log(line(headers));
   console.log(`|${widths.map((w, i) => (i === 0 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
   for (const row of rows) console.log(line(row));
@@ -79,21 +84,43 @@ const body = textOf(FILE_BYTES);
 const STEPS: Step[] = [
   { name: 'view file', baseline: 'GET', input: () => ({ command: 'view', path: '/memories/read.md' }) },
   { name: 'view /memories', baseline: 'GET', input: () => ({ command: 'view', path: '/memories' }) },
-  { name: `view directory (${DIR_FILES} files)`, baseline: 'GET', input: () => ({ command: 'view', path: '/memories/dir' }) },
-  { name: 'create', baseline: 'PUT', input: (i) => ({ command: 'create', path: `/memories/new/c-${i}.md`, file_text: body }) },
-  { name: 'create (overwrite)', baseline: 'PUT', input: () => ({ command: 'create', path: '/memories/over.md', file_text: body }) },
-  { name: 'str_replace', baseline: 'PUT', input: (i) => ({ command: 'str_replace', path: '/memories/edit.md', old_str: `<t-${i}>`, new_str: `<done-${i}>` }) },
-  { name: 'insert', baseline: 'PUT', input: (i) => ({ command: 'insert', path: '/memories/insert.md', insert_line: 0, insert_text: `inserted ${i}` }) },
+  {
+    name: `view directory (${DIR_FILES} files)`,
+    baseline: 'GET',
+    input: () => ({ command: 'view', path: '/memories/dir' }),
+  },
+  {
+    name: 'create',
+    baseline: 'PUT',
+    input: (i) => ({ command: 'create', path: `/memories/new/c-${i}.md`, file_text: body }),
+  },
+  {
+    name: 'create (overwrite)',
+    baseline: 'PUT',
+    input: () => ({ command: 'create', path: '/memories/over.md', file_text: body }),
+  },
+  {
+    name: 'str_replace',
+    baseline: 'PUT',
+    input: (i) => ({ command: 'str_replace', path: '/memories/edit.md', old_str: `<t-${i}>`, new_str: `<done-${i}>` }),
+  },
+  {
+    name: 'insert',
+    baseline: 'PUT',
+    input: (i) => ({ command: 'insert', path: '/memories/insert.md', insert_line: 0, insert_text: `inserted ${i}` }),
+  },
   {
     name: 'rename file',
     baseline: 'PUT',
-    prepare: async (vault, user, i) => void (await vault.run(user, { command: 'create', path: `/memories/mv/a-${i}.md`, file_text: body })),
+    prepare: async (vault, user, i) =>
+      void (await vault.run(user, { command: 'create', path: `/memories/mv/a-${i}.md`, file_text: body })),
     input: (i) => ({ command: 'rename', old_path: `/memories/mv/a-${i}.md`, new_path: `/memories/mv/b-${i}.md` }),
   },
   {
     name: 'delete file',
     baseline: 'PUT',
-    prepare: async (vault, user, i) => void (await vault.run(user, { command: 'create', path: `/memories/rm/f-${i}.md`, file_text: body })),
+    prepare: async (vault, user, i) =>
+      void (await vault.run(user, { command: 'create', path: `/memories/rm/f-${i}.md`, file_text: body })),
     input: (i) => ({ command: 'delete', path: `/memories/rm/f-${i}.md` }),
   },
   {
@@ -101,11 +128,19 @@ const STEPS: Step[] = [
     baseline: 'PUT',
     prepare: async (vault, user, i) => {
       const files = await vault.files(user);
-      await Promise.all(Array.from({ length: DIR_FILES }, (_, j) => files.write(`/memories/rd-${i}/f${j}.md`, new TextEncoder().encode(body))));
+      await Promise.all(
+        Array.from({ length: DIR_FILES }, (_, j) =>
+          files.write(`/memories/rd-${i}/f${j}.md`, new TextEncoder().encode(body)),
+        ),
+      );
     },
     input: (i) => ({ command: 'rename', old_path: `/memories/rd-${i}`, new_path: `/memories/rd-moved-${i}` }),
   },
-  { name: `delete directory (${DIR_FILES} files)`, baseline: 'PUT', input: (i) => ({ command: 'delete', path: `/memories/rd-moved-${i}` }) },
+  {
+    name: `delete directory (${DIR_FILES} files)`,
+    baseline: 'PUT',
+    input: (i) => ({ command: 'delete', path: `/memories/rd-moved-${i}` }),
+  },
 ];
 
 async function seedUser(vault: Vault, user: string, rounds: number): Promise<void> {
@@ -118,7 +153,9 @@ async function seedUser(vault: Vault, user: string, rounds: number): Promise<voi
   await ok({ command: 'create', path: '/memories/edit.md', file_text: textOf(FILE_BYTES, rounds) });
   await ok({ command: 'create', path: '/memories/insert.md', file_text: body });
   const files = await vault.files(user);
-  await Promise.all(Array.from({ length: DIR_FILES }, (_, j) => files.write(`/memories/dir/f${j}.md`, new TextEncoder().encode(body))));
+  await Promise.all(
+    Array.from({ length: DIR_FILES }, (_, j) => files.write(`/memories/dir/f${j}.md`, new TextEncoder().encode(body))),
+  );
 }
 
 async function main(): Promise<void> {
@@ -126,9 +163,16 @@ async function main(): Promise<void> {
   let workdir: string | undefined;
   if (!endpoint) {
     workdir = mkdtempSync(join(tmpdir(), 'memvault-rgw-bench-'));
-    const env = { ...process.env, MEMVAULT_RGW_PORT: String(await freePort()), MEMVAULT_RGW_MON_PORT: String(await freePort()) };
+    const env = {
+      ...process.env,
+      MEMVAULT_RGW_PORT: String(await freePort()),
+      MEMVAULT_RGW_MON_PORT: String(await freePort()),
+    };
     const started = performance.now();
-    execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'start', workdir], { stdio: ['ignore', 'ignore', 'inherit'], env });
+    execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'start', workdir], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env,
+    });
     endpoint = readFileSync(join(workdir, 'endpoint'), 'utf8').trim();
     console.log(`radosgw started in ${((performance.now() - started) / 1000).toFixed(1)} s at ${endpoint}`);
   }
@@ -136,13 +180,20 @@ async function main(): Promise<void> {
     endpoint,
     region: process.env.MEMVAULT_S3_REGION ?? 'us-east-1',
     forcePathStyle: true,
-    credentials: { accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test', secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test' },
+    credentials: {
+      accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test',
+      secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test',
+    },
   };
   const bare = buildS3Client(config);
   await bare.send(new CreateBucketCommand({ Bucket: BUCKET })).catch(() => undefined);
   const runPrefix = `bench-s3-${Date.now().toString(36)}`;
   const vaults: Vault[] = [];
-  const open = async (name: string, options: VaultOptions = {}, conditionChecks: ConditionChecks = 'check-first'): Promise<Vault> => {
+  const open = async (
+    name: string,
+    options: VaultOptions = {},
+    conditionChecks: ConditionChecks = 'check-first',
+  ): Promise<Vault> => {
     const vault = await createVault({
       store: `s3://${BUCKET}/${runPrefix}/${name}`,
       s3: config,
@@ -155,7 +206,9 @@ async function main(): Promise<void> {
   };
 
   try {
-    console.log(`\nmemvault on S3 (${endpoint}), encrypted, PII redactor and quota on (the defaults); ${FILE_BYTES}-byte files, ${ROUNDS} rounds`);
+    console.log(
+      `\nmemvault on S3 (${endpoint}), encrypted, PII redactor and quota on (the defaults); ${FILE_BYTES}-byte files, ${ROUNDS} rounds`,
+    );
 
     // (a) + (b): every step once per round, interleaved with the bare baselines.
     const user = 'bench-user';
@@ -179,10 +232,24 @@ async function main(): Promise<void> {
     };
     const payload = Buffer.from(body);
     for (let w = 0; w < 5; w++)
-      await bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/warm-${w}`, Body: payload, ContentLength: payload.byteLength }));
+      await bare.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `${runPrefix}/bare/warm-${w}`,
+          Body: payload,
+          ContentLength: payload.byteLength,
+        }),
+      );
     for (let i = 0; i < ROUNDS; i++) {
       await record('bare PutObject', () =>
-        bare.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/${i}`, Body: payload, ContentLength: payload.byteLength })),
+        bare.send(
+          new PutObjectCommand({
+            Bucket: BUCKET,
+            Key: `${runPrefix}/bare/${i}`,
+            Body: payload,
+            ContentLength: payload.byteLength,
+          }),
+        ),
       );
       await record('bare GetObject', async () => {
         const out = await bare.send(new GetObjectCommand({ Bucket: BUCKET, Key: `${runPrefix}/bare/${i}` }));
@@ -204,10 +271,16 @@ async function main(): Promise<void> {
       }
     }
     const bareMs = { GET: median(samples.get('bare GetObject')!), PUT: median(samples.get('bare PutObject')!) };
-    console.log('\n(a) requests per command (mean per command over the rounds; the quota adds a LIST every 20 writes, see (d))');
+    console.log(
+      '\n(a) requests per command (mean per command over the rounds; the quota adds a LIST every 20 writes, see (d))',
+    );
     table(
       ['command', "requests, 'check-first' (RGW default)", "requests, 'native' (AWS)"],
-      STEPS.map((s) => [s.name, formatCounts(requests.get(`check-first:${s.name}`)!, ROUNDS), formatCounts(requests.get(`native:${s.name}`)!, ROUNDS)]),
+      STEPS.map((s) => [
+        s.name,
+        formatCounts(requests.get(`check-first:${s.name}`)!, ROUNDS),
+        formatCounts(requests.get(`native:${s.name}`)!, ROUNDS),
+      ]),
     );
     console.log(
       `\n(b) median latency, full memvault path ('check-first') vs bare SDK calls of ${FILE_BYTES} bytes (bare GetObject ${bareMs.GET.toFixed(1)} ms, bare PutObject ${bareMs.PUT.toFixed(1)} ms)`,
@@ -217,12 +290,20 @@ async function main(): Promise<void> {
       STEPS.map((s) => {
         const ms = median(samples.get(`check-first:${s.name}`)!);
         const perCommand = Object.values(requests.get(`check-first:${s.name}`)!).reduce((a, b) => a + b, 0) / ROUNDS;
-        return [s.name, ms.toFixed(1), `bare ${s.baseline}`, `${(ms / bareMs[s.baseline]).toFixed(2)}x`, (ms / perCommand).toFixed(1)];
+        return [
+          s.name,
+          ms.toFixed(1),
+          `bare ${s.baseline}`,
+          `${(ms / bareMs[s.baseline]).toFixed(2)}x`,
+          (ms / perCommand).toFixed(1),
+        ];
       }),
     );
 
     // (c) throughput: N users at once on one vault (one process, one S3 client), a command mix.
-    console.log(`\n(c) throughput, ${MIX_COMMANDS} commands per row (mix: view file, view dir, str_replace, insert, create), one vault, distinct users`);
+    console.log(
+      `\n(c) throughput, ${MIX_COMMANDS} commands per row (mix: view file, view dir, str_replace, insert, create), one vault, distinct users`,
+    );
     const mixRows: string[][] = [];
     for (const users of [1, 16, 64]) {
       const vault = await open(`throughput-${users}`);
@@ -267,7 +348,10 @@ async function main(): Promise<void> {
         String(errors),
       ]);
     }
-    table(['concurrent users', 'commands', 'seconds', 'commands/s', 'requests/s', 'requests/command', 'errors'], mixRows);
+    table(
+      ['concurrent users', 'commands', 'seconds', 'commands/s', 'requests/s', 'requests/command', 'errors'],
+      mixRows,
+    );
 
     // (d) what the quota check costs: the same commands with the default quota and with quota: false.
     console.log('\n(d) requests the quota check costs (default quota vs quota: false, check-first)');
@@ -275,16 +359,26 @@ async function main(): Promise<void> {
     const withQuota = await open('quota-on');
     const withoutQuota = await open('quota-off', { quota: false });
     const sequence: Array<[string, (i: number) => Record<string, unknown>]> = [
-      ["user's first write in a process (create)", () => ({ command: 'create', path: '/memories/first.md', file_text: body })],
+      [
+        "user's first write in a process (create)",
+        () => ({ command: 'create', path: '/memories/first.md', file_text: body }),
+      ],
       ['create (new file)', (i) => ({ command: 'create', path: `/memories/q/c-${i}.md`, file_text: body })],
       ['create (overwrite)', () => ({ command: 'create', path: '/memories/first.md', file_text: body })],
-      ['str_replace', () => ({ command: 'str_replace', path: '/memories/first.md', old_str: 'line 1:', new_str: 'line 1:' })],
+      [
+        'str_replace',
+        () => ({ command: 'str_replace', path: '/memories/first.md', old_str: 'line 1:', new_str: 'line 1:' }),
+      ],
       ['insert', (i) => ({ command: 'insert', path: '/memories/first.md', insert_line: 0, insert_text: `q ${i}` })],
-      ['rename file', (i) => ({ command: 'rename', old_path: `/memories/q/c-${i}.md`, new_path: `/memories/q/d-${i}.md` })],
+      [
+        'rename file',
+        (i) => ({ command: 'rename', old_path: `/memories/q/c-${i}.md`, new_path: `/memories/q/d-${i}.md` }),
+      ],
       ['delete file', (i) => ({ command: 'delete', path: `/memories/q/d-${i}.md` })],
       ['view file', () => ({ command: 'view', path: '/memories/first.md' })],
     ];
-    for (const vault of [withQuota, withoutQuota]) await vault.run('quota-user', { command: 'view', path: '/memories' }); // load the key
+    for (const vault of [withQuota, withoutQuota])
+      await vault.run('quota-user', { command: 'view', path: '/memories' }); // load the key
     for (const [name, input] of sequence) {
       const cells: string[] = [];
       for (const vault of [withQuota, withoutQuota]) {
@@ -302,7 +396,13 @@ async function main(): Promise<void> {
     ] as const) {
       const counter: RequestCounter = {};
       await withRequestCounter(counter, async () => {
-        for (let i = 0; i < 40; i++) await vault.run('quota-user', { command: 'insert', path: '/memories/first.md', insert_line: 0, insert_text: `r ${i}` });
+        for (let i = 0; i < 40; i++)
+          await vault.run('quota-user', {
+            command: 'insert',
+            path: '/memories/first.md',
+            insert_line: 0,
+            insert_text: `r ${i}`,
+          });
       });
       if (label === 'quota on') quotaRows.push(['40 inserts in a row', formatCounts(counter), '']);
       else quotaRows[quotaRows.length - 1]![2] = formatCounts(counter);
@@ -316,7 +416,10 @@ async function main(): Promise<void> {
     await sweeper.close();
     for (const vault of vaults) await vault.close();
     bare.destroy();
-    if (workdir) execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'stop', workdir], { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (workdir)
+      execFileSync('bash', [join(repoRoot, 'scripts/rgw.sh'), 'stop', workdir], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
   }
 }
 

@@ -111,7 +111,9 @@ interface Backend {
 async function fileBackend(root: string): Promise<Backend> {
   return {
     name: 'file store',
-    sizes: quick ? { view: [10, 100, 500], tree: [10, 100], users: [1, 16, 64] } : { view: [10, 1000, 5000], tree: [10, 100, 1000], users: [1, 16, 64, 256] },
+    sizes: quick
+      ? { view: [10, 100, 500], tree: [10, 100], users: [1, 16, 64] }
+      : { view: [10, 1000, 5000], tree: [10, 100, 1000], users: [1, 16, 64, 256] },
     open: async () => {
       const store = await FileStore.open(join(root, 'vault'));
       const encryption = await createEncryptionFromConfig({ store, config: { masterKey } });
@@ -127,7 +129,9 @@ function s3Backend(url: string): Backend {
   return {
     name: 'radosgw',
     // Shrunk so the whole bench stays within minutes: each file on loopback radosgw costs a few ms per request.
-    sizes: quick ? { view: [10, 100], tree: [10, 100], users: [1, 16] } : { view: [10, 1000, 2000], tree: [10, 100, 300], users: [1, 16, 64] },
+    sizes: quick
+      ? { view: [10, 100], tree: [10, 100], users: [1, 16] }
+      : { view: [10, 1000, 2000], tree: [10, 100, 300], users: [1, 16, 64] },
     open: async () => {
       await ensureBucket();
       opened = await createVault({
@@ -153,7 +157,11 @@ async function seed(vault: Vault, user: string, dir: string, n: number): Promise
   const lane = async () => {
     while (next < n) {
       const i = next++;
-      const r = await vault.run(user, { command: 'create', path: `${dir}/f${String(i).padStart(5, '0')}.md`, file_text: body });
+      const r = await vault.run(user, {
+        command: 'create',
+        path: `${dir}/f${String(i).padStart(5, '0')}.md`,
+        file_text: body,
+      });
       if (r.isError) throw new Error(`seed failed: ${JSON.stringify(r.content)}`);
     }
   };
@@ -178,7 +186,12 @@ async function treeRows(b: Backend, vault: Vault): Promise<void> {
   for (const n of b.sizes.tree) {
     const user = `tree-${n}`;
     await seed(vault, user, '/memories/src', n);
-    renames.push({ n, m: await measure(() => ok(vault, user, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' })) });
+    renames.push({
+      n,
+      m: await measure(() =>
+        ok(vault, user, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' }),
+      ),
+    });
     deletes.push({ n, m: await measure(() => ok(vault, user, { command: 'delete', path: '/memories/dst' })) });
   }
   addSeries('rename dir', b.name, renames);
@@ -230,7 +243,10 @@ async function sweeperRows(root: string): Promise<void> {
   // 10k objects on the file store: 20 files a user, half idle past the TTL.
   const n = quick ? 2000 : 10_000;
   const dir = join(root, 'sweep');
-  const seedStore = await FileStore.open(dir, { durable: false, now: () => new Date(MOCK_NOW.getTime() - 40 * 86_400_000) });
+  const seedStore = await FileStore.open(dir, {
+    durable: false,
+    now: () => new Date(MOCK_NOW.getTime() - 40 * 86_400_000),
+  });
   const fresh = await FileStore.open(dir, { durable: false, now: () => MOCK_NOW });
   let next = 0;
   const lane = async () => {
@@ -243,7 +259,9 @@ async function sweeperRows(root: string): Promise<void> {
   await Promise.all(Array.from({ length: 16 }, lane));
   const store: ObjectStore = await FileStore.open(dir);
   let expired = 0;
-  const fileRow = await measure(async () => (expired = (await sweep({ store, ttl: { ttlDays: 30 }, now: () => MOCK_NOW, graceMs: 0 })).expired));
+  const fileRow = await measure(
+    async () => (expired = (await sweep({ store, ttl: { ttlDays: 30 }, now: () => MOCK_NOW, graceMs: 0 })).expired),
+  );
   const results = [{ n, m: fileRow, note: `${expired} expired, deleted one by one (conditional, fsync'd)` }];
   addSeries('sweeper', 'file store', results);
   // The counting store: the S3 adapter over an in-process bucket (ListObjectsV2 + DeleteObjects counted).
@@ -252,7 +270,9 @@ async function sweeperRows(root: string): Promise<void> {
     const bucket = virtualBucket(objects);
     const deleter = s3Deleter({ client: bucket.client, bucket: MOCK_BUCKET, prefix: MOCK_PREFIX, mode: 'native' });
     let summary = { expired: 0 };
-    const m = await measure(async () => (summary = await sweep({ store: bucket.store, ttl: { ttlDays: 30 }, now: () => MOCK_NOW, deleter })));
+    const m = await measure(
+      async () => (summary = await sweep({ store: bucket.store, ttl: { ttlDays: 30 }, now: () => MOCK_NOW, deleter })),
+    );
     const calls = bucket.calls();
     bucket.restore();
     counted.push({
@@ -274,7 +294,12 @@ async function auditRows(root: string): Promise<void> {
     const chain = compose([logger.middleware()]);
     const terminal = async (): Promise<CommandResult> => ({ content: 'ok', isError: false });
     for (let i = 0; i < n; i++) {
-      const command = { command: 'str_replace' as const, path: `/memories/p/n-${i % 50}.md`, old_str: 'a', new_str: 'b' };
+      const command = {
+        command: 'str_replace' as const,
+        path: `/memories/p/n-${i % 50}.md`,
+        old_str: 'a',
+        new_str: 'b',
+      };
       const ctx = {
         requestId: `r-${i}`,
         uid: `u_${i % 100}`,
@@ -301,7 +326,12 @@ async function auditRows(root: string): Promise<void> {
       const { chains } = await collectFileChains([file]);
       records = (await exportRecords(chains, { format: 'jsonl', output: sink })).records;
     });
-    if (index > 0) results.push({ n, m, note: `${records.toLocaleString('en')} records exported, ${(bytes / 1048576).toFixed(1)} MiB` });
+    if (index > 0)
+      results.push({
+        n,
+        m,
+        note: `${records.toLocaleString('en')} records exported, ${(bytes / 1048576).toFixed(1)} MiB`,
+      });
   }
   addSeries('audit export', 'local files', results);
 }
@@ -321,7 +351,9 @@ try {
   }
   await sweeperRows(root);
   await auditRows(root);
-  console.log(`\nScaling (one run${quick ? ', --quick sizes' : ''}${endpoint ? '' : '; radosgw rows skipped: MEMVAULT_S3_ENDPOINT not set'})\n`);
+  console.log(
+    `\nScaling (one run${quick ? ', --quick sizes' : ''}${endpoint ? '' : '; radosgw rows skipped: MEMVAULT_S3_ENDPOINT not set'})\n`,
+  );
   printTable(['work', 'store', 'n', 'ms', 'requests', 'peak MiB', 'growth (fit over n)', 'notes'], rows);
 } finally {
   await rm(root, { recursive: true, force: true });

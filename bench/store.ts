@@ -38,7 +38,9 @@ async function measure(name: string, store: ObjectStore): Promise<Row> {
   );
   const get = median(await timeRuns(iterations, (i) => store.get(keyOf(Math.max(i, 0)))));
   const head = median(await timeRuns(iterations, (i) => store.head(keyOf(Math.max(i, 0)))));
-  const list = median(await timeRuns(Math.min(iterations, 50), (i) => store.list(`bench/u/0123abcd/${Math.max(i, 0) & 15}/`)));
+  const list = median(
+    await timeRuns(Math.min(iterations, 50), (i) => store.list(`bench/u/0123abcd/${Math.max(i, 0) & 15}/`)),
+  );
   // A fence: the version read, deleted exactly (deleteExactly where the store offers it, as the
   // vault uses it; else the conditional DELETE). Warm-up runs delete keys the runs do not use.
   const deleteIfMatch = median(
@@ -66,7 +68,9 @@ try {
     await measure('file, durable: false', await fileStore(false)),
   ];
   const base = rows[0]!;
-  console.log(`4 KiB bodies, ${iterations} operations each, median ms per operation (list: ~${Math.round(iterations / 16)} keys per page)`);
+  console.log(
+    `4 KiB bodies, ${iterations} operations each, median ms per operation (list: ~${Math.round(iterations / 16)} keys per page)`,
+  );
   printTable(
     ['adapter', 'put', 'put ifMatch', 'get', 'head', 'list', 'delete ifMatch'],
     rows.map((r) => [r.name, r.put, r.putIfMatch, r.get, r.head, r.list, r.deleteIfMatch]),

@@ -25,7 +25,10 @@ const s3 = {
   endpoint,
   region: process.env.MEMVAULT_S3_REGION ?? 'us-east-1',
   forcePathStyle: true,
-  credentials: { accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test', secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test' },
+  credentials: {
+    accessKeyId: process.env.MEMVAULT_S3_ACCESS_KEY_ID ?? 'test',
+    secretAccessKey: process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test',
+  },
 };
 
 async function populate(store: S3Store): Promise<void> {
@@ -64,7 +67,8 @@ async function measure(label: string, expired: boolean, mode: 'native' | 'rechec
   const started = performance.now();
   const summary = await withRequestCounter(requests, () => sweep({ store, ttl: { ttlDays: 30 }, now, deleter }));
   const ms = performance.now() - started;
-  if (summary.scanned !== n || summary.expired !== (expired ? n : 0)) throw new Error(`unexpected summary ${JSON.stringify(summary)}`);
+  if (summary.scanned !== n || summary.expired !== (expired ? n : 0))
+    throw new Error(`unexpected summary ${JSON.stringify(summary)}`);
   await empty(store);
   await store.close();
   return { case: label, files: n, ms, requests };

@@ -23,19 +23,28 @@ const root = await mkdtemp(join(tmpdir(), 'memvault-sc-'));
 try {
   const url = pathToFileURL(root).href;
   const store = await openStore(url);
-  const encryption = await createEncryptionFromConfig({ store, config: { masterKey: randomBytes(32).toString('base64') } });
+  const encryption = await createEncryptionFromConfig({
+    store,
+    config: { masterKey: randomBytes(32).toString('base64') },
+  });
   const vault = await createVault({ store, codec: encryption.codecProvider });
   // Every command must succeed: a count of failed commands measures nothing.
   const run = async (input: Record<string, unknown>) => {
     const result = await vault.run('sc-user', input);
     if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
   };
-  if (command !== 'create') for (let i = 0; i < n; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
+  if (command !== 'create')
+    for (let i = 0; i < n; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
   const inputs: Record<string, (i: number) => Record<string, unknown>> = {
     seed: () => ({ command: 'view', path: '/memories/c/f0.md' }),
     create: (i) => ({ command: 'create', path: `/memories/n/f${i}.md`, file_text: NOTE_4K }),
     view: (i) => ({ command: 'view', path: `/memories/c/f${i}.md` }),
-    str_replace: (i) => ({ command: 'str_replace', path: `/memories/c/f${i}.md`, old_str: 'first line', new_str: 'FIRST line' }),
+    str_replace: (i) => ({
+      command: 'str_replace',
+      path: `/memories/c/f${i}.md`,
+      old_str: 'first line',
+      new_str: 'FIRST line',
+    }),
     insert: (i) => ({ command: 'insert', path: `/memories/c/f${i}.md`, insert_line: 1, insert_text: `inserted ${i}` }),
     rename: (i) => ({ command: 'rename', old_path: `/memories/c/f${i}.md`, new_path: `/memories/r/f${i}.md` }),
     delete: (i) => ({ command: 'delete', path: `/memories/c/f${i}.md` }),

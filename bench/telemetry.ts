@@ -92,7 +92,9 @@ function primitiveNs(): { empty: number; tracer: number; meter: number } {
 
 const costs = await commandCosts();
 const base = median(costs.get('no provider')!);
-console.log(`\nPer command (median of ${rounds} rounds of ${perRound} commands: create, view, str_replace, view dir; memory store, no encryption)\n`);
+console.log(
+  `\nPer command (median of ${rounds} rounds of ${perRound} commands: create, view, str_replace, view dir; memory store, no encryption)\n`,
+);
 printTable(
   ['setup', 'µs / command', 'vs no provider'],
   SETUPS.map((s) => {
@@ -105,7 +107,9 @@ const spans = await spansPerCommand();
 const p = primitiveNs();
 // With no provider each instrumented step (one per span it would make) checks the tracer and the meter once.
 const overheadUs = ((p.tracer + p.meter) * spans) / 1000;
-console.log(`\nNo provider: the checks each instrumented step makes (${spans.toFixed(1)} steps per command of the mix), against no instrumentation\n`);
+console.log(
+  `\nNo provider: the checks each instrumented step makes (${spans.toFixed(1)} steps per command of the mix), against no instrumentation\n`,
+);
 printTable(
   ['check', 'ns / call', 'µs / command'],
   [
@@ -114,4 +118,6 @@ printTable(
     ['total', p.tracer + p.meter, overheadUs],
   ],
 );
-console.log(`\nNo-provider overhead per command: ~${overheadUs.toFixed(2)} µs of ${base.toFixed(1)} µs (${((overheadUs / base) * 100).toFixed(2)} %)`);
+console.log(
+  `\nNo-provider overhead per command: ~${overheadUs.toFixed(2)} µs of ${base.toFixed(1)} µs (${((overheadUs / base) * 100).toFixed(2)} %)`,
+);

@@ -38,7 +38,8 @@ async function open(history: boolean): Promise<Vault> {
   return createVault({ store, ...s3, encryption: { masterKey }, history });
 }
 
-const quantile = (samples: number[], q: number) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? NaN;
+const quantile = (samples: number[], q: number) =>
+  [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? NaN;
 
 async function main(): Promise<void> {
   const vaults = { off: await open(false), on: await open(true) };
@@ -53,7 +54,12 @@ async function main(): Promise<void> {
     view: () => ({ command: 'view', path: '/memories/b.md' }),
     str_replace: () => {
       const i = ++n;
-      return { command: 'str_replace', path: '/memories/b.md', old_str: `line ${i} of memory text\n`, new_str: `edit ${i}\n` };
+      return {
+        command: 'str_replace',
+        path: '/memories/b.md',
+        old_str: `line ${i} of memory text\n`,
+        new_str: `edit ${i}\n`,
+      };
     },
     create: () => {
       const path = `/memories/new/f${++n}.md`;
@@ -87,7 +93,9 @@ async function main(): Promise<void> {
     );
   }
   console.log(`store: ${endpoint ? 'radosgw' : 'memory'}, ${ROUNDS} rounds per command, interleaved`);
-  console.log('| command | requests, history off | requests, history on | ms median / p90, off | ms median / p90, on | median on/off |');
+  console.log(
+    '| command | requests, history off | requests, history on | ms median / p90, off | ms median / p90, on | median on/off |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- |');
   for (const row of rows) console.log(row);
   for (const vault of Object.values(vaults)) await vault.close();

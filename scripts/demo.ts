@@ -11,8 +11,17 @@ const vault = await createVault(); // store: ./.memvault
 const user = 'demo-user@example.com';
 const commands = [
   { command: 'view', path: '/memories' },
-  { command: 'create', path: '/memories/projects/launch.md', file_text: '# Launch plan\n- [ ] write the announcement\n- [ ] book the venue\n' },
-  { command: 'str_replace', path: '/memories/projects/launch.md', old_str: '- [ ] book the venue', new_str: '- [x] book the venue (Hall B, March 3)' },
+  {
+    command: 'create',
+    path: '/memories/projects/launch.md',
+    file_text: '# Launch plan\n- [ ] write the announcement\n- [ ] book the venue\n',
+  },
+  {
+    command: 'str_replace',
+    path: '/memories/projects/launch.md',
+    old_str: '- [ ] book the venue',
+    new_str: '- [x] book the venue (Hall B, March 3)',
+  },
   { command: 'insert', path: '/memories/projects/launch.md', insert_line: 3, insert_text: '- [ ] send invitations' },
   { command: 'view', path: '/memories/projects/launch.md' },
   { command: 'view', path: '/memories/../etc/passwd' },
@@ -21,7 +30,9 @@ const commands = [
 for (const input of commands) {
   const result = await vault.run(user, input);
   console.log(`\n> ${JSON.stringify(input)}`);
-  console.log(`${result.isError ? '[is_error] ' : ''}${typeof result.content === 'string' ? result.content : JSON.stringify(result.content)}`);
+  console.log(
+    `${result.isError ? '[is_error] ' : ''}${typeof result.content === 'string' ? result.content : JSON.stringify(result.content)}`,
+  );
 }
 await vault.close();
 

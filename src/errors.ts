@@ -42,7 +42,8 @@ export function isMemvaultError(e: unknown, code?: ErrorCode): e is MemvaultErro
 }
 
 /** The text shown to the model for an unexpected fault: nothing of the fault itself. */
-export const INTERNAL_ERROR_MESSAGE = 'Error: The memory store failed to complete this command. Nothing was changed; please try again.';
+export const INTERNAL_ERROR_MESSAGE =
+  'Error: The memory store failed to complete this command. Nothing was changed; please try again.';
 
 const ERROR_NAME = /^[A-Za-z][\w.]{0,63}$/;
 const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,47}$/;

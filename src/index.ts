@@ -15,7 +15,15 @@ export {
   type UserExport,
   type ExpireOptions,
 } from './memvault.js';
-export type { ForgetResult, ForgetProgress, RotationResult, RotationProgress, KeySourceConfig, KeyProvider, EncryptionConfig } from './crypto/index.js';
+export type {
+  ForgetResult,
+  ForgetProgress,
+  RotationResult,
+  RotationProgress,
+  KeySourceConfig,
+  KeyProvider,
+  EncryptionConfig,
+} from './crypto/index.js';
 export {
   EXPORT_MANIFEST_NAME,
   EXPORT_MANIFEST_FORMAT,
@@ -38,7 +46,15 @@ export { MemvaultError, type ErrorCode } from './errors.js';
 export { fromEnv, type EnvVaultOptions } from './config/from-env.js';
 // The store port (a store of your own implements ObjectStore) and the stores: openStore takes a
 // URL (file://, s3://, memory:); the S3 adapter itself is in memvault/s3.
-export type { ObjectStore, ObjectInfo, StoredObject, PutOptions, CopyOptions, ListPage, ListOptions } from './store/port.js';
+export type {
+  ObjectStore,
+  ObjectInfo,
+  StoredObject,
+  PutOptions,
+  CopyOptions,
+  ListPage,
+  ListOptions,
+} from './store/port.js';
 export { PreconditionFailedError } from './store/port.js';
 // Wrapped with their argument checks (src/entry/functions.ts).
 export { openStore, openExistingStore } from './entry/functions.js';

@@ -22,7 +22,15 @@ import { sweepRenameFinisher } from './entry/stopped-renames.js';
 import { checkVaultOptions } from './entry/vault-options.js';
 import type { Vault, VaultOptions } from './entry/vault-types.js';
 
-export type { ExpireOptions, LifecycleOptions, MemoryToolExtraProps, RekeyCallOptions, UserExport, Vault, VaultOptions } from './entry/vault-types.js';
+export type {
+  ExpireOptions,
+  LifecycleOptions,
+  MemoryToolExtraProps,
+  RekeyCallOptions,
+  UserExport,
+  Vault,
+  VaultOptions,
+} from './entry/vault-types.js';
 
 export type { VaultLogger } from './entry/logger.js';
 
@@ -44,7 +52,9 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     const { store, url: storeUrl } = closers.add(await resolveStore(options), (opened) => opened.store.close());
     // What commands, key loads and idle expiry do to the store, with spans and metrics (vault.store stays the raw adapter).
     const observedStore = observeStore(store);
-    const { codec, encryption } = closers.add(await resolveCodec(options, observedStore, storeUrl), (opened) => opened.close());
+    const { codec, encryption } = closers.add(await resolveCodec(options, observedStore, storeUrl), (opened) =>
+      opened.close(),
+    );
     const audit = await resolveAudit(options.audit, codec, identities);
     if (audit) closers.add(audit, (opened) => opened.close());
     return { store, observedStore, codec, encryption, audit };
@@ -56,19 +66,34 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   // An object under a user's prefix that is not one of their files is skipped by listings; the
   // operator hears of it by uid and the key's hash (the key itself may hold a plaintext folder name).
   const onUnreadable: UnreadableObjectListener = ({ uid, key, reason }) =>
-    logger?.warn({ uid, object: `sha256:${keyHash(key)}`, reason }, "memvault listing skipped an object that is not one of the user's files");
+    logger?.warn(
+      { uid, object: `sha256:${keyHash(key)}`, reason },
+      "memvault listing skipped an object that is not one of the user's files",
+    );
   const history = resolveHistoryOptions(options.history);
   // One memo of checked version records for all the vault's commands (src/vault/store-user-files.ts).
   const knownRecords = versionRecordMemo();
   const filesOf = async (userId: string, userCodec: UserCodec, actor: VersionActor, keepHistory: boolean) =>
-    new StoreUserFiles(observedStore, userCodec, expiry ? await expiry.forUser(userId, userCodec) : undefined, onUnreadable, {
-      actor,
-      keepHistory,
-      knownRecords,
-    });
-  const openUser = async (userId: string, actor: VersionActor = 'model'): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
+    new StoreUserFiles(
+      observedStore,
+      userCodec,
+      expiry ? await expiry.forUser(userId, userCodec) : undefined,
+      onUnreadable,
+      {
+        actor,
+        keepHistory,
+        knownRecords,
+      },
+    );
+  const openUser = async (
+    userId: string,
+    actor: VersionActor = 'model',
+  ): Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }> => {
     const userCodec = await codec.forUser(validateUserId(userId));
-    return { files: await filesOf(userId, userCodec, actor, history !== undefined), pseudonyms: auditPseudonymsOf(userCodec, codec) };
+    return {
+      files: await filesOf(userId, userCodec, actor, history !== undefined),
+      pseudonyms: auditPseudonymsOf(userCodec, codec),
+    };
   };
   const run = commandRunner({ openUser, runChain, identities, logger });
   const handlers = handlersOver(run);
@@ -84,7 +109,13 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     expiry,
     history,
     // The sweep finishes the directory renames it meets stopped part-way (src/entry/stopped-renames.ts).
-    finishStoppedRenames: sweepRenameFinisher(codec, observedStore, { expiry, onUnreadable, keepHistory: !!history, knownRecords, limits: options.limits }),
+    finishStoppedRenames: sweepRenameFinisher(codec, observedStore, {
+      expiry,
+      onUnreadable,
+      keepHistory: !!history,
+      knownRecords,
+      limits: options.limits,
+    }),
     restoreFiles: (userId, userCodec) => filesOf(userId, userCodec, 'restore', true),
   });
 

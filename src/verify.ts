@@ -4,5 +4,11 @@
  */
 // verifyChains wrapped with its argument checks (src/entry/functions.ts).
 export { verifyChains } from './entry/functions.js';
-export { collectFileChains, collectStoreChains, type VerifyReport, type VerifyOptions, type ChainWitness } from './audit/index.js';
+export {
+  collectFileChains,
+  collectStoreChains,
+  type VerifyReport,
+  type VerifyOptions,
+  type ChainWitness,
+} from './audit/index.js';
 export { readCheckpointFile } from './audit/checkpoints.js';

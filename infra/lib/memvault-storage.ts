@@ -202,7 +202,12 @@ const KEY_USE_ACTIONS = ['kms:GenerateDataKey', 'kms:Decrypt', 'kms:Encrypt'];
 const ENCRYPTION_CONTEXT_REQUIRED = { Null: { 'kms:EncryptionContextKeys': 'false' } };
 
 /** What `memvault doctor` reads of the bucket configuration (src/expiry/doctor.ts, without probes). */
-const DOCTOR_READ_ACTIONS = ['s3:GetBucketVersioning', 's3:GetLifecycleConfiguration', 's3:GetEncryptionConfiguration', 's3:GetBucketPublicAccessBlock'];
+const DOCTOR_READ_ACTIONS = [
+  's3:GetBucketVersioning',
+  's3:GetLifecycleConfiguration',
+  's3:GetEncryptionConfiguration',
+  's3:GetBucketPublicAccessBlock',
+];
 
 /**
  * Everything memvault needs in an AWS account: the memory bucket with one lifecycle rule per TTL class,
@@ -252,7 +257,9 @@ export class MemvaultStorage extends Construct {
     this.ttlClasses = checkTtlClasses(props.ttlClasses ?? DEFAULT_TTL_CLASSES);
     this.defaultTtlClass = props.defaultTtlClass ?? 'default';
     if (!Object.hasOwn(this.ttlClasses, this.defaultTtlClass)) {
-      throw new Error(`defaultTtlClass '${this.defaultTtlClass}' is not one of ttlClasses (${Object.keys(this.ttlClasses).join(', ')})`);
+      throw new Error(
+        `defaultTtlClass '${this.defaultTtlClass}' is not one of ttlClasses (${Object.keys(this.ttlClasses).join(', ')})`,
+      );
     }
     const noncurrentDays = checkDays('noncurrentVersionExpirationDays', props.noncurrentVersionExpirationDays ?? 7);
     const abortDays = checkDays('abortIncompleteMultipartUploadDays', props.abortIncompleteMultipartUploadDays ?? 1);
@@ -279,7 +286,9 @@ export class MemvaultStorage extends Construct {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       minimumTLSVersion: 1.2,
-      ...(useKms ? { encryption: s3.BucketEncryption.KMS, encryptionKey: this.key, bucketKeyEnabled: true } : { encryption: s3.BucketEncryption.S3_MANAGED }),
+      ...(useKms
+        ? { encryption: s3.BucketEncryption.KMS, encryptionKey: this.key, bucketKeyEnabled: true }
+        : { encryption: s3.BucketEncryption.S3_MANAGED }),
       versioned: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [
@@ -395,7 +404,10 @@ export class MemvaultStorage extends Construct {
     if (sweeper !== false) {
       missedRunDays(sweeper); // fail before bundling
       const scope = { filesPrefix, statePrefix: `${this.memoryPrefix}${SWEEP_STATE_SEGMENT}` };
-      const created = sweeper.kind === 'fargate' ? this.createFargateSweeper(sweeper, scope) : this.createLambdaSweeper(sweeper, scope);
+      const created =
+        sweeper.kind === 'fargate'
+          ? this.createFargateSweeper(sweeper, scope)
+          : this.createLambdaSweeper(sweeper, scope);
       this.sweeperRole = created.role;
       this.sweeperRule = created.rule;
       this.sweeperLogGroup = created.logGroup;
@@ -413,9 +425,11 @@ export class MemvaultStorage extends Construct {
   /** What both sweepers are told: the same variables `memvault expire` reads. */
   private sweeperEnvironment(options: MemvaultSweeperCommonProps): Record<string, string> {
     const graceMinutes = options.graceMinutes ?? 60;
-    if (!Number.isFinite(graceMinutes) || graceMinutes < 0) throw new Error(`sweeper.graceMinutes must be >= 0 (got ${graceMinutes})`);
+    if (!Number.isFinite(graceMinutes) || graceMinutes < 0)
+      throw new Error(`sweeper.graceMinutes must be >= 0 (got ${graceMinutes})`);
     const conditionalDelete = options.conditionalDelete ?? 'native';
-    if (conditionalDelete !== 'native' && conditionalDelete !== 'recheck') throw new Error("sweeper.conditionalDelete must be 'native' or 'recheck'");
+    if (conditionalDelete !== 'native' && conditionalDelete !== 'recheck')
+      throw new Error("sweeper.conditionalDelete must be 'native' or 'recheck'");
     return {
       MEMVAULT_STORE: this.storeUrl,
       MEMVAULT_TTL_DAYS: String(this.ttlClasses[this.defaultTtlClass]),
@@ -427,7 +441,11 @@ export class MemvaultStorage extends Construct {
     };
   }
 
-  private sweeperBase(assumedBy: iam.IPrincipal, scope: SweeperPrefixes, retention: logs.RetentionDays | undefined): SweeperBase {
+  private sweeperBase(
+    assumedBy: iam.IPrincipal,
+    scope: SweeperPrefixes,
+    retention: logs.RetentionDays | undefined,
+  ): SweeperBase {
     const role = new iam.Role(this, 'SweeperRole', {
       assumedBy,
       description: 'memvault sweeper: list, inspect and delete memory files; keep its checkpoint; write audit records',
@@ -454,7 +472,8 @@ export class MemvaultStorage extends Construct {
 
   private createLambdaSweeper(options: MemvaultLambdaSweeperProps, scope: SweeperPrefixes): CreatedSweeper {
     const timeout = options.timeout ?? Duration.minutes(15);
-    if (timeout.toSeconds() < 120 || timeout.toSeconds() > 900) throw new Error('sweeper.timeout must be between 2 and 15 minutes');
+    if (timeout.toSeconds() < 120 || timeout.toSeconds() > 900)
+      throw new Error('sweeper.timeout must be between 2 and 15 minutes');
     const environment = this.sweeperEnvironment(options);
     const base = this.sweeperBase(new iam.ServicePrincipal('lambda.amazonaws.com'), scope, options.logRetention);
     base.logGroup.grantWrite(base.role);
@@ -562,7 +581,8 @@ export class MemvaultStorage extends Construct {
           metricValue: '1',
         }).metric({ period: Duration.hours(1), statistic: 'Sum' });
     const errors = new cloudwatch.Alarm(this, 'SweeperErrorsAlarm', {
-      alarmDescription: 'memvault sweeper: a sweep failed or could not handle some files (see its summary line in the log group)',
+      alarmDescription:
+        'memvault sweeper: a sweep failed or could not handle some files (see its summary line in the log group)',
       metric: errorsMetric,
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -579,7 +599,10 @@ export class MemvaultStorage extends Construct {
     });
     const deadLetter = new cloudwatch.Alarm(this, 'SweeperDeadLetterAlarm', {
       alarmDescription: 'memvault sweeper: a run or a schedule event went to the dead-letter queue',
-      metric: created.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      metric: created.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
@@ -628,7 +651,10 @@ function sweeperEntry(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [join(here, '..', 'lambda', 'handler.js'), join(here, '..', '..', 'src', 'lambda', 'handler.ts')];
   const entry = candidates.find((c) => existsSync(c));
-  if (!entry) throw new Error('memvault sweeper: the Lambda handler (dist/lambda/handler.js) is missing from the memvault package');
+  if (!entry)
+    throw new Error(
+      'memvault sweeper: the Lambda handler (dist/lambda/handler.js) is missing from the memvault package',
+    );
   return entry;
 }
 
@@ -667,7 +693,9 @@ function bundleSweeper(entry: string): Uint8Array {
     logLevel: 'error',
     mainFields: ['module', 'main'],
     // CommonJS dependencies bundled into an ES module still call require() for Node built-ins.
-    banner: { js: "import { createRequire as __memvaultRequire } from 'node:module'; const require = __memvaultRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __memvaultRequire } from 'node:module'; const require = __memvaultRequire(import.meta.url);",
+    },
   });
   const output = result.outputFiles?.[0];
   if (result.errors.length > 0 || !output) throw new Error('memvault sweeper: bundling the Lambda handler failed');
@@ -813,18 +841,23 @@ function grantEcrPull(taskDefinition: ecs.FargateTaskDefinition, imageUri: strin
       resources: [`arn:${partition}:ecr:${region}:${account}:repository/${repository}`],
     }),
   );
-  executionRole.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }));
+  executionRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['ecr:GetAuthorizationToken'], resources: ['*'] }),
+  );
 }
 
 function missedRunDays(options: MemvaultSweeperCommonProps): number {
   const days = (options.missedRunPeriod ?? Duration.days(1)).toDays({ integral: false });
-  if (!Number.isInteger(days) || days < 1 || days > 7) throw new Error('sweeper.missedRunPeriod must be a whole number of days from 1 to 7');
+  if (!Number.isInteger(days) || days < 1 || days > 7)
+    throw new Error('sweeper.missedRunPeriod must be a whole number of days from 1 to 7');
   return days;
 }
 
 function checkAlias(alias: string): string {
   if (!/^alias\/[A-Za-z0-9/_-]{1,250}$/.test(alias) || alias.startsWith('alias/aws/')) {
-    throw new Error(`keyAlias must be 'alias/' followed by letters, digits, '/', '_' or '-', and not under alias/aws/ (got '${alias}')`);
+    throw new Error(
+      `keyAlias must be 'alias/' followed by letters, digits, '/', '_' or '-', and not under alias/aws/ (got '${alias}')`,
+    );
   }
   return alias;
 }

@@ -54,7 +54,9 @@ describe('example app synth (in-process, offline, no credentials)', () => {
     expect(types).toContain('AWS::KMS::Key');
     expect(types).toContain('AWS::IAM::ManagedPolicy');
     expect(types).not.toContain('AWS::Events::Rule');
-    expect(Object.keys(plain.template.Outputs).sort()).toEqual(['ApplicationRoleArn', 'AuditStoreUrl', 'KmsKeyArn', 'StoreUrl'].sort());
+    expect(Object.keys(plain.template.Outputs).sort()).toEqual(
+      ['ApplicationRoleArn', 'AuditStoreUrl', 'KmsKeyArn', 'StoreUrl'].sort(),
+    );
   });
 
   it('has the scheduled Lambda sweeper by default, its code bundled into the assembly without Docker', () => {

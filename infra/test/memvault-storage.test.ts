@@ -8,7 +8,12 @@ import { GetBucketLifecycleConfigurationCommand, S3Client, type LifecycleRule } 
 import { mockClient } from 'aws-sdk-client-mock';
 import { resolveTtl } from '../../src/expiry/config.js';
 import { KEY_RECORD_NONCURRENT_DAYS as DOCTOR_KEY_RECORD_NONCURRENT_DAYS, runDoctor } from '../../src/doctor/index.js';
-import { KEY_RECORD_NONCURRENT_DAYS, MemvaultStorage, TTL_CLASS_TAG_KEY, type MemvaultStorageProps } from '../lib/index.js';
+import {
+  KEY_RECORD_NONCURRENT_DAYS,
+  MemvaultStorage,
+  TTL_CLASS_TAG_KEY,
+  type MemvaultStorageProps,
+} from '../lib/index.js';
 
 const IMAGE = '123456789012.dkr.ecr.eu-west-1.amazonaws.com/memvault:1.0.0';
 
@@ -46,7 +51,9 @@ interface PolicyStatementJson {
 }
 
 function managedPolicyStatements(template: Template, descriptionStart: string): PolicyStatementJson[] {
-  const matches = resourcesOf(template, 'AWS::IAM::ManagedPolicy').filter(([, r]) => String((r.Properties as Json).Description).startsWith(descriptionStart));
+  const matches = resourcesOf(template, 'AWS::IAM::ManagedPolicy').filter(([, r]) =>
+    String((r.Properties as Json).Description).startsWith(descriptionStart),
+  );
   expect(matches).toHaveLength(1);
   const props = matches[0]![1].Properties as { PolicyDocument: { Statement: PolicyStatementJson[] } };
   return props.PolicyDocument.Statement;
@@ -103,7 +110,12 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
   const bucketProps = (id: string): Json => template.toJSON().Resources[id].Properties as Json;
 
   it('blocks all public access on both buckets', () => {
-    const block = { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true };
+    const block = {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    };
     expect(bucketProps(memoryBucketId).PublicAccessBlockConfiguration).toEqual(block);
     expect(bucketProps(auditBucketId).PublicAccessBlockConfiguration).toEqual(block);
   });
@@ -195,12 +207,19 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
         ID: r.Id as string,
         Status: r.Status as 'Enabled',
         Filter: tags.length > 0 ? { And: { Prefix: r.Prefix as string, Tags: tags } } : { Prefix: r.Prefix as string },
-        ...(r.NoncurrentVersionExpiration ? { NoncurrentVersionExpiration: r.NoncurrentVersionExpiration as { NoncurrentDays: number } } : {}),
+        ...(r.NoncurrentVersionExpiration
+          ? { NoncurrentVersionExpiration: r.NoncurrentVersionExpiration as { NoncurrentDays: number } }
+          : {}),
         ...(r.ExpirationInDays !== undefined ? { Expiration: { Days: r.ExpirationInDays as number } } : {}),
       };
     });
     const s3 = mockClient(S3Client);
-    s3.onAnyCommand().rejects(Object.assign(new Error('not served by this stand-in'), { name: 'NotImplemented', $metadata: { httpStatusCode: 501 } }));
+    s3.onAnyCommand().rejects(
+      Object.assign(new Error('not served by this stand-in'), {
+        name: 'NotImplemented',
+        $metadata: { httpStatusCode: 501 },
+      }),
+    );
     s3.on(GetBucketLifecycleConfigurationCommand).resolves({ Rules: rules });
     try {
       const checks = await runDoctor({
@@ -221,11 +240,16 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
   it('aborts incomplete multipart uploads after the configured days', () => {
     const withAbort = lifecycleRules().filter((r) => r.AbortIncompleteMultipartUpload !== undefined);
     expect(withAbort).toHaveLength(1);
-    expect(withAbort[0]).toMatchObject({ Prefix: 'memvault/', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 2 } });
+    expect(withAbort[0]).toMatchObject({
+      Prefix: 'memvault/',
+      AbortIncompleteMultipartUpload: { DaysAfterInitiation: 2 },
+    });
   });
 
   it('has exactly one lifecycle rule per TTL class, filtered by its tag under the files prefix', () => {
-    const ttlRules = lifecycleRules().filter((r) => (r.TagFilters as { Key: string }[] | undefined)?.[0]?.Key === TTL_CLASS_TAG_KEY);
+    const ttlRules = lifecycleRules().filter(
+      (r) => (r.TagFilters as { Key: string }[] | undefined)?.[0]?.Key === TTL_CLASS_TAG_KEY,
+    );
     const byClass = Object.fromEntries(
       ttlRules.map((r) => {
         const filters = r.TagFilters as { Key: string; Value: string }[];
@@ -279,7 +303,9 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
 
   it("the history rule follows historyRetentionDays (the vault's history.retentionDays)", () => {
     const { template } = synth({ historyRetentionDays: 90 });
-    const [, bucket] = resourcesOf(template, 'AWS::S3::Bucket').find(([, r]) => JSON.stringify(r).includes('memvault-history'))!;
+    const [, bucket] = resourcesOf(template, 'AWS::S3::Bucket').find(([, r]) =>
+      JSON.stringify(r).includes('memvault-history'),
+    )!;
     const rules = ((bucket.Properties as Json).LifecycleConfiguration as { Rules: Json[] }).Rules;
     expect(rules.filter((r) => r.Id === 'memvault-history').map((r) => r.ExpirationInDays)).toEqual([90]);
   });
@@ -348,7 +374,11 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
       expect(bucketRefOf(bySid('WrappedDataKeys'))).toBe(memoryBucketId);
 
       // PutObjectRetention only on audit objects, and audit objects can never be deleted by the app.
-      expect(actionsOf(bySid('AuditSegments')).sort()).toEqual(['s3:GetObject', 's3:PutObject', 's3:PutObjectRetention']);
+      expect(actionsOf(bySid('AuditSegments')).sort()).toEqual([
+        's3:GetObject',
+        's3:PutObject',
+        's3:PutObjectRetention',
+      ]);
       expect(objectSuffixes(bySid('AuditSegments'))).toEqual(['/audit/*']);
       expect(bucketRefOf(bySid('AuditSegments'))).toBe(auditBucketId);
       const retentionStatements = statements.filter((s) => actionsOf(s).includes('s3:PutObjectRetention'));
@@ -414,7 +444,13 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
         ContainerDefinitions: [
           Match.objectLike({
             Image: IMAGE,
-            Command: ['memvault', 'expire', '--store', { 'Fn::Join': ['', ['s3://', { Ref: memoryBucketId }, '/memvault']] }, '--json'],
+            Command: [
+              'memvault',
+              'expire',
+              '--store',
+              { 'Fn::Join': ['', ['s3://', { Ref: memoryBucketId }, '/memvault']] },
+              '--json',
+            ],
             Environment: Match.arrayWith([
               { Name: 'MEMVAULT_TTL_DAYS', Value: '30' },
               { Name: 'MEMVAULT_TTL_CLASSES', Value: JSON.stringify({ default: 30, free: 7, pro: 365 }) },
@@ -430,7 +466,10 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
       template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
       const dlqId = logicalIdOf(synthesized.stack, synthesized.storage.sweeperDeadLetterQueue!);
       const rule = resourcesOf(template, 'AWS::Events::Rule')[0]![1].Properties as { Targets: Json[] };
-      expect(rule.Targets[0]).toMatchObject({ DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlqId, 'Arn'] } }, RetryPolicy: { MaximumRetryAttempts: 2 } });
+      expect(rule.Targets[0]).toMatchObject({
+        DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlqId, 'Arn'] } },
+        RetryPolicy: { MaximumRetryAttempts: 2 },
+      });
       const filters = resourcesOf(template, 'AWS::Logs::MetricFilter')
         .map(([, r]) => (r.Properties as Json).FilterPattern)
         .sort();
@@ -444,11 +483,17 @@ describe('MemvaultStorage with TTL classes and a Fargate sweeper in a given VPC'
 
     it('lets the execution role pull only the given ECR repository', () => {
       const pull = resourcesOf(template, 'AWS::IAM::Policy')
-        .map(([, r]) => (r.Properties as { PolicyDocument: { Statement: PolicyStatementJson[] } }).PolicyDocument.Statement)
+        .map(
+          ([, r]) =>
+            (r.Properties as { PolicyDocument: { Statement: PolicyStatementJson[] } }).PolicyDocument.Statement,
+        )
         .flat()
         .filter((s) => actionsOf(s).some((a) => a.startsWith('ecr:')));
       expect(pull.map((s) => [actionsOf(s).sort(), s.Resource])).toEqual([
-        [['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'], 'arn:aws:ecr:eu-west-1:123456789012:repository/memvault'],
+        [
+          ['ecr:BatchCheckLayerAvailability', 'ecr:BatchGetImage', 'ecr:GetDownloadUrlForLayer'],
+          'arn:aws:ecr:eu-west-1:123456789012:repository/memvault',
+        ],
         [['ecr:GetAuthorizationToken'], '*'],
       ]);
     });
@@ -533,8 +578,19 @@ describe('MemvaultStorage with defaults and sweeper: false', () => {
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         ExpiredObjectDeleteMarker: true,
       },
-      { Id: 'memvault-key-records', Status: 'Enabled', Prefix: 'memvault/k/', NoncurrentVersionExpiration: { NoncurrentDays: 1 } },
-      { Id: 'memvault-history', Status: 'Enabled', Prefix: 'memvault/u/', TagFilters: [{ Key: 'memvault-history', Value: 'version' }], ExpirationInDays: 30 },
+      {
+        Id: 'memvault-key-records',
+        Status: 'Enabled',
+        Prefix: 'memvault/k/',
+        NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+      },
+      {
+        Id: 'memvault-history',
+        Status: 'Enabled',
+        Prefix: 'memvault/u/',
+        TagFilters: [{ Key: 'memvault-history', Value: 'version' }],
+        ExpirationInDays: 30,
+      },
       {
         Id: 'memvault-ttl-default',
         Status: 'Enabled',
@@ -559,7 +615,10 @@ describe('MemvaultStorage options', () => {
     const template = Template.fromStack(stack);
     // Only the sweeper's and doctor's own roles: no application role is created.
     const roles = resourcesOf(template, 'AWS::IAM::Role').map(([, r]) => String((r.Properties as Json).Description));
-    expect(roles.sort()).toEqual([expect.stringMatching(/^memvault doctor/), expect.stringMatching(/^memvault sweeper/)]);
+    expect(roles.sort()).toEqual([
+      expect.stringMatching(/^memvault doctor/),
+      expect.stringMatching(/^memvault sweeper/),
+    ]);
     template.hasResourceProperties('AWS::IAM::ManagedPolicy', { Roles: ['my-app'] });
     const statements = managedPolicyStatements(template, 'memvault application');
     const suffixesBySid = Object.fromEntries(statements.map((s) => [s.Sid, objectSuffixes(s)]));
@@ -574,7 +633,9 @@ describe('MemvaultStorage options', () => {
     const { template } = synth({ memoryBucketEncryption: 's3-managed' });
     template.hasResourceProperties('AWS::S3::Bucket', {
       LifecycleConfiguration: Match.anyValue(),
-      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
     });
   });
 
@@ -588,8 +649,14 @@ describe('MemvaultStorage options', () => {
     [{ auditRetentionDays: 1.5 }, /auditRetentionDays must be a whole number/],
     [{ historyRetentionDays: 0 }, /historyRetentionDays must be a whole number/],
     [{ historyRetentionDays: 2.5 }, /historyRetentionDays must be a whole number/],
-    [{ sweeper: { kind: 'fargate', imageUri: ' ', vpc: undefined as unknown as ec2.IVpc } }, /sweeper.imageUri must not be empty/],
-    [{ sweeper: { kind: 'fargate', imageUri: IMAGE, vpc: undefined as unknown as ec2.IVpc } }, /sweeper.vpc is required/],
+    [
+      { sweeper: { kind: 'fargate', imageUri: ' ', vpc: undefined as unknown as ec2.IVpc } },
+      /sweeper.imageUri must not be empty/,
+    ],
+    [
+      { sweeper: { kind: 'fargate', imageUri: IMAGE, vpc: undefined as unknown as ec2.IVpc } },
+      /sweeper.vpc is required/,
+    ],
     [{ keyAlias: 'memvault' }, /keyAlias must be 'alias\//],
     [{ keyAlias: 'alias/aws/s3' }, /keyAlias must be/],
     [{ sweeper: { timeout: Duration.minutes(20) } }, /sweeper.timeout must be between/],

@@ -90,7 +90,12 @@ describe('the default sweeper: a Lambda function on an EventBridge schedule', ()
   it('starts a pass daily and continues an unfinished one every 30 minutes, with the mode in the event', () => {
     const rules = resources(s.template, 'AWS::Events::Rule').map((r) => ({
       schedule: r.ScheduleExpression,
-      targets: (r.Targets as Json[]).map((t) => ({ arn: t.Arn, input: t.Input, retry: t.RetryPolicy, dlq: t.DeadLetterConfig })),
+      targets: (r.Targets as Json[]).map((t) => ({
+        arn: t.Arn,
+        input: t.Input,
+        retry: t.RetryPolicy,
+        dlq: t.DeadLetterConfig,
+      })),
     }));
     const dlqArn = { 'Fn::GetAtt': [idOf(s.stack, s.storage.sweeperDeadLetterQueue!), 'Arn'] };
     const target = (mode: string) => ({
@@ -110,12 +115,24 @@ describe('the default sweeper: a Lambda function on an EventBridge schedule', ()
 
   it('sends failed invocations to the dead-letter queue without Lambda retries (the checkpoint and continue schedule resume)', () => {
     const dlqId = idOf(s.stack, s.storage.sweeperDeadLetterQueue!);
-    s.template.hasResourceProperties('AWS::Lambda::Function', { DeadLetterConfig: { TargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] } } });
-    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: fnId }, MaximumRetryAttempts: 0 });
-    s.template.hasResourceProperties('AWS::SQS::Queue', { MessageRetentionPeriod: 14 * 86400, SqsManagedSseEnabled: true });
+    s.template.hasResourceProperties('AWS::Lambda::Function', {
+      DeadLetterConfig: { TargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] } },
+    });
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: fnId },
+      MaximumRetryAttempts: 0,
+    });
+    s.template.hasResourceProperties('AWS::SQS::Queue', {
+      MessageRetentionPeriod: 14 * 86400,
+      SqsManagedSseEnabled: true,
+    });
     // EventBridge may send undeliverable schedule events to it.
     s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } }),
+        ]),
+      },
     });
   });
 
@@ -180,7 +197,9 @@ describe('the default sweeper: a Lambda function on an EventBridge schedule', ()
     const managed = resources(s.template, 'AWS::IAM::ManagedPolicy')
       .filter((p) => String(p.Description).startsWith('memvault sweeper'))
       .flatMap((p) => (p.PolicyDocument as { Statement: Statement[] }).Statement);
-    expect(managed.find((st) => st.Sid === 'SweepCheckpoint')).toMatchObject({ Action: ['s3:GetObject', 's3:PutObject'] });
+    expect(managed.find((st) => st.Sid === 'SweepCheckpoint')).toMatchObject({
+      Action: ['s3:GetObject', 's3:PutObject'],
+    });
     expect(JSON.stringify(managed.find((st) => st.Sid === 'SweepCheckpoint')!.Resource)).toContain('/memvault/s/*');
     expect([...managed, ...inline].flatMap(actions).some((a) => a.startsWith('kms:'))).toBe(false);
   });
@@ -199,19 +218,30 @@ describe('the default sweeper: a Lambda function on an EventBridge schedule', ()
     expect(rules.map((r) => r.ScheduleExpression)).toEqual(['rate(6 hours)']);
     custom.template.hasResourceProperties('AWS::Lambda::Function', {
       Timeout: 300,
-      Environment: { Variables: Match.objectLike({ MEMVAULT_CONDITIONAL_DELETE: 'recheck', MEMVAULT_SWEEP_STOP_MARGIN_SECONDS: '30' }) },
+      Environment: {
+        Variables: Match.objectLike({
+          MEMVAULT_CONDITIONAL_DELETE: 'recheck',
+          MEMVAULT_SWEEP_STOP_MARGIN_SECONDS: '30',
+        }),
+      },
     });
     custom.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'SweepRuns', Period: 2 * 86400 });
     // Without a topic the alarms exist but notify nobody.
-    for (const alarm of resources(custom.template, 'AWS::CloudWatch::Alarm')) expect(alarm.AlarmActions).toBeUndefined();
+    for (const alarm of resources(custom.template, 'AWS::CloudWatch::Alarm'))
+      expect(alarm.AlarmActions).toBeUndefined();
   });
 });
 
 describe('the KMS key', () => {
   it('has an alias (alias/memvault unless given)', () => {
     const { template, storage, stack } = synth({ sweeper: false });
-    template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/memvault', TargetKeyId: { 'Fn::GetAtt': [idOf(stack, storage.key), 'Arn'] } });
-    synth({ sweeper: false, keyAlias: 'alias/acme/memvault' }).template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/acme/memvault' });
+    template.hasResourceProperties('AWS::KMS::Alias', {
+      AliasName: 'alias/memvault',
+      TargetKeyId: { 'Fn::GetAtt': [idOf(stack, storage.key), 'Arn'] },
+    });
+    synth({ sweeper: false, keyAlias: 'alias/acme/memvault' }).template.hasResourceProperties('AWS::KMS::Alias', {
+      AliasName: 'alias/acme/memvault',
+    });
   });
 
   describe("keyPolicy 'application-only' (the default)", () => {
@@ -226,16 +256,32 @@ describe('the KMS key', () => {
       const root = statements.filter((st) => JSON.stringify(st.Principal).includes(':root'));
       expect(root).toHaveLength(1);
       const rootActions = actions(root[0]!);
-      for (const forbidden of ['kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:CreateGrant', 'kms:*']) {
+      for (const forbidden of [
+        'kms:Decrypt',
+        'kms:Encrypt',
+        'kms:GenerateDataKey',
+        'kms:ReEncryptFrom',
+        'kms:CreateGrant',
+        'kms:*',
+      ]) {
         expect(rootActions).not.toContain(forbidden);
       }
       // Nothing that matches a use action through a wildcard either.
       for (const a of statements.flatMap(actions)) expect(a).not.toMatch(/\*/);
-      expect(rootActions).toEqual(expect.arrayContaining(['kms:PutKeyPolicy', 'kms:ScheduleKeyDeletion', 'kms:EnableKeyRotation', 'kms:DescribeKey']));
+      expect(rootActions).toEqual(
+        expect.arrayContaining([
+          'kms:PutKeyPolicy',
+          'kms:ScheduleKeyDeletion',
+          'kms:EnableKeyRotation',
+          'kms:DescribeKey',
+        ]),
+      );
     });
 
     it('grants use only to the application role, with an encryption context required', () => {
-      const use = statements.filter((st) => actions(st).some((a) => ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt'].includes(a)));
+      const use = statements.filter((st) =>
+        actions(st).some((a) => ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt'].includes(a)),
+      );
       expect(use).toHaveLength(1);
       const roleId = idOf(s.stack, s.storage.applicationRole as iam.Role);
       expect(use[0]).toMatchObject({
@@ -254,15 +300,20 @@ describe('the KMS key', () => {
       const stack = new Stack(app, 'Existing');
       const role = iam.Role.fromRoleArn(stack, 'Svc', 'arn:aws:iam::123456789012:role/svc');
       new MemvaultStorage(stack, 'Storage', { applicationRole: role, sweeper: false });
-      const policy = Template.fromStack(stack).toJSON() as { Resources: Record<string, { Type: string; Properties: Json }> };
+      const policy = Template.fromStack(stack).toJSON() as {
+        Resources: Record<string, { Type: string; Properties: Json }>;
+      };
       const key = Object.values(policy.Resources).find((r) => r.Type === 'AWS::KMS::Key')!;
       expect(JSON.stringify(key.Properties.KeyPolicy)).toContain('arn:aws:iam::123456789012:role/svc');
     });
   });
 
   it("keyPolicy 'account' keeps CDK's default (the account root, kms:*: IAM policies decide)", () => {
-    const statements = (resources(synth({ keyPolicy: 'account', sweeper: false }).template, 'AWS::KMS::Key')[0]!.KeyPolicy as { Statement: Statement[] })
-      .Statement;
+    const statements = (
+      resources(synth({ keyPolicy: 'account', sweeper: false }).template, 'AWS::KMS::Key')[0]!.KeyPolicy as {
+        Statement: Statement[];
+      }
+    ).Statement;
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatchObject({ Action: 'kms:*', Effect: 'Allow' });
   });
@@ -272,7 +323,9 @@ describe('the doctor role', () => {
   it('holds only the bucket-configuration reads doctor makes, on the memory bucket', () => {
     const s = synth({ sweeper: false });
     const doctorRoleId = idOf(s.stack, s.storage.doctorRole);
-    const policies = resources(s.template, 'AWS::IAM::ManagedPolicy').filter((p) => String(p.Description).startsWith('memvault doctor'));
+    const policies = resources(s.template, 'AWS::IAM::ManagedPolicy').filter((p) =>
+      String(p.Description).startsWith('memvault doctor'),
+    );
     expect(policies).toHaveLength(1);
     expect(policies[0]!.Roles).toEqual([{ Ref: doctorRoleId }]);
     const statements = (policies[0]!.PolicyDocument as { Statement: Statement[] }).Statement;
@@ -282,17 +335,27 @@ describe('the doctor role', () => {
       's3:GetEncryptionConfiguration',
       's3:GetLifecycleConfiguration',
     ]);
-    expect(statements.map((st) => st.Resource)).toEqual([{ 'Fn::GetAtt': [idOf(s.stack, s.storage.memoryBucket), 'Arn'] }]);
+    expect(statements.map((st) => st.Resource)).toEqual([
+      { 'Fn::GetAtt': [idOf(s.stack, s.storage.memoryBucket), 'Arn'] },
+    ]);
     // Read-only: no write, delete or object read; and it is attached to nothing else.
     for (const a of statements.flatMap(actions)) expect(a).toMatch(/^s3:Get/);
-    s.template.hasResourceProperties('AWS::IAM::Role', { Description: Match.stringLikeRegexp('^memvault doctor'), AssumeRolePolicyDocument: Match.anyValue() });
+    s.template.hasResourceProperties('AWS::IAM::Role', {
+      Description: Match.stringLikeRegexp('^memvault doctor'),
+      AssumeRolePolicyDocument: Match.anyValue(),
+    });
   });
 
   it('is assumable by the principal given', () => {
-    const s = synth({ sweeper: false, doctorRolePrincipal: new iam.ArnPrincipal('arn:aws:iam::123456789012:role/oncall') });
+    const s = synth({
+      sweeper: false,
+      doctorRolePrincipal: new iam.ArnPrincipal('arn:aws:iam::123456789012:role/oncall'),
+    });
     s.template.hasResourceProperties('AWS::IAM::Role', {
       Description: Match.stringLikeRegexp('^memvault doctor'),
-      AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { AWS: 'arn:aws:iam::123456789012:role/oncall' } })] },
+      AssumeRolePolicyDocument: {
+        Statement: [Match.objectLike({ Principal: { AWS: 'arn:aws:iam::123456789012:role/oncall' } })],
+      },
     });
   });
 });

@@ -39,10 +39,14 @@ for (const target of selected) {
   const score = scoreOf(target, report);
   rows.push({ name: target.name, threshold: target.threshold, ...score });
   for (const e of score.unusedEquivalents)
-    notes.push(`${target.name}: listed as equivalent but matches no surviving mutant (killed, timed out, or its code changed: check it): ${e}`);
+    notes.push(
+      `${target.name}: listed as equivalent but matches no surviving mutant (killed, timed out, or its code changed: check it): ${e}`,
+    );
   const hostPaths = hostPathsIn(report);
   if (hostPaths.length > 0)
-    problems.push(`${target.name}: the report names host paths (${hostPaths.join(', ')}): run node scripts/mutation/strip.mjs or rerun the target`);
+    problems.push(
+      `${target.name}: the report names host paths (${hostPaths.join(', ')}): run node scripts/mutation/strip.mjs or rerun the target`,
+    );
   const stale = staleFiles(target, report);
   if (stale.length > 0) problems.push(`${target.name}: the report does not cover the current ${stale.join(', ')}`);
   if (score.score < target.threshold) {

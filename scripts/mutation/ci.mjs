@@ -31,7 +31,9 @@ const budgetSeconds = Number(process.env.MUTATION_BUDGET_S ?? 300);
 // CI's budget, so CI does not start it; the check below fails on it.
 const measured = targets.filter((t) => {
   if (readReport(t)) return true;
-  console.log(`mutation: ${t.name}: not scored, no committed report (run \`npm run mutation -- ${t.name}\` and commit it)`);
+  console.log(
+    `mutation: ${t.name}: not scored, no committed report (run \`npm run mutation -- ${t.name}\` and commit it)`,
+  );
   return false;
 });
 const stale = measured.filter((t) => {
@@ -46,10 +48,14 @@ const stale = measured.filter((t) => {
 
 if (stale.length > 0) {
   const started = Date.now();
-  const child = spawn(process.execPath, [resolve(here, 'run.mjs'), ...stale.map((t) => t.name), '--concurrency', process.env.MUTATION_CONCURRENCY ?? '2'], {
-    stdio: 'inherit',
-    detached: true, // its own process group, so that the budget stops Stryker's workers too
-  });
+  const child = spawn(
+    process.execPath,
+    [resolve(here, 'run.mjs'), ...stale.map((t) => t.name), '--concurrency', process.env.MUTATION_CONCURRENCY ?? '2'],
+    {
+      stdio: 'inherit',
+      detached: true, // its own process group, so that the budget stops Stryker's workers too
+    },
+  );
   let overBudget = false;
   const timer = setTimeout(() => {
     overBudget = true;

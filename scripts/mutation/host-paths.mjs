@@ -11,13 +11,15 @@
  */
 const SANDBOX_PATH = /(?:\/[^\s"'`:]+)?\/\.stryker-tmp\/sandbox-[A-Za-z0-9_-]+\//g;
 /** An absolute path below a usual home, build or temporary directory, in text meant for reading. */
-const HOST_PATH = /(?:^|[\s:("'`=])\/(?:home|Users|root|tmp|work|var|private|mnt|opt|srv|builds?|runner|github)\/[^\s"'`]+/;
+const HOST_PATH =
+  /(?:^|[\s:("'`=])\/(?:home|Users|root|tmp|work|var|private|mnt|opt|srv|builds?|runner|github)\/[^\s"'`]+/;
 
 function readableFieldsOf(report) {
   const fields = [];
   for (const entry of Object.values(report.files ?? {})) {
     for (const mutant of entry.mutants ?? [])
-      for (const key of ['statusReason', 'description']) if (typeof mutant[key] === 'string') fields.push([mutant, key]);
+      for (const key of ['statusReason', 'description'])
+        if (typeof mutant[key] === 'string') fields.push([mutant, key]);
   }
   return fields;
 }
@@ -39,7 +41,8 @@ export function hostPathsIn(report) {
   const found = [];
   if ('projectRoot' in report) found.push('projectRoot');
   for (const [mutant, key] of readableFieldsOf(report)) {
-    if (HOST_PATH.test(mutant[key]) || mutant[key].includes('.stryker-tmp/sandbox-')) found.push(`mutant ${mutant.id} ${key}`);
+    if (HOST_PATH.test(mutant[key]) || mutant[key].includes('.stryker-tmp/sandbox-'))
+      found.push(`mutant ${mutant.id} ${key}`);
   }
   return found;
 }

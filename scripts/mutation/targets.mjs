@@ -24,7 +24,11 @@ export const targets = [
     // Not path-guard.corpus (vault round trips, 9 s) nor path-guard.property (fast-check, 7 s): run
     // against each of 671 mutants they take hours. path-guard.mutation runs both corpora straight
     // against the guard instead.
-    tests: ['test/pipeline/path-guard.rules.test.ts', 'test/pipeline/path-guard.lookalikes.test.ts', 'test/pipeline/path-guard*.mutation.test.ts'],
+    tests: [
+      'test/pipeline/path-guard.rules.test.ts',
+      'test/pipeline/path-guard.lookalikes.test.ts',
+      'test/pipeline/path-guard*.mutation.test.ts',
+    ],
     threshold: 95,
     equivalent: [
       {
@@ -223,7 +227,8 @@ export const targets = [
         mutator: 'Regex',
         replacement: '/&#x?|;$|^0x/gi',
         code: '/^&#x?|;$|^0x/gi',
-        reason: 'the pattern strips one HEX_TEXT match, which begins with "&#" or "0x" and ends with ";" only if a reference: the anchors change nothing',
+        reason:
+          'the pattern strips one HEX_TEXT match, which begins with "&#" or "0x" and ends with ";" only if a reference: the anchors change nothing',
       },
       {
         file: 'src/pipeline/path-guard.ts',
@@ -258,7 +263,8 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: '!ascii',
-        reason: 'printable-ASCII paths pass those three checks anyway (length = UTF-8 length, no surrogate, no control)',
+        reason:
+          'printable-ASCII paths pass those three checks anyway (length = UTF-8 length, no surrogate, no control)',
       },
       {
         file: 'src/pipeline/path-guard.ts',
@@ -294,7 +300,8 @@ export const targets = [
         mutator: 'StringLiteral',
         replacement: '""',
         code: "'memvau~1'",
-        reason: 'the length test is a shortcut: no form shorter than 8 characters can be .memvault or an 8.3 name MEMVAU~n',
+        reason:
+          'the length test is a shortcut: no form shorter than 8 characters can be .memvault or an 8.3 name MEMVAU~n',
       },
       {
         file: 'src/pipeline/path-guard.ts',
@@ -337,14 +344,16 @@ export const targets = [
         mutator: 'MethodExpression',
         replacement: "raw.endsWith('\\\\\\\\')",
         code: "raw.startsWith('\\\\\\\\')",
-        reason: 'unreachable: a path with any backslash is refused by the backslash rule before the outside-root reason is chosen',
+        reason:
+          'unreachable: a path with any backslash is refused by the backslash rule before the outside-root reason is chosen',
       },
       {
         file: 'src/pipeline/path-guard.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: "typeof raw === 'string' && raw.length <= MAX_PATH_BYTES && ALREADY_CANONICAL.test(raw)",
-        reason: 'the one-regex shortcut switched off: the full walk gives the same answer (the property test and every test here compare the two)',
+        reason:
+          'the one-regex shortcut switched off: the full walk gives the same answer (the property test and every test here compare the two)',
       },
       {
         file: 'src/pipeline/path-guard.ts',
@@ -366,7 +375,12 @@ export const targets = [
   {
     name: 'crypto-format',
     mutate: ['src/crypto/format.ts'],
-    tests: ['test/crypto/format*.test.ts', 'test/crypto/content.test.ts', 'test/crypto/names.test.ts', 'test/crypto/keys.test.ts'],
+    tests: [
+      'test/crypto/format*.test.ts',
+      'test/crypto/content.test.ts',
+      'test/crypto/names.test.ts',
+      'test/crypto/keys.test.ts',
+    ],
     threshold: 95,
     equivalent: [
       {
@@ -374,7 +388,8 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: "typeof label === 'string'",
-        reason: 'libsodium crypto_generichash UTF-8-encodes a string message itself: passing the label string unencoded hashes the same bytes',
+        reason:
+          'libsodium crypto_generichash UTF-8-encodes a string message itself: passing the label string unencoded hashes the same bytes',
       },
       {
         file: 'src/crypto/format.ts',
@@ -382,7 +397,8 @@ export const targets = [
         replacement: '""',
         code: "'string'",
         near: "typeof label === 'string'",
-        reason: "typeof label === '' is always false: same as the ConditionalExpression above (sodium encodes the string)",
+        reason:
+          "typeof label === '' is always false: same as the ConditionalExpression above (sodium encodes the string)",
       },
       {
         file: 'src/crypto/format.ts',
@@ -398,7 +414,8 @@ export const targets = [
         replacement: '""',
         code: "'utf8'",
         near: '.update(`${uid}',
-        reason: "Hmac.update(text, '') uses the default encoding, which is UTF-8 (only the encoding argument; the label literal on this line is killed)",
+        reason:
+          "Hmac.update(text, '') uses the default encoding, which is UTF-8 (only the encoding argument; the label literal on this line is killed)",
       },
     ],
   },
@@ -422,7 +439,8 @@ export const targets = [
         replacement: 'true',
         code: 'false',
         near: 'stale: false',
-        reason: 'a new entry is not loaded, so its usage is due for a listing whatever `stale` says, and the listing sets stale to false',
+        reason:
+          'a new entry is not loaded, so its usage is due for a listing whatever `stale` says, and the listing sets stale to false',
       },
       {
         file: 'src/pipeline/quota-usage.ts',
@@ -473,7 +491,8 @@ export const targets = [
         mutator: 'EqualityOperator',
         replacement: 'text.length >= MAX_LINES',
         code: 'text.length > MAX_LINES',
-        reason: 'as above: a text of exactly 999,999 characters has at most 999,999 lines, so the count that follows refuses nothing more',
+        reason:
+          'as above: a text of exactly 999,999 characters has at most 999,999 lines, so the count that follows refuses nothing more',
       },
       {
         file: 'src/tool/commands/edit.ts',
@@ -573,7 +592,8 @@ export const targets = [
         replacement: 'i <= end',
         code: 'i < end',
         near: 'for (; i < end; i++)',
-        reason: 'each scan slice takes one character more; the next slice starts after it, so every character is still read once in order',
+        reason:
+          'each scan slice takes one character more; the next slice starts after it, so every character is still read once in order',
       },
       {
         file: 'src/tool/text.ts',
@@ -581,7 +601,8 @@ export const targets = [
         replacement: 'false',
         code: 'k === 0',
         near: 'if (k === 0)',
-        reason: 'the native indexOf skip only speeds up the search while nothing is matched: the KMP step that follows finds the same matches',
+        reason:
+          'the native indexOf skip only speeds up the search while nothing is matched: the KMP step that follows finds the same matches',
       },
       {
         file: 'src/tool/text.ts',
@@ -594,7 +615,12 @@ export const targets = [
   },
   {
     name: 'crypto-codec',
-    mutate: ['src/crypto/codec.ts', 'src/crypto/encrypted-user-codec.ts', 'src/crypto/user-id.ts', 'src/crypto/deployment-checks.ts'],
+    mutate: [
+      'src/crypto/codec.ts',
+      'src/crypto/encrypted-user-codec.ts',
+      'src/crypto/user-id.ts',
+      'src/crypto/deployment-checks.ts',
+    ],
     tests: [
       'test/crypto/content.test.ts',
       'test/crypto/names.test.ts',
@@ -668,7 +694,8 @@ export const targets = [
         replacement: 'false',
         code: 'path === MEMORIES_ROOT',
         near: 'does not belong to this user',
-        reason: "unreachable: the loop appends '/' and a segment at least once (splitting '' gives one segment), so the path is never /memories",
+        reason:
+          "unreachable: the loop appends '/' and a segment at least once (splitting '' gives one segment), so the path is never /memories",
       },
       {
         file: 'src/crypto/encrypted-user-codec.ts',
@@ -770,7 +797,12 @@ export const targets = [
     // Not src/pii/index.ts: re-exports only, no mutant (Stryker records no file without one, so the
     // report could never be current for it).
     mutate: ['src/pii/chars.ts', 'src/pii/engine.ts', 'src/pii/normalize.ts', 'src/pii/types.ts'],
-    tests: ['test/pii/engine.test.ts', 'test/pii/detectors.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/engine*.mutation.test.ts'],
+    tests: [
+      'test/pii/engine.test.ts',
+      'test/pii/detectors.test.ts',
+      'test/pii/corpora.mutation.test.ts',
+      'test/pii/engine*.mutation.test.ts',
+    ],
     threshold: 85,
     equivalent: [],
   },
@@ -856,8 +888,18 @@ export const targets = [
   },
   {
     name: 'pii-email-ssn',
-    mutate: ['src/pii/detectors/email.ts', 'src/pii/detectors/ssn.ts', 'src/pii/detectors/postal.ts', 'src/pii/detectors/table.ts'],
-    tests: ['test/pii/detectors.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/email*.mutation.test.ts', 'test/pii/ssn*.mutation.test.ts'],
+    mutate: [
+      'src/pii/detectors/email.ts',
+      'src/pii/detectors/ssn.ts',
+      'src/pii/detectors/postal.ts',
+      'src/pii/detectors/table.ts',
+    ],
+    tests: [
+      'test/pii/detectors.test.ts',
+      'test/pii/corpora.mutation.test.ts',
+      'test/pii/email*.mutation.test.ts',
+      'test/pii/ssn*.mutation.test.ts',
+    ],
     threshold: 85,
     equivalent: [],
   },
@@ -980,21 +1022,24 @@ export const targets = [
         replacement: 'i--',
         code: 'i++',
         near: 'if (codeAt(text, i) === 32) i++;',
-        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+        reason:
+          "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
       },
       {
         file: 'src/pii/detectors/phone.ts',
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'codeAt(text, i) !== 40',
-        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+        reason:
+          "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
       },
       {
         file: 'src/pii/detectors/phone.ts',
         mutator: 'EqualityOperator',
         replacement: 'codeAt(text, i) === 40',
         code: 'codeAt(text, i) !== 40',
-        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+        reason:
+          "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
       },
       {
         file: 'src/pii/detectors/phone.ts',
@@ -1002,7 +1047,8 @@ export const targets = [
         replacement: 'start - 1',
         code: 'start + 1',
         near: 'if (!isDigit(codeAt(text, i)) && codeAt(text, i) !== 40) return start + 1;',
-        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+        reason:
+          "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
       },
       {
         file: 'src/pii/detectors/phone.ts',
@@ -1016,14 +1062,16 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: 'codeAt(text, i) === 32',
-        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+        reason:
+          "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
       },
       {
         file: 'src/pii/detectors/phone.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: '!isDigit(codeAt(text, i)) && codeAt(text, i) !== 40',
-        reason: "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
+        reason:
+          "unreachable: START opens at '+' only when a digit follows it, so after the '+' there is never a space or a bracket",
       },
       {
         file: 'src/pii/detectors/phone.ts',
@@ -1031,7 +1079,8 @@ export const targets = [
         replacement: 'false',
         code: 'true',
         near: 'let lastWasSeparator = true;',
-        reason: "a run opens with a digit, '(' or '+' and a digit (START), so no separator can come first whatever the initial value",
+        reason:
+          "a run opens with a digit, '(' or '+' and a digit (START), so no separator can come first whatever the initial value",
       },
       {
         file: 'src/pii/detectors/phone.ts',
@@ -1161,7 +1210,8 @@ export const targets = [
         replacement: 'i >= text.length',
         code: 'i < text.length',
         near: 'while (i < text.length && isDigit(text.charCodeAt(i))) i++;',
-        reason: 'as `false`: the loop never runs; a start inside the same digits has a digit before it and is skipped again',
+        reason:
+          'as `false`: the loop never runs; a start inside the same digits has a digit before it and is skipped again',
       },
       {
         file: 'src/pii/detectors/phone.ts',
@@ -1206,14 +1256,20 @@ export const targets = [
         mutator: 'Regex',
         replacement: '/[+(]?\\d[\\d ()./\\-\\u00a0]/g',
         code: '/[+(]?\\d[\\d ()./\\-\\u00a0]{6,30}/g',
-        reason: "the prefilter's length only keeps short runs from the hand scanner, which reads the run itself and drops it below 7 digits",
+        reason:
+          "the prefilter's length only keeps short runs from the hand scanner, which reads the run itself and drops it below 7 digits",
       },
     ],
   },
   {
     name: 'pii-secret',
     mutate: ['src/pii/detectors/secret.ts'],
-    tests: ['test/pii/detectors.test.ts', 'test/pii/prefilter.test.ts', 'test/pii/corpora.mutation.test.ts', 'test/pii/secret*.mutation.test.ts'],
+    tests: [
+      'test/pii/detectors.test.ts',
+      'test/pii/prefilter.test.ts',
+      'test/pii/corpora.mutation.test.ts',
+      'test/pii/secret*.mutation.test.ts',
+    ],
     threshold: 85,
     equivalent: [
       {
@@ -1685,21 +1741,24 @@ export const targets = [
         mutator: 'EqualityOperator',
         replacement: 'end - keywordEnd <= 12',
         code: 'end - keywordEnd < 12',
-        reason: 'the continuation test reads only its first letters (key, token, secret, pass, pwd, id) or a lone "s": a thirteenth letter cannot change it',
+        reason:
+          'the continuation test reads only its first letters (key, token, secret, pass, pwd, id) or a lone "s": a thirteenth letter cannot change it',
       },
       {
         file: 'src/pii/detectors/secret.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: 'end === keywordEnd',
-        reason: 'with no letter after the keyword the test reads "", which matches the pattern\'s end: not another word, as the early return says',
+        reason:
+          'with no letter after the keyword the test reads "", which matches the pattern\'s end: not another word, as the early return says',
       },
       {
         file: 'src/pii/detectors/secret.ts',
         mutator: 'Regex',
         replacement: '/(?:AKIA|ASIA)/',
         code: '/^(?:AKIA|ASIA)/',
-        reason: 'it tests a slice of four characters, the first four of a candidate: the prefix can only be at its start',
+        reason:
+          'it tests a slice of four characters, the first four of a candidate: the prefix can only be at its start',
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -1758,7 +1817,8 @@ export const targets = [
         mutator: 'EqualityOperator',
         replacement: 'i <= to',
         code: 'i < to',
-        reason: "the character at to is the footer's dash, a line break, or (at the 64 KiB limit) one more of a body that has 16 already",
+        reason:
+          "the character at to is the footer's dash, a line break, or (at the 64 KiB limit) one more of a body that has 16 already",
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -1810,7 +1870,8 @@ export const targets = [
         replacement: 'i <= value.length',
         code: 'i < value.length',
         near: 'ascii = value.charCodeAt(i) < 128',
-        reason: 'charCodeAt past the end is NaN: every text takes the Map path, which gives ASCII text the same entropy',
+        reason:
+          'charCodeAt past the end is NaN: every text takes the Map path, which gives ASCII text the same entropy',
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -1880,7 +1941,8 @@ export const targets = [
         replacement: '""',
         code: "'-----END '",
         near: "let footer = begin === -1 ? -1 : text.indexOf('-----END ', begin);",
-        reason: "the first footer is then the header's own index, below bodyStart, so it is looked up again from bodyStart",
+        reason:
+          "the first footer is then the header's own index, below bodyStart, so it is looked up again from bodyStart",
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -1903,7 +1965,8 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'footer !== -1 && footer < bodyStart',
-        reason: 'looking the footer up again from bodyStart finds the same one when it is at or after bodyStart, and -1 when there is none',
+        reason:
+          'looking the footer up again from bodyStart finds the same one when it is at or after bodyStart, and -1 when there is none',
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -1940,7 +2003,8 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'nextBegin !== -1 && nextBegin < end',
-        reason: 'the next header searched for from end is nextBegin itself when nextBegin is at or after end, and -1 when there is none',
+        reason:
+          'the next header searched for from end is nextBegin itself when nextBegin is at or after end, and -1 when there is none',
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -1977,7 +2041,8 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'text.charCodeAt(lineStart) === 13',
-        reason: 'the body count reads from bodyStart, not lineStart, and a skipped line break or first character does not move the end of the last line',
+        reason:
+          'the body count reads from bodyStart, not lineStart, and a skipped line break or first character does not move the end of the last line',
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -1991,7 +2056,8 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'true',
         code: 'lineEnd - lineStart <= MAX_PEM_LINE',
-        reason: 'the longer line is read to its end and then refused by the length test below, as the bounded read refuses it',
+        reason:
+          'the longer line is read to its end and then refused by the length test below, as the bounded read refuses it',
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -2006,7 +2072,8 @@ export const targets = [
         mutator: 'MethodExpression',
         replacement: 'Math.min(0, from - 1)',
         code: 'Math.max(0, from - 1)',
-        reason: 'a window from the start of the text, read from from (lastIndex), finds the same first run with the same neighbours',
+        reason:
+          'a window from the start of the text, read from from (lastIndex), finds the same first run with the same neighbours',
       },
       {
         file: 'src/pii/detectors/secret.ts',
@@ -2337,7 +2404,12 @@ export const targets = [
   },
   {
     name: 'keys',
-    mutate: ['src/crypto/key-cache.ts', 'src/crypto/key-provider.ts', 'src/crypto/key-state.ts', 'src/crypto/wrapped-secret.ts'],
+    mutate: [
+      'src/crypto/key-cache.ts',
+      'src/crypto/key-provider.ts',
+      'src/crypto/key-state.ts',
+      'src/crypto/wrapped-secret.ts',
+    ],
     // Not record-auth.test.ts (one of its cases starts the CLI: 23 s a run): test/crypto/keys/
     // asserts the record rules straight against the modules. Its own folder, so that
     // crypto-codec's test/crypto/*.mutation.test.ts does not take these files in.
@@ -2358,14 +2430,16 @@ export const targets = [
         replacement: '{}',
         code: '{\n    throw damaged();\n  }',
         near: '} catch {',
-        reason: 'bytes that do not parse leave `parsed` undefined, which the object test right after refuses with the same error',
+        reason:
+          'bytes that do not parse leave `parsed` undefined, which the object test right after refuses with the same error',
       },
       {
         file: 'src/crypto/key-provider.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: "typeof parsed !== 'object'",
-        reason: 'a parsed number, string or boolean has no `format` field: the format test refuses it with the same error',
+        reason:
+          'a parsed number, string or boolean has no `format` field: the format test refuses it with the same error',
       },
       {
         file: 'src/crypto/key-provider.ts',
@@ -2402,14 +2476,16 @@ export const targets = [
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: "typeof entry !== 'object'",
-        reason: 'a number or string entry has no keyVersion (Object.keys of a string names its indexes, refused first): refused with the same error',
+        reason:
+          'a number or string entry has no keyVersion (Object.keys of a string names its indexes, refused first): refused with the same error',
       },
       {
         file: 'src/crypto/key-provider.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: "typeof e.keyVersion !== 'number' || !Number.isInteger(e.keyVersion)",
-        reason: 'an entry whose keyVersion is no integer never equals the integer the kept-versions rule expects there: refused with the same error',
+        reason:
+          'an entry whose keyVersion is no integer never equals the integer the kept-versions rule expects there: refused with the same error',
       },
       {
         file: 'src/crypto/key-provider.ts',

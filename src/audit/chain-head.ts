@@ -32,7 +32,10 @@ export function readHead(file: string): FileHead {
   }
   const newest = listSealedSegments(file).at(-1);
   const sealedTail = newest ? readFileTail(newest.file) : undefined;
-  const last = sealedTail?.lastLine !== undefined ? recordOrConfigError(sealedTail.lastLine, 'the newest sealed segment') : undefined;
+  const last =
+    sealedTail?.lastLine !== undefined
+      ? recordOrConfigError(sealedTail.lastLine, 'the newest sealed segment')
+      : undefined;
   return { last, segment: { firstSeq: (last?.seq ?? 0) + 1, records: 0, bytes: 0 } };
 }
 
@@ -69,29 +72,44 @@ export function recoverActiveFile(file: string): RecoveredFile {
     const last = recordOrConfigError(tail.lastLine, 'the active audit file');
     if (last.type === 'seal' && last.segment) {
       const target = sealedSegmentPath(file, last.segment.index);
-      if (existsSync(target)) throw new MemvaultError('CONFIG', 'audit: a sealed segment with the same number already exists');
+      if (existsSync(target))
+        throw new MemvaultError('CONFIG', 'audit: a sealed segment with the same number already exists');
       renameSync(file, target);
       sealedCount = Math.max(sealedCount, last.segment.index);
       return { last, segment: { firstSeq: last.seq + 1, records: 0, bytes: 0 }, sealedCount, discardedBytes };
     }
     const firstLine = readFirstLineSync(file);
     const first = firstLine === undefined ? last : recordOrConfigError(firstLine, 'the active audit file');
-    return { last, segment: { firstSeq: first.seq, records: last.seq - first.seq + 1, bytes: tail.size }, sealedCount, discardedBytes };
+    return {
+      last,
+      segment: { firstSeq: first.seq, records: last.seq - first.seq + 1, bytes: tail.size },
+      sealedCount,
+      discardedBytes,
+    };
   }
   const newest = sealed.at(-1);
   let last: AuditRecord | undefined;
   if (newest) {
     const sealedTail = readFileTail(newest.file);
-    if (sealedTail?.lastLine === undefined) throw new MemvaultError('CONFIG', 'audit: the newest sealed segment is empty');
+    if (sealedTail?.lastLine === undefined)
+      throw new MemvaultError('CONFIG', 'audit: the newest sealed segment is empty');
     last = recordOrConfigError(sealedTail.lastLine, 'the newest sealed segment');
   }
-  return { last, segment: { firstSeq: (last?.seq ?? 0) + 1, records: 0, bytes: tail?.size ?? 0 }, sealedCount, discardedBytes };
+  return {
+    last,
+    segment: { firstSeq: (last?.seq ?? 0) + 1, records: 0, bytes: tail?.size ?? 0 },
+    sealedCount,
+    discardedBytes,
+  };
 }
 
 export function recordOrConfigError(line: string, where: string): AuditRecord {
   const parsed = parseRecordLine(line);
   if (!parsed.ok) {
-    throw new MemvaultError('CONFIG', `audit: ${where} ends with an unreadable record (${parsed.reason}); run memvault audit verify`);
+    throw new MemvaultError(
+      'CONFIG',
+      `audit: ${where} ends with an unreadable record (${parsed.reason}); run memvault audit verify`,
+    );
   }
   return parsed.record;
 }

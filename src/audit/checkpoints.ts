@@ -49,5 +49,11 @@ export async function readCheckpointFile(file: string): Promise<ChainWitness[]> 
 export function parseExpectedHead(value: string): ChainWitness | undefined {
   const match = /^(?:([A-Za-z0-9._-]{1,64}):)?(\d+):([0-9a-f]{64})$/.exec(value);
   if (!match) return undefined;
-  return { ...(match[1] !== undefined ? { instance: match[1] } : {}), seq: Number(match[2]), hash: match[3]!, source: '--expect-head', givenByOperator: true };
+  return {
+    ...(match[1] !== undefined ? { instance: match[1] } : {}),
+    seq: Number(match[2]),
+    hash: match[3]!,
+    source: '--expect-head',
+    givenByOperator: true,
+  };
 }

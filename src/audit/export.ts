@@ -36,7 +36,17 @@ export interface ExportSummary {
   bytesRead: number;
 }
 
-const DEFAULT_TYPES: readonly AuditRecordType[] = ['start', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey', 'history', 'restore'];
+const DEFAULT_TYPES: readonly AuditRecordType[] = [
+  'start',
+  'command',
+  'expire',
+  'erase',
+  'export',
+  'rotate',
+  'rekey',
+  'history',
+  'restore',
+];
 
 interface Cursor {
   record: AuditRecord;
@@ -79,7 +89,9 @@ export async function exportRecords(chains: readonly InstanceChain[], options: E
     }
   };
 
-  const heap = new MinHeap<Cursor>((a, b) => a.timeMs - b.timeMs || compare(a.record.instance, b.record.instance) || a.record.seq - b.record.seq);
+  const heap = new MinHeap<Cursor>(
+    (a, b) => a.timeMs - b.timeMs || compare(a.record.instance, b.record.instance) || a.record.seq - b.record.seq,
+  );
   const advance = async (rest: AsyncIterator<AuditRecord>): Promise<void> => {
     const next = await rest.next();
     if (!next.done) heap.push({ record: next.value, timeMs: Date.parse(next.value.time), rest });

@@ -43,15 +43,23 @@ export interface ChainHeadWitness {
  * A checkpoint line (the tail witness): `v`, `type` and the head, and in format 2 a MAC over the
  * head's canonical JSON. Written in the same form as records: the canonical text, `mac` last.
  */
-export function encodeCheckpoint(version: AuditFormatVersion, head: ChainHeadWitness, macKey: Uint8Array | undefined): string {
+export function encodeCheckpoint(
+  version: AuditFormatVersion,
+  head: ChainHeadWitness,
+  macKey: Uint8Array | undefined,
+): string {
   const mac = macKey ? auditMac(macKey, 'checkpoint', canonicalJson(head)) : undefined;
   return withTrailingFields(canonicalJson({ v: version, type: 'checkpoint', ...head }), { mac }).line;
 }
 
 /** The canonical object text with fields appended before its closing brace (canonical objects are never empty here). */
-function withTrailingFields(canonical: string, fields: Record<string, string | undefined>): { line: string; bytes: number } {
+function withTrailingFields(
+  canonical: string,
+  fields: Record<string, string | undefined>,
+): { line: string; bytes: number } {
   let tail = '';
-  for (const [name, value] of Object.entries(fields)) if (value !== undefined) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+  for (const [name, value] of Object.entries(fields))
+    if (value !== undefined) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
   const line = `${canonical.slice(0, -1)}${tail}}\n`;
   return { line, bytes: Buffer.byteLength(line) };
 }

@@ -45,7 +45,13 @@ export function auditPseudonymsFromKey(key: Uint8Array): AuditPseudonyms {
   const uid = createHmac('sha256', own).update(LABEL_AUDIT_UID).digest().subarray(0, 24).toString('base64url');
   return {
     uid,
-    pathId: (path) => createHmac('sha256', own).update(LABEL_AUDIT_PATH).update(path, 'utf8').digest().subarray(0, 16).toString('base64url'),
+    pathId: (path) =>
+      createHmac('sha256', own)
+        .update(LABEL_AUDIT_PATH)
+        .update(path, 'utf8')
+        .digest()
+        .subarray(0, 16)
+        .toString('base64url'),
   };
 }
 

@@ -22,7 +22,18 @@ export type AuditFormatVersion = typeof AUDIT_FORMAT_VERSION | typeof AUDIT_MAC_
  * (`erase`), user export (`export`), key rotation (`rotate`), data-key replacement (`rekey`), a user's
  * history read (`history`) and a restore or a dropped version (`restore`; docs/versions.md).
  */
-export const AUDIT_RECORD_TYPES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey', 'history', 'restore'] as const;
+export const AUDIT_RECORD_TYPES = [
+  'start',
+  'seal',
+  'command',
+  'expire',
+  'erase',
+  'export',
+  'rotate',
+  'rekey',
+  'history',
+  'restore',
+] as const;
 export type AuditRecordType = (typeof AUDIT_RECORD_TYPES)[number];
 export type ServiceRecordType = Exclude<AuditRecordType, 'start' | 'seal'>;
 
@@ -108,7 +119,9 @@ export function isAuditRecordType(value: unknown): value is AuditRecordType {
 }
 
 export function knownCommandName(value: unknown): AuditCommandName {
-  return typeof value === 'string' && (COMMAND_NAMES as readonly string[]).includes(value) ? (value as CommandName) : 'unknown';
+  return typeof value === 'string' && (COMMAND_NAMES as readonly string[]).includes(value)
+    ? (value as CommandName)
+    : 'unknown';
 }
 
 function nonNegativeNumber(value: unknown): number | undefined {

@@ -68,8 +68,13 @@ export class SegmentShipper {
     for (const segment of listSealedSegments(file)) {
       if (segment.index <= state.uploadedThrough) continue;
       const body = readFileSync(segment.file);
-      const first = recordOrConfigError(body.subarray(0, Math.max(0, body.indexOf(0x0a))).toString('utf8'), 'a sealed segment');
-      const retention = objectLock ? { mode: objectLock.mode, retainUntil: new Date(now() + objectLock.days * DAY_MS) } : undefined;
+      const first = recordOrConfigError(
+        body.subarray(0, Math.max(0, body.indexOf(0x0a))).toString('utf8'),
+        'a sealed segment',
+      );
+      const retention = objectLock
+        ? { mode: objectLock.mode, retainUntil: new Date(now() + objectLock.days * DAY_MS) }
+        : undefined;
       await uploader.upload(segmentKey(first.instance, first.seq, prefix), body, retention);
       state.uploadedThrough = segment.index;
       const temporary = temporaryPathFor(statePath);

@@ -56,7 +56,12 @@ export class LineSink {
    * caller checks its own failure flag right after writing).
    */
   constructor(fd: number, options: SinkOptions, onError: (error: Error) => void) {
-    this.boom = new SonicBoomClass({ fd, sync: options.sync, fsync: options.fsync, ...(options.sync ? {} : ASYNC_BUFFERING) });
+    this.boom = new SonicBoomClass({
+      fd,
+      sync: options.sync,
+      fsync: options.fsync,
+      ...(options.sync ? {} : ASYNC_BUFFERING),
+    });
     this.boom.on('error', (error: unknown) => onError(asError(error)));
     if (!options.sync) flushAtExit(this.boom);
   }

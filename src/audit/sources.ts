@@ -3,7 +3,14 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { listAll, type ObjectStore } from '../store/port.js';
 import { parseRecordLine } from './parse.js';
-import { bodyLines, fileLines, listSealedSegments, readFirstLine, sealedIndexOf, type NumberedLine } from './segments.js';
+import {
+  bodyLines,
+  fileLines,
+  listSealedSegments,
+  readFirstLine,
+  sealedIndexOf,
+  type NumberedLine,
+} from './segments.js';
 import { AUDIT_KEY_PREFIX, parseSegmentKey } from './uploader.js';
 
 /**
@@ -199,7 +206,12 @@ async function withoutDuplicates(segments: SegmentSource[], duplicates: Duplicat
  * A store key names its instance and first seq; a segment filed under another instance's key is
  * grouped by its key, so verify reports the mismatch on the record instead of silently regrouping it.
  */
-function addSegment(byInstance: Map<string, SegmentSource[]>, instance: string, candidate: Candidate, firstSeq: number): void {
+function addSegment(
+  byInstance: Map<string, SegmentSource[]>,
+  instance: string,
+  candidate: Candidate,
+  firstSeq: number,
+): void {
   const segments = byInstance.get(instance) ?? [];
   segments.push({
     name: candidate.name,

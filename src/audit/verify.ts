@@ -66,7 +66,11 @@ export interface VerifyReport {
 
 /** Verifies every chain; a chain is read once, streaming, and stops at its first break. */
 export async function verifyChains(collected: CollectedChains, options: VerifyOptions = {}): Promise<VerifyReport> {
-  const failures: VerifyFailure[] = collected.unreadable.map((u) => ({ source: u.name, line: u.line, reason: u.reason }));
+  const failures: VerifyFailure[] = collected.unreadable.map((u) => ({
+    source: u.name,
+    line: u.line,
+    reason: u.reason,
+  }));
   const chains: ChainSummary[] = [];
   const witnesses = latestWitnesses(options.witnesses ?? [], collected.chains, options.macKey, failures);
   for (const chain of collected.chains) {
@@ -111,12 +115,23 @@ export async function verifyChain(
   chain: InstanceChain,
   options: { macKey?: Uint8Array; witness?: ChainWitness } = {},
 ): Promise<{ summary: ChainSummary; failure?: VerifyFailure }> {
-  const summary: ChainSummary = { instance: chain.instance, segments: chain.segments.length, records: 0, lastSeq: 0, macsUnchecked: 0 };
+  const summary: ChainSummary = {
+    instance: chain.instance,
+    segments: chain.segments.length,
+    records: 0,
+    lastSeq: 0,
+    macsUnchecked: 0,
+  };
   const { macKey, witness } = options;
   let expectedSeq = 1;
   let expectedPrev = GENESIS_HASH;
   let lastTimeMs = -Infinity;
-  const fail = (source: string, line: number, reason: string, record?: AuditRecord): { summary: ChainSummary; failure: VerifyFailure } => ({
+  const fail = (
+    source: string,
+    line: number,
+    reason: string,
+    record?: AuditRecord,
+  ): { summary: ChainSummary; failure: VerifyFailure } => ({
     summary,
     failure: {
       instance: chain.instance,
@@ -139,16 +154,30 @@ export async function verifyChain(
       const parsed = parseRecordLine(line);
       if (!parsed.ok) return fail(segment.name, lineNumber, `unreadable record: ${parsed.reason}`);
       const record = parsed.record;
-      if (record.instance !== chain.instance) return fail(segment.name, lineNumber, `record of instance ${record.instance} in this instance's chain`, record);
+      if (record.instance !== chain.instance)
+        return fail(segment.name, lineNumber, `record of instance ${record.instance} in this instance's chain`, record);
       if (record.seq !== expectedSeq) {
-        const why = record.seq > expectedSeq ? `${record.seq - expectedSeq} record(s) missing before this one` : 'record out of order or duplicated';
+        const why =
+          record.seq > expectedSeq
+            ? `${record.seq - expectedSeq} record(s) missing before this one`
+            : 'record out of order or duplicated';
         return fail(segment.name, lineNumber, `seq ${record.seq} where ${expectedSeq} was expected: ${why}`, record);
       }
       if (record.prevHash !== expectedPrev) {
-        return fail(segment.name, lineNumber, 'prevHash does not match the previous record: a record before it was replaced or inserted', record);
+        return fail(
+          segment.name,
+          lineNumber,
+          'prevHash does not match the previous record: a record before it was replaced or inserted',
+          record,
+        );
       }
       if (recordHash(record as unknown as Record<string, unknown>) !== record.hash) {
-        return fail(segment.name, lineNumber, "hash does not match the record's content: the record was edited", record);
+        return fail(
+          segment.name,
+          lineNumber,
+          "hash does not match the record's content: the record was edited",
+          record,
+        );
       }
       if (record.v === AUDIT_MAC_FORMAT_VERSION) {
         if (macKey) {
@@ -165,7 +194,12 @@ export async function verifyChain(
         }
         summary.authenticatedFrom ??= record.seq;
       } else if (summary.authenticatedFrom !== undefined) {
-        return fail(segment.name, lineNumber, 'a record without MAC follows authenticated records: forged or downgraded', record);
+        return fail(
+          segment.name,
+          lineNumber,
+          'a record without MAC follows authenticated records: forged or downgraded',
+          record,
+        );
       }
       if (witness && record.seq === witness.seq) {
         if (record.hash !== witness.hash) {
@@ -192,7 +226,12 @@ export async function verifyChain(
       if (segmentFirstSeq === undefined) {
         segmentFirstSeq = record.seq;
         if (segment.keyFirstSeq !== undefined && segment.keyFirstSeq !== record.seq) {
-          return fail(segment.name, lineNumber, `segment stored under first seq ${segment.keyFirstSeq} starts at seq ${record.seq}`, record);
+          return fail(
+            segment.name,
+            lineNumber,
+            `segment stored under first seq ${segment.keyFirstSeq} starts at seq ${record.seq}`,
+            record,
+          );
         }
       }
       if (record.type === 'seal') {
@@ -201,7 +240,12 @@ export async function verifyChain(
           return fail(segment.name, lineNumber, "seal record does not describe its segment's records", record);
         }
         if (segment.index !== undefined && s.index !== segment.index) {
-          return fail(segment.name, lineNumber, `seal record is for segment ${s.index}, found in the file of segment ${segment.index}`, record);
+          return fail(
+            segment.name,
+            lineNumber,
+            `seal record is for segment ${s.index}, found in the file of segment ${segment.index}`,
+            record,
+          );
         }
         sealed = true;
       } else {
@@ -221,7 +265,11 @@ export async function verifyChain(
   }
   const lastSegment = chain.segments.at(-1)?.name ?? chain.instance;
   if (macKey && summary.records > 0 && summary.authenticatedFrom === undefined) {
-    return fail(lastSegment, 0, 'none of the records is authenticated (no MAC): the chain was written without the audit key, or rewritten');
+    return fail(
+      lastSegment,
+      0,
+      'none of the records is authenticated (no MAC): the chain was written without the audit key, or rewritten',
+    );
   }
   if (witness) {
     if (summary.lastSeq < witness.seq) {
@@ -231,7 +279,11 @@ export async function verifyChain(
         `the chain ends at seq ${summary.lastSeq}, but ${witness.source} witnessed seq ${witness.seq}${witness.time ? ` (${witness.time})` : ''}: ${witness.seq - summary.lastSeq} record(s) were cut off the end`,
       );
     }
-    summary.witnessedThrough = { seq: witness.seq, ...(witness.time ? { time: witness.time } : {}), source: witness.source };
+    summary.witnessedThrough = {
+      seq: witness.seq,
+      ...(witness.time ? { time: witness.time } : {}),
+      source: witness.source,
+    };
   }
   return { summary };
 }
@@ -251,13 +303,22 @@ function latestWitnesses(
   for (const witness of witnesses) {
     const instance = witness.instance ?? (chains.length === 1 ? chains[0]!.instance : undefined);
     if (instance === undefined) {
-      failures.push({ source: witness.source, line: 0, reason: 'the witness names no instance and there are several chains: give INSTANCE:SEQ:HASH' });
+      failures.push({
+        source: witness.source,
+        line: 0,
+        reason: 'the witness names no instance and there are several chains: give INSTANCE:SEQ:HASH',
+      });
       continue;
     }
     if (macKey && witness.mac !== undefined) {
       const head = { instance, seq: witness.seq, hash: witness.hash, time: witness.time };
       if (!macMatches(macKey, 'checkpoint', canonicalJson(head), witness.mac)) {
-        failures.push({ instance, source: witness.source, line: 0, reason: 'checkpoint MAC does not match: it was not written by this deployment' });
+        failures.push({
+          instance,
+          source: witness.source,
+          line: 0,
+          reason: 'checkpoint MAC does not match: it was not written by this deployment',
+        });
         continue;
       }
     }

@@ -89,15 +89,18 @@ export function checkWriterOptions(options: AuditWriterOptions): void {
     throw new MemvaultError('CONFIG', 'audit: the checkpoint file must not be the audit file');
   }
   if (options.upload) {
-    if (!options.file) throw new MemvaultError('CONFIG', 'audit: segment upload needs a file sink (segments are sealed files)');
-    if (!options.upload.uploader && !options.upload.store) throw new MemvaultError('CONFIG', 'audit: upload needs an uploader or a store');
+    if (!options.file)
+      throw new MemvaultError('CONFIG', 'audit: segment upload needs a file sink (segments are sealed files)');
+    if (!options.upload.uploader && !options.upload.store)
+      throw new MemvaultError('CONFIG', 'audit: upload needs an uploader or a store');
     if (options.upload.objectLock) {
       const uploader = options.upload.uploader;
       if (!uploader?.supportsRetention) {
         // Refuse rather than store segments without the retention the operator asked for.
         throw new MemvaultError('CONFIG', 'audit: objectLock needs an uploader that supports Object Lock retention');
       }
-      if (!(options.upload.objectLock.days > 0)) throw new MemvaultError('CONFIG', 'audit: objectLock.days must be positive');
+      if (!(options.upload.objectLock.days > 0))
+        throw new MemvaultError('CONFIG', 'audit: objectLock.days must be positive');
     }
   }
 }

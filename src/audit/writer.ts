@@ -22,9 +22,19 @@ import { SegmentShipper } from './segment-shipper.js';
 import { listSealedSegments, sealedSegmentPath } from './segments.js';
 import { appendLineSync, asError, openFileSink, stdoutSink, type LineSink } from './sink.js';
 import { ObjectStoreSegmentUploader } from './uploader.js';
-import { checkWriterOptions, DEFAULT_CHECKPOINT_EVERY, DEFAULT_MAX_SEGMENT_BYTES, type AuditWriterOptions } from './writer-options.js';
+import {
+  checkWriterOptions,
+  DEFAULT_CHECKPOINT_EVERY,
+  DEFAULT_MAX_SEGMENT_BYTES,
+  type AuditWriterOptions,
+} from './writer-options.js';
 
-export { DEFAULT_CHECKPOINT_EVERY, DEFAULT_MAX_SEGMENT_BYTES, type AuditUploadOptions, type AuditWriterOptions } from './writer-options.js';
+export {
+  DEFAULT_CHECKPOINT_EVERY,
+  DEFAULT_MAX_SEGMENT_BYTES,
+  type AuditUploadOptions,
+  type AuditWriterOptions,
+} from './writer-options.js';
 
 /**
  * The audit writer: the chain's state and the order of its steps. The jobs around it each have a
@@ -134,7 +144,10 @@ export class AuditWriter {
     if (entry.type === ('start' as string) || entry.type === ('seal' as string)) {
       throw new TypeError('start and seal records are written by the audit writer itself');
     }
-    const record = this.writeRecord(entry.type, sanitizeEntry(entry, { includeUserId: this.options.includeUserId ?? false }));
+    const record = this.writeRecord(
+      entry.type,
+      sanitizeEntry(entry, { includeUserId: this.options.includeUserId ?? false }),
+    );
     if (this.options.file && !this.options.shared && this.segment.bytes >= this.maxSegmentBytes) this.rotate();
     return record;
   }
@@ -168,7 +181,12 @@ export class AuditWriter {
         // a failed witness on close is reported by verify
       }
     }
-    if (file && this.fileSink && this.failure === undefined && (this.options.sealOnClose ?? this.options.upload !== undefined)) {
+    if (
+      file &&
+      this.fileSink &&
+      this.failure === undefined &&
+      (this.options.sealOnClose ?? this.options.upload !== undefined)
+    ) {
       this.rotate({ reopen: false });
     } else if (this.fileSink) {
       this.trackClose(this.fileSink.end());
@@ -209,7 +227,15 @@ export class AuditWriter {
     // (NTP) would break that, so time never goes backwards within a chain.
     const timeMs = Math.max(this.now(), this.lastTimeMs);
     return encodeRecord(
-      { v: this.version, seq: this.seq + 1, time: new Date(timeMs).toISOString(), type, instance: this.instance, ...fields, prevHash: this.prevHash },
+      {
+        v: this.version,
+        seq: this.seq + 1,
+        time: new Date(timeMs).toISOString(),
+        type,
+        instance: this.instance,
+        ...fields,
+        prevHash: this.prevHash,
+      },
       this.macKey,
     );
   }
@@ -231,8 +257,18 @@ export class AuditWriter {
   private maybeCheckpoint(type: AuditRecordType | 'close'): void {
     const checkpoint = this.options.checkpoint;
     if (!checkpoint || this.seq === 0) return;
-    if (type !== 'seal' && type !== 'close' && this.recordsSinceCheckpoint < (checkpoint.every ?? DEFAULT_CHECKPOINT_EVERY)) return;
-    const head = { instance: this.instance, seq: this.seq, hash: this.prevHash, time: new Date(this.lastTimeMs).toISOString() };
+    if (
+      type !== 'seal' &&
+      type !== 'close' &&
+      this.recordsSinceCheckpoint < (checkpoint.every ?? DEFAULT_CHECKPOINT_EVERY)
+    )
+      return;
+    const head = {
+      instance: this.instance,
+      seq: this.seq,
+      hash: this.prevHash,
+      time: new Date(this.lastTimeMs).toISOString(),
+    };
     try {
       appendFileSync(checkpoint.file, encodeCheckpoint(this.version, head, this.macKey), { mode: 0o600 });
     } catch (error) {
@@ -261,7 +297,9 @@ export class AuditWriter {
         if (type !== 'seal' && this.segment.bytes >= this.maxSegmentBytes) {
           this.sealedCount = listSealedSegments(file).at(-1)?.index ?? 0;
           const index = this.sealedCount + 1;
-          const seal = this.encodeNext('seal', { segment: { index, firstSeq: this.segment.firstSeq, records: this.segment.records } });
+          const seal = this.encodeNext('seal', {
+            segment: { index, firstSeq: this.segment.firstSeq, records: this.segment.records },
+          });
           appendLineSync(file, seal.line, fsync);
           this.advance(seal);
           renameSync(file, sealedSegmentPath(file, index));
@@ -303,7 +341,10 @@ export class AuditWriter {
     this.segment = segment;
     if (last) {
       if (this.options.instanceId !== undefined && this.options.instanceId !== last.instance) {
-        throw new MemvaultError('CONFIG', 'audit: this audit file belongs to another instance id; give each instance its own file');
+        throw new MemvaultError(
+          'CONFIG',
+          'audit: this audit file belongs to another instance id; give each instance its own file',
+        );
       }
       this.instance = last.instance;
       this.seq = last.seq;

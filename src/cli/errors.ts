@@ -25,11 +25,20 @@ export class CliError extends Error {
   }
 }
 
-export const usageError = (message: string, cause?: unknown): CliError => new CliError(message, EXIT.usage, cause !== undefined ? { cause } : undefined);
-export const runtimeError = (message: string, cause?: unknown): CliError => new CliError(message, EXIT.runtime, cause !== undefined ? { cause } : undefined);
+export const usageError = (message: string, cause?: unknown): CliError =>
+  new CliError(message, EXIT.usage, cause !== undefined ? { cause } : undefined);
+export const runtimeError = (message: string, cause?: unknown): CliError =>
+  new CliError(message, EXIT.runtime, cause !== undefined ? { cause } : undefined);
 export const checkFailed = (message: string): CliError => new CliError(message, EXIT.checkFailed);
 
-const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['CONFIG', 'INVALID_USER', 'INVALID_INPUT', 'INVALID_PATH', 'KEY_UNAVAILABLE', 'NOT_FOUND']);
+const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'CONFIG',
+  'INVALID_USER',
+  'INVALID_INPUT',
+  'INVALID_PATH',
+  'KEY_UNAVAILABLE',
+  'NOT_FOUND',
+]);
 
 export function exitCodeOf(error: unknown): ExitCode {
   if (error instanceof CliError) return error.exitCode;
@@ -48,14 +57,21 @@ export function errorLine(error: unknown): string {
   const errno = (error as { code?: unknown } | null)?.code;
   // A Node system error without a memvault wording (EACCES on an output file...) keeps its code.
   const suffix =
-    !isMemvaultError(error) && !(error instanceof CliError) && typeof errno === 'string' && /^E[A-Z]+$/.test(errno) && !message.includes(errno)
+    !isMemvaultError(error) &&
+    !(error instanceof CliError) &&
+    typeof errno === 'string' &&
+    /^E[A-Z]+$/.test(errno) &&
+    !message.includes(errno)
       ? ` (${errno})`
       : '';
   return `memvault: ${message.length > 0 ? message : 'failed'}${suffix}\n`;
 }
 
 /** Report an error as one line and return its exit code; the stack only with MEMVAULT_DEBUG. */
-export function reportError(error: unknown, write: (text: string) => void = (t) => void process.stderr.write(t)): ExitCode {
+export function reportError(
+  error: unknown,
+  write: (text: string) => void = (t) => void process.stderr.write(t),
+): ExitCode {
   write(errorLine(error));
   if (readEnv(process.env, 'debug') !== undefined && error instanceof Error && error.stack) write(`${error.stack}\n`);
   return exitCodeOf(error);

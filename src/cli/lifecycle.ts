@@ -8,9 +8,16 @@ import { checkActor } from '../util/validate.js';
 /** Options every lifecycle command shares: where, who asked, where the audit record goes. */
 export function addLifecycleOptions(command: Command): Command {
   return command
-    .option('--store <url>', 'file:///abs/dir or s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault); must exist, never created')
+    .option(
+      '--store <url>',
+      'file:///abs/dir or s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault); must exist, never created',
+    )
     .option('--audit-file <path>', 'append the audit record of this operation here (env MEMVAULT_AUDIT_FILE)')
-    .option('--actor <id>', 'who asked (an operator or ticket id, [A-Za-z0-9._:-]), recorded in the audit record', 'cli')
+    .option(
+      '--actor <id>',
+      'who asked (an operator or ticket id, [A-Za-z0-9._:-]), recorded in the audit record',
+      'cli',
+    )
     .option('--json', 'print the summary as one JSON object');
 }
 

@@ -17,7 +17,10 @@ import { EXIT, reportError } from './errors.js';
 /** src/cli/main.ts and dist/cli/main.js both sit two levels below package.json. */
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+    return (
+      (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string })
+        .version ?? 'unknown'
+    );
   } catch {
     return 'unknown';
   }
@@ -31,7 +34,9 @@ const program = new Command()
   .version(packageVersion(), '-V, --version', 'print the memvault version')
   // Usage errors come back here as CommanderError (exit code 2, below), each as one line.
   .exitOverride()
-  .configureOutput({ outputError: (text, write) => write(`memvault: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`) });
+  .configureOutput({
+    outputError: (text, write) => write(`memvault: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`),
+  });
 
 registerExec(program);
 registerChat(program);
@@ -80,7 +85,8 @@ markRequiredOptions(program);
 /** Help shows which options are required (commander lists them like any other). */
 function markRequiredOptions(command: Command): void {
   for (const option of command.options as Option[]) {
-    if (option.mandatory && !option.description.endsWith('(required)')) option.description = `${option.description} (required)`;
+    if (option.mandatory && !option.description.endsWith('(required)'))
+      option.description = `${option.description} (required)`;
   }
   for (const sub of command.commands) markRequiredOptions(sub);
 }
@@ -95,7 +101,8 @@ try {
 } catch (error) {
   if (error instanceof CommanderError && !(error instanceof InvalidArgumentError)) {
     // --help and --version end through here too, successfully; commander already printed its line.
-    const done = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code) && error.exitCode === 0;
+    const done =
+      ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code) && error.exitCode === 0;
     process.exitCode = done ? EXIT.ok : EXIT.usage;
   } else {
     process.exitCode = reportError(error);

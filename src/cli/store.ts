@@ -11,7 +11,11 @@ import type { S3Store } from '../store/s3.js';
  * resolver (store/s3/settings.ts), and never created unless `create` says it is a store the command
  * writes to (expire's --audit-store; the commands that create data go through createVault).
  */
-export function openCliStore(url: string, env: NodeJS.ProcessEnv = process.env, options: { create?: boolean } = {}): Promise<ObjectStore> {
+export function openCliStore(
+  url: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { create?: boolean } = {},
+): Promise<ObjectStore> {
   return options.create === true ? openStore(url, { env }) : openExistingStore(url, { env });
 }
 
@@ -32,7 +36,10 @@ export interface StoreWithEncryption {
  * so they never create anything: a store directory, a deployment record or a key file that is
  * missing is an error (a mistyped --store must not be reported as done).
  */
-export async function openStoreWithEncryption(url: string, env: NodeJS.ProcessEnv = process.env): Promise<StoreWithEncryption> {
+export async function openStoreWithEncryption(
+  url: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<StoreWithEncryption> {
   const closers = new Closers();
   return closers.opening(async () => {
     const store = closers.add(await openCliStore(url, env), (s) => s.close());

@@ -11,7 +11,11 @@ export interface VaultFlags extends StoreFlags {
  * The vault a CLI command works on: flags over the environment's options (fromEnv: store, S3 client,
  * keys, idle expiry with its touch interval, file history, audit files), then `extra`.
  */
-export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOptions> = {}, env: NodeJS.ProcessEnv = process.env): Promise<Vault> {
+export async function openCliVault(
+  flags: VaultFlags,
+  extra: Partial<VaultOptions> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Vault> {
   const logger = cliLogger(env);
   const { audit: envAudit, ...options } = fromEnv(env);
   const auditFile = flags.auditFile ?? envAudit?.file;
@@ -22,7 +26,11 @@ export async function openCliVault(flags: VaultFlags, extra: Partial<VaultOption
     logger,
     // CLI processes run side by side on one audit file (several `memvault exec`): shared mode
     // keeps them on one chain under a lock.
-    ...(auditFile ? { audit: { file: auditFile, shared: true, ...(checkpointFile ? { checkpoint: { file: checkpointFile } } : {}) } } : {}),
+    ...(auditFile
+      ? {
+          audit: { file: auditFile, shared: true, ...(checkpointFile ? { checkpoint: { file: checkpointFile } } : {}) },
+        }
+      : {}),
     ...extra,
   });
 }

@@ -39,7 +39,8 @@ function flag(raw: string, variable: EnvVariable): boolean {
 
 function numberFrom(raw: string, variable: EnvVariable, what: string, ok: (n: number) => boolean): number {
   const n = Number(raw.trim());
-  if (!Number.isFinite(n) || !ok(n)) throw refuse(variable, `must be ${what} (it sets ${variable.setting}; got '${raw.trim().slice(0, 32)}')`);
+  if (!Number.isFinite(n) || !ok(n))
+    throw refuse(variable, `must be ${what} (it sets ${variable.setting}; got '${raw.trim().slice(0, 32)}')`);
   return n;
 }
 
@@ -47,17 +48,24 @@ const positive =
   (unit: string) =>
   (raw: string, variable: EnvVariable): number =>
     numberFrom(raw, variable, `a positive number of ${unit}`, (n) => n > 0);
-const nonNegative = (raw: string, variable: EnvVariable): number => numberFrom(raw, variable, 'a number >= 0', (n) => n >= 0);
+const nonNegative = (raw: string, variable: EnvVariable): number =>
+  numberFrom(raw, variable, 'a number >= 0', (n) => n >= 0);
 const whole =
   (min: number, max: number) =>
   (raw: string, variable: EnvVariable): number =>
-    numberFrom(raw, variable, `a whole number from ${min} to ${max.toLocaleString('en-US')}`, (n) => Number.isInteger(n) && n >= min && n <= max);
+    numberFrom(
+      raw,
+      variable,
+      `a whole number from ${min} to ${max.toLocaleString('en-US')}`,
+      (n) => Number.isInteger(n) && n >= min && n <= max,
+    );
 
 const oneOf =
   <T extends string>(words: readonly T[]) =>
   (raw: string, variable: EnvVariable): T => {
     const word = raw.trim().toLowerCase();
-    if (!(words as readonly string[]).includes(word)) throw refuse(variable, `must be one of ${words.join(', ')} (got '${raw.trim().slice(0, 32)}')`);
+    if (!(words as readonly string[]).includes(word))
+      throw refuse(variable, `must be one of ${words.join(', ')} (got '${raw.trim().slice(0, 32)}')`);
     return word as T;
   };
 
@@ -70,7 +78,11 @@ function base64Key(raw: string, variable: EnvVariable): string {
   const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(text) ? Buffer.from(text, 'base64') : undefined;
   const ok = decoded?.byteLength === 32;
   decoded?.fill(0);
-  if (!ok) throw refuse(variable, 'must be the base64 encoding of exactly 32 bytes (generate one with `openssl rand -base64 32`)');
+  if (!ok)
+    throw refuse(
+      variable,
+      'must be the base64 encoding of exactly 32 bytes (generate one with `openssl rand -base64 32`)',
+    );
   return raw;
 }
 
@@ -81,22 +93,53 @@ function jsonObject(raw: string, variable: EnvVariable): Record<string, number> 
   } catch {
     parsed = undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw refuse(variable, 'must be a JSON object of class -> days');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw refuse(variable, 'must be a JSON object of class -> days');
   return parsed as Record<string, number>;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-function v<T>(name: string, setting: string, scope: EnvScope, doc: string, parse: (raw: string, variable: EnvVariable) => T): EnvVariable<T> {
+function v<T>(
+  name: string,
+  setting: string,
+  scope: EnvScope,
+  doc: string,
+  parse: (raw: string, variable: EnvVariable) => T,
+): EnvVariable<T> {
   return { name, setting, scope, doc, parse };
 }
 
 /** Every variable memvault reads, by the short name the code uses. */
 export const ENV = {
-  store: v('MEMVAULT_STORE', 'store', 'vault', 'The store URL: file:///abs/dir, s3://bucket/prefix or memory: (CLI default ./.memvault).', text),
-  masterKey: v('MEMVAULT_MASTER_KEY', 'encryption.masterKey', 'vault', 'The master key: base64 of 32 bytes (`openssl rand -base64 32`).', base64Key),
-  masterKeyFile: v('MEMVAULT_MASTER_KEY_FILE', 'encryption.masterKeyFile', 'vault', 'A file holding the base64 master key (mode 0600).', text),
-  kmsKeyId: v('MEMVAULT_KMS_KEY_ID', 'encryption.kms.keyId', 'vault', 'An AWS KMS key id or ARN that wraps the data keys (instead of a master key).', text),
+  store: v(
+    'MEMVAULT_STORE',
+    'store',
+    'vault',
+    'The store URL: file:///abs/dir, s3://bucket/prefix or memory: (CLI default ./.memvault).',
+    text,
+  ),
+  masterKey: v(
+    'MEMVAULT_MASTER_KEY',
+    'encryption.masterKey',
+    'vault',
+    'The master key: base64 of 32 bytes (`openssl rand -base64 32`).',
+    base64Key,
+  ),
+  masterKeyFile: v(
+    'MEMVAULT_MASTER_KEY_FILE',
+    'encryption.masterKeyFile',
+    'vault',
+    'A file holding the base64 master key (mode 0600).',
+    text,
+  ),
+  kmsKeyId: v(
+    'MEMVAULT_KMS_KEY_ID',
+    'encryption.kms.keyId',
+    'vault',
+    'An AWS KMS key id or ARN that wraps the data keys (instead of a master key).',
+    text,
+  ),
   previousMasterKey: v(
     'MEMVAULT_PREVIOUS_MASTER_KEY',
     'encryption.previous',
@@ -104,8 +147,20 @@ export const ENV = {
     'The old master key during a rotation (only opens records not yet re-wrapped).',
     base64Key,
   ),
-  previousMasterKeyFile: v('MEMVAULT_PREVIOUS_MASTER_KEY_FILE', 'encryption.previous', 'vault', 'The old master key file during a rotation.', text),
-  previousKmsKeyId: v('MEMVAULT_PREVIOUS_KMS_KEY_ID', 'encryption.previous', 'vault', 'The old KMS key during a rotation.', text),
+  previousMasterKeyFile: v(
+    'MEMVAULT_PREVIOUS_MASTER_KEY_FILE',
+    'encryption.previous',
+    'vault',
+    'The old master key file during a rotation.',
+    text,
+  ),
+  previousKmsKeyId: v(
+    'MEMVAULT_PREVIOUS_KMS_KEY_ID',
+    'encryption.previous',
+    'vault',
+    'The old KMS key during a rotation.',
+    text,
+  ),
   deploymentFingerprint: v(
     'MEMVAULT_DEPLOYMENT_FINGERPRINT',
     'encryption.deploymentFingerprint',
@@ -120,15 +175,69 @@ export const ENV = {
     'S3 and adapter stores: 1 lets memvault create the default key file when no key is configured (default 0).',
     flag,
   ),
-  home: v('MEMVAULT_HOME', 'encryption.defaultKeyDir', 'vault', 'Where the default key file of a non-file store lives (default ~/.memvault).', text),
-  s3Endpoint: v('MEMVAULT_S3_ENDPOINT', 's3.endpoint', 'vault', 'An S3-compatible endpoint (radosgw, MinIO, R2); path-style addressing follows.', text),
-  s3Region: v('MEMVAULT_S3_REGION', 's3.region', 'vault', 'The S3 region (else AWS_DEFAULT_REGION when AWS_REGION is unset, else the SDK chain).', text),
-  s3ForcePathStyle: v('MEMVAULT_S3_FORCE_PATH_STYLE', 's3.forcePathStyle', 'vault', '1 or 0: path-style addressing (default 1 with an endpoint).', flag),
-  s3AccessKeyId: v('MEMVAULT_S3_ACCESS_KEY_ID', 's3.credentials.accessKeyId', 'vault', 'S3 access key id (with the secret; else the SDK chain).', text),
-  s3SecretAccessKey: v('MEMVAULT_S3_SECRET_ACCESS_KEY', 's3.credentials.secretAccessKey', 'vault', 'S3 secret access key (with the key id).', text),
-  ttlDays: v('MEMVAULT_TTL_DAYS', 'expiry.ttlDays', 'vault', 'Idle days after which a file of the default TTL class expires.', whole(1, 100_000)),
-  ttlClasses: v('MEMVAULT_TTL_CLASSES', 'expiry.classes', 'vault', 'Further TTL classes as JSON, class -> days (e.g. {"pro":365}).', jsonObject),
-  ttlDefaultClass: v('MEMVAULT_TTL_DEFAULT_CLASS', 'expiry.defaultClass', 'vault', "The class of files no other class applies to (default 'default').", text),
+  home: v(
+    'MEMVAULT_HOME',
+    'encryption.defaultKeyDir',
+    'vault',
+    'Where the default key file of a non-file store lives (default ~/.memvault).',
+    text,
+  ),
+  s3Endpoint: v(
+    'MEMVAULT_S3_ENDPOINT',
+    's3.endpoint',
+    'vault',
+    'An S3-compatible endpoint (radosgw, MinIO, R2); path-style addressing follows.',
+    text,
+  ),
+  s3Region: v(
+    'MEMVAULT_S3_REGION',
+    's3.region',
+    'vault',
+    'The S3 region (else AWS_DEFAULT_REGION when AWS_REGION is unset, else the SDK chain).',
+    text,
+  ),
+  s3ForcePathStyle: v(
+    'MEMVAULT_S3_FORCE_PATH_STYLE',
+    's3.forcePathStyle',
+    'vault',
+    '1 or 0: path-style addressing (default 1 with an endpoint).',
+    flag,
+  ),
+  s3AccessKeyId: v(
+    'MEMVAULT_S3_ACCESS_KEY_ID',
+    's3.credentials.accessKeyId',
+    'vault',
+    'S3 access key id (with the secret; else the SDK chain).',
+    text,
+  ),
+  s3SecretAccessKey: v(
+    'MEMVAULT_S3_SECRET_ACCESS_KEY',
+    's3.credentials.secretAccessKey',
+    'vault',
+    'S3 secret access key (with the key id).',
+    text,
+  ),
+  ttlDays: v(
+    'MEMVAULT_TTL_DAYS',
+    'expiry.ttlDays',
+    'vault',
+    'Idle days after which a file of the default TTL class expires.',
+    whole(1, 100_000),
+  ),
+  ttlClasses: v(
+    'MEMVAULT_TTL_CLASSES',
+    'expiry.classes',
+    'vault',
+    'Further TTL classes as JSON, class -> days (e.g. {"pro":365}).',
+    jsonObject,
+  ),
+  ttlDefaultClass: v(
+    'MEMVAULT_TTL_DEFAULT_CLASS',
+    'expiry.defaultClass',
+    'vault',
+    "The class of files no other class applies to (default 'default').",
+    text,
+  ),
   touchIntervalHours: v(
     'MEMVAULT_TOUCH_INTERVAL_HOURS',
     'expiry.touchIntervalMs',
@@ -136,9 +245,27 @@ export const ENV = {
     'Hours between touches of a file that is read (default a day, or half the shortest TTL); shorter than the shortest TTL.',
     positive('hours'),
   ),
-  history: v('MEMVAULT_HISTORY', 'history', 'vault', 'File history: 1 (default) or 0 (off; no versions are kept).', flag),
-  historyDays: v('MEMVAULT_HISTORY_DAYS', 'history.retentionDays', 'vault', 'Days a version is kept (default 30).', positive('days')),
-  historyVersions: v('MEMVAULT_HISTORY_VERSIONS', 'history.maxVersions', 'vault', 'Versions kept per file (default 100, at most 1,000).', whole(1, 1000)),
+  history: v(
+    'MEMVAULT_HISTORY',
+    'history',
+    'vault',
+    'File history: 1 (default) or 0 (off; no versions are kept).',
+    flag,
+  ),
+  historyDays: v(
+    'MEMVAULT_HISTORY_DAYS',
+    'history.retentionDays',
+    'vault',
+    'Days a version is kept (default 30).',
+    positive('days'),
+  ),
+  historyVersions: v(
+    'MEMVAULT_HISTORY_VERSIONS',
+    'history.maxVersions',
+    'vault',
+    'Versions kept per file (default 100, at most 1,000).',
+    whole(1, 1000),
+  ),
   auditFile: v('MEMVAULT_AUDIT_FILE', 'audit.file', 'vault', 'Append audit records as JSON lines to this file.', text),
   auditCheckpointFile: v(
     'MEMVAULT_AUDIT_CHECKPOINT_FILE',
@@ -147,7 +274,13 @@ export const ENV = {
     "Append the audit chain's head to this file (the witness for `audit verify --checkpoints`).",
     text,
   ),
-  auditStore: v('MEMVAULT_AUDIT_STORE', 'expire --audit-store', 'sweeper', "Ship the sweeper's audit records to this store URL.", text),
+  auditStore: v(
+    'MEMVAULT_AUDIT_STORE',
+    'expire --audit-store',
+    'sweeper',
+    "Ship the sweeper's audit records to this store URL.",
+    text,
+  ),
   conditionalDelete: v(
     'MEMVAULT_CONDITIONAL_DELETE',
     'expire --conditional-delete',
@@ -176,8 +309,20 @@ export const ENV = {
     'The sweeper Lambda fails every run when no pass finished for this many hours (default 48).',
     nonNegative,
   ),
-  logLevel: v('MEMVAULT_LOG_LEVEL', 'CLI log level', 'cli', `The CLI's log level on stderr: ${LOG_LEVELS.join(', ')} (default warn).`, oneOf(LOG_LEVELS)),
-  debug: v('MEMVAULT_DEBUG', 'CLI stack traces', 'cli', 'Set (to anything): a failing CLI command prints its stack trace too.', text),
+  logLevel: v(
+    'MEMVAULT_LOG_LEVEL',
+    'CLI log level',
+    'cli',
+    `The CLI's log level on stderr: ${LOG_LEVELS.join(', ')} (default warn).`,
+    oneOf(LOG_LEVELS),
+  ),
+  debug: v(
+    'MEMVAULT_DEBUG',
+    'CLI stack traces',
+    'cli',
+    'Set (to anything): a failing CLI command prints its stack trace too.',
+    text,
+  ),
 } as const;
 
 export type EnvName = keyof typeof ENV;

@@ -77,7 +77,10 @@ export function s3FromEnv(env: Env): EnvS3Config {
   const secretAccessKey = readEnv(env, 's3SecretAccessKey');
   if (accessKeyId && secretAccessKey) config.credentials = { accessKeyId, secretAccessKey };
   else if (accessKeyId || secretAccessKey) {
-    throw new MemvaultError('CONFIG', `${ENV.s3AccessKeyId.name} and ${ENV.s3SecretAccessKey.name} must be set together`);
+    throw new MemvaultError(
+      'CONFIG',
+      `${ENV.s3AccessKeyId.name} and ${ENV.s3SecretAccessKey.name} must be set together`,
+    );
   }
   return config;
 }
@@ -88,7 +91,10 @@ export function keySourceFromEnv(env: Env): EnvKeySource {
   const masterKeyFile = readEnv(env, 'masterKeyFile');
   const kmsKeyId = readEnv(env, 'kmsKeyId');
   if ([masterKey, masterKeyFile, kmsKeyId].filter((s) => s !== undefined).length > 1)
-    throw new MemvaultError('CONFIG', `Set only one of ${ENV.masterKey.name}, ${ENV.masterKeyFile.name} and ${ENV.kmsKeyId.name}.`);
+    throw new MemvaultError(
+      'CONFIG',
+      `Set only one of ${ENV.masterKey.name}, ${ENV.masterKeyFile.name} and ${ENV.kmsKeyId.name}.`,
+    );
   return {
     ...(masterKey !== undefined ? { masterKey } : {}),
     ...(masterKeyFile !== undefined ? { masterKeyFile } : {}),
@@ -132,7 +138,11 @@ export function ttlSettingsFromEnv(env: Env, ttlDaysOverride?: number): EnvTtl |
   let ttlDays = ttlDaysOverride ?? readEnv(env, 'ttlDays');
   if (ttlDays === undefined && classes && Object.hasOwn(classes, defaultClass)) ttlDays = classes[defaultClass];
   if (ttlDays === undefined) {
-    if (classes) throw new MemvaultError('CONFIG', `expiry: ${ENV.ttlClasses.name} has no '${defaultClass}' class and ${ENV.ttlDays.name} is unset`);
+    if (classes)
+      throw new MemvaultError(
+        'CONFIG',
+        `expiry: ${ENV.ttlClasses.name} has no '${defaultClass}' class and ${ENV.ttlDays.name} is unset`,
+      );
     return undefined;
   }
   return { ttlDays, ...(classes ? { classes } : {}), defaultClass };
@@ -156,7 +166,10 @@ export function historyFromEnv(env: Env): false | EnvHistory | undefined {
   const retentionDays = readEnv(env, 'historyDays');
   const maxVersions = readEnv(env, 'historyVersions');
   if (retentionDays === undefined && maxVersions === undefined) return undefined;
-  return { ...(retentionDays !== undefined ? { retentionDays } : {}), ...(maxVersions !== undefined ? { maxVersions } : {}) };
+  return {
+    ...(retentionDays !== undefined ? { retentionDays } : {}),
+    ...(maxVersions !== undefined ? { maxVersions } : {}),
+  };
 }
 
 export function auditFromEnv(env: Env): EnvAudit | undefined {

@@ -24,10 +24,21 @@ import { contentVersionsOf, type KeyProvider } from './key-provider.js';
 import { KeyCache, type CachedKeys, type KeyCacheOptions } from './key-cache.js';
 import { DEPLOYMENT_RECORD_KEY, isUid } from './layout.js';
 import { loadSodium, type Sodium } from './sodium.js';
-import { readDeployment, readOrCreateDeployment, readOrCreateUserSecret, readUserSecret, type DeploymentBinding, type OpenedSecret } from './wrapped-secret.js';
+import {
+  readDeployment,
+  readOrCreateDeployment,
+  readOrCreateUserSecret,
+  readUserSecret,
+  type DeploymentBinding,
+  type OpenedSecret,
+} from './wrapped-secret.js';
 import { EncryptedUserCodec } from './encrypted-user-codec.js';
 import { validateUserId } from './user-id.js';
-import { assertNoDeploymentIsExpected, DEPLOYMENT_CHANGED_MESSAGE, explainDeploymentFailure } from './deployment-checks.js';
+import {
+  assertNoDeploymentIsExpected,
+  DEPLOYMENT_CHANGED_MESSAGE,
+  explainDeploymentFailure,
+} from './deployment-checks.js';
 
 export { MEMORIES_ROOT } from './encrypted-user-codec.js';
 export { validateUserId } from './user-id.js';
@@ -167,13 +178,17 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   async forUser(userId: string): Promise<UserCodec> {
     const uid = this.uidOf(userId);
     await this.revalidateDeployment();
-    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, true), this.maxKeyBytes, () => this.reloadKeys(uid));
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, true), this.maxKeyBytes, () =>
+      this.reloadKeys(uid),
+    );
   }
 
   async forUid(uid: string): Promise<UserCodec> {
     if (!isUid(uid)) throw new MemvaultError('INVALID_USER', 'Error: Not a memvault uid.');
     await this.revalidateDeployment();
-    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, false), this.maxKeyBytes, () => this.reloadKeys(uid));
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, false), this.maxKeyBytes, () =>
+      this.reloadKeys(uid),
+    );
   }
 
   /** Re-read a user's key record now (a codec met a key version its cached record lacks). */
@@ -219,7 +234,8 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
         throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_CHANGED_MESSAGE, { cause: e });
       }
       if (!current) throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_CHANGED_MESSAGE);
-      const same = current.record.deployment === this.deploymentId && constantTimeEqual(current.secret, this.deploymentSecret);
+      const same =
+        current.record.deployment === this.deploymentId && constantTimeEqual(current.secret, this.deploymentSecret);
       this.sodium.memzero(current.secret);
       if (!same) throw new MemvaultError('STORE_INCONSISTENT', DEPLOYMENT_CHANGED_MESSAGE);
       this.deploymentEtag = current.etag;
@@ -315,5 +331,14 @@ export async function createEncryptedCodecProvider(options: EncryptedCodecOption
       );
     }
   }
-  return new EncryptedCodecProviderImpl(sodium, options.store, options.keyProvider, previous, opened, opened.created, options.cache, options.maxKeyBytes);
+  return new EncryptedCodecProviderImpl(
+    sodium,
+    options.store,
+    options.keyProvider,
+    previous,
+    opened,
+    opened.created,
+    options.cache,
+    options.maxKeyBytes,
+  );
 }

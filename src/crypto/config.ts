@@ -87,19 +87,24 @@ const NO_KEY_MESSAGE =
   `(encryption.masterKey, encryption.masterKeyFile or encryption.kms when configured in code).`;
 
 function countSources(config: KeySourceConfig): number {
-  return [config.masterKey !== undefined, config.masterKeyFile !== undefined, config.kms !== undefined].filter(Boolean).length;
+  return [config.masterKey !== undefined, config.masterKeyFile !== undefined, config.kms !== undefined].filter(Boolean)
+    .length;
 }
 
 async function providerFromSource(config: KeySourceConfig, label: string): Promise<ResolvedKeyProvider> {
   await loadSodium();
   if (config.kms) return { keyProvider: createKmsKeyProvider(config.kms), source: `kms:${config.kms.keyId}` };
   if (config.masterKey !== undefined) {
-    const key = typeof config.masterKey === 'string' ? parseMasterKey(config.masterKey, label) : new Uint8Array(config.masterKey);
+    const key =
+      typeof config.masterKey === 'string' ? parseMasterKey(config.masterKey, label) : new Uint8Array(config.masterKey);
     return withWipe(key, async () => ({ keyProvider: await createLocalKeyProvider(key), source: label }));
   }
   if (config.masterKeyFile !== undefined) {
     const key = await readMasterKeyFile(config.masterKeyFile);
-    return withWipe(key, async () => ({ keyProvider: await createLocalKeyProvider(key), source: config.masterKeyFile as string }));
+    return withWipe(key, async () => ({
+      keyProvider: await createLocalKeyProvider(key),
+      source: config.masterKeyFile as string,
+    }));
   }
   throw new MemvaultError('CONFIG', NO_KEY_MESSAGE);
 }
@@ -117,25 +122,33 @@ async function withWipe<T>(key: Uint8Array, fn: () => Promise<T>): Promise<T> {
  * never changed (an earlier version deleted MEMVAULT_MASTER_KEY from process.env once read, which
  * broke every later start in the same process, e.g. `audit export --user` opening the store twice).
  */
-export async function keyProviderFromConfig(config: KeySourceConfig, options: ResolveKeyOptions = {}): Promise<ResolvedKeyProvider> {
+export async function keyProviderFromConfig(
+  config: KeySourceConfig,
+  options: ResolveKeyOptions = {},
+): Promise<ResolvedKeyProvider> {
   if (countSources(config) > 1)
-    throw new MemvaultError('CONFIG', 'Configure exactly one of encryption.masterKey, encryption.masterKeyFile and encryption.kms.');
+    throw new MemvaultError(
+      'CONFIG',
+      'Configure exactly one of encryption.masterKey, encryption.masterKeyFile and encryption.kms.',
+    );
   if (countSources(config) === 1) return providerFromSource(config, 'encryption.masterKey');
   const fromEnv: KeySourceConfig = options.env ? keySourceFromEnv(options.env) : {};
   if (countSources(fromEnv) === 1) {
     return providerFromSource(fromEnv, MASTER_KEY_ENV);
   }
   if (options.defaultMasterKeyFile && options.createDefaultKeyFile === false) {
-    return providerFromSource({ masterKeyFile: options.defaultMasterKeyFile }, options.defaultMasterKeyFile).catch((e: unknown) => {
-      if (e instanceof MemvaultError && /does not exist/.test(e.message)) {
-        throw new MemvaultError(
-          'CONFIG',
-          `${NO_KEY_MESSAGE} ${options.missingKeyHint ?? `(No key file exists at the default place, ${options.defaultMasterKeyFile}, and this command does not create one.)`}`,
-          { cause: e },
-        );
-      }
-      throw e;
-    });
+    return providerFromSource({ masterKeyFile: options.defaultMasterKeyFile }, options.defaultMasterKeyFile).catch(
+      (e: unknown) => {
+        if (e instanceof MemvaultError && /does not exist/.test(e.message)) {
+          throw new MemvaultError(
+            'CONFIG',
+            `${NO_KEY_MESSAGE} ${options.missingKeyHint ?? `(No key file exists at the default place, ${options.defaultMasterKeyFile}, and this command does not create one.)`}`,
+            { cause: e },
+          );
+        }
+        throw e;
+      },
+    );
   }
   if (options.defaultMasterKeyFile) {
     await loadSodium();
@@ -150,12 +163,19 @@ export async function keyProviderFromConfig(config: KeySourceConfig, options: Re
 }
 
 /** Old keys from config and, with an `env`, MEMVAULT_PREVIOUS_* (for the window of a rotation). */
-export async function previousKeyProvidersFromConfig(config: EncryptionConfig, options: ResolveKeyOptions = {}): Promise<KeyProvider[]> {
-  const sources: Array<[KeySourceConfig, string]> = (config.previous ?? []).map((c, i) => [c, `encryption.previous[${i}].masterKey`]);
+export async function previousKeyProvidersFromConfig(
+  config: EncryptionConfig,
+  options: ResolveKeyOptions = {},
+): Promise<KeyProvider[]> {
+  const sources: Array<[KeySourceConfig, string]> = (config.previous ?? []).map((c, i) => [
+    c,
+    `encryption.previous[${i}].masterKey`,
+  ]);
   if (options.env) sources.push(...previousKeysFromEnv(options.env));
   const providers: KeyProvider[] = [];
   for (const [source, label] of sources) {
-    if (countSources(source) !== 1) throw new MemvaultError('CONFIG', 'Each previous key must name exactly one of masterKey, masterKeyFile and kms.');
+    if (countSources(source) !== 1)
+      throw new MemvaultError('CONFIG', 'Each previous key must name exactly one of masterKey, masterKeyFile and kms.');
     providers.push((await providerFromSource(source, label)).keyProvider);
   }
   return providers;
@@ -199,7 +219,8 @@ export async function createEncryptionFromConfig(args: {
   };
   const resolved = await keyProviderFromConfig(args.config, resolveOptions);
   const previousKeyProviders = await previousKeyProvidersFromConfig(args.config, resolveOptions);
-  const pinned = args.config.deploymentFingerprint ?? (args.env ? readEnv(args.env, 'deploymentFingerprint') : undefined);
+  const pinned =
+    args.config.deploymentFingerprint ?? (args.env ? readEnv(args.env, 'deploymentFingerprint') : undefined);
   let codecProvider: EncryptedCodecProvider;
   try {
     codecProvider = await createEncryptedCodecProvider({
@@ -231,10 +252,14 @@ export async function createEncryptionFromConfig(args: {
   }
   const notices = [`encryption: ${codecProvider.mode}, key ${codecProvider.keyId} (from ${resolved.source})`];
   if (resolved.createdMasterKeyFile) {
-    notices.push(`created a new master key file at ${resolved.createdMasterKeyFile}: back it up, without it the stored memories cannot be read`);
+    notices.push(
+      `created a new master key file at ${resolved.createdMasterKeyFile}: back it up, without it the stored memories cannot be read`,
+    );
   }
   if (codecProvider.createdDeployment) {
-    notices.push(`created a new deployment record (k/_deployment), fingerprint ${codecProvider.deploymentFingerprint}: pin it (${DEPLOYMENT_FINGERPRINT_ENV})`);
+    notices.push(
+      `created a new deployment record (k/_deployment), fingerprint ${codecProvider.deploymentFingerprint}: pin it (${DEPLOYMENT_FINGERPRINT_ENV})`,
+    );
   } else if (!pinned && codecProvider.mode === 'kms') {
     notices.push(
       `deployment fingerprint ${codecProvider.deploymentFingerprint} is not pinned: set ${DEPLOYMENT_FINGERPRINT_ENV} to it, so that a deployment record replaced by someone with bucket write and kms:Encrypt is refused`,

@@ -65,7 +65,11 @@ export function explainDeploymentFailure(e: unknown, primary: KeyProvider, previ
     );
   }
   if (e instanceof MemvaultError && e.code === 'KEY_UNAVAILABLE') {
-    return new MemvaultError('KEY_UNAVAILABLE', `The deployment record could not be opened: ${e.message.replace(/^Error: /, '')}`, { cause: e });
+    return new MemvaultError(
+      'KEY_UNAVAILABLE',
+      `The deployment record could not be opened: ${e.message.replace(/^Error: /, '')}`,
+      { cause: e },
+    );
   }
   return e;
 }

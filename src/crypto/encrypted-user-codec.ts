@@ -87,7 +87,10 @@ export class EncryptedUserCodec implements UserCodec {
 
   private get keyring(): UserKeyring {
     if (this.cached.wiped) {
-      throw new MemvaultError('KEY_UNAVAILABLE', 'Error: The memory key was released while this command ran; please try again.');
+      throw new MemvaultError(
+        'KEY_UNAVAILABLE',
+        'Error: The memory key was released while this command ran; please try again.',
+      );
     }
     return this.cached.keys;
   }
@@ -149,7 +152,8 @@ export class EncryptedUserCodec implements UserCodec {
   }
 
   pathFor(key: string): string {
-    if (!key.startsWith(this.filesPrefix)) throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
+    if (!key.startsWith(this.filesPrefix))
+      throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
     const keys = this.keys;
     let path = MEMORIES_ROOT;
     for (const encoded of key.slice(this.filesPrefix.length).split('/')) {
@@ -161,7 +165,8 @@ export class EncryptedUserCodec implements UserCodec {
       }
       path = `${path}/${segment}`;
     }
-    if (path === MEMORIES_ROOT) throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
+    if (path === MEMORIES_ROOT)
+      throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
     return path;
   }
 

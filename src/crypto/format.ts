@@ -98,7 +98,8 @@ export interface UserKeys {
  * changes an audit pseudonym. For version 1 the two are the same secret.
  */
 export function deriveUserKeys(dataKey: Uint8Array, keyVersion: number, nameRoot: Uint8Array = dataKey): UserKeys {
-  if (dataKey.byteLength !== KEY_BYTES || nameRoot.byteLength !== KEY_BYTES) throw new MemvaultError('KEY_UNAVAILABLE', 'A data key has the wrong length.');
+  if (dataKey.byteLength !== KEY_BYTES || nameRoot.byteLength !== KEY_BYTES)
+    throw new MemvaultError('KEY_UNAVAILABLE', 'A data key has the wrong length.');
   return {
     keyVersion,
     contentKey: keyedHash(dataKey, LABEL_CONTENT_KEY),
@@ -131,9 +132,14 @@ export interface UserKeyring {
  * The keyring of unwrapped secrets: `contentVersions` are the versions content may carry
  * (readFrom..current); `secrets` must hold each of them and version 1 (the name root).
  */
-export function deriveKeyring(secrets: ReadonlyMap<number, Uint8Array>, current: number, contentVersions: readonly number[]): UserKeyring {
+export function deriveKeyring(
+  secrets: ReadonlyMap<number, Uint8Array>,
+  current: number,
+  contentVersions: readonly number[],
+): UserKeyring {
   const root = secrets.get(1);
-  if (!root || !contentVersions.includes(current)) throw new MemvaultError('KEY_UNAVAILABLE', 'A key record lacks a key version it needs.');
+  if (!root || !contentVersions.includes(current))
+    throw new MemvaultError('KEY_UNAVAILABLE', 'A key record lacks a key version it needs.');
   const byVersion = new Map<number, UserKeys>();
   for (const version of contentVersions) {
     const secret = secrets.get(version);
@@ -155,7 +161,14 @@ function contentAssociatedData(header: Uint8Array, deploymentId: string, uid: st
   return withLengthPrefixedTexts(header.subarray(0, 1 + 4 + COMMITMENT_BYTES), deploymentId, uid, path);
 }
 
-export function sealContentWithNonce(keys: UserKeys, deploymentId: string, uid: string, path: string, plaintext: Uint8Array, nonce: Uint8Array): Uint8Array {
+export function sealContentWithNonce(
+  keys: UserKeys,
+  deploymentId: string,
+  uid: string,
+  path: string,
+  plaintext: Uint8Array,
+  nonce: Uint8Array,
+): Uint8Array {
   if (nonce.byteLength !== NONCE_BYTES) throw new Error('nonce must be 24 bytes');
   const header = concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keys.keyVersion), keys.commitment, nonce);
   const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
@@ -173,7 +186,13 @@ export function contentKeyVersion(stored: Uint8Array): number | null {
   return stored.byteLength >= CONTENT_OVERHEAD ? readU32be(stored, 1) : null;
 }
 
-export function openContent(keys: UserKeys, deploymentId: string, uid: string, path: string, stored: Uint8Array): Uint8Array {
+export function openContent(
+  keys: UserKeys,
+  deploymentId: string,
+  uid: string,
+  path: string,
+  stored: Uint8Array,
+): Uint8Array {
   if (stored.byteLength < CONTENT_OVERHEAD || stored[0] !== FORMAT_VERSION) throw integrityError();
   if (readU32be(stored, 1) !== keys.keyVersion) throw integrityError();
   // Key commitment first: Poly1305 alone would let a crafted ciphertext open under two keys.
@@ -246,7 +265,10 @@ export function computeUid(deploymentSecret: Uint8Array, userId: string): string
 
 /** Pseudonymous path id for audit records: HMAC-SHA256(deployment secret, label || uid || 0 || path), 16 bytes, base64url. */
 export function computePathId(deploymentSecret: Uint8Array, uid: string, path: string): string {
-  const mac = createHmac('sha256', deploymentSecret).update(LABEL_AUDIT_PATH).update(`${uid}\u0000${path}`, 'utf8').digest();
+  const mac = createHmac('sha256', deploymentSecret)
+    .update(LABEL_AUDIT_PATH)
+    .update(`${uid}\u0000${path}`, 'utf8')
+    .digest();
   return mac.subarray(0, 16).toString('base64url');
 }
 
@@ -276,7 +298,12 @@ export function deriveLocalMasterKeys(masterKey: Uint8Array): LocalMasterKeys {
 }
 
 function wrapAssociatedData(deploymentId: string, uid: string, keyVersion: number): Uint8Array {
-  return concatBytes(Uint8Array.of(FORMAT_VERSION), u32be(keyVersion), lengthPrefixed(utf8(deploymentId)), lengthPrefixed(utf8(uid)));
+  return concatBytes(
+    Uint8Array.of(FORMAT_VERSION),
+    u32be(keyVersion),
+    lengthPrefixed(utf8(deploymentId)),
+    lengthPrefixed(utf8(uid)),
+  );
 }
 
 export function localWrapWithNonce(
@@ -287,12 +314,24 @@ export function localWrapWithNonce(
   keyVersion: number,
   nonce: Uint8Array,
 ): Uint8Array {
-  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(dataKey, wrapAssociatedData(deploymentId, uid, keyVersion), null, nonce, wrapKey);
+  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
+    dataKey,
+    wrapAssociatedData(deploymentId, uid, keyVersion),
+    null,
+    nonce,
+    wrapKey,
+  );
   return concatBytes(Uint8Array.of(FORMAT_VERSION), nonce, sealed);
 }
 
 /** Returns null when the wrapped key does not open (wrong master key, other user, damage). */
-export function localUnwrap(wrapKey: Uint8Array, wrapped: Uint8Array, deploymentId: string, uid: string, keyVersion: number): Uint8Array | null {
+export function localUnwrap(
+  wrapKey: Uint8Array,
+  wrapped: Uint8Array,
+  deploymentId: string,
+  uid: string,
+  keyVersion: number,
+): Uint8Array | null {
   if (wrapped.byteLength !== LOCAL_WRAP_BYTES || wrapped[0] !== FORMAT_VERSION) return null;
   try {
     return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
@@ -346,7 +385,11 @@ export function computeRecordMac(macKey: Uint8Array, fields: RecordMacFields): U
     // A single-version record's message ends here (its MAC is unchanged by versioning); a versioned
     // record continues, so every older wrapped secret and the read-from version are covered too.
     ...(fields.older !== undefined
-      ? [u32be(fields.readFrom ?? 0), u32be(fields.older.length), ...fields.older.map((o) => concatBytes(u32be(o.keyVersion), lengthPrefixed(o.wrapped)))]
+      ? [
+          u32be(fields.readFrom ?? 0),
+          u32be(fields.older.length),
+          ...fields.older.map((o) => concatBytes(u32be(o.keyVersion), lengthPrefixed(o.wrapped))),
+        ]
       : []),
   );
   return keyedHash(macKey, message, RECORD_MAC_BYTES);
@@ -363,6 +406,10 @@ export function verifyRecordMac(macKey: Uint8Array, fields: RecordMacFields, mac
  * safe for logs.
  */
 export function computeDeploymentFingerprint(deploymentSecret: Uint8Array, deploymentId: string): string {
-  const check = keyedHash(deploymentSecret, concatBytes(lengthPrefixed(utf8(LABEL_DEPLOYMENT_CHECK)), lengthPrefixed(utf8(deploymentId))), 16);
+  const check = keyedHash(
+    deploymentSecret,
+    concatBytes(lengthPrefixed(utf8(LABEL_DEPLOYMENT_CHECK)), lengthPrefixed(utf8(deploymentId))),
+    16,
+  );
   return `${deploymentId}.${toBase64Url(check)}`;
 }

@@ -6,7 +6,13 @@
  */
 import { MemvaultError } from '../errors.js';
 import { fromBase64Strict, fromBase64UrlStrict, toBase64, toBase64Url, utf8, strictUtf8 } from './bytes.js';
-import { computeRecordMac, DEPLOYMENT_ID_PATTERN, FORMAT_VERSION, RECORD_MAC_BYTES, type RecordMacFields } from './format.js';
+import {
+  computeRecordMac,
+  DEPLOYMENT_ID_PATTERN,
+  FORMAT_VERSION,
+  RECORD_MAC_BYTES,
+  type RecordMacFields,
+} from './format.js';
 
 export interface WrapContext {
   /** The deployment the secret belongs to (bound into the wrap: another deployment's record does not open). */
@@ -108,7 +114,10 @@ export function encodeKeyRecord(record: KeyRecord): Uint8Array {
       keyVersion: record.keyVersion,
       wrapped: toBase64(record.wrapped),
       ...(record.older !== undefined
-        ? { readFrom: record.readFrom, older: record.older.map((o) => ({ keyVersion: o.keyVersion, wrapped: toBase64(o.wrapped) })) }
+        ? {
+            readFrom: record.readFrom,
+            older: record.older.map((o) => ({ keyVersion: o.keyVersion, wrapped: toBase64(o.wrapped) })),
+          }
         : {}),
       mac: toBase64Url(record.mac),
     }),
@@ -136,7 +145,13 @@ export function decodeKeyRecord(bytes: Uint8Array): KeyRecord {
   if (typeof r.deployment !== 'string' || !DEPLOYMENT_ID_PATTERN.test(r.deployment)) throw damaged();
   if (r.kind !== 'local' && r.kind !== 'kms') throw damaged();
   if (typeof r.keyId !== 'string' || r.keyId.length === 0) throw damaged();
-  if (typeof r.keyVersion !== 'number' || !Number.isInteger(r.keyVersion) || r.keyVersion < 1 || r.keyVersion > 0xffffffff) throw damaged();
+  if (
+    typeof r.keyVersion !== 'number' ||
+    !Number.isInteger(r.keyVersion) ||
+    r.keyVersion < 1 ||
+    r.keyVersion > 0xffffffff
+  )
+    throw damaged();
   if (typeof r.wrapped !== 'string') throw damaged();
   const wrapped = fromBase64Strict(r.wrapped);
   if (!wrapped || wrapped.byteLength === 0) throw damaged();
@@ -144,25 +159,47 @@ export function decodeKeyRecord(bytes: Uint8Array): KeyRecord {
   if (!mac || mac.byteLength !== RECORD_MAC_BYTES) throw damaged();
   const keyVersion = r.keyVersion;
   const versioned = keyVersion > NAME_ROOT_KEY_VERSION;
-  const known = new Set(['format', 'deployment', 'kind', 'keyId', 'keyVersion', 'wrapped', 'mac', ...(versioned ? ['readFrom', 'older'] : [])]);
+  const known = new Set([
+    'format',
+    'deployment',
+    'kind',
+    'keyId',
+    'keyVersion',
+    'wrapped',
+    'mac',
+    ...(versioned ? ['readFrom', 'older'] : []),
+  ]);
   if (Object.keys(r).some((k) => !known.has(k))) throw damaged();
-  const record: KeyRecord = { format: r.format, deployment: r.deployment, kind: r.kind, keyId: r.keyId, keyVersion: r.keyVersion, wrapped, mac };
+  const record: KeyRecord = {
+    format: r.format,
+    deployment: r.deployment,
+    kind: r.kind,
+    keyId: r.keyId,
+    keyVersion: r.keyVersion,
+    wrapped,
+    mac,
+  };
   if (!versioned) return record;
   // A versioned record keeps exactly: version 1 (the name root) and every version from readFrom up.
   const readFrom = r.readFrom;
-  if (typeof readFrom !== 'number' || !Number.isInteger(readFrom) || readFrom < 1 || readFrom > r.keyVersion) throw damaged();
+  if (typeof readFrom !== 'number' || !Number.isInteger(readFrom) || readFrom < 1 || readFrom > r.keyVersion)
+    throw damaged();
   if (!Array.isArray(r.older)) throw damaged();
   const older: OlderKeyVersion[] = [];
   for (const entry of r.older as unknown[]) {
     if (typeof entry !== 'object' || entry === null) throw damaged();
     const e = entry as Record<string, unknown>;
     if (Object.keys(e).some((k) => k !== 'keyVersion' && k !== 'wrapped')) throw damaged();
-    if (typeof e.keyVersion !== 'number' || !Number.isInteger(e.keyVersion) || typeof e.wrapped !== 'string') throw damaged();
+    if (typeof e.keyVersion !== 'number' || !Number.isInteger(e.keyVersion) || typeof e.wrapped !== 'string')
+      throw damaged();
     const bytes = fromBase64Strict(e.wrapped);
     if (!bytes || bytes.byteLength === 0) throw damaged();
     older.push({ keyVersion: e.keyVersion, wrapped: bytes });
   }
-  const expected = [NAME_ROOT_KEY_VERSION, ...contentVersionsOf({ keyVersion, readFrom }).filter((v) => v > NAME_ROOT_KEY_VERSION && v < keyVersion)];
+  const expected = [
+    NAME_ROOT_KEY_VERSION,
+    ...contentVersionsOf({ keyVersion, readFrom }).filter((v) => v > NAME_ROOT_KEY_VERSION && v < keyVersion),
+  ];
   if (older.length !== expected.length || older.some((o, i) => o.keyVersion !== expected[i])) throw damaged();
   return { ...record, readFrom, older };
 }

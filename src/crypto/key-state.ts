@@ -14,7 +14,15 @@
  * file on the file store). The marks go with the user's other objects on `forget`.
  */
 import { PreconditionFailedError, listAll, type ObjectInfo, type ObjectStore } from '../store/port.js';
-import { constantTimeEqual, concatBytes, fromBase64UrlStrict, lengthPrefixed, toBase64Url, u32be, utf8 } from './bytes.js';
+import {
+  constantTimeEqual,
+  concatBytes,
+  fromBase64UrlStrict,
+  lengthPrefixed,
+  toBase64Url,
+  u32be,
+  utf8,
+} from './bytes.js';
 import { keyedHash } from './format.js';
 import type { KeyRecord } from './key-provider.js';
 import { userKeyStatePrefix } from '../store/layout.js';
@@ -57,7 +65,11 @@ export function isOlderKeyState(state: KeyState, than: KeyState): boolean {
  */
 export function withoutDroppedVersions(record: KeyRecord, mark: KeyState | null): KeyRecord {
   if (mark === null || record.older === undefined || keyStateOf(record).readFrom >= mark.readFrom) return record;
-  return { ...record, readFrom: mark.readFrom, older: record.older.filter((o) => o.keyVersion === 1 || o.keyVersion >= mark.readFrom) };
+  return {
+    ...record,
+    readFrom: mark.readFrom,
+    older: record.older.filter((o) => o.keyVersion === 1 || o.keyVersion >= mark.readFrom),
+  };
 }
 
 /** Where a user's marks live (src/store/layout.ts). */
@@ -99,7 +111,12 @@ export function parseKeyStateMark(uid: string, key: string, binding: KeyStateBin
  * Only when that first key does not verify (planted) is the folder listed in full, for the newest
  * mark that does: a planted key neither hides a genuine mark nor denies the user.
  */
-export async function newestKeyStateMark(store: ObjectStore, uid: string, binding: KeyStateBinding, first: ObjectInfo | undefined): Promise<KeyState | null> {
+export async function newestKeyStateMark(
+  store: ObjectStore,
+  uid: string,
+  binding: KeyStateBinding,
+  first: ObjectInfo | undefined,
+): Promise<KeyState | null> {
   if (first === undefined) return null;
   const state = parseKeyStateMark(uid, first.key, binding);
   if (state) return state;
@@ -115,7 +132,12 @@ export async function newestKeyStateMark(store: ObjectStore, uid: string, bindin
  * there already is the same mark, written by another instance). A single-version record at
  * version 1 needs none: there is no older state to put back.
  */
-export async function markKeyState(store: ObjectStore, uid: string, state: KeyState, binding: KeyStateBinding): Promise<void> {
+export async function markKeyState(
+  store: ObjectStore,
+  uid: string,
+  state: KeyState,
+  binding: KeyStateBinding,
+): Promise<void> {
   if (state.keyVersion <= 1) return;
   try {
     await store.put(keyStateMarkKey(uid, state, binding), new Uint8Array(0), { ifNoneMatch: '*' });

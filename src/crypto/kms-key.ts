@@ -36,15 +36,23 @@ let kmsSdk: Promise<KmsSdk> | undefined;
 function loadKmsSdk(): Promise<KmsSdk> {
   kmsSdk ??= import('@aws-sdk/client-kms').catch((e: unknown) => {
     kmsSdk = undefined;
-    throw new MemvaultError('CONFIG', 'Error: AWS KMS is configured but the @aws-sdk/client-kms package is not installed (npm install @aws-sdk/client-kms).', {
-      cause: e,
-    });
+    throw new MemvaultError(
+      'CONFIG',
+      'Error: AWS KMS is configured but the @aws-sdk/client-kms package is not installed (npm install @aws-sdk/client-kms).',
+      {
+        cause: e,
+      },
+    );
   });
   return kmsSdk;
 }
 
 export function kmsEncryptionContext(context: WrapContext): Record<string, string> {
-  return { 'memvault:deployment': context.deploymentId, 'memvault:uid': context.uid, 'memvault:key-version': String(context.keyVersion) };
+  return {
+    'memvault:deployment': context.deploymentId,
+    'memvault:uid': context.uid,
+    'memvault:key-version': String(context.keyVersion),
+  };
 }
 
 type KmsOperation = 'GenerateDataKey' | 'Decrypt' | 'Encrypt';
@@ -66,12 +74,20 @@ const KEY = 'the configured AWS KMS key';
 export function mapKmsError(e: unknown, operation: KmsOperation): MemvaultError {
   const name = errorName(e);
   const fail = (message: string) =>
-    new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS could not open or create the memory key: ${message} Nothing was changed.`, { cause: e });
+    new MemvaultError(
+      'KEY_UNAVAILABLE',
+      `Error: AWS KMS could not open or create the memory key: ${message} Nothing was changed.`,
+      { cause: e },
+    );
   switch (name) {
     case 'InvalidCiphertextException':
-      return new MemvaultError('INTEGRITY', 'Error: A wrapped key did not decrypt with AWS KMS: the key record is damaged or was moved from another user.', {
-        cause: e,
-      });
+      return new MemvaultError(
+        'INTEGRITY',
+        'Error: A wrapped key did not decrypt with AWS KMS: the key record is damaged or was moved from another user.',
+        {
+          cause: e,
+        },
+      );
     case 'IncorrectKeyException':
       return fail(`a wrapped key was encrypted under a different KMS key than ${KEY}.`);
     case 'NotFoundException':
@@ -92,9 +108,15 @@ export function mapKmsError(e: unknown, operation: KmsOperation): MemvaultError 
     case 'KMSInternalException':
     case 'ThrottlingException':
     case 'LimitExceededException':
-      return new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS is unavailable right now (${name}); please try again.`, { cause: e });
+      return new MemvaultError(
+        'KEY_UNAVAILABLE',
+        `Error: AWS KMS is unavailable right now (${name}); please try again.`,
+        { cause: e },
+      );
     default:
-      return new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS ${operation} failed (${name}); please try again.`, { cause: e });
+      return new MemvaultError('KEY_UNAVAILABLE', `Error: AWS KMS ${operation} failed (${name}); please try again.`, {
+        cause: e,
+      });
   }
 }
 
@@ -104,7 +126,8 @@ class KmsKeyProvider implements KeyProvider {
   private client: KmsClientLike | undefined;
 
   constructor(options: KmsKeyProviderOptions) {
-    if (!options.keyId) throw new MemvaultError('CONFIG', 'A KMS key id is required (kms.keyId or MEMVAULT_KMS_KEY_ID).');
+    if (!options.keyId)
+      throw new MemvaultError('CONFIG', 'A KMS key id is required (kms.keyId or MEMVAULT_KMS_KEY_ID).');
     this.keyId = options.keyId;
     this.client = options.client;
   }
@@ -120,13 +143,20 @@ class KmsKeyProvider implements KeyProvider {
     let out: GenerateDataKeyCommandOutput;
     try {
       out = (await client.send(
-        new sdk.GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: kmsEncryptionContext(context) }),
+        new sdk.GenerateDataKeyCommand({
+          KeyId: this.keyId,
+          KeySpec: 'AES_256',
+          EncryptionContext: kmsEncryptionContext(context),
+        }),
       )) as GenerateDataKeyCommandOutput;
     } catch (e) {
       throw mapKmsError(e, 'GenerateDataKey');
     }
     if (!out.Plaintext || out.Plaintext.byteLength !== KEY_BYTES || !out.CiphertextBlob) {
-      throw new MemvaultError('KEY_UNAVAILABLE', 'Error: AWS KMS GenerateDataKey returned an unexpected answer; please try again.');
+      throw new MemvaultError(
+        'KEY_UNAVAILABLE',
+        'Error: AWS KMS GenerateDataKey returned an unexpected answer; please try again.',
+      );
     }
     return { plaintext: out.Plaintext, wrapped: out.CiphertextBlob };
   }
@@ -136,12 +166,17 @@ class KmsKeyProvider implements KeyProvider {
     let out: EncryptCommandOutput;
     try {
       out = (await client.send(
-        new sdk.EncryptCommand({ KeyId: this.keyId, Plaintext: dataKey, EncryptionContext: kmsEncryptionContext(context) }),
+        new sdk.EncryptCommand({
+          KeyId: this.keyId,
+          Plaintext: dataKey,
+          EncryptionContext: kmsEncryptionContext(context),
+        }),
       )) as EncryptCommandOutput;
     } catch (e) {
       throw mapKmsError(e, 'Encrypt');
     }
-    if (!out.CiphertextBlob) throw new MemvaultError('KEY_UNAVAILABLE', 'Error: AWS KMS Encrypt returned no ciphertext; please try again.');
+    if (!out.CiphertextBlob)
+      throw new MemvaultError('KEY_UNAVAILABLE', 'Error: AWS KMS Encrypt returned no ciphertext; please try again.');
     return out.CiphertextBlob;
   }
 
@@ -150,13 +185,20 @@ class KmsKeyProvider implements KeyProvider {
     let out: DecryptCommandOutput;
     try {
       out = (await client.send(
-        new sdk.DecryptCommand({ KeyId: this.keyId, CiphertextBlob: wrapped, EncryptionContext: kmsEncryptionContext(context) }),
+        new sdk.DecryptCommand({
+          KeyId: this.keyId,
+          CiphertextBlob: wrapped,
+          EncryptionContext: kmsEncryptionContext(context),
+        }),
       )) as DecryptCommandOutput;
     } catch (e) {
       throw mapKmsError(e, 'Decrypt');
     }
     if (!out.Plaintext || out.Plaintext.byteLength !== KEY_BYTES) {
-      throw new MemvaultError('INTEGRITY', 'Error: AWS KMS returned a key of the wrong length: the key record is not a memvault key.');
+      throw new MemvaultError(
+        'INTEGRITY',
+        'Error: AWS KMS returned a key of the wrong length: the key record is not a memvault key.',
+      );
     }
     return out.Plaintext;
   }

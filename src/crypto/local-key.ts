@@ -19,11 +19,18 @@ const HOW_TO_MAKE_A_KEY = 'generate one with `openssl rand -base64 32`';
 /** Decode a base64 master key; the message names the source, never the key. */
 export function parseMasterKey(text: string, source: string): Uint8Array {
   const decoded = decodeBase64Secret(text.trim());
-  if (!decoded) throw new MemvaultError('CONFIG', `${source} is not valid base64; it must be the base64 encoding of exactly 32 bytes (${HOW_TO_MAKE_A_KEY}).`);
+  if (!decoded)
+    throw new MemvaultError(
+      'CONFIG',
+      `${source} is not valid base64; it must be the base64 encoding of exactly 32 bytes (${HOW_TO_MAKE_A_KEY}).`,
+    );
   if (decoded.byteLength !== KEY_BYTES) {
     const length = decoded.byteLength;
     decoded.fill(0);
-    throw new MemvaultError('CONFIG', `${source} decodes to ${length} bytes; it must be the base64 encoding of exactly 32 bytes (${HOW_TO_MAKE_A_KEY}).`);
+    throw new MemvaultError(
+      'CONFIG',
+      `${source} decodes to ${length} bytes; it must be the base64 encoding of exactly 32 bytes (${HOW_TO_MAKE_A_KEY}).`,
+    );
   }
   // The caller owns (and wipes) this buffer; it is no slice of the shared pool.
   return decoded;
@@ -35,8 +42,11 @@ export async function readMasterKeyFile(file: string): Promise<Uint8Array> {
   try {
     stat = await fs.stat(file);
   } catch (e) {
-    if (errnoOf(e) === 'ENOENT') throw new MemvaultError('CONFIG', `The master key file ${file} does not exist.`, { cause: e });
-    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoOf(e) ?? 'error'}).`, { cause: e });
+    if (errnoOf(e) === 'ENOENT')
+      throw new MemvaultError('CONFIG', `The master key file ${file} does not exist.`, { cause: e });
+    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoOf(e) ?? 'error'}).`, {
+      cause: e,
+    });
   }
   if (!stat.isFile()) throw new MemvaultError('CONFIG', `The master key file ${file} is not a regular file.`);
   if (process.platform !== 'win32' && (stat.mode & 0o077) !== 0) {
@@ -50,7 +60,9 @@ export async function readMasterKeyFile(file: string): Promise<Uint8Array> {
   try {
     raw = await fs.readFile(file);
   } catch (e) {
-    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoOf(e) ?? 'error'}).`, { cause: e });
+    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be read (${errnoOf(e) ?? 'error'}).`, {
+      cause: e,
+    });
   }
   try {
     // The text form is a JS string, which cannot be wiped; the file's bytes can.
@@ -87,7 +99,9 @@ export async function loadOrCreateLocalMasterKey(file: string): Promise<{ master
   } catch (e) {
     if (errnoOf(e) !== 'EEXIST') {
       await fs.rm(temp, { force: true });
-      throw new MemvaultError('CONFIG', `The master key file ${file} cannot be created (${errnoOf(e) ?? 'error'}).`, { cause: e });
+      throw new MemvaultError('CONFIG', `The master key file ${file} cannot be created (${errnoOf(e) ?? 'error'}).`, {
+        cause: e,
+      });
     }
     await fs.rm(temp, { force: true });
     readySodiumOrNull()?.memzero(masterKey);
@@ -100,7 +114,11 @@ export async function loadOrCreateLocalMasterKey(file: string): Promise<{ master
     await fsyncDirectory(path.dirname(file));
   } catch (e) {
     readySodiumOrNull()?.memzero(masterKey);
-    throw new MemvaultError('CONFIG', `The master key file ${file} cannot be made durable (${errnoOf(e) ?? 'error'}).`, { cause: e });
+    throw new MemvaultError(
+      'CONFIG',
+      `The master key file ${file} cannot be made durable (${errnoOf(e) ?? 'error'}).`,
+      { cause: e },
+    );
   }
   return { masterKey, created: true };
 }
@@ -135,14 +153,24 @@ class LocalKeyProvider implements KeyProvider {
 
   async wrap(dataKey: Uint8Array, context: WrapContext): Promise<Uint8Array> {
     this.assertOpen();
-    return localWrapWithNonce(this.wrapKey, dataKey, context.deploymentId, context.uid, context.keyVersion, randomNonce(NONCE_BYTES));
+    return localWrapWithNonce(
+      this.wrapKey,
+      dataKey,
+      context.deploymentId,
+      context.uid,
+      context.keyVersion,
+      randomNonce(NONCE_BYTES),
+    );
   }
 
   async unwrap(wrapped: Uint8Array, context: WrapContext): Promise<Uint8Array> {
     this.assertOpen();
     const key = localUnwrap(this.wrapKey, wrapped, context.deploymentId, context.uid, context.keyVersion);
     if (!key) {
-      throw new MemvaultError('INTEGRITY', 'Error: A wrapped key did not open with the master key: the key record is damaged or was moved from another user.');
+      throw new MemvaultError(
+        'INTEGRITY',
+        'Error: A wrapped key did not open with the master key: the key record is damaged or was moved from another user.',
+      );
     }
     return key;
   }
@@ -165,6 +193,7 @@ class LocalKeyProvider implements KeyProvider {
  */
 export async function createLocalKeyProvider(masterKey: Uint8Array): Promise<KeyProvider> {
   await loadSodium();
-  if (masterKey.byteLength !== KEY_BYTES) throw new MemvaultError('CONFIG', `A master key must be exactly 32 bytes (got ${masterKey.byteLength}).`);
+  if (masterKey.byteLength !== KEY_BYTES)
+    throw new MemvaultError('CONFIG', `A master key must be exactly 32 bytes (got ${masterKey.byteLength}).`);
   return new LocalKeyProvider(masterKey);
 }

@@ -8,10 +8,24 @@ import { listAll, PreconditionFailedError, type ObjectStore } from '../store/por
 import type { EncryptedCodecProvider } from './codec.js';
 import { randomFillSync } from 'node:crypto';
 import { computeDeploymentFingerprint, deriveRecordMacKey } from './format.js';
-import { decodeKeyRecord, describeKey, encodeKeyRecord, sealKeyRecord, selectUnwrapProvider, type KeyProvider, type KeyRecord } from './key-provider.js';
+import {
+  decodeKeyRecord,
+  describeKey,
+  encodeKeyRecord,
+  sealKeyRecord,
+  selectUnwrapProvider,
+  type KeyProvider,
+  type KeyRecord,
+} from './key-provider.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, isUid, KEYS_PREFIX, userKeyKey, userPrefix } from './layout.js';
 import { loadSodium } from './sodium.js';
-import { isAuthenticRecord, NoMatchingKeyError, openRecordVersions, readDeployment, type DeploymentBinding } from './wrapped-secret.js';
+import {
+  isAuthenticRecord,
+  NoMatchingKeyError,
+  openRecordVersions,
+  readDeployment,
+  type DeploymentBinding,
+} from './wrapped-secret.js';
 
 // ---------------------------------------------------------------------------------------------
 // Rotation
@@ -78,8 +92,15 @@ export async function openDeployment(
     }
     throw e;
   }
-  if (!opened) throw new MemvaultError('CONFIG', `There is no deployment record (${DEPLOYMENT_RECORD_KEY}) in this store; nothing was changed.`);
-  return { secret: opened.secret, binding: { deploymentId: opened.record.deployment, macKey: deriveRecordMacKey(opened.secret) } };
+  if (!opened)
+    throw new MemvaultError(
+      'CONFIG',
+      `There is no deployment record (${DEPLOYMENT_RECORD_KEY}) in this store; nothing was changed.`,
+    );
+  return {
+    secret: opened.secret,
+    binding: { deploymentId: opened.record.deployment, macKey: deriveRecordMacKey(opened.secret) },
+  };
 }
 
 function alteredRecordError(key: string): MemvaultError {
@@ -112,7 +133,16 @@ export async function rotateKeys(options: RotateKeysOptions): Promise<RotationRe
   options.onProgress?.({ ...progress });
   try {
     for (const key of keys) {
-      const outcome = await rewrapRecord(store, key, uidOfRecordKey(key), deployment.binding, from, to, maxAttempts, wipe);
+      const outcome = await rewrapRecord(
+        store,
+        key,
+        uidOfRecordKey(key),
+        deployment.binding,
+        from,
+        to,
+        maxAttempts,
+        wipe,
+      );
       progress.done += 1;
       if (outcome === 'rewrapped') progress.rewrapped += 1;
       else progress.skipped += 1;
@@ -131,7 +161,10 @@ async function preflight(to: KeyProvider): Promise<void> {
   const context = { deploymentId: 'rotation-check', uid: '_rotation-check', keyVersion: 1 };
   const unwrapped = await to.unwrap(await to.wrap(probe, context), context);
   if (Buffer.compare(Buffer.from(unwrapped), Buffer.from(probe)) !== 0) {
-    throw new MemvaultError('KEY_UNAVAILABLE', `The new key (${describeKey(to.kind, to.keyId)}) did not return what it wrapped; nothing was changed.`);
+    throw new MemvaultError(
+      'KEY_UNAVAILABLE',
+      `The new key (${describeKey(to.kind, to.keyId)}) did not return what it wrapped; nothing was changed.`,
+    );
   }
 }
 
@@ -189,12 +222,15 @@ async function rewrapRecord(
     let rewrapped: KeyRecord;
     try {
       // Every version the record holds (a re-keyed user's older ones too) is re-wrapped with `to`.
-      const wrapAt = (keyVersion: number) => to.wrap(secrets.get(keyVersion)!, { deploymentId: binding.deploymentId, uid, keyVersion });
+      const wrapAt = (keyVersion: number) =>
+        to.wrap(secrets.get(keyVersion)!, { deploymentId: binding.deploymentId, uid, keyVersion });
       const wrapped = await wrapAt(record.keyVersion);
       const older =
         record.older === undefined
           ? undefined
-          : await Promise.all(record.older.map(async (o) => ({ keyVersion: o.keyVersion, wrapped: await wrapAt(o.keyVersion) })));
+          : await Promise.all(
+              record.older.map(async (o) => ({ keyVersion: o.keyVersion, wrapped: await wrapAt(o.keyVersion) })),
+            );
       rewrapped = sealKeyRecord(
         {
           deployment: binding.deploymentId,
@@ -269,7 +305,11 @@ export async function verifyKeys(options: VerifyKeysOptions): Promise<VerifyKeys
         if (stored) {
           const record = authenticRecord(stored.body, key, uid, deployment.binding);
           const provider = selectUnwrapProvider(record, providers);
-          if (!provider) throw new MemvaultError('KEY_UNAVAILABLE', `still wrapped with the ${describeKey(record.kind, record.keyId)} (rotation not finished)`);
+          if (!provider)
+            throw new MemvaultError(
+              'KEY_UNAVAILABLE',
+              `still wrapped with the ${describeKey(record.kind, record.keyId)} (rotation not finished)`,
+            );
           for (const secret of (await openRecordVersions(record, uid, providers, wipe)).values()) wipe(secret);
           opened += 1;
         } else if (key === DEPLOYMENT_RECORD_KEY) {
@@ -278,7 +318,10 @@ export async function verifyKeys(options: VerifyKeysOptions): Promise<VerifyKeys
           opened += 1; // forgotten since the listing: nothing left to open
         }
       } catch (e) {
-        failed.push({ key, reason: e instanceof MemvaultError ? e.message.replace(/^Error: /, '') : 'could not be read' });
+        failed.push({
+          key,
+          reason: e instanceof MemvaultError ? e.message.replace(/^Error: /, '') : 'could not be read',
+        });
         if (!(e instanceof MemvaultError)) throw e;
       }
       done += 1;
@@ -337,7 +380,10 @@ export async function forgetUid(options: {
   options.onProgress?.({ phase: 'key', deleted: 0, total: 1 });
   await store.delete(keyKey);
   if ((await store.head(keyKey)) !== null) {
-    throw new MemvaultError('STORE_UNAVAILABLE', 'The user key could not be deleted; nothing else was deleted. Run the command again.');
+    throw new MemvaultError(
+      'STORE_UNAVAILABLE',
+      'The user key could not be deleted; nothing else was deleted. Run the command again.',
+    );
   }
   options.onProgress?.({ phase: 'key', deleted: 1, total: 1 });
 

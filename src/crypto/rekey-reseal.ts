@@ -35,7 +35,12 @@ import type { Context, PassCounts, RekeyAccess } from './rekey-types.js';
 
 const MEMORIES_ROOT = '/memories';
 
-export async function resealPass(ctx: Context, uid: string, record: KeyRecord, progress: (scanned: number, resealed: number) => void): Promise<PassCounts> {
+export async function resealPass(
+  ctx: Context,
+  uid: string,
+  record: KeyRecord,
+  progress: (scanned: number, resealed: number) => void,
+): Promise<PassCounts> {
   const secrets = await openRecordVersions(record, uid, ctx.providers, ctx.wipe);
   let keyring: UserKeyring;
   try {
@@ -108,7 +113,14 @@ function resealed(
     return null;
   }
   const changed = change ? change(plaintext) : plaintext;
-  const out = sealContentWithNonce(keyring.current, ctx.binding.deploymentId, uid, path, changed, randomNonce(NONCE_BYTES));
+  const out = sealContentWithNonce(
+    keyring.current,
+    ctx.binding.deploymentId,
+    uid,
+    path,
+    changed,
+    randomNonce(NONCE_BYTES),
+  );
   ctx.wipe(plaintext);
   return out;
 }
@@ -155,7 +167,13 @@ function resealedRecord(
   return out === null || broken ? null : Buffer.from(out).toString('base64url');
 }
 
-async function resealObject(ctx: Context, uid: string, keyring: UserKeyring, key: string, access: RekeyAccess | undefined): Promise<keyof PassCounts> {
+async function resealObject(
+  ctx: Context,
+  uid: string,
+  keyring: UserKeyring,
+  key: string,
+  access: RekeyAccess | undefined,
+): Promise<keyof PassCounts> {
   const place = placeOf(uid, key);
   const path = place === null ? null : pathOf(keyring.current, place.name);
   if (place === null || path === null) return 'skipped';
@@ -171,10 +189,12 @@ async function resealObject(ctx: Context, uid: string, keyring: UserKeyring, key
     const sealedRecord = stored.metadata[VERSION_METADATA];
     // A fence marker holds no content (its file moved or is being deleted); an expired file is left to the sweeper.
     // An empty version is a tombstone: only its record is sealed.
-    if (markerOf(stored.metadata) || (stored.body.byteLength === 0 && !(place.version && sealedRecord !== undefined))) return 'skipped';
+    if (markerOf(stored.metadata) || (stored.body.byteLength === 0 && !(place.version && sealedRecord !== undefined)))
+      return 'skipped';
     if (!place.version && access?.isExpired?.(stored.lastModified)) return 'expired';
     const bodyCurrent = stored.body.byteLength === 0 || contentKeyVersion(stored.body) === current.keyVersion;
-    const recordCurrent = sealedRecord === undefined || contentKeyVersion(Buffer.from(sealedRecord, 'base64url')) === current.keyVersion;
+    const recordCurrent =
+      sealedRecord === undefined || contentKeyVersion(Buffer.from(sealedRecord, 'base64url')) === current.keyVersion;
     if (bodyCurrent && recordCurrent) return 'current';
     if (newest === undefined) {
       newest = await newestKeptSeq(ctx.store, uid, key);
@@ -193,7 +213,10 @@ async function resealObject(ctx: Context, uid: string, keyring: UserKeyring, key
     }
     const body = stored.body.byteLength === 0 ? stored.body : resealed(ctx, uid, keyring, path, stored.body);
     if (body === null) return 'failed';
-    const record = sealedRecord === undefined ? undefined : resealedRecord(ctx, uid, keyring, path, stored, sealedRecord, body, check, place.version);
+    const record =
+      sealedRecord === undefined
+        ? undefined
+        : resealedRecord(ctx, uid, keyring, path, stored, sealedRecord, body, check, place.version);
     if (record === null) return 'failed';
     const metadata = record === undefined ? stored.metadata : { ...stored.metadata, [VERSION_METADATA]: record };
     try {

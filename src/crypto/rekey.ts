@@ -65,7 +65,12 @@ export async function rekeyAll(options: RekeyOptions): Promise<RekeyAllResult> {
       for (const [uid, result] of results) {
         if (result.oldVersionsDropped || result.settlesAt === undefined) continue;
         const final = await forgottenIsNull(rekeyOne({ ...ctx, continueOnly: true }, uid));
-        if (final !== null) results.set(uid, { ...final, resealed: result.resealed + final.resealed, startedVersion: result.startedVersion });
+        if (final !== null)
+          results.set(uid, {
+            ...final,
+            resealed: result.resealed + final.resealed,
+            startedVersion: result.startedVersion,
+          });
       }
     }
     const all = [...results.values()];
@@ -105,7 +110,10 @@ async function withDeployment<T>(options: RekeyOptions, run: (ctx: Context) => P
 }
 
 function noRecordError(): MemvaultError {
-  return new MemvaultError('NOT_FOUND', 'There is no key record for this user (never used, or forgotten); nothing was re-keyed.');
+  return new MemvaultError(
+    'NOT_FOUND',
+    'There is no key record for this user (never used, or forgotten); nothing was re-keyed.',
+  );
 }
 
 /** A record with an older content version still readable: a re-key under way. */
@@ -137,7 +145,8 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
       startedVersion: started,
       resealed,
     };
-    if (!isPending(record)) return { ...base, current: 0, skipped: 0, expired: 0, failed: 0, conflicts: 0, oldVersionsDropped: true };
+    if (!isPending(record))
+      return { ...base, current: 0, skipped: 0, expired: 0, failed: 0, conflicts: 0, oldVersionsDropped: true };
     // Under the marks' versions (read.usable): an object of a dropped version is never re-sealed into a current one.
     const pass = await resealPass(ctx, uid, read.usable, (scanned, n) =>
       report({ phase: 'reseal', keyVersion: record.keyVersion, scanned, resealed: resealed + n }),
@@ -154,7 +163,13 @@ async function rekeyOne(ctx: Context, uid: string): Promise<RekeyUserResult> {
       return { ...result, oldVersionsDropped: true };
     }
     const at = new Date(settlesAt).toISOString();
-    report({ phase: 'settle', keyVersion: record.keyVersion, scanned: pass.current + pass.skipped, resealed, settlesAt: at });
+    report({
+      phase: 'settle',
+      keyVersion: record.keyVersion,
+      scanned: pass.current + pass.skipped,
+      resealed,
+      settlesAt: at,
+    });
     if (!(ctx.wait ?? true)) return { ...result, settlesAt: at };
     await sleep(Math.max(0, settlesAt - now()));
   }
@@ -174,12 +189,21 @@ async function startVersion(ctx: Context, uid: string): Promise<boolean> {
       );
     }
     const next = record.keyVersion + 1;
-    if (next > 0xffffffff) throw new MemvaultError('CONFIG', 'This user has used every key version; nothing was changed.');
+    if (next > 0xffffffff)
+      throw new MemvaultError('CONFIG', 'This user has used every key version; nothing was changed.');
     const fresh = await newSecret(ctx.primary, { deploymentId: ctx.binding.deploymentId, uid, keyVersion: next });
     ctx.wipe(fresh.secret); // opened again from the record like every other version
     const older = [...(record.older ?? []), { keyVersion: record.keyVersion, wrapped: record.wrapped }];
     const updated = sealKeyRecord(
-      { deployment: record.deployment, kind: record.kind, keyId: record.keyId, keyVersion: next, wrapped: fresh.wrapped, readFrom: record.keyVersion, older },
+      {
+        deployment: record.deployment,
+        kind: record.kind,
+        keyId: record.keyId,
+        keyVersion: next,
+        wrapped: fresh.wrapped,
+        readFrom: record.keyVersion,
+        older,
+      },
       uid,
       ctx.binding.macKey,
     );
@@ -208,7 +232,15 @@ async function dropOlderVersions(ctx: Context, uid: string, keyVersion: number):
     const root = (record.older ?? []).find((o) => o.keyVersion === NAME_ROOT_KEY_VERSION);
     if (!root) throw new MemvaultError('INTEGRITY', "This user's key record lacks its first key version.");
     const dropped = sealKeyRecord(
-      { deployment: record.deployment, kind: record.kind, keyId: record.keyId, keyVersion, wrapped: record.wrapped, readFrom: keyVersion, older: [root] },
+      {
+        deployment: record.deployment,
+        kind: record.kind,
+        keyId: record.keyId,
+        keyVersion,
+        wrapped: record.wrapped,
+        readFrom: keyVersion,
+        older: [root],
+      },
       uid,
       ctx.binding.macKey,
     );

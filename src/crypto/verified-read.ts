@@ -22,7 +22,13 @@ import { markerOf } from '../store/fence.js';
 import { parseVersionKey, versionsPrefixOf } from '../store/layout.js';
 import type { ObjectStore, StoredObject } from '../store/port.js';
 import type { UserCodec } from './user-codec.js';
-import { checkCurrentFresh, checkVersionPlace, openVersionRecord, VERSION_METADATA, type VersionRecord } from './version-record-format.js';
+import {
+  checkCurrentFresh,
+  checkVersionPlace,
+  openVersionRecord,
+  VERSION_METADATA,
+  type VersionRecord,
+} from './version-record-format.js';
 
 /** The newest number the history keeps of the file at `fileKey` (one LIST of one key: version keys sort newest first), or null for none. */
 export async function newestKeptSeq(store: ObjectStore, uid: string, fileKey: string): Promise<number | null> {
@@ -59,11 +65,19 @@ export function isFresh(seq: number | undefined, newest: number | null): boolean
  * CONFIRM_WAIT_MS (a put-back: the caller refuses it; an object that changed starts the wait
  * afresh, up to CONFIRM_MAX_LOOKS looks). `view` tells what a look saw of a file, or null for no file. Returns the last look.
  */
-export async function lookAgainWhileStale<T>(first: T, look: () => Promise<T>, view: (seen: T) => FreshnessLook | null): Promise<T> {
+export async function lookAgainWhileStale<T>(
+  first: T,
+  look: () => Promise<T>,
+  view: (seen: T) => FreshnessLook | null,
+): Promise<T> {
   let seen = first;
   let stale = view(seen);
   let staleSince: number | undefined;
-  for (let pause = CONFIRM_FIRST_PAUSE_MS, looks = 0; stale !== null && !isFresh(stale.seq, stale.newest) && looks < CONFIRM_MAX_LOOKS; looks++) {
+  for (
+    let pause = CONFIRM_FIRST_PAUSE_MS, looks = 0;
+    stale !== null && !isFresh(stale.seq, stale.newest) && looks < CONFIRM_MAX_LOOKS;
+    looks++
+  ) {
     const waited = staleSince === undefined ? 0 : performance.now() - staleSince;
     if (waited >= CONFIRM_WAIT_MS) break;
     if (staleSince !== undefined) {
@@ -98,11 +112,20 @@ export interface VerifiedVersion {
  * null when it is gone (dropped or expired since it was listed). Throws INTEGRITY when it does not
  * open, does not match its body, or names another place in the history.
  */
-export async function readKeptVersion(store: ObjectStore, codec: UserCodec, path: string, versionKey: string, seq: number): Promise<VerifiedVersion | null> {
+export async function readKeptVersion(
+  store: ObjectStore,
+  codec: UserCodec,
+  path: string,
+  versionKey: string,
+  seq: number,
+): Promise<VerifiedVersion | null> {
   const stored = await store.get(versionKey);
   if (!stored) return null;
   // A tombstone has no body: its record names the key version it was sealed under.
-  await keyFor(codec, stored.body.byteLength > 0 ? stored.body : Buffer.from(stored.metadata[VERSION_METADATA] ?? '', 'base64url'));
+  await keyFor(
+    codec,
+    stored.body.byteLength > 0 ? stored.body : Buffer.from(stored.metadata[VERSION_METADATA] ?? '', 'base64url'),
+  );
   const record = checkVersionPlace(openVersionRecord(codec, path, stored.metadata, stored.body), seq);
   const data = record.end ? new Uint8Array(0) : codec.open(path, stored.body);
   return { record, data, stored };
@@ -121,7 +144,13 @@ export interface VerifiedFile {
  * not open, its record does not match, or it is older than its history. `history`: false for a
  * path that keeps none (memvault's own bookkeeping), whose listing is then spared.
  */
-export async function readCurrentFile(store: ObjectStore, codec: UserCodec, path: string, key: string, history = true): Promise<VerifiedFile | null> {
+export async function readCurrentFile(
+  store: ObjectStore,
+  codec: UserCodec,
+  path: string,
+  key: string,
+  history = true,
+): Promise<VerifiedFile | null> {
   const look = async (): Promise<{ file: VerifiedFile; newest: number | null } | null> => {
     const newest = history ? await newestKeptSeq(store, codec.uid, key) : null;
     const stored = await store.get(key);
@@ -131,7 +160,9 @@ export async function readCurrentFile(store: ObjectStore, codec: UserCodec, path
     const seq = openVersionRecord(codec, path, stored.metadata, stored.body)?.seq;
     return { file: { data, stored, seq }, newest };
   };
-  const seen = await lookAgainWhileStale(await look(), look, (s) => (s ? { etag: s.file.stored.etag, seq: s.file.seq, newest: s.newest } : null));
+  const seen = await lookAgainWhileStale(await look(), look, (s) =>
+    s ? { etag: s.file.stored.etag, seq: s.file.seq, newest: s.newest } : null,
+  );
   if (!seen) return null;
   checkCurrentFresh(path, seen.file.seq, seen.newest);
   return seen.file;

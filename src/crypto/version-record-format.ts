@@ -52,12 +52,18 @@ export interface VersionRecord {
 }
 
 function damagedRecord(): MemvaultError {
-  return new MemvaultError('INTEGRITY', 'Error: A stored version record did not open: the object is damaged or was moved from another file or user.');
+  return new MemvaultError(
+    'INTEGRITY',
+    'Error: A stored version record did not open: the object is damaged or was moved from another file or user.',
+  );
 }
 
 /** A kept version whose record is missing or names another place in the history (moved, swapped, damaged). */
 export function misplacedVersionError(): MemvaultError {
-  return new MemvaultError('INTEGRITY', 'Error: A stored version does not match its place in the history: it was moved or damaged.');
+  return new MemvaultError(
+    'INTEGRITY',
+    'Error: A stored version does not match its place in the history: it was moved or damaged.',
+  );
 }
 
 export function staleVersionError(path: string): MemvaultError {
@@ -72,7 +78,12 @@ export function staleVersionError(path: string): MemvaultError {
  * The record an object's metadata carries, checked against its body; undefined when it has none
  * (a version written before history was on). Throws INTEGRITY when it does not open or does not match.
  */
-export function openVersionRecord(codec: UserCodec, path: string, metadata: Record<string, string>, body: Uint8Array): VersionRecord | undefined {
+export function openVersionRecord(
+  codec: UserCodec,
+  path: string,
+  metadata: Record<string, string>,
+  body: Uint8Array,
+): VersionRecord | undefined {
   const sealed = metadata[VERSION_METADATA];
   if (sealed === undefined) return undefined;
   let plain: Uint8Array;

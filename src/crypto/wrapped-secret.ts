@@ -29,7 +29,14 @@ import {
   type KeyRecord,
   type WrapContext,
 } from './key-provider.js';
-import { isOlderKeyState, keyStateMarkPrefix, keyStateOf, markKeyState, newestKeyStateMark, withoutDroppedVersions } from './key-state.js';
+import {
+  isOlderKeyState,
+  keyStateMarkPrefix,
+  keyStateOf,
+  markKeyState,
+  newestKeyStateMark,
+  withoutDroppedVersions,
+} from './key-state.js';
 import { DEPLOYMENT_CONTEXT_UID, DEPLOYMENT_RECORD_KEY, userKeyKey, userPrefix } from './layout.js';
 
 export const INITIAL_KEY_VERSION = 1;
@@ -82,10 +89,17 @@ export const KEY_RECORD_ROLLED_BACK_MESSAGE =
   "Error: This user's key record is older than one memvault has already used (a retired key record was put back), so memvault will not use it. " +
   'Nothing was read or written. Recovery: the operator restores the newest key record (docs/encryption.md, "Key records never move backwards").';
 
-export async function openRecord(record: KeyRecord, uid: string, providers: readonly KeyProvider[]): Promise<Uint8Array> {
+export async function openRecord(
+  record: KeyRecord,
+  uid: string,
+  providers: readonly KeyProvider[],
+): Promise<Uint8Array> {
   const provider = selectUnwrapProvider(record, providers);
   if (!provider) {
-    throw new NoMatchingKeyError(record, 'Error: The key that protects this user is not configured; the service cannot open it.');
+    throw new NoMatchingKeyError(
+      record,
+      'Error: The key that protects this user is not configured; the service cannot open it.',
+    );
   }
   return provider.unwrap(record.wrapped, { deploymentId: record.deployment, uid, keyVersion: record.keyVersion });
 }
@@ -102,7 +116,10 @@ export async function openRecordVersions(
 ): Promise<Map<number, Uint8Array>> {
   const provider = selectUnwrapProvider(record, providers);
   if (!provider) {
-    throw new NoMatchingKeyError(record, 'Error: The key that protects this user is not configured; the service cannot open it.');
+    throw new NoMatchingKeyError(
+      record,
+      'Error: The key that protects this user is not configured; the service cannot open it.',
+    );
   }
   const opened = new Map<number, Uint8Array>();
   try {
@@ -118,16 +135,27 @@ export async function openRecordVersions(
 
 /** True when a user record belongs to this deployment and its MAC verifies (no unwrap, no KMS call). */
 export function isAuthenticRecord(record: KeyRecord, uid: string, binding: DeploymentBinding): boolean {
-  return record.deployment === binding.deploymentId && verifyRecordMac(binding.macKey, recordMacFields(record, uid), record.mac);
+  return (
+    record.deployment === binding.deploymentId &&
+    verifyRecordMac(binding.macKey, recordMacFields(record, uid), record.mac)
+  );
 }
 
 /** Open a user record: authenticate first, then unwrap. */
-export async function openUserRecord(record: KeyRecord, uid: string, binding: DeploymentBinding, providers: readonly KeyProvider[]): Promise<Uint8Array> {
+export async function openUserRecord(
+  record: KeyRecord,
+  uid: string,
+  binding: DeploymentBinding,
+  providers: readonly KeyProvider[],
+): Promise<Uint8Array> {
   if (!isAuthenticRecord(record, uid, binding)) throw keyRecordIntegrityError();
   return openRecord(record, uid, providers);
 }
 
-export async function newSecret(primary: KeyProvider, context: WrapContext): Promise<{ secret: Uint8Array; wrapped: Uint8Array }> {
+export async function newSecret(
+  primary: KeyProvider,
+  context: WrapContext,
+): Promise<{ secret: Uint8Array; wrapped: Uint8Array }> {
   if (primary.generateDataKey) {
     const generated = await primary.generateDataKey(context);
     return { secret: generated.plaintext, wrapped: generated.wrapped };
@@ -152,7 +180,11 @@ function deploymentMacValid(record: KeyRecord, secret: Uint8Array): boolean {
 
 export const DEPLOYMENT_RECORD_INTEGRITY_MESSAGE = `The deployment record (${DEPLOYMENT_RECORD_KEY}) opens but fails its integrity check: it was altered. Restore it from a backup or an earlier object version.`;
 
-export async function readDeployment(store: ObjectStore, providers: readonly KeyProvider[], wipe: (b: Uint8Array) => void): Promise<OpenedSecret | null> {
+export async function readDeployment(
+  store: ObjectStore,
+  providers: readonly KeyProvider[],
+  wipe: (b: Uint8Array) => void,
+): Promise<OpenedSecret | null> {
   const stored = await store.get(DEPLOYMENT_RECORD_KEY);
   if (!stored) return null;
   const record = decodeKeyRecord(stored.body);
@@ -177,7 +209,11 @@ export async function readOrCreateDeployment(
   const existing = await readDeployment(store, providers, wipe);
   if (existing) return existing;
   const deploymentId = newDeploymentId();
-  const { secret, wrapped } = await newSecret(primary, { deploymentId, uid: DEPLOYMENT_CONTEXT_UID, keyVersion: INITIAL_KEY_VERSION });
+  const { secret, wrapped } = await newSecret(primary, {
+    deploymentId,
+    uid: DEPLOYMENT_CONTEXT_UID,
+    keyVersion: INITIAL_KEY_VERSION,
+  });
   const macKey = deriveRecordMacKey(secret);
   const record = sealKeyRecord(
     { deployment: deploymentId, kind: primary.kind, keyId: primary.keyId, keyVersion: INITIAL_KEY_VERSION, wrapped },
@@ -193,7 +229,8 @@ export async function readOrCreateDeployment(
     if (!(e instanceof PreconditionFailedError)) throw e;
   }
   const winner = await readDeployment(store, providers, wipe);
-  if (!winner) throw new MemvaultError('CONFLICT', 'Error: A key record was created and removed concurrently; please try again.');
+  if (!winner)
+    throw new MemvaultError('CONFLICT', 'Error: A key record was created and removed concurrently; please try again.');
   return winner;
 }
 
@@ -228,12 +265,20 @@ export interface ReadUserRecord {
  * one ahead of it (a crash between a new version and its mark, or a record of before the marks)
  * gets its mark here, so the state it reached cannot be undone.
  */
-export async function readUserRecord(store: ObjectStore, uid: string, binding: DeploymentBinding): Promise<ReadUserRecord | null> {
-  const [stored, marks] = await Promise.all([store.get(userKeyKey(uid)), store.list(keyStateMarkPrefix(uid), { maxKeys: 1 })]);
+export async function readUserRecord(
+  store: ObjectStore,
+  uid: string,
+  binding: DeploymentBinding,
+): Promise<ReadUserRecord | null> {
+  const [stored, marks] = await Promise.all([
+    store.get(userKeyKey(uid)),
+    store.list(keyStateMarkPrefix(uid), { maxKeys: 1 }),
+  ]);
   if (!stored) return null;
   const record = authenticUserRecord(stored.body, uid, binding);
   const mark = await newestKeyStateMark(store, uid, binding, marks.objects[0]);
-  if (mark !== null && record.keyVersion < mark.keyVersion) throw new MemvaultError('INTEGRITY', KEY_RECORD_ROLLED_BACK_MESSAGE);
+  if (mark !== null && record.keyVersion < mark.keyVersion)
+    throw new MemvaultError('INTEGRITY', KEY_RECORD_ROLLED_BACK_MESSAGE);
   const state = keyStateOf(record);
   if (mark === null || isOlderKeyState(mark, state)) {
     // Best effort: the record verified, so this read succeeds; the next read tries the mark again.
@@ -242,9 +287,15 @@ export async function readUserRecord(store: ObjectStore, uid: string, binding: D
   return { record, usable: withoutDroppedVersions(record, mark), etag: stored.etag, lastModified: stored.lastModified };
 }
 
-async function openUserSecret(found: ReadUserRecord, uid: string, providers: readonly KeyProvider[], wipe: (bytes: Uint8Array) => void): Promise<OpenedSecret> {
+async function openUserSecret(
+  found: ReadUserRecord,
+  uid: string,
+  providers: readonly KeyProvider[],
+  wipe: (bytes: Uint8Array) => void,
+): Promise<OpenedSecret> {
   const { usable: record, etag } = found;
-  if (record.older === undefined) return { secret: await openRecord(record, uid, providers), record, etag, created: false };
+  if (record.older === undefined)
+    return { secret: await openRecord(record, uid, providers), record, etag, created: false };
   const versions = await openRecordVersions(record, uid, providers, wipe);
   return { secret: versions.get(record.keyVersion)!, record, etag, created: false, versions };
 }
@@ -283,9 +334,19 @@ export async function readOrCreateUserSecret(
     if (raced) return raced;
     throw new MemvaultError('STORE_INCONSISTENT', KEY_RECORD_MISSING_MESSAGE);
   }
-  const { secret, wrapped } = await newSecret(primary, { deploymentId: binding.deploymentId, uid, keyVersion: INITIAL_KEY_VERSION });
+  const { secret, wrapped } = await newSecret(primary, {
+    deploymentId: binding.deploymentId,
+    uid,
+    keyVersion: INITIAL_KEY_VERSION,
+  });
   const record = sealKeyRecord(
-    { deployment: binding.deploymentId, kind: primary.kind, keyId: primary.keyId, keyVersion: INITIAL_KEY_VERSION, wrapped },
+    {
+      deployment: binding.deploymentId,
+      kind: primary.kind,
+      keyId: primary.keyId,
+      keyVersion: INITIAL_KEY_VERSION,
+      wrapped,
+    },
     uid,
     binding.macKey,
   );
@@ -298,6 +359,7 @@ export async function readOrCreateUserSecret(
   }
   // Another process created the record first: theirs is the one.
   const winner = await readUserSecret(store, uid, binding, providers, wipe);
-  if (!winner) throw new MemvaultError('CONFLICT', 'Error: A key record was created and removed concurrently; please try again.');
+  if (!winner)
+    throw new MemvaultError('CONFLICT', 'Error: A key record was created and removed concurrently; please try again.');
   return winner;
 }

@@ -31,12 +31,18 @@ export function formatDoctor(checks: DoctorCheck[]): string {
   }
   const missing = checks.filter((c) => c.required && c.status === 'missing').length;
   const unchecked = checks.filter((c) => c.required && c.status === 'unknown').length;
-  const causes = [...new Set(checks.filter((c) => c.required && c.status === 'unknown').map((c) => c.detail.replace(/^could not check: /, '')))];
+  const causes = [
+    ...new Set(
+      checks.filter((c) => c.required && c.status === 'unknown').map((c) => c.detail.replace(/^could not check: /, '')),
+    ),
+  ];
   if (missing === 0 && unchecked === 0) lines.push('memvault doctor: every required check passed');
   else {
     const parts = [
       missing > 0 ? `${missing} required item(s) missing` : '',
-      unchecked > 0 ? `${unchecked} required check(s) could not be made (${causes.slice(0, 3).join('; ')}${causes.length > 3 ? '; ...' : ''})` : '',
+      unchecked > 0
+        ? `${unchecked} required check(s) could not be made (${causes.slice(0, 3).join('; ')}${causes.length > 3 ? '; ...' : ''})`
+        : '',
     ].filter(Boolean);
     lines.push(`memvault doctor: FAILED: ${parts.join(', ')}`);
   }

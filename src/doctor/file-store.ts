@@ -71,7 +71,13 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
       ).check,
     );
   } else {
-    checks.push({ id: 'key-file', title: 'Master key', status: 'ok', required: true, detail: `from ${options.keySource ?? 'the environment'} (no key file)` });
+    checks.push({
+      id: 'key-file',
+      title: 'Master key',
+      status: 'ok',
+      required: true,
+      detail: `from ${options.keySource ?? 'the environment'} (no key file)`,
+    });
   }
 
   if (dirOk) {
@@ -102,7 +108,13 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
     });
   } catch (error) {
     const message = error instanceof Error ? error.message.replace(/^(Error: |memvault: )/, '') : String(error);
-    checks.push({ id: 'deployment', title: 'Deployment record (k/_deployment)', status: 'missing', required: true, detail: message });
+    checks.push({
+      id: 'deployment',
+      title: 'Deployment record (k/_deployment)',
+      status: 'missing',
+      required: true,
+      detail: message,
+    });
   }
   if (deployment) {
     try {
@@ -116,7 +128,13 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
       }
       checks.push(
         stale === 0
-          ? { id: 'journals', title: 'Unfinished directory renames', status: 'ok', required: false, detail: pending === 0 ? 'none' : `${pending} in progress` }
+          ? {
+              id: 'journals',
+              title: 'Unfinished directory renames',
+              status: 'ok',
+              required: false,
+              detail: pending === 0 ? 'none' : `${pending} in progress`,
+            }
           : {
               id: 'journals',
               title: 'Unfinished directory renames',
@@ -160,9 +178,18 @@ async function privatePathCheck(p: {
   try {
     const info = await stat(p.path);
     const isKind = p.kind === 'directory' ? info.isDirectory() : info.isFile();
-    if (!isKind) return { check: { ...base, status: 'missing', detail: `${p.path} is not a ${p.kind}` }, present: false };
+    if (!isKind)
+      return { check: { ...base, status: 'missing', detail: `${p.path} is not a ${p.kind}` }, present: false };
     if (process.platform !== 'win32' && (info.mode & 0o077) !== 0)
-      return { check: { ...base, status: 'missing', detail: `${p.path} has mode ${modeText(info.mode)}: ${p.openTo}`, fix: p.fix }, present: true };
+      return {
+        check: {
+          ...base,
+          status: 'missing',
+          detail: `${p.path} has mode ${modeText(info.mode)}: ${p.openTo}`,
+          fix: p.fix,
+        },
+        present: true,
+      };
     return { check: { ...base, status: 'ok', detail: p.okDetail }, present: true };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

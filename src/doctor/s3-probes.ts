@@ -25,7 +25,9 @@ export async function probes(client: S3Client, bucket: string, base: string): Pr
   const key = `${base}k/_doctor-${randomBytes(8).toString('hex')}`;
   const body = Buffer.from('memvault doctor probe\n');
   const put = (extra: { IfNoneMatch?: string; IfMatch?: string; Tagging?: string } = {}) =>
-    client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength, ...extra }));
+    client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength, ...extra }),
+    );
   const exists = async (): Promise<boolean> => {
     try {
       await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
@@ -52,7 +54,13 @@ export async function probes(client: S3Client, bucket: string, base: string): Pr
     if (first !== 'accepted') {
       checks.push(
         first === 'rejected'
-          ? { id: 'conditional-writes', title, status: 'unknown', required: true, detail: 'unknown (the probe key already existed)' }
+          ? {
+              id: 'conditional-writes',
+              title,
+              status: 'unknown',
+              required: true,
+              detail: 'unknown (the probe key already existed)',
+            }
           : unknownCheck('conditional-writes', title, true, 'PutObject with If-None-Match', first),
       );
     } else {
@@ -83,7 +91,12 @@ export async function probes(client: S3Client, bucket: string, base: string): Pr
       if (!(await exists())) await put();
       let result: string;
       try {
-        await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: key, ETag: `"${STALE_ETAG}"` }], Quiet: true } }));
+        await client.send(
+          new DeleteObjectsCommand({
+            Bucket: bucket,
+            Delete: { Objects: [{ Key: key, ETag: `"${STALE_ETAG}"` }], Quiet: true },
+          }),
+        );
         result = (await exists()) ? 'enforced' : 'ignored';
       } catch (error) {
         result = `failed:${failureName(failureOf(error))}`;
@@ -102,9 +115,17 @@ export async function probes(client: S3Client, bucket: string, base: string): Pr
           title,
           status: 'warn',
           required: false,
-          detail: "ignored by this server (a stale ETag deleted the object): keep the sweeper's default recheck mode (one HEAD per deletion)",
+          detail:
+            "ignored by this server (a stale ETag deleted the object): keep the sweeper's default recheck mode (one HEAD per deletion)",
         });
-      else checks.push({ id: 'conditional-deletes', title, status: 'unknown', required: false, detail: `unknown (DeleteObjects ${result.slice(7)})` });
+      else
+        checks.push({
+          id: 'conditional-deletes',
+          title,
+          status: 'unknown',
+          required: false,
+          detail: `unknown (DeleteObjects ${result.slice(7)})`,
+        });
     }
 
     // Touch: a copy in place must move LastModified (the idle clock) and should keep the TTL tag.
@@ -112,7 +133,8 @@ export async function probes(client: S3Client, bucket: string, base: string): Pr
     try {
       const title = touchTitle;
       await put({ Tagging: `${encodeURIComponent(TTL_CLASS_TAG_KEY)}=doctor` });
-      const before = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
+      const before =
+        (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
       await sleep(1100); // LastModified has whole seconds
       try {
         await client.send(
@@ -125,7 +147,8 @@ export async function probes(client: S3Client, bucket: string, base: string): Pr
             TaggingDirective: 'COPY',
           }),
         );
-        const after = (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
+        const after =
+          (await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).LastModified?.getTime() ?? 0;
         let tagKept: boolean | undefined;
         try {
           const tags = (await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet ?? [];

@@ -161,7 +161,13 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
       );
       checks.push(
         rule
-          ? { id, title, status: 'ok', required: true, detail: `rule '${rule.ID ?? '(no id)'}': ${rule.NoncurrentVersionExpiration?.NoncurrentDays} days` }
+          ? {
+              id,
+              title,
+              status: 'ok',
+              required: true,
+              detail: `rule '${rule.ID ?? '(no id)'}': ${rule.NoncurrentVersionExpiration?.NoncurrentDays} days`,
+            }
           : {
               id,
               title,
@@ -189,13 +195,23 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
           Object.keys(filterOf(r).tags).length === 0,
       );
       const shortest = covering.reduce<LifecycleRule | undefined>(
-        (best, r) => (best === undefined || r.NoncurrentVersionExpiration!.NoncurrentDays! < best.NoncurrentVersionExpiration!.NoncurrentDays! ? r : best),
+        (best, r) =>
+          best === undefined ||
+          r.NoncurrentVersionExpiration!.NoncurrentDays! < best.NoncurrentVersionExpiration!.NoncurrentDays!
+            ? r
+            : best,
         undefined,
       );
       const days = shortest?.NoncurrentVersionExpiration?.NoncurrentDays;
       checks.push(
         days !== undefined && days <= KEY_RECORD_NONCURRENT_DAYS
-          ? { id, title, status: 'ok', required: true, detail: `rule '${shortest!.ID ?? '(no id)'}': ${days} day${days === 1 ? '' : 's'}` }
+          ? {
+              id,
+              title,
+              status: 'ok',
+              required: true,
+              detail: `rule '${shortest!.ID ?? '(no id)'}': ${days} day${days === 1 ? '' : 's'}`,
+            }
           : {
               id,
               title,
@@ -214,7 +230,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   // Default encryption at rest (memvault already encrypts content client-side: defence in depth).
   try {
     const out = await client.send(new GetBucketEncryptionCommand({ Bucket: bucket }));
-    const algorithm = out.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.SSEAlgorithm;
+    const algorithm =
+      out.ServerSideEncryptionConfiguration?.Rules?.[0]?.ApplyServerSideEncryptionByDefault?.SSEAlgorithm;
     checks.push(
       algorithm
         ? { id: 'encryption', title: 'Default encryption at rest', status: 'ok', required: false, detail: algorithm }
@@ -245,11 +262,26 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorCheck[]> 
   try {
     const out = await client.send(new GetPublicAccessBlockCommand({ Bucket: bucket }));
     const c = out.PublicAccessBlockConfiguration ?? {};
-    const off = (['BlockPublicAcls', 'IgnorePublicAcls', 'BlockPublicPolicy', 'RestrictPublicBuckets'] as const).filter((k) => c[k] !== true);
+    const off = (['BlockPublicAcls', 'IgnorePublicAcls', 'BlockPublicPolicy', 'RestrictPublicBuckets'] as const).filter(
+      (k) => c[k] !== true,
+    );
     checks.push(
       off.length === 0
-        ? { id: 'public-access-block', title: 'Block Public Access', status: 'ok', required: true, detail: 'all four settings on' }
-        : { id: 'public-access-block', title: 'Block Public Access', status: 'missing', required: true, detail: `off: ${off.join(', ')}`, fix: pabFix(bucket) },
+        ? {
+            id: 'public-access-block',
+            title: 'Block Public Access',
+            status: 'ok',
+            required: true,
+            detail: 'all four settings on',
+          }
+        : {
+            id: 'public-access-block',
+            title: 'Block Public Access',
+            status: 'missing',
+            required: true,
+            detail: `off: ${off.join(', ')}`,
+            fix: pabFix(bucket),
+          },
     );
   } catch (error) {
     const f = failureOf(error);

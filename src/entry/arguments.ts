@@ -8,7 +8,16 @@
 import { validateUserId } from '../crypto/codec.js';
 import { checkTouchInterval, resolveTtl, type TtlSettings } from '../expiry/config.js';
 import { canonicalizePath } from '../pipeline/path-guard.js';
-import { checkActor, checkBoolean, checkDate, checkFunction, checkNumber, checkOptions, ifGiven, invalidArgument } from '../util/validate.js';
+import {
+  checkActor,
+  checkBoolean,
+  checkDate,
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  ifGiven,
+  invalidArgument,
+} from '../util/validate.js';
 
 type Options = Record<string, unknown>;
 
@@ -49,7 +58,8 @@ export const checkExportArgs = (userId: unknown, options: unknown): void => {
   lifecycleOptions('exportUser', options, PROGRESS_KEYS);
 };
 
-export const checkVerifyKeysArgs = (options: unknown): void => void lifecycleOptions('verifyKeys', options, ['onProgress']);
+export const checkVerifyKeysArgs = (options: unknown): void =>
+  void lifecycleOptions('verifyKeys', options, ['onProgress']);
 
 /**
  * rotateKeys: `to` is a key provider or exactly one key source. An empty `{}` would fall back to
@@ -61,7 +71,8 @@ export function checkRotateArgs(options: unknown): void {
   if (typeof to === 'object' && to !== null && typeof (to as { wrap?: unknown }).wrap === 'function') return;
   const source = checkOptions('rotateKeys: to', to, KEY_SOURCE_KEYS, { required: true });
   const count = KEY_SOURCE_KEYS.filter((k) => source[k] !== undefined).length;
-  if (count !== 1) throw invalidArgument('rotateKeys: to', 'a key provider or exactly one of masterKey, masterKeyFile and kms', to);
+  if (count !== 1)
+    throw invalidArgument('rotateKeys: to', 'a key provider or exactly one of masterKey, masterKeyFile and kms', to);
 }
 
 function checkRekeyOptions(method: string, options: unknown): void {
@@ -85,7 +96,12 @@ export function checkTtlSettings(name: string, value: unknown, extraKeys: readon
   const ttl = checkOptions(name, value, [...TTL_KEYS, ...extraKeys], { required: true, code: 'CONFIG' });
   // A plain object of class -> days (its names and numbers are resolveTtl's to check).
   ifGiven(ttl['classes'], (classes) =>
-    checkOptions(`${name}.classes`, classes, typeof classes === 'object' && classes !== null ? Object.keys(classes) : [], { code: 'CONFIG' }),
+    checkOptions(
+      `${name}.classes`,
+      classes,
+      typeof classes === 'object' && classes !== null ? Object.keys(classes) : [],
+      { code: 'CONFIG' },
+    ),
   );
   resolveTtl(ttl as unknown as TtlSettings);
 }
@@ -97,7 +113,10 @@ export function checkExpireArgs(options: unknown): void {
   ifGiven(given['asOf'], (d) => checkDate('expire: asOf', d));
   ifGiven(given['graceMs'], (ms) => checkNumber('expire: graceMs', ms, { min: 0 }));
   ifGiven(given['deleter'], (deleter) => {
-    const fn = typeof deleter === 'object' && deleter !== null ? (deleter as { deleteUnchanged?: unknown }).deleteUnchanged : undefined;
+    const fn =
+      typeof deleter === 'object' && deleter !== null
+        ? (deleter as { deleteUnchanged?: unknown }).deleteUnchanged
+        : undefined;
     if (typeof fn !== 'function') throw invalidArgument('expire: deleter', 'a ConditionalDeleter', deleter);
   });
 }

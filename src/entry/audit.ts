@@ -15,7 +15,11 @@ export interface CommandIdentities {
 }
 
 /** The audit logger when `audit` is configured: records authenticated with the deployment's audit key when there is one. */
-export async function resolveAudit(options: AuditOptions | undefined, codec: CodecProvider, identities: CommandIdentities): Promise<AuditLogger | undefined> {
+export async function resolveAudit(
+  options: AuditOptions | undefined,
+  codec: CodecProvider,
+  identities: CommandIdentities,
+): Promise<AuditLogger | undefined> {
   if (!options) return undefined;
   const macKey = options.macKey === undefined ? codec.auditMacKey?.() : undefined;
   return createAuditLogger({

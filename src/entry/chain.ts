@@ -33,7 +33,10 @@ export type CommandRunner = (ctx: CommandContext) => Promise<CommandResult>;
  */
 export function resolveCommandChain(settings: ChainSettings, locks: VaultLocks): CommandRunner {
   const planned = defaultChain({
-    outer: [...(settings.audit ? [namedStage('audit', settings.audit.middleware())] : []), ...(settings.outerMiddlewares ?? [])],
+    outer: [
+      ...(settings.audit ? [namedStage('audit', settings.audit.middleware())] : []),
+      ...(settings.outerMiddlewares ?? []),
+    ],
     ...(settings.pii === false ? {} : { pii: piiRedactor(settings.pii) }),
     quota: settings.quota === false ? false : { ...settings.quota },
     inner: settings.middlewares ?? [],

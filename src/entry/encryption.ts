@@ -33,7 +33,11 @@ export function defaultMasterKeyFileFor(storeUrl: string | undefined, defaultKey
  * and is not protected by the encryption (docs/encryption.md, "The embedded store's default key").
  * Said on every start, not only when the file is created.
  */
-export function keyFileBesideData(storeUrl: string | undefined, defaultMasterKeyFile: string, notices: readonly string[]): string | undefined {
+export function keyFileBesideData(
+  storeUrl: string | undefined,
+  defaultMasterKeyFile: string,
+  notices: readonly string[],
+): string | undefined {
   if (!storeUrl?.startsWith('file:')) return undefined;
   if (!notices.some((n) => n.includes(`(from ${defaultMasterKeyFile})`))) return undefined;
   return (
@@ -84,7 +88,11 @@ export interface ResolvedCodec {
  * The vault's codec: the host's own, plain names and bytes, or the vault's encryption over `store`
  * (keys from the options or the environment; the start-up notices go to the logger).
  */
-export async function resolveCodec(options: CodecSettings, store: ObjectStore, storeUrl: string | undefined): Promise<ResolvedCodec> {
+export async function resolveCodec(
+  options: CodecSettings,
+  store: ObjectStore,
+  storeUrl: string | undefined,
+): Promise<ResolvedCodec> {
   if (options.codec) return { codec: options.codec, close: () => options.codec!.close() };
   const encrypt = options.encryption ?? (store.kind === 'memory' ? false : {});
   if (encrypt === false) {
@@ -97,7 +105,9 @@ export async function resolveCodec(options: CodecSettings, store: ObjectStore, s
     config: { ...(store.maxKeyBytes !== undefined ? { maxKeyBytes: store.maxKeyBytes } : {}), ...encrypt },
     defaultMasterKeyFile,
     create: options.create ?? true,
-    ...(mayCreateDefaultKeyFile(storeUrl, encrypt) ? {} : { readOnlyDefaultKeyFile: { hint: noKeyHintFor(defaultMasterKeyFile) } }),
+    ...(mayCreateDefaultKeyFile(storeUrl, encrypt)
+      ? {}
+      : { readOnlyDefaultKeyFile: { hint: noKeyHintFor(defaultMasterKeyFile) } }),
   });
   const notices = [...encryption.notices];
   const besideData = keyFileBesideData(storeUrl, defaultMasterKeyFile, encryption.notices);

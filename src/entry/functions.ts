@@ -18,12 +18,19 @@ const CONFIG = { code: 'CONFIG' } as const;
 const OPEN_STORE_KEYS = ['s3', 's3Options', 'env', 'create'] as const;
 
 function checkOpenStoreArgs(name: string, url: unknown, value: unknown, keys: readonly string[]): void {
-  if (typeof url !== 'string') throw invalidArgument(`${name}: url`, "a store URL ('file:///abs/dir', 's3://bucket/prefix', 'memory:')", url, 'CONFIG');
+  if (typeof url !== 'string')
+    throw invalidArgument(
+      `${name}: url`,
+      "a store URL ('file:///abs/dir', 's3://bucket/prefix', 'memory:')",
+      url,
+      'CONFIG',
+    );
   const options = checkOptions(`${name} options`, value, keys, CONFIG);
   ifGiven(options['create'], (b) => checkBoolean(`${name}: create`, b, CONFIG));
   ifGiven(options['s3Options'], (o) => checkS3Options(`${name}: s3Options`, o));
   ifGiven(options['env'], (env) => {
-    if (typeof env !== 'object' || env === null || Array.isArray(env)) throw invalidArgument(`${name}: env`, 'an environment object', env, 'CONFIG');
+    if (typeof env !== 'object' || env === null || Array.isArray(env))
+      throw invalidArgument(`${name}: env`, 'an environment object', env, 'CONFIG');
   });
 }
 
@@ -34,7 +41,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 }
 
 /** Opens the store behind a URL without creating it (a file store's directory must exist already). */
-export async function openExistingStore(url: string, options: Omit<OpenStoreOptions, 'create'> = {}): Promise<ObjectStore> {
+export async function openExistingStore(
+  url: string,
+  options: Omit<OpenStoreOptions, 'create'> = {},
+): Promise<ObjectStore> {
   checkOpenStoreArgs(
     'openExistingStore',
     url,
@@ -49,11 +59,17 @@ export async function openExistingStore(url: string, options: Omit<OpenStoreOpti
  * would verify without MACs and report ok) are INVALID_INPUT, not ignored.
  */
 export async function verifyChains(collected: CollectedChains, options: VerifyOptions = {}): Promise<VerifyReport> {
-  if (typeof collected !== 'object' || collected === null || !Array.isArray(collected.chains) || !Array.isArray(collected.unreadable))
+  if (
+    typeof collected !== 'object' ||
+    collected === null ||
+    !Array.isArray(collected.chains) ||
+    !Array.isArray(collected.unreadable)
+  )
     throw invalidArgument('verifyChains: chains', 'what collectFileChains or collectStoreChains returned', collected);
   const given = checkOptions('verifyChains options', options, ['macKey', 'witnesses']);
   ifGiven(given['macKey'], (key) => {
-    if (!(key instanceof Uint8Array) || key.length === 0) throw invalidArgument('verifyChains: macKey', 'the audit key (a Uint8Array)', key);
+    if (!(key instanceof Uint8Array) || key.length === 0)
+      throw invalidArgument('verifyChains: macKey', 'the audit key (a Uint8Array)', key);
   });
   ifGiven(given['witnesses'], (w) => {
     if (!Array.isArray(w)) throw invalidArgument('verifyChains: witnesses', 'an array of chain witnesses', w);

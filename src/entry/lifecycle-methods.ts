@@ -20,7 +20,16 @@ import type { Vault } from './vault-types.js';
 
 type LifecycleMethods = Pick<
   Vault,
-  'forgetUser' | 'exportUser' | 'rotateKeys' | 'verifyKeys' | 'rekeyUser' | 'rekeyAll' | 'expire' | 'history' | 'restore' | 'dropVersion'
+  | 'forgetUser'
+  | 'exportUser'
+  | 'rotateKeys'
+  | 'verifyKeys'
+  | 'rekeyUser'
+  | 'rekeyAll'
+  | 'expire'
+  | 'history'
+  | 'restore'
+  | 'dropVersion'
 >;
 
 export function lifecycleMethods(ops: Lifecycle): LifecycleMethods {
@@ -55,6 +64,7 @@ export function lifecycleMethods(ops: Lifecycle): LifecycleMethods {
     },
     history: async (userId, path, options) => ops.history(userId, checkHistoryArgs(userId, path, options), options),
     restore: async (userId, options) => ops.restore(userId, checkRestoreArgs(userId, options), options),
-    dropVersion: async (userId, path, seq, options) => ops.dropVersion(userId, checkDropVersionArgs(userId, path, seq, options), seq, options),
+    dropVersion: async (userId, path, seq, options) =>
+      ops.dropVersion(userId, checkDropVersionArgs(userId, path, seq, options), seq, options),
   };
 }

@@ -24,7 +24,12 @@ export interface RunnerDeps {
   logger: VaultLogger | undefined;
 }
 
-export function commandRunner({ openUser, runChain, identities, logger }: RunnerDeps): (userId: string, input: unknown) => Promise<CommandResult> {
+export function commandRunner({
+  openUser,
+  runChain,
+  identities,
+  logger,
+}: RunnerDeps): (userId: string, input: unknown) => Promise<CommandResult> {
   return observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
     const stats: CommandStats = { bytesRead: 0, bytesWritten: 0, requests: {} };
     const requestId = randomUUID();
@@ -42,7 +47,11 @@ export function commandRunner({ openUser, runChain, identities, logger }: Runner
         identities.pseudonyms.set(ctx, pseudonyms);
         return withCommandStats(stats, () => runChain(ctx));
       },
-      (error) => logger?.error({ requestId, ...(uid !== undefined ? { uid } : {}), err: loggableError(error) }, 'memvault command failed'),
+      (error) =>
+        logger?.error(
+          { requestId, ...(uid !== undefined ? { uid } : {}), err: loggableError(error) },
+          'memvault command failed',
+        ),
     );
   });
 }
@@ -53,7 +62,9 @@ function toHandlerResult(result: CommandResult): ResultContent {
   return result.content;
 }
 
-export function handlersOver(run: (userId: string, input: unknown) => Promise<CommandResult>): (userId: string) => MemoryToolHandlers {
+export function handlersOver(
+  run: (userId: string, input: unknown) => Promise<CommandResult>,
+): (userId: string) => MemoryToolHandlers {
   return (userId) => {
     validateUserId(userId);
     const call = async (input: unknown) => toHandlerResult(await run(userId, input));

@@ -10,7 +10,12 @@ import type { SweepOptions } from '../expiry/sweep.js';
 import type { ObjectStore } from '../store/port.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import { stoppedRenameFinisher } from '../tool/commands/stopped.js';
-import { StoreUserFiles, type FileAccessPolicy, type UnreadableObjectListener, type versionRecordMemo } from '../vault/store-user-files.js';
+import {
+  StoreUserFiles,
+  type FileAccessPolicy,
+  type UnreadableObjectListener,
+  type versionRecordMemo,
+} from '../vault/store-user-files.js';
 
 export interface FinisherSettings {
   expiry: ExpiryService | undefined;
@@ -21,7 +26,11 @@ export interface FinisherSettings {
 }
 
 /** The finisher, or undefined when the codec cannot open a user by uid. */
-export function sweepRenameFinisher(codecs: CodecProvider, store: ObjectStore, settings: FinisherSettings): SweepOptions['finishStoppedRenames'] {
+export function sweepRenameFinisher(
+  codecs: CodecProvider,
+  store: ObjectStore,
+  settings: FinisherSettings,
+): SweepOptions['finishStoppedRenames'] {
   const forUid = codecs.forUid?.bind(codecs);
   if (!forUid) return undefined;
   return stoppedRenameFinisher(

@@ -124,7 +124,10 @@ export interface Vault {
    * that, even from backups), then deletes their objects. Idempotent: running it again finishes an
    * interrupted run. Writes an `erase` audit record (also when it fails part way). Needs encryption.
    */
-  forgetUser(userId: string, options?: LifecycleOptions & { onProgress?: (progress: ForgetProgress) => void }): Promise<ForgetResult>;
+  forgetUser(
+    userId: string,
+    options?: LifecycleOptions & { onProgress?: (progress: ForgetProgress) => void },
+  ): Promise<ForgetResult>;
   /**
    * Access and portability: a tar archive of the user's files, decrypted, at `memories/...`, their
    * kept versions (file history) at `history/memories/.../@<seq>`, and a last entry `manifest.json`
@@ -132,12 +135,20 @@ export interface Vault {
    * with who made it and when). Resolves once the user is known (an unknown user is NOT_FOUND and nothing is streamed);
    * `done` settles when the archive is complete. Writes an `export` audit record. Needs encryption.
    */
-  exportUser(userId: string, options?: LifecycleOptions & { onProgress?: (progress: ExportProgress) => void }): Promise<UserExport>;
+  exportUser(
+    userId: string,
+    options?: LifecycleOptions & { onProgress?: (progress: ExportProgress) => void },
+  ): Promise<UserExport>;
   /**
    * Re-wraps the deployment record and every user's data key under `to`, without re-encrypting
    * content; resumable and safe beside running instances. Writes a `rotate` audit record.
    */
-  rotateKeys(options: LifecycleOptions & { to: KeySourceConfig | KeyProvider; onProgress?: (progress: RotationProgress) => void }): Promise<RotationResult>;
+  rotateKeys(
+    options: LifecycleOptions & {
+      to: KeySourceConfig | KeyProvider;
+      onProgress?: (progress: RotationProgress) => void;
+    },
+  ): Promise<RotationResult>;
   /**
    * Opens every key record with the configured key alone (no previous keys): each must pass its
    * MAC and unwrap. Run it after a rotation, before the old key is destroyed; `failed` lists every
@@ -160,9 +171,16 @@ export interface Vault {
    */
   expire(options?: ExpireOptions): Promise<SweepSummary>;
   /** The versions of the file at `path` and of every file below it (docs/versions.md). Needs history on; audited. */
-  history(userId: string, path: string, options?: LifecycleOptions): Promise<{ versions: VersionInfo[]; truncated: boolean }>;
+  history(
+    userId: string,
+    path: string,
+    options?: LifecycleOptions,
+  ): Promise<{ versions: VersionInfo[]; truncated: boolean }>;
   /** Restore a file, a directory or (no path) the whole user as of `asOf`; each file restored is a new version. Audited. */
-  restore(userId: string, options: LifecycleOptions & { path?: string; asOf: Date; dryRun?: boolean }): Promise<RestoreResult>;
+  restore(
+    userId: string,
+    options: LifecycleOptions & { path?: string; asOf: Date; dryRun?: boolean },
+  ): Promise<RestoreResult>;
   /** Drop one version for good (it holds what must not be kept). False when there was no such version. Audited. */
   dropVersion(userId: string, path: string, seq: number, options?: LifecycleOptions): Promise<boolean>;
   close(): Promise<void>;

@@ -21,7 +21,14 @@
 import { MemvaultError } from '../errors.js';
 import { listAll, PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import type { FileAccessPolicy, TouchableObject } from '../vault/store-user-files.js';
-import { checkTouchInterval, resolveTtl, TTL_CLASS_TAG_KEY, ttlDaysOf, type ExpiryOptions, type ResolvedTtl } from './config.js';
+import {
+  checkTouchInterval,
+  resolveTtl,
+  TTL_CLASS_TAG_KEY,
+  ttlDaysOf,
+  type ExpiryOptions,
+  type ResolvedTtl,
+} from './config.js';
 import { LruMap } from '../util/lru.js';
 import { isHidden } from './decide.js';
 import { classMarkerKey, classMarkerPrefix, parseUserKey, userPrefixOf } from './layout.js';
@@ -53,7 +60,8 @@ export class ExpiryService {
     const requested = this.options.classOf ? await this.options.classOf(userId) : undefined;
     const className = requested ?? this.ttl.defaultClass;
     const ttlDays = ttlDaysOf(this.ttl, className);
-    if (ttlDays === undefined) throw new MemvaultError('CONFIG', 'expiry: classOf returned a TTL class that is not configured');
+    if (ttlDays === undefined)
+      throw new MemvaultError('CONFIG', 'expiry: classOf returned a TTL class that is not configured');
     const userPrefix = userPrefixOf(codec.filesPrefix);
     const recordClass = this.options.classOf !== undefined && userPrefix !== undefined;
     return {
@@ -72,7 +80,9 @@ export class ExpiryService {
    * several, during a class change: the longest TTL, as the sweeper decides), its tag for the writes,
    * and whether a file is expired (then it is left for the sweeper, never resurrected).
    */
-  async forStoredUser(filesPrefix: string): Promise<{ writeTags: Record<string, string>; isExpired(lastModified: Date): boolean }> {
+  async forStoredUser(
+    filesPrefix: string,
+  ): Promise<{ writeTags: Record<string, string>; isExpired(lastModified: Date): boolean }> {
     const userPrefix = userPrefixOf(filesPrefix);
     let className = this.ttl.defaultClass;
     let ttlDays = ttlDaysOf(this.ttl, className);
@@ -81,15 +91,27 @@ export class ExpiryService {
         const parsed = parseUserKey(object.key);
         if (parsed.kind !== 'class') continue;
         const days = ttlDaysOf(this.ttl, parsed.className);
-        if (days === undefined) throw new MemvaultError('CONFIG', 'expiry: a stored user has a TTL class that is not configured; nothing was rewritten');
-        if (ttlDays === undefined || days > ttlDays || className === this.ttl.defaultClass) [className, ttlDays] = [parsed.className, days];
+        if (days === undefined)
+          throw new MemvaultError(
+            'CONFIG',
+            'expiry: a stored user has a TTL class that is not configured; nothing was rewritten',
+          );
+        if (ttlDays === undefined || days > ttlDays || className === this.ttl.defaultClass)
+          [className, ttlDays] = [parsed.className, days];
       }
     }
     const days = ttlDays ?? 0;
-    return { writeTags: { [TTL_CLASS_TAG_KEY]: className }, isExpired: (lastModified) => isHidden(lastModified, days, this.now()) };
+    return {
+      writeTags: { [TTL_CLASS_TAG_KEY]: className },
+      isExpired: (lastModified) => isHidden(lastModified, days, this.now()),
+    };
   }
 
-  private async touch(key: string, object: TouchableObject, tags: Record<string, string>): Promise<{ etag: string; lastModified: Date } | undefined> {
+  private async touch(
+    key: string,
+    object: TouchableObject,
+    tags: Record<string, string>,
+  ): Promise<{ etag: string; lastModified: Date } | undefined> {
     const now = this.now().getTime();
     if (now - object.lastModified.getTime() < this.touchIntervalMs) return undefined;
     if (now - (this.lastTouch.peek(key) ?? -Infinity) < this.touchIntervalMs) return undefined;
@@ -98,7 +120,11 @@ export class ExpiryService {
     if (pending) return pending;
     const touch = (async () => {
       try {
-        const { etag } = await this.store.put(key, object.body, { ifMatch: object.etag, metadata: object.metadata, tags });
+        const { etag } = await this.store.put(key, object.body, {
+          ifMatch: object.etag,
+          metadata: object.metadata,
+          tags,
+        });
         this.lastTouch.set(key, now);
         return { etag, lastModified: new Date(now) };
       } catch (error) {

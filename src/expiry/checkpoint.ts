@@ -74,7 +74,11 @@ export async function readSweepState(store: ObjectStore): Promise<StoredSweepSta
     parsed = undefined;
   }
   // Fail closed: an unreadable checkpoint is not silently replaced by a fresh pass over its head.
-  if (!isState(parsed)) throw new MemvaultError('CONFIG', `expire: the sweep checkpoint ${SWEEP_STATE_KEY} is not valid; delete it to start a new pass`);
+  if (!isState(parsed))
+    throw new MemvaultError(
+      'CONFIG',
+      `expire: the sweep checkpoint ${SWEEP_STATE_KEY} is not valid; delete it to start a new pass`,
+    );
   return { state: parsed, etag: object.etag };
 }
 
@@ -82,7 +86,11 @@ export async function readSweepState(store: ObjectStore): Promise<StoredSweepSta
  * Replace the state written at `etag` (undefined: create it). Returns the new ETag, or undefined
  * when another run changed it first.
  */
-export async function writeSweepState(store: ObjectStore, state: SweepState, etag: string | undefined): Promise<string | undefined> {
+export async function writeSweepState(
+  store: ObjectStore,
+  state: SweepState,
+  etag: string | undefined,
+): Promise<string | undefined> {
   const body = new TextEncoder().encode(JSON.stringify(state));
   try {
     const out = await store.put(SWEEP_STATE_KEY, body, etag === undefined ? { ifNoneMatch: '*' } : { ifMatch: etag });

@@ -83,10 +83,12 @@ export function isValidClassName(name: string): boolean {
 export function resolveTtl(settings: TtlSettings): ResolvedTtl {
   const ttlDays = checkDays('ttlDays', settings.ttlDays);
   const defaultClass = settings.defaultClass ?? DEFAULT_TTL_CLASS;
-  if (!isValidClassName(defaultClass)) throw invalid('defaultClass must be 1-64 characters of A-Z a-z 0-9 _ . : + = @ -');
+  if (!isValidClassName(defaultClass))
+    throw invalid('defaultClass must be 1-64 characters of A-Z a-z 0-9 _ . : + = @ -');
   const classes: Record<string, number> = {};
   for (const [name, days] of Object.entries(settings.classes ?? {})) {
-    if (!isValidClassName(name)) throw invalid(`TTL class name '${name}' must be 1-64 characters of A-Z a-z 0-9 _ . : + = @ -`);
+    if (!isValidClassName(name))
+      throw invalid(`TTL class name '${name}' must be 1-64 characters of A-Z a-z 0-9 _ . : + = @ -`);
     classes[name] = checkDays(`classes.${name}`, days);
   }
   // The default class always has ttlDays: an explicit ttlDays (e.g. `--ttl-days`) overrides it.
@@ -114,7 +116,8 @@ export function defaultTouchIntervalMs(ttl: ResolvedTtl): number {
 
 export function checkTouchInterval(ttl: ResolvedTtl, touchIntervalMs: number | undefined): number {
   if (touchIntervalMs === undefined) return defaultTouchIntervalMs(ttl);
-  if (typeof touchIntervalMs !== 'number' || !Number.isFinite(touchIntervalMs) || touchIntervalMs <= 0) throw invalid('touchIntervalMs must be positive');
+  if (typeof touchIntervalMs !== 'number' || !Number.isFinite(touchIntervalMs) || touchIntervalMs <= 0)
+    throw invalid('touchIntervalMs must be positive');
   const shortest = shortestTtlMs(ttl);
   // A file read once per interval must be touched before its TTL runs out, or reading would not keep it.
   if (touchIntervalMs >= shortest)

@@ -112,7 +112,9 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
 
   /** The ETag of every marker (an empty body): S3 ETags of single-part objects are the body's MD5. */
   const markerEtag = createHash('md5').update(MARKER_BODY).digest('hex');
-  const headOf = async (key: string): Promise<{ etag: string; size: number; lastModified: number | undefined } | null> => {
+  const headOf = async (
+    key: string,
+  ): Promise<{ etag: string; size: number; lastModified: number | undefined } | null> => {
     const { HeadObjectCommand } = await commands();
     try {
       const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: fullKey(key) }));
@@ -184,7 +186,8 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
                   Metadata: metadata,
                 }),
               )),
-            deleteUnconditionally: async () => void (await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key) }))),
+            deleteUnconditionally: async () =>
+              void (await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: fullKey(candidate.key) }))),
           },
           markerEtag,
           op,
@@ -220,7 +223,8 @@ export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
           const candidate = error.Key !== undefined ? byKey.get(error.Key) : undefined;
           if (!candidate) continue;
           notDeleted.add(error.Key!);
-          if (error.Code === 'PreconditionFailed' || error.Code === 'ConditionalRequestConflict') outcome.changed.push(candidate);
+          if (error.Code === 'PreconditionFailed' || error.Code === 'ConditionalRequestConflict')
+            outcome.changed.push(candidate);
           else if (error.Code === 'NoSuchKey') outcome.gone.push(candidate);
           else outcome.failed.push(candidate);
         }

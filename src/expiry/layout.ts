@@ -10,7 +10,10 @@ import { USERS_PREFIX } from '../store/layout.js';
 const FILES_SEGMENT = 'f';
 const CLASS_SEGMENT = 'c';
 
-export type ParsedKey = { kind: 'file'; uid: string } | { kind: 'class'; uid: string; className: string } | { kind: 'other'; uid: string | undefined };
+export type ParsedKey =
+  | { kind: 'file'; uid: string }
+  | { kind: 'class'; uid: string; className: string }
+  | { kind: 'other'; uid: string | undefined };
 
 export function parseUserKey(key: string): ParsedKey {
   if (!key.startsWith(USERS_PREFIX)) return { kind: 'other', uid: undefined };

@@ -169,7 +169,8 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   // Without TTL settings no file is judged; the resolved placeholder only fills the summary's shape.
   const ttl = options.ttl ? resolveTtl(options.ttl) : { ttlDays: 0, defaultClass: 'default', classes: {} };
   const graceMs = options.graceMs ?? DEFAULT_SWEEP_GRACE_MS;
-  if (!Number.isFinite(graceMs) || graceMs < 0) throw new MemvaultError('CONFIG', 'expire: the grace period must be >= 0');
+  if (!Number.isFinite(graceMs) || graceMs < 0)
+    throw new MemvaultError('CONFIG', 'expire: the grace period must be >= 0');
   const deleter = options.deleter ?? storeDeleter(options.store);
   const sweepId = randomUUID();
   const audit = options.audit;
@@ -251,7 +252,13 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
       // The key's hash identifies the object in the record; names (even encrypted) never go there,
       // nor the store uid: anyone with the master key can recompute it from a user id, also after an
       // erasure (audit uids are keyed by the user's own key, which the sweeper does not load).
-      audit?.append({ type: 'expire', requestId: sweepId, path: `sha256:${d.keyHash}`, outcome: 'ok', counts: { bytes: c.size, idleDays: d.idleDays } });
+      audit?.append({
+        type: 'expire',
+        requestId: sweepId,
+        path: `sha256:${d.keyHash}`,
+        outcome: 'ok',
+        counts: { bytes: c.size, idleDays: d.idleDays },
+      });
       options.onExpired?.(d);
     }
   };
@@ -267,7 +274,8 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   let lastKey: string | undefined;
   let sinceCheckpoint = 0;
   const checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
-  if (!(Number.isInteger(checkpointEvery) && checkpointEvery >= 1)) throw new MemvaultError('CONFIG', 'expire: checkpointEvery must be a whole number >= 1');
+  if (!(Number.isInteger(checkpointEvery) && checkpointEvery >= 1))
+    throw new MemvaultError('CONFIG', 'expire: checkpointEvery must be a whole number >= 1');
   for await (const object of listAll(options.store, USERS_PREFIX, options.pageSize ?? 1000, startAfter)) {
     lastKey = object.key;
     pruner.noteTime(object.lastModified);
@@ -298,7 +306,13 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
           summary.errors += 1;
           summary.unknownClass += 1;
         } else if (isDeletable(object.lastModified, user.ttlDays, asOf, graceMs)) {
-          pending.push({ key: object.key, uid: user.uid, etag: object.etag, lastModified: object.lastModified, size: object.size });
+          pending.push({
+            key: object.key,
+            uid: user.uid,
+            etag: object.etag,
+            lastModified: object.lastModified,
+            size: object.size,
+          });
           if (pending.length >= deleter.batchSize) {
             await flush();
             sinceCheckpoint = 0;
@@ -353,7 +367,12 @@ const DEFAULT_CHECKPOINT_EVERY = 10_000;
  * before their files, so they lie behind the resume point and are listed again (one LIST). A
  * resume point between two users (or on a key of no user) needs nothing.
  */
-async function resumedUser(store: ObjectStore, ttl: ResolvedTtl, startAfter: string, summary: SweepSummary): Promise<UserState | undefined> {
+async function resumedUser(
+  store: ObjectStore,
+  ttl: ResolvedTtl,
+  startAfter: string,
+  summary: SweepSummary,
+): Promise<UserState | undefined> {
   const parsed = parseUserKey(startAfter);
   if (parsed.uid === undefined) return undefined;
   const user: UserState = { uid: parsed.uid, classes: [], ttlDays: ttl.ttlDays };

@@ -15,9 +15,13 @@ export function checkSweeperHandlerOptions(value: unknown): void {
   });
   ifGiven(options['log'], (f) => checkFunction('createSweeperHandler: log', f, { code: 'CONFIG' }));
   ifGiven(options['now'], (f) => checkFunction('createSweeperHandler: now', f, { code: 'CONFIG' }));
-  ifGiven(options['checkpointIntervalMs'], (n) => checkNumber('createSweeperHandler: checkpointIntervalMs', n, { min: 0, code: 'CONFIG' }));
+  ifGiven(options['checkpointIntervalMs'], (n) =>
+    checkNumber('createSweeperHandler: checkpointIntervalMs', n, { min: 0, code: 'CONFIG' }),
+  );
   for (const name of ['pageSize', 'checkpointEvery'] as const)
-    ifGiven(options[name], (n) => checkNumber(`createSweeperHandler: ${name}`, n, { integer: true, min: 1, code: 'CONFIG' }));
+    ifGiven(options[name], (n) =>
+      checkNumber(`createSweeperHandler: ${name}`, n, { integer: true, min: 1, code: 'CONFIG' }),
+    );
 }
 
 /**
@@ -26,7 +30,10 @@ export function checkSweeperHandlerOptions(value: unknown): void {
  */
 export function sweeperModeOf(event: unknown): 'start' | 'continue' {
   if (event === undefined || event === null) return 'start';
-  if (typeof event !== 'object' || Array.isArray(event)) throw invalidArgument('the sweeper event', 'an object', event, 'CONFIG');
+  if (typeof event !== 'object' || Array.isArray(event))
+    throw invalidArgument('the sweeper event', 'an object', event, 'CONFIG');
   const mode = (event as { mode?: unknown }).mode;
-  return mode === undefined ? 'start' : checkOneOf('the sweeper event mode', mode, ['start', 'continue'], { code: 'CONFIG' });
+  return mode === undefined
+    ? 'start'
+    : checkOneOf('the sweeper event mode', mode, ['start', 'continue'], { code: 'CONFIG' });
 }

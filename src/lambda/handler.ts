@@ -20,7 +20,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditWriter } from '../audit/writer.js';
 import { isMemvaultError, MemvaultError } from '../errors.js';
-import { isSweepOverdue, readSweepState, repairSweepState, writeSweepState, type SweepState, type SweepStateRepair } from '../expiry/checkpoint.js';
+import {
+  isSweepOverdue,
+  readSweepState,
+  repairSweepState,
+  writeSweepState,
+  type SweepState,
+  type SweepStateRepair,
+} from '../expiry/checkpoint.js';
 import { ENV, readEnv } from '../config/env.js';
 import { historyFromEnv, s3FromEnv, sweeperFromEnv, ttlSettingsFromEnv } from '../config/from-env.js';
 import type { ConditionalDeleter } from '../expiry/deleter.js';
@@ -68,7 +75,8 @@ export interface SweeperContext {
 export type SkipReason = 'running' | 'nothing-to-continue' | 'concurrent-run';
 
 export type SweeperResult =
-  { event: 'memvault.sweep'; complete: boolean; errors: number; expired: number; scanned: number } | { event: 'memvault.sweep.skipped'; reason: SkipReason };
+  | { event: 'memvault.sweep'; complete: boolean; errors: number; expired: number; scanned: number }
+  | { event: 'memvault.sweep.skipped'; reason: SkipReason };
 
 export interface SweeperHandlerOptions {
   env?: NodeJS.ProcessEnv;
@@ -140,7 +148,11 @@ async function openAudit(url: string, env: NodeJS.ProcessEnv): Promise<OpenAudit
   const uploadStore = await openStore(url, { env });
   // /tmp is the function's only disk: the records go through a file that is sealed and shipped on close.
   const dir = mkdtempSync(join(tmpdir(), 'memvault-sweep-'));
-  const writer = await AuditWriter.open({ file: join(dir, 'audit.jsonl'), upload: { store: uploadStore }, sealOnClose: true });
+  const writer = await AuditWriter.open({
+    file: join(dir, 'audit.jsonl'),
+    upload: { store: uploadStore },
+    sealOnClose: true,
+  });
   return { writer, dir, uploadStore };
 }
 
@@ -170,19 +182,23 @@ export function createSweeperHandler(
       const read = await readSweepState(store);
       const startedAt = now();
       // Believed only as far as a run could have written it: what it could not is dropped, swept past, reported.
-      const { state: previous, repaired } = read.state ? repairSweepState(read.state, startedAt) : { state: undefined, repaired: [] as SweepStateRepair[] };
+      const { state: previous, repaired } = read.state
+        ? repairSweepState(read.state, startedAt)
+        : { state: undefined, repaired: [] as SweepStateRepair[] };
       const overdue = isSweepOverdue(previous, startedAt, config.overdueAfterMs);
       const notes = { ...(repaired.length > 0 ? { stateRepaired: repaired } : {}), ...(overdue ? { overdue } : {}) };
       if (previous?.leaseUntil !== undefined && Date.parse(previous.leaseUntil) > startedAt.getTime()) {
         return skipped(log, 'running', notes);
       }
-      if (mode === 'continue' && previous?.resumeAfter === undefined && repaired.length === 0) return skipped(log, 'nothing-to-continue', notes);
+      if (mode === 'continue' && previous?.resumeAfter === undefined && repaired.length === 0)
+        return skipped(log, 'nothing-to-continue', notes);
 
       const resumeAfter = previous?.resumeAfter;
       let state: SweepState = {
         v: 1,
         ...(resumeAfter !== undefined ? { resumeAfter } : {}),
-        passStartedAt: resumeAfter !== undefined && previous?.passStartedAt ? previous.passStartedAt : startedAt.toISOString(),
+        passStartedAt:
+          resumeAfter !== undefined && previous?.passStartedAt ? previous.passStartedAt : startedAt.toISOString(),
         runs: resumeAfter !== undefined ? (previous?.runs ?? 0) + 1 : 1,
         leaseUntil: new Date(startedAt.getTime() + context.getRemainingTimeInMillis()).toISOString(),
         ...(previous?.lastCompletedAt ? { lastCompletedAt: previous.lastCompletedAt } : {}),
@@ -191,7 +207,8 @@ export function createSweeperHandler(
       if (etag === undefined) return skipped(log, 'concurrent-run', notes);
       const save = async (next: SweepState): Promise<void> => {
         const written = await writeSweepState(store, next, etag);
-        if (written === undefined) throw new MemvaultError('CONFLICT', 'expire: another run replaced the sweep checkpoint');
+        if (written === undefined)
+          throw new MemvaultError('CONFLICT', 'expire: another run replaced the sweep checkpoint');
         state = next;
         etag = written;
       };
@@ -252,18 +269,33 @@ export function createSweeperHandler(
       };
       log(JSON.stringify(line));
       failOnNotes(line);
-      if (auditShipped === false) throw new MemvaultError('STORE_UNAVAILABLE', 'expire: the audit records could not be shipped to the audit store');
+      if (auditShipped === false)
+        throw new MemvaultError(
+          'STORE_UNAVAILABLE',
+          'expire: the audit records could not be shipped to the audit store',
+        );
       if (summary.errors > 0) {
-        throw new MemvaultError('STORE_UNAVAILABLE', `expire: ${summary.errors} of ${summary.scanned} files could not be handled (see the summary line)`);
+        throw new MemvaultError(
+          'STORE_UNAVAILABLE',
+          `expire: ${summary.errors} of ${summary.scanned} files could not be handled (see the summary line)`,
+        );
       }
-      return { event: 'memvault.sweep', complete: summary.complete, errors: summary.errors, expired: summary.expired, scanned: summary.scanned };
+      return {
+        event: 'memvault.sweep',
+        complete: summary.complete,
+        errors: summary.errors,
+        expired: summary.expired,
+        scanned: summary.scanned,
+      };
     } catch (error) {
       // The message of a MemvaultError is written for operators and carries no key or path; anything else is summarised by its name.
       const detail = isMemvaultError(error)
         ? { code: error.code, message: error.message }
         : { code: 'INTERNAL', message: `unexpected ${error instanceof Error ? error.name : 'failure'}` };
       log(JSON.stringify({ event: 'memvault.sweep.failed', ...detail }));
-      throw isMemvaultError(error) ? error : new MemvaultError('INTERNAL', 'expire: the sweep failed unexpectedly', { cause: error });
+      throw isMemvaultError(error)
+        ? error
+        : new MemvaultError('INTERNAL', 'expire: the sweep failed unexpectedly', { cause: error });
     } finally {
       if (audit) {
         await audit.writer.close().catch(() => undefined);
@@ -288,7 +320,11 @@ function failOnNotes(notes: RunNotes): void {
       `expire: the sweep checkpoint held what no run writes (${notes.stateRepaired.join(', ')}); it was dropped and the sweep ran without it`,
     );
   }
-  if (notes.overdue) throw new MemvaultError('STORE_INCONSISTENT', 'expire: no sweep pass has finished within MEMVAULT_SWEEP_OVERDUE_HOURS');
+  if (notes.overdue)
+    throw new MemvaultError(
+      'STORE_INCONSISTENT',
+      'expire: no sweep pass has finished within MEMVAULT_SWEEP_OVERDUE_HOURS',
+    );
 }
 
 function skipped(log: (line: string) => void, reason: SkipReason, notes: RunNotes): SweeperResult {

@@ -33,11 +33,17 @@ export function auditedBy(audit: AuditSink | undefined): Audited {
 }
 
 /** The record of an operation that failed before it could start (no such user, history off). */
-export function auditFailure(audit: AuditSink | undefined, entry: AuditEntry, error: unknown, counts?: Record<string, number>): void {
+export function auditFailure(
+  audit: AuditSink | undefined,
+  entry: AuditEntry,
+  error: unknown,
+  counts?: Record<string, number>,
+): void {
   audit?.append({ ...entry, outcome: 'error', code: errorCode(error), ...(counts ? { counts } : {}) });
 }
 
 const errorCode = (error: unknown): string => (isMemvaultError(error) ? error.code : 'INTERNAL');
 
 /** The record's actor field, when the caller named one. */
-export const actorOf = (options: LifecycleOptions | undefined): { actor?: string } => (options?.actor !== undefined ? { actor: options.actor } : {});
+export const actorOf = (options: LifecycleOptions | undefined): { actor?: string } =>
+  options?.actor !== undefined ? { actor: options.actor } : {};

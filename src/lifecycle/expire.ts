@@ -20,7 +20,8 @@ export function expire(ctx: LifecycleContext) {
           }
         : undefined);
     // With history on, a sweep also enforces its retention (and may run for that alone, without TTLs).
-    if (!ttl && !history) throw new MemvaultError('CONFIG', 'memvault: expire needs TTL settings (the expiry option, or expire({ ttl }))');
+    if (!ttl && !history)
+      throw new MemvaultError('CONFIG', 'memvault: expire needs TTL settings (the expiry option, or expire({ ttl }))');
     return ctx.audited(
       { type: 'expire', ...actorOf(options) },
       (counts) =>

@@ -52,7 +52,8 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
   try {
     codec = await options.codecProvider.forUid(uid);
   } catch (e) {
-    if (e instanceof MemvaultError && e.code === 'NOT_FOUND') throw new MemvaultError('NOT_FOUND', 'No memories are stored for this user.', { cause: e });
+    if (e instanceof MemvaultError && e.code === 'NOT_FOUND')
+      throw new MemvaultError('NOT_FOUND', 'No memories are stored for this user.', { cause: e });
     throw e;
   }
   // Loaded here, not at import: a vault that never exports does not load the tar code.
@@ -78,7 +79,14 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
     for await (const object of listAll(options.store, userHistoryPrefix(uid))) {
       const place = parseVersionKey(uid, object.key);
       if (!place) continue; // not a version key: nothing memvault wrote
-      const entry = await exportVersion(pack, options.store, codec, codec.pathFor(place.fileKey), object.key, place.seq);
+      const entry = await exportVersion(
+        pack,
+        options.store,
+        codec,
+        codec.pathFor(place.fileKey),
+        object.key,
+        place.seq,
+      );
       if (entry) history.push(entry); // null: dropped since the listing (retention, the quota's pruning)
     }
     // Last, because sizes and the count are known only now; a reader finds it by name.
@@ -93,7 +101,12 @@ export async function exportUser(options: ExportUserOptions): Promise<ExportResu
       versions: history.length,
       history,
     };
-    await addEntry(pack, EXPORT_MANIFEST_NAME, new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`), new Date());
+    await addEntry(
+      pack,
+      EXPORT_MANIFEST_NAME,
+      new TextEncoder().encode(`${JSON.stringify(document, null, 2)}\n`),
+      new Date(),
+    );
     pack.finalize();
   } catch (e) {
     pack.destroy(e instanceof Error ? e : new Error('export failed'));
@@ -155,7 +168,14 @@ export interface ExportManifest {
  * describes this body and names this number): who made it, when, how it ended, and its content, if
  * any, under `history/`. Null when it is gone since the listing.
  */
-async function exportVersion(pack: Pack, store: ObjectStore, codec: UserCodec, path: string, key: string, seq: number): Promise<ExportHistoryEntry | null> {
+async function exportVersion(
+  pack: Pack,
+  store: ObjectStore,
+  codec: UserCodec,
+  path: string,
+  key: string,
+  seq: number,
+): Promise<ExportHistoryEntry | null> {
   const version = await readKeptVersion(store, codec, path, key, seq);
   if (!version) return null;
   const { record, data, stored } = version;
@@ -168,8 +188,10 @@ async function exportVersion(pack: Pack, store: ObjectStore, codec: UserCodec, p
 
 function addEntry(pack: Pack, name: string, data: Uint8Array, mtime: Date): Promise<void> {
   return new Promise((resolve, reject) => {
-    pack.entry({ name, size: data.byteLength, mtime, mode: 0o600, type: 'file' }, Buffer.from(data.buffer, data.byteOffset, data.byteLength), (err) =>
-      err ? reject(err) : resolve(),
+    pack.entry(
+      { name, size: data.byteLength, mtime, mode: 0o600, type: 'file' },
+      Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      (err) => (err ? reject(err) : resolve()),
     );
   });
 }

@@ -9,7 +9,10 @@ import { exportUser as exportUserArchive, type ExportProgress } from './export-a
 import type { LifecycleOptions, UserExport } from './types.js';
 
 export function exportOf(ctx: LifecycleContext) {
-  return async (userId: string, options?: LifecycleOptions & { onProgress?: (progress: ExportProgress) => void }): Promise<UserExport> => {
+  return async (
+    userId: string,
+    options?: LifecycleOptions & { onProgress?: (progress: ExportProgress) => void },
+  ): Promise<UserExport> => {
     const { codecProvider } = needsEncryption(ctx, 'exportUser');
     const uid = codecProvider.uidOf(userId);
     let entry: AuditEntry = { type: 'export', ...actorOf(options) };
@@ -19,7 +22,9 @@ export function exportOf(ctx: LifecycleContext) {
     } catch (error) {
       auditFailure(ctx.audit, entry, error, { objects: 0 });
       if (isMemvaultError(error, 'NOT_FOUND'))
-        throw new MemvaultError('NOT_FOUND', 'memvault: no memories are stored for this user; nothing was exported.', { cause: error });
+        throw new MemvaultError('NOT_FOUND', 'memvault: no memories are stored for this user; nothing was exported.', {
+          cause: error,
+        });
       throw error;
     }
     const stream = new PassThrough();

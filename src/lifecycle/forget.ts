@@ -5,7 +5,10 @@ import { auditUidOf, needsEncryption, type LifecycleContext } from './context.js
 import type { LifecycleOptions } from './types.js';
 
 export function forget(ctx: LifecycleContext) {
-  return async (userId: string, options?: LifecycleOptions & { onProgress?: (progress: ForgetProgress) => void }): Promise<ForgetResult> => {
+  return async (
+    userId: string,
+    options?: LifecycleOptions & { onProgress?: (progress: ForgetProgress) => void },
+  ): Promise<ForgetResult> => {
     const { codecProvider } = needsEncryption(ctx, 'forgetUser');
     // The erase record names the user by their audit pseudonym, taken while the key still exists: it
     // closes that pseudonym's history, and like it cannot be linked to the id once the key is gone.

@@ -12,14 +12,26 @@ import { actorOf, auditFailure } from './audited.js';
 import type { LifecycleContext } from './context.js';
 import type { LifecycleOptions } from './types.js';
 
-async function openHistory(ctx: LifecycleContext, userId: string): Promise<{ history: HistoryContext; auditUid: string }> {
+async function openHistory(
+  ctx: LifecycleContext,
+  userId: string,
+): Promise<{ history: HistoryContext; auditUid: string }> {
   validateUserId(userId);
-  if (!ctx.history) throw new MemvaultError('CONFIG', 'memvault: file history is turned off for this vault (history: false, or MEMVAULT_HISTORY=0)');
+  if (!ctx.history)
+    throw new MemvaultError(
+      'CONFIG',
+      'memvault: file history is turned off for this vault (history: false, or MEMVAULT_HISTORY=0)',
+    );
   // Reading or restoring never creates a user: an unknown user is NOT_FOUND (encrypted stores).
   const { encryption, codec } = ctx;
-  const userCodec = encryption ? await encryption.codecProvider.forUid(encryption.codecProvider.uidOf(userId)) : await codec.forUser(userId);
+  const userCodec = encryption
+    ? await encryption.codecProvider.forUid(encryption.codecProvider.uidOf(userId))
+    : await codec.forUser(userId);
   const files = await ctx.restoreFiles(userId, userCodec);
-  return { history: { store: ctx.observedStore, codec: userCodec, files }, auditUid: auditPseudonymsOf(userCodec, codec).uid };
+  return {
+    history: { store: ctx.observedStore, codec: userCodec, files },
+    auditUid: auditPseudonymsOf(userCodec, codec).uid,
+  };
 }
 
 /** Opens the user's history and runs `work` audited; a failure to open is audited too. */
@@ -42,7 +54,11 @@ export async function withHistory<T>(
 
 /** `path` is canonical (checked by src/entry/arguments.ts). */
 export function history(ctx: LifecycleContext) {
-  return async (userId: string, path: string, options?: LifecycleOptions): Promise<{ versions: VersionInfo[]; truncated: boolean }> =>
+  return async (
+    userId: string,
+    path: string,
+    options?: LifecycleOptions,
+  ): Promise<{ versions: VersionInfo[]; truncated: boolean }> =>
     withHistory(
       ctx,
       userId,

@@ -1,17 +1,29 @@
 /** rekeyUser and rekeyAll: a new key version per user, every object resealed (src/crypto/rekey.ts). */
-import { rekeyAll as rekeyAllUsers, rekeyUid, type RekeyAllResult, type RekeyOptions, type RekeyUserResult } from '../crypto/index.js';
+import {
+  rekeyAll as rekeyAllUsers,
+  rekeyUid,
+  type RekeyAllResult,
+  type RekeyOptions,
+  type RekeyUserResult,
+} from '../crypto/index.js';
 import { actorOf } from './audited.js';
 import { auditUidOf, needsEncryption, type LifecycleContext } from './context.js';
 import type { LifecycleOptions, RekeyCallOptions } from './types.js';
 
-function rekeyOptions(ctx: LifecycleContext, options: RekeyCallOptions | undefined, counts: Record<string, number>): RekeyOptions {
+function rekeyOptions(
+  ctx: LifecycleContext,
+  options: RekeyCallOptions | undefined,
+  counts: Record<string, number>,
+): RekeyOptions {
   const { keyProvider, previousKeyProviders, codecProvider } = needsEncryption(ctx, 'rekey');
   const { onProgress, ...rest } = options ?? {};
   const encryption = ctx.options.encryption;
   const expiry = ctx.expiry;
   return {
     ...rest,
-    settleMs: options?.settleMs ?? (encryption && typeof encryption === 'object' ? (encryption.cache?.maxAgeMs ?? 600_000) + 60_000 : undefined),
+    settleMs:
+      options?.settleMs ??
+      (encryption && typeof encryption === 'object' ? (encryption.cache?.maxAgeMs ?? 600_000) + 60_000 : undefined),
     store: ctx.store,
     primary: keyProvider,
     providers: [keyProvider, ...previousKeyProviders],
@@ -50,6 +62,13 @@ export function rekeyAll(ctx: LifecycleContext) {
     ctx.audited(
       { type: 'rekey', ...actorOf(options) },
       (counts) => rekeyAllUsers(rekeyOptions(ctx, options, counts)),
-      (r) => ({ users: r.users, completed: r.completed, resealed: r.resealed, failed: r.failed, conflicts: r.conflicts, expired: r.expired }),
+      (r) => ({
+        users: r.users,
+        completed: r.completed,
+        resealed: r.resealed,
+        failed: r.failed,
+        conflicts: r.conflicts,
+        expired: r.expired,
+      }),
     );
 }

@@ -10,13 +10,23 @@ import type { LifecycleOptions } from './types.js';
 
 /** `checked` is the restore's arguments as src/entry/arguments.ts checked them (a canonical path). */
 export function restore(ctx: LifecycleContext) {
-  return async (userId: string, checked: { path: string; asOf: Date; dryRun: boolean }, options: LifecycleOptions | undefined): Promise<RestoreResult> =>
+  return async (
+    userId: string,
+    checked: { path: string; asOf: Date; dryRun: boolean },
+    options: LifecycleOptions | undefined,
+  ): Promise<RestoreResult> =>
     withHistory(
       ctx,
       userId,
       { type: 'restore', ...actorOf(options) },
       (h) => restoreHistory(h, checked),
-      (r) => ({ restored: r.restored, deleted: r.deleted, unchanged: r.unchanged, conflicts: r.conflicts, dryRun: r.dryRun ? 1 : 0 }),
+      (r) => ({
+        restored: r.restored,
+        deleted: r.deleted,
+        unchanged: r.unchanged,
+        conflicts: r.conflicts,
+        dryRun: r.dryRun ? 1 : 0,
+      }),
     );
 }
 

@@ -13,7 +13,10 @@ import type { LifecycleOptions } from './types.js';
 
 export function rotate(ctx: LifecycleContext) {
   return async (
-    options: LifecycleOptions & { to: KeySourceConfig | KeyProvider; onProgress?: (progress: RotationProgress) => void },
+    options: LifecycleOptions & {
+      to: KeySourceConfig | KeyProvider;
+      onProgress?: (progress: RotationProgress) => void;
+    },
   ): Promise<RotationResult> => {
     const { keyProvider, previousKeyProviders } = needsEncryption(ctx, 'rotateKeys');
     const to = isKeyProvider(options.to) ? options.to : (await keyProviderFromConfig(options.to)).keyProvider;

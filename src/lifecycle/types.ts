@@ -33,4 +33,6 @@ export interface ExpireOptions extends LifecycleOptions {
   onProgress?: (progress: SweepProgress) => void;
 }
 
-export type RekeyCallOptions = Pick<RekeyOptions, 'settleMs' | 'wait' | 'continueOnly' | 'now' | 'sleep'> & { onProgress?: (progress: RekeyProgress) => void };
+export type RekeyCallOptions = Pick<RekeyOptions, 'settleMs' | 'wait' | 'continueOnly' | 'now' | 'sleep'> & {
+  onProgress?: (progress: RekeyProgress) => void;
+};

@@ -3,8 +3,14 @@ import { verifyKeys as verifyAllKeys, type VerifyKeysResult } from '../crypto/in
 import { needsEncryption, type LifecycleContext } from './context.js';
 
 export function verify(ctx: LifecycleContext) {
-  return async (options: { onProgress?: (progress: { done: number; total: number }) => void } = {}): Promise<VerifyKeysResult> => {
+  return async (
+    options: { onProgress?: (progress: { done: number; total: number }) => void } = {},
+  ): Promise<VerifyKeysResult> => {
     const { keyProvider } = needsEncryption(ctx, 'verifyKeys');
-    return verifyAllKeys({ store: ctx.store, providers: keyProvider, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    return verifyAllKeys({
+      store: ctx.store,
+      providers: keyProvider,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
   };
 }

@@ -65,5 +65,10 @@ export function hasContextBefore(text: string, pos: number, window: number, word
 
 /** CJK punctuation, kana, CJK ideographs, Hangul and full-width forms. */
 export function isUnspacedScript(c: number): boolean {
-  return (c >= 0x3000 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef);
+  return (
+    (c >= 0x3000 && c <= 0x9fff) ||
+    (c >= 0xac00 && c <= 0xd7af) ||
+    (c >= 0xf900 && c <= 0xfaff) ||
+    (c >= 0xff00 && c <= 0xffef)
+  );
 }

@@ -42,7 +42,8 @@ export function changedSpan(before: string, after: string): ChangedSpan {
   // The suffix is counted from the ends: units [from, to) from the end of each text.
   const tail = commonLength(
     max - start,
-    (from, to) => before.slice(beforeLength - to, beforeLength - from) === after.slice(afterLength - to, afterLength - from),
+    (from, to) =>
+      before.slice(beforeLength - to, beforeLength - from) === after.slice(afterLength - to, afterLength - from),
   );
   return { start, beforeEnd: beforeLength - tail, afterEnd: afterLength - tail };
 }
@@ -140,7 +141,14 @@ function breaksAround(text: string, from: number, to: number, lineBreak: string)
   return { b, e };
 }
 
-function boundedWindow(text: string, from: number, to: number, margin: number, lineBreak: string, slack: number): ScanWindow | undefined {
+function boundedWindow(
+  text: string,
+  from: number,
+  to: number,
+  margin: number,
+  lineBreak: string,
+  slack: number,
+): ScanWindow | undefined {
   const { b, e } = breaksAround(text, from, to, lineBreak);
   if ((b !== -1 && from - b > 2 * margin) || (e !== -1 && e - to > 2 * margin)) return undefined;
   // With no line break on a side, the window runs to that end of the text (exact too).
@@ -178,9 +186,13 @@ function findingsNear(
 ): { findings: PiiFinding[]; rejected: PiiType[] } {
   // Both windows are exact; the smaller one is scanned.
   const lines = lineWindow(text, from, to, margin);
-  const paragraphs = lines === undefined || paragraphsMayBeSmaller(text, from, to, lines) ? paragraphWindow(text, from, to, margin) : undefined;
+  const paragraphs =
+    lines === undefined || paragraphsMayBeSmaller(text, from, to, lines)
+      ? paragraphWindow(text, from, to, margin)
+      : undefined;
   const bounded =
-    lines === undefined || (paragraphs !== undefined && paragraphs.windowEnd - paragraphs.windowStart < lines.windowEnd - lines.windowStart)
+    lines === undefined ||
+    (paragraphs !== undefined && paragraphs.windowEnd - paragraphs.windowStart < lines.windowEnd - lines.windowStart)
       ? paragraphs
       : lines;
   let windowStart: number;
@@ -241,12 +253,19 @@ export interface EditRedaction {
  * the text before the edit had at the same place (a file written before the policy changed) is
  * redacted instead, so that such a file stays editable.
  */
-export function redactEdit(before: string, after: string, options?: RedactOptions, margin = EDIT_MARGIN): EditRedaction {
+export function redactEdit(
+  before: string,
+  after: string,
+  options?: RedactOptions,
+  margin = EDIT_MARGIN,
+): EditRedaction {
   const span = changedSpan(before, after);
   const near = findingsNear(after, span.start, span.afterEnd, options, margin);
   let rejected = near.rejected;
   if (rejected.length > 0) rejected = introducedRejections(before, span, near.findings, options, margin);
-  const redactsStored = near.findings.some((f) => 2 * storedLength(f, span) > f.end - f.start) || heldInReplaced(before, after, span, near.findings);
+  const redactsStored =
+    near.findings.some((f) => 2 * storedLength(f, span) > f.end - f.start) ||
+    heldInReplaced(before, after, span, near.findings);
   return { text: replaceFindings(after, near.findings), findings: near.findings, rejected, redactsStored };
 }
 
@@ -277,7 +296,13 @@ function storedLength(f: PiiFinding, span: ChangedSpan): number {
   return Math.max(0, Math.min(f.end, span.start) - f.start) + Math.max(0, f.end - Math.max(f.start, span.afterEnd));
 }
 
-function introducedRejections(before: string, span: ChangedSpan, findings: PiiFinding[], options: RedactOptions | undefined, margin: number): PiiType[] {
+function introducedRejections(
+  before: string,
+  span: ChangedSpan,
+  findings: PiiFinding[],
+  options: RedactOptions | undefined,
+  margin: number,
+): PiiType[] {
   const old = findingsNear(before, span.start, span.beforeEnd, options, margin).findings;
   const shift = span.beforeEnd - span.afterEnd;
   const had = new Set(old.map((f) => `${f.type}:${f.start}:${f.end}`));
@@ -286,7 +311,9 @@ function introducedRejections(before: string, span: ChangedSpan, findings: PiiFi
     if (options?.policy?.[f.type] !== 'reject') continue;
     const inPrefix = f.end <= span.start;
     const inSuffix = f.start >= span.afterEnd;
-    const existed = (inPrefix && had.has(`${f.type}:${f.start}:${f.end}`)) || (inSuffix && had.has(`${f.type}:${f.start + shift}:${f.end + shift}`));
+    const existed =
+      (inPrefix && had.has(`${f.type}:${f.start}:${f.end}`)) ||
+      (inSuffix && had.has(`${f.type}:${f.start + shift}:${f.end + shift}`));
     if (!existed) introduced.add(f.type);
   }
   return PII_TYPES.filter((t) => introduced.has(t));

@@ -7,15 +7,36 @@ import { detectSecrets } from './detectors/secret.js';
 import { detectSsns } from './detectors/ssn.js';
 import { normalizedView } from './normalize.js';
 import { PII_TYPES } from './types.js';
-import type { Candidate, Detector, DetectorConfig, PiiFinding, PiiPolicy, PiiType, RedactOptions, RedactResult, ScanResult } from './types.js';
+import type {
+  Candidate,
+  Detector,
+  DetectorConfig,
+  PiiFinding,
+  PiiPolicy,
+  PiiType,
+  RedactOptions,
+  RedactResult,
+  ScanResult,
+} from './types.js';
 
 // Order matters: the phone detector runs last and skips digits that a more specific detector has
 // already claimed, which saves most libphonenumber parses in PII-dense text.
-const DETECTORS: readonly Detector[] = [detectSecrets, detectIbans, detectCards, detectEmails, detectSsns, detectIps, detectPhones];
+const DETECTORS: readonly Detector[] = [
+  detectSecrets,
+  detectIbans,
+  detectCards,
+  detectEmails,
+  detectSsns,
+  detectIps,
+  detectPhones,
+];
 
 /** Every candidate of every detector, overlaps not yet settled. Exposed for tests and the bench. */
 export function detectAll(text: string, options?: RedactOptions): Candidate[] {
-  const config: DetectorConfig = { phoneRegions: options?.phoneRegions ?? DEFAULT_PHONE_REGIONS, allIps: options?.ipAddresses === 'all' };
+  const config: DetectorConfig = {
+    phoneRegions: options?.phoneRegions ?? DEFAULT_PHONE_REGIONS,
+    allIps: options?.ipAddresses === 'all',
+  };
   const out: Candidate[] = [];
   for (const detect of DETECTORS) detect(text, config, out);
   return out;
@@ -41,7 +62,9 @@ export function resolveOverlaps(candidates: Candidate[]): PiiFinding[] {
     if (j === i + 1) {
       result.push({ type: first.type, start: first.start, end: first.end });
     } else {
-      const cluster = sorted.slice(i, j).sort((a, b) => b.priority - a.priority || b.end - b.start - (a.end - a.start) || a.start - b.start);
+      const cluster = sorted
+        .slice(i, j)
+        .sort((a, b) => b.priority - a.priority || b.end - b.start - (a.end - a.start) || a.start - b.start);
       const chosen: Candidate[] = [];
       for (const c of cluster) {
         if (chosen.every((k) => c.end <= k.start || c.start >= k.end)) chosen.push(c);

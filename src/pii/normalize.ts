@@ -24,7 +24,8 @@ const DIGIT_BLOCKS = [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50];
 /** The folded form of one code unit: a code unit, or -1 to drop it. Exported for tests. */
 export function fold(c: number): number {
   if (c < 0xa0) return c;
-  if (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f || c === 0x3000) return 32;
+  if (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f || c === 0x3000)
+    return 32;
   if (c === 0xad || (c >= 0x200b && c <= 0x200d) || (c >= 0x2060 && c <= 0x2064) || c === 0xfeff) return -1;
   if ((c >= 0x2010 && c <= 0x2015) || c === 0x2212 || c === 0xfe58 || c === 0xfe63) return 45;
   if (c >= 0xff01 && c <= 0xff5e) return c - 0xfee0;
@@ -150,7 +151,8 @@ export function normalizedView(text: string): NormalizedView {
     }
     // Folds [0, lo) have view <= i. A kept fold at view i is character i; dropped folds at view i lie before it.
     const k = lo - 1;
-    if (k >= 0 && view[k] === i && kept[k] === true) return { start: at[k] as number, end: (at[k] as number) + (width[k] as number) };
+    if (k >= 0 && view[k] === i && kept[k] === true)
+      return { start: at[k] as number, end: (at[k] as number) + (width[k] as number) };
     if (k < 0) return { start: i, end: i + 1 };
     // After fold k: input offset of the fold's end plus the plain characters since its view offset.
     const base = (at[k] as number) + (width[k] as number);
@@ -162,7 +164,10 @@ export function normalizedView(text: string): NormalizedView {
     text: parts.join(''),
     toOriginal,
     // The end is just past the last character of the span, so invisible characters after it stay outside.
-    spanToOriginal: (start, end) => ({ start: toOriginal(start), end: end > start ? locate(end - 1).end : toOriginal(start) }),
+    spanToOriginal: (start, end) => ({
+      start: toOriginal(start),
+      end: end > start ? locate(end - 1).end : toOriginal(start),
+    }),
   };
 }
 

@@ -1,7 +1,15 @@
 /** The kinds of sensitive data the redactor knows. The string is what appears in `[REDACTED:TYPE]`. */
 export type PiiType = 'EMAIL' | 'PHONE' | 'CREDIT_CARD' | 'IBAN' | 'US_SSN' | 'IP_ADDRESS' | 'SECRET';
 
-export const PII_TYPES: readonly PiiType[] = ['EMAIL', 'PHONE', 'CREDIT_CARD', 'IBAN', 'US_SSN', 'IP_ADDRESS', 'SECRET'];
+export const PII_TYPES: readonly PiiType[] = [
+  'EMAIL',
+  'PHONE',
+  'CREDIT_CARD',
+  'IBAN',
+  'US_SSN',
+  'IP_ADDRESS',
+  'SECRET',
+];
 
 /** What to do with one type: replace it with a placeholder, refuse the whole write, or leave it. */
 export type PiiPolicy = 'redact' | 'reject' | 'allow';

@@ -17,7 +17,10 @@ export type AuditMiddlewareOptions = CommandRecordOptions;
 
 export class AuditUnavailableError extends MemvaultError {
   constructor() {
-    super('INTERNAL', 'Error: The memory store cannot record commands in its audit log right now, so nothing was changed. Please try again later.');
+    super(
+      'INTERNAL',
+      'Error: The memory store cannot record commands in its audit log right now, so nothing was changed. Please try again later.',
+    );
     this.name = 'AuditUnavailableError';
   }
 }

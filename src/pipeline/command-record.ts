@@ -26,7 +26,12 @@ export type CommandOutcome = Pick<CommandResult, 'isError' | 'code'>;
  * its command name, and only when that name is one of the six; paths are taken only from a command
  * whose paths the guard has made canonical, and only after `redactPath`.
  */
-export function commandEntry(ctx: CommandContext, outcome: CommandOutcome, latencyMs: number, options: CommandRecordOptions = {}): AuditEntry {
+export function commandEntry(
+  ctx: CommandContext,
+  outcome: CommandOutcome,
+  latencyMs: number,
+  options: CommandRecordOptions = {},
+): AuditEntry {
   const entry: AuditEntry = {
     type: 'command',
     requestId: ctx.requestId,

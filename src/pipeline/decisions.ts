@@ -59,11 +59,21 @@ export interface PiiDecision {
   redactedStored?: true;
 }
 
-export type QuotaRule = 'file_bytes' | 'user_bytes' | 'user_files' | 'history_bytes' | 'history_versions' | 'view_chars';
+export type QuotaRule =
+  'file_bytes' | 'user_bytes' | 'user_files' | 'history_bytes' | 'history_versions' | 'view_chars';
 
 /** What the quota decided for one command (`quota`). */
 export type QuotaDecision =
-  { checked: false } | { checked: true; rule: QuotaRule; limit: number; used: number; delta: number; allowed: boolean; truncated?: boolean };
+  | { checked: false }
+  | {
+      checked: true;
+      rule: QuotaRule;
+      limit: number;
+      used: number;
+      delta: number;
+      allowed: boolean;
+      truncated?: boolean;
+    };
 
 /** `ctx.decisions`: each middleware's decision under its name, absent when it did not run or decide. */
 export interface CommandDecisions {

@@ -60,7 +60,10 @@ export function errorResult(error: unknown, onInternalError?: (error: unknown) =
  * turns whatever it throws into the result the model reads. The one place a command's error becomes
  * a result; `onInternalError` hears of the faults that are not MemvaultErrors (never the model).
  */
-export async function withErrorBoundary(run: () => Promise<CommandResult>, onInternalError: (error: unknown) => void): Promise<CommandResult> {
+export async function withErrorBoundary(
+  run: () => Promise<CommandResult>,
+  onInternalError: (error: unknown) => void,
+): Promise<CommandResult> {
   try {
     return await run();
   } catch (error) {
@@ -75,6 +78,9 @@ export async function withErrorBoundary(run: () => Promise<CommandResult>, onInt
  * still see an error result, never a throw. The vault wraps every middleware of its chain with this;
  * `withErrorBoundary` around the whole run catches what the outermost middleware throws itself.
  */
-export function answering(middleware: Middleware, onInternalError: (error: unknown, ctx: CommandContext) => void): Middleware {
+export function answering(
+  middleware: Middleware,
+  onInternalError: (error: unknown, ctx: CommandContext) => void,
+): Middleware {
   return (ctx, next) => middleware(ctx, () => withErrorBoundary(next, (error) => onInternalError(error, ctx)));
 }

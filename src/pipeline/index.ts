@@ -78,7 +78,10 @@ export function defaultChain(options: ChainOptions = {}): Chain {
     for (const key of ['maxFileBytes', 'viewChars'] as const) {
       const given = options.limits?.[key];
       if (given !== undefined && given !== owned[key]) {
-        throw new MemvaultError('CONFIG', `memvault: limits.${key} (${given}) and quota.${key} (${owned[key]}) disagree; set it once, in quota`);
+        throw new MemvaultError(
+          'CONFIG',
+          `memvault: limits.${key} (${given}) and quota.${key} (${owned[key]}) disagree; set it once, in quota`,
+        );
       }
       limits[key] = owned[key];
     }

@@ -94,7 +94,10 @@ const SEPARATOR = /[/\\]/;
 // selectors, Hangul fillers, tags), format characters, combining marks with no base, separators and
 // white space, and the blank Braille pattern.
 const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Z}\s\u2800]/gu;
-const SUSPICIOUS = new RegExp(`${IGNORABLE.source}|${SLASH_LIKE.source}|${BACKSLASH_LIKE.source}|${DOT_LIKE.source}`, 'u');
+const SUSPICIOUS = new RegExp(
+  `${IGNORABLE.source}|${SLASH_LIKE.source}|${BACKSLASH_LIKE.source}|${DOT_LIKE.source}`,
+  'u',
+);
 
 /** What a normaliser, a "best fit" conversion or a careless reader makes of a name. */
 function skeleton(text: string): string {
@@ -123,17 +126,23 @@ function formsOf(raw: string, segment: string): { forms: string[]; checked: Set<
     let guessed: string | undefined;
     if (form.includes('%')) {
       const decoded = percentDecode(form);
-      if (decoded.overlong) reject(raw, 'overlong-utf8', 'overlong UTF-8 percent-encodings (such as %c0%ae) are not allowed.');
+      if (decoded.overlong)
+        reject(raw, 'overlong-utf8', 'overlong UTF-8 percent-encodings (such as %c0%ae) are not allowed.');
       next.push(decoded.text, decoded.sloppy);
       guessed = uncheckedHexReading(form);
     }
     if (form.includes('+')) next.push(form.replace(/\+/g, ' '));
     if (HEX_TEXT.test(form))
-      next.push(form.replace(HEX_TEXT_GLOBAL, (escape) => String.fromCharCode(parseInt(escape.replace(/^&#x?|;$|^0x/gi, ''), /^&#\d/.test(escape) ? 10 : 16))));
+      next.push(
+        form.replace(HEX_TEXT_GLOBAL, (escape) =>
+          String.fromCharCode(parseInt(escape.replace(/^&#x?|;$|^0x/gi, ''), /^&#\d/.test(escape) ? 10 : 16)),
+        ),
+      );
     checkedReadings.set(form, next);
     for (const candidate of guessed === undefined ? next : [...next, guessed]) {
       if (seen.has(candidate)) continue;
-      if (seen.size >= MAX_FORMS) reject(raw, 'too-deeply-encoded', 'the name is encoded or normalised in too many layers.');
+      if (seen.size >= MAX_FORMS)
+        reject(raw, 'too-deeply-encoded', 'the name is encoded or normalised in too many layers.');
       seen.add(candidate);
       forms.push(candidate);
     }
@@ -157,21 +166,38 @@ function isTraversalName(name: string): boolean {
  * name is a traversal or nothing.
  */
 function checkForm(raw: string, form: string, original: boolean, guessed: boolean): void {
-  if (SEPARATOR.test(form)) reject(raw, 'encoded-separator', 'a name may not contain "/" or "\\" in any encoding or look-alike form.');
-  if (!guessed && CONTROL.test(form)) reject(raw, 'control-character', 'control characters are not allowed in any encoding.');
+  if (SEPARATOR.test(form))
+    reject(raw, 'encoded-separator', 'a name may not contain "/" or "\\" in any encoding or look-alike form.');
+  if (!guessed && CONTROL.test(form))
+    reject(raw, 'control-character', 'control characters are not allowed in any encoding.');
   if (isTraversalName(form)) {
-    if (original) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
+    if (original)
+      reject(
+        raw,
+        'dots-and-spaces',
+        'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").',
+      );
     reject(raw, 'encoded-traversal', 'a name may not decode or normalise to only dots and spaces (".." in disguise).');
   }
   if (guessed) return;
   if (form.replace(INVISIBLE, '') === '') {
-    reject(raw, 'invisible-name', 'a name must have at least one visible character (zero-width, formatting and filler characters alone are not a name).');
+    reject(
+      raw,
+      'invisible-name',
+      'a name must have at least one visible character (zero-width, formatting and filler characters alone are not a name).',
+    );
   }
   if (SOFT_SEPARATOR.test(form) && form.split(SOFT_SEPARATOR).some((part) => part !== '' && isTraversalName(part))) {
-    reject(raw, 'encoded-traversal', 'a name may not read as ".." when "¥", "₩" or "⁄" is taken as a separator (legacy code pages).');
+    reject(
+      raw,
+      'encoded-traversal',
+      'a name may not read as ".." when "¥", "₩" or "⁄" is taken as a separator (legacy code pages).',
+    );
   }
-  if (DRIVE_OR_SCHEME.test(form)) reject(raw, 'drive-or-scheme', 'drive letters and URL schemes are not allowed in paths.');
-  if (WINDOWS_DEVICE.test(form)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
+  if (DRIVE_OR_SCHEME.test(form))
+    reject(raw, 'drive-or-scheme', 'drive letters and URL schemes are not allowed in paths.');
+  if (WINDOWS_DEVICE.test(form))
+    reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
 }
 
 /** Checks one segment (not '.' or ''); returns the forms it takes, for the reserved-name check. */
@@ -182,8 +208,14 @@ function checkSegment(raw: string, segment: string, kept = true): string[] {
     reject(raw, 'segment-too-long', `a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`);
   if (PLAIN_ASCII.test(segment) && !HEX_TEXT.test(segment)) {
     // No separator, control, '%', '+', ':' or non-ASCII: only the dots and device-name rules apply.
-    if (DOTS_AND_SPACES.test(segment)) reject(raw, 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").');
-    if (WINDOWS_DEVICE.test(segment)) reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
+    if (DOTS_AND_SPACES.test(segment))
+      reject(
+        raw,
+        'dots-and-spaces',
+        'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").',
+      );
+    if (WINDOWS_DEVICE.test(segment))
+      reject(raw, 'device-name', 'reserved device names (CON, NUL, COM1, ...) are not allowed as names.');
     return [segment];
   }
   const { forms, checked } = formsOf(raw, segment);
@@ -208,9 +240,11 @@ const RESERVED_SHORT_NAME_LENGTH = 'memvau~1'.length;
 const ROOT_PREFIX = `${MEMORY_ROOT}/`;
 
 function outsideRootReason(raw: string): string {
-  if (raw.startsWith('//') || raw.startsWith('\\\\')) return `paths may not start with "//" (network or protocol-relative paths). ${HINT}`;
+  if (raw.startsWith('//') || raw.startsWith('\\\\'))
+    return `paths may not start with "//" (network or protocol-relative paths). ${HINT}`;
   if (/^[a-z][a-z0-9+.-]*:/i.test(raw)) return `drive letters and URL schemes are not allowed. ${HINT}`;
-  if (raw.startsWith(MEMORY_ROOT)) return `only /memories itself and paths below it are allowed, not other names that start with "memories". ${HINT}`;
+  if (raw.startsWith(MEMORY_ROOT))
+    return `only /memories itself and paths below it are allowed, not other names that start with "memories". ${HINT}`;
   if (raw.startsWith('memories')) return `paths are absolute: start with /memories. ${HINT}`;
   return `every path must be /memories or start with /memories/. ${HINT}`;
 }
@@ -243,9 +277,16 @@ export function canonicalizeWithoutShortcut(raw: string): string {
   // Printable ASCII (most paths) is one byte per character, well-formed and free of controls.
   const ascii = PRINTABLE_ASCII.test(raw);
   if (!ascii) {
-    if (Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
-    if (LONE_SURROGATE.test(raw)) reject(raw, 'ill-formed-unicode', 'the path is not valid Unicode (it has an unpaired surrogate).');
-    if (CONTROL.test(raw)) reject(raw, 'control-character', 'control characters (including NUL, line breaks and bidi overrides) are not allowed in paths.');
+    if (Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES)
+      reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
+    if (LONE_SURROGATE.test(raw))
+      reject(raw, 'ill-formed-unicode', 'the path is not valid Unicode (it has an unpaired surrogate).');
+    if (CONTROL.test(raw))
+      reject(
+        raw,
+        'control-character',
+        'control characters (including NUL, line breaks and bidi overrides) are not allowed in paths.',
+      );
   }
   if (raw.includes('\\')) reject(raw, 'backslash', 'backslashes are not allowed in paths; use "/" between names.');
   if (raw !== MEMORY_ROOT && !raw.startsWith(ROOT_PREFIX)) reject(raw, 'outside-root', outsideRootReason(raw));
@@ -274,7 +315,8 @@ export function canonicalizeWithoutShortcut(raw: string): string {
   }
   const canonical = segments.length === 0 ? MEMORY_ROOT : `${ROOT_PREFIX}${segments.join('/')}`;
   // NFC can lengthen a few scripts; the limit holds for what is stored.
-  if (!ascii && Buffer.byteLength(canonical, 'utf8') > MAX_PATH_BYTES) reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
+  if (!ascii && Buffer.byteLength(canonical, 'utf8') > MAX_PATH_BYTES)
+    reject(raw, 'too-long', `the path is longer than ${MAX_PATH_BYTES} bytes (UTF-8).`);
   return canonical;
 }
 
@@ -291,7 +333,10 @@ export const pathGuard: Middleware = async (ctx, next) => {
     canonicalizeCommand(ctx.command);
   } catch (error) {
     if (error instanceof MemvaultError) {
-      const decision: PathGuardDecision = { blocked: true, ...(error instanceof InvalidPathError ? { rule: error.rule } : {}) };
+      const decision: PathGuardDecision = {
+        blocked: true,
+        ...(error instanceof InvalidPathError ? { rule: error.rule } : {}),
+      };
       ctx.decisions.pathGuard = decision;
     }
     throw error;

@@ -110,7 +110,13 @@ function tagBlindUtf8(bytes: number[]): { text: string; overlong: boolean } {
   for (let i = 0; i < bytes.length;) {
     const lead = bytes[i]!;
     const [extra, minimum] =
-      lead >= 0xf0 && lead < 0xf8 ? [3, 0x10000] : lead >= 0xe0 && lead < 0xf0 ? [2, 0x800] : lead >= 0xc0 && lead < 0xe0 ? [1, 0x80] : [0, 0];
+      lead >= 0xf0 && lead < 0xf8
+        ? [3, 0x10000]
+        : lead >= 0xe0 && lead < 0xf0
+          ? [2, 0x800]
+          : lead >= 0xc0 && lead < 0xe0
+            ? [1, 0x80]
+            : [0, 0];
     if (extra === 0 || i + extra >= bytes.length) {
       text += String.fromCharCode(lead);
       i += 1;
@@ -149,7 +155,9 @@ export function uncheckedHexReading(text: string): string | undefined {
     const unit = escape.length === 6;
     let value = 0;
     for (const digit of escape.slice(unit ? 2 : 1)) value = value * 16 + uncheckedHexDigit(digit.charCodeAt(0));
-    return unit ? `%u${(value & 0xffff).toString(16).padStart(4, '0')}` : `%${(value & 0xff).toString(16).padStart(2, '0')}`;
+    return unit
+      ? `%u${(value & 0xffff).toString(16).padStart(4, '0')}`
+      : `%${(value & 0xff).toString(16).padStart(2, '0')}`;
   });
   return read === text ? undefined : read;
 }

@@ -81,7 +81,8 @@ export function piiRedactor(options?: PiiMiddlewareOptions): Middleware {
       ctx.decisions.pii = decision;
       const { findings, rejected } = scan(command.file_text, options);
       if (!record(decision, findings, rejected)) return refuse(messages.piiRejected(rejected));
-      if (findings.length > 0) ctx.command = { ...(ctx.command as typeof command), file_text: replaceFindings(command.file_text, findings) };
+      if (findings.length > 0)
+        ctx.command = { ...(ctx.command as typeof command), file_text: replaceFindings(command.file_text, findings) };
     } else if (command.command === 'str_replace' || command.command === 'insert') {
       ctx.decisions.pii = decision;
       ctx.writeFilter = editFilter(decision, options);
@@ -110,7 +111,8 @@ function editFilter(decision: PiiDecision, options: RedactOptions | undefined): 
       decision.action = pathAction;
       delete decision.rejected;
       const result = redactEdit(before, after, options);
-      if (!record(decision, result.findings, result.rejected)) throw new MemvaultError('PII_REJECTED', messages.piiRejected(result.rejected));
+      if (!record(decision, result.findings, result.rejected))
+        throw new MemvaultError('PII_REJECTED', messages.piiRejected(result.rejected));
       if (result.redactsStored) decision.redactedStored = true;
       else delete decision.redactedStored;
       return { text: result.text, redactedStored: result.redactsStored };
@@ -133,7 +135,8 @@ function redactPaths(
   pathKey: Uint8Array | string,
   options: RedactOptions | undefined,
 ): { findings: PiiFinding[]; rejected: PiiType[]; refusal?: CommandResult } | undefined {
-  const tag = (value: string) => createHmac('sha256', pathKey).update(ctx.uid).update('\0').update(value).digest('hex').slice(0, 8);
+  const tag = (value: string) =>
+    createHmac('sha256', pathKey).update(ctx.uid).update('\0').update(value).digest('hex').slice(0, 8);
   const fields = command as unknown as Record<PathField, string>;
   const updated: Partial<Record<PathField, string>> = {};
   const findings: PiiFinding[] = [];
@@ -141,7 +144,8 @@ function redactPaths(
     const result = redactPathValues(fields[field], tag, options);
     if (result.findings.length === 0) continue;
     findings.push(...result.findings);
-    if (written && result.rejected.length > 0) return { findings, rejected: result.rejected, refusal: refuse(messages.piiPathRejected(result.rejected)) };
+    if (written && result.rejected.length > 0)
+      return { findings, rejected: result.rejected, refusal: refuse(messages.piiPathRejected(result.rejected)) };
     // A path that is only looked up keeps a rejected value: no file can have been stored under it.
     if (result.rejected.length > 0) continue;
     try {

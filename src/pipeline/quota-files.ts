@@ -1,5 +1,15 @@
 import { MEMORY_ROOT } from '../vault/paths.js';
-import type { FencedFile, FileVersion, ListedFile, PathState, ReadOptions, StatOptions, UserFiles, WriteCondition, WriteResult } from '../vault/user-files.js';
+import type {
+  FencedFile,
+  FileVersion,
+  ListedFile,
+  PathState,
+  ReadOptions,
+  StatOptions,
+  UserFiles,
+  WriteCondition,
+  WriteResult,
+} from '../vault/user-files.js';
 import { QuotaExceededError } from './quota-messages.js';
 import type { QuotaRun, Reservation } from './quota-run.js';
 
@@ -60,7 +70,11 @@ export class QuotaFiles implements UserFiles {
       throw error;
     }
     // Admitted as a new file: the write says what it replaced, and the usage takes the exact figure.
-    this.run.commit(assumedNew && typeof result.replaced === 'number' ? this.run.resettle(reservation, data.byteLength, result.replaced) : reservation);
+    this.run.commit(
+      assumedNew && typeof result.replaced === 'number'
+        ? this.run.resettle(reservation, data.byteLength, result.replaced)
+        : reservation,
+    );
     this.run.seen(path, data.byteLength);
     return result;
   }
@@ -73,9 +87,14 @@ export class QuotaFiles implements UserFiles {
    * exact figure too. Only a write refused so (near a limit) pays the HEAD, and is decided again
    * with the size found, so an overwrite at the limit is still admitted.
    */
-  private async admit(path: string, newBytes: number, condition: WriteCondition): Promise<{ reservation: Reservation; assumedNew: boolean }> {
+  private async admit(
+    path: string,
+    newBytes: number,
+    condition: WriteCondition,
+  ): Promise<{ reservation: Reservation; assumedNew: boolean }> {
     if (condition.ifNoneMatch) return { reservation: this.run.admit(path, newBytes, null), assumedNew: false };
-    if (this.run.known.has(path)) return { reservation: this.run.admit(path, newBytes, this.run.known.get(path)!), assumedNew: false };
+    if (this.run.known.has(path))
+      return { reservation: this.run.admit(path, newBytes, this.run.known.get(path)!), assumedNew: false };
     if (condition.ifMatch === undefined) {
       try {
         return { reservation: this.run.admit(path, newBytes, null), assumedNew: true };
@@ -83,7 +102,10 @@ export class QuotaFiles implements UserFiles {
         if (!(error instanceof QuotaExceededError)) throw error;
       }
     }
-    return { reservation: this.run.admit(path, newBytes, (await this.inner.stat(path))?.size ?? null), assumedNew: false };
+    return {
+      reservation: this.run.admit(path, newBytes, (await this.inner.stat(path))?.size ?? null),
+      assumedNew: false,
+    };
   }
 
   inspect(path: string, options?: ReadOptions): Promise<PathState> {

@@ -16,7 +16,9 @@ const n = (value: number) => value.toLocaleString('en-US');
 export const quotaMessages = {
   fileBytes: (path: string, newBytes: number, oldBytes: number | null, limit: number) =>
     `Error: Quota exceeded (bytes per file): ${path} would be ${n(newBytes)} bytes, over the limit of ${n(limit)} bytes per file` +
-    (oldBytes === null ? '' : `; it holds ${n(oldBytes)} bytes now, so ${n(Math.max(0, limit - oldBytes))} bytes are left`) +
+    (oldBytes === null
+      ? ''
+      : `; it holds ${n(oldBytes)} bytes now, so ${n(Math.max(0, limit - oldBytes))} bytes are left`) +
     `. Nothing was written. Keep each file under ${n(limit)} bytes: split the content across several files, or leave out old content.`,
   userBytes: (command: string, delta: number, used: number, limit: number) =>
     `Error: Quota exceeded (bytes per user): this ${command} needs ${n(delta)} more bytes, but the memory directory holds ${n(used)} of ${n(limit)} bytes ` +

@@ -74,17 +74,26 @@ export function resolveQuota(options: QuotaOptions = {}): ResolvedQuota {
     const value = options[key];
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < (key === 'refreshAfterMs' ? 0 : 1)) {
-      throw new MemvaultError('CONFIG', `memvault: quota option ${key} must be a positive whole number, not ${String(value)}`);
+      throw new MemvaultError(
+        'CONFIG',
+        `memvault: quota option ${key} must be a positive whole number, not ${String(value)}`,
+      );
     }
     resolved[key] = value;
   }
-  if (options.viewChars !== undefined && options.maxViewOutputChars === undefined) resolved.maxViewOutputChars = 2 * resolved.viewChars;
+  if (options.viewChars !== undefined && options.maxViewOutputChars === undefined)
+    resolved.maxViewOutputChars = 2 * resolved.viewChars;
   if (options.maxHistoryBytes === undefined) {
-    resolved.maxHistoryBytes = HISTORY_ALLOWANCE_FACTOR * (resolved.maxUserBytes + VERSION_FLOOR_BYTES * resolved.maxUserFiles);
+    resolved.maxHistoryBytes =
+      HISTORY_ALLOWANCE_FACTOR * (resolved.maxUserBytes + VERSION_FLOOR_BYTES * resolved.maxUserFiles);
   }
-  if (options.maxHistoryVersions === undefined) resolved.maxHistoryVersions = HISTORY_VERSIONS_FACTOR * resolved.maxUserFiles;
+  if (options.maxHistoryVersions === undefined)
+    resolved.maxHistoryVersions = HISTORY_VERSIONS_FACTOR * resolved.maxUserFiles;
   if (resolved.maxViewOutputChars < resolved.viewChars + 200) {
-    throw new MemvaultError('CONFIG', 'memvault: quota option maxViewOutputChars must leave room for viewChars of text plus line numbers');
+    throw new MemvaultError(
+      'CONFIG',
+      'memvault: quota option maxViewOutputChars must leave room for viewChars of text plus line numbers',
+    );
   }
   return resolved;
 }

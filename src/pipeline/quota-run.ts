@@ -76,7 +76,12 @@ export class QuotaRun {
       }
       const used = u.bytes + u.pendingBytes;
       if (delta > 0 && used + delta > l.maxUserBytes) {
-        this.refuse(quotaMessages.userBytes(this.command.command, delta, used, l.maxUserBytes), { rule: 'user_bytes', limit: l.maxUserBytes, used, delta });
+        this.refuse(quotaMessages.userBytes(this.command.command, delta, used, l.maxUserBytes), {
+          rule: 'user_bytes',
+          limit: l.maxUserBytes,
+          used,
+          delta,
+        });
       }
       if (this.historyOverflows(newBytes)) {
         const cost = versionCost(newBytes);
@@ -145,7 +150,8 @@ export class QuotaRun {
   private async pruneFor(files: UserFiles, adds: HistoryAdds): Promise<void> {
     const l = this.limits;
     const u = this.usage;
-    const lowWater = (limit: number, pending: number, adding: number) => Math.max(0, Math.min(Math.floor(limit * HISTORY_PRUNE_TO), limit - pending - adding));
+    const lowWater = (limit: number, pending: number, adding: number) =>
+      Math.max(0, Math.min(Math.floor(limit * HISTORY_PRUNE_TO), limit - pending - adding));
     const target = {
       bytes: lowWater(l.maxHistoryBytes, u.pendingHistoryBytes, adds.bytes),
       versions: lowWater(l.maxHistoryVersions, u.pendingHistoryVersions, adds.versions),
@@ -207,7 +213,14 @@ export class QuotaRun {
    */
   resettle(r: Reservation, newBytes: number, replaced: number): Reservation {
     const delta = newBytes - replaced;
-    const exact: Reservation = { bytes: Math.max(0, delta), files: 0, delta, newFile: false, history: r.history, versions: r.versions };
+    const exact: Reservation = {
+      bytes: Math.max(0, delta),
+      files: 0,
+      delta,
+      newFile: false,
+      history: r.history,
+      versions: r.versions,
+    };
     this.usage.pendingBytes += exact.bytes - r.bytes;
     this.usage.pendingFiles += exact.files - r.files;
     const decision = this.ctx.decisions.quota;

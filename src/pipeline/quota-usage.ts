@@ -64,7 +64,11 @@ export class UsageCache {
     private readonly limits: ResolvedQuota,
     private readonly now: () => number,
   ) {
-    this.users = new LruMap(limits.maxCachedUsers, undefined, (u) => !u.gate.idle || u.pendingBytes !== 0 || u.pendingFiles !== 0);
+    this.users = new LruMap(
+      limits.maxCachedUsers,
+      undefined,
+      (u) => !u.gate.idle || u.pendingBytes !== 0 || u.pendingFiles !== 0,
+    );
   }
 
   has(uid: string): boolean {
@@ -97,7 +101,9 @@ export class UsageCache {
 
   snapshot(uid: string): UsageSnapshot | undefined {
     const u = this.users.peek(uid);
-    return u?.loaded ? { bytes: u.bytes, files: u.files, pendingBytes: u.pendingBytes, pendingFiles: u.pendingFiles } : undefined;
+    return u?.loaded
+      ? { bytes: u.bytes, files: u.files, pendingBytes: u.pendingBytes, pendingFiles: u.pendingFiles }
+      : undefined;
   }
 
   /**
@@ -122,7 +128,11 @@ export class UsageCache {
       // process's versions could matter).
       if (this.historyDue(u)) {
         const history = await ctx.files.historyUsage?.();
-        Object.assign(u, { historyBytes: history?.bytes ?? null, historyVersions: history?.versions ?? 0, listingsSinceHistory: 0 });
+        Object.assign(u, {
+          historyBytes: history?.bytes ?? null,
+          historyVersions: history?.versions ?? 0,
+          listingsSinceHistory: 0,
+        });
       } else {
         u.listingsSinceHistory += 1;
       }
@@ -136,12 +146,18 @@ export class UsageCache {
   private historyDue(u: UserUsage): boolean {
     const every = Math.max(HISTORY_LISTED_EVERY, Math.ceil(u.historyVersions / HISTORY_VERSIONS_PER_LISTING));
     const near =
-      (u.historyBytes ?? 0) >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR || u.historyVersions >= this.limits.maxHistoryVersions * HISTORY_LISTED_NEAR;
+      (u.historyBytes ?? 0) >= this.limits.maxHistoryBytes * HISTORY_LISTED_NEAR ||
+      u.historyVersions >= this.limits.maxHistoryVersions * HISTORY_LISTED_NEAR;
     return !u.loaded || u.listingsSinceHistory + 1 >= every || near;
   }
 
   private due(u: UserUsage): boolean {
     const l = this.limits;
-    return !u.loaded || u.stale || u.writesSinceRefresh >= l.refreshEveryWrites || this.now() - u.refreshedAt >= l.refreshAfterMs;
+    return (
+      !u.loaded ||
+      u.stale ||
+      u.writesSinceRefresh >= l.refreshEveryWrites ||
+      this.now() - u.refreshedAt >= l.refreshAfterMs
+    );
   }
 }

@@ -11,7 +11,13 @@ import { UsageCache, type UsageSnapshot } from './quota-usage.js';
 
 export type { QuotaDecision, QuotaRule } from './decisions.js';
 export { capViewOutput, QuotaExceededError, quotaMessages } from './quota-messages.js';
-export { DEFAULT_QUOTA, quotaCommandLimits, resolveQuota, type QuotaOptions, type ResolvedQuota } from './quota-options.js';
+export {
+  DEFAULT_QUOTA,
+  quotaCommandLimits,
+  resolveQuota,
+  type QuotaOptions,
+  type ResolvedQuota,
+} from './quota-options.js';
 export type { UsageSnapshot } from './quota-usage.js';
 
 /**
@@ -74,9 +80,20 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
     if (command.command === 'create') {
       const bytes = Buffer.byteLength(command.file_text, 'utf8');
       if (bytes > limits.maxFileBytes) {
-        const decision: QuotaDecision = { checked: true, rule: 'file_bytes', limit: limits.maxFileBytes, used: 0, delta: bytes, allowed: false };
+        const decision: QuotaDecision = {
+          checked: true,
+          rule: 'file_bytes',
+          limit: limits.maxFileBytes,
+          used: 0,
+          delta: bytes,
+          allowed: false,
+        };
         ctx.decisions.quota = decision;
-        return { content: quotaMessages.fileBytes(command.path, bytes, null, limits.maxFileBytes), isError: true, code: 'QUOTA_EXCEEDED' };
+        return {
+          content: quotaMessages.fileBytes(command.path, bytes, null, limits.maxFileBytes),
+          isError: true,
+          code: 'QUOTA_EXCEEDED',
+        };
       }
     }
 

@@ -4,7 +4,17 @@
  * runs, so the stages below and the store calls nest inside it), `memvault.stage.execute` around
  * the commands, and the quota and PII decisions of ctx.decisions counted once the chain settled.
  */
-import { activeTracer, ATTRS, boundedCommand, inSpan, instruments, markResult, observeCommand, recordDecisions, SPANS } from '../telemetry/index.js';
+import {
+  activeTracer,
+  ATTRS,
+  boundedCommand,
+  inSpan,
+  instruments,
+  markResult,
+  observeCommand,
+  recordDecisions,
+  SPANS,
+} from '../telemetry/index.js';
 import type { CommandContext, CommandResult, Middleware } from './context.js';
 import { errorResult } from './error-result.js';
 
@@ -32,7 +42,9 @@ export function commandNameOfInput(input: unknown): string {
 }
 
 /** Wraps a vault's run(userId, input): the command span and metrics; the user id is never recorded. */
-export function observeCommands(run: (userId: string, input: unknown) => Promise<CommandResult>): (userId: string, input: unknown) => Promise<CommandResult> {
+export function observeCommands(
+  run: (userId: string, input: unknown) => Promise<CommandResult>,
+): (userId: string, input: unknown) => Promise<CommandResult> {
   return (userId, input) => {
     // Nothing registered: not even the input's command name is looked at.
     if (!activeTracer() && !instruments()) return run(userId, input);
@@ -68,11 +80,15 @@ function observeStage(name: string, position: number, middleware: Middleware, ou
  * host's own; their position tells them apart). The result is composed as before.
  */
 export function observeStages(middlewares: readonly Middleware[]): Middleware[] {
-  return middlewares.map((middleware, i) => observeStage(stageNames.get(middleware) ?? 'middleware', i, middleware, i === 0));
+  return middlewares.map((middleware, i) =>
+    observeStage(stageNames.get(middleware) ?? 'middleware', i, middleware, i === 0),
+  );
 }
 
 /** The innermost step (the six commands) in its `memvault.stage.execute` span. */
-export function observeExecute(execute: (ctx: CommandContext) => Promise<CommandResult>): (ctx: CommandContext) => Promise<CommandResult> {
+export function observeExecute(
+  execute: (ctx: CommandContext) => Promise<CommandResult>,
+): (ctx: CommandContext) => Promise<CommandResult> {
   const attributes = { [ATTRS.stage]: 'execute' };
   return (ctx) => {
     if (!activeTracer()) return execute(ctx);

@@ -14,7 +14,11 @@ export function terminal(options: TerminalOptions): (ctx: CommandContext) => Pro
   return async (ctx) => {
     // A chain without validation or the path guard is a programming error, not the model's.
     if (!ctx.command || !ctx.pathsCanonical) throw new Error('command reached the store without a canonical path');
-    const content = await executeCommand(ctx.command, { ...options.env, files: ctx.files, ...(ctx.writeFilter ? { writeFilter: ctx.writeFilter } : {}) });
+    const content = await executeCommand(ctx.command, {
+      ...options.env,
+      files: ctx.files,
+      ...(ctx.writeFilter ? { writeFilter: ctx.writeFilter } : {}),
+    });
     return { content, isError: false };
   };
 }

@@ -35,7 +35,10 @@ function crlfCount(text: string): number {
  * PII redaction runs after this check and may change the length; the quota measures again what is
  * really written. This check only keeps input that no limit can admit from costing any work.
  */
-function oversizedField(command: MemoryCommand, limit: number): { field: NonNullable<InputSizeDecision['field']>; bytes: number } | undefined {
+function oversizedField(
+  command: MemoryCommand,
+  limit: number,
+): { field: NonNullable<InputSizeDecision['field']>; bytes: number } | undefined {
   const over = (field: NonNullable<InputSizeDecision['field']>, text: string, slack = () => 0) => {
     const bytes = utf8Bytes(text, limit);
     return bytes > limit && bytes - slack() > limit ? { field, bytes } : undefined;
@@ -52,8 +55,15 @@ function oversizedField(command: MemoryCommand, limit: number): { field: NonNull
   }
 }
 
-function tooLarge(command: MemoryCommand, field: NonNullable<InputSizeDecision['field']>, bytes: number, limit: number): string {
-  return field === 'old_str' ? messages.oldStrTooLarge(bytes, limit) : messages.inputTooLarge(command.command, field, bytes, limit);
+function tooLarge(
+  command: MemoryCommand,
+  field: NonNullable<InputSizeDecision['field']>,
+  bytes: number,
+  limit: number,
+): string {
+  return field === 'old_str'
+    ? messages.oldStrTooLarge(bytes, limit)
+    : messages.inputTooLarge(command.command, field, bytes, limit);
 }
 
 /**

@@ -70,7 +70,11 @@ export class FileStore implements ObjectStore {
     this.durable = options.durable ?? true;
     this.tree = new FileTree(rootDir, this.durable, track);
     const lockOptions = { staleMs: options.lockStaleMs ?? 15_000, timeoutMs: options.lockTimeoutMs ?? 20_000 };
-    this.objects = new ObjectFiles(this.tree, { durable: this.durable, lockOptions, now: options.now ?? (() => new Date()) }, track);
+    this.objects = new ObjectFiles(
+      this.tree,
+      { durable: this.durable, lockOptions, now: options.now ?? (() => new Date()) },
+      track,
+    );
     this.tempStaleMs = options.tempStaleMs ?? 15 * 60_000;
   }
 
@@ -108,13 +112,21 @@ export class FileStore implements ObjectStore {
       const loc = this.tree.locate(key);
       await this.tree.prepareDirectory(loc.dir);
       if (options.ifNoneMatch === '*' && options.ifMatch === undefined) {
-        return this.objects.createOnly(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) }, false);
+        return this.objects.createOnly(
+          loc,
+          key,
+          body,
+          { ...(options.metadata ?? {}) },
+          { ...(options.tags ?? {}) },
+          false,
+        );
       }
       return this.objects.withKeyLock(loc, async () => {
         if (options.ifMatch !== undefined || options.ifNoneMatch === '*') {
           const current = await this.tree.readHeader(loc.file);
           if (options.ifNoneMatch === '*' && current) throw new PreconditionFailedError(key);
-          if (options.ifMatch !== undefined && current?.etag !== options.ifMatch) throw new PreconditionFailedError(key);
+          if (options.ifMatch !== undefined && current?.etag !== options.ifMatch)
+            throw new PreconditionFailedError(key);
         }
         return this.objects.write(loc, key, body, { ...(options.metadata ?? {}) }, { ...(options.tags ?? {}) });
       });
@@ -132,9 +144,11 @@ export class FileStore implements ObjectStore {
         const file = await this.tree.readObjectFile(source);
         if (!file) throw new MemvaultError('NOT_FOUND', 'the copy source does not exist');
         const { header, body } = decodeObject(file);
-        if (options.ifSourceMatch !== undefined && header.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
+        if (options.ifSourceMatch !== undefined && header.etag !== options.ifSourceMatch)
+          throw new PreconditionFailedError(sourceKey);
         const metadata = { ...(options.metadata ?? header.metadata) };
-        if (options.ifNoneMatch !== '*') return this.objects.write(destination, destinationKey, body, metadata, { ...header.tags });
+        if (options.ifNoneMatch !== '*')
+          return this.objects.write(destination, destinationKey, body, metadata, { ...header.tags });
         // Create-only is decided as for put (a lock-free create could otherwise land between a look
         // and a rename over it, and be replaced unseen).
         if (sourceKey === destinationKey) throw new PreconditionFailedError(destinationKey);
@@ -151,7 +165,11 @@ export class FileStore implements ObjectStore {
    * The temp file written and fsync'd now (not counted: the request is the commit), linked to the
    * object's name by `commit` through createOnly, as a create-only `put` links it.
    */
-  prepareCreate(key: string, body: Uint8Array, options: { metadata?: Record<string, string>; tags?: Record<string, string> } = {}): Promise<PreparedCreate> {
+  prepareCreate(
+    key: string,
+    body: Uint8Array,
+    options: { metadata?: Record<string, string>; tags?: Record<string, string> } = {},
+  ): Promise<PreparedCreate> {
     return this.run(
       'PUT',
       async () => {
@@ -161,7 +179,12 @@ export class FileStore implements ObjectStore {
         const tags = { ...(options.tags ?? {}) };
         const header = this.objects.headerOf(key, body, metadata, tags);
         const staged: StagedObject | undefined = this.objects.hardLinks
-          ? { header, temp: await writeTempFile(loc, encodeObject(header, body), this.durable, () => this.tree.ensureDirectory(loc.dir)) }
+          ? {
+              header,
+              temp: await writeTempFile(loc, encodeObject(header, body), this.durable, () =>
+                this.tree.ensureDirectory(loc.dir),
+              ),
+            }
           : undefined;
         let settled = false;
         const once = (): void => {
@@ -209,10 +232,13 @@ export class FileStore implements ObjectStore {
 
   list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     return this.run('LIST', async () => {
-      if (typeof prefix !== 'string' || !isWellFormed(prefix)) throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
-      const requested = options.maxKeys !== undefined && Number.isFinite(options.maxKeys) ? Math.floor(options.maxKeys) : 1000;
+      if (typeof prefix !== 'string' || !isWellFormed(prefix))
+        throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
+      const requested =
+        options.maxKeys !== undefined && Number.isFinite(options.maxKeys) ? Math.floor(options.maxKeys) : 1000;
       const maxKeys = Math.min(Math.max(requested, 1), 1000);
-      const after = options.continuationToken !== undefined ? decodeToken(options.continuationToken) : options.startAfter;
+      const after =
+        options.continuationToken !== undefined ? decodeToken(options.continuationToken) : options.startAfter;
       const candidates = await collectCandidates(
         this.tree.root,
         Buffer.from(prefix, 'utf8'),
@@ -236,7 +262,8 @@ export class FileStore implements ObjectStore {
   async tagsOf(key: string): Promise<Record<string, string> | undefined> {
     try {
       const loc = this.tree.locate(key);
-      const header = (await this.tree.directoryState(loc.dir)) === 'missing' ? null : await this.tree.readHeader(loc.file);
+      const header =
+        (await this.tree.directoryState(loc.dir)) === 'missing' ? null : await this.tree.readHeader(loc.file);
       return header ? { ...header.tags } : undefined;
     } catch (e) {
       throw toStoreError(e);

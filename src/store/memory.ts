@@ -62,7 +62,14 @@ export class MemoryStore implements ObjectStore {
     countRequest('GET');
     const entry = this.objects.get(key);
     if (!entry) return null;
-    return { key, size: entry.body.byteLength, etag: entry.etag, lastModified: entry.lastModified, body: entry.body.slice(), metadata: { ...entry.metadata } };
+    return {
+      key,
+      size: entry.body.byteLength,
+      etag: entry.etag,
+      lastModified: entry.lastModified,
+      body: entry.body.slice(),
+      metadata: { ...entry.metadata },
+    };
   }
 
   async head(key: string): Promise<ObjectInfo | null> {
@@ -136,7 +143,8 @@ export class MemoryStore implements ObjectStore {
     countRequest('COPY');
     const source = this.objects.get(sourceKey);
     if (!source) throw new Error('copy source does not exist');
-    if (options.ifSourceMatch !== undefined && source.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
+    if (options.ifSourceMatch !== undefined && source.etag !== options.ifSourceMatch)
+      throw new PreconditionFailedError(sourceKey);
     this.checkConditions(destinationKey, undefined, options.ifNoneMatch);
     const entry = this.entry(source.body.slice(), options.metadata ?? { ...source.metadata }, { ...source.tags });
     this.index(destinationKey);
@@ -147,7 +155,8 @@ export class MemoryStore implements ObjectStore {
   async delete(key: string, options: { ifMatch?: string } = {}): Promise<void> {
     countRequest('DELETE');
     const entry = this.objects.get(key);
-    if (options.ifMatch !== undefined && entry && entry.etag !== options.ifMatch) throw new PreconditionFailedError(key);
+    if (options.ifMatch !== undefined && entry && entry.etag !== options.ifMatch)
+      throw new PreconditionFailedError(key);
     this.unindex(key);
     this.objects.delete(key);
   }
@@ -193,6 +202,12 @@ export class MemoryStore implements ObjectStore {
     // conditional writer needs (S3's MD5 ETag would not change; callers must not rely on either).
     // No hash of the body: this store stands in for a server, and its CPU is not memvault's.
     const version = ++this.versions.issued;
-    return { body, etag: `${this.etagPrefix}${version.toString(16).padStart(8, '0')}`, lastModified: this.now(), metadata, tags };
+    return {
+      body,
+      etag: `${this.etagPrefix}${version.toString(16).padStart(8, '0')}`,
+      lastModified: this.now(),
+      metadata,
+      tags,
+    };
   }
 }

@@ -16,9 +16,14 @@ export class ObservedStore implements ObjectStore {
     if (inner.prepareCreate)
       this.prepareCreate = async (key, body, options) => {
         const prepared = await inner.prepareCreate!(key, body, options);
-        return { commit: () => observeStoreOperation(inner.kind, 'put', () => prepared.commit()), discard: () => prepared.discard() };
+        return {
+          commit: () => observeStoreOperation(inner.kind, 'put', () => prepared.commit()),
+          discard: () => prepared.discard(),
+        };
       };
-    if (inner.deleteExactly) this.deleteExactly = (key, ifMatch) => observeStoreOperation(inner.kind, 'delete', () => inner.deleteExactly!(key, ifMatch));
+    if (inner.deleteExactly)
+      this.deleteExactly = (key, ifMatch) =>
+        observeStoreOperation(inner.kind, 'delete', () => inner.deleteExactly!(key, ifMatch));
   }
 
   get kind(): string {

@@ -78,7 +78,15 @@ async function requireDirectory(dir: string): Promise<void> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR')
-      throw new MemvaultError('STORE_UNAVAILABLE', `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`, { cause: e });
+      throw new MemvaultError(
+        'STORE_UNAVAILABLE',
+        `memvault: the store directory ${dir} cannot be read (${code ?? 'error'}).`,
+        { cause: e },
+      );
   }
-  if (!isDirectory) throw new MemvaultError('CONFIG', `memvault: there is no store at ${dir}: check the store URL. Nothing was created.`);
+  if (!isDirectory)
+    throw new MemvaultError(
+      'CONFIG',
+      `memvault: there is no store at ${dir}: check the store URL. Nothing was created.`,
+    );
 }

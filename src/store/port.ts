@@ -95,7 +95,11 @@ export interface ObjectStore {
    * (a crash) leaves at most a temp file, which a later listing removes. Offered only where a PUT has
    * such a part worth moving (not S3, not the memory store).
    */
-  prepareCreate?(key: string, body: Uint8Array, options?: { metadata?: Record<string, string>; tags?: Record<string, string> }): Promise<PreparedCreate>;
+  prepareCreate?(
+    key: string,
+    body: Uint8Array,
+    options?: { metadata?: Record<string, string>; tags?: Record<string, string> },
+  ): Promise<PreparedCreate>;
   /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */
   deleteMany(keys: string[]): Promise<{ failed: string[] }>;
   close(): Promise<void>;
@@ -119,7 +123,12 @@ export class PreconditionFailedError extends Error {
 }
 
 /** Iterate every object under a prefix, page by page (one LIST request per 1,000 keys). */
-export async function* listAll(store: ObjectStore, prefix: string, pageSize = 1000, startAfter?: string): AsyncGenerator<ObjectInfo> {
+export async function* listAll(
+  store: ObjectStore,
+  prefix: string,
+  pageSize = 1000,
+  startAfter?: string,
+): AsyncGenerator<ObjectInfo> {
   let continuationToken: string | undefined;
   do {
     const from = continuationToken ? { continuationToken } : startAfter !== undefined ? { startAfter } : {};

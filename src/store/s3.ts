@@ -34,7 +34,12 @@ import { describeS3Error, isConditionFailure, isMissingObject, storeUnavailable 
 import { isS3Client } from './s3/settings.js';
 import { parseS3Url } from './s3/url.js';
 
-export { ACCOUNTING_MIDDLEWARE_NAME, attachRequestAccounting, buildS3Client, defaultS3ClientConfig } from './s3/client.js';
+export {
+  ACCOUNTING_MIDDLEWARE_NAME,
+  attachRequestAccounting,
+  buildS3Client,
+  defaultS3ClientConfig,
+} from './s3/client.js';
 export { isS3Client, resolveS3Settings, s3ConfigFromEnv } from './s3/settings.js';
 export { parseS3Url } from './s3/url.js';
 
@@ -203,7 +208,9 @@ export class S3Store implements ObjectStore {
         lastModified: new Date(Math.floor((o.LastModified?.getTime() ?? 0) / 1000) * 1000),
       }));
       // Some servers set IsTruncated with no token on the last page; trust the token only.
-      return out.IsTruncated && out.NextContinuationToken ? { objects, continuationToken: out.NextContinuationToken } : { objects };
+      return out.IsTruncated && out.NextContinuationToken
+        ? { objects, continuationToken: out.NextContinuationToken }
+        : { objects };
     } catch (error) {
       throw storeUnavailable('ListObjectsV2', describeS3Error(error));
     }
@@ -232,20 +239,24 @@ export class S3Store implements ObjectStore {
       input.Metadata = current.metadata;
     }
 
-    const restateTags = input.MetadataDirective === 'REPLACE' && this.restateTagsOnReplace ? await this.tagsOf(source) : [];
+    const restateTags =
+      input.MetadataDirective === 'REPLACE' && this.restateTagsOnReplace ? await this.tagsOf(source) : [];
 
     if (this.conditionChecks === 'check-first') {
       if (options.ifSourceMatch !== undefined) {
         const current = await this.headRaw(source);
         if (!current || current.etag !== options.ifSourceMatch) throw new PreconditionFailedError(sourceKey);
       }
-      if (options.ifNoneMatch === '*' && (await this.headRaw(destination))) throw new PreconditionFailedError(destinationKey);
+      if (options.ifNoneMatch === '*' && (await this.headRaw(destination)))
+        throw new PreconditionFailedError(destinationKey);
     }
 
     try {
       const out = await this.client.send(new CopyObjectCommand(input));
       if (restateTags.length > 0) {
-        await this.client.send(new PutObjectTaggingCommand({ Bucket: this.bucket, Key: destination, Tagging: { TagSet: restateTags } }));
+        await this.client.send(
+          new PutObjectTaggingCommand({ Bucket: this.bucket, Key: destination, Tagging: { TagSet: restateTags } }),
+        );
       }
       return { etag: stripQuotes(out.CopyObjectResult?.ETag) };
     } catch (error) {

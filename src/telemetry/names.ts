@@ -87,12 +87,30 @@ export const COMMAND_VALUES = ['view', 'create', 'str_replace', 'insert', 'delet
 /** src/pii/types.ts PII_TYPES. */
 export const PII_TYPE_VALUES = ['EMAIL', 'PHONE', 'CREDIT_CARD', 'IBAN', 'US_SSN', 'IP_ADDRESS', 'SECRET'] as const;
 /** src/audit/record.ts AUDIT_RECORD_TYPES. */
-export const AUDIT_RECORD_TYPE_VALUES = ['start', 'seal', 'command', 'expire', 'erase', 'export', 'rotate', 'rekey', 'history', 'restore'] as const;
+export const AUDIT_RECORD_TYPE_VALUES = [
+  'start',
+  'seal',
+  'command',
+  'expire',
+  'erase',
+  'export',
+  'rotate',
+  'rekey',
+  'history',
+  'restore',
+] as const;
 
 const COMMANDS: ReadonlySet<string> = new Set(COMMAND_VALUES);
 const CODE = /^[A-Z][A-Z_]{0,31}$/;
 const REQUEST_TYPE = /^[A-Z][A-Z_]{0,23}$/;
-const QUOTA_LIMITS = new Set(['file_bytes', 'user_bytes', 'user_files', 'history_bytes', 'history_versions', 'view_chars']);
+const QUOTA_LIMITS = new Set([
+  'file_bytes',
+  'user_bytes',
+  'user_files',
+  'history_bytes',
+  'history_versions',
+  'view_chars',
+]);
 const PII_TYPE_SET: ReadonlySet<string> = new Set(PII_TYPE_VALUES);
 const AUDIT_RECORD_TYPE_SET: ReadonlySet<string> = new Set(AUDIT_RECORD_TYPE_VALUES);
 

@@ -4,7 +4,16 @@
  */
 import type { Attributes, Span } from '@opentelemetry/api';
 import { instruments, secondsSince } from './metrics.js';
-import { ATTRS, boundedAuditRecordType, boundedCode, boundedQuotaLimit, isPiiType, SPANS, type ListingSkipReason, type RetryLoop } from './names.js';
+import {
+  ATTRS,
+  boundedAuditRecordType,
+  boundedCode,
+  boundedQuotaLimit,
+  isPiiType,
+  SPANS,
+  type ListingSkipReason,
+  type RetryLoop,
+} from './names.js';
 import { withRequestTally } from './store.js';
 import { activeTracer, codeOfError, failSpan, inSpan } from './tracing.js';
 
@@ -16,7 +25,9 @@ export interface ResultOutcome {
 
 /** `memvault.outcome` and, on an error, `memvault.error.code` of a result. */
 export function outcomeAttributes(result: ResultOutcome): Attributes {
-  return result.isError ? { [ATTRS.outcome]: 'error', [ATTRS.errorCode]: boundedCode(result.code) } : { [ATTRS.outcome]: 'ok' };
+  return result.isError
+    ? { [ATTRS.outcome]: 'error', [ATTRS.errorCode]: boundedCode(result.code) }
+    : { [ATTRS.outcome]: 'ok' };
 }
 
 /** Sets a result's outcome on a span (and its error status when it failed). */
@@ -67,8 +78,12 @@ async function observedCommand<R extends ResultOutcome>(command: string, run: ()
  */
 export interface DecisionSignals {
   readonly validate?: { readonly refused: boolean };
-  readonly quota?: { readonly checked: false } | { readonly checked: true; readonly rule: string; readonly allowed: boolean };
-  readonly pii?: { readonly findings: Readonly<Partial<Record<string, number>>>; readonly rejected?: readonly string[] };
+  readonly quota?:
+    { readonly checked: false } | { readonly checked: true; readonly rule: string; readonly allowed: boolean };
+  readonly pii?: {
+    readonly findings: Readonly<Partial<Record<string, number>>>;
+    readonly rejected?: readonly string[];
+  };
 }
 
 /**
@@ -91,7 +106,10 @@ export function recordDecisions(decisions: DecisionSignals): void {
     const rejected = pii.rejected ?? [];
     for (const [type, count] of Object.entries(pii.findings)) {
       if (!isPiiType(type) || typeof count !== 'number' || !Number.isSafeInteger(count) || count <= 0) continue;
-      m.piiFindings.add(count, { [ATTRS.piiType]: type, [ATTRS.piiAction]: rejected.includes(type) ? 'reject' : 'redact' });
+      m.piiFindings.add(count, {
+        [ATTRS.piiType]: type,
+        [ATTRS.piiAction]: rejected.includes(type) ? 'reject' : 'redact',
+      });
     }
   }
 }
@@ -153,7 +171,8 @@ export async function observeSweep<T extends SweepCounts>(dryRun: boolean, run: 
       const m = instruments();
       if (m) {
         m.sweeperScanned.add(summary.scanned, { [ATTRS.sweepMode]: mode });
-        if (!dryRun) m.sweeperDeleted.add(Math.max(0, summary.expired - summary.alreadyGone), { [ATTRS.sweepMode]: mode });
+        if (!dryRun)
+          m.sweeperDeleted.add(Math.max(0, summary.expired - summary.alreadyGone), { [ATTRS.sweepMode]: mode });
       }
       return summary;
     } catch (error) {

@@ -48,7 +48,8 @@ export async function withRequestTally<T>(
 }
 
 function reportRequests(m: Instruments, tally: Tally, status: string): void {
-  for (const [type, n] of tally) m.storeRequests.add(n, { [ATTRS.storeRequest]: boundedRequestType(type), [ATTRS.storeStatus]: status });
+  for (const [type, n] of tally)
+    m.storeRequests.add(n, { [ATTRS.storeRequest]: boundedRequestType(type), [ATTRS.storeStatus]: status });
 }
 
 export function storeStatusOfError(error: unknown): StoreStatus {
@@ -92,18 +93,22 @@ async function observed<T>(
   const started = performance.now();
   let status = 'error' as StoreStatus;
   try {
-    return await inSpan(`${SPANS.storePrefix}${operation}`, { [ATTRS.storeOperation]: operation, [ATTRS.storeKind]: kindAttribute }, async (span) => {
-      try {
-        const result = await (tally ? tallies.run(tally, work) : work());
-        status = statusOf(result);
-        return result;
-      } catch (error) {
-        status = storeStatusOfError(error);
-        throw error;
-      } finally {
-        span.setAttribute(ATTRS.storeStatus, status);
-      }
-    });
+    return await inSpan(
+      `${SPANS.storePrefix}${operation}`,
+      { [ATTRS.storeOperation]: operation, [ATTRS.storeKind]: kindAttribute },
+      async (span) => {
+        try {
+          const result = await (tally ? tallies.run(tally, work) : work());
+          status = statusOf(result);
+          return result;
+        } catch (error) {
+          status = storeStatusOfError(error);
+          throw error;
+        } finally {
+          span.setAttribute(ATTRS.storeStatus, status);
+        }
+      },
+    );
   } finally {
     if (m && tally) {
       reportRequests(m, tally, status);

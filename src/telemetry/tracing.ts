@@ -29,7 +29,10 @@ export function activeTracer(): Tracer | undefined {
   const provider = trace.getTracerProvider();
   const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
   if (current?.delegate !== delegate) {
-    current = { delegate, tracer: delegate === NOOP_TRACER_PROVIDER ? undefined : delegate.getTracer(INSTRUMENTATION_SCOPE) };
+    current = {
+      delegate,
+      tracer: delegate === NOOP_TRACER_PROVIDER ? undefined : delegate.getTracer(INSTRUMENTATION_SCOPE),
+    };
   }
   return current.tracer;
 }
@@ -56,7 +59,12 @@ export function inSpan<T>(name: string, attributes: Attributes, work: (span: Spa
   return traced(tracer, name, attributes, work);
 }
 
-async function traced<T>(tracer: Tracer, name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+async function traced<T>(
+  tracer: Tracer,
+  name: string,
+  attributes: Attributes,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
   const parent = context.active();
   const span = tracer.startSpan(name, { attributes }, parent);
   try {

@@ -8,7 +8,10 @@ import { finishStoppedRenames } from './commands/stopped.js';
 /** Runs one validated command whose paths are canonical. Errors are thrown as MemvaultError. */
 export async function executeCommand(command: MemoryCommand, env: CommandEnv): Promise<ResultContent> {
   // A directory rename another process left half done is finished first (commands/stopped.ts).
-  await finishStoppedRenames(env, command.command === 'rename' ? { op: 'rename', from: command.old_path, to: command.new_path } : undefined);
+  await finishStoppedRenames(
+    env,
+    command.command === 'rename' ? { op: 'rename', from: command.old_path, to: command.new_path } : undefined,
+  );
   switch (command.command) {
     case 'view':
       return view(command, env);

@@ -20,7 +20,8 @@ export const messages = {
   // validation (memvault)
   unreadableInput: 'Error: The tool input could not be read as a memory command object.',
   // view (spec)
-  dirHeader: (path: string) => `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:`,
+  dirHeader: (path: string) =>
+    `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:`,
   fileHeader: (path: string) => `Here's the content of ${path} with line numbers:`,
   viewMissing: (path: string) => `The path ${path} does not exist. Please provide a valid path.`,
   tooManyLines: (path: string) => `File ${path} exceeds maximum line limit of 999,999 lines.`,
@@ -39,21 +40,27 @@ export const messages = {
   viewRangeOnDirectory: (path: string) => `Error: view_range cannot be used with a directory: ${path} is a directory.`,
   binaryFile: (path: string) =>
     `Error: ${path} holds binary data that is not valid UTF-8 text and not a supported image (.png, .jpg, .jpeg, .gif, .webp), so it cannot be shown.`,
-  imageMismatch: (path: string) => `Error: ${path} has an image file extension but its content is not a valid image of that type.`,
-  imageTooLarge: (path: string, limit: number) => `Error: The image ${path} is larger than ${Math.floor(limit / (1024 * 1024))} MB and cannot be shown.`,
+  imageMismatch: (path: string) =>
+    `Error: ${path} has an image file extension but its content is not a valid image of that type.`,
+  imageTooLarge: (path: string, limit: number) =>
+    `Error: The image ${path} is larger than ${Math.floor(limit / (1024 * 1024))} MB and cannot be shown.`,
   imageCaption: (path: string) => `Here's the image at ${path}:`,
 
   // create
   created: (path: string) => `File created successfully at: ${path}`, // spec
   alreadyExists: (path: string) => `Error: File ${path} already exists`, // spec (createMode 'fail')
   createOnDirectory: (path: string) => `Error: ${path} is a directory. create needs the path of a file.`,
-  ancestorIsFile: (path: string, ancestor: string) => `Error: Cannot use ${path}: ${ancestor} is a file, not a directory.`,
-  rootIsDirectory: (command: string) => `Error: /memories is the memory directory itself; ${command} needs the path of a file below it.`,
+  ancestorIsFile: (path: string, ancestor: string) =>
+    `Error: Cannot use ${path}: ${ancestor} is a file, not a directory.`,
+  rootIsDirectory: (command: string) =>
+    `Error: /memories is the memory directory itself; ${command} needs the path of a file below it.`,
 
   // str_replace (spec)
-  edited: (snippet: string) => `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet}`,
+  edited: (snippet: string) =>
+    `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet}`,
   editMissing: (path: string) => `Error: The path ${path} does not exist. Please provide a valid path.`,
-  noMatch: (oldStr: string, path: string) => `No replacement was performed, old_str \`${echo(oldStr)}\` did not appear verbatim in ${path}.`,
+  noMatch: (oldStr: string, path: string) =>
+    `No replacement was performed, old_str \`${echo(oldStr)}\` did not appear verbatim in ${path}.`,
   // The spec lists every line; memvault lists the first ones and counts the rest ("and N more"),
   // so that a common old_str in a 20,000-line file is a short answer, not 129 KB of numbers.
   manyMatches: (oldStr: string, lines: number[], moreLines = 0) =>
@@ -80,7 +87,8 @@ export const messages = {
   renameRoot: () => 'Error: Cannot rename the /memories directory itself',
   renameIntoItself: (from: string, to: string) => `Error: Cannot move ${from} into itself (${to} is inside it).`,
   // directory rename and delete against each other (memvault)
-  treeBusy: (path: string) => `Error: Cannot change ${path} now: another rename or delete of it is in progress. Try again.`,
+  treeBusy: (path: string) =>
+    `Error: Cannot change ${path} now: another rename or delete of it is in progress. Try again.`,
   treeBusyRename: (path: string, from: string, to: string) =>
     `Error: Cannot change ${path} now: a rename of ${from} to ${to} is in progress or stopped part-way. Run that rename again to finish it, then try again.`,
   treeBusyDelete: (path: string, from: string) =>
@@ -88,7 +96,8 @@ export const messages = {
 
   // shared (memvault)
   notAFile: (path: string) => `Error: ${path} is a directory, not a file.`,
-  conflict: (path: string) => `Error: ${path} was changed by other writers at the same time too often; this edit was not applied. View the file and try again.`,
+  conflict: (path: string) =>
+    `Error: ${path} was changed by other writers at the same time too often; this edit was not applied. View the file and try again.`,
   fileTooLarge: (path: string, bytes: number, limit: number) =>
     `Error: The edit would make ${path} ${bytes.toLocaleString('en-US')} bytes, over the limit of ${limit.toLocaleString('en-US')} bytes per file. Nothing was written; keep the file smaller (split it, or remove old content).`,
   // Refused from the input alone, before any work (the path is not even checked yet, so it is not named).
@@ -96,7 +105,8 @@ export const messages = {
     `Error: \`${field}\` is ${bytes.toLocaleString('en-US')} bytes, over the limit of ${limit.toLocaleString('en-US')} bytes per file, so this ${command} cannot be stored. Nothing was written; keep each file under ${limit.toLocaleString('en-US')} bytes (split the content across several files).`,
   oldStrTooLarge: (bytes: number, limit: number) =>
     `Error: \`old_str\` is ${bytes.toLocaleString('en-US')} bytes, longer than any file can be (the limit is ${limit.toLocaleString('en-US')} bytes per file), so it cannot occur in the file. Nothing was changed; give the exact, shorter text to replace.`,
-  tooManyLinesWrite: (path: string) => `Error: The edit would make ${path} longer than 999,999 lines. Nothing was written.`,
+  tooManyLinesWrite: (path: string) =>
+    `Error: The edit would make ${path} longer than 999,999 lines. Nothing was written.`,
 
   // PII redactor (memvault): the kind of data is named, never the data itself.
   piiRejected: (types: readonly PiiType[]) =>

@@ -49,7 +49,8 @@ export function parseCommand(input: unknown): MemoryCommand {
   const fields = input as Record<string, unknown>;
   const name = fields['command'];
   if (typeof name !== 'string' || !(COMMAND_NAMES as readonly string[]).includes(name)) {
-    if (name === undefined) throw invalid(`The tool input has no \`command\`. Valid commands are: ${COMMAND_NAMES.join(', ')}.`);
+    if (name === undefined)
+      throw invalid(`The tool input has no \`command\`. Valid commands are: ${COMMAND_NAMES.join(', ')}.`);
     throw invalid(`Unknown command "${showName(name)}". Valid commands are: ${COMMAND_NAMES.join(', ')}.`);
   }
   const command = name as CommandName;
@@ -58,13 +59,23 @@ export function parseCommand(input: unknown): MemoryCommand {
       const path = requireString(fields, 'path', command);
       const range = fields['view_range'];
       if (range === undefined || range === null) return { command, path };
-      if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => typeof n === 'number' && Number.isSafeInteger(n))) {
-        throw invalid(`\`view_range\` must be two whole numbers [start, end] (end = -1 for the end of the file), not ${showName(range)}.`);
+      if (
+        !Array.isArray(range) ||
+        range.length !== 2 ||
+        !range.every((n) => typeof n === 'number' && Number.isSafeInteger(n))
+      ) {
+        throw invalid(
+          `\`view_range\` must be two whole numbers [start, end] (end = -1 for the end of the file), not ${showName(range)}.`,
+        );
       }
       return { command, path, view_range: [range[0] as number, range[1] as number] };
     }
     case 'create':
-      return { command, path: requireString(fields, 'path', command), file_text: requireString(fields, 'file_text', command) };
+      return {
+        command,
+        path: requireString(fields, 'path', command),
+        file_text: requireString(fields, 'file_text', command),
+      };
     case 'str_replace':
       return {
         command,
@@ -76,18 +87,25 @@ export function parseCommand(input: unknown): MemoryCommand {
     case 'insert': {
       const path = requireString(fields, 'path', command);
       const line = fields['insert_line'];
-      if (line === undefined) throw invalid('The insert command needs `insert_line` (a whole number from 0), and it is missing.');
+      if (line === undefined)
+        throw invalid('The insert command needs `insert_line` (a whole number from 0), and it is missing.');
       // Numbers out of range or not whole get the spec's message, which names the file's line
       // range, from the insert command itself; values that are not numbers at all stop here.
       if (typeof line !== 'number' || !Number.isFinite(line)) {
-        throw invalid(`Invalid \`insert_line\` parameter: ${showName(line)}. It must be a whole number from 0 (0 inserts at the start of the file).`);
+        throw invalid(
+          `Invalid \`insert_line\` parameter: ${showName(line)}. It must be a whole number from 0 (0 inserts at the start of the file).`,
+        );
       }
       return { command, path, insert_line: line, insert_text: requireString(fields, 'insert_text', command) };
     }
     case 'delete':
       return { command, path: requireString(fields, 'path', command) };
     case 'rename':
-      return { command, old_path: requireString(fields, 'old_path', command), new_path: requireString(fields, 'new_path', command) };
+      return {
+        command,
+        old_path: requireString(fields, 'old_path', command),
+        new_path: requireString(fields, 'new_path', command),
+      };
   }
 }
 

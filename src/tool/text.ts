@@ -97,7 +97,11 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * of 'a' takes over a minute in one call. Every SCAN_SLICE characters the scan yields to the event
  * loop, so that one big edit never holds up the other users' commands.
  */
-export async function forEachOccurrence(text: string, needle: string, visit: (offset: number) => boolean): Promise<void> {
+export async function forEachOccurrence(
+  text: string,
+  needle: string,
+  visit: (offset: number) => boolean,
+): Promise<void> {
   if (needle.length === 0 || needle.length > text.length) return;
   // The loops live in a plain class, not in this async function, so that V8 optimises them.
   const matcher = new KmpMatcher(text, needle);

@@ -9,7 +9,8 @@ export type InsertCommand = { command: 'insert'; path: string; insert_line: numb
 export type DeleteCommand = { command: 'delete'; path: string };
 export type RenameCommand = { command: 'rename'; old_path: string; new_path: string };
 
-export type MemoryCommand = ViewCommand | CreateCommand | StrReplaceCommand | InsertCommand | DeleteCommand | RenameCommand;
+export type MemoryCommand =
+  ViewCommand | CreateCommand | StrReplaceCommand | InsertCommand | DeleteCommand | RenameCommand;
 
 export type CommandName = MemoryCommand['command'];
 export const COMMAND_NAMES: readonly CommandName[] = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'];

@@ -8,7 +8,11 @@
  * stops early instead of running every remaining item. A caller that wants every item tried catches
  * inside `fn` (the expiry deleter records each failure and never throws from `fn`).
  */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failure: { error: unknown } | undefined;
@@ -28,6 +32,10 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
 }
 
 /** `mapLimit` without results; the same failure policy. */
-export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function forEachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   await mapLimit(items, limit, fn);
 }

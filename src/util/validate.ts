@@ -19,8 +19,16 @@ export function describeValue(value: unknown): string {
 }
 
 /** The error of a refused argument: INVALID_INPUT by default (CONFIG for start-up options). */
-export function invalidArgument(name: string, expected: string, value: unknown, code: ErrorCode = 'INVALID_INPUT'): MemvaultError {
-  return new MemvaultError(code, `memvault: ${name} must be ${expected} (got ${describeValue(value)}); nothing was changed`);
+export function invalidArgument(
+  name: string,
+  expected: string,
+  value: unknown,
+  code: ErrorCode = 'INVALID_INPUT',
+): MemvaultError {
+  return new MemvaultError(
+    code,
+    `memvault: ${name} must be ${expected} (got ${describeValue(value)}); nothing was changed`,
+  );
 }
 
 export interface CheckOptions {
@@ -30,7 +38,8 @@ export interface CheckOptions {
 
 /** A Date that is a real instant (not `new Date(NaN)`, not a string or a number). */
 export function checkDate(name: string, value: unknown, options: CheckOptions = {}): Date {
-  if (!(value instanceof Date) || !Number.isFinite(value.getTime())) throw invalidArgument(name, 'a valid Date', value, options.code);
+  if (!(value instanceof Date) || !Number.isFinite(value.getTime()))
+    throw invalidArgument(name, 'a valid Date', value, options.code);
   return value;
 }
 
@@ -71,14 +80,25 @@ export function checkFunction<T>(name: string, value: T, options: CheckOptions =
   return value;
 }
 
-export function checkOneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], options: CheckOptions = {}): T {
+export function checkOneOf<T extends string>(
+  name: string,
+  value: unknown,
+  allowed: readonly T[],
+  options: CheckOptions = {},
+): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
     throw invalidArgument(name, `one of ${allowed.map((a) => `'${a}'`).join(', ')}`, value, options.code);
   return value as T;
 }
 
 /** A string matching `pattern` (described by `expected`). */
-export function checkString(name: string, value: unknown, pattern: RegExp, expected: string, options: CheckOptions = {}): string {
+export function checkString(
+  name: string,
+  value: unknown,
+  pattern: RegExp,
+  expected: string,
+  options: CheckOptions = {},
+): string {
   if (typeof value !== 'string' || !pattern.test(value)) throw invalidArgument(name, expected, value, options.code);
   return value;
 }
@@ -87,7 +107,13 @@ export function checkString(name: string, value: unknown, pattern: RegExp, expec
 export const ACTOR_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function checkActor(name: string, value: unknown, options: CheckOptions = {}): string {
-  return checkString(name, value, ACTOR_PATTERN, '1-128 characters of A-Z a-z 0-9 . _ : - (an operator or ticket id, no e-mail address)', options);
+  return checkString(
+    name,
+    value,
+    ACTOR_PATTERN,
+    '1-128 characters of A-Z a-z 0-9 . _ : - (an operator or ticket id, no e-mail address)',
+    options,
+  );
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -57,7 +57,11 @@ function versionBytes(codec: UserCodec, storedSize: number): number {
  * may go. Returns what is left. A delete that fails is counted as still there (the next listing
  * sees the truth).
  */
-export async function meterHistory(store: ObjectStore, codec: UserCodec, pruneTo?: HistoryTarget): Promise<HistoryUsage> {
+export async function meterHistory(
+  store: ObjectStore,
+  codec: UserCodec,
+  pruneTo?: HistoryTarget,
+): Promise<HistoryUsage> {
   let bytes = 0;
   let versions = 0;
   const candidates: Candidate[] = [];

@@ -107,7 +107,10 @@ async function* versionGroups(ctx: HistoryContext, path: string): AsyncGenerator
 }
 
 /** A kept version, read through the one verified read (src/crypto/verified-read.ts: its record opens, matches its body and names its key's number). */
-async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise<{ record: VersionInfo; data: Uint8Array; keptAt?: number } | null> {
+async function openVersion(
+  ctx: HistoryContext,
+  version: ListedVersion,
+): Promise<{ record: VersionInfo; data: Uint8Array; keptAt?: number } | null> {
   const opened = await readKeptVersion(ctx.store, ctx.codec, version.path, version.object.key, version.seq);
   if (!opened) return null; // dropped or expired meanwhile
   const { record, data } = opened;
@@ -126,7 +129,11 @@ async function openVersion(ctx: HistoryContext, version: ListedVersion): Promise
 }
 
 /** The versions of the file at `path` and of every file below it, each file's newest first. */
-export async function listHistory(ctx: HistoryContext, path: string, limit = MAX_LISTED_VERSIONS): Promise<{ versions: VersionInfo[]; truncated: boolean }> {
+export async function listHistory(
+  ctx: HistoryContext,
+  path: string,
+  limit = MAX_LISTED_VERSIONS,
+): Promise<{ versions: VersionInfo[]; truncated: boolean }> {
   const versions: VersionInfo[] = [];
   for await (const group of versionGroups(ctx, path)) {
     for (const version of group) {
@@ -143,8 +150,19 @@ export async function listHistory(ctx: HistoryContext, path: string, limit = MAX
  * Which version was current at a time is told by when the history stored it (the store's clock).
  * Files without history (written before history was on) are left as they are.
  */
-export async function restore(ctx: HistoryContext, options: { path: string; asOf: Date; dryRun: boolean }): Promise<RestoreResult> {
-  const result: RestoreResult = { asOf: options.asOf, dryRun: options.dryRun, files: [], restored: 0, deleted: 0, unchanged: 0, conflicts: 0 };
+export async function restore(
+  ctx: HistoryContext,
+  options: { path: string; asOf: Date; dryRun: boolean },
+): Promise<RestoreResult> {
+  const result: RestoreResult = {
+    asOf: options.asOf,
+    dryRun: options.dryRun,
+    files: [],
+    restored: 0,
+    deleted: 0,
+    unchanged: 0,
+    conflicts: 0,
+  };
   const op = newFenceId();
   const pending: ListedVersion[][] = [];
   const flush = async () => {
@@ -152,7 +170,12 @@ export async function restore(ctx: HistoryContext, options: { path: string; asOf
     await forEachLimit(batch, RESTORE_CONCURRENCY, async (group) => {
       const outcome = await restoreFile(ctx, group, options.asOf, options.dryRun, op);
       result.files.push({ path: group[0]!.path, ...outcome });
-      const counter = { restored: 'restored', deleted: 'deleted', unchanged: 'unchanged', conflict: 'conflicts' } as const;
+      const counter = {
+        restored: 'restored',
+        deleted: 'deleted',
+        unchanged: 'unchanged',
+        conflict: 'conflicts',
+      } as const;
       result[counter[outcome.action]] += 1;
     });
   };
@@ -215,7 +238,11 @@ const SEQ_CLOCK_MARGIN_MS = 2_000;
  * overwrites, tombstones); otherwise (an edit, numbered one past what it replaced) it is opened to
  * see whether it was rewritten: one GET each, newest first, at most the file's versions.
  */
-async function versionAt(ctx: HistoryContext, group: ListedVersion[], asOf: Date): Promise<{ record: VersionInfo; data: Uint8Array } | null> {
+async function versionAt(
+  ctx: HistoryContext,
+  group: ListedVersion[],
+  asOf: Date,
+): Promise<{ record: VersionInfo; data: Uint8Array } | null> {
   for (const version of group) {
     if (version.object.lastModified.getTime() <= asOf.getTime()) return openVersion(ctx, version);
     if (version.seq / SEQ_PER_MS > asOf.getTime() + SEQ_CLOCK_MARGIN_MS) continue;

@@ -68,7 +68,11 @@ export function filesThatAreDirectories(paths: Iterable<string>): Set<string> {
  * already both at the source (a store broken before) and are carried over as they were.
  * One HEAD per ancestor and `dir`, and one LIST per 1,000 files.
  */
-export async function treeNameConflict(files: UserFiles, dir: string, tolerated: ReadonlySet<string>): Promise<NameConflict | null> {
+export async function treeNameConflict(
+  files: UserFiles,
+  dir: string,
+  tolerated: ReadonlySet<string>,
+): Promise<NameConflict | null> {
   const below: string[] = [];
   const [ancestor, dirFile] = await Promise.all([
     fileAncestor(files, dir),

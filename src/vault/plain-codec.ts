@@ -22,7 +22,8 @@ class PlainUserCodec implements UserCodec {
   }
   keyFor(path: string): string {
     const segments = pathSegments(path);
-    if (segments.length === 0) throw new MemvaultError('INVALID_PATH', `Error: ${MEMORY_ROOT} is a directory, not a file`);
+    if (segments.length === 0)
+      throw new MemvaultError('INVALID_PATH', `Error: ${MEMORY_ROOT} is a directory, not a file`);
     return this.filesPrefix + segments.map(encodeURIComponent).join('/');
   }
   prefixFor(dir: string): string {
@@ -30,7 +31,8 @@ class PlainUserCodec implements UserCodec {
     return segments.length === 0 ? this.filesPrefix : `${this.keyFor(dir)}/`;
   }
   pathFor(key: string): string {
-    if (!key.startsWith(this.filesPrefix)) throw new MemvaultError('INTEGRITY', 'Error: a stored name does not belong to this user');
+    if (!key.startsWith(this.filesPrefix))
+      throw new MemvaultError('INTEGRITY', 'Error: a stored name does not belong to this user');
     const rest = key.slice(this.filesPrefix.length);
     return `${MEMORY_ROOT}/${rest.split('/').map(decodeURIComponent).join('/')}`;
   }
@@ -51,7 +53,11 @@ export function createPlainCodecProvider(): CodecProvider {
     forUser: async (userId: string) => new PlainUserCodec(plainUid(userId)),
     // The codec depends on the uid alone (names are only escaped).
     forUid: async (uid: string) => new PlainUserCodec(uid),
-    pathId: (uid: string, path: string) => createHmac('sha256', PLAIN_UID_KEY).update(`path\u0000${uid}\u0000${path}`, 'utf8').digest('base64url').slice(0, 22),
+    pathId: (uid: string, path: string) =>
+      createHmac('sha256', PLAIN_UID_KEY)
+        .update(`path\u0000${uid}\u0000${path}`, 'utf8')
+        .digest('base64url')
+        .slice(0, 22),
     close: async () => {},
   };
 }

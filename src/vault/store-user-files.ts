@@ -13,7 +13,13 @@
  */
 import { countBytesRead } from '../store/accounting.js';
 import { markerOf } from '../store/fence.js';
-import { listAll, PreconditionFailedError, type ObjectInfo, type ObjectStore, type StoredObject } from '../store/port.js';
+import {
+  listAll,
+  PreconditionFailedError,
+  type ObjectInfo,
+  type ObjectStore,
+  type StoredObject,
+} from '../store/port.js';
 import { DELETE_BATCH_KEYS as DELETE_BATCH } from '../store/layout.js';
 import type { UserCodec } from '../crypto/user-codec.js';
 import { lookAgainWhileStale } from '../crypto/verified-read.js';
@@ -45,7 +51,8 @@ export type { UnreadableObjectListener, UnreadableReason } from './files/keys.js
 export { versionRecordMemo, type KnownRecord, type VersionWriting } from './files/versions.js';
 
 /** What a GET found at a file's key (StoreUserFiles.examine). */
-type Examined = null | { marker: FenceMarker } | { opened: { object: StoredObject; data: Uint8Array; seq: number | undefined } };
+type Examined =
+  null | { marker: FenceMarker } | { opened: { object: StoredObject; data: Uint8Array; seq: number | undefined } };
 
 /** UserFiles over an ObjectStore: the codec decides keys and bytes, the layers the S3-style semantics. */
 export class StoreUserFiles implements UserFiles {
@@ -87,7 +94,10 @@ export class StoreUserFiles implements UserFiles {
     if (key === null) return null;
     // Freshness (docs/versions.md): the newest version the history holds, listed beside the GET.
     const checked = this.records.keepsHistory(path) && options.freshness !== 'write';
-    const [object, newest] = await Promise.all([this.store.get(key), checked ? this.records.newestVersionSeq(key) : Promise.resolve(null)]);
+    const [object, newest] = await Promise.all([
+      this.store.get(key),
+      checked ? this.records.newestVersionSeq(key) : Promise.resolve(null),
+    ]);
     let seen = { found: await this.examine(path, key, object), newest };
     // Side by side, the two can meet another instance's write or delete half-way (the GET before it,
     // the LIST after its version or tombstone): a mismatch is looked at again in the safe order
@@ -123,7 +133,8 @@ export class StoreUserFiles implements UserFiles {
     // An empty object where files are never empty (sealed): a marker whose metadata was lost (a
     // touch by copy, before touches were conditional, that raced its fence restated the file's
     // metadata); no file is there.
-    if (object.body.byteLength === 0 && this.objects.zeroBytesIsMarker()) return { marker: { reason: 'unknown', op: '', etag: object.etag } };
+    if (object.body.byteLength === 0 && this.objects.zeroBytesIsMarker())
+      return { marker: { reason: 'unknown', op: '', etag: object.etag } };
     await this.objects.loadKeyFor(object);
     const data = this.codec.open(path, object.body);
     // With history off nothing is checked against the record, so it is not opened (about 15 µs of
@@ -143,8 +154,12 @@ export class StoreUserFiles implements UserFiles {
     // before the fence. A version without a readable record falls back to a clock number taken
     // before the fence goes out.
     const history = this.records.keepsHistory(path);
-    const ended = history ? (this.records.knownSeq(key, ifMatch) ?? (await this.records.recordedSeqOf(path, key, ifMatch))) : undefined;
-    const tombstone = history ? this.versions.tombstoneOf(path, key, reason, ended !== undefined ? nextSeq(ended) : clockSeq()) : undefined;
+    const ended = history
+      ? (this.records.knownSeq(key, ifMatch) ?? (await this.records.recordedSeqOf(path, key, ifMatch)))
+      : undefined;
+    const tombstone = history
+      ? this.versions.tombstoneOf(path, key, reason, ended !== undefined ? nextSeq(ended) : clockSeq())
+      : undefined;
     // The tombstone's bytes are known before the fence: where the store can prepare a create, that
     // part goes beside the fence, and the tombstone is still published only after it (below).
     const prepared = tombstone && this.versions.prepareVersion(tombstone);
@@ -159,7 +174,9 @@ export class StoreUserFiles implements UserFiles {
     // before it (a tombstone of a file still there would make reads refuse it), and goes out beside
     // the marker's clean-up. The content is in the history already (every version is written there
     // as it is made).
-    const recorded = tombstone ? this.versions.publishVersion(tombstone, prepared).catch(() => undefined) : Promise.resolve();
+    const recorded = tombstone
+      ? this.versions.publishVersion(tombstone, prepared).catch(() => undefined)
+      : Promise.resolve();
     return { settled: Promise.all([cleanUp, recorded]).then(() => undefined) };
   }
 
@@ -181,7 +198,10 @@ export class StoreUserFiles implements UserFiles {
     );
   }
 
-  async stat(path: string, options: StatOptions = {}): Promise<{ size: number; etag: string; lastModified: Date } | null> {
+  async stat(
+    path: string,
+    options: StatOptions = {},
+  ): Promise<{ size: number; etag: string; lastModified: Date } | null> {
     if (path === MEMORY_ROOT) return null;
     const key = this.keys.existingKeyOf(path);
     if (key === null) return null;

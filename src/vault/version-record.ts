@@ -26,7 +26,16 @@ import {
   type VersionRecord,
 } from '../crypto/version-record-format.js';
 
-export { bodyHashOf, checkCurrentFresh, openVersionRecord, staleVersionError, VERSION_METADATA, type VersionActor, type VersionEnd, type VersionRecord };
+export {
+  bodyHashOf,
+  checkCurrentFresh,
+  openVersionRecord,
+  staleVersionError,
+  VERSION_METADATA,
+  type VersionActor,
+  type VersionEnd,
+  type VersionRecord,
+};
 
 /**
  * Sequence numbers (docs/versions.md): an edit numbers its version one past the version it

@@ -39,7 +39,11 @@ const KEY = new Uint8Array(randomBytes(32));
 const lines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n');
 const last = (file: string) => JSON.parse(lines(file).at(-1)!) as Record<string, unknown>;
 
-async function writeLog(file: string, count: number, extra: Partial<Parameters<typeof AuditWriter.open>[0]> = {}): Promise<void> {
+async function writeLog(
+  file: string,
+  count: number,
+  extra: Partial<Parameters<typeof AuditWriter.open>[0]> = {},
+): Promise<void> {
   const writer = await AuditWriter.open({ file, instanceId: 'node-a', macKey: KEY, ...extra });
   for (let i = 0; i < count; i++) writer.append({ type: 'command', command: 'view', uid: 'u_1', outcome: 'ok' });
   await writer.close();
@@ -61,12 +65,20 @@ function forgeNext(file: string, fields: Record<string, unknown>): Record<string
   return body;
 }
 
-async function verifyCli(args: string[], deps: AuditCommandDeps = {}): Promise<{ out: string; err: string; exitCode: number }> {
+async function verifyCli(
+  args: string[],
+  deps: AuditCommandDeps = {},
+): Promise<{ out: string; err: string; exitCode: number }> {
   const out: string[] = [];
   const err: string[] = [];
   let exitCode = 0;
   const program = new Command().exitOverride();
-  registerAuditCommands(program, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), setExitCode: (c) => (exitCode = c), ...deps });
+  registerAuditCommands(program, {
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    setExitCode: (c) => (exitCode = c),
+    ...deps,
+  });
   try {
     await program.parseAsync(['audit', 'verify', ...args], { from: 'user' });
   } catch (e) {
@@ -172,7 +184,9 @@ describe('tail truncation with a witness', () => {
     expect((await verifyCli([file], { auditKeyOf: async () => KEY })).out).toMatch(/tail NOT witnessed/);
     const cut = await verifyCli([file, '--checkpoints', checkpoints], { auditKeyOf: async () => KEY });
     expect(cut.exitCode).toBe(1);
-    expect(cut.err).toMatch(/the chain ends at seq 21, but checkpoint .* witnessed seq 24 .*: 3 record\(s\) were cut off the end/);
+    expect(cut.err).toMatch(
+      /the chain ends at seq 21, but checkpoint .* witnessed seq 24 .*: 3 record\(s\) were cut off the end/,
+    );
   });
 
   it('a checkpoint file replaced by a checkpoint without MAC does not pass a cut tail off as witnessed (issue 36 class 5)', async () => {
@@ -183,7 +197,14 @@ describe('tail truncation with a witness', () => {
     writeFileSync(file, `${lines(file).slice(0, -3).join('\n')}\n`); // three records cut off
     const head = last(file);
     // The writer's checkpoint line for the new end, without its MAC.
-    const stripped = { v: 2, type: 'checkpoint', instance: head['instance'], seq: head['seq'], hash: head['hash'], time: head['time'] };
+    const stripped = {
+      v: 2,
+      type: 'checkpoint',
+      instance: head['instance'],
+      seq: head['seq'],
+      hash: head['hash'],
+      time: head['time'],
+    };
     writeFileSync(checkpoints, `${JSON.stringify(stripped)}\n`);
     for (const args of [[], ['--structure-only']]) {
       const r = await verifyCli([file, '--checkpoints', checkpoints, ...args], { auditKeyOf: async () => KEY });
@@ -235,7 +256,11 @@ describe('several processes on one audit file', () => {
 
   it('three writers in shared mode, rotating segments, keep one chain that verifies', async () => {
     const file = join(temp(), 'shared.jsonl');
-    await Promise.all([runFixture([file, 'x', '40', 'shared']), runFixture([file, 'x', '40', 'shared']), runFixture([file, 'x', '40', 'shared'])]);
+    await Promise.all([
+      runFixture([file, 'x', '40', 'shared']),
+      runFixture([file, 'x', '40', 'shared']),
+      runFixture([file, 'x', '40', 'shared']),
+    ]);
     const report = await verifyChains(await collectFileChains([file]));
     expect(report.failures).toEqual([]);
     expect(report.chains).toHaveLength(1);
@@ -249,10 +274,17 @@ describe('several processes on one audit file', () => {
     const env = { MEMVAULT_MASTER_KEY: Buffer.from(KEY).toString('base64') };
     const store = pathToFileURL(join(dir, 'data')).href;
     const auditFile = join(dir, 'audit.jsonl');
-    await runCli(['exec', '--user', 'seed', '--store', store, '{"command":"view","path":"/memories"}'], { cwd: dir, env });
-    const input = Array.from({ length: 15 }, (_, i) => JSON.stringify({ command: 'create', path: `/memories/n${i}.md`, file_text: `v${i}` })).join('\n');
+    await runCli(['exec', '--user', 'seed', '--store', store, '{"command":"view","path":"/memories"}'], {
+      cwd: dir,
+      env,
+    });
+    const input = Array.from({ length: 15 }, (_, i) =>
+      JSON.stringify({ command: 'create', path: `/memories/n${i}.md`, file_text: `v${i}` }),
+    ).join('\n');
     const runs = await Promise.all(
-      ['p1', 'p2', 'p3'].map((user) => runCli(['exec', '--user', user, '--store', store, '--audit-file', auditFile], { cwd: dir, env, input })),
+      ['p1', 'p2', 'p3'].map((user) =>
+        runCli(['exec', '--user', user, '--store', store, '--audit-file', auditFile], { cwd: dir, env, input }),
+      ),
     );
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     const records = lines(auditFile).map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -16,13 +16,24 @@ export const timeOf = (seq: number) => new Date(T0 + seq * 1000).toISOString();
 export type Draft = Partial<AuditRecord> & { seq: number };
 
 /** Links drafts into a chain: prevHash, hash and (v2) MAC, as the writer computes them. */
-export function link(instance: string, drafts: Draft[], options: { key?: Uint8Array; v1Until?: number } = {}): AuditRecord[] {
+export function link(
+  instance: string,
+  drafts: Draft[],
+  options: { key?: Uint8Array; v1Until?: number } = {},
+): AuditRecord[] {
   let prev = GENESIS_HASH;
   return drafts.map((draft) => {
     const v = options.v1Until !== undefined && draft.seq <= options.v1Until ? 1 : 2;
-    const base = { v, time: timeOf(draft.seq), type: 'command', instance, prevHash: prev, ...draft } as Omit<AuditRecord, 'hash'>;
+    const base = { v, time: timeOf(draft.seq), type: 'command', instance, prevHash: prev, ...draft } as Omit<
+      AuditRecord,
+      'hash'
+    >;
     const hash = recordHash(base as unknown as Record<string, unknown>);
-    const record = { ...base, hash, ...(v === 2 ? { mac: auditMac(options.key ?? KEY, 'record', hash) } : {}) } as AuditRecord;
+    const record = {
+      ...base,
+      hash,
+      ...(v === 2 ? { mac: auditMac(options.key ?? KEY, 'record', hash) } : {}),
+    } as AuditRecord;
     prev = hash;
     return record;
   });
@@ -31,7 +42,11 @@ export function link(instance: string, drafts: Draft[], options: { key?: Uint8Ar
 export const drafts = (from: number, to: number, extra: Partial<AuditRecord> = {}): Draft[] =>
   Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, ...extra }));
 
-export function segment(name: string, records: Array<AuditRecord | string>, options: Partial<SegmentSource> = {}): SegmentSource {
+export function segment(
+  name: string,
+  records: Array<AuditRecord | string>,
+  options: Partial<SegmentSource> = {},
+): SegmentSource {
   const lines = records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)));
   return {
     name,
@@ -46,13 +61,28 @@ export function segment(name: string, records: Array<AuditRecord | string>, opti
 }
 
 /** Records 1..n of instance 'a' in two segments: 1..k sealed (with its seal record k+1), the rest active. */
-export function twoSegments(k: number, n: number, options: { key?: Uint8Array } = {}): { chain: InstanceChain; records: AuditRecord[] } {
-  const all = link('a', [...drafts(1, k), { seq: k + 1, type: 'seal', segment: { index: 1, firstSeq: 1, records: k } }, ...drafts(k + 2, n)], options);
+export function twoSegments(
+  k: number,
+  n: number,
+  options: { key?: Uint8Array } = {},
+): { chain: InstanceChain; records: AuditRecord[] } {
+  const all = link(
+    'a',
+    [
+      ...drafts(1, k),
+      { seq: k + 1, type: 'seal', segment: { index: 1, firstSeq: 1, records: k } },
+      ...drafts(k + 2, n),
+    ],
+    options,
+  );
   return {
     records: all,
     chain: {
       instance: 'a',
-      segments: [segment('seg-1', all.slice(0, k + 1), { sealed: true, index: 1 }), segment('active', all.slice(k + 1), { firstSeq: k + 2 })],
+      segments: [
+        segment('seg-1', all.slice(0, k + 1), { sealed: true, index: 1 }),
+        segment('active', all.slice(k + 1), { firstSeq: k + 2 }),
+      ],
     },
   };
 }

@@ -5,7 +5,15 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AUDIT_KEY_BYTES, auditMac, canonicalJson, GENESIS_HASH, hashCanonical, macMatches, recordHash } from '../../src/audit/chain.js';
+import {
+  AUDIT_KEY_BYTES,
+  auditMac,
+  canonicalJson,
+  GENESIS_HASH,
+  hashCanonical,
+  macMatches,
+  recordHash,
+} from '../../src/audit/chain.js';
 
 describe('canonicalJson', () => {
   it('serialises every JSON value exactly, without whitespace', () => {
@@ -31,11 +39,16 @@ describe('canonicalJson', () => {
     const record = { seq: 3, nested: { b: [1, { d: 'x', c: false }], a: 'é' }, type: 'command' };
     const canonical = canonicalJson(record);
     expect(canonicalJson(JSON.parse(canonical))).toBe(canonical);
-    expect(canonicalJson(JSON.parse(JSON.stringify({ type: 'command', nested: { a: 'é', b: [1, { c: false, d: 'x' }] }, seq: 3 })))).toBe(canonical);
+    expect(
+      canonicalJson(
+        JSON.parse(JSON.stringify({ type: 'command', nested: { a: 'é', b: [1, { c: false, d: 'x' }] }, seq: 3 })),
+      ),
+    ).toBe(canonical);
   });
 
   it('refuses what a JSON line cannot carry, naming it', () => {
-    for (const n of [Number.NaN, Infinity, -Infinity]) expect(() => canonicalJson({ n })).toThrow('audit records hold finite numbers only');
+    for (const n of [Number.NaN, Infinity, -Infinity])
+      expect(() => canonicalJson({ n })).toThrow('audit records hold finite numbers only');
     expect(() => canonicalJson({ f: () => 1 })).toThrow('audit records cannot hold a function');
     expect(() => canonicalJson({ b: 10n })).toThrow('audit records cannot hold a bigint');
     expect(() => canonicalJson([Symbol('s')])).toThrow('audit records cannot hold a symbol');
@@ -62,8 +75,12 @@ describe('hashes and MACs, computed independently', () => {
 
   it('record and checkpoint MACs are HMAC-SHA256 with their own domains, never each other', () => {
     const text = 'abc123';
-    expect(auditMac(key, 'record', text)).toBe(createHmac('sha256', key).update(`memvault-audit-mac-v2\n${text}`).digest('hex'));
-    expect(auditMac(key, 'checkpoint', text)).toBe(createHmac('sha256', key).update(`memvault-audit-checkpoint-v2\n${text}`).digest('hex'));
+    expect(auditMac(key, 'record', text)).toBe(
+      createHmac('sha256', key).update(`memvault-audit-mac-v2\n${text}`).digest('hex'),
+    );
+    expect(auditMac(key, 'checkpoint', text)).toBe(
+      createHmac('sha256', key).update(`memvault-audit-checkpoint-v2\n${text}`).digest('hex'),
+    );
     expect(auditMac(key, 'record', text)).not.toBe(auditMac(key, 'checkpoint', text));
   });
 

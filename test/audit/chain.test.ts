@@ -3,8 +3,12 @@ import { canonicalJson, GENESIS_HASH, recordHash } from '../../src/audit/chain.j
 
 describe('canonical JSON and record hashes', () => {
   it('sorts keys recursively and omits undefined, so key order on disk does not matter', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, 'x'], c: true }, u: undefined })).toBe('{"a":{"c":true,"d":[1,"x"]},"b":1}');
-    expect(recordHash({ seq: 1, type: 'start', prevHash: GENESIS_HASH })).toBe(recordHash({ prevHash: GENESIS_HASH, type: 'start', seq: 1 }));
+    expect(canonicalJson({ b: 1, a: { d: [1, 'x'], c: true }, u: undefined })).toBe(
+      '{"a":{"c":true,"d":[1,"x"]},"b":1}',
+    );
+    expect(recordHash({ seq: 1, type: 'start', prevHash: GENESIS_HASH })).toBe(
+      recordHash({ prevHash: GENESIS_HASH, type: 'start', seq: 1 }),
+    );
   });
 
   it('covers every field except the hash itself', () => {

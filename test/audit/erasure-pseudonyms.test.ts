@@ -54,7 +54,11 @@ describe('erasure and audit pseudonyms', () => {
     const file = join(t.dir, 'audit.jsonl');
     const masterKey = new Uint8Array(randomBytes(32));
     const store = new MemoryStore();
-    const vault = await createVault({ store, encryption: { masterKey: Buffer.from(masterKey).toString('base64') }, audit: { file } });
+    const vault = await createVault({
+      store,
+      encryption: { masterKey: Buffer.from(masterKey).toString('base64') },
+      audit: { file },
+    });
     await session(vault, USER);
     await session(vault, OTHER);
     const exported = await vault.exportUser(USER);
@@ -91,9 +95,12 @@ describe('erasure and audit pseudonyms', () => {
       storeUid,
       computeUid(deployment, USER),
       plainUid(USER),
-      ...[deployment, masterKey, keyedHash(deployment, 'memvault/v1/audit-pseudonym-key'), keyedHash(masterKey, 'memvault/v1/audit-pseudonym-key')].map(
-        (k) => auditPseudonymsFromKey(k).uid,
-      ),
+      ...[
+        deployment,
+        masterKey,
+        keyedHash(deployment, 'memvault/v1/audit-pseudonym-key'),
+        keyedHash(masterKey, 'memvault/v1/audit-pseudonym-key'),
+      ].map((k) => auditPseudonymsFromKey(k).uid),
       createHmac('sha256', deployment).update(USER).digest('base64url').slice(0, 32),
     ]);
     const candidatePaths = new Set<string>();
@@ -117,7 +124,9 @@ describe('erasure and audit pseudonyms', () => {
     const all = recordsOf(file);
     const newHistory = all.filter((r) => r['uid'] === after.uid);
     expect(newHistory).toHaveLength(6);
-    expect(all.findIndex((r) => r['uid'] === after.uid)).toBeGreaterThan(all.indexOf(all.find((r) => r['type'] === 'erase')!));
+    expect(all.findIndex((r) => r['uid'] === after.uid)).toBeGreaterThan(
+      all.indexOf(all.find((r) => r['type'] === 'erase')!),
+    );
     expect(all.filter((r) => r['uid'] === before.uid).length).toBe(mine.length + 1); // nothing new under the old uid
     expect(after.pathId('/memories/diary/health.md')).not.toBe(before.pathId('/memories/diary/health.md'));
 
@@ -135,7 +144,11 @@ describe('erasure and audit pseudonyms', () => {
     cleanup = t.cleanup;
     const file = join(t.dir, 'audit.jsonl');
     const store = new MemoryStore();
-    const vault = await createVault({ store, encryption: { masterKey: randomBytes(32).toString('base64') }, audit: { file } });
+    const vault = await createVault({
+      store,
+      encryption: { masterKey: randomBytes(32).toString('base64') },
+      audit: { file },
+    });
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'x' });
     await vault.forgetUser(USER);
     await vault.forgetUser(USER);

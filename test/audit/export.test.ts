@@ -87,13 +87,31 @@ describe('export', () => {
     const clockA = new ManualClock(Date.UTC(2026, 2, 1, 10));
     const clockB = new ManualClock(Date.UTC(2026, 2, 1, 10, 0, 0, 500));
     files = [join(dir, 'a.jsonl'), join(dir, 'b.jsonl')];
-    const a = await createAuditLogger({ file: files[0]!, instanceId: 'node-a', now: clockA.nowMs, maxSegmentBytes: 1500 });
+    const a = await createAuditLogger({
+      file: files[0]!,
+      instanceId: 'node-a',
+      now: clockA.nowMs,
+      maxSegmentBytes: 1500,
+    });
     const b = await createAuditLogger({ file: files[1]!, instanceId: 'node-b', now: clockB.nowMs });
     for (let i = 0; i < 20; i++) {
       clockA.advanceMs(1000);
       clockB.advanceMs(1000);
-      a.append({ type: 'command', command: 'view', uid: i % 2 ? 'u_odd' : 'u_even', path: `/memories/a,${i}.md`, outcome: 'ok' });
-      b.append({ type: 'command', command: 'create', uid: 'u_even', path: `=HYPERLINK("b${i}")`, outcome: 'error', code: 'QUOTA_EXCEEDED' });
+      a.append({
+        type: 'command',
+        command: 'view',
+        uid: i % 2 ? 'u_odd' : 'u_even',
+        path: `/memories/a,${i}.md`,
+        outcome: 'ok',
+      });
+      b.append({
+        type: 'command',
+        command: 'create',
+        uid: 'u_even',
+        path: `=HYPERLINK("b${i}")`,
+        outcome: 'error',
+        code: 'QUOTA_EXCEEDED',
+      });
     }
     await a.close();
     clockA.advanceMs(86_400_000);
@@ -128,14 +146,29 @@ describe('export', () => {
       [...records.filter((r) => r.instance === 'node-a').map((r) => r.seq)].sort((x, y) => x - y),
     );
     expect(records.at(-1)).toMatchObject({ type: 'expire', time: '2026-03-02T10:00:20.000Z' });
-    expect(summary).toMatch(/exported 44 record\(s\) from 2 instance\(s\), 2026-03-01T10:00:00.000Z to 2026-03-02T10:00:20.000Z/);
+    expect(summary).toMatch(
+      /exported 44 record\(s\) from 2 instance\(s\), 2026-03-01T10:00:00.000Z to 2026-03-02T10:00:20.000Z/,
+    );
   });
 
   it('filters by time window and user', async () => {
     const outFile = join(dir, 'out.jsonl');
-    await runExport(['--from', '2026-03-01T10:00:05Z', '--to', '2026-03-01T10:00:10Z', '--user', 'alice@example.com', '--out', outFile, ...files], {
-      uidOf: (userId) => (userId === 'alice@example.com' ? 'u_odd' : 'u_none'),
-    });
+    await runExport(
+      [
+        '--from',
+        '2026-03-01T10:00:05Z',
+        '--to',
+        '2026-03-01T10:00:10Z',
+        '--user',
+        'alice@example.com',
+        '--out',
+        outFile,
+        ...files,
+      ],
+      {
+        uidOf: (userId) => (userId === 'alice@example.com' ? 'u_odd' : 'u_none'),
+      },
+    );
     const records = readFileSync(outFile, 'utf8')
       .trimEnd()
       .split('\n')

@@ -9,7 +9,11 @@ export { canonicalContext, fakeContext } from '../kit/context.js';
 export const tempDir = () => kitTempDir('memvault-audit');
 
 export const ok = (text = 'ok'): CommandResult => ({ content: text, isError: false });
-export const failed = (code: CommandResult['code'], text = 'Error: no'): CommandResult => ({ content: text, isError: true, code });
+export const failed = (code: CommandResult['code'], text = 'Error: no'): CommandResult => ({
+  content: text,
+  isError: true,
+  code,
+});
 
 export function readRecords(file: string): AuditRecord[] {
   return readFileSync(file, 'utf8')

@@ -49,12 +49,25 @@ function expectLineIsHashedBytes(line: string, macKey?: Uint8Array): void {
 }
 
 // Paths with characters whose escaping differs between serialisers, and multibyte UTF-8.
-const PATHS = ['/memories/plain.md', '/memories/ünïcødé/日本語.md', '/memories/quote"back\\slash.md', '/memories/emoji-😀.md', '/memories/tab\there.md'];
+const PATHS = [
+  '/memories/plain.md',
+  '/memories/ünïcødé/日本語.md',
+  '/memories/quote"back\\slash.md',
+  '/memories/emoji-😀.md',
+  '/memories/tab\there.md',
+];
 
 async function writeSome(options: AuditWriterOptions, count: number): Promise<void> {
   const writer = await AuditWriter.open(options);
   for (let i = 0; i < count; i++) {
-    writer.append({ type: 'command', command: 'view', path: PATHS[i % PATHS.length]!, outcome: 'ok', uid: 'u_1', counts: { objects: i } });
+    writer.append({
+      type: 'command',
+      command: 'view',
+      path: PATHS[i % PATHS.length]!,
+      outcome: 'ok',
+      uid: 'u_1',
+      counts: { objects: i },
+    });
   }
   await writer.close();
 }
@@ -140,7 +153,12 @@ describe('encodeRecord and encodeCheckpoint', () => {
     const head = { instance: 'node-a', seq: 3, hash: 'a'.repeat(64), time: '2026-01-01T00:00:00.000Z' };
     const line = encodeCheckpoint(2, head, MAC_KEY);
     expect(line.endsWith('}\n')).toBe(true);
-    expect(JSON.parse(line)).toEqual({ v: 2, type: 'checkpoint', ...head, mac: auditMac(MAC_KEY, 'checkpoint', canonicalJson(head)) });
+    expect(JSON.parse(line)).toEqual({
+      v: 2,
+      type: 'checkpoint',
+      ...head,
+      mac: auditMac(MAC_KEY, 'checkpoint', canonicalJson(head)),
+    });
     expect(JSON.parse(encodeCheckpoint(1, head, undefined))).toEqual({ v: 1, type: 'checkpoint', ...head });
   });
 });

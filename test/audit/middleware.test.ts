@@ -16,7 +16,9 @@ afterEach(async () => {
   cleanup?.();
 });
 
-async function openLogger(options: Parameters<typeof createAuditLogger>[0] = {}): Promise<{ file: string; logger: AuditLogger }> {
+async function openLogger(
+  options: Parameters<typeof createAuditLogger>[0] = {},
+): Promise<{ file: string; logger: AuditLogger }> {
   const temp = tempDir();
   cleanup = temp.cleanup;
   const file = join(temp.dir, 'audit.jsonl');
@@ -61,7 +63,12 @@ describe('audit middleware', () => {
     const result = await chain(ctx, async () => ok());
     expect(result.isError).toBe(true);
     const last = readRecords(file).at(-1);
-    expect(last).toMatchObject({ command: 'create', outcome: 'error', code: 'INVALID_PATH', decisions: { pathGuard: { blocked: true, reason: 'traversal' } } });
+    expect(last).toMatchObject({
+      command: 'create',
+      outcome: 'error',
+      code: 'INVALID_PATH',
+      decisions: { pathGuard: { blocked: true, reason: 'traversal' } },
+    });
     expect(last?.path).toBeUndefined();
     expect(readFileSync(file, 'utf8')).not.toContain('passwd');
   });
@@ -89,9 +96,17 @@ describe('audit middleware', () => {
       includeUserId: true,
       rawUserIdOf: () => 'customer-7',
     });
-    const ctx = canonicalContext({ command: 'rename', old_path: '/memories/bob@example.com.md', new_path: '/memories/b.md' });
+    const ctx = canonicalContext({
+      command: 'rename',
+      old_path: '/memories/bob@example.com.md',
+      new_path: '/memories/b.md',
+    });
     await logger.middleware()(ctx, async () => ok());
-    expect(readRecords(file).at(-1)).toMatchObject({ path: '/memories/[EMAIL]', newPath: '/memories/b.md', userId: 'customer-7' });
+    expect(readRecords(file).at(-1)).toMatchObject({
+      path: '/memories/[EMAIL]',
+      newPath: '/memories/b.md',
+      userId: 'customer-7',
+    });
 
     const withoutUserId = logger.middleware({ includeUserId: false });
     await withoutUserId(canonicalContext({ command: 'view', path: '/memories' }), async () => ok());
@@ -104,7 +119,9 @@ describe('audit middleware', () => {
         throw new Error('redactor broke');
       },
     });
-    await logger.middleware()(canonicalContext({ command: 'view', path: '/memories/secret-name.md' }), async () => ok());
+    await logger.middleware()(canonicalContext({ command: 'view', path: '/memories/secret-name.md' }), async () =>
+      ok(),
+    );
     const last = readRecords(file).at(-1);
     expect(last?.command).toBe('view');
     expect(last?.path).toBeUndefined();
@@ -139,7 +156,12 @@ describe('audit middleware', () => {
     const mw = logger.middleware();
     // A misbehaving host middleware: decisions of no declared shape (typed code cannot write them; a cast can).
     const decisions = {
-      pii: { action: 'redacted', findings: { email: 1, phone: 1, iban: 1 }, sample: secrets.email, text: `found ${secrets.phone}` },
+      pii: {
+        action: 'redacted',
+        findings: { email: 1, phone: 1, iban: 1 },
+        sample: secrets.email,
+        text: `found ${secrets.phone}`,
+      },
       quota: { blocked: false, usedBytes: 1200, note: secrets.iban },
       [secrets.email]: 1,
       key: secrets.key,
@@ -147,20 +169,39 @@ describe('audit middleware', () => {
     };
     // Commands that passed the guard: canonical paths (with an e-mail in a file name), content fields.
     const commands = [
-      { command: 'create', path: `/memories/${secrets.email}.md`, file_text: `${secrets.content} call ${secrets.phone}` },
-      { command: 'str_replace', path: '/memories/notes.md', old_str: secrets.oldStr, new_str: `${secrets.newStr} ${secrets.iban}` },
+      {
+        command: 'create',
+        path: `/memories/${secrets.email}.md`,
+        file_text: `${secrets.content} call ${secrets.phone}`,
+      },
+      {
+        command: 'str_replace',
+        path: '/memories/notes.md',
+        old_str: secrets.oldStr,
+        new_str: `${secrets.newStr} ${secrets.iban}`,
+      },
       { command: 'insert', path: '/memories/notes.md', insert_line: 0, insert_text: secrets.content },
     ] as const;
     for (const command of commands) {
-      await mw(canonicalContext(command as never, { decisions: { ...decisions } as unknown as CommandDecisions }), async () => ok(secrets.content));
+      await mw(
+        canonicalContext(command as never, { decisions: { ...decisions } as unknown as CommandDecisions }),
+        async () => ok(secrets.content),
+      );
     }
     // A command rejected by the guard: raw path, raw content.
     const rejected = { command: 'create', path: secrets.rawPath, file_text: secrets.content };
-    await mw(fakeContext({ input: rejected, command: rejected as never, decisions: { ...decisions } as unknown as CommandDecisions }), async () =>
-      failed('INVALID_PATH', secrets.rawPath),
+    await mw(
+      fakeContext({
+        input: rejected,
+        command: rejected as never,
+        decisions: { ...decisions } as unknown as CommandDecisions,
+      }),
+      async () => failed('INVALID_PATH', secrets.rawPath),
     );
     // A command that failed validation: no command at all.
-    await mw(fakeContext({ input: { command: secrets.content, path: secrets.email } }), async () => failed('INVALID_INPUT'));
+    await mw(fakeContext({ input: { command: secrets.content, path: secrets.email } }), async () =>
+      failed('INVALID_INPUT'),
+    );
 
     const text = readFileSync(file, 'utf8');
     for (const [name, value] of Object.entries(secrets)) {
@@ -171,7 +212,10 @@ describe('audit middleware', () => {
     expect(records).toHaveLength(5);
     expect(records[0]?.path).toMatch(/^\/memories\/\[EMAIL\]/);
     expect(records[0]).toMatchObject({
-      decisions: { pii: { action: 'redacted', findings: { email: 1, phone: 1, iban: 1 } }, quota: { blocked: false, usedBytes: 1200 } },
+      decisions: {
+        pii: { action: 'redacted', findings: { email: 1, phone: 1, iban: 1 } },
+        quota: { blocked: false, usedBytes: 1200 },
+      },
     });
   });
 });

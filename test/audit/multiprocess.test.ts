@@ -35,8 +35,14 @@ describe('audit across processes', () => {
     const fileB = join(temp.dir, 'node-b.jsonl');
     const perRun = 25;
     // Two processes at once, then both restarted (the second run continues each chain).
-    await Promise.all([runProcess([fileA, 'node-a', String(perRun), 'sync']), runProcess([fileB, 'node-b', String(perRun), 'async'])]);
-    await Promise.all([runProcess([fileA, 'node-a', String(perRun), 'async']), runProcess([fileB, 'node-b', String(perRun), 'sync'])]);
+    await Promise.all([
+      runProcess([fileA, 'node-a', String(perRun), 'sync']),
+      runProcess([fileB, 'node-b', String(perRun), 'async']),
+    ]);
+    await Promise.all([
+      runProcess([fileA, 'node-a', String(perRun), 'async']),
+      runProcess([fileB, 'node-b', String(perRun), 'sync']),
+    ]);
 
     const report = await verifyChains(await collectFileChains([fileA, fileB]));
     expect(report.failures).toEqual([]);
@@ -46,7 +52,10 @@ describe('audit across processes', () => {
     const out = join(temp.dir, 'export.jsonl');
     const program = new Command().exitOverride();
     registerAuditCommands(program, { stdout: () => {}, stderr: () => {}, progress: false });
-    await program.parseAsync(['audit', 'export', '--from', '2000-01-01', '--to', '2100-01-01', '--out', out, temp.dir], { from: 'user' });
+    await program.parseAsync(
+      ['audit', 'export', '--from', '2000-01-01', '--to', '2100-01-01', '--out', out, temp.dir],
+      { from: 'user' },
+    );
     const records = readFileSync(out, 'utf8')
       .trimEnd()
       .split('\n')

@@ -19,7 +19,8 @@ describe('remembered audit pseudonyms', () => {
     const fresh = auditPseudonymsFromKey(key);
     const remembered = auditPseudonymsOf(first, codecs);
     expect(remembered.uid).toBe(fresh.uid);
-    for (const path of ['/memories/a.md', '/memories/d/b.md', '/memories/a.md']) expect(remembered.pathId(path)).toBe(fresh.pathId(path));
+    for (const path of ['/memories/a.md', '/memories/d/b.md', '/memories/a.md'])
+      expect(remembered.pathId(path)).toBe(fresh.pathId(path));
     // A later command's codec (a new object over the same key entry) gets the remembered pseudonyms.
     expect(auditPseudonymsOf(await codecs.forUser('alice'), codecs)).toBe(remembered);
     const bob = auditPseudonymsOf(await codecs.forUser('bob'), codecs);

@@ -21,7 +21,8 @@ beforeEach(async () => {
   cleanup = temp.cleanup;
   file = join(temp.dir, 'audit.jsonl');
   const logger = await createAuditLogger({ file, instanceId: 'node-a', maxSegmentBytes: 1500 });
-  for (let i = 0; i < 40; i++) logger.append({ type: 'command', command: 'view', uid: 'u_1', outcome: 'ok', bytesRead: i });
+  for (let i = 0; i < 40; i++)
+    logger.append({ type: 'command', command: 'view', uid: 'u_1', outcome: 'ok', bytesRead: i });
   await logger.close();
   segments = listSealedSegments(file).map((s) => s.file);
   expect(segments.length).toBeGreaterThanOrEqual(4);
@@ -50,7 +51,13 @@ describe('verify detects tampering and reports where', () => {
     const record = JSON.parse(lines[2]!) as AuditRecord;
     lines[2] = JSON.stringify({ ...record, bytesRead: 999_999 });
     writeLines(target, lines);
-    expect(await firstFailure()).toMatchObject({ instance: 'node-a', source: target, line: 3, seq: record.seq, reason: expect.stringMatching(/edited/) });
+    expect(await firstFailure()).toMatchObject({
+      instance: 'node-a',
+      source: target,
+      line: 3,
+      seq: record.seq,
+      reason: expect.stringMatching(/edited/),
+    });
   });
 
   it('an edited field with its hash recomputed (detected at the next record)', async () => {
@@ -60,7 +67,12 @@ describe('verify detects tampering and reports where', () => {
     const forged = { ...record, outcome: 'error' };
     lines[2] = JSON.stringify({ ...forged, hash: recordHash(forged as unknown as Record<string, unknown>) });
     writeLines(target, lines);
-    expect(await firstFailure()).toMatchObject({ source: target, line: 4, seq: record.seq + 1, reason: expect.stringMatching(/prevHash/) });
+    expect(await firstFailure()).toMatchObject({
+      source: target,
+      line: 4,
+      seq: record.seq + 1,
+      reason: expect.stringMatching(/prevHash/),
+    });
   });
 
   it('a deleted record', async () => {
@@ -84,14 +96,23 @@ describe('verify detects tampering and reports where', () => {
     [lines[2], lines[3]] = [lines[3]!, lines[2]!];
     writeLines(target, lines);
     const failure = await firstFailure();
-    expect(failure).toMatchObject({ source: target, line: 3, seq: recordAt(target, 3).seq, reason: expect.stringMatching(/seq/) });
+    expect(failure).toMatchObject({
+      source: target,
+      line: 3,
+      seq: recordAt(target, 3).seq,
+      reason: expect.stringMatching(/seq/),
+    });
   });
 
   it('a truncated sealed segment', async () => {
     const target = segments[1]!;
     const lines = linesOf(target);
     writeLines(target, lines.slice(0, lines.length - 2));
-    expect(await firstFailure()).toMatchObject({ source: target, line: lines.length - 1, reason: expect.stringMatching(/truncated/) });
+    expect(await firstFailure()).toMatchObject({
+      source: target,
+      line: lines.length - 1,
+      reason: expect.stringMatching(/truncated/),
+    });
   });
 
   it('a segment cut mid-line', async () => {
@@ -99,14 +120,23 @@ describe('verify detects tampering and reports where', () => {
     const text = readFileSync(target, 'utf8');
     writeFileSync(target, text.slice(0, text.length - 40));
     const failure = await firstFailure();
-    expect(failure).toMatchObject({ source: target, line: linesOf(target).length, reason: expect.stringMatching(/unreadable/) });
+    expect(failure).toMatchObject({
+      source: target,
+      line: linesOf(target).length,
+      reason: expect.stringMatching(/unreadable/),
+    });
   });
 
   it('a whole segment deleted from the middle', async () => {
     const removedFirstSeq = recordAt(segments[1]!, 1).seq;
     const nextFirstSeq = recordAt(segments[2]!, 1).seq;
     rmSync(segments[1]!);
-    expect(await firstFailure()).toMatchObject({ source: segments[2], line: 1, seq: nextFirstSeq, expectedSeq: removedFirstSeq });
+    expect(await firstFailure()).toMatchObject({
+      source: segments[2],
+      line: 1,
+      seq: nextFirstSeq,
+      expectedSeq: removedFirstSeq,
+    });
   });
 
   it('the first segment deleted', async () => {
@@ -118,12 +148,24 @@ describe('verify detects tampering and reports where', () => {
     const target = segments[2]!;
     const lines = linesOf(target);
     const previous = JSON.parse(lines[0]!) as AuditRecord;
-    const body = { ...previous, seq: previous.seq + 1, prevHash: previous.hash, type: 'command', command: 'delete', path: '/memories/evidence.md' };
+    const body = {
+      ...previous,
+      seq: previous.seq + 1,
+      prevHash: previous.hash,
+      type: 'command',
+      command: 'delete',
+      path: '/memories/evidence.md',
+    };
     const forged = { ...body, hash: recordHash(body as unknown as Record<string, unknown>) };
     lines.splice(1, 0, JSON.stringify(forged));
     writeLines(target, lines);
     // The forgery itself is consistent; the original record after it no longer is.
-    expect(await firstFailure()).toMatchObject({ source: target, line: 3, seq: previous.seq + 1, expectedSeq: previous.seq + 2 });
+    expect(await firstFailure()).toMatchObject({
+      source: target,
+      line: 3,
+      seq: previous.seq + 1,
+      expectedSeq: previous.seq + 2,
+    });
   });
 
   it('a segment renamed to another number', async () => {
@@ -154,7 +196,12 @@ describe('memvault audit verify', () => {
     const err: string[] = [];
     let exitCode = 0;
     const program = new Command().exitOverride();
-    registerAuditCommands(program, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), setExitCode: (c) => (exitCode = c), ...deps });
+    registerAuditCommands(program, {
+      stdout: (t) => out.push(t),
+      stderr: (t) => err.push(t),
+      setExitCode: (c) => (exitCode = c),
+      ...deps,
+    });
     await program.parseAsync(['audit', 'verify', ...args], { from: 'user' });
     return { out: out.join(''), err: err.join(''), exitCode };
   }
@@ -163,7 +210,9 @@ describe('memvault audit verify', () => {
     const result = await run([file]);
     expect(result.exitCode).toBe(0);
     // The sealed segments plus the active file.
-    expect(result.out).toMatch(new RegExp(`1 instance\\(s\\), ${segments.length + 1} segment\\(s\\), 4\\d record\\(s\\), 20\\d\\d-`));
+    expect(result.out).toMatch(
+      new RegExp(`1 instance\\(s\\), ${segments.length + 1} segment\\(s\\), 4\\d record\\(s\\), 20\\d\\d-`),
+    );
     expect(result.out).toContain('node-a');
   });
 
@@ -175,7 +224,9 @@ describe('memvault audit verify', () => {
     const result = await run([file]);
     expect(result.exitCode).toBe(1);
     expect(result.err).toMatch(
-      new RegExp(`instance node-a, ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, line 2, seq \\d+: seq \\d+ where \\d+ was expected`),
+      new RegExp(
+        `instance node-a, ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, line 2, seq \\d+: seq \\d+ where \\d+ was expected`,
+      ),
     );
   });
 

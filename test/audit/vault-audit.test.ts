@@ -17,7 +17,10 @@ describe('audit behind the whole vault', () => {
     cleanup = temp.cleanup;
     const file = join(temp.dir, 'audit.jsonl');
     // Paths opted into "PII-redacted" form (the default records pseudonymous path ids instead).
-    const vault = await createVault({ store: new MemoryStore(), audit: { file, redactPath: (path) => redact(path).text } });
+    const vault = await createVault({
+      store: new MemoryStore(),
+      audit: { file, redactPath: (path) => redact(path).text },
+    });
 
     const userId = 'jane.unique.userid@example.com';
     const planted = {
@@ -32,8 +35,16 @@ describe('audit behind the whole vault', () => {
       emailInName: 'carol.unique.name@example.net',
     };
     const inputs: unknown[] = [
-      { command: 'create', path: '/memories/notes.md', file_text: `${planted.content}\nmail ${planted.email}, call ${planted.phone}\n` },
-      { command: 'create', path: `/memories/${planted.emailInName}.md`, file_text: `${planted.content2} card ${planted.card}\n` },
+      {
+        command: 'create',
+        path: '/memories/notes.md',
+        file_text: `${planted.content}\nmail ${planted.email}, call ${planted.phone}\n`,
+      },
+      {
+        command: 'create',
+        path: `/memories/${planted.emailInName}.md`,
+        file_text: `${planted.content2} card ${planted.card}\n`,
+      },
       { command: 'str_replace', path: '/memories/notes.md', old_str: planted.content, new_str: planted.content2 },
       { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: `${planted.inserted}\n` },
       { command: 'view', path: '/memories/notes.md' },
@@ -70,13 +81,20 @@ describe('audit behind the whole vault', () => {
       'delete',
       'view',
     ]);
-    expect(commands[0]).toMatchObject({ path: '/memories/notes.md', decisions: { pathGuard: { blocked: false }, pii: { action: 'redacted' } } });
+    expect(commands[0]).toMatchObject({
+      path: '/memories/notes.md',
+      decisions: { pathGuard: { blocked: false }, pii: { action: 'redacted' } },
+    });
     expect(commands[0]!.bytesWritten).toBeGreaterThan(0);
     expect(commands[4]!.bytesRead).toBeGreaterThan(0);
     expect(Object.keys(commands[0]!.requests ?? {})).not.toHaveLength(0);
     expect(commands[1]!.path).toMatch(/^\/memories\/.*REDACTED/);
     expect(commands[6]).toMatchObject({ path: '/memories/notes.md', newPath: '/memories/archive/notes.md' });
-    expect(commands[7]).toMatchObject({ outcome: 'error', code: 'INVALID_PATH', decisions: { pathGuard: { blocked: true } } });
+    expect(commands[7]).toMatchObject({
+      outcome: 'error',
+      code: 'INVALID_PATH',
+      decisions: { pathGuard: { blocked: true } },
+    });
     expect(commands[7]!.path).toBeUndefined();
     expect(commands[11]).toMatchObject({ outcome: 'error', code: 'NOT_FOUND' });
     expect(new Set(commands.map((r) => r.uid)).size).toBe(1);

@@ -15,14 +15,26 @@ describe('an intact chain', () => {
   it('verifies, and its summary counts segments, records, times and MACs', async () => {
     const { chain } = twoSegments(3, 6);
     expect(await verifyChain(chain, { macKey: KEY })).toEqual({
-      summary: { instance: 'a', segments: 2, records: 6, lastSeq: 6, firstTime: timeOf(1), lastTime: timeOf(6), authenticatedFrom: 1, macsUnchecked: 0 },
+      summary: {
+        instance: 'a',
+        segments: 2,
+        records: 6,
+        lastSeq: 6,
+        firstTime: timeOf(1),
+        lastTime: timeOf(6),
+        authenticatedFrom: 1,
+        macsUnchecked: 0,
+      },
     });
     expect((await verifyChain(chain)).summary).toMatchObject({ macsUnchecked: 6, authenticatedFrom: 1 });
   });
 
   it('legacy v1 records before authenticated ones: authenticated from the first v2 record', async () => {
     const records = link('a', drafts(1, 5), { v1Until: 2 });
-    const { summary, failure } = await verifyChain({ instance: 'a', segments: [segment('s', records)] }, { macKey: KEY });
+    const { summary, failure } = await verifyChain(
+      { instance: 'a', segments: [segment('s', records)] },
+      { macKey: KEY },
+    );
     expect(failure).toBeUndefined();
     expect(summary).toMatchObject({ records: 5, authenticatedFrom: 3, macsUnchecked: 0 });
   });
@@ -119,7 +131,8 @@ describe('each break, where it is and why', () => {
       line: 1,
       seq: 1,
       expectedSeq: 1,
-      reason: "MAC does not match: the record was not written by this deployment's audit writer (forged, or another key)",
+      reason:
+        "MAC does not match: the record was not written by this deployment's audit writer (forged, or another key)",
     });
     expect((await verifyChain(single(records))).failure).toBeUndefined();
   });
@@ -144,26 +157,42 @@ describe('each break, where it is and why', () => {
 
   it('a chain with no authenticated record fails with the key, at the last segment', async () => {
     const records = link('a', drafts(1, 2), { v1Until: 2 });
-    expect(await failureOf({ instance: 'a', segments: [segment('first', records.slice(0, 1)), segment('last', records.slice(1))] }, { macKey: KEY })).toEqual({
+    expect(
+      await failureOf(
+        { instance: 'a', segments: [segment('first', records.slice(0, 1)), segment('last', records.slice(1))] },
+        { macKey: KEY },
+      ),
+    ).toEqual({
       instance: 'a',
       source: 'last',
       line: 0,
       expectedSeq: 3,
-      reason: 'none of the records is authenticated (no MAC): the chain was written without the audit key, or rewritten',
+      reason:
+        'none of the records is authenticated (no MAC): the chain was written without the audit key, or rewritten',
     });
     expect((await verifyChain({ instance: 'a', segments: [segment('s', records)] })).failure).toBeUndefined();
   });
 
   it('time going backwards', async () => {
     const records = link('a', [{ seq: 1 }, { seq: 2, time: timeOf(0) }]);
-    expect(await failureOf(single(records))).toEqual({ instance: 'a', source: 's', line: 2, seq: 2, expectedSeq: 2, reason: 'time goes backwards' });
+    expect(await failureOf(single(records))).toEqual({
+      instance: 'a',
+      source: 's',
+      line: 2,
+      seq: 2,
+      expectedSeq: 2,
+      reason: 'time goes backwards',
+    });
   });
 
   it('a store segment whose key names another first seq', async () => {
     const { records } = twoSegments(2, 5);
     const chain: InstanceChain = {
       instance: 'a',
-      segments: [segment('seg-1', records.slice(0, 3), { sealed: true, index: 1, keyFirstSeq: 1 }), segment('k/4', records.slice(3), { keyFirstSeq: 5 })],
+      segments: [
+        segment('seg-1', records.slice(0, 3), { sealed: true, index: 1, keyFirstSeq: 1 }),
+        segment('k/4', records.slice(3), { keyFirstSeq: 5 }),
+      ],
     };
     expect(await failureOf(chain)).toEqual({
       instance: 'a',
@@ -183,18 +212,37 @@ describe('each break, where it is and why', () => {
       return failureOf(single(records, { sealed: true, index }));
     };
     const expected = { instance: 'a', source: 's', line: 3, seq: 3, expectedSeq: 3 };
-    expect(await bad({ index: 1, firstSeq: 2, records: 2 })).toEqual({ ...expected, reason: "seal record does not describe its segment's records" });
-    expect(await bad({ index: 1, firstSeq: 1, records: 3 })).toEqual({ ...expected, reason: "seal record does not describe its segment's records" });
-    expect(await bad({ index: 2, firstSeq: 1, records: 2 })).toEqual({ ...expected, reason: 'seal record is for segment 2, found in the file of segment 1' });
+    expect(await bad({ index: 1, firstSeq: 2, records: 2 })).toEqual({
+      ...expected,
+      reason: "seal record does not describe its segment's records",
+    });
+    expect(await bad({ index: 1, firstSeq: 1, records: 3 })).toEqual({
+      ...expected,
+      reason: "seal record does not describe its segment's records",
+    });
+    expect(await bad({ index: 2, firstSeq: 1, records: 2 })).toEqual({
+      ...expected,
+      reason: 'seal record is for segment 2, found in the file of segment 1',
+    });
     const missing = link('a', [...drafts(1, 2), { seq: 3, type: 'seal' }]);
-    expect(await failureOf(single(missing, { sealed: true }))).toMatchObject({ line: 3, reason: "seal record does not describe its segment's records" });
+    expect(await failureOf(single(missing, { sealed: true }))).toMatchObject({
+      line: 3,
+      reason: "seal record does not describe its segment's records",
+    });
     // Without a number from the file name, any index is accepted.
-    const unnumbered = link('a', [...drafts(1, 2), { seq: 3, type: 'seal', segment: { index: 9, firstSeq: 1, records: 2 } }]);
+    const unnumbered = link('a', [
+      ...drafts(1, 2),
+      { seq: 3, type: 'seal', segment: { index: 9, firstSeq: 1, records: 2 } },
+    ]);
     expect((await verifyChain(single(unnumbered, { sealed: true }))).failure).toBeUndefined();
   });
 
   it('a record after the seal, and a sealed segment without its seal', async () => {
-    const records = link('a', [...drafts(1, 2), { seq: 3, type: 'seal', segment: { index: 1, firstSeq: 1, records: 2 } }, { seq: 4 }]);
+    const records = link('a', [
+      ...drafts(1, 2),
+      { seq: 3, type: 'seal', segment: { index: 1, firstSeq: 1, records: 2 } },
+      { seq: 4 },
+    ]);
     expect(await failureOf(single(records, { sealed: true, index: 1 }))).toEqual({
       instance: 'a',
       source: 's',
@@ -239,7 +287,13 @@ describe('verifyChains totals and unreadable sources', () => {
     });
     expect(report.failures).toEqual([{ source: 'junk.jsonl', line: 1, reason: 'not a record' }]);
     expect(report.ok).toBe(false);
-    expect(report.totals).toEqual({ instances: 2, segments: 3, records: 6, firstTime: timeOf(1), lastTime: timeOf(12) });
+    expect(report.totals).toEqual({
+      instances: 2,
+      segments: 3,
+      records: 6,
+      firstTime: timeOf(1),
+      lastTime: timeOf(12),
+    });
     const clean = await verifyChains({ chains: [late, early], unreadable: [], duplicates: [], totalBytes: 0 });
     expect(clean.ok).toBe(true);
     expect(clean.failures).toEqual([]);
@@ -261,7 +315,13 @@ describe('verifyChains totals and unreadable sources', () => {
       [full, empty],
     ]) {
       const { totals } = await verifyChains({ chains, unreadable: [], duplicates: [], totalBytes: 0 });
-      expect(totals).toStrictEqual({ instances: 2, segments: 2, records: 3, firstTime: timeOf(1), lastTime: timeOf(3) });
+      expect(totals).toStrictEqual({
+        instances: 2,
+        segments: 2,
+        records: 3,
+        firstTime: timeOf(1),
+        lastTime: timeOf(3),
+      });
     }
   });
 

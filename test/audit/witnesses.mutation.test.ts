@@ -17,9 +17,17 @@ describe('witnesses: how much of the chain is proven', () => {
   it('a chain that reaches the witness is witnessed through it', async () => {
     const chain = chainOf(5);
     const witness: ChainWitness = { ...checkpoint('a', 3, headOf(3)), source: 'checkpoint x line 1' };
-    expect((await verifyChain(chain, { witness })).summary.witnessedThrough).toEqual({ seq: 3, time: timeOf(3), source: 'checkpoint x line 1' });
+    expect((await verifyChain(chain, { witness })).summary.witnessedThrough).toEqual({
+      seq: 3,
+      time: timeOf(3),
+      source: 'checkpoint x line 1',
+    });
     expect(
-      (await verifyChain(chain, { witness: { seq: 5, hash: headOf(5), source: '--expect-head', givenByOperator: true } })).summary.witnessedThrough,
+      (
+        await verifyChain(chain, {
+          witness: { seq: 5, hash: headOf(5), source: '--expect-head', givenByOperator: true },
+        })
+      ).summary.witnessedThrough,
     ).toEqual({
       seq: 5,
       source: '--expect-head',
@@ -28,21 +36,31 @@ describe('witnesses: how much of the chain is proven', () => {
 
   it('a chain that ends before the witness was cut: how many records, with or without the time', async () => {
     const chain = chainOf(3);
-    expect(await failureOf(chain, { witness: { seq: 5, hash: 'f'.repeat(64), time: timeOf(5), source: 'checkpoint c' } })).toEqual({
+    expect(
+      await failureOf(chain, { witness: { seq: 5, hash: 'f'.repeat(64), time: timeOf(5), source: 'checkpoint c' } }),
+    ).toEqual({
       instance: 'a',
       source: 's',
       line: 0,
       expectedSeq: 4,
       reason: `the chain ends at seq 3, but checkpoint c witnessed seq 5 (${timeOf(5)}): 2 record(s) were cut off the end`,
     });
-    expect((await failureOf(chain, { witness: { seq: 4, hash: 'f'.repeat(64), source: '--expect-head', givenByOperator: true } })).reason).toBe(
-      'the chain ends at seq 3, but --expect-head witnessed seq 4: 1 record(s) were cut off the end',
-    );
+    expect(
+      (
+        await failureOf(chain, {
+          witness: { seq: 4, hash: 'f'.repeat(64), source: '--expect-head', givenByOperator: true },
+        })
+      ).reason,
+    ).toBe('the chain ends at seq 3, but --expect-head witnessed seq 4: 1 record(s) were cut off the end');
   });
 
   it('a record that differs from the witnessed one: the chain was rewritten', async () => {
     const chain = chainOf(4);
-    expect(await failureOf(chain, { witness: { seq: 2, hash: 'e'.repeat(64), source: '--expect-head', givenByOperator: true } })).toEqual({
+    expect(
+      await failureOf(chain, {
+        witness: { seq: 2, hash: 'e'.repeat(64), source: '--expect-head', givenByOperator: true },
+      }),
+    ).toEqual({
       instance: 'a',
       source: 's',
       line: 2,
@@ -59,10 +77,18 @@ describe('witnesses: how much of the chain is proven', () => {
       { chains: [a, b], unreadable: [], duplicates: [], totalBytes: 0 },
       {
         macKey: KEY,
-        witnesses: [checkpoint('a', 2, headOf(2)), checkpoint('a', 4, headOf(4)), checkpoint('a', 3, headOf(3)), checkpoint('c', 7, 'd'.repeat(64))],
+        witnesses: [
+          checkpoint('a', 2, headOf(2)),
+          checkpoint('a', 4, headOf(4)),
+          checkpoint('a', 3, headOf(3)),
+          checkpoint('c', 7, 'd'.repeat(64)),
+        ],
       },
     );
-    expect(report.chains.map((c) => c.witnessedThrough)).toEqual([{ seq: 4, time: timeOf(4), source: 'checkpoint a 4' }, undefined]);
+    expect(report.chains.map((c) => c.witnessedThrough)).toEqual([
+      { seq: 4, time: timeOf(4), source: 'checkpoint a 4' },
+      undefined,
+    ]);
     expect(report.failures).toEqual([
       {
         instance: 'c',
@@ -78,7 +104,12 @@ describe('witnesses: how much of the chain is proven', () => {
       { macKey: KEY, witnesses: [checkpoint('a', 4, headOf(4), OTHER_KEY)] },
     );
     expect(forged.failures).toEqual([
-      { instance: 'a', source: 'checkpoint a 4', line: 0, reason: 'checkpoint MAC does not match: it was not written by this deployment' },
+      {
+        instance: 'a',
+        source: 'checkpoint a 4',
+        line: 0,
+        reason: 'checkpoint MAC does not match: it was not written by this deployment',
+      },
     ]);
     expect(forged.chains[0]!.witnessedThrough).toBeUndefined();
     // Without the key a checkpoint's MAC cannot be checked; its head still is.
@@ -108,9 +139,18 @@ describe('witnesses: how much of the chain is proven', () => {
 
   it('a checkpoint without a MAC at an authenticated record is refused, with the key or without: a cut tail is not witnessed', async () => {
     const cut = chainOf(3); // records 4 and 5 cut off, the checkpoint file replaced by one naming seq 3
-    const stripped: ChainWitness = { instance: 'a', seq: 3, hash: headOf(3), time: timeOf(3), source: 'checkpoint cp line 1' };
+    const stripped: ChainWitness = {
+      instance: 'a',
+      seq: 3,
+      hash: headOf(3),
+      time: timeOf(3),
+      source: 'checkpoint cp line 1',
+    };
     for (const options of [{ macKey: KEY }, {}]) {
-      const report = await verifyChains({ chains: [cut], unreadable: [], duplicates: [], totalBytes: 0 }, { ...options, witnesses: [stripped] });
+      const report = await verifyChains(
+        { chains: [cut], unreadable: [], duplicates: [], totalBytes: 0 },
+        { ...options, witnesses: [stripped] },
+      );
       expect(report.ok).toBe(false);
       expect(report.failures).toEqual([
         {
@@ -119,7 +159,8 @@ describe('witnesses: how much of the chain is proven', () => {
           line: 3,
           seq: 3,
           expectedSeq: 3,
-          reason: 'checkpoint cp line 1 carries no MAC but witnesses an authenticated record: the checkpoint was forged or its MAC stripped',
+          reason:
+            'checkpoint cp line 1 carries no MAC but witnesses an authenticated record: the checkpoint was forged or its MAC stripped',
         },
       ]);
       expect(report.chains[0]!.witnessedThrough).toBeUndefined();
@@ -136,7 +177,12 @@ describe('witnesses: how much of the chain is proven', () => {
   it('a checkpoint without a MAC witnesses a legacy record (v1, before the first authenticated one), and no further', async () => {
     const legacy = link('a', drafts(1, 5), { v1Until: 2 });
     const chain: InstanceChain = { instance: 'a', segments: [segment('s', legacy)] };
-    const unsigned = (seq: number): ChainWitness => ({ instance: 'a', seq, hash: legacy[seq - 1]!.hash, source: `checkpoint v1 ${seq}` });
+    const unsigned = (seq: number): ChainWitness => ({
+      instance: 'a',
+      seq,
+      hash: legacy[seq - 1]!.hash,
+      source: `checkpoint v1 ${seq}`,
+    });
     const atLegacy = await verifyChain(chain, { macKey: KEY, witness: unsigned(2) });
     expect(atLegacy.failure).toBeUndefined();
     expect(atLegacy.summary.witnessedThrough).toEqual({ seq: 2, source: 'checkpoint v1 2' });
@@ -167,7 +213,11 @@ describe('witnesses: how much of the chain is proven', () => {
       { witnesses: [{ seq: 3, hash: headOf(3), source: '--expect-head', givenByOperator: true }] },
     );
     expect(several.failures).toEqual([
-      { source: '--expect-head', line: 0, reason: 'the witness names no instance and there are several chains: give INSTANCE:SEQ:HASH' },
+      {
+        source: '--expect-head',
+        line: 0,
+        reason: 'the witness names no instance and there are several chains: give INSTANCE:SEQ:HASH',
+      },
     ]);
   });
 });

@@ -65,7 +65,10 @@ describe('audit writer', () => {
     for (let i = 1; i < segments.length; i++) {
       const previous = readRecords(segments[i - 1]!.file);
       const seal = previous.at(-1);
-      expect(seal).toMatchObject({ type: 'seal', segment: { index: segments[i - 1]!.index, firstSeq: previous[0]!.seq, records: previous.length - 1 } });
+      expect(seal).toMatchObject({
+        type: 'seal',
+        segment: { index: segments[i - 1]!.index, firstSeq: previous[0]!.seq, records: previous.length - 1 },
+      });
       expect(readRecords(segments[i]!.file)[0]!.prevHash).toBe(seal!.hash);
     }
     const seqs = allRecords(file).map((r) => r.seq);
@@ -100,7 +103,11 @@ describe('audit writer', () => {
     const reopened = await createAuditLogger({ file });
     await reopened.close();
     const records = readRecords(file);
-    expect(records.at(-1)).toMatchObject({ type: 'start', seq: 3, recovered: { discardedBytes: Buffer.byteLength(torn) } });
+    expect(records.at(-1)).toMatchObject({
+      type: 'start',
+      seq: 3,
+      recovered: { discardedBytes: Buffer.byteLength(torn) },
+    });
     expect((await verifyFile(file)).ok).toBe(true);
   });
 
@@ -124,7 +131,9 @@ describe('audit writer', () => {
     const file = auditFile();
     const logger = await createAuditLogger({ file, instanceId: 'node-a' });
     await logger.close();
-    await expect(createAuditLogger({ file, instanceId: 'node-b' })).rejects.toSatisfy((e) => isMemvaultError(e, 'CONFIG'));
+    await expect(createAuditLogger({ file, instanceId: 'node-b' })).rejects.toSatisfy((e) =>
+      isMemvaultError(e, 'CONFIG'),
+    );
     const same = await createAuditLogger({ file, instanceId: 'node-a' });
     expect(same.instanceId).toBe('node-a');
     await same.close();
@@ -208,15 +217,19 @@ describe('audit writer', () => {
     await logger.close();
     expect(errors.map((e) => e.message)).toEqual(['network down']);
     expect(uploaded).toEqual([]);
-    const reopened = await createAuditLogger({ file, sealOnClose: true, upload: { uploader: flaky, objectLock: { mode: 'COMPLIANCE', days: 30 } } });
+    const reopened = await createAuditLogger({
+      file,
+      sealOnClose: true,
+      upload: { uploader: flaky, objectLock: { mode: 'COMPLIANCE', days: 30 } },
+    });
     await reopened.close();
     expect(uploaded).toHaveLength(2);
   });
 
   it('refuses Object Lock with an uploader that cannot set retention', async () => {
     const file = auditFile();
-    await expect(createAuditLogger({ file, upload: { store: new MemoryStore(), objectLock: { mode: 'GOVERNANCE', days: 7 } } })).rejects.toSatisfy((e) =>
-      isMemvaultError(e, 'CONFIG'),
-    );
+    await expect(
+      createAuditLogger({ file, upload: { store: new MemoryStore(), objectLock: { mode: 'GOVERNANCE', days: 7 } } }),
+    ).rejects.toSatisfy((e) => isMemvaultError(e, 'CONFIG'));
   });
 });

@@ -17,7 +17,8 @@ afterAll(async () => {
 });
 
 /** `memvault ARGS` in the test's working directory (test/cli/helpers.ts runs it). */
-const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> => runCli(args, { cwd, ...options });
+const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> =>
+  runCli(args, { cwd, ...options });
 
 const lines = (s: string) =>
   s
@@ -27,7 +28,12 @@ const lines = (s: string) =>
 
 describe('memvault exec', () => {
   it('runs one JSON command on the embedded default store (./.memvault, encrypted with a key file created beside it)', async () => {
-    const r = await cli(['exec', '--user', 'ann', '{"command":"create","path":"/memories/a.md","file_text":"hello\\n"}']);
+    const r = await cli([
+      'exec',
+      '--user',
+      'ann',
+      '{"command":"create","path":"/memories/a.md","file_text":"hello\\n"}',
+    ]);
     expect(r.code).toBe(0);
     expect(lines(r.stdout)).toEqual([{ content: 'File created successfully at: /memories/a.md', is_error: false }]);
     expect((await stat(join(cwd, '.memvault'))).isDirectory()).toBe(true);
@@ -36,12 +42,21 @@ describe('memvault exec', () => {
   });
 
   it('runs one command per line of standard input, answering bad lines with is_error and exit code 0', async () => {
-    const input = ['{"command":"view","path":"/memories/a.md"}', 'not json', '{"command":"nope"}', '{"command":"view","path":"/memories/../x"}', ''].join('\n');
+    const input = [
+      '{"command":"view","path":"/memories/a.md"}',
+      'not json',
+      '{"command":"nope"}',
+      '{"command":"view","path":"/memories/../x"}',
+      '',
+    ].join('\n');
     const r = await cli(['exec', '--user', 'ann'], { input });
     expect(r.code).toBe(0);
     const out = lines(r.stdout);
     expect(out).toHaveLength(4);
-    expect(out[0]).toEqual({ content: "Here's the content of /memories/a.md with line numbers:\n     1\thello", is_error: false });
+    expect(out[0]).toEqual({
+      content: "Here's the content of /memories/a.md with line numbers:\n     1\thello",
+      is_error: false,
+    });
     expect(out.slice(1).every((o) => o.is_error)).toBe(true);
   });
 
@@ -83,7 +98,8 @@ describe('memvault exec --audit-file and memvault audit', () => {
       ['view', 'error'],
       ['view', 'ok'],
     ]);
-    for (const planted of ['diagnosis-secret', 'PLANTED-CONTENT', 'patient@example.com', 'escape']) expect(text).not.toContain(planted);
+    for (const planted of ['diagnosis-secret', 'PLANTED-CONTENT', 'patient@example.com', 'escape'])
+      expect(text).not.toContain(planted);
     // The records carry MACs: verify needs this deployment's audit key. Without --data-store it
     // takes the default store (./.memvault, another deployment here): its key does not match.
     const otherKey = await cli(['audit', 'verify', audit]);
@@ -102,7 +118,9 @@ describe('memvault exec --audit-file and memvault audit', () => {
 
 describe('memvault keys / user', () => {
   it('rotates the master key, exports a user as tar, then forgets the user', async () => {
-    await cli(['exec', '--user', 'zoe'], { input: '{"command":"create","path":"/memories/z/one.md","file_text":"one"}\n' });
+    await cli(['exec', '--user', 'zoe'], {
+      input: '{"command":"create","path":"/memories/z/one.md","file_text":"one"}\n',
+    });
     const rotated = await cli(['keys', 'rotate', '--to-master-key-file', join(cwd, 'new.key'), '--json']);
     expect(rotated.code, rotated.stderr).toBe(0);
     const summary = JSON.parse(rotated.stdout) as { total: number; rewrapped: number };
@@ -111,12 +129,18 @@ describe('memvault keys / user', () => {
     const withOld = await cli(['exec', '--user', 'zoe', '{"command":"view","path":"/memories/z/one.md"}']);
     expect(withOld.code).toBe(2);
     const newKey = { MEMVAULT_MASTER_KEY_FILE: join(cwd, 'new.key') };
-    const withNew = await cli(['exec', '--user', 'zoe', '{"command":"view","path":"/memories/z/one.md"}'], { env: newKey });
+    const withNew = await cli(['exec', '--user', 'zoe', '{"command":"view","path":"/memories/z/one.md"}'], {
+      env: newKey,
+    });
     expect(lines(withNew.stdout)[0]!.content).toMatch(/1\tone$/);
-    const again = await cli(['keys', 'rotate', '--to-master-key-file', join(cwd, 'new.key'), '--json'], { env: newKey });
+    const again = await cli(['keys', 'rotate', '--to-master-key-file', join(cwd, 'new.key'), '--json'], {
+      env: newKey,
+    });
     expect(JSON.parse(again.stdout)).toMatchObject({ rewrapped: 0 });
 
-    const exported = await cli(['user', 'export', '--user', 'zoe', '--out', join(cwd, 'zoe.tar'), '--json'], { env: newKey });
+    const exported = await cli(['user', 'export', '--user', 'zoe', '--out', join(cwd, 'zoe.tar'), '--json'], {
+      env: newKey,
+    });
     expect(exported.code, exported.stderr).toBe(0);
     const tar = await readFile(join(cwd, 'zoe.tar'));
     expect(tar.toString('latin1')).toContain('memories/z/one.md');
@@ -125,7 +149,9 @@ describe('memvault keys / user', () => {
     const forgot = await cli(['user', 'forget', '--user', 'zoe', '--json'], { env: newKey });
     // The file and the version it keeps (history is on by default).
     expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 2 });
-    const after = await cli(['exec', '--user', 'zoe', '{"command":"view","path":"/memories/z/one.md"}'], { env: newKey });
+    const after = await cli(['exec', '--user', 'zoe', '{"command":"view","path":"/memories/z/one.md"}'], {
+      env: newKey,
+    });
     expect(lines(after.stdout)[0]!.is_error).toBe(true);
   }, 180_000);
 });
@@ -141,16 +167,26 @@ describe('memvault chat', () => {
     const api = await startFakeApi([
       {
         stop_reason: 'tool_use',
-        content: [{ type: 'tool_use', id: 't1', name: 'memory', input: { command: 'create', path: '/memories/chat.md', file_text: 'user likes tea' } }],
+        content: [
+          {
+            type: 'tool_use',
+            id: 't1',
+            name: 'memory',
+            input: { command: 'create', path: '/memories/chat.md', file_text: 'user likes tea' },
+          },
+        ],
       },
       { stop_reason: 'end_turn', content: [{ type: 'text', text: 'Noted: you like tea.' }] },
     ]);
     try {
       const store = ['--store', `file://${join(cwd, 'chat-store')}`];
-      const r = await cli(['chat', '--user', 'chatter', '--base-url', api.baseURL, '--model', 'claude-test', ...store], {
-        input: 'I like tea\n\n',
-        env: { ANTHROPIC_API_KEY: 'test' },
-      });
+      const r = await cli(
+        ['chat', '--user', 'chatter', '--base-url', api.baseURL, '--model', 'claude-test', ...store],
+        {
+          input: 'I like tea\n\n',
+          env: { ANTHROPIC_API_KEY: 'test' },
+        },
+      );
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain('claude> Noted: you like tea.');
       expect(api.requests).toHaveLength(2);

@@ -48,7 +48,9 @@ async function seeded(name: string): Promise<{ dir: string; url: string }> {
   const dir = join(root, name);
   const url = pathToFileURL(dir).href;
   const vault = await createVault({ store: url, encryption: { masterKey: KEY } });
-  expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: 'kept' })).isError).toBe(false);
+  expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: 'kept' })).isError).toBe(
+    false,
+  );
   await vault.close();
   return { dir, url };
 }
@@ -66,7 +68,9 @@ describe('a store with user data but no deployment record', () => {
     expect(e.message).toMatch(/Recovery: restore k\/_deployment from a backup/);
     // No new record was written over the orphaned data, on this start or any later one.
     expect(await keys(raw)).toEqual(before);
-    expect((await rejection(createVault({ store: url, encryption: { masterKey: KEY } }))).code).toBe('STORE_INCONSISTENT');
+    expect((await rejection(createVault({ store: url, encryption: { masterKey: KEY } }))).code).toBe(
+      'STORE_INCONSISTENT',
+    );
     await raw.close();
   });
 
@@ -74,7 +78,11 @@ describe('a store with user data but no deployment record', () => {
     const { dir, url } = await seeded('lost-record-nokey');
     const raw = await FileStore.open(dir);
     await raw.delete('k/_deployment');
-    const saved = { key: process.env['MEMVAULT_MASTER_KEY'], file: process.env['MEMVAULT_MASTER_KEY_FILE'], kms: process.env['MEMVAULT_KMS_KEY_ID'] };
+    const saved = {
+      key: process.env['MEMVAULT_MASTER_KEY'],
+      file: process.env['MEMVAULT_MASTER_KEY_FILE'],
+      kms: process.env['MEMVAULT_KMS_KEY_ID'],
+    };
     delete process.env['MEMVAULT_MASTER_KEY'];
     delete process.env['MEMVAULT_MASTER_KEY_FILE'];
     delete process.env['MEMVAULT_KMS_KEY_ID'];
@@ -82,7 +90,11 @@ describe('a store with user data but no deployment record', () => {
       expect((await rejection(createVault({ store: url }))).code).toBe('STORE_INCONSISTENT');
       expect(existsSync(`${dir}.key`)).toBe(false);
     } finally {
-      for (const [k, v] of Object.entries({ MEMVAULT_MASTER_KEY: saved.key, MEMVAULT_MASTER_KEY_FILE: saved.file, MEMVAULT_KMS_KEY_ID: saved.kms }))
+      for (const [k, v] of Object.entries({
+        MEMVAULT_MASTER_KEY: saved.key,
+        MEMVAULT_MASTER_KEY_FILE: saved.file,
+        MEMVAULT_KMS_KEY_ID: saved.kms,
+      }))
         if (v !== undefined) process.env[k] = v;
     }
     await raw.close();
@@ -91,13 +103,17 @@ describe('a store with user data but no deployment record', () => {
   it('counts a user key record alone, and user objects alone, as user data', async () => {
     const onlyKey = new MemoryStore();
     await onlyKey.put('k/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', new Uint8Array([1]));
-    expect((await rejection(createVault({ store: onlyKey, encryption: { masterKey: KEY } }))).code).toBe('STORE_INCONSISTENT');
+    expect((await rejection(createVault({ store: onlyKey, encryption: { masterKey: KEY } }))).code).toBe(
+      'STORE_INCONSISTENT',
+    );
     // A store written without encryption, opened with it: its files would silently vanish.
     const plain = new MemoryStore();
     const plainVault = await createVault({ store: plain, encryption: false });
     await plainVault.run('bob', { command: 'create', path: '/memories/p.md', file_text: 'x' });
     await plainVault.close();
-    expect((await rejection(createVault({ store: plain, encryption: { masterKey: KEY } }))).code).toBe('STORE_INCONSISTENT');
+    expect((await rejection(createVault({ store: plain, encryption: { masterKey: KEY } }))).code).toBe(
+      'STORE_INCONSISTENT',
+    );
     expect(await plain.head('k/_deployment')).toBeNull();
   });
 
@@ -112,7 +128,10 @@ describe('a store with user data but no deployment record', () => {
 
   it('two processes starting together on an empty store share one deployment', async () => {
     const store = new MemoryStore();
-    const [a, b] = await Promise.all([createVault({ store, encryption: { masterKey: KEY } }), createVault({ store, encryption: { masterKey: KEY } })]);
+    const [a, b] = await Promise.all([
+      createVault({ store, encryption: { masterKey: KEY } }),
+      createVault({ store, encryption: { masterKey: KEY } }),
+    ]);
     await a.run('carol', { command: 'create', path: '/memories/c.md', file_text: 'shared' });
     expect((await b.run('carol', { command: 'view', path: '/memories/c.md' })).content).toMatch(/shared/);
     await a.close();
@@ -123,7 +142,9 @@ describe('a store with user data but no deployment record', () => {
 describe('createVault({ create: false }): open an existing deployment only', () => {
   it('refuses a file store directory that does not exist, and does not create it', async () => {
     const dir = join(root, 'typo');
-    const e = await rejection(createVault({ store: pathToFileURL(dir).href, encryption: { masterKey: KEY }, create: false }));
+    const e = await rejection(
+      createVault({ store: pathToFileURL(dir).href, encryption: { masterKey: KEY }, create: false }),
+    );
     expect(e.code).toBe('CONFIG');
     expect(e.message).toMatch(/there is no store at .*typo: check the store URL\. Nothing was created\./);
     expect(existsSync(dir)).toBe(false);
@@ -143,12 +164,16 @@ describe('createVault({ create: false }): open an existing deployment only', () 
     } finally {
       if (saved !== undefined) process.env['MEMVAULT_MASTER_KEY'] = saved;
     }
-    const e = await rejection(createVault({ store: pathToFileURL(dir).href, encryption: { masterKey: KEY }, create: false }));
+    const e = await rejection(
+      createVault({ store: pathToFileURL(dir).href, encryption: { masterKey: KEY }, create: false }),
+    );
     expect(e.code).toBe('CONFIG');
     expect(e.message).toMatch(/no memvault deployment in this store/);
     expect(await readdir(dir)).toEqual([]);
     const memory = new MemoryStore();
-    expect((await rejection(createVault({ store: memory, encryption: { masterKey: KEY }, create: false }))).code).toBe('CONFIG');
+    expect((await rejection(createVault({ store: memory, encryption: { masterKey: KEY }, create: false }))).code).toBe(
+      'CONFIG',
+    );
     expect(await keys(memory)).toEqual([]);
   });
 

@@ -24,20 +24,35 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'memvault-failclosed-'));
   log = join(dir, 'logs', 'audit.jsonl');
   let t = Date.parse('2026-03-01T10:00:00Z');
-  const logger = await createAuditLogger({ file: log, instanceId: 'node-a', maxSegmentBytes: 2000, now: () => (t += 1000) });
-  for (let i = 0; i < 30; i++) logger.append({ type: 'command', command: 'view', uid: i % 2 ? 'u_odd' : 'u_even', outcome: 'ok' });
+  const logger = await createAuditLogger({
+    file: log,
+    instanceId: 'node-a',
+    maxSegmentBytes: 2000,
+    now: () => (t += 1000),
+  });
+  for (let i = 0; i < 30; i++)
+    logger.append({ type: 'command', command: 'view', uid: i % 2 ? 'u_odd' : 'u_even', outcome: 'ok' });
   await logger.close();
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function audit(args: string[], deps: AuditCommandDeps = {}): Promise<{ out: string; err: string; exitCode: number }> {
+async function audit(
+  args: string[],
+  deps: AuditCommandDeps = {},
+): Promise<{ out: string; err: string; exitCode: number }> {
   const out: string[] = [];
   const err: string[] = [];
   let exitCode = 0;
   const program = new Command().exitOverride();
-  registerAuditCommands(program, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), setExitCode: (c) => (exitCode = c), progress: false, ...deps });
+  registerAuditCommands(program, {
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    setExitCode: (c) => (exitCode = c),
+    progress: false,
+    ...deps,
+  });
   try {
     await program.parseAsync(['audit', ...args], { from: 'user' });
   } catch (e) {
@@ -76,7 +91,9 @@ describe('audit verify fails closed', () => {
     copyFileSync(sealed[1]!.file, join(copies, 'again.000002.sealed.jsonl'));
     const r = await audit(['verify', log, join(copies, 'again.000002.sealed.jsonl')]);
     expect(r.exitCode, r.err).toBe(0);
-    expect(r.err).toMatch(/(again|audit\.jsonl)\.000002\.sealed\.jsonl is an identical copy of .*(again|audit\.jsonl)\.000002\.sealed\.jsonl; read once/);
+    expect(r.err).toMatch(
+      /(again|audit\.jsonl)\.000002\.sealed\.jsonl is an identical copy of .*(again|audit\.jsonl)\.000002\.sealed\.jsonl; read once/,
+    );
     expect(r.out).toMatch(/, 31 record\(s\)|, 3\d record\(s\)/);
     expect(r.out).toMatch(/1 duplicate segment\(s\) ignored/);
     // A copy that differs is not a duplicate: it is reported as a broken chain.
@@ -92,7 +109,10 @@ describe('audit export fails closed', () => {
     const cases: Array<[string[], RegExp]> = [
       [['export', ...range, '--out', outFile, join(dir, 'nope.jsonl')], /no such audit file/],
       [['export', '--from', '2026-03-02', '--to', '2026-03-01', '--out', outFile, log], /--from must be before --to/],
-      [['export', ...range, '--out', join(dir, 'no-dir', 'x.jsonl'), log], /the output directory .*no-dir does not exist/],
+      [
+        ['export', ...range, '--out', join(dir, 'no-dir', 'x.jsonl'), log],
+        /the output directory .*no-dir does not exist/,
+      ],
       [['export', ...range, '--user', 'a', '--uid', 'b', '--out', outFile, log], /either --user or --uid/],
       [['export', ...range, '--out', outFile], /give the audit FILES/],
     ];
@@ -129,7 +149,10 @@ describe('audit export fails closed', () => {
     const allowed = await audit(['export', ...range, '--allow-unverified', '--out', outFile, file]);
     expect(allowed.exitCode).toBe(0);
     expect(allowed.out).toMatch(/marked UNVERIFIED/);
-    const first = JSON.parse(readFileSync(outFile, 'utf8').split('\n')[0]!) as { memvaultExport: string; failures: unknown[] };
+    const first = JSON.parse(readFileSync(outFile, 'utf8').split('\n')[0]!) as {
+      memvaultExport: string;
+      failures: unknown[];
+    };
     expect(first.memvaultExport).toBe('UNVERIFIED');
     expect(first.failures).toHaveLength(1);
     const csvFile = join(tampered, 'out.csv');
@@ -161,10 +184,14 @@ describe('the whole CLI: exit codes, --version, help, no stack traces', () => {
     const none = await runCli([], { cwd: dir });
     expect(none.code).toBe(EXIT.usage);
     expect(none.stderr).toMatch(/Usage: memvault/);
-    expect(none.stderr.replace(/\s+/g, ' ')).toMatch(/Exit codes: 0 done, 1 a check failed, 2 usage or configuration error, 3 runtime error/);
+    expect(none.stderr.replace(/\s+/g, ' ')).toMatch(
+      /Exit codes: 0 done, 1 a check failed, 2 usage or configuration error, 3 runtime error/,
+    );
     const version = await runCli(['--version'], { cwd: dir });
     expect(version.code).toBe(0);
-    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version);
+    expect(version.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
+    );
   }, 60_000);
 
   it('usage errors are one line with exit 2; required options are marked in help', async () => {
@@ -188,8 +215,14 @@ describe('the whole CLI: exit codes, --version, help, no stack traces', () => {
     const cwd = await mkdtemp(join(dir, 'rot-'));
     const store = `file://${join(cwd, 'data')}`;
     const oldKey = { MEMVAULT_MASTER_KEY: Buffer.alloc(32, 1).toString('base64') };
-    await runCli(['exec', '--user', 'u', '--store', store, '{"command":"create","path":"/memories/a.md","file_text":"x"}'], { cwd, env: oldKey });
-    const rotated = await runCli(['keys', 'rotate', '--store', store, '--to-master-key-file', join(cwd, 'new.key')], { cwd, env: oldKey });
+    await runCli(
+      ['exec', '--user', 'u', '--store', store, '{"command":"create","path":"/memories/a.md","file_text":"x"}'],
+      { cwd, env: oldKey },
+    );
+    const rotated = await runCli(['keys', 'rotate', '--store', store, '--to-master-key-file', join(cwd, 'new.key')], {
+      cwd,
+      env: oldKey,
+    });
     expect(rotated.code, rotated.stderr).toBe(0);
     for (const args of [
       ['audit', 'export', ...range, '--user', 'u', '--data-store', store, '--out', join(cwd, 'a.jsonl'), log],

@@ -18,7 +18,10 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /** Runs `memvault ARGS` as the operator would (a separate process, from source through tsx). */
-export function runCli(args: string[], options: { cwd: string; input?: string; env?: Record<string, string> }): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { cwd: string; input?: string; env?: Record<string, string> },
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(tsx, [main, ...args], { cwd: options.cwd, env: cliEnv(options.env) });
     let stdout = '';

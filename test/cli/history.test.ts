@@ -27,17 +27,35 @@ describe('memvault user history / restore', () => {
     const cwd = await mkdtemp(join(dir, 'cli-'));
     const store = pathToFileURL(join(cwd, 'data')).href;
     const auditFile = join(cwd, 'audit.jsonl');
-    const exec = (input: object) => runCli(['exec', '--user', 'ann', '--store', store, JSON.stringify(input)], { cwd, env });
+    const exec = (input: object) =>
+      runCli(['exec', '--user', 'ann', '--store', store, JSON.stringify(input)], { cwd, env });
     expect((await exec({ command: 'create', path: '/memories/plan.md', file_text: 'good plan\n' })).code).toBe(0);
     await new Promise((r) => setTimeout(r, 1100));
     const asOf = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 1100));
-    expect((await exec({ command: 'str_replace', path: '/memories/plan.md', old_str: 'good', new_str: 'bad' })).code).toBe(0);
+    expect(
+      (await exec({ command: 'str_replace', path: '/memories/plan.md', old_str: 'good', new_str: 'bad' })).code,
+    ).toBe(0);
 
-    const listed = await runCli(['user', 'history', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--json', '--audit-file', auditFile], {
-      cwd,
-      env,
-    });
+    const listed = await runCli(
+      [
+        'user',
+        'history',
+        '--user',
+        'ann',
+        '--store',
+        store,
+        '--path',
+        '/memories/plan.md',
+        '--json',
+        '--audit-file',
+        auditFile,
+      ],
+      {
+        cwd,
+        env,
+      },
+    );
     expect(listed.code, listed.stderr).toBe(0);
     const { versions } = JSON.parse(listed.stdout) as { versions: Array<{ seq: number; actor: string; size: number }> };
     expect(versions.map((v) => [v.actor, v.size])).toEqual([
@@ -45,37 +63,104 @@ describe('memvault user history / restore', () => {
       ['model', 10],
     ]);
 
-    const dry = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', asOf, '--dry-run', '--json', '--audit-file', auditFile], {
-      cwd,
-      env,
-    });
+    const dry = await runCli(
+      [
+        'user',
+        'restore',
+        '--user',
+        'ann',
+        '--store',
+        store,
+        '--as-of',
+        asOf,
+        '--dry-run',
+        '--json',
+        '--audit-file',
+        auditFile,
+      ],
+      {
+        cwd,
+        env,
+      },
+    );
     expect(dry.code, dry.stderr).toBe(0);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, restored: 1, files: [{ path: '/memories/plan.md', action: 'restored' }] });
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      dryRun: true,
+      restored: 1,
+      files: [{ path: '/memories/plan.md', action: 'restored' }],
+    });
     const vault = await createVault({ store, encryption: { masterKey: KEY }, history: true, create: false });
-    const now = async () => Buffer.from((await (await vault.files('ann')).read('/memories/plan.md'))!.data).toString('utf8');
+    const now = async () =>
+      Buffer.from((await (await vault.files('ann')).read('/memories/plan.md'))!.data).toString('utf8');
     expect(await now()).toBe('bad plan\n');
 
-    const done = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', asOf, '--audit-file', auditFile, '--actor', 'ticket-9'], {
-      cwd,
-      env,
-    });
+    const done = await runCli(
+      [
+        'user',
+        'restore',
+        '--user',
+        'ann',
+        '--store',
+        store,
+        '--as-of',
+        asOf,
+        '--audit-file',
+        auditFile,
+        '--actor',
+        'ticket-9',
+      ],
+      {
+        cwd,
+        env,
+      },
+    );
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout).toContain('1 restored');
     expect(await now()).toBe('good plan\n');
 
     const drop = await runCli(
-      ['user', 'drop-version', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--seq', String(versions[0]!.seq), '--audit-file', auditFile],
+      [
+        'user',
+        'drop-version',
+        '--user',
+        'ann',
+        '--store',
+        store,
+        '--path',
+        '/memories/plan.md',
+        '--seq',
+        String(versions[0]!.seq),
+        '--audit-file',
+        auditFile,
+      ],
       {
         cwd,
         env,
       },
     );
     expect(drop.code, drop.stderr).toBe(0);
-    expect((await vault.history('ann', '/memories/plan.md')).versions.map((v) => v.actor)).toEqual(['restore', 'model']);
-    const again = await runCli(['user', 'drop-version', '--user', 'ann', '--store', store, '--path', '/memories/plan.md', '--seq', String(versions[0]!.seq)], {
-      cwd,
-      env,
-    });
+    expect((await vault.history('ann', '/memories/plan.md')).versions.map((v) => v.actor)).toEqual([
+      'restore',
+      'model',
+    ]);
+    const again = await runCli(
+      [
+        'user',
+        'drop-version',
+        '--user',
+        'ann',
+        '--store',
+        store,
+        '--path',
+        '/memories/plan.md',
+        '--seq',
+        String(versions[0]!.seq),
+      ],
+      {
+        cwd,
+        env,
+      },
+    );
     expect(again.code).toBe(1); // nothing dropped is not a success
     await vault.close();
 
@@ -97,7 +182,10 @@ describe('memvault user history / restore', () => {
     const ghost = await runCli(['user', 'history', '--user', 'ghost', '--store', store], { cwd, env });
     expect(ghost.code).not.toBe(0);
     expect(ghost.stderr).toMatch(ONE_LINE);
-    const badDate = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', 'yesterday-ish'], { cwd, env });
+    const badDate = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', 'yesterday-ish'], {
+      cwd,
+      env,
+    });
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toMatch(/not a date/);
   });
@@ -108,9 +196,13 @@ describe('memvault expire and file history', () => {
     const cwd = await mkdtemp(join(dir, 'expire-'));
     const store = pathToFileURL(join(cwd, 'data')).href;
     const base = { MEMVAULT_MASTER_KEY: KEY };
-    const exec = (input: object) => runCli(['exec', '--user', 'eve', '--store', store, JSON.stringify(input)], { cwd, env: base });
+    const exec = (input: object) =>
+      runCli(['exec', '--user', 'eve', '--store', store, JSON.stringify(input)], { cwd, env: base });
     expect((await exec({ command: 'create', path: '/memories/v.md', file_text: 'v0\n' })).code).toBe(0);
-    for (let i = 1; i <= 3; i++) expect((await exec({ command: 'str_replace', path: '/memories/v.md', old_str: `v${i - 1}`, new_str: `v${i}` })).code).toBe(0);
+    for (let i = 1; i <= 3; i++)
+      expect(
+        (await exec({ command: 'str_replace', path: '/memories/v.md', old_str: `v${i - 1}`, new_str: `v${i}` })).code,
+      ).toBe(0);
     const kept = async () => {
       const vault = await createVault({ store, encryption: { masterKey: KEY }, create: false });
       const { versions } = await vault.history('eve', '/memories/v.md');
@@ -118,7 +210,8 @@ describe('memvault expire and file history', () => {
       return versions.length;
     };
     expect(await kept()).toBe(4);
-    const expire = (env: Record<string, string>) => runCli(['expire', '--store', store, '--ttl-days', '365', '--json'], { cwd, env });
+    const expire = (env: Record<string, string>) =>
+      runCli(['expire', '--store', store, '--ttl-days', '365', '--json'], { cwd, env });
 
     const off = await expire({ ...base, MEMVAULT_HISTORY: '0', MEMVAULT_HISTORY_VERSIONS: '2' });
     expect(off.code, off.stderr).toBe(0);

@@ -18,19 +18,36 @@ afterAll(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> => runCli(args, { cwd, ...options });
+const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> =>
+  runCli(args, { cwd, ...options });
 const view = (user: string, path: string) => cli(['exec', '--user', user, JSON.stringify({ command: 'view', path })]);
 
 describe('memvault keys rekey', () => {
   it('re-keys one user, then all; exits 1 while an old version remains (--no-wait) and 0 once dropped; audited', async () => {
     for (const user of ['rae', 'sam']) {
-      const created = await cli(['exec', '--user', user, JSON.stringify({ command: 'create', path: `/memories/${user}.md`, file_text: `${user} data\n` })]);
+      const created = await cli([
+        'exec',
+        '--user',
+        user,
+        JSON.stringify({ command: 'create', path: `/memories/${user}.md`, file_text: `${user} data\n` }),
+      ]);
       expect(created.code, created.stderr).toBe(0);
     }
     const audit = join(cwd, 'audit.jsonl');
 
     // Without waiting out the settle time the old version stays: exit 1, saying when to run again.
-    const early = await cli(['keys', 'rekey', '--user', 'rae', '--no-wait', '--json', '--audit-file', audit, '--actor', 'ticket-42']);
+    const early = await cli([
+      'keys',
+      'rekey',
+      '--user',
+      'rae',
+      '--no-wait',
+      '--json',
+      '--audit-file',
+      audit,
+      '--actor',
+      'ticket-42',
+    ]);
     expect(early.code, early.stderr).toBe(1);
     const pending = JSON.parse(early.stdout) as Record<string, unknown>;
     // The file and its kept version (history is on by default).
@@ -50,7 +67,8 @@ describe('memvault keys rekey', () => {
     const all = await cli(['keys', 'rekey', '--all', '--settle-seconds', '0', '--json']);
     expect(all.code, all.stderr).toBe(0);
     expect(JSON.parse(all.stdout)).toMatchObject({ users: 2, completed: 2, resealed: 4, failed: 0 });
-    for (const user of ['rae', 'sam']) expect((await view(user, `/memories/${user}.md`)).stdout).toContain(`${user} data`);
+    for (const user of ['rae', 'sam'])
+      expect((await view(user, `/memories/${user}.md`)).stdout).toContain(`${user} data`);
     // --continue after a complete run starts nothing.
     const cont = await cli(['keys', 'rekey', '--all', '--continue', '--settle-seconds', '0', '--json']);
     expect(JSON.parse(cont.stdout)).toMatchObject({ users: 2, completed: 2, resealed: 0 });
@@ -61,7 +79,11 @@ describe('memvault keys rekey', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((r) => r['type'] === 'rekey');
     expect(records).toHaveLength(2);
-    expect(records[0]).toMatchObject({ outcome: 'ok', actor: 'ticket-42', counts: { keyVersion: 2, resealed: 2, dropped: 0 } });
+    expect(records[0]).toMatchObject({
+      outcome: 'ok',
+      actor: 'ticket-42',
+      counts: { keyVersion: 2, resealed: 2, dropped: 0 },
+    });
     expect(records[1]).toMatchObject({ outcome: 'ok', counts: { dropped: 1 } });
     expect(JSON.stringify(records)).not.toContain('rae');
   });

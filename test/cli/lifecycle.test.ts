@@ -14,7 +14,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // CLI processes (tsx) are slow to start on a loaded machine.
 vi.setConfig({ testTimeout: 180_000 });
-import { createVault, EXPORT_MANIFEST_NAME, MemoryStore, type ExportManifest, type ObjectStore, type Vault } from '../../src/index.js';
+import {
+  createVault,
+  EXPORT_MANIFEST_NAME,
+  MemoryStore,
+  type ExportManifest,
+  type ObjectStore,
+  type Vault,
+} from '../../src/index.js';
 import { collectFileChains, verifyChains } from '../../src/verify.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { FaultyStore } from '../faulty-store.js';
@@ -30,9 +37,15 @@ afterAll(async () => {
 
 const KEY = new Uint8Array(randomBytes(32));
 
-async function vaultWithAudit(store: ObjectStore = new MemoryStore(), masterKey = KEY): Promise<{ vault: Vault; file: string }> {
+async function vaultWithAudit(
+  store: ObjectStore = new MemoryStore(),
+  masterKey = KEY,
+): Promise<{ vault: Vault; file: string }> {
   const file = join(dir, `${randomBytes(4).toString('hex')}.jsonl`);
-  return { vault: await createVault({ store, encryption: { masterKey }, audit: { file }, expiry: { ttlDays: 30 } }), file };
+  return {
+    vault: await createVault({ store, encryption: { masterKey }, audit: { file }, expiry: { ttlDays: 30 } }),
+    file,
+  };
 }
 
 const records = (file: string) =>
@@ -65,7 +78,14 @@ describe('vault.exportUser', () => {
     expect(result).toMatchObject({ files: 2, bytes: 11 });
     expect(entries.get('memories/notes/a.md')).toBe('alpha');
     const manifest = JSON.parse(entries.get(EXPORT_MANIFEST_NAME)!) as ExportManifest;
-    expect(manifest).toMatchObject({ format: 'memvault-user-export', version: 2, uid: exported.uid, files: 2, bytes: 11, versions: 2 });
+    expect(manifest).toMatchObject({
+      format: 'memvault-user-export',
+      version: 2,
+      uid: exported.uid,
+      files: 2,
+      bytes: 11,
+      versions: 2,
+    });
     expect(manifest.entries.map((e) => [e.path, e.size]).sort()).toEqual([
       ['/memories/b.md', 6],
       ['/memories/notes/a.md', 5],
@@ -140,7 +160,10 @@ describe('vault.exportUser', () => {
 
   it('an unknown user is NOT_FOUND before anything is streamed, and that is audited too', async () => {
     const { vault, file } = await vaultWithAudit();
-    await expect(vault.exportUser('nobody')).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringMatching(/nothing was exported/) });
+    await expect(vault.exportUser('nobody')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: expect.stringMatching(/nothing was exported/),
+    });
     await vault.close();
     expect(records(file).find((r) => r['type'] === 'export')).toMatchObject({ outcome: 'error', code: 'NOT_FOUND' });
   });
@@ -149,7 +172,8 @@ describe('vault.exportUser', () => {
 describe('vault.forgetUser', () => {
   it('erases the user and records who asked, how many objects, the outcome', async () => {
     const { vault, file } = await vaultWithAudit();
-    for (const name of ['a', 'b', 'c']) await vault.run('bob', { command: 'create', path: `/memories/${name}.md`, file_text: name });
+    for (const name of ['a', 'b', 'c'])
+      await vault.run('bob', { command: 'create', path: `/memories/${name}.md`, file_text: name });
     const result = await vault.forgetUser('bob', { actor: 'dpo' });
     // Three files and the version each keeps (history is on by default).
     expect(result).toMatchObject({ keyDeleted: true, objectsDeleted: 6 });
@@ -184,7 +208,11 @@ describe('vault.rotateKeys and vault.expire', () => {
     const result = await vault.rotateKeys({ to: await createLocalKeyProvider(next), actor: 'ops' });
     expect(result).toMatchObject({ total: 2, rewrapped: 2 });
     await vault.close();
-    expect(records(file).find((r) => r['type'] === 'rotate')).toMatchObject({ actor: 'ops', outcome: 'ok', counts: { records: 2, rewrapped: 2, skipped: 0 } });
+    expect(records(file).find((r) => r['type'] === 'rotate')).toMatchObject({
+      actor: 'ops',
+      outcome: 'ok',
+      counts: { records: 2, rewrapped: 2, skipped: 0 },
+    });
     const reopened = await createVault({ store, encryption: { masterKey: next } });
     expect((await reopened.run('dee', { command: 'view', path: '/memories/a.md' })).content).toMatch(/kept/);
     await reopened.close();
@@ -194,9 +222,16 @@ describe('vault.rotateKeys and vault.expire', () => {
     const store = new MemoryStore();
     const { vault, file } = await vaultWithAudit(store);
     await vault.run('eve', { command: 'create', path: '/memories/a.md', file_text: 'old' });
-    const summary = await vault.expire({ dryRun: true, asOf: new Date(Date.now() + 40 * 86_400_000), graceMs: 0, actor: 'cron' });
+    const summary = await vault.expire({
+      dryRun: true,
+      asOf: new Date(Date.now() + 40 * 86_400_000),
+      graceMs: 0,
+      actor: 'cron',
+    });
     expect(summary).toMatchObject({ dryRun: true, expired: 1, scanned: 1 });
-    await expect(vault.expire({ asOf: new Date(Date.now() + 40 * 86_400_000) })).rejects.toMatchObject({ code: 'CONFIG' });
+    await expect(vault.expire({ asOf: new Date(Date.now() + 40 * 86_400_000) })).rejects.toMatchObject({
+      code: 'CONFIG',
+    });
     await vault.close();
     const sweeps = records(file).filter((r) => r['type'] === 'expire');
     expect(sweeps[0]).toMatchObject({ actor: 'cron', outcome: 'ok', counts: { scanned: 1, expired: 1 } });
@@ -217,23 +252,62 @@ describe('memvault user export / forget through the API', () => {
     const cwd = await mkdtemp(join(dir, 'cli-'));
     const store = pathToFileURL(join(cwd, 'data')).href;
     const auditFile = join(cwd, 'audit.jsonl');
-    await runCli(['exec', '--user', 'real', '--store', store, '{"command":"create","path":"/memories/r.md","file_text":"r"}'], { cwd, env });
-    const unknown = await runCli(['user', 'export', '--user', 'ghost', '--store', store, '--audit-file', auditFile, '--out', join(cwd, 'ghost.tar')], {
-      cwd,
-      env,
-    });
+    await runCli(
+      ['exec', '--user', 'real', '--store', store, '{"command":"create","path":"/memories/r.md","file_text":"r"}'],
+      { cwd, env },
+    );
+    const unknown = await runCli(
+      [
+        'user',
+        'export',
+        '--user',
+        'ghost',
+        '--store',
+        store,
+        '--audit-file',
+        auditFile,
+        '--out',
+        join(cwd, 'ghost.tar'),
+      ],
+      {
+        cwd,
+        env,
+      },
+    );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(ONE_LINE);
     expect(unknown.stderr).toMatch(/no memories are stored for this user/);
-    const noDir = await runCli(['user', 'export', '--user', 'real', '--store', store, '--out', join(cwd, 'missing', 'r.tar')], { cwd, env });
+    const noDir = await runCli(
+      ['user', 'export', '--user', 'real', '--store', store, '--out', join(cwd, 'missing', 'r.tar')],
+      { cwd, env },
+    );
     expect(noDir.code).toBe(2);
     expect(noDir.stderr).toMatch(/the output directory .*missing does not exist/);
     expect(readdirSync(cwd).filter((n) => n.endsWith('.tar') || n.includes('.partial'))).toEqual([]);
-    const ok = await runCli(['user', 'export', '--user', 'real', '--store', store, '--audit-file', auditFile, '--actor', 'req-7', '--out', '-'], { cwd, env });
+    const ok = await runCli(
+      [
+        'user',
+        'export',
+        '--user',
+        'real',
+        '--store',
+        store,
+        '--audit-file',
+        auditFile,
+        '--actor',
+        'req-7',
+        '--out',
+        '-',
+      ],
+      { cwd, env },
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('memories/r.md');
     expect(ok.stdout).toContain('"format": "memvault-user-export"');
-    const forgot = await runCli(['user', 'forget', '--user', 'real', '--store', store, '--audit-file', auditFile, '--json'], { cwd, env });
+    const forgot = await runCli(
+      ['user', 'forget', '--user', 'real', '--store', store, '--audit-file', auditFile, '--json'],
+      { cwd, env },
+    );
     expect(JSON.parse(forgot.stdout)).toMatchObject({ keyDeleted: true, objectsDeleted: 2 }); // the file and its version
     const kinds = records(auditFile)
       .map((r) => [r['type'], r['outcome'], r['actor']])

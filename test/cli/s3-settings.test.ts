@@ -31,25 +31,42 @@ const commands: Array<[string, string[]]> = [
   ['audit verify --store', ['audit', 'verify', '--store', STORE]],
   [
     'audit export --user (data store)',
-    ['audit', 'export', 'audit.jsonl', '--user', 'alice', '--data-store', STORE, '--from', '2026-01-01', '--to', '2026-01-02', '--out', 'x.jsonl'],
+    [
+      'audit',
+      'export',
+      'audit.jsonl',
+      '--user',
+      'alice',
+      '--data-store',
+      STORE,
+      '--from',
+      '2026-01-01',
+      '--to',
+      '2026-01-02',
+      '--out',
+      'x.jsonl',
+    ],
   ],
   ['expire', ['expire', '--store', STORE, '--ttl-days', '30']],
   ['doctor', ['doctor', '--store', STORE]],
 ];
 
 describe('every CLI command reads MEMVAULT_S3_* through the one resolver', () => {
-  it.each(commands)('%s refuses an unknown MEMVAULT_S3_FORCE_PATH_STYLE with exit 2, sending nothing', async (_name, args) => {
-    const r = await runCli(args, {
-      cwd,
-      env: {
-        MEMVAULT_S3_FORCE_PATH_STYLE: 'sometimes',
-        MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9',
-        MEMVAULT_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
-        ANTHROPIC_API_KEY: 'sk-test-not-used',
-      },
-    });
-    expect(r.stderr).toMatch(ONE_LINE);
-    expect(r.stderr).toBe(REFUSAL);
-    expect(r.code).toBe(2);
-  });
+  it.each(commands)(
+    '%s refuses an unknown MEMVAULT_S3_FORCE_PATH_STYLE with exit 2, sending nothing',
+    async (_name, args) => {
+      const r = await runCli(args, {
+        cwd,
+        env: {
+          MEMVAULT_S3_FORCE_PATH_STYLE: 'sometimes',
+          MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9',
+          MEMVAULT_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+          ANTHROPIC_API_KEY: 'sk-test-not-used',
+        },
+      });
+      expect(r.stderr).toMatch(ONE_LINE);
+      expect(r.stderr).toBe(REFUSAL);
+      expect(r.code).toBe(2);
+    },
+  );
 });

@@ -42,7 +42,12 @@ const answers = (r: CliResult) =>
     .map((l) => JSON.parse(l) as { content: string; is_error: boolean });
 
 /** `memvault exec --user ann` with one command per line; every answer must be a success. */
-async function execOk(cwd: string, env: Record<string, string>, lines: string[], args: string[] = []): Promise<CliResult> {
+async function execOk(
+  cwd: string,
+  env: Record<string, string>,
+  lines: string[],
+  args: string[] = [],
+): Promise<CliResult> {
   const r = await runCli(['exec', '--user', 'ann', ...args], { cwd, env, input: lines.join('\n') });
   expect(r.code, r.stderr).toBe(0);
   for (const answer of answers(r)) expect(answer.is_error, answer.content).toBe(false);
@@ -67,7 +72,10 @@ describe('the store and key settings', () => {
     const r = await execOk(cwd, withStore, [create('/memories/b.md', 'b'), view('/memories/b.md')]);
     expect(answers(r)[1]!.content).toContain('b');
     expect(existsSync(join(cwd, 'other.key'))).toBe(false);
-    const wrong = await runCli(['exec', '--user', 'ann', view('/memories')], { cwd, env: { MEMVAULT_MASTER_KEY: key() } });
+    const wrong = await runCli(['exec', '--user', 'ann', view('/memories')], {
+      cwd,
+      env: { MEMVAULT_MASTER_KEY: key() },
+    });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/master key does not match this deployment/);
   });
@@ -80,16 +88,24 @@ describe('the store and key settings', () => {
     await execOk(cwd, env, [create('/memories/a.md', 'a')]);
     expect(existsSync(join(cwd, 'data.key'))).toBe(false);
     // The same store with no key configured would read the default file beside it, which does not exist.
-    const without = await runCli(['user', 'export', '--user', 'ann', '--out', join(cwd, 'a.tar')], { cwd, env: { MEMVAULT_STORE: env.MEMVAULT_STORE } });
+    const without = await runCli(['user', 'export', '--user', 'ann', '--out', join(cwd, 'a.tar')], {
+      cwd,
+      env: { MEMVAULT_STORE: env.MEMVAULT_STORE },
+    });
     expect(without.code).toBe(2);
     expect(without.stderr).toMatch(ONE_LINE);
   });
 
   it('MEMVAULT_KMS_KEY_ID is read: beside MEMVAULT_MASTER_KEY it is refused as a second key source', async () => {
     const cwd = freshDir();
-    const r = await runCli(['exec', '--user', 'ann', view('/memories')], { cwd, env: { MEMVAULT_MASTER_KEY: key(), MEMVAULT_KMS_KEY_ID: 'alias/memvault' } });
+    const r = await runCli(['exec', '--user', 'ann', view('/memories')], {
+      cwd,
+      env: { MEMVAULT_MASTER_KEY: key(), MEMVAULT_KMS_KEY_ID: 'alias/memvault' },
+    });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('memvault: Set only one of MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE and MEMVAULT_KMS_KEY_ID.\n');
+    expect(r.stderr).toBe(
+      'memvault: Set only one of MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE and MEMVAULT_KMS_KEY_ID.\n',
+    );
   });
 
   it('a rotation as docs/encryption.md shows it: keys rotate, then the new key with MEMVAULT_PREVIOUS_MASTER_KEY, then keys verify with the new key alone', async () => {
@@ -97,9 +113,14 @@ describe('the store and key settings', () => {
     const old = key();
     await execOk(cwd, { MEMVAULT_MASTER_KEY: old }, [create('/memories/a.md', 'kept through the rotation')]);
     const newKey = join(cwd, 'new.key');
-    const rotated = await runCli(['keys', 'rotate', '--to-master-key-file', newKey], { cwd, env: { MEMVAULT_MASTER_KEY: old } });
+    const rotated = await runCli(['keys', 'rotate', '--to-master-key-file', newKey], {
+      cwd,
+      env: { MEMVAULT_MASTER_KEY: old },
+    });
     expect(rotated.code, rotated.stderr).toBe(0);
-    const during = await execOk(cwd, { MEMVAULT_MASTER_KEY_FILE: newKey, MEMVAULT_PREVIOUS_MASTER_KEY: old }, [view('/memories/a.md')]);
+    const during = await execOk(cwd, { MEMVAULT_MASTER_KEY_FILE: newKey, MEMVAULT_PREVIOUS_MASTER_KEY: old }, [
+      view('/memories/a.md'),
+    ]);
     expect(answers(during)[0]!.content).toContain('kept through the rotation');
     const verified = await runCli(['keys', 'verify'], { cwd, env: { MEMVAULT_MASTER_KEY_FILE: newKey } });
     expect(verified.code, verified.stderr).toBe(0);
@@ -140,7 +161,10 @@ describe('idle expiry settings', () => {
     const env = { MEMVAULT_TTL_DAYS: '1', MEMVAULT_MASTER_KEY: key() };
     await execOk(cwd, { ...env, MEMVAULT_TOUCH_INTERVAL_HOURS: '6' }, [create('/memories/a.md', 'a')]);
     for (const hours of ['24', 'soon']) {
-      const r = await runCli(['exec', '--user', 'ann', view('/memories')], { cwd, env: { ...env, MEMVAULT_TOUCH_INTERVAL_HOURS: hours } });
+      const r = await runCli(['exec', '--user', 'ann', view('/memories')], {
+        cwd,
+        env: { ...env, MEMVAULT_TOUCH_INTERVAL_HOURS: hours },
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(ONE_LINE);
       expect(r.stderr).toContain('MEMVAULT_TOUCH_INTERVAL_HOURS');
@@ -153,14 +177,22 @@ describe('idle expiry settings', () => {
     await execOk(cwd, env, [create('/memories/a.md', 'a')]);
     const r = await runCli(['expire', '--dry-run', '--json'], {
       cwd,
-      env: { ...env, MEMVAULT_TTL_DEFAULT_CLASS: 'basic', MEMVAULT_EXPIRE_GRACE_MINUTES: '5', MEMVAULT_CONDITIONAL_DELETE: 'recheck' },
+      env: {
+        ...env,
+        MEMVAULT_TTL_DEFAULT_CLASS: 'basic',
+        MEMVAULT_EXPIRE_GRACE_MINUTES: '5',
+        MEMVAULT_CONDITIONAL_DELETE: 'recheck',
+      },
     });
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as { classes: Record<string, number>; graceMinutes: number; scanned: number };
     expect(summary.classes).toEqual({ basic: 30, pro: 365 });
     expect(summary.graceMinutes).toBe(5);
     expect(summary.scanned).toBe(1);
-    const bad = await runCli(['expire', '--dry-run'], { cwd, env: { ...env, MEMVAULT_CONDITIONAL_DELETE: 'sometimes' } });
+    const bad = await runCli(['expire', '--dry-run'], {
+      cwd,
+      env: { ...env, MEMVAULT_CONDITIONAL_DELETE: 'sometimes' },
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(ONE_LINE);
   });
@@ -170,7 +202,10 @@ describe('idle expiry settings', () => {
     const env = { MEMVAULT_MASTER_KEY: key(), MEMVAULT_TTL_DAYS: '30' };
     await execOk(cwd, env, [create('/memories/a.md', 'a')]);
     const auditStore = join(cwd, 'audit-store');
-    const r = await runCli(['expire', '--json'], { cwd, env: { ...env, MEMVAULT_AUDIT_STORE: `file://${auditStore}` } });
+    const r = await runCli(['expire', '--json'], {
+      cwd,
+      env: { ...env, MEMVAULT_AUDIT_STORE: `file://${auditStore}` },
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(readdirSync(auditStore, { recursive: true }).some((f) => String(f).includes('audit'))).toBe(true);
   });
@@ -180,16 +215,29 @@ describe('history, audit and log settings', () => {
   it('MEMVAULT_HISTORY=0 keeps no versions; MEMVAULT_HISTORY_VERSIONS=1 (with MEMVAULT_HISTORY_DAYS) makes the sweep drop all but the newest', async () => {
     const cwd = freshDir();
     const env = { MEMVAULT_MASTER_KEY: key() };
-    await execOk(cwd, { ...env, MEMVAULT_HISTORY: '0' }, [create('/memories/off.md', '1'), create('/memories/off.md', '2')]);
-    await execOk(cwd, env, [create('/memories/on.md', '1'), create('/memories/on.md', '2'), create('/memories/on.md', '3')]);
+    await execOk(cwd, { ...env, MEMVAULT_HISTORY: '0' }, [
+      create('/memories/off.md', '1'),
+      create('/memories/off.md', '2'),
+    ]);
+    await execOk(cwd, env, [
+      create('/memories/on.md', '1'),
+      create('/memories/on.md', '2'),
+      create('/memories/on.md', '3'),
+    ]);
     const listed = await runCli(['user', 'history', '--user', 'ann', '--json'], { cwd, env });
     const paths = (JSON.parse(listed.stdout) as { versions: Array<{ path: string }> }).versions.map((v) => v.path);
     expect(paths.filter((p) => p === '/memories/off.md')).toEqual([]);
     expect(paths.filter((p) => p === '/memories/on.md')).toHaveLength(3);
-    const swept = await runCli(['expire', '--json', '--ttl-days', '30'], { cwd, env: { ...env, MEMVAULT_HISTORY_VERSIONS: '1', MEMVAULT_HISTORY_DAYS: '30' } });
+    const swept = await runCli(['expire', '--json', '--ttl-days', '30'], {
+      cwd,
+      env: { ...env, MEMVAULT_HISTORY_VERSIONS: '1', MEMVAULT_HISTORY_DAYS: '30' },
+    });
     expect(swept.code, swept.stderr).toBe(0);
     expect((JSON.parse(swept.stdout) as { versionsDropped: number }).versionsDropped).toBe(2);
-    const bad = await runCli(['exec', '--user', 'ann', view('/memories')], { cwd, env: { ...env, MEMVAULT_HISTORY_DAYS: 'a month' } });
+    const bad = await runCli(['exec', '--user', 'ann', view('/memories')], {
+      cwd,
+      env: { ...env, MEMVAULT_HISTORY_DAYS: 'a month' },
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('MEMVAULT_HISTORY_DAYS');
   });
@@ -198,7 +246,11 @@ describe('history, audit and log settings', () => {
     const cwd = freshDir();
     const auditFile = join(cwd, 'audit.jsonl');
     const checkpoints = join(cwd, 'checkpoints.jsonl');
-    const env = { MEMVAULT_MASTER_KEY: key(), MEMVAULT_AUDIT_FILE: auditFile, MEMVAULT_AUDIT_CHECKPOINT_FILE: checkpoints };
+    const env = {
+      MEMVAULT_MASTER_KEY: key(),
+      MEMVAULT_AUDIT_FILE: auditFile,
+      MEMVAULT_AUDIT_CHECKPOINT_FILE: checkpoints,
+    };
     await execOk(cwd, env, [create('/memories/a.md', 'a'), view('/memories/a.md')]);
     const records = readFileSync(auditFile, 'utf8').trim().split('\n');
     expect(records.filter((l) => l.includes('"type":"command"'))).toHaveLength(2);
@@ -215,7 +267,10 @@ describe('history, audit and log settings', () => {
     await execOk(cwd, { ...env, MEMVAULT_AUDIT_FILE: auditFile }, [create('/memories/a.md', 'a')], ['--store', data]);
     const out = join(cwd, 'ann.jsonl');
     const day = new Date().toISOString().slice(0, 10);
-    const r = await runCli(['audit', 'export', auditFile, '--user', 'ann', '--data-store', data, '--from', day, '--to', day, '--out', out], { cwd, env });
+    const r = await runCli(
+      ['audit', 'export', auditFile, '--user', 'ann', '--data-store', data, '--from', day, '--to', day, '--out', out],
+      { cwd, env },
+    );
     expect(r.code, r.stderr).toBe(0);
     const exported = readFileSync(out, 'utf8').trim().split('\n');
     expect(exported.some((l) => l.includes('"type":"command"'))).toBe(true);
@@ -228,7 +283,10 @@ describe('history, audit and log settings', () => {
     expect(info.stderr).toContain('memvault vault opened');
     const quiet = await execOk(cwd, env, [view('/memories')]);
     expect(quiet.stderr).not.toContain('memvault vault opened');
-    const bad = await runCli(['exec', '--user', 'ann', view('/memories')], { cwd, env: { ...env, MEMVAULT_LOG_LEVEL: 'chatty' } });
+    const bad = await runCli(['exec', '--user', 'ann', view('/memories')], {
+      cwd,
+      env: { ...env, MEMVAULT_LOG_LEVEL: 'chatty' },
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(ONE_LINE);
     expect(bad.stderr).toContain('MEMVAULT_LOG_LEVEL');

@@ -54,15 +54,25 @@ describe('the source', () => {
   });
 
   it('reads process.env only in the applications (CLI, Lambda) and the explicit readers', () => {
-    const allowed = [/^src\/cli\//, /^src\/lambda\//, /^src\/config\/from-env\.ts$/, /^src\/store\/s3\/settings\.ts$/, /^src\/store\/s3\/client\.ts$/];
-    const readers = files.filter((file) => /process\.env\b/.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')));
+    const allowed = [
+      /^src\/cli\//,
+      /^src\/lambda\//,
+      /^src\/config\/from-env\.ts$/,
+      /^src\/store\/s3\/settings\.ts$/,
+      /^src\/store\/s3\/client\.ts$/,
+    ];
+    const readers = files.filter((file) =>
+      /process\.env\b/.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')),
+    );
     expect(readers.filter((file) => !allowed.some((a) => a.test(file.replace(/\\/g, '/'))))).toEqual([]);
   });
 
   it('never assigns to or deletes from process.env', () => {
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
-      expect(text, file).not.toMatch(/delete\s+process\.env|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|Object\.assign\(process\.env/);
+      expect(text, file).not.toMatch(
+        /delete\s+process\.env|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|Object\.assign\(process\.env/,
+      );
     }
   });
 });

@@ -65,7 +65,12 @@ describe('fromEnv', () => {
     const options: VaultOptions = fromEnv(env); // assignable to createVault's options
     expect(options).toEqual({
       store: 's3://bucket/prefix',
-      s3: { endpoint: 'http://127.0.0.1:9', region: 'eu-west-3', forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } },
+      s3: {
+        endpoint: 'http://127.0.0.1:9',
+        region: 'eu-west-3',
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      },
       encryption: {
         masterKey: master,
         previous: [{ masterKey: previous }, { kms: { keyId: 'alias/old' } }],
@@ -100,13 +105,23 @@ describe('fromEnv', () => {
   });
 
   it('the sweeper variables: a mode other than native or recheck, or a negative number, names the variable', () => {
-    expect(sweeperFromEnv({ MEMVAULT_CONDITIONAL_DELETE: 'NATIVE', MEMVAULT_EXPIRE_GRACE_MINUTES: '0', MEMVAULT_SWEEP_OVERDUE_HOURS: '12' })).toEqual({
+    expect(
+      sweeperFromEnv({
+        MEMVAULT_CONDITIONAL_DELETE: 'NATIVE',
+        MEMVAULT_EXPIRE_GRACE_MINUTES: '0',
+        MEMVAULT_SWEEP_OVERDUE_HOURS: '12',
+      }),
+    ).toEqual({
       conditionalDelete: 'native',
       graceMinutes: 0,
       overdueHours: 12,
     });
-    expect(configError(() => sweeperFromEnv({ MEMVAULT_CONDITIONAL_DELETE: 'sometimes' })).message).toContain('MEMVAULT_CONDITIONAL_DELETE');
-    expect(configError(() => sweeperFromEnv({ MEMVAULT_SWEEP_STOP_MARGIN_SECONDS: '-1' })).message).toContain('MEMVAULT_SWEEP_STOP_MARGIN_SECONDS');
+    expect(configError(() => sweeperFromEnv({ MEMVAULT_CONDITIONAL_DELETE: 'sometimes' })).message).toContain(
+      'MEMVAULT_CONDITIONAL_DELETE',
+    );
+    expect(configError(() => sweeperFromEnv({ MEMVAULT_SWEEP_STOP_MARGIN_SECONDS: '-1' })).message).toContain(
+      'MEMVAULT_SWEEP_STOP_MARGIN_SECONDS',
+    );
   });
 });
 
@@ -118,7 +133,9 @@ describe('MEMVAULT_TOUCH_INTERVAL_HOURS takes effect, and the default follows a 
     expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'x' })).isError).toBe(false);
     await vault.close();
 
-    const { clock, expiry, files, store } = await expirySetup(fromEnv({ MEMVAULT_TTL_DAYS: '3', MEMVAULT_TOUCH_INTERVAL_HOURS: '2' }).expiry);
+    const { clock, expiry, files, store } = await expirySetup(
+      fromEnv({ MEMVAULT_TTL_DAYS: '3', MEMVAULT_TOUCH_INTERVAL_HOURS: '2' }).expiry,
+    );
     expect(expiry.touchIntervalMs).toBe(2 * HOUR_MS);
     await files.write('/memories/a.md', new TextEncoder().encode('x'));
     const stamps = async () => (await collect(listAll(store, ''))).map((o) => o.lastModified.getTime());
@@ -131,9 +148,12 @@ describe('MEMVAULT_TOUCH_INTERVAL_HOURS takes effect, and the default follows a 
   });
 
   it('an interval as long as the TTL is one CONFIG error at start-up naming the variable to lower', async () => {
-    await expect(createVault({ store: new MemoryStore(), ...fromEnv({ MEMVAULT_TTL_DAYS: '1', MEMVAULT_TOUCH_INTERVAL_HOURS: '24' }) })).rejects.toThrow(
-      /MEMVAULT_TOUCH_INTERVAL_HOURS/,
-    );
+    await expect(
+      createVault({
+        store: new MemoryStore(),
+        ...fromEnv({ MEMVAULT_TTL_DAYS: '1', MEMVAULT_TOUCH_INTERVAL_HOURS: '24' }),
+      }),
+    ).rejects.toThrow(/MEMVAULT_TOUCH_INTERVAL_HOURS/);
   });
 });
 
@@ -151,7 +171,9 @@ describe('the library never reads process.env by itself', () => {
 
       const other = pathToFileURL(join(dir, 'from-env')).href;
       const withEnv = await createVault({ store: other, ...fromEnv() });
-      expect((await withEnv.run('u', { command: 'create', path: '/memories/a.md', file_text: 'x' })).isError).toBe(false);
+      expect((await withEnv.run('u', { command: 'create', path: '/memories/a.md', file_text: 'x' })).isError).toBe(
+        false,
+      );
       await withEnv.close();
       expect(existsSync(join(dir, 'from-env.key'))).toBe(false);
       expect(process.env['MEMVAULT_MASTER_KEY']).toBe(master);

@@ -11,17 +11,25 @@ import { NONCE_BYTES } from '../../src/crypto/format.js';
 describe('withLengthPrefixedTexts', () => {
   it('gives the bytes of concatBytes(fixed, lengthPrefixed(utf8(text)), ...) for any texts, astral and lone surrogates included', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 64 }), fc.array(fc.string({ unit: 'binary', maxLength: 300 }), { maxLength: 5 }), (fixed, texts) => {
-        const composed = concatBytes(fixed, ...texts.map((text) => lengthPrefixed(utf8(text))));
-        expect(Buffer.from(withLengthPrefixedTexts(fixed, ...texts)).equals(Buffer.from(composed))).toBe(true);
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 64 }),
+        fc.array(fc.string({ unit: 'binary', maxLength: 300 }), { maxLength: 5 }),
+        (fixed, texts) => {
+          const composed = concatBytes(fixed, ...texts.map((text) => lengthPrefixed(utf8(text))));
+          expect(Buffer.from(withLengthPrefixedTexts(fixed, ...texts)).equals(Buffer.from(composed))).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('keeps fields apart: moving a character across a boundary changes the bytes', () => {
     const fixed = Uint8Array.of(1, 2, 3);
-    expect(Buffer.from(withLengthPrefixedTexts(fixed, 'ab', 'c')).equals(Buffer.from(withLengthPrefixedTexts(fixed, 'a', 'bc')))).toBe(false);
+    expect(
+      Buffer.from(withLengthPrefixedTexts(fixed, 'ab', 'c')).equals(
+        Buffer.from(withLengthPrefixedTexts(fixed, 'a', 'bc')),
+      ),
+    ).toBe(false);
     expect([...withLengthPrefixedTexts(fixed, 'é', '')]).toEqual([1, 2, 3, 0, 0, 0, 2, 0xc3, 0xa9, 0, 0, 0, 0]);
   });
 

@@ -55,7 +55,11 @@ function fakeKms(keyId = 'arn:aws:kms:eu-west-1:111122223333:key/test', fault?: 
   };
 }
 
-async function started(store: MemoryStore | StoreWrapper, keyProvider?: KeyProvider, more: Partial<Parameters<typeof createEncryptedCodecProvider>[0]> = {}) {
+async function started(
+  store: MemoryStore | StoreWrapper,
+  keyProvider?: KeyProvider,
+  more: Partial<Parameters<typeof createEncryptedCodecProvider>[0]> = {},
+) {
   return createEncryptedCodecProvider({ store, keyProvider: keyProvider ?? (await localProvider()), ...more });
 }
 
@@ -144,7 +148,9 @@ describe('start-up refusals, each in its own words', () => {
     ]);
     expect(e.cause).toBeInstanceOf(Error);
     const alone = await caught(() => started(store, wrong));
-    expect(alone.message).toContain(`but the configured key is the local master key ${wrong.keyId}. Set MEMVAULT_MASTER_KEY`);
+    expect(alone.message).toContain(
+      `but the configured key is the local master key ${wrong.keyId}. Set MEMVAULT_MASTER_KEY`,
+    );
 
     const kmsStore = new MemoryStore();
     const kms = fakeKms();
@@ -188,7 +194,10 @@ describe('start-up refusals, each in its own words', () => {
       throw new MemvaultError('KEY_UNAVAILABLE', 'Error: The KMS key could not be used (throttled).');
     });
     const e = await caught(() => started(store, down));
-    expect([e.code, e.message]).toEqual(['KEY_UNAVAILABLE', 'The deployment record could not be opened: The KMS key could not be used (throttled).']);
+    expect([e.code, e.message]).toEqual([
+      'KEY_UNAVAILABLE',
+      'The deployment record could not be opened: The KMS key could not be used (throttled).',
+    ]);
     expect((e.cause as MemvaultError).message).toBe('Error: The KMS key could not be used (throttled).');
     // Any other failure (the store's) passes through as it is.
     const storeFault = new Error('store down');
@@ -274,7 +283,13 @@ describe('the deployment record, re-checked every cache age', () => {
     const secret = new Uint8Array(randomBytes(32));
     const context = { deploymentId: provider.deploymentId, uid: '_deployment', keyVersion: 1 };
     const forged = sealKeyRecord(
-      { deployment: provider.deploymentId, kind: 'local', keyId: keyProvider.keyId, keyVersion: 1, wrapped: await keyProvider.wrap(secret, context) },
+      {
+        deployment: provider.deploymentId,
+        kind: 'local',
+        keyId: keyProvider.keyId,
+        keyVersion: 1,
+        wrapped: await keyProvider.wrap(secret, context),
+      },
       '_deployment',
       deriveRecordMacKey(secret),
     );
@@ -293,7 +308,10 @@ describe('a key record re-keyed by another instance', () => {
     const masterKey = newMasterKey();
     const vault = await createVault({ store, encryption: { masterKey }, pii: false });
     await vault.run('alice', { command: 'create', path: '/memories/old.md', file_text: 'old' });
-    const ours: EncryptedCodecProvider = await createEncryptedCodecProvider({ store, keyProvider: await localProvider(masterKey) });
+    const ours: EncryptedCodecProvider = await createEncryptedCodecProvider({
+      store,
+      keyProvider: await localProvider(masterKey),
+    });
     const cached = await ours.forUser('alice');
     const oldBytes = (await store.get(cached.keyFor('/memories/old.md')))!.body;
     await vault.rekeyUser('alice', { settleMs: 3_600_000, wait: false });
@@ -399,7 +417,10 @@ describe('paths a codec refuses', () => {
     const codec = await provider.forUser('alice');
     for (const path of ['/memoriesab/c', 'xmemories/notes', 'relative/path/x', '/Memories/a']) {
       const e = caughtSync(() => codec.keyFor(path));
-      expect([e.code, e.message], path).toEqual(['INVALID_PATH', 'Error: The path is not a canonical path below /memories.']);
+      expect([e.code, e.message], path).toEqual([
+        'INVALID_PATH',
+        'Error: The path is not a canonical path below /memories.',
+      ]);
       expect(caughtSync(() => codec.prefixFor(path)).code, path).toBe('INVALID_PATH');
     }
   });

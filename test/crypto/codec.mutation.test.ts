@@ -18,7 +18,8 @@ describe('validateUserId: each refusal in its own words', () => {
   };
 
   it('not a string, empty, or only white space', () => {
-    for (const id of [undefined, null, 7, {}, '', ' ', '\t \u00a0']) expect(refusal(id)).toBe('memvault: the user id must be a non-empty string');
+    for (const id of [undefined, null, 7, {}, '', ' ', '\t \u00a0'])
+      expect(refusal(id)).toBe('memvault: the user id must be a non-empty string');
     expect(validateUserId(' a ')).toBe(' a ');
   });
 
@@ -29,7 +30,8 @@ describe('validateUserId: each refusal in its own words', () => {
   });
 
   it('C0, DEL and C1 controls are refused; the characters either side of those ranges are not', () => {
-    for (const c of ['\u0000', '\u001f', '\u007f', '\u0085', '\u009f']) expect(refusal(`a${c}b`)).toBe('memvault: the user id contains control characters');
+    for (const c of ['\u0000', '\u001f', '\u007f', '\u0085', '\u009f'])
+      expect(refusal(`a${c}b`)).toBe('memvault: the user id contains control characters');
     for (const c of ['\u0020', '\u007e', '\u00a0', '\u00ff']) expect(validateUserId(`a${c}b`)).toBe(`a${c}b`);
   });
 
@@ -77,14 +79,26 @@ describe('a user codec', () => {
     const { provider } = await newVault();
     const codec = await provider.forUser('alice');
     const bob = await provider.forUser('bob');
-    for (const path of ['/memories', 'memories/x', '/memoriesx', '/memories/', '/memories//x', '/memories/./x', '/memories/../x', '/memories/x/']) {
+    for (const path of [
+      '/memories',
+      'memories/x',
+      '/memoriesx',
+      '/memories/',
+      '/memories//x',
+      '/memories/./x',
+      '/memories/../x',
+      '/memories/x/',
+    ]) {
       const e = caughtSync(() => codec.keyFor(path));
       expect(e.code, path).toBe('INVALID_PATH');
       expect(e.message, path).toBe('Error: The path is not a canonical path below /memories.');
     }
     expect(caughtSync(() => codec.seal('/memories/../x', encode('x'))).code).toBe('INVALID_PATH');
     const foreign = caughtSync(() => codec.pathFor(bob.keyFor('/memories/a')));
-    expect([foreign.code, foreign.message]).toEqual(['INTEGRITY', 'Error: A stored object does not belong to this user.']);
+    expect([foreign.code, foreign.message]).toEqual([
+      'INTEGRITY',
+      'Error: A stored object does not belong to this user.',
+    ]);
     expect(caughtSync(() => codec.pathFor(codec.filesPrefix)).code).toBe('INTEGRITY');
   });
 
@@ -113,10 +127,16 @@ describe('a user codec', () => {
     // Exactly at the limit passes: a provider whose limit is that key's length accepts it, one byte less refuses it.
     const store = new MemoryStore();
     const keyProvider = await localProvider();
-    const length = Buffer.byteLength((await (await createEncryptedCodecProvider({ store, keyProvider })).forUser('alice')).keyFor('/memories/abc'));
-    const exact = await (await createEncryptedCodecProvider({ store, keyProvider, maxKeyBytes: length })).forUser('alice');
+    const length = Buffer.byteLength(
+      (await (await createEncryptedCodecProvider({ store, keyProvider })).forUser('alice')).keyFor('/memories/abc'),
+    );
+    const exact = await (
+      await createEncryptedCodecProvider({ store, keyProvider, maxKeyBytes: length })
+    ).forUser('alice');
     expect(Buffer.byteLength(exact.keyFor('/memories/abc'))).toBe(length);
-    const short = await (await createEncryptedCodecProvider({ store, keyProvider, maxKeyBytes: length - 1 })).forUser('alice');
+    const short = await (
+      await createEncryptedCodecProvider({ store, keyProvider, maxKeyBytes: length - 1 })
+    ).forUser('alice');
     expect(caughtSync(() => short.keyFor('/memories/abc')).code).toBe('INVALID_PATH');
     // The default is S3's 1,024 bytes.
     const defaults = await (await newVault()).provider.forUser('alice');
@@ -131,7 +151,9 @@ describe('a user codec', () => {
     expect(codec.plaintextSize(CONTENT_OVERHEAD)).toBe(0);
     expect(codec.plaintextSize(3)).toBe(0);
     expect(codec.plaintextSize(0)).toBe(0);
-    expect(new TextDecoder().decode(codec.open('/memories/a', codec.seal('/memories/a', encode('hello'))))).toBe('hello');
+    expect(new TextDecoder().decode(codec.open('/memories/a', codec.seal('/memories/a', encode('hello'))))).toBe(
+      'hello',
+    );
   });
 
   it('the audit pseudonym key is a copy: wiping it changes nothing for the next caller', async () => {
@@ -155,7 +177,10 @@ describe('a user codec', () => {
     provider.evict(codec.uid);
     expect(provider.cachedUsers).toBe(0);
     const e = caughtSync(() => codec.keyFor('/memories/a'));
-    expect([e.code, e.message]).toEqual(['KEY_UNAVAILABLE', 'Error: The memory key was released while this command ran; please try again.']);
+    expect([e.code, e.message]).toEqual([
+      'KEY_UNAVAILABLE',
+      'Error: The memory key was released while this command ran; please try again.',
+    ]);
     // The next command loads the key again, the same key.
     const again = await provider.forUser('alice');
     expect(again.uid).toBe(codec.uid);
@@ -197,7 +222,11 @@ describe('the provider', () => {
     const uid = provider.uidOf('alice');
     await provider.close();
     await provider.close();
-    for (const call of [() => provider.uidOf('alice'), () => provider.auditMacKey(), () => provider.pathId!(uid, '/memories/a')]) {
+    for (const call of [
+      () => provider.uidOf('alice'),
+      () => provider.auditMacKey(),
+      () => provider.pathId!(uid, '/memories/a'),
+    ]) {
       const e = caughtSync(call);
       expect([e.code, e.message]).toEqual(['KEY_UNAVAILABLE', 'Error: The memory store is closed.']);
     }
@@ -216,7 +245,11 @@ describe('the provider', () => {
     expect(second.deploymentId).toBe(first.deploymentId);
     expect(second.deploymentFingerprint).toBe(first.deploymentFingerprint);
     // A pinned fingerprint with white space around it is the same pin.
-    const pinned = await createEncryptedCodecProvider({ store, keyProvider, deploymentFingerprint: ` ${first.deploymentFingerprint}\n` });
+    const pinned = await createEncryptedCodecProvider({
+      store,
+      keyProvider,
+      deploymentFingerprint: ` ${first.deploymentFingerprint}\n`,
+    });
     expect(pinned.deploymentId).toBe(first.deploymentId);
   });
 });

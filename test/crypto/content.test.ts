@@ -1,6 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
-import { CONTENT_OVERHEAD, deriveUserKeys, INTEGRITY_MESSAGE, openContent, sealContentWithNonce } from '../../src/crypto/format.js';
+import {
+  CONTENT_OVERHEAD,
+  deriveUserKeys,
+  INTEGRITY_MESSAGE,
+  openContent,
+  sealContentWithNonce,
+} from '../../src/crypto/format.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { caught, caughtSync, expectCode, newMasterKey, newVault } from './helpers.js';

@@ -29,14 +29,23 @@ function refusal(fn: () => unknown): { code: string; message: string } {
 describe('deriveUserKeys', () => {
   it('refuses a data key of the wrong length, whatever the name root', () => {
     for (const bad of [key(31), key(33), key(0)]) {
-      expect(refusal(() => deriveUserKeys(bad, 2, key()))).toEqual({ code: 'KEY_UNAVAILABLE', message: 'A data key has the wrong length.' });
-      expect(refusal(() => deriveUserKeys(bad, 1))).toEqual({ code: 'KEY_UNAVAILABLE', message: 'A data key has the wrong length.' });
+      expect(refusal(() => deriveUserKeys(bad, 2, key()))).toEqual({
+        code: 'KEY_UNAVAILABLE',
+        message: 'A data key has the wrong length.',
+      });
+      expect(refusal(() => deriveUserKeys(bad, 1))).toEqual({
+        code: 'KEY_UNAVAILABLE',
+        message: 'A data key has the wrong length.',
+      });
     }
   });
 
   it('refuses a name root of the wrong length with a good data key', () => {
     for (const bad of [key(16), key(64)]) {
-      expect(refusal(() => deriveUserKeys(key(), 2, bad))).toEqual({ code: 'KEY_UNAVAILABLE', message: 'A data key has the wrong length.' });
+      expect(refusal(() => deriveUserKeys(key(), 2, bad))).toEqual({
+        code: 'KEY_UNAVAILABLE',
+        message: 'A data key has the wrong length.',
+      });
     }
   });
 

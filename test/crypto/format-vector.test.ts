@@ -59,7 +59,10 @@ async function vectorStore(userRecord = field('user_record'), at = field('uid'))
   const store = new MemoryStore();
   await store.put(DEPLOYMENT_RECORD_KEY, utf8(field('deployment_record')));
   await store.put(userKeyKey(at), utf8(userRecord));
-  const provider = await createEncryptedCodecProvider({ store, keyProvider: await createLocalKeyProvider(hex('master_key')) });
+  const provider = await createEncryptedCodecProvider({
+    store,
+    keyProvider: await createLocalKeyProvider(hex('master_key')),
+  });
   return { store, provider };
 }
 
@@ -137,15 +140,23 @@ describe('docs/format.md test vector', () => {
     expect(toHex(keys.nameSivKey)).toBe(field('name_siv_key'));
     expect(toHex(keys.commitment)).toBe(field('commitment'));
     expect(toHex(deriveRecordMacKey(hex('deployment_secret')))).toBe(field('record_mac_key'));
-    expect(computeDeploymentFingerprint(hex('deployment_secret'), deploymentId())).toBe(field('deployment_fingerprint'));
+    expect(computeDeploymentFingerprint(hex('deployment_secret'), deploymentId())).toBe(
+      field('deployment_fingerprint'),
+    );
   });
 
   it('wraps the deployment secret and the data keys (versions 1 and 2), bound to the deployment id', () => {
     const { wrapKey } = deriveLocalMasterKeys(hex('master_key'));
     const d = deploymentId();
-    expect(toHex(localWrapWithNonce(wrapKey, hex('deployment_secret'), d, '_deployment', 1, hex('wrap_nonce')))).toBe(field('wrapped_deployment'));
-    expect(toHex(localWrapWithNonce(wrapKey, hex('data_key'), d, field('uid'), 1, hex('wrap_nonce')))).toBe(field('wrapped_data_key'));
-    expect(toHex(localWrapWithNonce(wrapKey, hex('data_key_v2'), d, field('uid'), 2, hex('wrap_nonce')))).toBe(field('wrapped_data_key_v2'));
+    expect(toHex(localWrapWithNonce(wrapKey, hex('deployment_secret'), d, '_deployment', 1, hex('wrap_nonce')))).toBe(
+      field('wrapped_deployment'),
+    );
+    expect(toHex(localWrapWithNonce(wrapKey, hex('data_key'), d, field('uid'), 1, hex('wrap_nonce')))).toBe(
+      field('wrapped_data_key'),
+    );
+    expect(toHex(localWrapWithNonce(wrapKey, hex('data_key_v2'), d, field('uid'), 2, hex('wrap_nonce')))).toBe(
+      field('wrapped_data_key_v2'),
+    );
     expect(toHex(localUnwrap(wrapKey, hex('wrapped_data_key'), d, field('uid'), 1)!)).toBe(field('data_key'));
     expect(localUnwrap(wrapKey, hex('wrapped_data_key'), d, field('uid'), 2)).toBeNull();
     expect(localUnwrap(wrapKey, hex('wrapped_data_key'), field('reject_deployment_id'), field('uid'), 1)).toBeNull();
@@ -155,7 +166,9 @@ describe('docs/format.md test vector', () => {
     const macKey = hex('record_mac_key');
     const base = { deployment: deploymentId(), kind: 'local' as const, keyId: field('key_id'), keyVersion: 1 };
     const encode = (wrapped: string, uid: string, keyVersion = 1) =>
-      new TextDecoder().decode(encodeKeyRecord(sealKeyRecord({ ...base, keyVersion, wrapped: hex(wrapped) }, uid, macKey)));
+      new TextDecoder().decode(
+        encodeKeyRecord(sealKeyRecord({ ...base, keyVersion, wrapped: hex(wrapped) }, uid, macKey)),
+      );
     expect(encode('wrapped_deployment', '_deployment')).toBe(field('deployment_record'));
     expect(encode('wrapped_data_key', field('uid'))).toBe(field('user_record'));
     // Versioned records (after a re-key): readFrom and the older versions, version 1 first (the name root).
@@ -163,7 +176,13 @@ describe('docs/format.md test vector', () => {
       new TextDecoder().decode(
         encodeKeyRecord(
           sealKeyRecord(
-            { ...base, keyVersion: 2, wrapped: hex('wrapped_data_key_v2'), readFrom, older: [{ keyVersion: 1, wrapped: hex('wrapped_data_key') }] },
+            {
+              ...base,
+              keyVersion: 2,
+              wrapped: hex('wrapped_data_key_v2'),
+              readFrom,
+              older: [{ keyVersion: 1, wrapped: hex('wrapped_data_key') }],
+            },
             field('uid'),
             macKey,
           ),
@@ -215,7 +234,14 @@ describe('docs/format.md test vector', () => {
     const keys = deriveUserKeys(hex('data_key'), Number(field('key_version')));
     expect(encryptSegment(keys, '/memories', 'notes')).toBe(field('segment_notes'));
     expect(encryptSegment(keys, '/memories/notes', 'todo.md')).toBe(field('segment_todo'));
-    const sealed = sealContentWithNonce(keys, deploymentId(), field('uid'), field('path'), plaintext(), hex('content_nonce'));
+    const sealed = sealContentWithNonce(
+      keys,
+      deploymentId(),
+      field('uid'),
+      field('path'),
+      plaintext(),
+      hex('content_nonce'),
+    );
     expect(toHex(sealed)).toBe(field('content_object'));
     expect(openContent(keys, deploymentId(), field('uid'), field('path'), hex('content_object'))).toEqual(plaintext());
   });
@@ -256,7 +282,14 @@ describe('docs/format.md test vector', () => {
   it('key version 2: its commitment and object; a reader picks the keys by the record, and v1 keys refuse a v2 object', async () => {
     const keys2 = deriveUserKeys(hex('data_key_v2'), 2);
     expect(toHex(keys2.commitment)).toBe(field('commitment_v2'));
-    const sealed = sealContentWithNonce(keys2, deploymentId(), field('uid'), field('path'), plaintext(), hex('content_nonce'));
+    const sealed = sealContentWithNonce(
+      keys2,
+      deploymentId(),
+      field('uid'),
+      field('path'),
+      plaintext(),
+      hex('content_nonce'),
+    );
     expect(toHex(sealed)).toBe(field('content_object_v2'));
     const keys1 = deriveUserKeys(hex('data_key'), 1);
     expectCode(
@@ -303,7 +336,9 @@ describe('docs/format.md test vector', () => {
         );
       }
       expectCode(
-        caughtSync(() => openContent(keys, field('reject_deployment_id'), field('uid'), field('path'), hex('content_object'))),
+        caughtSync(() =>
+          openContent(keys, field('reject_deployment_id'), field('uid'), field('path'), hex('content_object')),
+        ),
         'INTEGRITY',
       );
     });

@@ -154,13 +154,22 @@ describe('content objects', () => {
     expect(contentKeyVersion(stored)).toBe(0x01020304);
     expect(contentKeyVersion(stored.subarray(0, CONTENT_OVERHEAD - 1))).toBeNull();
     expect(contentKeyVersion(new Uint8Array(0))).toBeNull();
-    const withText = sealContentWithNonce(deriveUserKeys(bytes(KEY_BYTES, 7), 0xfffffffe), DEP, UID, PATH, encode('x'), bytes(NONCE_BYTES, 1));
+    const withText = sealContentWithNonce(
+      deriveUserKeys(bytes(KEY_BYTES, 7), 0xfffffffe),
+      DEP,
+      UID,
+      PATH,
+      encode('x'),
+      bytes(NONCE_BYTES, 1),
+    );
     expect(contentKeyVersion(withText)).toBe(0xfffffffe);
   });
 
   it('refuses a nonce of the wrong length and a data key of the wrong length, with their messages', () => {
     for (const n of [NONCE_BYTES - 1, NONCE_BYTES + 1, 0]) {
-      expect(() => sealContentWithNonce(keys, DEP, UID, PATH, encode('x'), bytes(n, 1))).toThrow('nonce must be 24 bytes');
+      expect(() => sealContentWithNonce(keys, DEP, UID, PATH, encode('x'), bytes(n, 1))).toThrow(
+        'nonce must be 24 bytes',
+      );
     }
     for (const n of [KEY_BYTES - 1, KEY_BYTES + 1, 0]) {
       let thrown: unknown;
@@ -374,7 +383,13 @@ describe('what only a key holder could forge is refused too', () => {
     new DataView(header.buffer).setUint32(1, keys.keyVersion, false);
     header.set(commitment, 5);
     header.set(nonce, 37);
-    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, ad(header, DEP, UID, PATH), null, nonce, keys.contentKey);
+    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
+      plaintext,
+      ad(header, DEP, UID, PATH),
+      null,
+      nonce,
+      keys.contentKey,
+    );
     return new Uint8Array(Buffer.concat([header, sealed]));
   };
   let sodium: () => Awaited<ReturnType<typeof loadSodium>>;
@@ -384,11 +399,18 @@ describe('what only a key holder could forge is refused too', () => {
   });
 
   it('the hand-built object opens when it is a version 2 object with the right commitment (the forge is faithful)', () => {
-    expect(new TextDecoder().decode(openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, keys.commitment, encode('genuine'))))).toBe('genuine');
+    expect(
+      new TextDecoder().decode(
+        openContent(keys, DEP, UID, PATH, forge(FORMAT_VERSION, keys.commitment, encode('genuine'))),
+      ),
+    ).toBe('genuine');
   });
 
   it('an object of another format version (format 1 among them) is refused, not misread as version 2', () => {
-    for (const version of [0, 1, 3, 255]) expectIntegrity(() => openContent(keys, DEP, UID, PATH, forge(version, keys.commitment, encode('future format'))));
+    for (const version of [0, 1, 3, 255])
+      expectIntegrity(() =>
+        openContent(keys, DEP, UID, PATH, forge(version, keys.commitment, encode('future format'))),
+      );
   });
 
   it('a genuine format 1 object (version byte 1, format 1 AD without the deployment id) is refused', () => {
@@ -399,7 +421,13 @@ describe('what only a key holder could forge is refused too', () => {
     header.set(keys.commitment, 5);
     header.set(nonce, 37);
     const v1Ad = Buffer.concat([header.subarray(0, 37), lp(UID), lp(PATH)]);
-    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(encode('old store'), v1Ad, null, nonce, keys.contentKey);
+    const sealed = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
+      encode('old store'),
+      v1Ad,
+      null,
+      nonce,
+      keys.contentKey,
+    );
     expectIntegrity(() => openContent(keys, DEP, UID, PATH, new Uint8Array(Buffer.concat([header, sealed]))));
   });
 
@@ -431,7 +459,13 @@ describe('what only a key holder could forge is refused too', () => {
       const siv = keyedHash(keys.nameSivKey, prefixed, SIV_BYTES);
       const nonce = new Uint8Array(NONCE_BYTES);
       nonce.set(siv);
-      const { ciphertext } = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt_detached(plain, null, null, nonce, keys.nameKey);
+      const { ciphertext } = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
+        plain,
+        null,
+        null,
+        nonce,
+        keys.nameKey,
+      );
       return Buffer.concat([siv, ciphertext]).toString('base64url');
     };
     // The forge is faithful: over UTF-8 bytes it is exactly what encryptSegment makes.
@@ -457,8 +491,12 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
       .digest();
 
   it('uid = base64url(HMAC-SHA256(secret, "memvault/v1/uid\\0" | user id)[0..24])', () => {
-    expect(computeUid(secret, 'alice')).toBe(hmac('memvault/v1/uid\u0000', 'alice').subarray(0, 24).toString('base64url'));
-    expect(computeUid(secret, 'jürgen')).toBe(hmac('memvault/v1/uid\u0000', 'jürgen').subarray(0, 24).toString('base64url'));
+    expect(computeUid(secret, 'alice')).toBe(
+      hmac('memvault/v1/uid\u0000', 'alice').subarray(0, 24).toString('base64url'),
+    );
+    expect(computeUid(secret, 'jürgen')).toBe(
+      hmac('memvault/v1/uid\u0000', 'jürgen').subarray(0, 24).toString('base64url'),
+    );
   });
 
   it('path id = base64url(HMAC-SHA256(secret, "memvault/v1/audit-path\\0" | uid | 0 | path)[0..16])', () => {
@@ -468,11 +506,14 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
   });
 
   it('audit MAC key = HMAC-SHA256(secret, "memvault/v1/audit-mac-key")', () => {
-    expect(Buffer.from(computeAuditMacKey(secret)).toString('hex')).toBe(hmac('memvault/v1/audit-mac-key').toString('hex'));
+    expect(Buffer.from(computeAuditMacKey(secret)).toString('hex')).toBe(
+      hmac('memvault/v1/audit-mac-key').toString('hex'),
+    );
   });
 
   // Format 2: BLAKE2b-n(key, msg) is libsodium's crypto_generichash(n, msg, key), called directly here.
-  const blake2b = async (length: number, key: Uint8Array, message: Uint8Array) => (await loadSodium()).crypto_generichash(length, message, key);
+  const blake2b = async (length: number, key: Uint8Array, message: Uint8Array) =>
+    (await loadSodium()).crypto_generichash(length, message, key);
 
   it('record MAC key = BLAKE2b-32(secret, "memvault/v2/record-mac-key")', async () => {
     expect(Buffer.from(deriveRecordMacKey(secret)).toString('hex')).toBe(
@@ -516,7 +557,9 @@ describe('the documented derivations (docs/format.md, docs/audit.md), computed i
   it('audit pseudonym key = BLAKE2b-32(data key, "memvault/v1/audit-pseudonym-key")', async () => {
     const dataKey = bytes(KEY_BYTES, 23);
     const expected = await blake2b(32, dataKey, encode('memvault/v1/audit-pseudonym-key'));
-    expect(Buffer.from(deriveUserKeys(dataKey, 1).auditPseudonymKey).toString('hex')).toBe(Buffer.from(expected).toString('hex'));
+    expect(Buffer.from(deriveUserKeys(dataKey, 1).auditPseudonymKey).toString('hex')).toBe(
+      Buffer.from(expected).toString('hex'),
+    );
   });
 });
 

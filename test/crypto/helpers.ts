@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { MemvaultError, type ErrorCode } from '../../src/errors.js';
-import { createEncryptedCodecProvider, type EncryptedCodecOptions, type EncryptedCodecProvider } from '../../src/crypto/codec.js';
+import {
+  createEncryptedCodecProvider,
+  type EncryptedCodecOptions,
+  type EncryptedCodecProvider,
+} from '../../src/crypto/codec.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import type { KeyProvider } from '../../src/crypto/key-provider.js';
 import type { ObjectStore, PutOptions } from '../../src/store/port.js';

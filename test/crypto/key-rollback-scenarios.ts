@@ -82,7 +82,9 @@ export async function retiredRecordScenario(makeStore: MakeStore): Promise<void>
   // The instance that re-keyed (its cache was evicted by the re-key) refuses it too.
   await failsWith(vault, { command: 'view', path: '/memories/b.md' }, 'INTEGRITY');
   // A re-key does not start a version from it either.
-  await expect(vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep })).rejects.toMatchObject({ code: 'INTEGRITY' });
+  await expect(vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep })).rejects.toMatchObject({
+    code: 'INTEGRITY',
+  });
   // Nothing was sealed under version 1: every object is the one put back, none newer.
   expect((await rawObjects(store, uid)).map((o) => o.version)).toEqual(objectsV1.map(() => 1));
   // The evidence: the two states the record reached (version 2 pending, version 1 dropped), which
@@ -128,7 +130,9 @@ export async function droppedVersionScenario(makeStore: MakeStore): Promise<void
 }
 
 /** Many files in one directory: a directory rename reads several at once (DIRECTORY_MOVE_CONCURRENCY). */
-const DIRECTORY: Record<string, string> = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`/memories/dir/f${i}.md`, `line ${i}\n`]));
+const DIRECTORY: Record<string, string> = Object.fromEntries(
+  Array.from({ length: 12 }, (_, i) => [`/memories/dir/f${i}.md`, `line ${i}\n`]),
+);
 
 type StaleCommand = { name: string; input: Record<string, unknown>; expect?: (vault: Vault) => Promise<void> };
 
@@ -136,12 +140,18 @@ const STALE_COMMANDS: StaleCommand[] = [
   { name: 'view of a file', input: { command: 'view', path: '/memories/b.md' } },
   { name: 'view of a directory', input: { command: 'view', path: '/memories/dir' } },
   { name: 'create over a file', input: { command: 'create', path: '/memories/b.md', file_text: 'bravo 2\n' } },
-  { name: 'str_replace', input: { command: 'str_replace', path: '/memories/b.md', old_str: 'bravo', new_str: 'BRAVO' } },
+  {
+    name: 'str_replace',
+    input: { command: 'str_replace', path: '/memories/b.md', old_str: 'bravo', new_str: 'BRAVO' },
+  },
   { name: 'insert', input: { command: 'insert', path: '/memories/b.md', insert_line: 1, insert_text: 'more\n' } },
   { name: 'delete of a file', input: { command: 'delete', path: '/memories/b.md' } },
   { name: 'delete of a directory', input: { command: 'delete', path: '/memories/dir' } },
   { name: 'rename of a file', input: { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/c.md' } },
-  { name: 'rename of a directory', input: { command: 'rename', old_path: '/memories/dir', new_path: '/memories/moved' } },
+  {
+    name: 'rename of a directory',
+    input: { command: 'rename', old_path: '/memories/dir', new_path: '/memories/moved' },
+  },
 ];
 
 /**

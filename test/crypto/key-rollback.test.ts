@@ -5,7 +5,12 @@
  */
 import { beforeAll, describe, it } from 'vitest';
 import { loadSodium } from '../../src/crypto/sodium.js';
-import { droppedVersionScenario, keyLoadCostScenario, retiredRecordScenario, staleInstanceScenario } from './key-rollback-scenarios.js';
+import {
+  droppedVersionScenario,
+  keyLoadCostScenario,
+  retiredRecordScenario,
+  staleInstanceScenario,
+} from './key-rollback-scenarios.js';
 import { rekeyStores } from './rekey-scenarios.js';
 
 beforeAll(async () => {
@@ -15,7 +20,11 @@ beforeAll(async () => {
 const stores = rekeyStores('key-rollback');
 
 describe.each(stores)('key records never move backwards, on the %s store', (_name, makeStore) => {
-  it('the pre-re-key record put back is INTEGRITY for a fresh instance, the re-keying one and the re-key', () => retiredRecordScenario(makeStore), 60_000);
+  it(
+    'the pre-re-key record put back is INTEGRITY for a fresh instance, the re-keying one and the re-key',
+    () => retiredRecordScenario(makeStore),
+    60_000,
+  );
   it(
     'the record from before the drop put back: an object under the dropped version does not open, new content is sealed under the new one',
     () => droppedVersionScenario(makeStore),

@@ -11,7 +11,16 @@ import { DEPLOYMENT_RECORD_KEY, listUsers, userKeyKey } from '../../src/crypto/l
 import { loadOrCreateLocalMasterKey, readMasterKeyFile } from '../../src/crypto/local-key.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { barrier, caught, caughtSync, expectCode, HookedStore, localProvider, newMasterKey, newVault } from './helpers.js';
+import {
+  barrier,
+  caught,
+  caughtSync,
+  expectCode,
+  HookedStore,
+  localProvider,
+  newMasterKey,
+  newVault,
+} from './helpers.js';
 import { decode, encode } from '../kit/text.js';
 
 beforeAll(async () => {
@@ -48,7 +57,9 @@ describe('master key configuration', () => {
   });
 
   it('two key sources at one level are refused', async () => {
-    const error = await caught(() => keyProviderFromConfig({ masterKey: b64(newMasterKey()), kms: { keyId: 'alias/x' } }));
+    const error = await caught(() =>
+      keyProviderFromConfig({ masterKey: b64(newMasterKey()), kms: { keyId: 'alias/x' } }),
+    );
     expectCode(error, 'CONFIG');
   });
 
@@ -113,7 +124,9 @@ describe('deployment record and start-up', () => {
     const store = new MemoryStore();
     await createEncryptionFromConfig({ store, config: {}, env: { MEMVAULT_MASTER_KEY: b64(newMasterKey()) } });
     const file = path.join(dir, 'master.key');
-    const error = await caught(() => createEncryptionFromConfig({ store, config: {}, env: {}, defaultMasterKeyFile: file }));
+    const error = await caught(() =>
+      createEncryptionFromConfig({ store, config: {}, env: {}, defaultMasterKeyFile: file }),
+    );
     expectCode(error, 'KEY_UNAVAILABLE');
     expect(error.message).toContain('restore the original key file');
     await expect(stat(file)).rejects.toThrow();
@@ -121,7 +134,12 @@ describe('deployment record and start-up', () => {
 
   it('the embedded default says it created the key file and the deployment', async () => {
     const file = path.join(dir, 'master.key');
-    const first = await createEncryptionFromConfig({ store: new MemoryStore(), config: {}, env: {}, defaultMasterKeyFile: file });
+    const first = await createEncryptionFromConfig({
+      store: new MemoryStore(),
+      config: {},
+      env: {},
+      defaultMasterKeyFile: file,
+    });
     expect(first.createdMasterKeyFile).toBe(file);
     expect(first.notices.join('\n')).toContain('created a new master key file');
     expect(first.notices.join('\n')).toContain('created a new deployment record');
@@ -129,14 +147,21 @@ describe('deployment record and start-up', () => {
   });
 
   it('Encryption.close() wipes the codec provider and the key providers', async () => {
-    const encryption = await createEncryptionFromConfig({ store: new MemoryStore(), config: { masterKey: newMasterKey() }, env: {} });
+    const encryption = await createEncryptionFromConfig({
+      store: new MemoryStore(),
+      config: { masterKey: newMasterKey() },
+      env: {},
+    });
     const codec = await encryption.codecProvider.forUser('kim');
     await encryption.close();
     expectCode(
       caughtSync(() => codec.seal('/memories/x.md', encode('x'))),
       'KEY_UNAVAILABLE',
     );
-    expectCode(await caught(() => encryption.keyProvider.wrap(newMasterKey(), { deploymentId: 'd', uid: 'x', keyVersion: 1 })), 'KEY_UNAVAILABLE');
+    expectCode(
+      await caught(() => encryption.keyProvider.wrap(newMasterKey(), { deploymentId: 'd', uid: 'x', keyVersion: 1 })),
+      'KEY_UNAVAILABLE',
+    );
   });
 
   it('a damaged deployment record is reported as damaged', async () => {
@@ -173,7 +198,10 @@ describe('per-user data keys', () => {
     // Both processes race on the deployment record too.
     const deploymentGate = barrier(2);
     store.beforeGet = (key) => (key === DEPLOYMENT_RECORD_KEY ? deploymentGate() : undefined);
-    const [p1, p2] = await Promise.all([createEncryptedCodecProvider({ store, keyProvider }), createEncryptedCodecProvider({ store, keyProvider })]);
+    const [p1, p2] = await Promise.all([
+      createEncryptedCodecProvider({ store, keyProvider }),
+      createEncryptedCodecProvider({ store, keyProvider }),
+    ]);
     expect(p1.uidOf('carol')).toBe(p2.uidOf('carol'));
     expect([p1.createdDeployment, p2.createdDeployment].sort()).toEqual([false, true]);
 
@@ -206,7 +234,13 @@ describe('per-user data keys', () => {
     const { store, provider, keyProvider } = await newVault();
     const codec = await provider.forUser('erin');
     const record = decodeKeyRecord((await store.get(userKeyKey(codec.uid)))!.body);
-    expect(record).toMatchObject({ format: 2, deployment: provider.deploymentId, kind: 'local', keyId: keyProvider.keyId, keyVersion: 1 });
+    expect(record).toMatchObject({
+      format: 2,
+      deployment: provider.deploymentId,
+      kind: 'local',
+      keyId: keyProvider.keyId,
+      keyVersion: 1,
+    });
     expect(record.wrapped.byteLength).toBe(73);
   });
 
@@ -243,7 +277,12 @@ describe('key cache', () => {
     expect(cache.size).toBe(2);
     expect(cache.get('b')).toBeUndefined();
     expect(b.wiped).toBe(true);
-    for (const bytes of [b.keys.current.contentKey, b.keys.current.nameKey, b.keys.current.nameSivKey, b.keys.current.commitment])
+    for (const bytes of [
+      b.keys.current.contentKey,
+      b.keys.current.nameKey,
+      b.keys.current.nameSivKey,
+      b.keys.current.commitment,
+    ])
       expect(bytes.every((x) => x === 0)).toBe(true);
     expect(a.wiped).toBe(false);
     expect(a.keys.current.contentKey.some((x) => x !== 0)).toBe(true);

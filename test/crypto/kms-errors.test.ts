@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { DecryptCommand, EncryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemvaultError } from '../../src/errors.js';
@@ -13,7 +19,18 @@ const KEY_ID = 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1
 const BUCKET = 'acme-prod-memories-4711';
 const ENDPOINT = `https://${BUCKET}.s3.eu-west-1.amazonaws.com`;
 /** Nothing of these may ever reach the model. */
-const SECRETS = ['arn:', '111122223333', '1234abcd', KEY_ID, 'eu-west-1', BUCKET, 'amazonaws', 'alias/', '10.0.3.7', '/home/ops'];
+const SECRETS = [
+  'arn:',
+  '111122223333',
+  '1234abcd',
+  KEY_ID,
+  'eu-west-1',
+  BUCKET,
+  'amazonaws',
+  'alias/',
+  '10.0.3.7',
+  '/home/ops',
+];
 
 function leaks(text: unknown): string[] {
   const s = typeof text === 'string' ? text : JSON.stringify(text);
@@ -21,7 +38,8 @@ function leaks(text: unknown): string[] {
 }
 
 const awsMessage = `User: arn:aws:iam::111122223333:role/app is not authorized to perform: kms:Decrypt on resource: ${KEY_ID} (alias/prod-memories) via 10.0.3.7:443`;
-const awsError = (name: string, message = awsMessage) => Object.assign(new Error(message), { name, $metadata: { httpStatusCode: 400 } });
+const awsError = (name: string, message = awsMessage) =>
+  Object.assign(new Error(message), { name, $metadata: { httpStatusCode: 400 } });
 
 const kms = mockClient(KMSClient);
 const s3 = mockClient(S3Client);
@@ -100,7 +118,9 @@ describe('KMS errors name no key, ARN, account, alias or region', () => {
     const store = new MemoryStore();
     const open = () => createVault({ store, encryption: { kms: { keyId: KEY_ID, client: kmsClient() } } });
     const vault = await open();
-    expect((await vault.run('bob', { command: 'create', path: '/memories/b.md', file_text: 'hi' })).isError).toBe(false);
+    expect((await vault.run('bob', { command: 'create', path: '/memories/b.md', file_text: 'hi' })).isError).toBe(
+      false,
+    );
     for (const name of KMS_ERROR_NAMES) {
       control.failWith(awsError(name));
       // A new user: GenerateDataKey fails.
@@ -130,12 +150,18 @@ describe('S3 errors name no bucket, endpoint or key', () => {
   it('store failures whose messages and codes carry the bucket and endpoint reach the model as a bare operation and status', async () => {
     const vault = await createVault({
       store: `s3://${BUCKET}/tenant-a`,
-      s3: new S3Client({ region: 'eu-west-1', endpoint: ENDPOINT, credentials: { accessKeyId: 'x', secretAccessKey: 'y' } }),
+      s3: new S3Client({
+        region: 'eu-west-1',
+        endpoint: ENDPOINT,
+        credentials: { accessKeyId: 'x', secretAccessKey: 'y' },
+      }),
       encryption: false,
     });
     const s3Failure = (name: string, status: number) =>
       Object.assign(
-        new Error(`Access Denied for bucket ${BUCKET} at ${ENDPOINT}/tenant-a/u/x (request from 10.0.3.7, role arn:aws:iam::111122223333:role/app)`),
+        new Error(
+          `Access Denied for bucket ${BUCKET} at ${ENDPOINT}/tenant-a/u/x (request from 10.0.3.7, role arn:aws:iam::111122223333:role/app)`,
+        ),
         {
           name,
           Code: name,
@@ -188,7 +214,10 @@ describe('the one error-to-result conversion', () => {
       'Error: A stored memory file /memories/notes/a.md could not be decrypted',
     );
     // A NO_MATCH echo of what the model wrote (an ARN in its own notes) is its own text: unchanged.
-    const own = new MemvaultError('NO_MATCH', `No replacement was performed, old_str \`${KEY_ID}\` did not appear verbatim in /memories/aws.md.`);
+    const own = new MemvaultError(
+      'NO_MATCH',
+      `No replacement was performed, old_str \`${KEY_ID}\` did not appear verbatim in /memories/aws.md.`,
+    );
     expect(errorResult(own).content).toBe(own.message);
     let reported: unknown;
     expect(errorResult(new Error(`boom at ${ENDPOINT}`), (e) => (reported = e))).toEqual({

@@ -16,15 +16,23 @@ interface Blob {
   context: string;
 }
 
-const accessDenied = (operation: string) => Object.assign(new Error(`not authorized to perform kms:${operation}`), { name: 'AccessDeniedException' });
+const accessDenied = (operation: string) =>
+  Object.assign(new Error(`not authorized to perform kms:${operation}`), { name: 'AccessDeniedException' });
 
 export class KmsStandIn {
   private readonly blobs = new Map<string, Blob>();
-  readonly calls: Array<{ principal: 'host' | 'encrypt-only'; operation: string; context: Record<string, string> | undefined }> = [];
+  readonly calls: Array<{
+    principal: 'host' | 'encrypt-only';
+    operation: string;
+    context: Record<string, string> | undefined;
+  }> = [];
 
   private seal(plaintext: Uint8Array, context: Record<string, string> | undefined): Uint8Array {
     const blob = new Uint8Array(randomBytes(64));
-    this.blobs.set(Buffer.from(blob).toString('hex'), { plaintext: new Uint8Array(plaintext), context: JSON.stringify(sorted(context)) });
+    this.blobs.set(Buffer.from(blob).toString('hex'), {
+      plaintext: new Uint8Array(plaintext),
+      context: JSON.stringify(sorted(context)),
+    });
     return blob;
   }
 
@@ -40,17 +48,31 @@ export class KmsStandIn {
     return {
       send: async (command: object) => {
         if (command instanceof GenerateDataKeyCommand) {
-          this.calls.push({ principal: 'host', operation: 'GenerateDataKey', context: command.input.EncryptionContext });
+          this.calls.push({
+            principal: 'host',
+            operation: 'GenerateDataKey',
+            context: command.input.EncryptionContext,
+          });
           const plaintext = new Uint8Array(randomBytes(32));
-          return { Plaintext: new Uint8Array(plaintext), CiphertextBlob: this.seal(plaintext, command.input.EncryptionContext), KeyId: STAND_IN_KEY_ID };
+          return {
+            Plaintext: new Uint8Array(plaintext),
+            CiphertextBlob: this.seal(plaintext, command.input.EncryptionContext),
+            KeyId: STAND_IN_KEY_ID,
+          };
         }
         if (command instanceof EncryptCommand) {
           this.calls.push({ principal: 'host', operation: 'Encrypt', context: command.input.EncryptionContext });
-          return { CiphertextBlob: this.seal(command.input.Plaintext!, command.input.EncryptionContext), KeyId: STAND_IN_KEY_ID };
+          return {
+            CiphertextBlob: this.seal(command.input.Plaintext!, command.input.EncryptionContext),
+            KeyId: STAND_IN_KEY_ID,
+          };
         }
         if (command instanceof DecryptCommand) {
           this.calls.push({ principal: 'host', operation: 'Decrypt', context: command.input.EncryptionContext });
-          return { Plaintext: this.open(command.input.CiphertextBlob!, command.input.EncryptionContext), KeyId: STAND_IN_KEY_ID };
+          return {
+            Plaintext: this.open(command.input.CiphertextBlob!, command.input.EncryptionContext),
+            KeyId: STAND_IN_KEY_ID,
+          };
         }
         throw new Error('unexpected KMS command');
       },
@@ -61,8 +83,15 @@ export class KmsStandIn {
     return {
       send: async (command: object) => {
         if (command instanceof EncryptCommand) {
-          this.calls.push({ principal: 'encrypt-only', operation: 'Encrypt', context: command.input.EncryptionContext });
-          return { CiphertextBlob: this.seal(command.input.Plaintext!, command.input.EncryptionContext), KeyId: STAND_IN_KEY_ID };
+          this.calls.push({
+            principal: 'encrypt-only',
+            operation: 'Encrypt',
+            context: command.input.EncryptionContext,
+          });
+          return {
+            CiphertextBlob: this.seal(command.input.Plaintext!, command.input.EncryptionContext),
+            KeyId: STAND_IN_KEY_ID,
+          };
         }
         throw accessDenied(command instanceof DecryptCommand ? 'Decrypt' : 'GenerateDataKey');
       },

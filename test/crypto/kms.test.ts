@@ -25,7 +25,10 @@ function fakeKms(): { generated: number } {
   const stats = { generated: 0 };
   const newBlob = (plaintext: Uint8Array, context: Record<string, string> | undefined) => {
     const blob = new Uint8Array(randomBytes(48));
-    blobs.set(Buffer.from(blob).toString('hex'), { plaintext: new Uint8Array(plaintext), context: JSON.stringify(context ?? {}) });
+    blobs.set(Buffer.from(blob).toString('hex'), {
+      plaintext: new Uint8Array(plaintext),
+      context: JSON.stringify(context ?? {}),
+    });
     return blob;
   };
   kms.on(GenerateDataKeyCommand).callsFake((input: { EncryptionContext?: Record<string, string> }) => {
@@ -37,13 +40,15 @@ function fakeKms(): { generated: number } {
     CiphertextBlob: newBlob(input.Plaintext, input.EncryptionContext),
     KeyId: KEY_ID,
   }));
-  kms.on(DecryptCommand).callsFake((input: { CiphertextBlob: Uint8Array; EncryptionContext?: Record<string, string> }) => {
-    const entry = blobs.get(Buffer.from(input.CiphertextBlob).toString('hex'));
-    if (!entry || entry.context !== JSON.stringify(input.EncryptionContext ?? {})) {
-      throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
-    }
-    return { Plaintext: new Uint8Array(entry.plaintext), KeyId: KEY_ID };
-  });
+  kms
+    .on(DecryptCommand)
+    .callsFake((input: { CiphertextBlob: Uint8Array; EncryptionContext?: Record<string, string> }) => {
+      const entry = blobs.get(Buffer.from(input.CiphertextBlob).toString('hex'));
+      if (!entry || entry.context !== JSON.stringify(input.EncryptionContext ?? {})) {
+        throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
+      }
+      return { Plaintext: new Uint8Array(entry.plaintext), KeyId: KEY_ID };
+    });
   return stats;
 }
 
@@ -63,7 +68,10 @@ describe('KMS key provider', () => {
   it('creates the deployment secret and user keys with GenerateDataKey AES_256 and the uid encryption context', async () => {
     const stats = fakeKms();
     const store = new MemoryStore();
-    const provider = await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) });
+    const provider = await createEncryptedCodecProvider({
+      store,
+      keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }),
+    });
     expect(provider.mode).toBe('kms');
     const codec = await provider.forUser('alice@example.com');
     expect(stats.generated).toBe(2);
@@ -72,12 +80,20 @@ describe('KMS key provider', () => {
       {
         KeyId: KEY_ID,
         KeySpec: 'AES_256',
-        EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
+        EncryptionContext: {
+          'memvault:deployment': expect.any(String) as string,
+          'memvault:uid': '_deployment',
+          'memvault:key-version': '1',
+        },
       },
       {
         KeyId: KEY_ID,
         KeySpec: 'AES_256',
-        EncryptionContext: { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': codec.uid, 'memvault:key-version': '1' },
+        EncryptionContext: {
+          'memvault:deployment': expect.any(String) as string,
+          'memvault:uid': codec.uid,
+          'memvault:key-version': '1',
+        },
       },
     ]);
     const record = decodeKeyRecord((await store.get(userKeyKey(codec.uid)))!.body);
@@ -89,13 +105,27 @@ describe('KMS key provider', () => {
   it("a second process opens the keys with Decrypt carrying the same context, and reads the first one's files", async () => {
     fakeKms();
     const store = new MemoryStore();
-    const first = await (await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) })).forUser('bob');
+    const first = await (
+      await createEncryptedCodecProvider({
+        store,
+        keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }),
+      })
+    ).forUser('bob');
     const sealed = first.seal('/memories/a.md', encode('from process one'));
-    const second = await (await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) })).forUser('bob');
+    const second = await (
+      await createEncryptedCodecProvider({
+        store,
+        keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }),
+      })
+    ).forUser('bob');
     expect(decode(second.open('/memories/a.md', sealed))).toBe('from process one');
     const decrypts = kms.commandCalls(DecryptCommand).map((c) => c.args[0].input);
     expect(decrypts.map((d) => d.EncryptionContext)).toEqual([
-      { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
+      {
+        'memvault:deployment': expect.any(String) as string,
+        'memvault:uid': '_deployment',
+        'memvault:key-version': '1',
+      },
       { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': first.uid, 'memvault:key-version': '1' },
     ]);
     expect(decrypts.every((d) => d.KeyId === KEY_ID)).toBe(true);
@@ -115,9 +145,14 @@ describe('KMS key provider', () => {
   it("maps access denied at start-up to a clear KEY_UNAVAILABLE message without AWS's text", async () => {
     fakeKms();
     const store = new MemoryStore();
-    await createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) });
+    await createEncryptedCodecProvider({
+      store,
+      keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }),
+    });
     kms.on(DecryptCommand).rejects(awsError('AccessDeniedException'));
-    const error = await caught(() => createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) }));
+    const error = await caught(() =>
+      createEncryptedCodecProvider({ store, keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) }),
+    );
     expectCode(error, 'KEY_UNAVAILABLE');
     expect(error.message).toContain('denied');
     expect(error.message).toContain('kms:Decrypt');
@@ -126,7 +161,10 @@ describe('KMS key provider', () => {
 
   it('maps a disabled key during first use of a user', async () => {
     fakeKms();
-    const provider = await createEncryptedCodecProvider({ store: new MemoryStore(), keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }) });
+    const provider = await createEncryptedCodecProvider({
+      store: new MemoryStore(),
+      keyProvider: createKmsKeyProvider({ keyId: KEY_ID, client: client() }),
+    });
     kms.on(GenerateDataKeyCommand).rejects(awsError('DisabledException'));
     const error = await caught(() => provider.forUser('carol'));
     expectCode(error, 'KEY_UNAVAILABLE');
@@ -166,7 +204,11 @@ describe('KMS key provider', () => {
     const encrypts = kms.commandCalls(EncryptCommand).map((c) => c.args[0].input.EncryptionContext);
     // The first Encrypt is the pre-flight probe; then the deployment record, then the user.
     expect(encrypts.slice(1)).toEqual([
-      { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': '_deployment', 'memvault:key-version': '1' },
+      {
+        'memvault:deployment': expect.any(String) as string,
+        'memvault:uid': '_deployment',
+        'memvault:key-version': '1',
+      },
       { 'memvault:deployment': expect.any(String) as string, 'memvault:uid': codec.uid, 'memvault:key-version': '1' },
     ]);
     expect(decodeKeyRecord((await store.get(DEPLOYMENT_RECORD_KEY))!.body).kind).toBe('kms');

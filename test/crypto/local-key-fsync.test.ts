@@ -19,7 +19,8 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     if (!(await handle.stat()).isDirectory()) return handle;
     const sync = async () => {
       directoriesSynced.push(String(args[0]));
-      if (directorySyncError) throw Object.assign(new Error(`${directorySyncError}: simulated`), { code: directorySyncError });
+      if (directorySyncError)
+        throw Object.assign(new Error(`${directorySyncError}: simulated`), { code: directorySyncError });
       return handle.sync();
     };
     return new Proxy(handle, { get: (target, key) => (key === 'sync' ? sync : Reflect.get(target, key, target)) });
@@ -45,27 +46,33 @@ describe('key file creation: the directory fsync', () => {
     expect(directoriesSynced).toEqual([dir]);
   });
 
-  it.each(['EINVAL', 'ENOTSUP', 'EISDIR'])('a platform that cannot sync a directory (%s) is not an error', async (code) => {
-    directorySyncError = code;
-    const file = path.join(dir, 'master.key');
-    const { created, masterKey } = await loadOrCreateLocalMasterKey(file);
-    expect(created).toBe(true);
-    expect(masterKey.byteLength).toBe(32);
-  });
+  it.each(['EINVAL', 'ENOTSUP', 'EISDIR'])(
+    'a platform that cannot sync a directory (%s) is not an error',
+    async (code) => {
+      directorySyncError = code;
+      const file = path.join(dir, 'master.key');
+      const { created, masterKey } = await loadOrCreateLocalMasterKey(file);
+      expect(created).toBe(true);
+      expect(masterKey.byteLength).toBe(32);
+    },
+  );
 
-  it.each(['EIO', 'ENOSPC'])('a failing sync (%s) is a CONFIG error naming the errno, and the key is not handed out', async (code) => {
-    directorySyncError = code;
-    const file = path.join(dir, 'master.key');
-    const error = await loadOrCreateLocalMasterKey(file).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(MemvaultError);
-    expect((error as MemvaultError).code).toBe('CONFIG');
-    expect((error as MemvaultError).message).toContain(`cannot be made durable (${code})`);
-    // The link is in place: the next start reads it rather than making a second key.
-    directorySyncError = undefined;
-    expect((await stat(file)).isFile()).toBe(true);
-    expect((await loadOrCreateLocalMasterKey(file)).created).toBe(false);
-  });
+  it.each(['EIO', 'ENOSPC'])(
+    'a failing sync (%s) is a CONFIG error naming the errno, and the key is not handed out',
+    async (code) => {
+      directorySyncError = code;
+      const file = path.join(dir, 'master.key');
+      const error = await loadOrCreateLocalMasterKey(file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(MemvaultError);
+      expect((error as MemvaultError).code).toBe('CONFIG');
+      expect((error as MemvaultError).message).toContain(`cannot be made durable (${code})`);
+      // The link is in place: the next start reads it rather than making a second key.
+      directorySyncError = undefined;
+      expect((await stat(file)).isFile()).toBe(true);
+      expect((await loadOrCreateLocalMasterKey(file)).created).toBe(false);
+    },
+  );
 });

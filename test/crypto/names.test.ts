@@ -11,7 +11,9 @@ beforeAll(async () => {
 });
 
 // Canonical segments: non-empty, no '/', not '.' or '..' (the path guard's job; here any text).
-const segment = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => !s.includes('/') && s !== '.' && s !== '..');
+const segment = fc
+  .string({ unit: 'grapheme', minLength: 1, maxLength: 40 })
+  .filter((s) => !s.includes('/') && s !== '.' && s !== '..');
 const relativePath = fc.array(segment, { minLength: 1, maxLength: 6 });
 
 describe('encrypted names', () => {
@@ -61,7 +63,9 @@ describe('encrypted names', () => {
     expect(first.keyFor('/memories/projects/notes.md')).not.toMatch(/projects|notes/);
     // Another user's codec names the same path differently.
     const bob = await provider.forUser('bob');
-    expect(bob.keyFor('/memories/projects/notes.md').split('/').slice(3)).not.toEqual(first.keyFor('/memories/projects/notes.md').split('/').slice(3));
+    expect(bob.keyFor('/memories/projects/notes.md').split('/').slice(3)).not.toEqual(
+      first.keyFor('/memories/projects/notes.md').split('/').slice(3),
+    );
   });
 
   it('keeps segments short: a 255-byte segment becomes 362 characters', () => {
@@ -79,7 +83,9 @@ describe('encrypted names', () => {
     expectCode(error, 'INVALID_PATH');
     expect(error.message).toContain('too long');
     // Just under the limit works: two 255-byte segments.
-    expect(Buffer.byteLength(codec.keyFor(`/memories/${'y'.repeat(255)}/${'z'.repeat(255)}`))).toBeLessThanOrEqual(1024);
+    expect(Buffer.byteLength(codec.keyFor(`/memories/${'y'.repeat(255)}/${'z'.repeat(255)}`))).toBeLessThanOrEqual(
+      1024,
+    );
   });
 
   it('honours a smaller maxKeyBytes (a store adapter that adds a prefix)', async () => {

@@ -17,13 +17,23 @@ beforeAll(async () => {
 });
 
 /** Write files the way the vault does: key from keyFor, body from seal. */
-async function writeFiles(store: ObjectStore, provider: EncryptedCodecProvider, userId: string, files: Record<string, string>): Promise<void> {
+async function writeFiles(
+  store: ObjectStore,
+  provider: EncryptedCodecProvider,
+  userId: string,
+  files: Record<string, string>,
+): Promise<void> {
   const codec = await provider.forUser(userId);
-  for (const [path, content] of Object.entries(files)) await store.put(codec.keyFor(path), codec.seal(path, encode(content)));
+  for (const [path, content] of Object.entries(files))
+    await store.put(codec.keyFor(path), codec.seal(path, encode(content)));
 }
 
 /** Read every file of a user back through a codec (what the vault's listing + read would do). */
-async function readAll(store: ObjectStore, provider: EncryptedCodecProvider, userId: string): Promise<Record<string, string>> {
+async function readAll(
+  store: ObjectStore,
+  provider: EncryptedCodecProvider,
+  userId: string,
+): Promise<Record<string, string>> {
   const codec = await provider.forUser(userId);
   const out: Record<string, string> = {};
   for (const object of (await store.list(codec.filesPrefix)).objects) {
@@ -62,7 +72,9 @@ describe('rotateKeys', () => {
       if (key.startsWith(KEYS_PREFIX) && ++keyPuts === 3) throw new Error('injected store failure');
     };
     const seen: RotationProgress[] = [];
-    await expect(rotateKeys({ store, from: oldKey, to: newKey, onProgress: (p) => seen.push(p) })).rejects.toThrow('injected store failure');
+    await expect(rotateKeys({ store, from: oldKey, to: newKey, onProgress: (p) => seen.push(p) })).rejects.toThrow(
+      'injected store failure',
+    );
     store.beforePut = undefined;
     const kinds = await Promise.all(
       store.inner
@@ -85,7 +97,8 @@ describe('rotateKeys', () => {
     expect(decodeKeyRecord((await store.inner.get(DEPLOYMENT_RECORD_KEY))!.body).keyId).toBe(newKey.keyId);
 
     // Content untouched, byte for byte.
-    for (const [key, hex] of contentBefore) expect(Buffer.from((await store.inner.get(key))!.body).toString('hex')).toBe(hex);
+    for (const [key, hex] of contentBefore)
+      expect(Buffer.from((await store.inner.get(key))!.body).toString('hex')).toBe(hex);
     // The new key alone opens everything, with the same uids; the old key alone no longer starts.
     const after = await createEncryptedCodecProvider({ store, keyProvider: newKey });
     for (const [user, files] of Object.entries(USERS)) expect(await readAll(store, after, user)).toEqual(files);
@@ -132,12 +145,14 @@ describe('forgetUser', () => {
     const userId = 'u1@example.com';
     const uid = provider.uidOf(userId);
     const copies = new Map<string, Uint8Array>();
-    for (const key of store.inner.keys().filter((k) => k.startsWith(`u/${uid}/`))) copies.set(key, (await store.inner.get(key))!.body);
+    for (const key of store.inner.keys().filter((k) => k.startsWith(`u/${uid}/`)))
+      copies.set(key, (await store.inner.get(key))!.body);
     const order: string[] = [];
     const deleting = new Proxy(store, {
       get(target, prop, receiver) {
         if (prop === 'delete') return (key: string) => (order.push(`delete ${key}`), target.delete(key));
-        if (prop === 'deleteMany') return (keys: string[]) => (order.push(`deleteMany ${keys.length}`), target.deleteMany(keys));
+        if (prop === 'deleteMany')
+          return (keys: string[]) => (order.push(`deleteMany ${keys.length}`), target.deleteMany(keys));
         return Reflect.get(target, prop, receiver);
       },
     });
@@ -169,7 +184,9 @@ describe('forgetUser', () => {
         return Reflect.get(target, prop, receiver);
       },
     });
-    await expect(forgetUser({ store: failing, codecProvider: provider, userId: 'u3@example.com' })).rejects.toThrow('injected');
+    await expect(forgetUser({ store: failing, codecProvider: provider, userId: 'u3@example.com' })).rejects.toThrow(
+      'injected',
+    );
     expect(await store.head(userKeyKey(uid))).toBeNull();
     expect(store.inner.keys().some((k) => k.startsWith(userFilesPrefix(uid)))).toBe(true);
     const result = await forgetUser({ store, codecProvider: provider, userId: 'u3@example.com' });
@@ -185,7 +202,11 @@ async function readTar(bytes: Buffer): Promise<Array<{ name: string; content: st
     for await (const entry of extract) {
       const chunks: Buffer[] = [];
       for await (const chunk of entry) chunks.push(chunk as Buffer);
-      entries.push({ name: entry.header.name, content: Buffer.concat(chunks).toString('utf8'), mode: entry.header.mode });
+      entries.push({
+        name: entry.header.name,
+        content: Buffer.concat(chunks).toString('utf8'),
+        mode: entry.header.mode,
+      });
     }
   })();
   extract.end(bytes);
@@ -201,7 +222,13 @@ describe('exportUser', () => {
     const chunks: Buffer[] = [];
     out.on('data', (c: Buffer) => chunks.push(c));
     const progress: number[] = [];
-    const result = await exportUser({ store, codecProvider: provider, userId: 'u1@example.com', out, onProgress: (p) => progress.push(p.files) });
+    const result = await exportUser({
+      store,
+      codecProvider: provider,
+      userId: 'u1@example.com',
+      out,
+      onProgress: (p) => progress.push(p.files),
+    });
     expect(result).toMatchObject({ files: 3, bytes: 'alpha'.length + 'bravo'.length + Buffer.byteLength('text ✓') });
     expect(progress).toEqual([1, 2, 3]);
     const entries = await readTar(Buffer.concat(chunks));
@@ -213,7 +240,11 @@ describe('exportUser', () => {
     });
     // The manifest comes last and lists exactly those files with their sizes.
     expect(entries.at(-1)!.name).toBe('manifest.json');
-    const manifest = JSON.parse(entries.at(-1)!.content) as { format: string; files: number; entries: Array<{ path: string; size: number }> };
+    const manifest = JSON.parse(entries.at(-1)!.content) as {
+      format: string;
+      files: number;
+      entries: Array<{ path: string; size: number }>;
+    };
     expect(manifest.format).toBe('memvault-user-export');
     expect(manifest.files).toBe(3);
     expect(manifest.entries.map((e) => [e.path, e.size]).sort()).toEqual([
@@ -227,7 +258,10 @@ describe('exportUser', () => {
   it('refuses an unknown user without creating a key, and stops on an object that does not decrypt', async () => {
     const { store, provider } = await populated();
     const before = store.inner.keys().length;
-    expectCode(await caught(() => exportUser({ store, codecProvider: provider, userId: 'nobody', out: new PassThrough() })), 'NOT_FOUND');
+    expectCode(
+      await caught(() => exportUser({ store, codecProvider: provider, userId: 'nobody', out: new PassThrough() })),
+      'NOT_FOUND',
+    );
     expect(store.inner.keys().length).toBe(before);
 
     const codec = await provider.forUser('u2@example.com');
@@ -237,7 +271,10 @@ describe('exportUser', () => {
     await store.put(key, body);
     const out = new PassThrough();
     out.resume();
-    expectCode(await caught(() => exportUser({ store, codecProvider: provider, userId: 'u2@example.com', out })), 'INTEGRITY');
+    expectCode(
+      await caught(() => exportUser({ store, codecProvider: provider, userId: 'u2@example.com', out })),
+      'INTEGRITY',
+    );
   });
 });
 
@@ -246,7 +283,9 @@ describe('raw storage', () => {
     const store = new MemoryStore();
     const provider = await createEncryptedCodecProvider({ store, keyProvider: await localProvider() });
     const planted = ['PLANTUSERzq81', 'PLANTDIRxk44', 'PLANTFILEvv07', 'PLANTTEXTmm59'];
-    await writeFiles(store, provider, `${planted[0]}@example.com`, { [`/memories/${planted[1]}/${planted[2]}.md`]: `secret ${planted[3]} secret` });
+    await writeFiles(store, provider, `${planted[0]}@example.com`, {
+      [`/memories/${planted[1]}/${planted[2]}.md`]: `secret ${planted[3]} secret`,
+    });
     const raw: string[] = [];
     for (const key of store.keys()) {
       const object = (await store.get(key))!;

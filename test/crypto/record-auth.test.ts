@@ -45,19 +45,30 @@ async function kmsDeployment() {
   return { kms, store, host, provider };
 }
 
-const readRecord = async (store: MemoryStore | HookedStore, key: string): Promise<KeyRecord> => decodeKeyRecord((await store.get(key))!.body);
+const readRecord = async (store: MemoryStore | HookedStore, key: string): Promise<KeyRecord> =>
+  decodeKeyRecord((await store.get(key))!.body);
 
 /**
  * What the Encrypt-only attacker writes: their own 32-byte key, wrapped by real kms:Encrypt with
  * exactly the context memvault would use, in a record that is right in every field it can know.
  * The MAC it cannot compute: it keeps the old one (or makes one up).
  */
-async function substitute(store: MemoryStore, kms: KmsStandIn, key: string, uid: string, mac: 'keep' | 'random'): Promise<Uint8Array> {
+async function substitute(
+  store: MemoryStore,
+  kms: KmsStandIn,
+  key: string,
+  uid: string,
+  mac: 'keep' | 'random',
+): Promise<Uint8Array> {
   const attacker = createKmsKeyProvider({ keyId: STAND_IN_KEY_ID, client: kms.encryptOnly() });
   const original = await readRecord(store, key);
   const ownKey = new Uint8Array(randomBytes(32));
   const wrapped = await attacker.wrap(ownKey, { deploymentId: original.deployment, uid, keyVersion: 1 });
-  const forged: KeyRecord = { ...original, wrapped, mac: mac === 'keep' ? original.mac : new Uint8Array(randomBytes(32)) };
+  const forged: KeyRecord = {
+    ...original,
+    wrapped,
+    mac: mac === 'keep' ? original.mac : new Uint8Array(randomBytes(32)),
+  };
   await store.put(key, encodeKeyRecord(forged));
   return ownKey;
 }
@@ -71,7 +82,11 @@ describe('a bucket writer with kms:Encrypt only', () => {
       const ownKey = await substitute(store, kms, userKeyKey(alice.uid), alice.uid, mac);
       // The forged record is well formed and its wrap opens under KMS with the right context:
       expect(
-        await host().unwrap((await readRecord(store, userKeyKey(alice.uid))).wrapped, { deploymentId: provider.deploymentId, uid: alice.uid, keyVersion: 1 }),
+        await host().unwrap((await readRecord(store, userKeyKey(alice.uid))).wrapped, {
+          deploymentId: provider.deploymentId,
+          uid: alice.uid,
+          keyVersion: 1,
+        }),
       ).toEqual(ownKey);
       const decryptsBefore = kms.decryptsFor(alice.uid);
       const restarted = await createEncryptedCodecProvider({ store, keyProvider: host() });
@@ -95,7 +110,11 @@ describe('a bucket writer with kms:Encrypt only', () => {
     const store = new MemoryStore();
     let now = 1_000_000;
     const host = () => createKmsKeyProvider({ keyId: STAND_IN_KEY_ID, client: kms.host() });
-    const running = await createEncryptedCodecProvider({ store, keyProvider: host(), cache: { now: () => now, maxAgeMs: 60_000 } });
+    const running = await createEncryptedCodecProvider({
+      store,
+      keyProvider: host(),
+      cache: { now: () => now, maxAgeMs: 60_000 },
+    });
     const pin = running.deploymentFingerprint;
     expect(pin).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/);
     await running.forUser('alice');
@@ -105,12 +124,18 @@ describe('a bucket writer with kms:Encrypt only', () => {
     const attacker = createKmsKeyProvider({ keyId: STAND_IN_KEY_ID, client: kms.encryptOnly() });
     const original = await readRecord(store, DEPLOYMENT_RECORD_KEY);
     const secret = new Uint8Array(randomBytes(32));
-    const wrapped = await attacker.wrap(secret, { deploymentId: original.deployment, uid: DEPLOYMENT_CONTEXT_UID, keyVersion: 1 });
+    const wrapped = await attacker.wrap(secret, {
+      deploymentId: original.deployment,
+      uid: DEPLOYMENT_CONTEXT_UID,
+      keyVersion: 1,
+    });
     const forged = { ...original, wrapped };
     forged.mac = computeRecordMac(deriveRecordMacKey(secret), recordMacFields(forged, DEPLOYMENT_CONTEXT_UID));
     await store.put(DEPLOYMENT_RECORD_KEY, encodeKeyRecord(forged));
 
-    const refused = await caught(() => createEncryptedCodecProvider({ store, keyProvider: host(), deploymentFingerprint: pin }));
+    const refused = await caught(() =>
+      createEncryptedCodecProvider({ store, keyProvider: host(), deploymentFingerprint: pin }),
+    );
     expectCode(refused, 'KEY_UNAVAILABLE');
     expect(refused.message).toContain('is not the pinned deployment');
     // The running instance keeps its cached deployment until the cache age, then refuses.
@@ -126,9 +151,15 @@ describe('a bucket writer with kms:Encrypt only', () => {
     const encryption = { kms: { keyId: STAND_IN_KEY_ID, client: kms.host() } };
     const wrongPin = `${provider.deploymentId}.${'A'.repeat(22)}`;
     const { createEncryptionFromConfig } = await import('../../src/crypto/config.js');
-    const refused = await caught(() => createEncryptionFromConfig({ store, config: encryption, env: { MEMVAULT_DEPLOYMENT_FINGERPRINT: wrongPin } }));
+    const refused = await caught(() =>
+      createEncryptionFromConfig({ store, config: encryption, env: { MEMVAULT_DEPLOYMENT_FINGERPRINT: wrongPin } }),
+    );
     expectCode(refused, 'KEY_UNAVAILABLE');
-    const ok = await createEncryptionFromConfig({ store, config: encryption, env: { MEMVAULT_DEPLOYMENT_FINGERPRINT: provider.deploymentFingerprint } });
+    const ok = await createEncryptionFromConfig({
+      store,
+      config: encryption,
+      env: { MEMVAULT_DEPLOYMENT_FINGERPRINT: provider.deploymentFingerprint },
+    });
     expect(ok.codecProvider.deploymentFingerprint).toBe(provider.deploymentFingerprint);
     // Unpinned in KMS mode, start-up says how to pin.
     const unpinned = await createEncryptionFromConfig({ store, config: encryption, env: {} });
@@ -141,7 +172,12 @@ describe('a bucket writer with kms:Encrypt only', () => {
     const bob = await provider.forUser('bob');
     const carol = await provider.forUser('carol');
     const record = await readRecord(store, userKeyKey(bob.uid));
-    const edits: Array<Partial<KeyRecord>> = [{ keyId: 'alias/other' }, { keyVersion: 2 }, { kind: 'local' }, { deployment: 'B'.repeat(22) }];
+    const edits: Array<Partial<KeyRecord>> = [
+      { keyId: 'alias/other' },
+      { keyVersion: 2 },
+      { kind: 'local' },
+      { deployment: 'B'.repeat(22) },
+    ];
     for (const edit of edits) {
       await store.put(userKeyKey(bob.uid), encodeKeyRecord({ ...record, ...edit }));
       provider.evict(bob.uid);
@@ -209,7 +245,9 @@ describe('rotation and verification', () => {
     await expect(rotateKeys({ store, from: oldKey, to: newKey })).rejects.toThrow('injected');
     store.beforePut = undefined;
     const midway = await verifyKeys({ store, providers: newKey });
-    expect(midway.failed).toEqual([{ key: userKeyKey(eve), reason: expect.stringContaining('rotation not finished') as string }]);
+    expect(midway.failed).toEqual([
+      { key: userKeyKey(eve), reason: expect.stringContaining('rotation not finished') as string },
+    ]);
     expect(midway.opened).toBe(1);
     await rotateKeys({ store, from: oldKey, to: newKey });
     expect((await verifyKeys({ store, providers: newKey })).failed).toEqual([]);
@@ -228,7 +266,10 @@ describe('rotation and verification', () => {
       await vault.close();
       const env = { MEMVAULT_MASTER_KEY: key };
       const ok = await runCli(['keys', 'verify', '--store', storeUrl], { cwd: dir, env });
-      expect([ok.code, ok.stdout]).toEqual([0, expect.stringContaining('all 2 key records open with the configured key')]);
+      expect([ok.code, ok.stdout]).toEqual([
+        0,
+        expect.stringContaining('all 2 key records open with the configured key'),
+      ]);
       // Damage zoe's record on disk through the file store.
       const { FileStore } = await import('../../src/store/file.js');
       const raw = new FileStore(path.join(dir, 'data'));
@@ -272,7 +313,12 @@ describe('two deployments sharing one master key', () => {
     // The wrap itself is bound to the deployment: B's context does not open A's wrap even with
     // the master key (which both share).
     const provider = await localProvider(masterKey);
-    expectCode(await caught(() => provider.unwrap(aRecord.wrapped, { deploymentId: b.deploymentId, uid: aliceA.uid, keyVersion: 1 })), 'INTEGRITY');
+    expectCode(
+      await caught(() =>
+        provider.unwrap(aRecord.wrapped, { deploymentId: b.deploymentId, uid: aliceA.uid, keyVersion: 1 }),
+      ),
+      'INTEGRITY',
+    );
     // And content: the same data key, uid and path under another deployment id does not open.
     const dataKey = newMasterKey();
     const keys = deriveUserKeys(dataKey, 1);

@@ -44,11 +44,19 @@ export class Clock {
  * objects; the history's re-sealing has scenarios of its own (historyScenario, the crash run with
  * history, "re-keying a user with file history").
  */
-export async function instance(store: ObjectStore, masterKey: Uint8Array, clock: Clock, extra: Record<string, unknown> = {}): Promise<Vault> {
+export async function instance(
+  store: ObjectStore,
+  masterKey: Uint8Array,
+  clock: Clock,
+  extra: Record<string, unknown> = {},
+): Promise<Vault> {
   return createVault({
     store,
     history: false,
-    encryption: { masterKey: Buffer.from(masterKey).toString('base64'), cache: { maxAgeMs: 60_000, wipeGraceMs: 0, now: clock.now } },
+    encryption: {
+      masterKey: Buffer.from(masterKey).toString('base64'),
+      cache: { maxAgeMs: 60_000, wipeGraceMs: 0, now: clock.now },
+    },
     ...extra,
   } as Parameters<typeof createVault>[0]);
 }
@@ -71,10 +79,14 @@ export async function readAll(vault: Vault, user: string): Promise<Record<string
 }
 
 export async function seed(vault: Vault, user = USER, files = FILES): Promise<void> {
-  for (const [path, content] of Object.entries(files)) await ok(vault, user, { command: 'create', path, file_text: content });
+  for (const [path, content] of Object.entries(files))
+    await ok(vault, user, { command: 'create', path, file_text: content });
 }
 
-export async function rawObjects(store: ObjectStore, uid: string): Promise<Array<{ key: string; body: Uint8Array; version: number | null }>> {
+export async function rawObjects(
+  store: ObjectStore,
+  uid: string,
+): Promise<Array<{ key: string; body: Uint8Array; version: number | null }>> {
   const out = [];
   for await (const o of listAll(store, `${userPrefix(uid)}f/`)) {
     const got = (await store.get(o.key))!;
@@ -93,15 +105,31 @@ export async function resealScenario(makeStore: (clock: Clock) => Promise<Object
   const masterKey = new Uint8Array(randomBytes(32));
   const vault = await instance(store, masterKey, clock);
   await seed(vault);
-  const provider = await createEncryptedCodecProvider({ store, keyProvider: await createLocalKeyProvider(masterKey), createDeployment: false });
+  const provider = await createEncryptedCodecProvider({
+    store,
+    keyProvider: await createLocalKeyProvider(masterKey),
+    createDeployment: false,
+  });
   const uid = provider.uidOf(USER);
   const before = await rawObjects(store, uid);
   expect(before.map((o) => o.version)).toEqual([1, 1, 1]);
   const auditBefore = auditPseudonymsOf(await provider.forUser(USER), provider);
 
   const phases: string[] = [];
-  const result = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep, onProgress: (p) => phases.push(p.phase) });
-  expect(result).toMatchObject({ keyVersion: 2, startedVersion: true, resealed: 3, failed: 0, conflicts: 0, oldVersionsDropped: true });
+  const result = await vault.rekeyUser(USER, {
+    settleMs: 0,
+    now: clock.now,
+    sleep: clock.sleep,
+    onProgress: (p) => phases.push(p.phase),
+  });
+  expect(result).toMatchObject({
+    keyVersion: 2,
+    startedVersion: true,
+    resealed: 3,
+    failed: 0,
+    conflicts: 0,
+    oldVersionsDropped: true,
+  });
   expect(phases[0]).toBe('version');
   expect(phases).toContain('reseal');
   expect(phases.at(-1)).toBe('done');
@@ -110,7 +138,8 @@ export async function resealScenario(makeStore: (clock: Clock) => Promise<Object
   // Same keys (names stay on the first version), new bytes, all under version 2.
   expect(after.map((o) => o.key)).toEqual(before.map((o) => o.key));
   expect(after.map((o) => o.version)).toEqual([2, 2, 2]);
-  for (let i = 0; i < after.length; i++) expect(Buffer.from(after[i]!.body).equals(Buffer.from(before[i]!.body))).toBe(false);
+  for (let i = 0; i < after.length; i++)
+    expect(Buffer.from(after[i]!.body).equals(Buffer.from(before[i]!.body))).toBe(false);
   const record = await recordOf(store, uid);
   expect(record.keyVersion).toBe(2);
   expect(record.readFrom).toBe(2);
@@ -133,7 +162,10 @@ export async function resealScenario(makeStore: (clock: Clock) => Promise<Object
   const again = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
   expect(again).toMatchObject({ keyVersion: 3, startedVersion: true, resealed: 4, oldVersionsDropped: true });
   expect((await recordOf(store, uid)).older?.map((o) => o.keyVersion)).toEqual([1]);
-  expect(await readAll(await instance(store, masterKey, clock), USER)).toEqual({ ...FILES, '/memories/new.md': 'new\n' });
+  expect(await readAll(await instance(store, masterKey, clock), USER)).toEqual({
+    ...FILES,
+    '/memories/new.md': 'new\n',
+  });
   await vault.close();
   await fresh.close();
   await provider.close();
@@ -151,7 +183,11 @@ export async function concurrentEditsScenario(makeStore: (clock: Clock) => Promi
   const uid = (await a.files(USER)).uid;
   const expected = { ...FILES };
 
-  const provider = await createEncryptedCodecProvider({ store: inner, keyProvider: await createLocalKeyProvider(masterKey), createDeployment: false });
+  const provider = await createEncryptedCodecProvider({
+    store: inner,
+    keyProvider: await createLocalKeyProvider(masterKey),
+    createDeployment: false,
+  });
   const codec = await provider.forUser(USER);
   const pathOfKey = new Map(Object.keys(FILES).map((p) => [codec.keyFor(p), p]));
 
@@ -181,7 +217,12 @@ export async function concurrentEditsScenario(makeStore: (clock: Clock) => Promi
     if (!lateWrites) {
       lateWrites = true;
       await ok(b, USER, { command: 'create', path: '/memories/during-settle.md', file_text: 'late\n' });
-      await ok(b, USER, { command: 'str_replace', path: '/memories/notes/deep/a.md', old_str: 'alpha', new_str: 'alpha edited' });
+      await ok(b, USER, {
+        command: 'str_replace',
+        path: '/memories/notes/deep/a.md',
+        old_str: 'alpha',
+        new_str: 'alpha edited',
+      });
       expected['/memories/during-settle.md'] = 'late\n';
       expected['/memories/notes/deep/a.md'] = expected['/memories/notes/deep/a.md']!.replace('alpha', 'alpha edited');
       // b's create sealed under version 1, its cached current key (its edit read a re-sealed file
@@ -210,7 +251,10 @@ export async function concurrentEditsScenario(makeStore: (clock: Clock) => Promi
 }
 
 /** The key version of every sealed value under a user's files and history: bodies, and version records (metadata). */
-export async function sealedVersions(store: ObjectStore, uid: string): Promise<Array<{ key: string; body: number | null; record: number | null }>> {
+export async function sealedVersions(
+  store: ObjectStore,
+  uid: string,
+): Promise<Array<{ key: string; body: number | null; record: number | null }>> {
   const out = [];
   for (const part of ['f/', 'v/']) {
     for await (const o of listAll(store, `${userPrefix(uid)}${part}`)) {
@@ -251,7 +295,12 @@ export async function historyScenario(makeStore: (clock: Clock) => Promise<Objec
   const vault = await instance(store, masterKey, clock, { history: true });
   await seed(vault);
   const asSeeded = await moment(clock);
-  await ok(vault, USER, { command: 'str_replace', path: '/memories/notes/todo.md', old_str: 'buy oat milk', new_str: 'buy nothing' });
+  await ok(vault, USER, {
+    command: 'str_replace',
+    path: '/memories/notes/todo.md',
+    old_str: 'buy oat milk',
+    new_str: 'buy nothing',
+  });
   await ok(vault, USER, { command: 'delete', path: '/memories/b.md' });
   const uid = (await vault.files(USER)).uid;
   const before = await sealedVersions(store, uid);
@@ -282,9 +331,11 @@ export async function historyScenario(makeStore: (clock: Clock) => Promise<Objec
   const versionKey = after.find((o) => o.key.includes('/v/'))!.key;
   // (the memory and file stores show an object's tags; on S3 the radosgw suite's raw scan covers them)
   if (store.kind !== 's3') {
-    const tags = await (store as { tagsOf?: (key: string) => Record<string, string> | undefined | Promise<Record<string, string> | undefined> }).tagsOf?.(
-      versionKey,
-    );
+    const tags = await (
+      store as {
+        tagsOf?: (key: string) => Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
+      }
+    ).tagsOf?.(versionKey);
     expect(tags).toEqual({ 'memvault-history': 'version' });
   }
 

@@ -46,7 +46,9 @@ beforeAll(async () => {
 });
 
 /** A memory store on a manual clock, a master key, and a vault on them with the seeded user's files. */
-async function seededMemory(extra: Record<string, unknown> = {}): Promise<{ clock: Clock; store: MemoryStore; masterKey: Uint8Array; vault: Vault }> {
+async function seededMemory(
+  extra: Record<string, unknown> = {},
+): Promise<{ clock: Clock; store: MemoryStore; masterKey: Uint8Array; vault: Vault }> {
   const clock = new Clock();
   const store = new MemoryStore(clock.date);
   const masterKey = new Uint8Array(randomBytes(32));
@@ -68,7 +70,8 @@ describe.each(stores)('re-keying on the %s store', (_name, makeStore) => {
     () => historyScenario(makeStore),
     30_000,
   );
-  it('re-seals every object in place under a new version, drops the old one, keeps names and audit pseudonyms', () => resealScenario(makeStore));
+  it('re-seals every object in place under a new version, drops the old one, keeps names and audit pseudonyms', () =>
+    resealScenario(makeStore));
   it('under concurrent edits from another instance (stale key cache) loses nothing; the old version is dropped only after the settle time', () =>
     concurrentEditsScenario(makeStore));
 });
@@ -77,14 +80,23 @@ describe('key versions', () => {
   it('old objects open only with the version they name; a planted old-version object after the drop is an integrity error', async () => {
     const { clock, store, masterKey, vault } = await seededMemory();
     const uid = (await vault.files(USER)).uid;
-    const provider = await createEncryptedCodecProvider({ store, keyProvider: await createLocalKeyProvider(masterKey), createDeployment: false });
+    const provider = await createEncryptedCodecProvider({
+      store,
+      keyProvider: await createLocalKeyProvider(masterKey),
+      createDeployment: false,
+    });
     const target = '/memories/notes/todo.md';
     const targetKey = (await provider.forUser(USER)).keyFor(target);
     const v1 = (await rawObjects(store, uid)).find((o) => o.key === targetKey)!;
     expect(v1.version).toBe(1);
 
     // Pending: the record holds versions 1 and 2 (settle not reached, wait: false).
-    const pending = await vault.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
+    const pending = await vault.rekeyUser(USER, {
+      settleMs: 3_600_000,
+      wait: false,
+      now: clock.now,
+      sleep: clock.sleep,
+    });
     expect(pending).toMatchObject({ keyVersion: 2, oldVersionsDropped: false, resealed: 3 });
     expect(pending.settlesAt).toBeDefined();
     const record = await recordOf(store, uid);
@@ -167,7 +179,11 @@ describe('key versions', () => {
     await seed(vault);
     await vault.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
     await vault.close();
-    const result = await rotateKeys({ store, from: await createLocalKeyProvider(oldKey), to: await createLocalKeyProvider(newKey) });
+    const result = await rotateKeys({
+      store,
+      from: await createLocalKeyProvider(oldKey),
+      to: await createLocalKeyProvider(newKey),
+    });
     expect(result.rewrapped).toBe(2);
     const verified = await verifyKeys({ store, providers: await createLocalKeyProvider(newKey) });
     expect(verified.failed).toEqual([]);
@@ -175,7 +191,9 @@ describe('key versions', () => {
     expect(await readAll(after, USER)).toEqual(FILES);
     // The re-key continues under the new master key and drops version... once settled.
     clock.t += 3_600_000;
-    expect(await after.rekeyUser(USER, { settleMs: 3_600_000, now: clock.now, sleep: clock.sleep })).toMatchObject({ oldVersionsDropped: true });
+    expect(await after.rekeyUser(USER, { settleMs: 3_600_000, now: clock.now, sleep: clock.sleep })).toMatchObject({
+      oldVersionsDropped: true,
+    });
     expect(await readAll(await instance(store, newKey, clock), USER)).toEqual(FILES);
     await after.close();
   });
@@ -183,54 +201,60 @@ describe('key versions', () => {
   it.each([
     ['without', false],
     ['with', true],
-  ])('a crash at every request of a re-key (%s file history) leaves every file readable, and a rerun completes', async (_with, history) => {
-    const clock = new Clock();
-    const masterKey = new Uint8Array(randomBytes(32));
-    const setup = async () => {
-      const faulty = new FaultyStore(new MemoryStore(clock.date));
-      const vault = await instance(faulty, masterKey, clock, { history });
-      await seed(vault);
-      return { faulty, vault };
-    };
-    // Count the requests of a whole run.
-    const probe = await setup();
-    const start = probe.faulty.calls;
-    await probe.vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
-    const total = probe.faulty.calls - start;
-    expect(total).toBeGreaterThan(10);
-    await probe.vault.close();
-    let crashed = 0;
-    for (let n = 1; n <= total; n++) {
-      const { faulty, vault } = await setup();
-      faulty.failAt(n);
-      const first = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep }).then(
-        () => 'ok',
-        (e: Error) => e.message,
-      );
-      if (faulty.fired) {
-        crashed += 1;
-        expect(first).not.toBe('ok');
+  ])(
+    'a crash at every request of a re-key (%s file history) leaves every file readable, and a rerun completes',
+    async (_with, history) => {
+      const clock = new Clock();
+      const masterKey = new Uint8Array(randomBytes(32));
+      const setup = async () => {
+        const faulty = new FaultyStore(new MemoryStore(clock.date));
+        const vault = await instance(faulty, masterKey, clock, { history });
+        await seed(vault);
+        return { faulty, vault };
+      };
+      // Count the requests of a whole run.
+      const probe = await setup();
+      const start = probe.faulty.calls;
+      await probe.vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
+      const total = probe.faulty.calls - start;
+      expect(total).toBeGreaterThan(10);
+      await probe.vault.close();
+      let crashed = 0;
+      for (let n = 1; n <= total; n++) {
+        const { faulty, vault } = await setup();
+        faulty.failAt(n);
+        const first = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep }).then(
+          () => 'ok',
+          (e: Error) => e.message,
+        );
+        if (faulty.fired) {
+          crashed += 1;
+          expect(first).not.toBe('ok');
+        }
+        faulty.disarm();
+        // Every file readable by a fresh instance, whatever step crashed.
+        expect(
+          await readAll(await instance(faulty, masterKey, clock, { history }), USER),
+          `crash at request ${n}`,
+        ).toEqual(FILES);
+        // The rerun continues the version under way, or starts it when the crash came first: version 2 either way.
+        const rerun = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
+        expect(rerun, `rerun after crash at ${n}`).toMatchObject({ keyVersion: 2, oldVersionsDropped: true });
+        const uid = (await vault.files(USER)).uid;
+        expect(
+          (await rawObjects(faulty, uid)).every((o) => o.version === 2),
+          `crash at ${n}`,
+        ).toBe(true);
+        // Every kept version and record too (and, with history, 3 of them: none lost, none doubled).
+        const sealed = await sealedVersions(faulty, uid);
+        expect(sealed.every((o) => (o.body ?? 2) === 2 && (o.record ?? 2) === 2)).toBe(true);
+        expect(sealed.filter((o) => o.key.includes('/v/'))).toHaveLength(history ? 3 : 0);
+        expect(await readAll(await instance(faulty, masterKey, clock, { history }), USER)).toEqual(FILES);
+        await vault.close();
       }
-      faulty.disarm();
-      // Every file readable by a fresh instance, whatever step crashed.
-      expect(await readAll(await instance(faulty, masterKey, clock, { history }), USER), `crash at request ${n}`).toEqual(FILES);
-      // The rerun continues the version under way, or starts it when the crash came first: version 2 either way.
-      const rerun = await vault.rekeyUser(USER, { settleMs: 0, now: clock.now, sleep: clock.sleep });
-      expect(rerun, `rerun after crash at ${n}`).toMatchObject({ keyVersion: 2, oldVersionsDropped: true });
-      const uid = (await vault.files(USER)).uid;
-      expect(
-        (await rawObjects(faulty, uid)).every((o) => o.version === 2),
-        `crash at ${n}`,
-      ).toBe(true);
-      // Every kept version and record too (and, with history, 3 of them: none lost, none doubled).
-      const sealed = await sealedVersions(faulty, uid);
-      expect(sealed.every((o) => (o.body ?? 2) === 2 && (o.record ?? 2) === 2)).toBe(true);
-      expect(sealed.filter((o) => o.key.includes('/v/'))).toHaveLength(history ? 3 : 0);
-      expect(await readAll(await instance(faulty, masterKey, clock, { history }), USER)).toEqual(FILES);
-      await vault.close();
-    }
-    expect(crashed).toBe(total);
-  });
+      expect(crashed).toBe(total);
+    },
+  );
 
   it('forget after a re-key shreds every version: no record, no object, nothing readable (raw scan)', async () => {
     const { clock, store, vault } = await seededMemory();
@@ -242,7 +266,9 @@ describe('key versions', () => {
     const left = store.keys();
     expect(left.filter((k) => k.includes(uid))).toEqual([]);
     expect(left.some((k) => k.startsWith('u/'))).toBe(true); // the other user's file is still there
-    const haystack = (await Promise.all(left.map(async (k) => Buffer.from((await store.get(k))!.body).toString('latin1')))).join('\n');
+    const haystack = (
+      await Promise.all(left.map(async (k) => Buffer.from((await store.get(k))!.body).toString('latin1')))
+    ).join('\n');
     for (const content of Object.values(FILES)) expect(haystack).not.toContain(content.trim());
     expectCode(await caught(() => vault.rekeyUser(USER, { settleMs: 0 })), 'NOT_FOUND');
     await vault.close();
@@ -279,7 +305,14 @@ describe('key versions', () => {
     const vault = await createVault({ store, codec: provider });
     await seed(vault);
     const uid = (await vault.files(USER)).uid;
-    const result = await rekeyUid({ store, primary: host(), providers: [host()], uid, settleMs: 0, evict: (u) => provider.evict(u) });
+    const result = await rekeyUid({
+      store,
+      primary: host(),
+      providers: [host()],
+      uid,
+      settleMs: 0,
+      evict: (u) => provider.evict(u),
+    });
     // History is on by default: the three files and the version each keeps.
     expect(result).toMatchObject({ keyVersion: 2, resealed: 6, oldVersionsDropped: true });
     const generated = kms.calls.filter((c) => c.operation === 'GenerateDataKey' && c.context?.['memvault:uid'] === uid);
@@ -290,11 +323,27 @@ describe('key versions', () => {
     // Someone with bucket write and kms:Encrypt builds a "version 3" of their own: the record MAC refuses it.
     const record = await recordOf(store, uid);
     const attacker = createKmsKeyProvider({ keyId: STAND_IN_KEY_ID, client: kms.encryptOnly() });
-    const planted = await attacker.wrap(new Uint8Array(32).fill(7), { deploymentId: record.deployment, uid, keyVersion: 3 });
-    const forged = { ...record, keyVersion: 3, wrapped: planted, readFrom: 2, older: [...record.older!, { keyVersion: 2, wrapped: record.wrapped }] };
+    const planted = await attacker.wrap(new Uint8Array(32).fill(7), {
+      deploymentId: record.deployment,
+      uid,
+      keyVersion: 3,
+    });
+    const forged = {
+      ...record,
+      keyVersion: 3,
+      wrapped: planted,
+      readFrom: 2,
+      older: [...record.older!, { keyVersion: 2, wrapped: record.wrapped }],
+    };
     await store.put(userKeyKey(uid), encodeKeyRecord(forged));
-    expectCode(await caught(async () => (await createVault({ store, codec: await freshCodec() })).files(USER)), 'INTEGRITY');
-    expectCode(await caught(() => rekeyUid({ store, primary: host(), providers: [host()], uid, settleMs: 0 })), 'INTEGRITY');
+    expectCode(
+      await caught(async () => (await createVault({ store, codec: await freshCodec() })).files(USER)),
+      'INTEGRITY',
+    );
+    expectCode(
+      await caught(() => rekeyUid({ store, primary: host(), providers: [host()], uid, settleMs: 0 })),
+      'INTEGRITY',
+    );
     await vault.close();
   });
 });
@@ -306,9 +355,18 @@ describe('re-keying a user with file history', () => {
     // An instance that cached version 1 before the re-key started writes a file, and its version, under 1.
     const withHistory = await instance(store, masterKey, clock, { history: true });
     expect(await readAll(withHistory, USER)).toEqual(FILES);
-    const started = await plain.rekeyUser(USER, { settleMs: 3_600_000, wait: false, now: clock.now, sleep: clock.sleep });
+    const started = await plain.rekeyUser(USER, {
+      settleMs: 3_600_000,
+      wait: false,
+      now: clock.now,
+      sleep: clock.sleep,
+    });
     expect(started).toMatchObject({ startedVersion: true, oldVersionsDropped: false });
-    await ok(withHistory, USER, { command: 'create', path: '/memories/new.md', file_text: 'written with history on\n' });
+    await ok(withHistory, USER, {
+      command: 'create',
+      path: '/memories/new.md',
+      file_text: 'written with history on\n',
+    });
     await withHistory.close();
     const mid = await sealedVersions(store, uid);
     expect(mid.filter((o) => o.key.includes('/v/')).map((o) => [o.body, o.record])).toEqual([[1, 1]]);

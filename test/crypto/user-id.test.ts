@@ -34,7 +34,16 @@ describe('user ids: one check, and distinct accepted ids never share storage', (
   });
 
   it('refuses lone surrogates and U+FFFD, which UTF-8 folds into one uid; accepts the well-formed neighbours', async () => {
-    const refused = ['victim\ud800', 'victim\udfff', 'victim\ufffd', '\ud800', '\udc00victim', 'a\ud800b', '\ude00\ud83d', '\ufffd'];
+    const refused = [
+      'victim\ud800',
+      'victim\udfff',
+      'victim\ufffd',
+      '\ud800',
+      '\udc00victim',
+      'a\ud800b',
+      '\ude00\ud83d',
+      '\ufffd',
+    ];
     const { provider } = await newVault();
     const vault = await createVault({ store: new MemoryStore() });
     for (const id of refused) {
@@ -50,7 +59,14 @@ describe('user ids: one check, and distinct accepted ids never share storage', (
       expect((await vault.run(id, { command: 'view', path: '/memories' })).code).toBe('INVALID_USER');
       await expect(vault.files(id)).rejects.toMatchObject({ code: 'INVALID_USER' });
     }
-    for (const id of ['victim', 'victim\ud83d\ude00', 'victim😀', 'victime\u0301', 'victimé', 'x'.repeat(MAX_USER_ID_LENGTH)])
+    for (const id of [
+      'victim',
+      'victim\ud83d\ude00',
+      'victim😀',
+      'victime\u0301',
+      'victimé',
+      'x'.repeat(MAX_USER_ID_LENGTH),
+    ])
       expect(validateUserId(id)).toBe(id);
     expectCode(
       caughtSync(() => validateUserId('x'.repeat(MAX_USER_ID_LENGTH + 1))),
@@ -70,7 +86,12 @@ describe('user ids: one check, and distinct accepted ids never share storage', (
     fc.assert(
       fc.property(anyUnits, (id) => {
         if (accepted(id)) expect(Buffer.from(id, 'utf8').toString('utf8')).toBe(id);
-        else expect(id.trim() === '' || /[\u0000-\u001f\u007f-\u009f\ufffd]/.test(id) || Buffer.from(id, 'utf8').toString('utf8') !== id).toBe(true);
+        else
+          expect(
+            id.trim() === '' ||
+              /[\u0000-\u001f\u007f-\u009f\ufffd]/.test(id) ||
+              Buffer.from(id, 'utf8').toString('utf8') !== id,
+          ).toBe(true);
       }),
       { numRuns: 2000 },
     );
@@ -95,13 +116,18 @@ describe('user ids: one check, and distinct accepted ids never share storage', (
 
   it('property: ids that differ only where UTF-8 would fold them are never both accepted', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 8 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 8 }), (before, unit, after) => {
-        const lone = `${before}${String.fromCharCode(unit)}${after}`;
-        const folded = `${before}\ufffd${after}`;
-        fc.pre(Buffer.from(lone, 'utf8').equals(Buffer.from(folded, 'utf8')));
-        expect(accepted(lone) && accepted(folded)).toBe(false);
-        expect(accepted(folded)).toBe(false);
-      }),
+      fc.property(
+        fc.string({ maxLength: 8 }),
+        fc.integer({ min: 0xd800, max: 0xdfff }),
+        fc.string({ maxLength: 8 }),
+        (before, unit, after) => {
+          const lone = `${before}${String.fromCharCode(unit)}${after}`;
+          const folded = `${before}\ufffd${after}`;
+          fc.pre(Buffer.from(lone, 'utf8').equals(Buffer.from(folded, 'utf8')));
+          expect(accepted(lone) && accepted(folded)).toBe(false);
+          expect(accepted(folded)).toBe(false);
+        },
+      ),
       { numRuns: 1000 },
     );
   });

@@ -26,13 +26,41 @@ describe('vault with the encrypted codec', () => {
       return { isError: result.isError, text: JSON.stringify(result.content) };
     };
 
-    expect((await run({ command: 'create', path: '/memories/PLANTDIR/PLANTFILE.md', file_text: 'line PLANTTEXT one\nline two\n' })).isError).toBe(false);
-    expect((await run({ command: 'str_replace', path: '/memories/PLANTDIR/PLANTFILE.md', old_str: 'line two', new_str: 'line PLANTEDIT' })).isError).toBe(
+    expect(
+      (
+        await run({
+          command: 'create',
+          path: '/memories/PLANTDIR/PLANTFILE.md',
+          file_text: 'line PLANTTEXT one\nline two\n',
+        })
+      ).isError,
+    ).toBe(false);
+    expect(
+      (
+        await run({
+          command: 'str_replace',
+          path: '/memories/PLANTDIR/PLANTFILE.md',
+          old_str: 'line two',
+          new_str: 'line PLANTEDIT',
+        })
+      ).isError,
+    ).toBe(false);
+    expect(
+      (
+        await run({
+          command: 'insert',
+          path: '/memories/PLANTDIR/PLANTFILE.md',
+          insert_line: 0,
+          insert_text: 'PLANTINSERT',
+        })
+      ).isError,
+    ).toBe(false);
+    expect((await run({ command: 'create', path: '/memories/PLANTDIR/second.md', file_text: 'x' })).isError).toBe(
       false,
     );
-    expect((await run({ command: 'insert', path: '/memories/PLANTDIR/PLANTFILE.md', insert_line: 0, insert_text: 'PLANTINSERT' })).isError).toBe(false);
-    expect((await run({ command: 'create', path: '/memories/PLANTDIR/second.md', file_text: 'x' })).isError).toBe(false);
-    expect((await run({ command: 'rename', old_path: '/memories/PLANTDIR', new_path: '/memories/PLANTMOVED' })).isError).toBe(false);
+    expect(
+      (await run({ command: 'rename', old_path: '/memories/PLANTDIR', new_path: '/memories/PLANTMOVED' })).isError,
+    ).toBe(false);
     const view = await run({ command: 'view', path: '/memories/PLANTMOVED/PLANTFILE.md' });
     expect(view.isError).toBe(false);
     expect(view.text).toContain('PLANTTEXT');
@@ -42,7 +70,16 @@ describe('vault with the encrypted codec', () => {
     expect((await run({ command: 'delete', path: '/memories/PLANTMOVED/second.md' })).isError).toBe(false);
 
     const haystack = await storedText(store);
-    for (const needle of ['PLANTUSER', 'PLANTDIR', 'PLANTFILE', 'PLANTTEXT', 'PLANTEDIT', 'PLANTINSERT', 'PLANTMOVED', 'second']) {
+    for (const needle of [
+      'PLANTUSER',
+      'PLANTDIR',
+      'PLANTFILE',
+      'PLANTTEXT',
+      'PLANTEDIT',
+      'PLANTINSERT',
+      'PLANTMOVED',
+      'second',
+    ]) {
       expect(haystack).not.toContain(needle);
     }
 
@@ -63,7 +100,11 @@ describe('vault with the encrypted codec', () => {
       const vault = await createVault({ store, codec });
       const user = 'FPLANTUSER@example.com';
       for (let i = 0; i < 3; i++) {
-        const result = await vault.run(user, { command: 'create', path: `/memories/FPLANTDIR/FPLANTFILE${i}.md`, file_text: `FPLANTTEXT ${i}\n` });
+        const result = await vault.run(user, {
+          command: 'create',
+          path: `/memories/FPLANTDIR/FPLANTFILE${i}.md`,
+          file_text: `FPLANTTEXT ${i}\n`,
+        });
         expect(result.isError).toBe(false);
       }
       const seen = await vault.run(user, { command: 'view', path: '/memories/FPLANTDIR/FPLANTFILE2.md' });

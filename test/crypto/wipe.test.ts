@@ -61,7 +61,11 @@ describe('wiping', () => {
     expect(hostEnv).toEqual({ MEMVAULT_MASTER_KEY: current, MEMVAULT_PREVIOUS_MASTER_KEY: previous });
     await fromHostEnv.close();
     process.env['MEMVAULT_PREVIOUS_MASTER_KEY'] = previous;
-    const opened = await createEncryptionFromConfig({ store: new MemoryStore(), config: { masterKey: current }, env: process.env });
+    const opened = await createEncryptionFromConfig({
+      store: new MemoryStore(),
+      config: { masterKey: current },
+      env: process.env,
+    });
     expect(opened.previousKeyProviders).toHaveLength(1);
     expect(process.env['MEMVAULT_PREVIOUS_MASTER_KEY']).toBe(previous);
     await opened.close();

@@ -18,12 +18,20 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function doctor(args: string[], env: NodeJS.ProcessEnv): Promise<{ out: string; err: string; code: number | undefined }> {
+async function doctor(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ out: string; err: string; code: number | undefined }> {
   let out = '';
   let err = '';
   let code: number | undefined;
   const program = new Command().exitOverride();
-  registerDoctor(program, { env, stdout: (s) => void (out += s), stderr: (s) => void (err += s), setExitCode: (c) => void (code = c) });
+  registerDoctor(program, {
+    env,
+    stdout: (s) => void (out += s),
+    stderr: (s) => void (err += s),
+    setExitCode: (c) => void (code = c),
+  });
   await program.parseAsync(['node', 'memvault', 'doctor', ...args]);
   return { out, err, code };
 }
@@ -38,7 +46,10 @@ describe('doctor against an S3 endpoint that does not answer', () => {
     };
     const r = await doctor(['--store', 's3://nobucket/p', '--json'], env);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.out) as { ok: boolean; checks: Array<{ id: string; status: string; required: boolean; detail: string }> };
+    const report = JSON.parse(r.out) as {
+      ok: boolean;
+      checks: Array<{ id: string; status: string; required: boolean; detail: string }>;
+    };
     expect(report.ok).toBe(false);
     const required = report.checks.filter((c) => c.required);
     expect(required.length).toBeGreaterThan(3);
@@ -48,7 +59,9 @@ describe('doctor against an S3 endpoint that does not answer', () => {
     }
     const human = await doctor(['--store', 's3://nobucket/p', '--no-probes'], env);
     expect(human.code).toBe(1);
-    expect(human.out).toMatch(/memvault doctor: FAILED: \d+ required check\(s\) could not be made \(.*connection refused \(ECONNREFUSED\)/);
+    expect(human.out).toMatch(
+      /memvault doctor: FAILED: \d+ required check\(s\) could not be made \(.*connection refused \(ECONNREFUSED\)/,
+    );
     expect(human.out).not.toMatch(/failed: Error|nothing required is missing/);
   }, 60_000);
 });
@@ -100,7 +113,9 @@ describe('doctor on a file store', () => {
     expect(r.out).toMatch(/\[warn {3}\] Stale locks and temp files: 1 lock file\(s\)/);
     chmodSync(keyFile, 0o600);
     const wrong = await doctor(['--store', url], { MEMVAULT_MASTER_KEY: KEY });
-    expect(wrong.out).toMatch(/\[MISSING\] Deployment record \(k\/_deployment\): The configured master key does not match this deployment/);
+    expect(wrong.out).toMatch(
+      /\[MISSING\] Deployment record \(k\/_deployment\): The configured master key does not match this deployment/,
+    );
     expect(wrong.code).toBe(1);
   });
 

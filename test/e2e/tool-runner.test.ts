@@ -20,21 +20,35 @@ describe('the real @anthropic-ai/sdk toolRunner with vault.tool(user)', () => {
   it('runs eight memory calls of one turn on one file and every edit lands', async () => {
     const edits = [
       ...[1, 2, 3, 4].map((i) =>
-        toolUse(`e${i}`, { command: 'str_replace', path: '/memories/plan.md', old_str: `- step ${i}: todo`, new_str: `- step ${i}: done` }),
+        toolUse(`e${i}`, {
+          command: 'str_replace',
+          path: '/memories/plan.md',
+          old_str: `- step ${i}: todo`,
+          new_str: `- step ${i}: done`,
+        }),
       ),
-      ...[1, 2, 3, 4].map((i) => toolUse(`i${i}`, { command: 'insert', path: '/memories/plan.md', insert_line: 0, insert_text: `note ${i}` })),
+      ...[1, 2, 3, 4].map((i) =>
+        toolUse(`i${i}`, { command: 'insert', path: '/memories/plan.md', insert_line: 0, insert_text: `note ${i}` }),
+      ),
     ];
     api = await startFakeApi([
       {
         stop_reason: 'tool_use',
         content: [
-          toolUse('c1', { command: 'create', path: '/memories/plan.md', file_text: '- step 1: todo\n- step 2: todo\n- step 3: todo\n- step 4: todo\n' }),
+          toolUse('c1', {
+            command: 'create',
+            path: '/memories/plan.md',
+            file_text: '- step 1: todo\n- step 2: todo\n- step 3: todo\n- step 4: todo\n',
+          }),
         ],
       },
       { stop_reason: 'tool_use', content: edits },
       {
         stop_reason: 'tool_use',
-        content: [toolUse('v1', { command: 'view', path: '/memories/plan.md' }), toolUse('bad', { command: 'view', path: '/memories/../etc/passwd' })],
+        content: [
+          toolUse('v1', { command: 'view', path: '/memories/plan.md' }),
+          toolUse('bad', { command: 'view', path: '/memories/../etc/passwd' }),
+        ],
       },
       { stop_reason: 'end_turn', content: [{ type: 'text', text: 'All done.' }] },
     ]);
@@ -56,7 +70,9 @@ describe('the real @anthropic-ai/sdk toolRunner with vault.tool(user)', () => {
       expect(last.role).toBe('user');
       return last.content as Array<{ type: string; tool_use_id: string; content: unknown; is_error?: boolean }>;
     };
-    expect(resultsOf(1)).toEqual([{ type: 'tool_result', tool_use_id: 'c1', content: 'File created successfully at: /memories/plan.md' }]);
+    expect(resultsOf(1)).toEqual([
+      { type: 'tool_result', tool_use_id: 'c1', content: 'File created successfully at: /memories/plan.md' },
+    ]);
     const turn2 = resultsOf(2);
     expect(turn2.map((r) => r.tool_use_id)).toEqual(['e1', 'e2', 'e3', 'e4', 'i1', 'i2', 'i3', 'i4']);
     for (const r of turn2) {

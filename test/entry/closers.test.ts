@@ -85,7 +85,9 @@ describe('createVault start-up and close', () => {
     try {
       // A regular file where the audit directory would be: the writer cannot open its file.
       writeFileSync(join(dir, 'blocker'), '');
-      await expect(createVault({ store, codec, audit: { file: join(dir, 'blocker', 'audit.jsonl') } })).rejects.toThrow();
+      await expect(
+        createVault({ store, codec, audit: { file: join(dir, 'blocker', 'audit.jsonl') } }),
+      ).rejects.toThrow();
       expect(log).toEqual(['codec', 'store']);
     } finally {
       cleanup();

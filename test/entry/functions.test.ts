@@ -20,7 +20,10 @@ describe('openStore and openExistingStore', () => {
   it.each([
     ['a misspelt create (craete: false)', () => openStore(`file://${join(dir, 'a')}`, any({ craete: false }))],
     ['create: a string', () => openStore(`file://${join(dir, 'b')}`, { create: any('no') })],
-    ["s3Options.conditionChecks: 'nativ'", () => openStore(`file://${join(dir, 'c')}`, { s3Options: { conditionChecks: any('nativ') } })],
+    [
+      "s3Options.conditionChecks: 'nativ'",
+      () => openStore(`file://${join(dir, 'c')}`, { s3Options: { conditionChecks: any('nativ') } }),
+    ],
     ['the URL: not a string', () => openStore(any(new URL(`file://${join(dir, 'd')}`)))],
     ['openExistingStore with create', () => openExistingStore(`file://${join(dir, 'e')}`, any({ create: true }))],
   ])('%s: CONFIG, and no directory is created', async (_what, call) => {
@@ -85,18 +88,28 @@ describe('the middlewares a host composes itself', () => {
 
 describe('memvault/s3 createS3Store', () => {
   it.each([
-    ["conditionChecks: 'nativ' (would skip the HEAD that RGW needs)", { url: 's3://bucket/p', conditionChecks: 'nativ' }],
+    [
+      "conditionChecks: 'nativ' (would skip the HEAD that RGW needs)",
+      { url: 's3://bucket/p', conditionChecks: 'nativ' },
+    ],
     ['a misspelt option', { url: 's3://bucket/p', conditionCheck: 'native' }],
     ['restateTagsOnReplace: a string', { url: 's3://bucket/p', restateTagsOnReplace: 'no' }],
     ['no url', { conditionChecks: 'native' }],
   ])('%s: CONFIG', async (_what, options) => {
     const { createS3Store } = await import('../../src/s3.js');
-    expect(() => createS3Store(any(options))).toThrow(expect.objectContaining({ name: 'MemvaultError', code: 'CONFIG' }) as Error);
+    expect(() => createS3Store(any(options))).toThrow(
+      expect.objectContaining({ name: 'MemvaultError', code: 'CONFIG' }) as Error,
+    );
   });
 
   it('valid options make a store', async () => {
     const { createS3Store } = await import('../../src/s3.js');
-    const store = createS3Store({ url: 's3://bucket/p', s3: { region: 'us-east-1' }, conditionChecks: 'native', restateTagsOnReplace: false });
+    const store = createS3Store({
+      url: 's3://bucket/p',
+      s3: { region: 'us-east-1' },
+      conditionChecks: 'native',
+      restateTagsOnReplace: false,
+    });
     expect(store.kind).toBe('s3');
     await store.close();
   });

@@ -40,7 +40,10 @@ async function fileCount(): Promise<number> {
   return n;
 }
 
-async function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ out: string; err: string; code: number | undefined }> {
+async function run(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ out: string; err: string; code: number | undefined }> {
   let out = '';
   let err = '';
   let code: number | undefined;
@@ -76,10 +79,20 @@ describe('memvault expire', () => {
     expect(await fileCount()).toBe(3);
 
     const auditFile = join(dir, 'audit.jsonl');
-    const real = await run(['expire', '--store', url, '--json', '--audit-file', auditFile], { MEMVAULT_TTL_DAYS: '30' });
+    const real = await run(['expire', '--store', url, '--json', '--audit-file', auditFile], {
+      MEMVAULT_TTL_DAYS: '30',
+    });
     expect(real.code).toBe(0);
     const summary = JSON.parse(real.out) as Record<string, unknown>;
-    expect(summary).toMatchObject({ dryRun: false, scanned: 3, expired: 2, kept: 1, errors: 0, ttlDays: 30, mode: 'store' });
+    expect(summary).toMatchObject({
+      dryRun: false,
+      scanned: 3,
+      expired: 2,
+      kept: 1,
+      errors: 0,
+      ttlDays: 30,
+      mode: 'store',
+    });
     expect(summary['requests']).toMatchObject({ LIST: 1, DELETE: 2 });
     expect(real.out.trim().split('\n')).toHaveLength(1); // one JSON object
     expect(await fileCount()).toBe(1);
@@ -118,13 +131,18 @@ describe('memvault expire', () => {
     const future = await run(['expire', '--store', url, '--as-of', '2999-01-01'], { MEMVAULT_TTL_DAYS: '30' });
     expect(future.code).toBe(2);
     expect(future.err).toContain('future');
-    const mode = await run(['expire', '--store', url], { MEMVAULT_TTL_DAYS: '30', MEMVAULT_CONDITIONAL_DELETE: 'maybe' });
+    const mode = await run(['expire', '--store', url], {
+      MEMVAULT_TTL_DAYS: '30',
+      MEMVAULT_CONDITIONAL_DELETE: 'maybe',
+    });
     expect(mode.code).toBe(2);
     expect(await fileCount()).toBe(3);
   });
 
   it('MEMVAULT_TTL_CLASSES supplies the default class when MEMVAULT_TTL_DAYS is unset', async () => {
-    const r = await run(['expire', '--store', url, '--json'], { MEMVAULT_TTL_CLASSES: JSON.stringify({ default: 35, pro: 365 }) });
+    const r = await run(['expire', '--store', url, '--json'], {
+      MEMVAULT_TTL_CLASSES: JSON.stringify({ default: 35, pro: 365 }),
+    });
     expect(JSON.parse(r.out)).toMatchObject({ ttlDays: 35, classes: { default: 35, pro: 365 }, expired: 2 });
   });
 });

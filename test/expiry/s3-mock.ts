@@ -50,7 +50,10 @@ export interface VirtualBucket {
   restore(): void;
 }
 
-export function virtualBucket(objects: number, options: { deleteErrors?: (key: string) => string | undefined } = {}): VirtualBucket {
+export function virtualBucket(
+  objects: number,
+  options: { deleteErrors?: (key: string) => string | undefined } = {},
+): VirtualBucket {
   const client = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   const mock = mockClient(client);
   let deleted = 0;
@@ -66,17 +69,24 @@ export function virtualBucket(objects: number, options: { deleteErrors?: (key: s
     await new Promise((resolve) => setImmediate(resolve));
     return answer();
   };
-  mock.on(ListObjectsV2Command).callsFake((input: { Prefix?: string; ContinuationToken?: string; MaxKeys?: number }) => {
-    count('ListObjectsV2');
-    return later(() => listPage(input));
-  });
+  mock
+    .on(ListObjectsV2Command)
+    .callsFake((input: { Prefix?: string; ContinuationToken?: string; MaxKeys?: number }) => {
+      count('ListObjectsV2');
+      return later(() => listPage(input));
+    });
   const listPage = (input: { Prefix?: string; ContinuationToken?: string; MaxKeys?: number }) => {
     if (input.Prefix !== `${MOCK_PREFIX}/u/`) throw new Error(`unexpected prefix ${input.Prefix}`);
     const start = input.ContinuationToken ? Number(input.ContinuationToken) : 0;
     const end = Math.min(objects, start + Math.min(input.MaxKeys ?? 1000, 1000));
     const contents: _Object[] = [];
-    for (let i = start; i < end; i++) contents.push({ Key: keyOf(i), ETag: `"etag${i}"`, Size: 100, LastModified: lastModifiedOf(i) });
-    return { Contents: contents, IsTruncated: end < objects, ...(end < objects ? { NextContinuationToken: String(end) } : {}) };
+    for (let i = start; i < end; i++)
+      contents.push({ Key: keyOf(i), ETag: `"etag${i}"`, Size: 100, LastModified: lastModifiedOf(i) });
+    return {
+      Contents: contents,
+      IsTruncated: end < objects,
+      ...(end < objects ? { NextContinuationToken: String(end) } : {}),
+    };
   };
   mock.on(DeleteObjectsCommand).callsFake((input: { Delete?: { Objects?: { Key?: string }[] } }) => {
     count('DeleteObjects');
@@ -102,7 +112,10 @@ export function virtualBucket(objects: number, options: { deleteErrors?: (key: s
       // The marker's clean-up reaps it first (src/store/fence.ts): a PUT If-Match the marker's ETag.
       if (input.IfMatch === EMPTY_MD5 && fenced.has(i)) return { ETag: `"reaping${i}"` };
       if (input.IfMatch !== `etag${i}` || fenced.has(i))
-        throw Object.assign(new Error('PreconditionFailed'), { name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
+        throw Object.assign(new Error('PreconditionFailed'), {
+          name: 'PreconditionFailed',
+          $metadata: { httpStatusCode: 412 },
+        });
       fenced.add(i);
       return { ETag: `"${EMPTY_MD5}"` };
     });

@@ -27,18 +27,22 @@ describe('sweeper requests over 10,000 objects (mocked S3)', () => {
     }
   });
 
-  it('recheck mode HEADs, fences each deletion (PUT If-Match of a marker), then reaps the marker (PUT If-Match, DELETE)', { timeout: 120_000 }, async () => {
-    const bucket = virtualBucket(N);
-    try {
-      const deleter = s3Deleter({ client: bucket.client, bucket: MOCK_BUCKET, prefix: MOCK_PREFIX, mode: 'recheck' });
-      const summary = await sweep({ store: bucket.store, ttl: { ttlDays: 30 }, now: () => MOCK_NOW, deleter });
-      expect(summary).toMatchObject({ expired: N / 2, errors: 0, mode: 's3-recheck' });
-      expect(bucket.calls()).toEqual({ ListObjectsV2: 10, PutObject: N, HeadObject: N / 2, DeleteObject: N / 2 });
-      expect(bucket.deletedKeys()).toBe(N / 2);
-    } finally {
-      bucket.restore();
-    }
-  });
+  it(
+    'recheck mode HEADs, fences each deletion (PUT If-Match of a marker), then reaps the marker (PUT If-Match, DELETE)',
+    { timeout: 120_000 },
+    async () => {
+      const bucket = virtualBucket(N);
+      try {
+        const deleter = s3Deleter({ client: bucket.client, bucket: MOCK_BUCKET, prefix: MOCK_PREFIX, mode: 'recheck' });
+        const summary = await sweep({ store: bucket.store, ttl: { ttlDays: 30 }, now: () => MOCK_NOW, deleter });
+        expect(summary).toMatchObject({ expired: N / 2, errors: 0, mode: 's3-recheck' });
+        expect(bucket.calls()).toEqual({ ListObjectsV2: 10, PutObject: N, HeadObject: N / 2, DeleteObject: N / 2 });
+        expect(bucket.deletedKeys()).toBe(N / 2);
+      } finally {
+        bucket.restore();
+      }
+    },
+  );
 });
 
 describe('conditional DeleteObjects', () => {
@@ -70,7 +74,10 @@ describe('conditional DeleteObjects', () => {
         Bucket: MOCK_BUCKET,
         Delete: {
           Quiet: true,
-          Objects: [0, 2].map((i) => ({ Key: `${MOCK_PREFIX}/u/user000000000/f/file${String(i).padStart(10, '0')}`, ETag: `"etag${i}"` })),
+          Objects: [0, 2].map((i) => ({
+            Key: `${MOCK_PREFIX}/u/user000000000/f/file${String(i).padStart(10, '0')}`,
+            ETag: `"etag${i}"`,
+          })),
         },
       },
     ]);
@@ -87,7 +94,14 @@ describe('conditional DeleteObjects', () => {
     try {
       const deleter = s3Deleter({ client: bucket.client, bucket: MOCK_BUCKET, prefix: MOCK_PREFIX, mode: 'native' });
       const summary = await sweep({ store: bucket.store, ttl: { ttlDays: 30 }, now: () => MOCK_NOW, deleter });
-      expect(summary).toMatchObject({ scanned: 100, expired: 47, alreadyGone: 1, kept: 52, changedDuringSweep: 2, errors: 1 });
+      expect(summary).toMatchObject({
+        scanned: 100,
+        expired: 47,
+        alreadyGone: 1,
+        kept: 52,
+        changedDuringSweep: 2,
+        errors: 1,
+      });
       expect(bucket.deletedKeys()).toBe(46);
     } finally {
       bucket.restore();

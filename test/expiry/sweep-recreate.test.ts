@@ -23,10 +23,14 @@ function laggingClock(): { now: () => Date; time: StoreTime } {
 }
 
 describe('a sweep meeting re-creates keeps what was written after it started', () => {
-  it('memory store: 12 names expired and made again mid-sweep keep their new versions', { timeout: 60_000 }, async () => {
-    const clock = laggingClock();
-    await sweepMeetsRecreates(new MemoryStore(clock.now), 12, clock.time);
-  });
+  it(
+    'memory store: 12 names expired and made again mid-sweep keep their new versions',
+    { timeout: 60_000 },
+    async () => {
+      const clock = laggingClock();
+      await sweepMeetsRecreates(new MemoryStore(clock.now), 12, clock.time);
+    },
+  );
 
   it('file store: the same', { timeout: 60_000 }, async () => {
     const clock = laggingClock();

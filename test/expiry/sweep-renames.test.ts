@@ -52,9 +52,14 @@ describe('the sweeper finishes stopped directory renames', () => {
     expect(summary).toMatchObject({ renamesFinished: 1, errors: 0, users: 1 });
     expect(await places(vault, user)).toEqual({ both: 0, lost: 0, oldOnly: 0 });
     // Nothing is left to finish: the next sweep finds no journal.
-    expect(await sweep({ store: new PausingStore(store), finishStoppedRenames: finisherFor(vault, user) })).toMatchObject({ renamesFinished: 0, errors: 0 });
+    expect(
+      await sweep({ store: new PausingStore(store), finishStoppedRenames: finisherFor(vault, user) }),
+    ).toMatchObject({ renamesFinished: 0, errors: 0 });
     // A dry run never writes.
-    expect((await sweep({ store: new PausingStore(store), dryRun: true, finishStoppedRenames: finisherFor(vault, user) })).renamesFinished).toBeUndefined();
+    expect(
+      (await sweep({ store: new PausingStore(store), dryRun: true, finishStoppedRenames: finisherFor(vault, user) }))
+        .renamesFinished,
+    ).toBeUndefined();
     await vault.close();
     await store.close();
   }, 120_000);
@@ -66,7 +71,11 @@ describe('the sweeper finishes stopped directory renames', () => {
     await killPartWay(url, user, 'fence', 20);
     // Names are plain in these tests (the pausing kit finds the requests by their keys); an encrypted
     // vault's codec provider has forUid too, and the same finisher uses it.
-    const vault = await createVault({ store: new PausingStore(store, { deleteExactly: true }), encryption: false, expiry: { ttlDays: 30 } });
+    const vault = await createVault({
+      store: new PausingStore(store, { deleteExactly: true }),
+      encryption: false,
+      expiry: { ttlDays: 30 },
+    });
     expect((await places(vault, user)).both, 'files at both places after the kill').toBeGreaterThan(0);
     expect(await vault.expire()).toMatchObject({ renamesFinished: 1, errors: 0 });
     expect(await places(vault, user)).toEqual({ both: 0, lost: 0, oldOnly: 0 });
@@ -86,7 +95,9 @@ describe('the sweeper finishes stopped directory renames', () => {
     while (!pausing.paused) await new Promise((r) => setTimeout(r, 5));
     const vault = await vaultOn(store, true);
     const before = await places(vault, user);
-    expect(await sweep({ store: new PausingStore(store), finishStoppedRenames: finisherFor(vault, user) })).toMatchObject({ renamesFinished: 0, errors: 0 });
+    expect(
+      await sweep({ store: new PausingStore(store), finishStoppedRenames: finisherFor(vault, user) }),
+    ).toMatchObject({ renamesFinished: 0, errors: 0 });
     expect(await places(vault, user)).toEqual(before);
     pausing.wake();
     expect(await first).toMatchObject({ isError: false });

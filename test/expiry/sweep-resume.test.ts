@@ -12,7 +12,13 @@ import { encode } from '../kit/text.js';
 const HOUR = 3600 * 1000;
 
 /** users u00..u{n}: each with `files` files, every other one idle for 40 days, the rest fresh. */
-async function populate(store: MemoryStore, clock: ManualClock, users: number, files: number, pro: string[] = []): Promise<void> {
+async function populate(
+  store: MemoryStore,
+  clock: ManualClock,
+  users: number,
+  files: number,
+  pro: string[] = [],
+): Promise<void> {
   for (let u = 0; u < users; u++) {
     const uid = `u${String(u).padStart(2, '0')}`;
     if (pro.includes(uid)) await store.put(`u/${uid}/c/pro`, new Uint8Array(0));
@@ -32,7 +38,12 @@ interface Slices {
 }
 
 /** Sweep in runs that each stop after `perRun` objects, resuming from the last checkpoint. */
-async function sweepInSlices(store: MemoryStore, clock: ManualClock, perRun: number, classes: Record<string, number> = {}): Promise<Slices> {
+async function sweepInSlices(
+  store: MemoryStore,
+  clock: ManualClock,
+  perRun: number,
+  classes: Record<string, number> = {},
+): Promise<Slices> {
   const runs: SweepSummary[] = [];
   const checkpoints: string[] = [];
   let resumeAfter: string | undefined;
@@ -77,7 +88,12 @@ describe('sweep in slices (checkpoint and resume)', () => {
     expect(runs.slice(1).every((r) => r.resumed)).toBe(true);
     const total = (field: 'scanned' | 'expired' | 'kept' | 'errors') => runs.reduce((n, r) => n + r[field], 0);
     // No file is looked at twice, none is skipped.
-    expect({ scanned: total('scanned'), expired: total('expired'), kept: total('kept'), errors: total('errors') }).toEqual({
+    expect({
+      scanned: total('scanned'),
+      expired: total('expired'),
+      kept: total('kept'),
+      errors: total('errors'),
+    }).toEqual({
       scanned: 60,
       expired: 30,
       kept: 30,
@@ -93,7 +109,13 @@ describe('sweep in slices (checkpoint and resume)', () => {
     const before = store.keys().sort();
     let seen = 0;
     let checkpoint: string | undefined;
-    const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, shouldStop: () => ++seen >= 17, onCheckpoint: (k) => (checkpoint = k) });
+    const summary = await sweep({
+      store,
+      ttl: { ttlDays: 30 },
+      now: clock.now,
+      shouldStop: () => ++seen >= 17,
+      onCheckpoint: (k) => (checkpoint = k),
+    });
     expect(summary.complete).toBe(false);
     expect(checkpoint).toBe(before[16]);
     const after = new Set(store.keys());
@@ -122,7 +144,12 @@ describe('sweep in slices (checkpoint and resume)', () => {
     });
     expect(first.complete).toBe(false);
     expect(checkpoint).toBe('u/u01/f/0005');
-    const second = await sweep({ store, ttl: { ttlDays: 30, classes: { pro: 90 } }, now: clock.now, startAfter: checkpoint! });
+    const second = await sweep({
+      store,
+      ttl: { ttlDays: 30, classes: { pro: 90 } },
+      now: clock.now,
+      startAfter: checkpoint!,
+    });
     expect(second).toMatchObject({ complete: true, resumed: true, errors: 0 });
     // Every pro file survived (40 idle days < 90); u00's and u02's idle files went.
     for (let f = 0; f < 20; f++) expect(store.keys()).toContain(`u/u01/f/${String(f).padStart(4, '0')}`);
@@ -135,7 +162,13 @@ describe('sweep in slices (checkpoint and resume)', () => {
     const store = new MemoryStore(clock.now);
     for (let f = 0; f < 2500; f++) await store.put(`u/a/f/${String(f).padStart(5, '0')}`, encode('x'));
     const checkpoints: string[] = [];
-    const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, checkpointEvery: 1000, onCheckpoint: (k) => checkpoints.push(k) });
+    const summary = await sweep({
+      store,
+      ttl: { ttlDays: 30 },
+      now: clock.now,
+      checkpointEvery: 1000,
+      onCheckpoint: (k) => checkpoints.push(k),
+    });
     expect(summary).toMatchObject({ scanned: 2500, kept: 2500, complete: true });
     expect(checkpoints).toEqual(['u/a/f/00999', 'u/a/f/01999']);
   });
@@ -146,7 +179,12 @@ describe('sweep in slices (checkpoint and resume)', () => {
     for (let f = 0; f < 1500; f++) await store.put(`u/a/f/${String(f).padStart(5, '0')}`, encode('x'));
     clock.advanceDays(31);
     const checkpoints: string[] = [];
-    const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, onCheckpoint: (k) => checkpoints.push(k) });
+    const summary = await sweep({
+      store,
+      ttl: { ttlDays: 30 },
+      now: clock.now,
+      onCheckpoint: (k) => checkpoints.push(k),
+    });
     expect(summary).toMatchObject({ scanned: 1500, expired: 1500, complete: true });
     // The store deleter takes 1,000 per batch; the rest is flushed at the end of a complete pass (no checkpoint needed).
     expect(checkpoints).toEqual(['u/a/f/00999']);
@@ -166,7 +204,11 @@ describe('sweep in slices (checkpoint and resume)', () => {
       ttl: { ttlDays: 30 },
       now: clock.now,
       checkpointEvery: 25,
-      onCheckpoint: (key) => seenAtCheckpoint.push({ key, idleLeftBefore: store.keys().filter((k) => k <= key && Number(k.slice(-3)) % 10 === 0).length }),
+      onCheckpoint: (key) =>
+        seenAtCheckpoint.push({
+          key,
+          idleLeftBefore: store.keys().filter((k) => k <= key && Number(k.slice(-3)) % 10 === 0).length,
+        }),
     });
     expect(seenAtCheckpoint.map((c) => c.key)).toEqual(['u/a/f/024', 'u/a/f/049', 'u/a/f/074', 'u/a/f/099']);
     expect(seenAtCheckpoint.every((c) => c.idleLeftBefore === 0)).toBe(true);

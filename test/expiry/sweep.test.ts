@@ -61,7 +61,11 @@ describe('sweep: what goes and what stays', () => {
       clock.advanceMs(3 * HOUR); // the cron sweep at 03:00
       await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now });
       clock.advanceMs(-3 * HOUR);
-      if (neverGoneOnDay === undefined && (await store.head(fileKeys(store).find((k) => k.endsWith('never.md')) ?? 'none')) === null) neverGoneOnDay = day;
+      if (
+        neverGoneOnDay === undefined &&
+        (await store.head(fileKeys(store).find((k) => k.endsWith('never.md')) ?? 'none')) === null
+      )
+        neverGoneOnDay = day;
     }
     expect(decode((await files.read('/memories/daily.md'))!.data)).toBe('keep me');
     expect(touches).toBe(365); // one touch per daily read: exactly once per interval
@@ -73,9 +77,12 @@ describe('sweep: what goes and what stays', () => {
     const store = new MemoryStore(clock.now);
     const tiers: Record<string, string> = { pro: 'pro', gold: 'gold' };
     const expiry = expiryFor(store, clock, { classes: { pro: 90, gold: 400 }, classOf: (u) => tiers[u] });
-    for (const user of ['free', 'pro', 'gold']) await (await filesOf(store, expiry, user)).write('/memories/a.md', encode(user));
+    for (const user of ['free', 'pro', 'gold'])
+      await (await filesOf(store, expiry, user)).write('/memories/a.md', encode(user));
     clock.advanceDays(100);
-    const { result: summary, requests } = await counted(() => sweep({ store, ttl: { ttlDays: 30, classes: { pro: 90 } }, now: clock.now }));
+    const { result: summary, requests } = await counted(() =>
+      sweep({ store, ttl: { ttlDays: 30, classes: { pro: 90 } }, now: clock.now }),
+    );
     // free (30 d) and pro (90 d) expire; gold is not configured in this sweep: kept, reported.
     expect(summary).toMatchObject({ users: 3, scanned: 3, expired: 2, kept: 0, errors: 1, unknownClass: 1 });
     expect(requests['LIST']).toBe(1); // classes come from the same listing
@@ -99,7 +106,10 @@ describe('sweep: dry run, concurrency and races', () => {
   async function population(seed: number): Promise<{ store: MemoryStore; clock: ManualClock }> {
     const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
-    const expiry = expiryFor(store, clock, { classes: { pro: 60 }, classOf: (u) => (u.endsWith('7') ? 'pro' : undefined) });
+    const expiry = expiryFor(store, clock, {
+      classes: { pro: 60 },
+      classOf: (u) => (u.endsWith('7') ? 'pro' : undefined),
+    });
     let x = seed;
     const rand = (n: number): number => {
       x = (x * 1103515245 + 12345) % 2 ** 31;
@@ -133,11 +143,21 @@ describe('sweep: dry run, concurrency and races', () => {
     });
     expect(new Set(fileKeys(store))).toEqual(before); // a dry run changes nothing
     const deleted: string[] = [];
-    const real = await sweep({ store, ttl: { ttlDays: 30, classes: { pro: 60 } }, asOf, now: clock.now, onExpired: (d) => deleted.push(d.key) });
+    const real = await sweep({
+      store,
+      ttl: { ttlDays: 30, classes: { pro: 60 } },
+      asOf,
+      now: clock.now,
+      onExpired: (d) => deleted.push(d.key),
+    });
     expect(wouldDelete.length).toBeGreaterThan(10);
     expect(wouldDelete.length).toBeLessThan(before.size);
     expect(deleted).toEqual(wouldDelete);
-    expect({ scanned: dry.scanned, expired: dry.expired, kept: dry.kept }).toEqual({ scanned: real.scanned, expired: real.expired, kept: real.kept });
+    expect({ scanned: dry.scanned, expired: dry.expired, kept: dry.kept }).toEqual({
+      scanned: real.scanned,
+      expired: real.expired,
+      kept: real.kept,
+    });
     expect(new Set(fileKeys(store))).toEqual(new Set([...before].filter((k) => !deleted.includes(k))));
   });
 
@@ -146,13 +166,21 @@ describe('sweep: dry run, concurrency and races', () => {
     const store = new MemoryStore(clock.now);
     const future = new Date(clock.now().getTime() + 2 * DAY_MS);
     await expect(sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, asOf: future })).rejects.toThrow(/future/);
-    await expect(sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, asOf: future, dryRun: true })).resolves.toMatchObject({ scanned: 0 });
+    await expect(
+      sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, asOf: future, dryRun: true }),
+    ).resolves.toMatchObject({ scanned: 0 });
   });
 
   it('two sweepers at once: the same files go, every live file stays, no errors', async () => {
     const { store, clock } = await population(11);
     const expected = new Set<string>();
-    await sweep({ store, ttl: { ttlDays: 30, classes: { pro: 60 } }, now: clock.now, dryRun: true, onExpired: (d) => expected.add(d.key) });
+    await sweep({
+      store,
+      ttl: { ttlDays: 30, classes: { pro: 60 } },
+      now: clock.now,
+      dryRun: true,
+      onExpired: (d) => expected.add(d.key),
+    });
     const before = fileKeys(store);
     const [a, b] = await Promise.all([
       sweep({ store, ttl: { ttlDays: 30, classes: { pro: 60 } }, now: clock.now, pageSize: 7 }),
@@ -230,13 +258,23 @@ describe('sweep: audit, file store', () => {
       // The store uid is recomputable from the user id with the master key, also after an erasure.
       expect(e.uid).toBeUndefined();
     }
-    expect(entries[2]).toMatchObject({ type: 'expire', outcome: 'ok', counts: { scanned: 2, expired: 2, kept: 0, errors: 0 } });
+    expect(entries[2]).toMatchObject({
+      type: 'expire',
+      outcome: 'ok',
+      counts: { scanned: 2, expired: 2, kept: 0, errors: 0 },
+    });
     const all = JSON.stringify(entries);
     expect(all).not.toContain('secret');
     expect(all).not.toContain('alice');
     // A dry run writes nothing.
     const dryEntries: AuditEntry[] = [];
-    await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, dryRun: true, audit: { append: (e) => dryEntries.push(e) } });
+    await sweep({
+      store,
+      ttl: { ttlDays: 30 },
+      now: clock.now,
+      dryRun: true,
+      audit: { append: (e) => dryEntries.push(e) },
+    });
     expect(dryEntries).toEqual([]);
   });
 

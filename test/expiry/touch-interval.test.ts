@@ -35,7 +35,9 @@ describe('the default touch interval', () => {
     expect(expiryFor(store, clock, { ttlDays: 2 }).touchIntervalMs).toBe(DAY_MS);
     expect(expiryFor(store, clock, { ttlDays: 30, classes: { trial: 1 } }).touchIntervalMs).toBe(12 * HOUR_MS);
     // An explicit interval is still checked against the shortest TTL.
-    expect(() => expiryFor(store, clock, { ttlDays: 1, touchIntervalMs: DAY_MS })).toThrow(/shorter than the shortest TTL/);
+    expect(() => expiryFor(store, clock, { ttlDays: 1, touchIntervalMs: DAY_MS })).toThrow(
+      /shorter than the shortest TTL/,
+    );
   });
 
   it('createVault({ expiry: { ttlDays: 1 } }) opens', async () => {
@@ -55,23 +57,30 @@ describe('expiryOptionsFromEnv (what every CLI command reads)', () => {
       defaultClass: 'default',
       touchIntervalMs: 6 * HOUR_MS,
     });
-    expect(expiryOptionsFromEnv({ MEMVAULT_TTL_DAYS: '7', MEMVAULT_TOUCH_INTERVAL_HOURS: '0.5' })?.touchIntervalMs).toBe(HOUR_MS / 2);
+    expect(
+      expiryOptionsFromEnv({ MEMVAULT_TTL_DAYS: '7', MEMVAULT_TOUCH_INTERVAL_HOURS: '0.5' })?.touchIntervalMs,
+    ).toBe(HOUR_MS / 2);
     expect(expiryOptionsFromEnv({})).toBeUndefined();
   });
 
-  it.each(['0', '-1', 'abc', 'NaN', 'Infinity', '1h'])('refuses MEMVAULT_TOUCH_INTERVAL_HOURS=%s as CONFIG, naming the variable', (value) => {
-    let error: unknown;
-    try {
-      expiryOptionsFromEnv({ MEMVAULT_TTL_DAYS: '3', MEMVAULT_TOUCH_INTERVAL_HOURS: value });
-    } catch (e) {
-      error = e;
-    }
-    expect(isMemvaultError(error, 'CONFIG')).toBe(true);
-    expect((error as Error).message).toContain('MEMVAULT_TOUCH_INTERVAL_HOURS');
-  });
+  it.each(['0', '-1', 'abc', 'NaN', 'Infinity', '1h'])(
+    'refuses MEMVAULT_TOUCH_INTERVAL_HOURS=%s as CONFIG, naming the variable',
+    (value) => {
+      let error: unknown;
+      try {
+        expiryOptionsFromEnv({ MEMVAULT_TTL_DAYS: '3', MEMVAULT_TOUCH_INTERVAL_HOURS: value });
+      } catch (e) {
+        error = e;
+      }
+      expect(isMemvaultError(error, 'CONFIG')).toBe(true);
+      expect((error as Error).message).toContain('MEMVAULT_TOUCH_INTERVAL_HOURS');
+    },
+  );
 
   it('an interval as long as the TTL is refused at start-up, and the message says which variable to lower', async () => {
     const options = expiryOptionsFromEnv({ MEMVAULT_TTL_DAYS: '1', MEMVAULT_TOUCH_INTERVAL_HOURS: '24' });
-    await expect(createVault({ store: new MemoryStore(), expiry: options! })).rejects.toThrow(/MEMVAULT_TOUCH_INTERVAL_HOURS/);
+    await expect(createVault({ store: new MemoryStore(), expiry: options! })).rejects.toThrow(
+      /MEMVAULT_TOUCH_INTERVAL_HOURS/,
+    );
   });
 });

@@ -13,8 +13,12 @@ describe('createVault with expiry', () => {
     const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const vault = await createVault({ store, expiry: { ttlDays: 30, now: clock.now } });
-    expect((await vault.run('alice', { command: 'create', path: '/memories/kept.md', file_text: 'kept' })).isError).toBe(false);
-    expect((await vault.run('alice', { command: 'create', path: '/memories/idle.md', file_text: 'idle' })).isError).toBe(false);
+    expect(
+      (await vault.run('alice', { command: 'create', path: '/memories/kept.md', file_text: 'kept' })).isError,
+    ).toBe(false);
+    expect(
+      (await vault.run('alice', { command: 'create', path: '/memories/idle.md', file_text: 'idle' })).isError,
+    ).toBe(false);
     for (let day = 0; day < 40; day++) {
       clock.advanceDays(1);
       expect((await vault.run('alice', { command: 'view', path: '/memories/kept.md' })).isError).toBe(false);
@@ -25,7 +29,9 @@ describe('createVault with expiry', () => {
     expect(JSON.stringify(listing.content)).toContain('kept.md');
     expect(JSON.stringify(listing.content)).not.toContain('idle.md');
     // Re-creating the expired path works before the sweep has run.
-    expect((await vault.run('alice', { command: 'create', path: '/memories/idle.md', file_text: 'again' })).isError).toBe(false);
+    expect(
+      (await vault.run('alice', { command: 'create', path: '/memories/idle.md', file_text: 'again' })).isError,
+    ).toBe(false);
     clock.advanceDays(40);
     const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now });
     expect(summary).toMatchObject({ scanned: 2, expired: 2 });

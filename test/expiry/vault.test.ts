@@ -77,7 +77,9 @@ describe('touch on read', () => {
       expect(requests['PUT']).toBe(1);
       const touched = (await files.stat(F))!.lastModified;
       expect(touched.getTime() - written.getTime()).toBe(5 * 24 * 3600 * 1000);
-      expect(await store.tagsOf((await listAll(store, 'u/').next()).value!.key)).toEqual({ [TTL_CLASS_TAG_KEY]: 'default' });
+      expect(await store.tagsOf((await listAll(store, 'u/').next()).value!.key)).toEqual({
+        [TTL_CLASS_TAG_KEY]: 'default',
+      });
       await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -174,7 +176,9 @@ describe('TTL classes', () => {
 
   it('refuses a configuration where reading once per interval could not keep a file', () => {
     const clock = new ManualClock();
-    expect(() => expiryFor(new MemoryStore(clock.now), clock, { ttlDays: 1, touchIntervalMs: 24 * 3600 * 1000 })).toThrow(/touchIntervalMs/);
+    expect(() =>
+      expiryFor(new MemoryStore(clock.now), clock, { ttlDays: 1, touchIntervalMs: 24 * 3600 * 1000 }),
+    ).toThrow(/touchIntervalMs/);
     expect(() => expiryFor(new MemoryStore(clock.now), clock, { ttlDays: 0 })).toThrow(/ttlDays/);
     expect(() => expiryFor(new MemoryStore(clock.now), clock, { classes: { 'a b': 3 } })).toThrow(/class name/);
   });

@@ -7,7 +7,18 @@
  * package's .d.ts files (strict, NodeNext).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +39,9 @@ function newestMtime(dir: string): number {
 /** `npm test` builds before vitest; run alone, rebuild when dist/ is older than the sources it ships. */
 function ensureBuilt(): void {
   const built = join(repo, 'dist', 'infra', 'index.js');
-  const stale = !existsSync(built) || Math.max(newestMtime(join(repo, 'src')), newestMtime(join(repo, 'infra', 'lib'))) > statSync(built).mtimeMs;
+  const stale =
+    !existsSync(built) ||
+    Math.max(newestMtime(join(repo, 'src')), newestMtime(join(repo, 'infra', 'lib'))) > statSync(built).mtimeMs;
   if (stale) execFileSync('npm', ['run', 'build'], { cwd: repo, stdio: 'pipe' });
 }
 
@@ -119,7 +132,13 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
 
   it('ships the construct, the handler and their types, and no sources', () => {
     const pkg = join(app, 'node_modules', 'memvault');
-    for (const file of ['dist/infra/index.js', 'dist/infra/index.d.ts', 'dist/lambda/index.js', 'dist/lambda/handler.js', 'dist/lambda/index.d.ts']) {
+    for (const file of [
+      'dist/infra/index.js',
+      'dist/infra/index.d.ts',
+      'dist/lambda/index.js',
+      'dist/lambda/handler.js',
+      'dist/lambda/index.d.ts',
+    ]) {
       expect(existsSync(join(pkg, file)), file).toBe(true);
     }
     expect(existsSync(join(pkg, 'src'))).toBe(false);
@@ -128,9 +147,18 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
       exports: Record<string, unknown>;
       peerDependenciesMeta: Record<string, { optional?: boolean }>;
     };
-    expect(manifest.exports['./infra']).toEqual({ types: './dist/infra/index.d.ts', import: './dist/infra/index.js', default: './dist/infra/index.js' });
-    expect(manifest.exports['./lambda']).toEqual({ types: './dist/lambda/index.d.ts', import: './dist/lambda/index.js', default: './dist/lambda/index.js' });
-    for (const peer of ['aws-cdk-lib', 'constructs', 'esbuild']) expect(manifest.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
+    expect(manifest.exports['./infra']).toEqual({
+      types: './dist/infra/index.d.ts',
+      import: './dist/infra/index.js',
+      default: './dist/infra/index.js',
+    });
+    expect(manifest.exports['./lambda']).toEqual({
+      types: './dist/lambda/index.d.ts',
+      import: './dist/lambda/index.js',
+      default: './dist/lambda/index.js',
+    });
+    for (const peer of ['aws-cdk-lib', 'constructs', 'esbuild'])
+      expect(manifest.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
   });
 
   it('synthesizes offline, with the sweeper bundled from the installed package and no Docker', () => {
@@ -139,7 +167,14 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
       Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
     };
     const types = Object.values(template.Resources).map((r) => r.Type);
-    for (const type of ['AWS::Lambda::Function', 'AWS::Events::Rule', 'AWS::SQS::Queue', 'AWS::CloudWatch::Alarm', 'AWS::KMS::Alias', 'AWS::Logs::LogGroup'])
+    for (const type of [
+      'AWS::Lambda::Function',
+      'AWS::Events::Rule',
+      'AWS::SQS::Queue',
+      'AWS::CloudWatch::Alarm',
+      'AWS::KMS::Alias',
+      'AWS::Logs::LogGroup',
+    ])
       expect(types).toContain(type);
     expect(types).not.toContain('AWS::EC2::VPC');
     const alias = Object.values(template.Resources).find((r) => r.Type === 'AWS::KMS::Alias')!;
@@ -151,7 +186,11 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
 
   it('loads from a CommonJS app too (require of the ES module)', () => {
     writeFileSync(join(app, 'app.cjs'), CJS_APP);
-    const out = execFileSync(process.execPath, ['app.cjs', join(work, 'cjs.out')], { cwd: app, env: offlineEnv(), encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['app.cjs', join(work, 'cjs.out')], {
+      cwd: app,
+      env: offlineEnv(),
+      encoding: 'utf8',
+    });
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual(['CommonJsStack']);
   }, 180_000);
 

@@ -34,7 +34,12 @@ class Shared extends StoreWrapper {
 
 function vaultOf(store: ObjectStore, restarted = false): Promise<Vault> {
   // A restarted instance resumes whatever journal it meets at once (the killed process is gone).
-  return createVault({ store: new Shared(store), encryption: { masterKey }, pii: false, ...(restarted ? { limits: { resumeAfterMs: 0 } } : {}) });
+  return createVault({
+    store: new Shared(store),
+    encryption: { masterKey },
+    pii: false,
+    ...(restarted ? { limits: { resumeAfterMs: 0 } } : {}),
+  });
 }
 
 /**
@@ -47,15 +52,27 @@ async function startDelete(
   env: NodeJS.ProcessEnv | undefined,
   stopAt: string | undefined,
 ): Promise<{ kill(): Promise<boolean>; stopped: Promise<void>; finished: Promise<void>; exited: Promise<void> }> {
-  const args = ['--import', 'tsx', worker, url, USER, JSON.stringify({ command: 'delete', path: '/memories/src' }), ...(stopAt ? [stopAt] : [])];
-  const child = spawn(process.execPath, args, { env: { ...(env ?? process.env), MEMVAULT_TEST_MASTER_KEY: masterKey }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [
+    '--import',
+    'tsx',
+    worker,
+    url,
+    USER,
+    JSON.stringify({ command: 'delete', path: '/memories/src' }),
+    ...(stopAt ? [stopAt] : []),
+  ];
+  const child = spawn(process.execPath, args, {
+    env: { ...(env ?? process.env), MEMVAULT_TEST_MASTER_KEY: masterKey },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
   // Registered first, so that the listeners below see each chunk already appended.
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const seen = (word: string) => new Promise<void>((resolve) => child.stdout.on('data', () => out.includes(word) && resolve()));
+  const seen = (word: string) =>
+    new Promise<void>((resolve) => child.stdout.on('data', () => out.includes(word) && resolve()));
   const stopped = seen('stopped');
   const finished = seen('finished');
   await new Promise<void>((resolve, reject) => {
@@ -102,12 +119,16 @@ async function expectReadable(vault: Vault, context: string): Promise<void> {
 export async function killedDeleteRounds(target: KilledDeleteTarget, kills: Array<string | number>): Promise<number> {
   let killedPartWay = 0;
   let took = 0;
-  const rounds: Array<string | number | 'timing'> = kills.some((k) => typeof k === 'number') ? ['timing', ...kills] : kills;
+  const rounds: Array<string | number | 'timing'> = kills.some((k) => typeof k === 'number')
+    ? ['timing', ...kills]
+    : kills;
   for (const [round, kill] of rounds.entries()) {
     const { store, url } = await target.open();
     const seeder = await vaultOf(store);
     await forEachLimit(PATHS, 8, async (path) => {
-      expect(await seeder.run(USER, { command: 'create', path, file_text: `seed ${path}\n` })).toMatchObject({ isError: false });
+      expect(await seeder.run(USER, { command: 'create', path, file_text: `seed ${path}\n` })).toMatchObject({
+        isError: false,
+      });
     });
     await seeder.run(USER, { command: 'create', path: '/memories/keep.md', file_text: 'not involved\n' });
     const creator = await vaultOf(store);
@@ -128,7 +149,12 @@ export async function killedDeleteRounds(target: KilledDeleteTarget, kills: Arra
     });
     const finished = await killed;
     if (!finished && kill !== 'timing') killedPartWay += 1;
-    const at = kill === 'timing' ? `not killed, took ${Math.round(took)} ms` : killAt !== undefined ? `killed ${killAt} ms in` : `killed after ${kill}`;
+    const at =
+      kill === 'timing'
+        ? `not killed, took ${Math.round(took)} ms`
+        : killAt !== undefined
+          ? `killed ${killAt} ms in`
+          : `killed after ${kill}`;
     const context = `round ${round} (${at}${finished && kill !== 'timing' ? ', after it finished' : ''})`;
     await creator.close();
     await seeder.close();
@@ -139,11 +165,17 @@ export async function killedDeleteRounds(target: KilledDeleteTarget, kills: Arra
     // create acknowledged after its fence is a file the delete no longer takes).
     for (const path of acknowledged) {
       const text = String((await fresh.run(USER, { command: 'view', path })).content);
-      expect([`racing ${path}`, `seed ${path}`].some((want) => text.includes(want)) || /does not exist/.test(text), `${context}: ${path} ${text}`).toBe(true);
+      expect(
+        [`racing ${path}`, `seed ${path}`].some((want) => text.includes(want)) || /does not exist/.test(text),
+        `${context}: ${path} ${text}`,
+      ).toBe(true);
     }
     // The delete run again takes the directory whole; reads, listings and the export still work.
     const again = await fresh.run(USER, { command: 'delete', path: '/memories/src' });
-    expect(again.isError === false || again.code === 'NOT_FOUND', `${context}: delete again ${String(again.content)}`).toBe(true);
+    expect(
+      again.isError === false || again.code === 'NOT_FOUND',
+      `${context}: delete again ${String(again.content)}`,
+    ).toBe(true);
     await expectReadable(fresh, `${context}, after the delete ran again`);
     const left = await fresh.files(USER);
     const paths: string[] = [];
@@ -151,7 +183,10 @@ export async function killedDeleteRounds(target: KilledDeleteTarget, kills: Arra
     expect(paths, context).toEqual(['/memories/keep.md']);
     // Created again over whatever the crash left (a file, a marker, nothing): every name works.
     await forEachLimit(PATHS, 8, async (path) => {
-      expect(await fresh.run(USER, { command: 'create', path, file_text: `again ${path}\n` }), `${context}: create ${path}`).toMatchObject({ isError: false });
+      expect(
+        await fresh.run(USER, { command: 'create', path, file_text: `again ${path}\n` }),
+        `${context}: create ${path}`,
+      ).toMatchObject({ isError: false });
     });
     await expectReadable(fresh, `${context}, after creating again`);
     const exported = await fresh.exportUser(USER);
@@ -159,7 +194,9 @@ export async function killedDeleteRounds(target: KilledDeleteTarget, kills: Arra
     await expect(exported.done, `${context}: export`).resolves.toMatchObject({ files: FILES + 1 });
     await fresh.close();
     await store.close();
-    console.log(`[killed-delete] ${context}: ${acknowledged.length} racing creates acknowledged; reads, listings, histories and the export held`);
+    console.log(
+      `[killed-delete] ${context}: ${acknowledged.length} racing creates acknowledged; reads, listings, histories and the export held`,
+    );
   }
   return killedPartWay;
 }

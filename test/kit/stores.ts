@@ -175,7 +175,9 @@ export class FaultyStore extends StoreWrapper {
       this.fired = true;
       this.firedOn = { op, conditional };
       this.firedInClearing = this.clearing || (op === 'delete' && conditional);
-      this.firedInHistory = ((op === 'put' || op === 'delete' || op === 'deleteExactly') && isKeptVersionKey(key)) || (op === 'list' && this.written.has(key));
+      this.firedInHistory =
+        ((op === 'put' || op === 'delete' || op === 'deleteExactly') && isKeptVersionKey(key)) ||
+        (op === 'list' && this.written.has(key));
       throw new Error('injected crash');
     }
   }

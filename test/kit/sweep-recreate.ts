@@ -62,7 +62,12 @@ export interface StoreTime {
 }
 
 /** `files` names written, aged past their 30-day TTL, and swept while they are made again. */
-export async function sweepMeetsRecreates(store: ObjectStore, files: number, time: StoreTime, sweepOptions: Partial<SweepOptions> = {}): Promise<void> {
+export async function sweepMeetsRecreates(
+  store: ObjectStore,
+  files: number,
+  time: StoreTime,
+  sweepOptions: Partial<SweepOptions> = {},
+): Promise<void> {
   const vault = await createVault({
     store: new Unclosed(store, { deleteExactly: true }),
     encryption: { masterKey: randomBytes(32).toString('base64') },
@@ -76,7 +81,14 @@ export async function sweepMeetsRecreates(store: ObjectStore, files: number, tim
     const swept = new PastFirstVersion(store, async () => {
       for (const path of names) await ok(vault, { command: 'create', path, file_text: 'recreated\n' });
     });
-    const summary = await sweep({ store: swept, ttl: { ttlDays: 30 }, graceMs: 0, now: time.sweepNow, pageSize: 1, ...sweepOptions });
+    const summary = await sweep({
+      store: swept,
+      ttl: { ttlDays: 30 },
+      graceMs: 0,
+      now: time.sweepNow,
+      pageSize: 1,
+      ...sweepOptions,
+    });
     expect(swept.fired).toBe(true);
     expect(summary.expired).toBeGreaterThan(0);
 
@@ -90,7 +102,10 @@ export async function sweepMeetsRecreates(store: ObjectStore, files: number, tim
       await ok(vault, { command: 'str_replace', path, old_str: 'recreated', new_str: 'edited' });
     }
     await vault.restore(USER, { asOf: between });
-    for (const path of names) expect(Buffer.from((await (await vault.files(USER)).read(path))!.data).toString('utf8'), path).toBe('recreated\n');
+    for (const path of names)
+      expect(Buffer.from((await (await vault.files(USER)).read(path))!.data).toString('utf8'), path).toBe(
+        'recreated\n',
+      );
   } finally {
     await vault.close();
   }

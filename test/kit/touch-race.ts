@@ -52,7 +52,12 @@ function shared(store: ObjectStore): StoreWrapper {
 
 async function vaultOf(store: ObjectStore, daysAhead: number): Promise<Vault> {
   const now = (): Date => new Date(Date.now() + daysAhead * DAY_MS);
-  return createVault({ store: store instanceof StoreWrapper ? store : shared(store), encryption: { masterKey }, expiry: { ttlDays: 30, now }, pii: false });
+  return createVault({
+    store: store instanceof StoreWrapper ? store : shared(store),
+    encryption: { masterKey },
+    expiry: { ttlDays: 30, now },
+    pii: false,
+  });
 }
 
 async function ok(vault: Vault, input: Record<string, unknown>): Promise<string> {
@@ -73,7 +78,8 @@ async function expectWhole(store: ObjectStore, tagsOf: TagsOf, path: string, lin
   try {
     const shown = await ok(fresh, { command: 'view', path });
     for (const line of lines) expect(shown).toContain(line);
-    for (const key of await fileKeys(store)) expect(await tagsOf(key)).toMatchObject({ [TTL_CLASS_TAG_KEY]: 'default' });
+    for (const key of await fileKeys(store))
+      expect(await tagsOf(key)).toMatchObject({ [TTL_CLASS_TAG_KEY]: 'default' });
   } finally {
     await fresh.close();
   }
@@ -90,7 +96,9 @@ export async function touchHeldPastAnEdit(store: ObjectStore, tagsOf: TagsOf): P
   const reader = await vaultOf(hooked, 2);
   try {
     await ok(writer, { command: 'create', path, file_text: 'first\n' });
-    hooked.arm(() => ok(writer, { command: 'insert', path, insert_line: 1, insert_text: 'inserted' }).then(() => undefined));
+    hooked.arm(() =>
+      ok(writer, { command: 'insert', path, insert_line: 1, insert_text: 'inserted' }).then(() => undefined),
+    );
     expect(await ok(reader, { command: 'view', path })).toContain('first');
     expect(hooked.fired).toBe(true);
     await expectWhole(store, tagsOf, path, ['first', 'inserted']);
@@ -125,7 +133,12 @@ export async function editHeldPastATouch(store: ObjectStore, tagsOf: TagsOf): Pr
  * Many files, reads that touch from one instance against inserts from another, all in flight at
  * once: every acknowledged insert is there, every file opens and keeps its tag.
  */
-export async function touchesAgainstInserts(store: ObjectStore, tagsOf: TagsOf, files: number, rounds: number): Promise<void> {
+export async function touchesAgainstInserts(
+  store: ObjectStore,
+  tagsOf: TagsOf,
+  files: number,
+  rounds: number,
+): Promise<void> {
   const writer = await vaultOf(store, 0);
   const reader = await vaultOf(store, 2);
   const pathOf = (i: number): string => `/memories/t/${i}.md`;

@@ -16,13 +16,20 @@ export async function memoryVault<S extends ObjectStore = MemoryStore>(
 }
 
 /** A vault on whatever store `makeStore` gives (the suites that run on memory, file and S3 stores alike). */
-export async function vaultOn(makeStore: () => Promise<ObjectStore>, options: VaultOptions = {}): Promise<{ vault: Vault; store: ObjectStore }> {
+export async function vaultOn(
+  makeStore: () => Promise<ObjectStore>,
+  options: VaultOptions = {},
+): Promise<{ vault: Vault; store: ObjectStore }> {
   const store = await makeStore();
   return { vault: await createVault({ store, ...options }), store };
 }
 
 /** Calls a handler the way the SDK's toolRunner does and returns what the model would read. */
-export async function callTool(vault: Vault, user: string, input: Record<string, unknown>): Promise<{ content: unknown; isError: boolean }> {
+export async function callTool(
+  vault: Vault,
+  user: string,
+  input: Record<string, unknown>,
+): Promise<{ content: unknown; isError: boolean }> {
   const handlers = vault.handlers(user) as unknown as Record<string, (i: unknown) => Promise<unknown>>;
   const handler = handlers[String(input['command'])] ?? handlers['view']!;
   try {
@@ -36,11 +43,16 @@ export async function callTool(vault: Vault, user: string, input: Record<string,
 export type HandlerOutcome = { ok: true; content: unknown } | { ok: false; content: string };
 
 /** Calls the view handler the way the SDK's tool runner does: a ToolError is the is_error result. */
-export async function viaHandler(vault: Vault, user: string, input: { command: 'view'; path: string }): Promise<HandlerOutcome> {
+export async function viaHandler(
+  vault: Vault,
+  user: string,
+  input: { command: 'view'; path: string },
+): Promise<HandlerOutcome> {
   try {
     return { ok: true, content: await vault.handlers(user).view(input as never) };
   } catch (error) {
-    if (error instanceof ToolError) return { ok: false, content: typeof error.content === 'string' ? error.content : JSON.stringify(error.content) };
+    if (error instanceof ToolError)
+      return { ok: false, content: typeof error.content === 'string' ? error.content : JSON.stringify(error.content) };
     throw error;
   }
 }
@@ -48,7 +60,9 @@ export async function viaHandler(vault: Vault, user: string, input: { command: '
 /** Writes `source` (name -> text) under /memories/src and a bystander /memories/keep.md, as the host (the directory commands' tests). */
 export async function seedSource(vault: Vault, user: string, source: Record<string, string>): Promise<void> {
   const files = await vault.files(user);
-  await Promise.all(Object.entries(source).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))));
+  await Promise.all(
+    Object.entries(source).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))),
+  );
   await files.write('/memories/keep.md', new TextEncoder().encode('not involved\n'));
 }
 

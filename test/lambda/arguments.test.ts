@@ -72,7 +72,10 @@ describe('the sweeper handler refuses what means nothing, before it reads or del
 
   it('the valid events still sweep: continue with nothing to continue skips, start deletes the idle files', async () => {
     const handler = createSweeperHandler({ env, log: () => {} });
-    expect(await handler({ mode: 'continue' }, context)).toEqual({ event: 'memvault.sweep.skipped', reason: 'nothing-to-continue' });
+    expect(await handler({ mode: 'continue' }, context)).toEqual({
+      event: 'memvault.sweep.skipped',
+      reason: 'nothing-to-continue',
+    });
     const result = await handler(undefined, context);
     expect(result).toMatchObject({ event: 'memvault.sweep', expired: 3, errors: 0 });
   });

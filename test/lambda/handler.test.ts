@@ -11,10 +11,22 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readSweepState, SWEEP_STATE_KEY, writeSweepState } from '../../src/expiry/checkpoint.js';
 import { DAY_MS } from '../../src/expiry/config.js';
-import { createSweeperHandler, type SweeperContext, type SweeperEvent, type SweeperResult } from '../../src/lambda/handler.js';
+import {
+  createSweeperHandler,
+  type SweeperContext,
+  type SweeperEvent,
+  type SweeperResult,
+} from '../../src/lambda/handler.js';
 import { FileStore } from '../../src/store/file.js';
 import { listAll } from '../../src/store/port.js';
-import { asFileUrl, contextEndingAfter, memvaultExpire, synthSweeper, unlimited, type ConstructSweeper } from './helpers.js';
+import {
+  asFileUrl,
+  contextEndingAfter,
+  memvaultExpire,
+  synthSweeper,
+  unlimited,
+  type ConstructSweeper,
+} from './helpers.js';
 
 const USERS = 12;
 const FILES = 10;
@@ -81,7 +93,8 @@ async function runBundled(
   const lines: Record<string, unknown>[] = [];
   const write = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array) => {
-    for (const line of String(chunk).split('\n')) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+    for (const line of String(chunk).split('\n'))
+      if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
     return true;
   }) as typeof process.stdout.write;
   try {
@@ -125,9 +138,26 @@ describe("the bundled sweeper with the construct's environment (file store)", ()
     const cli = JSON.parse(reference.out) as Record<string, unknown>;
     // versionsDropped: both enforce file history's retention by default (0 here: no versions).
     expect(line['versionsDropped']).toBe(0);
-    for (const field of ['scanned', 'expired', 'kept', 'errors', 'users', 'ttlDays', 'classes', 'mode', 'graceMinutes', 'versionsDropped'])
+    for (const field of [
+      'scanned',
+      'expired',
+      'kept',
+      'errors',
+      'users',
+      'ttlDays',
+      'classes',
+      'mode',
+      'graceMinutes',
+      'versionsDropped',
+    ])
       expect(line[field], field).toEqual(cli[field]);
-    expect(line).toMatchObject({ event: 'memvault.sweep', complete: true, resumed: false, pass: { runs: 1 }, auditShipped: true });
+    expect(line).toMatchObject({
+      event: 'memvault.sweep',
+      complete: true,
+      resumed: false,
+      pass: { runs: 1 },
+      auditShipped: true,
+    });
     // No key, user id or path in the line.
     expect(JSON.stringify(line)).not.toMatch(/u\/u\d\d|"u\d\d"|file:|\/tmp\//);
 
@@ -202,7 +232,11 @@ describe('the handler: leases, a run that dies, configuration', () => {
     };
     const handler = createSweeperHandler({ env: f.env, log, checkpointIntervalMs: 0, checkpointEvery: 20 });
     await expect(handler({ mode: 'start' }, dying)).rejects.toThrow(/failed unexpectedly/);
-    expect(JSON.parse(logs.at(-1)!)).toEqual({ event: 'memvault.sweep.failed', code: 'INTERNAL', message: 'unexpected Error' });
+    expect(JSON.parse(logs.at(-1)!)).toEqual({
+      event: 'memvault.sweep.failed',
+      code: 'INTERNAL',
+      message: 'unexpected Error',
+    });
     const store = await FileStore.open(fileURLToPath(f.storeUrl));
     const { state } = await readSweepState(store);
     await store.close();
@@ -218,7 +252,11 @@ describe('the handler: leases, a run that dies, configuration', () => {
     const f = await fixture('lease');
     const store = await FileStore.open(fileURLToPath(f.storeUrl));
     const lease = new Date(Date.now() + 10 * 60_000).toISOString();
-    await writeSweepState(store, { v: 1, runs: 1, passStartedAt: new Date().toISOString(), leaseUntil: lease, resumeAfter: 'u/u05/f/004' }, undefined);
+    await writeSweepState(
+      store,
+      { v: 1, runs: 1, passStartedAt: new Date().toISOString(), leaseUntil: lease, resumeAfter: 'u/u05/f/004' },
+      undefined,
+    );
     await store.close();
     const before = await keysOf(f.storeUrl);
 
@@ -239,7 +277,9 @@ describe('the handler: leases, a run that dies, configuration', () => {
     const f = await fixture('config');
     const noStore = { ...f.env };
     delete noStore.MEMVAULT_STORE;
-    await expect(createSweeperHandler({ env: noStore, log })({}, unlimited())).rejects.toThrow(/MEMVAULT_STORE is not set/);
+    await expect(createSweeperHandler({ env: noStore, log })({}, unlimited())).rejects.toThrow(
+      /MEMVAULT_STORE is not set/,
+    );
     expect(JSON.parse(logs.at(-1)!)).toMatchObject({ event: 'memvault.sweep.failed', code: 'CONFIG' });
     const noTtl = { ...f.env };
     delete noTtl.MEMVAULT_TTL_DAYS;
@@ -250,7 +290,9 @@ describe('the handler: leases, a run that dies, configuration', () => {
     await store.put(SWEEP_STATE_KEY, new TextEncoder().encode('{"v":2}'));
     await store.close();
     const before = await keysOf(f.storeUrl);
-    await expect(createSweeperHandler({ env: f.env, log })({}, unlimited())).rejects.toThrow(/checkpoint .* is not valid/);
+    await expect(createSweeperHandler({ env: f.env, log })({}, unlimited())).rejects.toThrow(
+      /checkpoint .* is not valid/,
+    );
     expect(await keysOf(f.storeUrl)).toEqual(before);
   });
 });

@@ -46,8 +46,12 @@ export function synthSweeper(props: MemvaultStorageProps = {}): ConstructSweeper
   const fn = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Function');
   if (!fn?.Properties.Environment) throw new Error('no sweeper function in the template');
   const variables = fn.Properties.Environment.Variables;
-  const memoryId = stack.resolve((storage.memoryBucket.node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
-  const auditId = stack.resolve((storage.auditBucket.node.defaultChild as unknown as { logicalId: string }).logicalId) as string;
+  const memoryId = stack.resolve(
+    (storage.memoryBucket.node.defaultChild as unknown as { logicalId: string }).logicalId,
+  ) as string;
+  const auditId = stack.resolve(
+    (storage.auditBucket.node.defaultChild as unknown as { logicalId: string }).logicalId,
+  ) as string;
   const assets = JSON.parse(readFileSync(join(assembly.directory, 'SweeperUnderTest.assets.json'), 'utf8')) as {
     files: Record<string, { source: { path: string; packaging: string } }>;
   };
@@ -57,9 +61,16 @@ export function synthSweeper(props: MemvaultStorageProps = {}): ConstructSweeper
   return {
     outdir,
     environment: (memoryBucket, auditBucket) =>
-      Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolveToken(v, { [memoryId]: memoryBucket, [auditId]: auditBucket })])),
+      Object.fromEntries(
+        Object.entries(variables).map(([k, v]) => [
+          k,
+          resolveToken(v, { [memoryId]: memoryBucket, [auditId]: auditBucket }),
+        ]),
+      ),
     bundledHandler: async () => {
-      const mod = (await import(pathToFileURL(bundle).href)) as { handler: (event: SweeperEvent, context: SweeperContext) => Promise<SweeperResult> };
+      const mod = (await import(pathToFileURL(bundle).href)) as {
+        handler: (event: SweeperEvent, context: SweeperContext) => Promise<SweeperResult>;
+      };
       return mod.handler;
     },
   };

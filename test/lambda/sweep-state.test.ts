@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readSweepState, repairSweepState, writeSweepState, MAX_RUN_MS, type SweepState } from '../../src/expiry/checkpoint.js';
+import {
+  readSweepState,
+  repairSweepState,
+  writeSweepState,
+  MAX_RUN_MS,
+  type SweepState,
+} from '../../src/expiry/checkpoint.js';
 import { DAY_MS } from '../../src/expiry/config.js';
 import { createSweeperHandler } from '../../src/lambda/handler.js';
 import { FileStore } from '../../src/store/file.js';
@@ -55,7 +61,11 @@ async function stateOf(dir: string): Promise<SweepState | undefined> {
 
 function run(env: Record<string, string>, mode: 'start' | 'continue' = 'start', now?: () => Date) {
   const lines: Record<string, unknown>[] = [];
-  const handler = createSweeperHandler({ env, log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>), ...(now ? { now } : {}) });
+  const handler = createSweeperHandler({
+    env,
+    log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
+    ...(now ? { now } : {}),
+  });
   return { lines, result: handler({ mode }, unlimited()) };
 }
 
@@ -73,7 +83,12 @@ describe('the sweep checkpoint is believed only as far as a run could have writt
     });
     const first = run(env);
     await expect(first.result).rejects.toMatchObject({ code: 'INTEGRITY' });
-    expect(first.lines[0]).toMatchObject({ event: 'memvault.sweep', complete: true, expired: 6, stateRepaired: ['lease'] });
+    expect(first.lines[0]).toMatchObject({
+      event: 'memvault.sweep',
+      complete: true,
+      expired: 6,
+      stateRepaired: ['lease'],
+    });
     expect(await filesLeft(dir)).toEqual(youngOnly);
     expect((await stateOf(dir))?.leaseUntil).toBeUndefined();
 
@@ -94,21 +109,44 @@ describe('the sweep checkpoint is believed only as far as a run could have writt
     expect(await filesLeft(held.dir)).toHaveLength(9);
 
     const tooLong = new Date(Date.now() + MAX_RUN_MS + 2 * 60_000).toISOString();
-    const forged = await fixture('lease-too-long', { v: 1, runs: 1, passStartedAt: recent(), lastCompletedAt: recent(), leaseUntil: tooLong });
+    const forged = await fixture('lease-too-long', {
+      v: 1,
+      runs: 1,
+      passStartedAt: recent(),
+      lastCompletedAt: recent(),
+      leaseUntil: tooLong,
+    });
     await expect(run(forged.env).result).rejects.toMatchObject({ code: 'INTEGRITY' });
     expect(await filesLeft(forged.dir)).toEqual(youngOnly);
   });
 
   it('a resume point outside the users keys starts the pass from the first key, and the run fails naming it', async () => {
-    const { dir, env } = await fixture('resume-outside', { v: 1, runs: 1, passStartedAt: recent(), lastCompletedAt: recent(), resumeAfter: '~~~~' });
+    const { dir, env } = await fixture('resume-outside', {
+      v: 1,
+      runs: 1,
+      passStartedAt: recent(),
+      lastCompletedAt: recent(),
+      resumeAfter: '~~~~',
+    });
     const r = run(env, 'continue');
     await expect(r.result).rejects.toMatchObject({ code: 'INTEGRITY' });
-    expect(r.lines[0]).toMatchObject({ event: 'memvault.sweep', complete: true, resumed: false, stateRepaired: ['resume-point'] });
+    expect(r.lines[0]).toMatchObject({
+      event: 'memvault.sweep',
+      complete: true,
+      resumed: false,
+      stateRepaired: ['resume-point'],
+    });
     expect(await filesLeft(dir)).toEqual(youngOnly);
   });
 
   it('a well-formed resume point past every key skips one pass at most: the next pass sweeps everything', async () => {
-    const { dir, env } = await fixture('resume-past-end', { v: 1, runs: 1, passStartedAt: recent(), lastCompletedAt: recent(), resumeAfter: 'u/zzzz' });
+    const { dir, env } = await fixture('resume-past-end', {
+      v: 1,
+      runs: 1,
+      passStartedAt: recent(),
+      lastCompletedAt: recent(),
+      resumeAfter: 'u/zzzz',
+    });
     const first = run(env, 'continue');
     await expect(first.result).resolves.toMatchObject({ event: 'memvault.sweep', complete: true, scanned: 0 });
     expect(await filesLeft(dir)).toHaveLength(9);
@@ -134,7 +172,13 @@ describe('a sweep that has not finished a pass for longer than its schedule says
   it('a skipped run of an overdue sweep logs overdue and fails; a run that finishes a pass is no longer overdue', async () => {
     const threeDaysAgo = new Date(Date.now() - 3 * DAY_MS).toISOString();
     const lease = new Date(Date.now() + 10 * 60_000).toISOString();
-    const { dir, env } = await fixture('overdue', { v: 1, runs: 1, passStartedAt: threeDaysAgo, lastCompletedAt: threeDaysAgo, leaseUntil: lease });
+    const { dir, env } = await fixture('overdue', {
+      v: 1,
+      runs: 1,
+      passStartedAt: threeDaysAgo,
+      lastCompletedAt: threeDaysAgo,
+      leaseUntil: lease,
+    });
     const skipped = run(env);
     await expect(skipped.result).rejects.toMatchObject({ code: 'STORE_INCONSISTENT' });
     expect(skipped.lines[0]).toMatchObject({ event: 'memvault.sweep.skipped', reason: 'running', overdue: true });
@@ -149,17 +193,31 @@ describe('a sweep that has not finished a pass for longer than its schedule says
   it('MEMVAULT_SWEEP_OVERDUE_HOURS sets the limit', async () => {
     const fiveHoursAgo = new Date(Date.now() - 5 * 3_600_000).toISOString();
     const lease = new Date(Date.now() + 10 * 60_000).toISOString();
-    const state: SweepState = { v: 1, runs: 1, passStartedAt: fiveHoursAgo, lastCompletedAt: fiveHoursAgo, leaseUntil: lease };
+    const state: SweepState = {
+      v: 1,
+      runs: 1,
+      passStartedAt: fiveHoursAgo,
+      lastCompletedAt: fiveHoursAgo,
+      leaseUntil: lease,
+    };
     const { env } = await fixture('overdue-hours', state);
     await expect(run(env).result).resolves.toMatchObject({ reason: 'running' });
-    await expect(run({ ...env, MEMVAULT_SWEEP_OVERDUE_HOURS: '4' }).result).rejects.toMatchObject({ code: 'STORE_INCONSISTENT' });
+    await expect(run({ ...env, MEMVAULT_SWEEP_OVERDUE_HOURS: '4' }).result).rejects.toMatchObject({
+      code: 'STORE_INCONSISTENT',
+    });
   });
 });
 
 describe('repairSweepState', () => {
   const now = new Date('2026-06-01T00:00:00.000Z');
   it('keeps what a run writes, drops what it cannot have', () => {
-    const good: SweepState = { v: 1, runs: 2, passStartedAt: '2026-05-31T23:00:00.000Z', leaseUntil: '2026-06-01T00:14:00.000Z', resumeAfter: 'u/abc/f/x' };
+    const good: SweepState = {
+      v: 1,
+      runs: 2,
+      passStartedAt: '2026-05-31T23:00:00.000Z',
+      leaseUntil: '2026-06-01T00:14:00.000Z',
+      resumeAfter: 'u/abc/f/x',
+    };
     expect(repairSweepState(good, now)).toEqual({ state: good, repaired: [] });
     expect(repairSweepState({ ...good, leaseUntil: '2026-06-01T00:17:00.000Z' }, now).repaired).toEqual(['lease']);
     expect(repairSweepState({ ...good, leaseUntil: 'soon' }, now).repaired).toEqual(['lease']);

@@ -25,13 +25,19 @@ function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'memvault-layers-'));
   dirs.push(dir);
   const all: Record<string, string> = {
-    'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true }, include: ['src'] }),
+    'tsconfig.json': JSON.stringify({
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true },
+      include: ['src'],
+    }),
     // A legal base: each layer imports one below it.
     'src/errors.ts': 'export class MemvaultError extends Error {}\n',
-    'src/store/port.ts': "import { MemvaultError } from '../errors.js';\nexport class PreconditionFailedError extends MemvaultError {}\n",
+    'src/store/port.ts':
+      "import { MemvaultError } from '../errors.js';\nexport class PreconditionFailedError extends MemvaultError {}\n",
     'src/vault/user-files.ts': "export { PreconditionFailedError } from '../store/port.js';\n",
-    'src/tool/commands/edit.ts': "import { PreconditionFailedError } from '../../vault/user-files.js';\nexport const E = PreconditionFailedError;\n",
-    'src/pipeline/context.ts': "import type { E } from '../tool/commands/edit.js';\nexport type Ctx = { e: typeof E };\n",
+    'src/tool/commands/edit.ts':
+      "import { PreconditionFailedError } from '../../vault/user-files.js';\nexport const E = PreconditionFailedError;\n",
+    'src/pipeline/context.ts':
+      "import type { E } from '../tool/commands/edit.js';\nexport type Ctx = { e: typeof E };\n",
     'src/memvault.ts': "export type { Ctx } from './pipeline/context.js';\n",
     'src/cli/main.ts': "export type { Ctx } from '../memvault.js';\n",
     ...files,
@@ -44,7 +50,11 @@ function tree(files: Record<string, string>): string {
 }
 
 function lint(dir: string): { status: number | null; output: string } {
-  const r = spawnSync(process.execPath, [script, '--config', config, 'src'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [script, '--config', config, 'src'], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -67,7 +77,9 @@ describe('the layer check (npm run lint)', () => {
   });
 
   it('fails on an upward import (vault -> pipeline), also when it is type-only: the cycle the vault once had', () => {
-    const r = lint(tree({ 'src/vault/stats.ts': "import type { Ctx } from '../pipeline/context.js';\nexport type S = Ctx;\n" }));
+    const r = lint(
+      tree({ 'src/vault/stats.ts': "import type { Ctx } from '../pipeline/context.js';\nexport type S = Ctx;\n" }),
+    );
     expect(r.status).not.toBe(0);
     expect(r.output).toContain('layer-vault: src/vault/stats.ts → src/pipeline/context.ts');
   });
@@ -90,7 +102,8 @@ describe('the layer check (npm run lint)', () => {
     const r = lint(
       tree({
         'src/audit/logger.ts': "import type { Ctx } from '../pipeline/context.js';\nexport type L = Ctx;\n",
-        'src/telemetry/store.ts': "import { PreconditionFailedError } from '../store/port.js';\nexport const P = PreconditionFailedError;\n",
+        'src/telemetry/store.ts':
+          "import { PreconditionFailedError } from '../store/port.js';\nexport const P = PreconditionFailedError;\n",
       }),
     );
     expect(r.status).not.toBe(0);
@@ -99,7 +112,9 @@ describe('the layer check (npm run lint)', () => {
   });
 
   it('fails on a module in a folder that has no layer', () => {
-    const r = lint(tree({ 'src/newthing/x.ts': "import { MemvaultError } from '../errors.js';\nexport const X = MemvaultError;\n" }));
+    const r = lint(
+      tree({ 'src/newthing/x.ts': "import { MemvaultError } from '../errors.js';\nexport const X = MemvaultError;\n" }),
+    );
     expect(r.status).not.toBe(0);
     expect(r.output).toContain('no-unlayered: src/newthing/x.ts');
   });

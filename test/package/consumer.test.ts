@@ -61,7 +61,9 @@ afterAll(async () => {
 
 describe('memvault installed from its tarball into a consumer app', () => {
   it('peer ranges start at the versions this test installs', async () => {
-    const pkg = (await import(join(repo, 'package.json'), { with: { type: 'json' } })) as { default: { peerDependencies: Record<string, string> } };
+    const pkg = (await import(join(repo, 'package.json'), { with: { type: 'json' } })) as {
+      default: { peerDependencies: Record<string, string> };
+    };
     expect(pkg.default.peerDependencies['@anthropic-ai/sdk']).toBe(`^${CONSUMER_SDK}`);
     expect(pkg.default.peerDependencies['@aws-sdk/client-s3']).toBe(`^${CONSUMER_S3}`);
   });
@@ -87,7 +89,9 @@ describe('memvault installed from its tarball into a consumer app', () => {
     const files = await readdir(join(installed, 'dist'), { recursive: true });
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(existsSync(join(installed, 'LICENSE'))).toBe(true);
-    const pkg = (await import(join(installed, 'package.json'), { with: { type: 'json' } })) as { default: { scripts?: Record<string, string> } };
+    const pkg = (await import(join(installed, 'package.json'), { with: { type: 'json' } })) as {
+      default: { scripts?: Record<string, string> };
+    };
     expect(pkg.default.scripts?.['prepare']).toBeUndefined();
     expect(pkg.default.scripts?.['postinstall']).toBeUndefined();
   });
@@ -113,12 +117,20 @@ describe('memvault installed from its tarball into a consumer app', () => {
           skipLibCheck: false,
           ...options,
         },
-        files: ['src/app.ts', ...['index', 'chain', 'verify', 'pii'].map((entry) => `node_modules/memvault/dist/${entry}.d.ts`)],
+        files: [
+          'src/app.ts',
+          ...['index', 'chain', 'verify', 'pii'].map((entry) => `node_modules/memvault/dist/${entry}.d.ts`),
+        ],
       };
       const file = `tsconfig.${String(options['moduleResolution'])}.${String(options['esModuleInterop'])}.json`;
       await writeFile(join(project, file), JSON.stringify(config));
-      const result = await sh(process.execPath, [tsc, '-p', file], project).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e), stderr: '' }));
-      const ours = result.stdout.split('\n').filter((l) => l.includes('error TS') && (l.startsWith('src/') || l.includes('node_modules/memvault/')));
+      const result = await sh(process.execPath, [tsc, '-p', file], project).catch((e: { stdout?: string }) => ({
+        stdout: e.stdout ?? String(e),
+        stderr: '',
+      }));
+      const ours = result.stdout
+        .split('\n')
+        .filter((l) => l.includes('error TS') && (l.startsWith('src/') || l.includes('node_modules/memvault/')));
       expect(ours).toEqual([]);
     },
     120_000,
@@ -147,13 +159,18 @@ describe('memvault installed from its tarball into a consumer app', () => {
       s3Commands: string[];
     };
     expect(out.runner).toHaveLength(4);
-    expect(out.runner[0]!.tools).toEqual([{ type: 'memory_20250818', name: 'memory', cache_control: { type: 'ephemeral' } }]);
-    expect(out.runner[1]!.last.content).toEqual([{ type: 'tool_result', tool_use_id: 'c1', content: 'File created successfully at: /memories/plan.md' }]);
+    expect(out.runner[0]!.tools).toEqual([
+      { type: 'memory_20250818', name: 'memory', cache_control: { type: 'ephemeral' } },
+    ]);
+    expect(out.runner[1]!.last.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'c1', content: 'File created successfully at: /memories/plan.md' },
+    ]);
     const second = out.runner[2]!.last.content as Array<Record<string, unknown>>;
     expect(second[0]).toEqual({
       type: 'tool_result',
       tool_use_id: 's1',
-      content: 'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tlaunch: monday',
+      content:
+        'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tlaunch: monday',
     });
     expect(second[1]).toMatchObject({ tool_use_id: 'bad', is_error: true });
     expect(String(second[1]!['content'])).toMatch(/^Error: Invalid path "\/memories\/\.\.\/etc\/passwd"/);
@@ -165,7 +182,11 @@ describe('memvault installed from its tarball into a consumer app', () => {
     });
     const third = out.runner[3]!.last.content as Array<Record<string, unknown>>;
     expect(third).toEqual([
-      { type: 'tool_result', tool_use_id: 'v1', content: "Here's the content of /memories/plan.md with line numbers:\n     1\tlaunch: monday" },
+      {
+        type: 'tool_result',
+        tool_use_id: 'v1',
+        content: "Here's the content of /memories/plan.md with line numbers:\n     1\tlaunch: monday",
+      },
     ]);
     // The app's client, with its own middleware, is the one that sent memvault's first request.
     expect(out.s3Commands.length).toBeGreaterThan(0);
@@ -204,13 +225,21 @@ describe('memvault installed from its tarball into a consumer app', () => {
       'quota',
       'redactForLog',
     ]);
-    expect(out['memvault/verify']?.split(',')).toEqual(['collectFileChains', 'collectStoreChains', 'readCheckpointFile', 'verifyChains']);
+    expect(out['memvault/verify']?.split(',')).toEqual([
+      'collectFileChains',
+      'collectStoreChains',
+      'readCheckpointFile',
+      'verifyChains',
+    ]);
     expect(out['memvault/pii']?.split(',')).toEqual(['DEFAULT_PHONE_REGIONS', 'PII_TYPES', 'redact', 'scan']);
   });
 
   it('require("memvault") loads the ESM build on Node ≥ 22.12 (require of ES modules)', async () => {
     const script = "const m = require('memvault'); process.stdout.write(typeof m.createVault);";
-    const result = await sh(process.execPath, ['-e', script], project).catch((e: { stderr?: string }) => ({ stdout: '', stderr: e.stderr ?? '' }));
+    const result = await sh(process.execPath, ['-e', script], project).catch((e: { stderr?: string }) => ({
+      stdout: '',
+      stderr: e.stderr ?? '',
+    }));
     const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
     if (major > 22 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19)) {
       expect(result.stdout).toBe('function');

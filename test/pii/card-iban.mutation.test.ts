@@ -166,7 +166,10 @@ describe('IBAN', () => {
 
   it('groups may be split by a space, a no-break space, a dash or a line break, after the first four characters only', () => {
     for (const sep of [' ', '\u00a0', '-', '\n', '\r\n'])
-      expect(found(`IBAN DE89${sep}3704${sep}0044${sep}0532${sep}0130${sep}00`, 'IBAN'), JSON.stringify(sep)).toHaveLength(1);
+      expect(
+        found(`IBAN DE89${sep}3704${sep}0044${sep}0532${sep}0130${sep}00`, 'IBAN'),
+        JSON.stringify(sep),
+      ).toHaveLength(1);
     expect(found('IBAN DE8 9370400440532013000', 'IBAN')).toEqual([]);
     expect(found('IBAN DE89  370400440532013000', 'IBAN')).toEqual([]);
     expect(found('IBAN DE89\r370400440532013000', 'IBAN')).toEqual([]);
@@ -174,7 +177,8 @@ describe('IBAN', () => {
   });
 
   it('it must start and end a word, unless an IBAN label says what it is and the next word is upper case', () => {
-    for (const glue of ['x', '1', '_', 'é']) expect(found(`pay ${glue}DE89370400440532013000`, 'IBAN'), glue).toEqual([]);
+    for (const glue of ['x', '1', '_', 'é'])
+      expect(found(`pay ${glue}DE89370400440532013000`, 'IBAN'), glue).toEqual([]);
     expect(found('pay DE89370400440532013000x', 'IBAN')).toEqual([]);
     expect(found('pay DE89370400440532013000X', 'IBAN')).toEqual([]);
     expect(found('IBAN: DE89370400440532013000X', 'IBAN')).toEqual(['DE89370400440532013000']);
@@ -185,6 +189,9 @@ describe('IBAN', () => {
   });
 
   it('two IBANs in a row', () => {
-    expect(found('DE89370400440532013000 GB82WEST12345698765432', 'IBAN')).toEqual(['DE89370400440532013000', 'GB82WEST12345698765432']);
+    expect(found('DE89370400440532013000 GB82WEST12345698765432', 'IBAN')).toEqual([
+      'DE89370400440532013000',
+      'GB82WEST12345698765432',
+    ]);
   });
 });

@@ -38,7 +38,8 @@ const GROUP = 8;
 const goldenFile = join(dirname(fileURLToPath(import.meta.url)), 'corpora.mutation.golden.json');
 
 const describeFinding = (f: PiiFinding): string => `${f.type} ${f.start} ${f.end}`;
-const optionsOf = (g: Pick<GoldenText, 'ipAddresses'>): RedactOptions => (g.ipAddresses ? { ipAddresses: g.ipAddresses } : {});
+const optionsOf = (g: Pick<GoldenText, 'ipAddresses'>): RedactOptions =>
+  g.ipAddresses ? { ipAddresses: g.ipAddresses } : {};
 
 async function regenerate(): Promise<void> {
   const { loadCorpus } = await import('./corpus/score.js');
@@ -53,15 +54,32 @@ async function regenerate(): Promise<void> {
   const samples = [...loadPublicSamples(), ...loadExcludedSamples(), ...libphonenumberSamples()];
   for (const s of samples) {
     // As public.test.ts scores them: Presidio's IP samples in the mode that reports every address.
-    texts.push({ ref: `${s.source} ${s.ref}`, text: s.text, ...(s.source === 'presidio' && s.type === 'IP_ADDRESS' ? { ipAddresses: 'all' as const } : {}) });
+    texts.push({
+      ref: `${s.source} ${s.ref}`,
+      text: s.text,
+      ...(s.source === 'presidio' && s.type === 'IP_ADDRESS' ? { ipAddresses: 'all' as const } : {}),
+    });
     if (s.type === 'IP_ADDRESS')
-      texts.push({ ref: `${s.source} ${s.ref} (other IP mode)`, text: s.text, ...(s.source === 'presidio' ? {} : { ipAddresses: 'all' as const }) });
+      texts.push({
+        ref: `${s.source} ${s.ref} (other IP mode)`,
+        text: s.text,
+        ...(s.source === 'presidio' ? {} : { ipAddresses: 'all' as const }),
+      });
   }
-  const golden: GoldenText[] = texts.map((t) => ({ ...t, findings: redact(t.text, optionsOf(t)).findings.map(describeFinding) }));
+  const golden: GoldenText[] = texts.map((t) => ({
+    ...t,
+    findings: redact(t.text, optionsOf(t)).findings.map(describeFinding),
+  }));
   const body = `[\n${golden.map((g) => JSON.stringify(g)).join(',\n')}\n]\n`;
   writeFileSync(goldenFile, body);
   const self = fileURLToPath(import.meta.url);
-  writeFileSync(self, readFileSync(self, 'utf8').replace(/^const GOLDEN_SHA256 = '[0-9a-f]*';$/m, `const GOLDEN_SHA256 = '${sha256(body)}';`));
+  writeFileSync(
+    self,
+    readFileSync(self, 'utf8').replace(
+      /^const GOLDEN_SHA256 = '[0-9a-f]*';$/m,
+      `const GOLDEN_SHA256 = '${sha256(body)}';`,
+    ),
+  );
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');

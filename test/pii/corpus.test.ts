@@ -46,7 +46,8 @@ describe('the labelled corpus', () => {
     expect(all).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
     expect(all).toMatch(/v\d+\.\d+\.\d+\.\d+/);
     expect(all).toMatch(/https:\/\/docs\.example\.com/);
-    const luhnFailing = all.match(/\b[45]\d{3}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/g)?.filter((m) => !luhnValid(m.replace(/\D/g, ''))) ?? [];
+    const luhnFailing =
+      all.match(/\b[45]\d{3}[ -]?\d{4}[ -]?\d{4}[ -]?\d{4}\b/g)?.filter((m) => !luhnValid(m.replace(/\D/g, ''))) ?? [];
     expect(luhnFailing.length).toBeGreaterThanOrEqual(20);
   });
 });
@@ -68,11 +69,14 @@ describe('scores on the corpus', () => {
   const score = scoreCorpus(corpus, (text) => redact(text).findings);
   const misses = (type: string) => score.misses.filter((m) => m.type === type).slice(0, 10);
 
-  it.each(['EMAIL', 'CREDIT_CARD', 'IBAN', 'US_SSN', 'SECRET'] as const)('%s: recall >= 0.98, precision >= 0.97', (type) => {
-    const s = score.perType[type];
-    expect(s.recall, JSON.stringify(misses(type))).toBeGreaterThanOrEqual(0.98);
-    expect(s.precision, JSON.stringify(misses(type))).toBeGreaterThanOrEqual(0.97);
-  });
+  it.each(['EMAIL', 'CREDIT_CARD', 'IBAN', 'US_SSN', 'SECRET'] as const)(
+    '%s: recall >= 0.98, precision >= 0.97',
+    (type) => {
+      const s = score.perType[type];
+      expect(s.recall, JSON.stringify(misses(type))).toBeGreaterThanOrEqual(0.98);
+      expect(s.precision, JSON.stringify(misses(type))).toBeGreaterThanOrEqual(0.97);
+    },
+  );
 
   it.each(['PHONE', 'IP_ADDRESS'] as const)('%s: recall >= 0.95, precision >= 0.95', (type) => {
     const s = score.perType[type];
@@ -98,7 +102,10 @@ describe('the hand-written notes (not produced by the generator)', () => {
   it('parse into labelled spans whose text is exactly the marked value', () => {
     expect(notes.length).toBeGreaterThanOrEqual(50);
     const first = notes[0]!;
-    expect(first.spans.map((s) => first.text.slice(s.start, s.end))).toEqual(['dana.whitfield@protonmail.com', '+1 (646) 555-0187']);
+    expect(first.spans.map((s) => first.text.slice(s.start, s.end))).toEqual([
+      'dana.whitfield@protonmail.com',
+      '+1 (646) 555-0187',
+    ]);
     for (const n of notes) expect(n.text).not.toMatch(/[⟦⟧]/);
   });
 

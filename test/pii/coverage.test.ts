@@ -113,12 +113,18 @@ describe('SECRET, credential families', () => {
   it.each([
     ['export BUNDLE_ENTERPRISE__CONTRIBSYS__COM=cafe12be:dead34ef && echo ok', 'cafe12be:dead34ef'],
     ['BUNDLE_GEMS__CONTRIBSYS__COM: "cafebabe:deadbeef"', 'cafebabe:deadbeef'],
-    ['BUNDLE_RUBYGEMS__PKG__GITHUB__COM: octocat:ghs_x8Kd92mLqP0aZr7TbN4cVw1yE6uJ3hGf5sQo', 'octocat:ghs_x8Kd92mLqP0aZr7TbN4cVw1yE6uJ3hGf5sQo'],
+    [
+      'BUNDLE_RUBYGEMS__PKG__GITHUB__COM: octocat:ghs_x8Kd92mLqP0aZr7TbN4cVw1yE6uJ3hGf5sQo',
+      'octocat:ghs_x8Kd92mLqP0aZr7TbN4cVw1yE6uJ3hGf5sQo',
+    ],
     ['const HEROKU_KEY = "12345678-ABCD-ABCD-ABCD-1234567890AB"', '12345678-ABCD-ABCD-ABCD-1234567890AB'],
     ['snyk_token: "0f3b9a2e-5c7d-4e1f-8a6b-9d2c4e7f1a3b"', '0f3b9a2e-5c7d-4e1f-8a6b-9d2c4e7f1a3b'],
     ['hubspotKey: "f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91"', 'f3a9c0e2-71b4-4d2a-9e8f-0c5b6a7d8e91'],
     ['STRIPE_KEY=9fK2mQ7xLp4Rt8Vb3Nw6Zc1H', '9fK2mQ7xLp4Rt8Vb3Nw6Zc1H'],
-    ['slack_token: "xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c"', 'xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c'],
+    [
+      'slack_token: "xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c"',
+      'xoxa-2-511111111-31111111111-3111111111111-e039d02840a0b9379c',
+    ],
     // A key named after the service, with no key word (gitleaks' Sourcegraph and Sumo Logic rules).
     ['sourcegraph: 6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3', '6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3'],
     ['SOURCEGRAPH_URL_TOKEN = "Xy7Lq2Vb9Nf4Rt6Zc1Hm8Ks3"', 'Xy7Lq2Vb9Nf4Rt6Zc1Hm8Ks3'],
@@ -157,7 +163,8 @@ describe('SECRET, credential families', () => {
   });
 
   it('a Fly.io token of several macaroons joined by commas is one secret', () => {
-    const mac = (c: string) => `fm2_${c.repeat(30)}lJPECAAAAAAAAyZtxBD1hSZ7L5leXsj64ZbDlkm/wrVodHRwczovL2FwaS5mbHkuaW8vdjGWAJLOAAwMDB8Lk7lod`;
+    const mac = (c: string) =>
+      `fm2_${c.repeat(30)}lJPECAAAAAAAAyZtxBD1hSZ7L5leXsj64ZbDlkm/wrVodHRwczovL2FwaS5mbHkuaW8vdjGWAJLOAAwMDB8Lk7lod`;
     const token = `${mac('Ab3')},${mac('Xy7')},${mac('Qm9')}`;
     expect(found(`FLY_API_TOKEN: FlyV1 ${token}`, 'SECRET')).toEqual([token]);
     // Two tokens in a list stay two.

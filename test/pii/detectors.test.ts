@@ -203,7 +203,11 @@ describe('IP_ADDRESS', () => {
 
   it('with ipAddresses: all, non-host addresses are reported too', () => {
     const text = 'lo 127.0.0.1 mask 255.255.255.0 doc 203.0.113.42';
-    expect(redact(text, { ipAddresses: 'all' }).findings.map((f) => text.slice(f.start, f.end))).toEqual(['127.0.0.1', '255.255.255.0', '203.0.113.42']);
+    expect(redact(text, { ipAddresses: 'all' }).findings.map((f) => text.slice(f.start, f.end))).toEqual([
+      '127.0.0.1',
+      '255.255.255.0',
+      '203.0.113.42',
+    ]);
   });
 });
 
@@ -213,10 +217,16 @@ describe('SECRET', () => {
     ['aws_secret_access_key = kP8v2Qx9rT4mZ7nB1cD6fG3hJ5kL0pR2sV8wY4zA', 'kP8v2Qx9rT4mZ7nB1cD6fG3hJ5kL0pR2sV8wY4zA'],
     ['token ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789'],
     ['GITLAB=glpat-xxXXxx12345678901234', 'glpat-xxXXxx12345678901234'],
-    ['slack xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx', 'xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx'],
+    [
+      'slack xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx',
+      'xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx',
+    ],
     ['stripe sk_live_51HqLyjWDarjtT1zdp7dcXpuDq3', 'sk_live_51HqLyjWDarjtT1zdp7dcXpuDq3'],
     ['OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z', 'sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z'],
-    ['key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AA', 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AA'],
+    [
+      'key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AA',
+      'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AA',
+    ],
     [
       'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
       'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
@@ -235,7 +245,8 @@ describe('SECRET', () => {
   });
 
   it('finds a PEM private key block from header to footer', () => {
-    const pem = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----';
+    const pem =
+      '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----';
     const text = `key:\n${pem}\nend`;
     expect(found(text, 'SECRET')).toEqual([pem]);
   });

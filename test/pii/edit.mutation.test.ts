@@ -50,7 +50,9 @@ describe('changedSpan', () => {
   ])('%j -> %j', (before, after, span) => {
     expect(changedSpan(before, after)).toEqual(span);
     // The span describes the edit exactly: the text around it is shared, and it maps one text onto the other.
-    expect(after.slice(0, span.start) + after.slice(span.start, span.afterEnd) + before.slice(span.beforeEnd)).toBe(after);
+    expect(after.slice(0, span.start) + after.slice(span.start, span.afterEnd) + before.slice(span.beforeEnd)).toBe(
+      after,
+    );
   });
 
   // The galloping comparison (runs of 64, 128, ... code units, then a binary search) against the
@@ -65,7 +67,8 @@ describe('changedSpan', () => {
     return { start, beforeEnd: before.length - tail, afterEnd: after.length - tail };
   };
   it('finds the same span as comparing unit by unit, over many edits of texts up to 2,500 units', () => {
-    const textOf = (units: string[], maxLength: number) => fc.array(fc.constantFrom(...units), { maxLength, size: 'max' }).map((parts) => parts.join(''));
+    const textOf = (units: string[], maxLength: number) =>
+      fc.array(fc.constantFrom(...units), { maxLength, size: 'max' }).map((parts) => parts.join(''));
     // Two letters (long repeats, where a misplaced run would still match) or letters, a two-byte
     // letter, an astral character and line breaks; short or long cuts and insertions.
     const base = fc.oneof(textOf(['a', 'b'], 2500), textOf(['a', 'b', '\u00e9', '\u{1F600}', '\n'], 2500));
@@ -85,9 +88,26 @@ describe('changedSpan', () => {
   });
 
   it('finds the same span as comparing unit by unit, for edits anywhere in long texts', () => {
-    const base = Array.from({ length: 700 }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join('') + '\u{1F600}'.repeat(20);
+    const base =
+      Array.from({ length: 700 }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join('') + '\u{1F600}'.repeat(20);
     let checked = 0;
-    for (const at of [0, 1, 63, 64, 65, 127, 128, 300, 639, 640, 700, base.length - 65, base.length - 64, base.length - 1, base.length]) {
+    for (const at of [
+      0,
+      1,
+      63,
+      64,
+      65,
+      127,
+      128,
+      300,
+      639,
+      640,
+      700,
+      base.length - 65,
+      base.length - 64,
+      base.length - 1,
+      base.length,
+    ]) {
       for (const [cut, insert] of [
         [0, 'X'],
         [1, ''],
@@ -124,7 +144,11 @@ describe('changedSpan', () => {
       [p + v + z, w + z + z],
     ]) {
       expect(changedSpan(before!, after!)).toEqual(naive(before!, after!));
-      expect(changedSpan(before!, after!)).toEqual({ start: 0, beforeEnd: before!.length - 64, afterEnd: after!.length - 64 });
+      expect(changedSpan(before!, after!)).toEqual({
+        start: 0,
+        beforeEnd: before!.length - 64,
+        afterEnd: after!.length - 64,
+      });
     }
   });
 });
@@ -213,7 +237,10 @@ describe('redactEdit: what is stored and what is refused', () => {
     const after = before.replace('middle', 'the middle part');
     const result = redactEdit(before, after, options);
     expect(result.rejected).toEqual([]);
-    expect(result.findings.map((f) => after.slice(f.start, f.end))).toEqual(['jane.roe@example.com', 'john.doe@example.org']);
+    expect(result.findings.map((f) => after.slice(f.start, f.end))).toEqual([
+      'jane.roe@example.com',
+      'john.doe@example.org',
+    ]);
     // Only shifted by the edit: the same value.
     expect(redactEdit(before, before.replace('c john', 'cc john'), options).rejected).toEqual([]);
     // Changed by the edit: a new value.
@@ -252,7 +279,9 @@ describe('redactEdit: what is stored and what is refused', () => {
     const before = 'he wrote 078 05 1123 45 down\n';
     const after = 'he wrote 078 05 1123 xy down\n';
     const span = changedSpan(before, after);
-    expect(redactEdit(before, after, options).findings.map((f) => [after.slice(f.start, f.end), f.end <= span.start])).toEqual([['078 05 1123', true]]);
+    expect(
+      redactEdit(before, after, options).findings.map((f) => [after.slice(f.start, f.end), f.end <= span.start]),
+    ).toEqual([['078 05 1123', true]]);
     expect(redactEdit(before, after, options).rejected).toEqual(['US_SSN']);
   });
 
@@ -272,7 +301,9 @@ describe('redactPathValues', () => {
   it('replaces each value by a name made of its type and the tag of its lower-cased text, segment by segment', () => {
     const path = '/memories/Jane.Roe@Example.com/notes/+49 30 1234567.md';
     const result = redactPathValues(path, tag);
-    expect(result.path).toBe('/memories/REDACTED-EMAIL-<jane.roe@example.com>/notes/REDACTED-PHONE-<+49 30 1234567>.md');
+    expect(result.path).toBe(
+      '/memories/REDACTED-EMAIL-<jane.roe@example.com>/notes/REDACTED-PHONE-<+49 30 1234567>.md',
+    );
     expect(result.findings).toEqual([
       { type: 'EMAIL', start: 10, end: 30 },
       { type: 'PHONE', start: 37, end: 51 },
@@ -289,7 +320,11 @@ describe('redactPathValues', () => {
   });
 
   it('a path without values is returned as it is', () => {
-    expect(redactPathValues('/memories/notes/today.md', tag)).toEqual({ path: '/memories/notes/today.md', findings: [], rejected: [] });
+    expect(redactPathValues('/memories/notes/today.md', tag)).toEqual({
+      path: '/memories/notes/today.md',
+      findings: [],
+      rejected: [],
+    });
   });
 
   it('reports the reject types it found', () => {
@@ -307,7 +342,11 @@ function numberLines(count: number, from = 0): string {
   return text;
 }
 
-function lineWindowOf(text: string, from: number, to: number): { ws: number; we: number; keepFrom: number; keepTo: number } {
+function lineWindowOf(
+  text: string,
+  from: number,
+  to: number,
+): { ws: number; we: number; keepFrom: number; keepTo: number } {
   const b = text.lastIndexOf('\n', from - CONTEXT_AFTER - 1);
   const e = text.indexOf('\n', to + CONTEXT_BEFORE);
   return {
@@ -318,7 +357,11 @@ function lineWindowOf(text: string, from: number, to: number): { ws: number; we:
   };
 }
 
-function paragraphWindowOf(text: string, from: number, to: number): { ws: number; we: number; keepFrom: number; keepTo: number } {
+function paragraphWindowOf(
+  text: string,
+  from: number,
+  to: number,
+): { ws: number; we: number; keepFrom: number; keepTo: number } {
   const b = text.lastIndexOf('\n\n', from - CONTEXT_AFTER - 2);
   const e = text.indexOf('\n\n', to + CONTEXT_BEFORE);
   return {
@@ -330,7 +373,12 @@ function paragraphWindowOf(text: string, from: number, to: number): { ws: number
 }
 
 /** redactEdit scanned exactly `window`: as many parses as a scan of it, and its findings kept. */
-function expectScanned(before: string, after: string, window: { ws: number; we: number; keepFrom: number; keepTo: number }, margin?: number): void {
+function expectScanned(
+  before: string,
+  after: string,
+  window: { ws: number; we: number; keepFrom: number; keepTo: number },
+  margin?: number,
+): void {
   const slice = after.slice(window.ws, window.we);
   const expectedParses = parses(() => scan(slice));
   const expected = scan(slice)
@@ -410,7 +458,12 @@ describe('redactEdit: how much it scans', () => {
     const before = `\n\n${long}\n\n`;
     const at = before.indexOf('ok', 2400);
     const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
-    expectScanned(before, after, { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin }, margin);
+    expectScanned(
+      before,
+      after,
+      { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin },
+      margin,
+    );
   });
 
   it('the margin rule on one side only: a line break far before the change, one near after it', () => {
@@ -419,7 +472,12 @@ describe('redactEdit: how much it scans', () => {
     const before = `\n\nstart\n${long}\n${numberLines(30)}`;
     const at = before.indexOf('ok', long.length - 300);
     const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
-    expectScanned(before, after, { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin }, margin);
+    expectScanned(
+      before,
+      after,
+      { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin },
+      margin,
+    );
   });
 
   it('two margins reaching the start or the end of the text: everything there is kept', () => {
@@ -483,7 +541,12 @@ describe('redactEdit: how much it scans', () => {
       const at = head.length + lead.length;
       const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
       expect(at - after.lastIndexOf('\n', at - CONTEXT_AFTER - 1)).toBe(2 * margin + extra);
-      const marginRule = { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin };
+      const marginRule = {
+        ws: at - 2 * margin,
+        we: at + 2 + 2 * margin,
+        keepFrom: at - margin,
+        keepTo: at + 2 + margin,
+      };
       expectScanned(before, after, extra === 0 ? lineWindowOf(after, at, at + 2) : marginRule, margin);
     }
     for (const extra of [0, 1]) {
@@ -493,7 +556,12 @@ describe('redactEdit: how much it scans', () => {
       const at = head.length;
       const after = `${before.slice(0, at)}OK${before.slice(at + 2)}`;
       expect(after.indexOf('\n', at + 2 + CONTEXT_BEFORE) - (at + 2)).toBe(2 * margin + extra);
-      const marginRule = { ws: at - 2 * margin, we: at + 2 + 2 * margin, keepFrom: at - margin, keepTo: at + 2 + margin };
+      const marginRule = {
+        ws: at - 2 * margin,
+        we: at + 2 + 2 * margin,
+        keepFrom: at - margin,
+        keepTo: at + 2 + margin,
+      };
       expectScanned(before, after, extra === 0 ? lineWindowOf(after, at, at + 2) : marginRule, margin);
     }
   });
@@ -594,7 +662,12 @@ describe('redactEdit: how much it scans', () => {
     const near = `${lines.slice(0, window.ws - margin + 40)}${header}${lines.slice(window.ws - margin + 40)}`;
     const atNear = at + header.length;
     const afterNear = `${near.slice(0, atNear)}OK${near.slice(atNear + 2)}`;
-    expectScanned(near, afterNear, { ws: atNear - 2 * margin, we: atNear + 2 + 2 * margin, keepFrom: atNear - margin, keepTo: atNear + 2 + margin }, margin);
+    expectScanned(
+      near,
+      afterNear,
+      { ws: atNear - 2 * margin, we: atNear + 2 + 2 * margin, keepFrom: atNear - margin, keepTo: atNear + 2 + margin },
+      margin,
+    );
     // Farther than a margin before it: the line window.
     const far = `${lines.slice(0, window.ws - margin - 100)}${header}${lines.slice(window.ws - margin - 100)}`;
     const atFar = at + header.length;

@@ -30,7 +30,9 @@ const VALUES = [
   { type: 'SECRET', value: 'Tr0ut&Pine2023', label: 'password:', cut: 3 },
 ] as const;
 
-const stores: Array<[string, () => Promise<{ store: ObjectStore; raw: () => Promise<string>; cleanup: () => Promise<void> }>]> = [
+const stores: Array<
+  [string, () => Promise<{ store: ObjectStore; raw: () => Promise<string>; cleanup: () => Promise<void> }>]
+> = [
   [
     'memory store',
     async () => {
@@ -108,7 +110,9 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
     it('label then value: a value written after its label by str_replace is redacted', async () => {
       const { run, content, raw } = await setup();
       await run('u', { command: 'create', path: '/memories/a.md', file_text: `${label} TBD\n` });
-      expect((await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'TBD', new_str: value })).isError).toBe(false);
+      expect(
+        (await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'TBD', new_str: value })).isError,
+      ).toBe(false);
       await run('u', { command: 'create', path: '/memories/b.md', file_text: `${whole}\n` });
       expect(await content('/memories/a.md')).toBe(await content('/memories/b.md'));
       expect(await raw()).not.toContain(value);
@@ -126,16 +130,34 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
     it('insert: the pieces as two lines, then joined; and a value inserted under its label', async () => {
       const { run, raw } = await setup();
       await run('u', { command: 'create', path: '/memories/a.md', file_text: `${label} ${value.slice(0, cut)}\n` });
-      await run('u', { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: `${value.slice(cut)}\n` });
+      await run('u', {
+        command: 'insert',
+        path: '/memories/a.md',
+        insert_line: 1,
+        insert_text: `${value.slice(cut)}\n`,
+      });
       // Joining the two lines: old_str is the line break, new_str empty.
-      const joined = await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: `${value.slice(0, cut)}\n`, new_str: value.slice(0, cut) });
+      const joined = await run('u', {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: `${value.slice(0, cut)}\n`,
+        new_str: value.slice(0, cut),
+      });
       expect(joined.isError).toBe(false);
       expect(await raw()).not.toContain(value);
     });
 
     it('reject policy: an edit that completes a value is refused and changes nothing', async () => {
       const { run, content } = await setup({
-        policy: { EMAIL: 'reject', PHONE: 'reject', CREDIT_CARD: 'reject', IBAN: 'reject', US_SSN: 'reject', IP_ADDRESS: 'reject', SECRET: 'reject' },
+        policy: {
+          EMAIL: 'reject',
+          PHONE: 'reject',
+          CREDIT_CARD: 'reject',
+          IBAN: 'reject',
+          US_SSN: 'reject',
+          IP_ADDRESS: 'reject',
+          SECRET: 'reject',
+        },
       });
       const split = `${label} ${value.slice(0, cut)}<gap>${value.slice(cut)}\n`;
       expect((await run('u', { command: 'create', path: '/memories/a.md', file_text: split })).isError).toBe(false);
@@ -149,14 +171,23 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
   it('an AWS secret key inserted on the line after its key id is redacted (context on another line)', async () => {
     const { run, raw } = await setup();
     await run('u', { command: 'create', path: '/memories/aws.md', file_text: 'AKIAQ3EGRT5XKZ7J2MWN\n' });
-    await run('u', { command: 'insert', path: '/memories/aws.md', insert_line: 1, insert_text: 'kP8v2Qx9rT4mZ7nB1cD6fG3hJ5kL0pR2sV8wY4zA\n' });
+    await run('u', {
+      command: 'insert',
+      path: '/memories/aws.md',
+      insert_line: 1,
+      insert_text: 'kP8v2Qx9rT4mZ7nB1cD6fG3hJ5kL0pR2sV8wY4zA\n',
+    });
     expect(await raw()).not.toContain('kP8v2Qx9rT4mZ7nB1cD6fG3hJ5kL0pR2sV8wY4zA');
   });
 
   it('a value completed far inside a large file is found (the scan window follows the change)', async () => {
     const { run, content, raw } = await setup();
     const filler = 'Meeting notes, nothing personal here at all.\n'.repeat(6000); // ~270 KB on each side
-    await run('u', { command: 'create', path: '/memories/big.md', file_text: `${filler}mail jane.doe<gap>@example.com\n${filler}` });
+    await run('u', {
+      command: 'create',
+      path: '/memories/big.md',
+      file_text: `${filler}mail jane.doe<gap>@example.com\n${filler}`,
+    });
     await run('u', { command: 'str_replace', path: '/memories/big.md', old_str: '<gap>', new_str: '' });
     expect(await raw()).not.toContain('jane.doe@example.com');
     const shown = await content('/memories/big.md');
@@ -166,10 +197,19 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
   describe('verbatim edits (item 4)', () => {
     it('old_str that a detector misfires on out of context still matches, and is replaced as written', async () => {
       const { run, content } = await setup();
-      await run('u', { command: 'create', path: '/memories/rel.md', file_text: 'We shipped release 10.1.2.3 on Monday.\n' });
+      await run('u', {
+        command: 'create',
+        path: '/memories/rel.md',
+        file_text: 'We shipped release 10.1.2.3 on Monday.\n',
+      });
       expect(await content('/memories/rel.md')).toBe('We shipped release 10.1.2.3 on Monday.\n');
       // Alone, "10.1.2.3" reads as an address; the old code redacted old_str and could never match.
-      const edit = await run('u', { command: 'str_replace', path: '/memories/rel.md', old_str: '10.1.2.3', new_str: '10.1.2.4' });
+      const edit = await run('u', {
+        command: 'str_replace',
+        path: '/memories/rel.md',
+        old_str: '10.1.2.3',
+        new_str: '10.1.2.4',
+      });
       expect(edit).toMatchObject({ isError: false });
       expect(text(edit.content)).not.toContain('REDACTED');
       expect(await content('/memories/rel.md')).toBe('We shipped release 10.1.2.4 on Monday.\n');
@@ -178,7 +218,12 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
     it('a failed match quotes old_str as the model wrote it, never a placeholder', async () => {
       const { run } = await setup();
       await run('u', { command: 'create', path: '/memories/a.md', file_text: 'hello\n' });
-      const result = await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'mail jane.doe@example.com', new_str: 'x' });
+      const result = await run('u', {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: 'mail jane.doe@example.com',
+        new_str: 'x',
+      });
       expect(result).toMatchObject({ isError: true, code: 'NO_MATCH' });
       expect(text(result.content)).toContain('`mail jane.doe@example.com`');
       expect(text(result.content)).not.toContain('REDACTED');
@@ -188,15 +233,29 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
       const { run, content } = await setup();
       await run('u', { command: 'create', path: '/memories/a.md', file_text: 'mail jane.doe@example.com\n' });
       expect(await content('/memories/a.md')).toBe('mail [REDACTED:EMAIL]\n');
-      const edit = await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'mail [REDACTED:EMAIL]', new_str: 'mail (removed)' });
+      const edit = await run('u', {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: 'mail [REDACTED:EMAIL]',
+        new_str: 'mail (removed)',
+      });
       expect(edit.isError).toBe(false);
       expect(await content('/memories/a.md')).toBe('mail (removed)\n');
     });
 
     it('a value the model wrote, redacted on the way in, may be quoted as it wrote it', async () => {
       const { run, content } = await setup();
-      await run('u', { command: 'create', path: '/memories/a.md', file_text: 'mail jane.doe@example.com\nphone later\n' });
-      const edit = await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'mail jane.doe@example.com', new_str: 'mail: see CRM' });
+      await run('u', {
+        command: 'create',
+        path: '/memories/a.md',
+        file_text: 'mail jane.doe@example.com\nphone later\n',
+      });
+      const edit = await run('u', {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: 'mail jane.doe@example.com',
+        new_str: 'mail: see CRM',
+      });
       expect(edit.isError).toBe(false);
       expect(await content('/memories/a.md')).toBe('mail: see CRM\nphone later\n');
     });
@@ -204,7 +263,12 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
     it('editing next to a stored placeholder leaves it alone, and the snippet shows the stored text', async () => {
       const { run, content } = await setup();
       await run('u', { command: 'create', path: '/memories/a.md', file_text: 'SSN: 536-22-8711 (old)\n' });
-      const edit = await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: '(old)', new_str: '(checked)' });
+      const edit = await run('u', {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: '(old)',
+        new_str: '(checked)',
+      });
       expect(edit.isError).toBe(false);
       expect(text(edit.content)).toContain('SSN: [REDACTED:US_SSN] (checked)');
       expect(await content('/memories/a.md')).toBe('SSN: [REDACTED:US_SSN] (checked)\n');
@@ -213,13 +277,27 @@ describe.each(stores)('edits through vault.run (%s)', (_name, makeStore) => {
     it('reject policy: an edit near a value stored before the policy changed is not refused for it', async () => {
       const { store, cleanup } = await makeStore();
       const before = await createVault({ store, encryption: false, pii: false });
-      await before.run('u', { command: 'create', path: '/memories/a.md', file_text: 'card 4111 1111 1111 1111, note\n' });
+      await before.run('u', {
+        command: 'create',
+        path: '/memories/a.md',
+        file_text: 'card 4111 1111 1111 1111, note\n',
+      });
       const vault = await createVault({ store, encryption: false, pii: { policy: { CREDIT_CARD: 'reject' } } });
       open.push({ vault, cleanup: async () => {} }, { vault: before, cleanup });
-      const edit = await vault.run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'note', new_str: 'expired' });
+      const edit = await vault.run('u', {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: 'note',
+        new_str: 'expired',
+      });
       expect(edit.content).toMatch(/has been edited/);
       // ... but a second card the edit brings in is refused.
-      const second = await vault.run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'expired', new_str: '5555 5555 5555 4444' });
+      const second = await vault.run('u', {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: 'expired',
+        new_str: '5555 5555 5555 4444',
+      });
       expect(second).toMatchObject({ isError: true, code: 'PII_REJECTED' });
     });
   });

@@ -288,7 +288,10 @@ describe('EMAIL: "at" and "dot" spelt out', () => {
 
   it('after a refused "at" the scan goes on: the next one in the text is found', () => {
     expect(emails('meet me at gmail.com or jane [at] example.com')).toEqual(['jane [at] example.com']);
-    expect(emails('jane [at] example.com and john [at] example.org')).toEqual(['jane [at] example.com', 'john [at] example.org']);
+    expect(emails('jane [at] example.com and john [at] example.org')).toEqual([
+      'jane [at] example.com',
+      'john [at] example.org',
+    ]);
   });
 
   it('every listed mailbox provider makes a plain "at" an address', () => {
@@ -385,7 +388,24 @@ const WEBMAIL_DOMAINS = [
   'bol.com.br',
 ];
 const WEBMAIL_FAMILIES = ['yahoo', 'hotmail', 'outlook', 'live', 'gmx', 'yandex', 'aol'];
-const COMMON_TLDS = ['com', 'org', 'net', 'edu', 'gov', 'mil', 'int', 'info', 'biz', 'name', 'mobi', 'pro', 'app', 'dev', 'io', 'ai'];
+const COMMON_TLDS = [
+  'com',
+  'org',
+  'net',
+  'edu',
+  'gov',
+  'mil',
+  'int',
+  'info',
+  'biz',
+  'name',
+  'mobi',
+  'pro',
+  'app',
+  'dev',
+  'io',
+  'ai',
+];
 
 describe('EMAIL: the tables of the spelt-out forms', () => {
   it.each(WEBMAIL_DOMAINS)('john at %s is an address (a mailbox provider)', (domain) => {
@@ -410,12 +430,15 @@ describe('EMAIL: the tables of the spelt-out forms', () => {
   });
 
   // One word from each part of the prose list.
-  it.each(['my', 'I', 'was', 'about', 'account', 'contact', 'office', 'support', 'Them', 'hired'])('"%s at gmail.com" is prose', (word) => {
-    expect(emails(`and ${word} at gmail.com now`)).toEqual([]);
-    expect(emails(`and ${word} AT EXAMPLE.COM now`)).toEqual([]);
-    // A bracketed at is an address whatever comes before it.
-    expect(emails(`and ${word} [at] example.com now`)).toEqual([`${word} [at] example.com`]);
-  });
+  it.each(['my', 'I', 'was', 'about', 'account', 'contact', 'office', 'support', 'Them', 'hired'])(
+    '"%s at gmail.com" is prose',
+    (word) => {
+      expect(emails(`and ${word} at gmail.com now`)).toEqual([]);
+      expect(emails(`and ${word} AT EXAMPLE.COM now`)).toEqual([]);
+      // A bracketed at is an address whatever comes before it.
+      expect(emails(`and ${word} [at] example.com now`)).toEqual([`${word} [at] example.com`]);
+    },
+  );
 
   it('a number before a plain or upper-case at is no local part; digits inside a word are', () => {
     expect(emails('and 42 AT EXAMPLE.COM now')).toEqual([]);
@@ -517,13 +540,19 @@ describe('EMAIL: spelt-out forms, the exact characters', () => {
 });
 
 describe('EMAIL: address literals and what ends a domain', () => {
-  it.each(['0.0.0.0', '9.99.199.249', '250.251.252.253', '255.255.255.255', '10.200.100.1'])('jane@[%s] is an address', (ip) => {
-    expect(emails(`to jane@[${ip}] now`)).toEqual([`jane@[${ip}]`]);
-  });
+  it.each(['0.0.0.0', '9.99.199.249', '250.251.252.253', '255.255.255.255', '10.200.100.1'])(
+    'jane@[%s] is an address',
+    (ip) => {
+      expect(emails(`to jane@[${ip}] now`)).toEqual([`jane@[${ip}]`]);
+    },
+  );
 
-  it.each(['256.1.1.1', '1.1.1.260', '1.1.1.300', '01.1.1.1', '1.1.1', '1.1.1.1.1', 'a.b.c.d', '1.1.1.1x'])('jane@[%s] is not', (ip) => {
-    expect(emails(`to jane@[${ip}] now`)).toEqual([]);
-  });
+  it.each(['256.1.1.1', '1.1.1.260', '1.1.1.300', '01.1.1.1', '1.1.1', '1.1.1.1.1', 'a.b.c.d', '1.1.1.1x'])(
+    'jane@[%s] is not',
+    (ip) => {
+      expect(emails(`to jane@[${ip}] now`)).toEqual([]);
+    },
+  );
 
   it('a domain followed by a spelt dot is read again only when a space, a tab or a bracket follows the labels', () => {
     expect(emails('to jane@example dot com now')).toEqual(['jane@example dot com']);

@@ -73,7 +73,12 @@ describe('PII end to end through createVault', () => {
       new_str: `work mail ${VALUES.email}`,
     });
     expect(edited).toMatchObject({ isError: false });
-    await vault.run('user-1', { command: 'insert', path: '/memories/jane.md', insert_line: 1, insert_text: `backup phone ${VALUES.phone}\n` });
+    await vault.run('user-1', {
+      command: 'insert',
+      path: '/memories/jane.md',
+      insert_line: 1,
+      insert_text: `backup phone ${VALUES.phone}\n`,
+    });
     await vault.run('user-1', { command: 'create', path: `/memories/${PATH_EMAIL}.md`, file_text: 'contact notes' });
 
     const view = await vault.run('user-1', { command: 'view', path: '/memories/jane.md' });
@@ -99,7 +104,10 @@ describe('PII end to end through createVault', () => {
     expect(audit.some((e) => /^\/memories\/REDACTED-EMAIL-[0-9a-f]{8}\.md$/.test(e.path ?? ''))).toBe(true);
     // Counts by type reach the audit record.
     expect(audit[0]?.decisions).toMatchObject({
-      pii: { action: 'redacted', findings: { EMAIL: 1, PHONE: 1, CREDIT_CARD: 1, IBAN: 1, US_SSN: 1, IP_ADDRESS: 1, SECRET: 1 } },
+      pii: {
+        action: 'redacted',
+        findings: { EMAIL: 1, PHONE: 1, CREDIT_CARD: 1, IBAN: 1, US_SSN: 1, IP_ADDRESS: 1, SECRET: 1 },
+      },
     });
   });
 
@@ -110,9 +118,15 @@ describe('PII end to end through createVault', () => {
       store,
       encryption: false,
       pii: { policy: { CREDIT_CARD: 'reject' } },
-      outerMiddlewares: [auditMiddleware({ append: (e) => audit.push(e), writable: true }, { redactPath: redactForLog })],
+      outerMiddlewares: [
+        auditMiddleware({ append: (e) => audit.push(e), writable: true }, { redactPath: redactForLog }),
+      ],
     });
-    const result = await vault.run('user-1', { command: 'create', path: '/memories/pay.md', file_text: `card ${VALUES.card}` });
+    const result = await vault.run('user-1', {
+      command: 'create',
+      path: '/memories/pay.md',
+      file_text: `card ${VALUES.card}`,
+    });
     expect(result).toMatchObject({ isError: true, code: 'PII_REJECTED' });
     expect(result.content).toContain('a payment card number');
     expect(result.content).not.toContain(VALUES.card);

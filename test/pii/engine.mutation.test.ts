@@ -29,8 +29,9 @@ const DASHES = [0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212, 0xfe58, 
 const DIGIT_BASES = [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50];
 // Neighbours of every range above that are left alone.
 const KEPT = [
-  0x9f, 0xac, 0xae, 0x167f, 0x1681, 0x1fff, 0x200e, 0x200f, 0x2016, 0x202e, 0x2030, 0x205e, 0x2065, 0x2211, 0x2213, 0x2fff, 0x3001, 0xfe57, 0xfe59, 0xfe62,
-  0xfe64, 0xfefe, 0xff00, 0xff5f, 0x065f, 0x066a, 0x06ef, 0x06fa, 0x0965, 0x0970, 0x09e5, 0x09f0, 0x0e4f, 0x0e5a, 0xe9,
+  0x9f, 0xac, 0xae, 0x167f, 0x1681, 0x1fff, 0x200e, 0x200f, 0x2016, 0x202e, 0x2030, 0x205e, 0x2065, 0x2211, 0x2213,
+  0x2fff, 0x3001, 0xfe57, 0xfe59, 0xfe62, 0xfe64, 0xfefe, 0xff00, 0xff5f, 0x065f, 0x066a, 0x06ef, 0x06fa, 0x0965,
+  0x0970, 0x09e5, 0x09f0, 0x0e4f, 0x0e5a, 0xe9,
 ];
 
 function referenceFold(c: number): number {
@@ -94,7 +95,18 @@ function* texts(): Generator<string> {
     for (let k = 0; k < n; k++) s += pieces[next() % pieces.length];
     yield s;
   }
-  for (const c of [...SPACES, ...DROPPED, ...DASHES, ...KEPT, 0xff01, 0xff10, 0xff20, 0xff5e, ...DIGIT_BASES, ...DIGIT_BASES.map((b) => b + 9)])
+  for (const c of [
+    ...SPACES,
+    ...DROPPED,
+    ...DASHES,
+    ...KEPT,
+    0xff01,
+    0xff10,
+    0xff20,
+    0xff5e,
+    ...DIGIT_BASES,
+    ...DIGIT_BASES.map((b) => b + 9),
+  ])
     yield `x${String.fromCharCode(c)}1`;
 }
 
@@ -103,9 +115,11 @@ describe('normalizedView', () => {
     for (const c of SPACES) expect(normalizedView(`1${String.fromCharCode(c)}2`).text, c.toString(16)).toBe('1 2');
     for (const c of DROPPED) expect(normalizedView(`1${String.fromCharCode(c)}2`).text, c.toString(16)).toBe('12');
     for (const c of DASHES) expect(normalizedView(`1${String.fromCharCode(c)}2`).text, c.toString(16)).toBe('1-2');
-    for (const c of KEPT) expect(normalizedView(`1${String.fromCharCode(c)}2`).text, c.toString(16)).toBe(`1${String.fromCharCode(c)}2`);
+    for (const c of KEPT)
+      expect(normalizedView(`1${String.fromCharCode(c)}2`).text, c.toString(16)).toBe(`1${String.fromCharCode(c)}2`);
     expect(normalizedView('\uff01\uff10\uff19\uff20\uff21\uff5e').text).toBe('!09@A~');
-    for (const base of DIGIT_BASES) expect(normalizedView(String.fromCharCode(base, base + 5, base + 9)).text).toBe('059');
+    for (const base of DIGIT_BASES)
+      expect(normalizedView(String.fromCharCode(base, base + 5, base + 9)).text).toBe('059');
   });
 
   it('decodes the five escapes in either case, and nothing else', () => {
@@ -126,7 +140,9 @@ describe('normalizedView', () => {
       const view = normalizedView(text);
       expect(view.text, JSON.stringify(text)).toBe(tokens.map((t) => t.char).join(''));
       for (let i = 0; i <= tokens.length; i++)
-        expect(view.toOriginal(i), `${JSON.stringify(text)} @${i}`).toBe(i < tokens.length ? tokens[i]!.start : text.length);
+        expect(view.toOriginal(i), `${JSON.stringify(text)} @${i}`).toBe(
+          i < tokens.length ? tokens[i]!.start : text.length,
+        );
       for (let s = 0; s <= tokens.length; s++) {
         for (let e = s; e <= tokens.length; e++) {
           const start = s < tokens.length ? tokens[s]!.start : text.length;
@@ -151,14 +167,17 @@ describe('visibleBefore and visibleAfter', () => {
       const boundaries = new Set<number>([0, text.length]);
       for (const t of tokens) boundaries.add(t.start).add(t.end);
       for (let i = 0; i < text.length; i++)
-        if (referenceFold(text.charCodeAt(i)) === -1 && !tokens.some((t) => t.start < i && i < t.end)) boundaries.add(i).add(i + 1);
+        if (referenceFold(text.charCodeAt(i)) === -1 && !tokens.some((t) => t.start < i && i < t.end))
+          boundaries.add(i).add(i + 1);
       for (const pos of boundaries) {
         for (const count of [0, 1, 2, 3, 5]) {
           const before = tokens.filter((t) => t.end <= pos);
           const after = tokens.filter((t) => t.start >= pos);
           const expectedBefore = count === 0 ? pos : before.length >= count ? before[before.length - count]!.start : 0;
           const expectedAfter = count === 0 ? pos : after.length >= count ? after[count - 1]!.end : text.length;
-          expect(visibleBefore(text, pos, count), `${JSON.stringify(text)} before ${pos} x${count}`).toBe(expectedBefore);
+          expect(visibleBefore(text, pos, count), `${JSON.stringify(text)} before ${pos} x${count}`).toBe(
+            expectedBefore,
+          );
           expect(visibleAfter(text, pos, count), `${JSON.stringify(text)} after ${pos} x${count}`).toBe(expectedAfter);
         }
       }
@@ -176,7 +195,12 @@ describe('visibleBefore and visibleAfter', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-const cand = (type: Candidate['type'], start: number, end: number, priority: number): Candidate => ({ type, start, end, priority });
+const cand = (type: Candidate['type'], start: number, end: number, priority: number): Candidate => ({
+  type,
+  start,
+  end,
+  priority,
+});
 
 describe('resolveOverlaps', () => {
   it('spans that only touch do not overlap', () => {
@@ -187,21 +211,40 @@ describe('resolveOverlaps', () => {
   });
 
   it('the more specific wins over the longer, the longer over the earlier, the earlier last', () => {
-    expect(resolveOverlaps([cand('PHONE', 0, 10, 1), cand('IBAN', 2, 4, 5)])).toEqual([{ type: 'IBAN', start: 2, end: 4 }]);
-    expect(resolveOverlaps([cand('PHONE', 0, 4, 1), cand('EMAIL', 2, 10, 1)])).toEqual([{ type: 'EMAIL', start: 2, end: 10 }]);
-    expect(resolveOverlaps([cand('EMAIL', 2, 6, 1), cand('PHONE', 0, 4, 1)])).toEqual([{ type: 'PHONE', start: 0, end: 4 }]);
+    expect(resolveOverlaps([cand('PHONE', 0, 10, 1), cand('IBAN', 2, 4, 5)])).toEqual([
+      { type: 'IBAN', start: 2, end: 4 },
+    ]);
+    expect(resolveOverlaps([cand('PHONE', 0, 4, 1), cand('EMAIL', 2, 10, 1)])).toEqual([
+      { type: 'EMAIL', start: 2, end: 10 },
+    ]);
+    expect(resolveOverlaps([cand('EMAIL', 2, 6, 1), cand('PHONE', 0, 4, 1)])).toEqual([
+      { type: 'PHONE', start: 0, end: 4 },
+    ]);
   });
 
   it('a cluster is every span reached through overlaps, up to the furthest end', () => {
     // A covers B and reaches C; C and D overlap only through C's end.
-    const chain = [cand('PHONE', 0, 10, 1), cand('IBAN', 2, 3, 9), cand('EMAIL', 9, 14, 5), cand('US_SSN', 13, 20, 1), cand('SECRET', 20, 22, 1)];
+    const chain = [
+      cand('PHONE', 0, 10, 1),
+      cand('IBAN', 2, 3, 9),
+      cand('EMAIL', 9, 14, 5),
+      cand('US_SSN', 13, 20, 1),
+      cand('SECRET', 20, 22, 1),
+    ];
     expect(resolveOverlaps(chain)).toEqual([
       { type: 'IBAN', start: 2, end: 3 },
       { type: 'EMAIL', start: 9, end: 14 },
       { type: 'SECRET', start: 20, end: 22 },
     ]);
     // The winner in the middle leaves room on both sides: disjoint members are kept, in order.
-    expect(resolveOverlaps([cand('PHONE', 0, 4, 1), cand('IBAN', 3, 7, 5), cand('EMAIL', 6, 10, 1), cand('CREDIT_CARD', 8, 12, 1)])).toEqual([
+    expect(
+      resolveOverlaps([
+        cand('PHONE', 0, 4, 1),
+        cand('IBAN', 3, 7, 5),
+        cand('EMAIL', 6, 10, 1),
+        cand('CREDIT_CARD', 8, 12, 1),
+      ]),
+    ).toEqual([
       { type: 'IBAN', start: 3, end: 7 },
       { type: 'CREDIT_CARD', start: 8, end: 12 },
     ]);
@@ -295,7 +338,16 @@ const code = (s: string) => s.charCodeAt(0);
 describe('character classes', () => {
   it('digits, letters, upper case and hex, at each edge', () => {
     expect(['/', '0', '9', ':'].map((c) => isDigit(code(c)))).toEqual([false, true, true, false]);
-    expect(['@', 'A', 'Z', '[', '`', 'a', 'z', '{'].map((c) => isAsciiLetter(code(c)))).toEqual([false, true, true, false, false, true, true, false]);
+    expect(['@', 'A', 'Z', '[', '`', 'a', 'z', '{'].map((c) => isAsciiLetter(code(c)))).toEqual([
+      false,
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
+    ]);
     expect(['@', 'A', 'Z', '[', 'a'].map((c) => isUpper(code(c)))).toEqual([false, true, true, false, false]);
     expect(['/', '0', '9', ':', '@', 'A', 'F', 'G', '`', 'a', 'f', 'g'].map((c) => isHex(code(c)))).toEqual([
       false,
@@ -315,7 +367,16 @@ describe('character classes', () => {
   });
 
   it('word characters: letters and digits of any script and _, not the unspaced scripts; surrogates are', () => {
-    expect(['a', 'Z', '5', '_', '-', ' ', '.', '\u007f'].map((c) => isWordChar(code(c)))).toEqual([true, true, true, true, false, false, false, false]);
+    expect(['a', 'Z', '5', '_', '-', ' ', '.', '\u007f'].map((c) => isWordChar(code(c)))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(['é', 'ß', 'Ж', 'ا', '٣', '\u00a0', '\u00b7', '\u2013'].map((c) => isWordChar(code(c)))).toEqual([
       true,
       true,
@@ -326,7 +387,14 @@ describe('character classes', () => {
       false,
       false,
     ]);
-    expect(['電', 'あ', '한', '\uff21', '\ud83d', '\ude00'].map((c) => isWordChar(code(c)))).toEqual([false, false, false, false, true, true]);
+    expect(['電', 'あ', '한', '\uff21', '\ud83d', '\ude00'].map((c) => isWordChar(code(c)))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
   });
 
   it('the unspaced scripts, at each edge', () => {
@@ -342,16 +410,9 @@ describe('character classes', () => {
   });
 
   it('luhnValid', () => {
-    expect(['4111111111111111', '79927398713', '0', '18', '59', '4111111111111112', '79927398710', '1'].map(luhnValid)).toEqual([
-      true,
-      true,
-      true,
-      true,
-      true,
-      false,
-      false,
-      false,
-    ]);
+    expect(
+      ['4111111111111111', '79927398713', '0', '18', '59', '4111111111111112', '79927398710', '1'].map(luhnValid),
+    ).toEqual([true, true, true, true, true, false, false, false]);
   });
 
   it('hasContextBefore looks only at the window before the position', () => {

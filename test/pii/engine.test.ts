@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { PII_TYPES, redact, resolveOverlaps, scan } from '../../src/pii/index.js';
 import type { Candidate } from '../../src/pii/index.js';
 
-const NOTE = 'Ann (ann@example.com, +1 212 555 0199) paid with 4111 1111 1111 1111; token ghp_abcdefghijklmnopqrstuvwxyz0123456789.';
+const NOTE =
+  'Ann (ann@example.com, +1 212 555 0199) paid with 4111 1111 1111 1111; token ghp_abcdefghijklmnopqrstuvwxyz0123456789.';
 
 describe('redact', () => {
   it('replaces each finding with [REDACTED:TYPE] and reports offsets into the input', () => {
     const result = redact(NOTE);
-    expect(result.text).toBe('Ann ([REDACTED:EMAIL], [REDACTED:PHONE]) paid with [REDACTED:CREDIT_CARD]; token [REDACTED:SECRET].');
+    expect(result.text).toBe(
+      'Ann ([REDACTED:EMAIL], [REDACTED:PHONE]) paid with [REDACTED:CREDIT_CARD]; token [REDACTED:SECRET].',
+    );
     expect(result.findings.map((f) => [f.type, NOTE.slice(f.start, f.end)])).toEqual([
       ['EMAIL', 'ann@example.com'],
       ['PHONE', '+1 212 555 0199'],
@@ -38,7 +41,9 @@ describe('redact', () => {
     for (let i = 1; i < findings.length; i++) {
       expect(findings[i]!.start).toBeGreaterThanOrEqual(findings[i - 1]!.end);
     }
-    expect(new Set(findings.map((f) => f.type))).toEqual(new Set(['EMAIL', 'PHONE', 'CREDIT_CARD', 'SECRET', 'IBAN', 'IP_ADDRESS', 'US_SSN']));
+    expect(new Set(findings.map((f) => f.type))).toEqual(
+      new Set(['EMAIL', 'PHONE', 'CREDIT_CARD', 'SECRET', 'IBAN', 'IP_ADDRESS', 'US_SSN']),
+    );
   });
 });
 
@@ -68,7 +73,9 @@ describe('policy', () => {
   });
 
   it('an allow-listed value is not rejected either', () => {
-    expect(scan('mail help@example.com', { policy: { EMAIL: 'reject' }, allowList: ['help@example.com'] }).rejected).toEqual([]);
+    expect(
+      scan('mail help@example.com', { policy: { EMAIL: 'reject' }, allowList: ['help@example.com'] }).rejected,
+    ).toEqual([]);
   });
 
   it('redact replaces types under reject as well (it cannot refuse)', () => {
@@ -81,16 +88,30 @@ describe('policy', () => {
 });
 
 describe('overlap resolution', () => {
-  const c = (type: Candidate['type'], start: number, end: number, priority: number): Candidate => ({ type, start, end, priority });
+  const c = (type: Candidate['type'], start: number, end: number, priority: number): Candidate => ({
+    type,
+    start,
+    end,
+    priority,
+  });
 
   it('the more specific detector wins, then the longer span', () => {
-    expect(resolveOverlaps([c('PHONE', 0, 16, 40), c('IBAN', 0, 22, 90)])).toEqual([{ type: 'IBAN', start: 0, end: 22 }]);
-    expect(resolveOverlaps([c('SECRET', 5, 10, 30), c('SECRET', 0, 20, 30)])).toEqual([{ type: 'SECRET', start: 0, end: 20 }]);
+    expect(resolveOverlaps([c('PHONE', 0, 16, 40), c('IBAN', 0, 22, 90)])).toEqual([
+      { type: 'IBAN', start: 0, end: 22 },
+    ]);
+    expect(resolveOverlaps([c('SECRET', 5, 10, 30), c('SECRET', 0, 20, 30)])).toEqual([
+      { type: 'SECRET', start: 0, end: 20 },
+    ]);
   });
 
   it('keeps disjoint members of a chain of overlaps', () => {
     // A overlaps B, B overlaps C; B is strongest, so neither A nor C survive; D is separate.
-    const result = resolveOverlaps([c('PHONE', 0, 10, 40), c('CREDIT_CARD', 8, 20, 80), c('PHONE', 18, 30, 40), c('EMAIL', 40, 50, 70)]);
+    const result = resolveOverlaps([
+      c('PHONE', 0, 10, 40),
+      c('CREDIT_CARD', 8, 20, 80),
+      c('PHONE', 18, 30, 40),
+      c('EMAIL', 40, 50, 70),
+    ]);
     expect(result).toEqual([
       { type: 'CREDIT_CARD', start: 8, end: 20 },
       { type: 'EMAIL', start: 40, end: 50 },

@@ -21,7 +21,9 @@ const MINUS = '\u2212';
 
 /** Full-width form of an ASCII string (digits, letters, '@', '.', '+', '-'). */
 function fullwidth(s: string): string {
-  return [...s].map((ch) => (ch === ' ' ? '\u3000' : ch >= '!' && ch <= '~' ? String.fromCharCode(ch.charCodeAt(0) + 0xfee0) : ch)).join('');
+  return [...s]
+    .map((ch) => (ch === ' ' ? '\u3000' : ch >= '!' && ch <= '~' ? String.fromCharCode(ch.charCodeAt(0) + 0xfee0) : ch))
+    .join('');
 }
 
 const CASES: Array<[string, string, string]> = [
@@ -29,7 +31,11 @@ const CASES: Array<[string, string, string]> = [
   ['NBSP-grouped card', `carte 4111${NBSP}1111${NBSP}1111${NBSP}1111 expirée`, 'CREDIT_CARD'],
   ['narrow-NBSP-grouped card', `carte 4111${NNBSP}1111${NNBSP}1111${NNBSP}1111 expirée`, 'CREDIT_CARD'],
   ['NNBSP-grouped French phone', `tél.${NBSP}: 06${NNBSP}12${NNBSP}34${NNBSP}56${NNBSP}78 (portable)`, 'PHONE'],
-  ['NBSP-grouped IBAN', `IBAN FR76${NNBSP}3000${NNBSP}6000${NNBSP}0112${NNBSP}3456${NNBSP}7890${NNBSP}189 merci`, 'IBAN'],
+  [
+    'NBSP-grouped IBAN',
+    `IBAN FR76${NNBSP}3000${NNBSP}6000${NNBSP}0112${NNBSP}3456${NNBSP}7890${NNBSP}189 merci`,
+    'IBAN',
+  ],
   ['full-width e-mail', `メール：${fullwidth('taro.yamada@example.co.jp')}です`, 'EMAIL'],
   ['full-width @ only', 'mail taro.yamada＠example.co.jp please', 'EMAIL'],
   ['full-width phone', `電話${fullwidth('090-1234-5678')}まで`, 'PHONE'],
@@ -59,7 +65,9 @@ describe.each(CASES)('%s', (_form, text, type) => {
     // Nothing of the value is left: no digit of the value's digits, no '@'.
     const value = text.slice(f.start, f.end);
     const left = out.replace(/\[REDACTED:[A-Z_]+\]/g, '');
-    for (const piece of value.split(/[\s\u00a0\u202f\u3000\-\u2013\u2014\u2212\u200b-\u200d\u2060\u00ad]+/).filter((p) => p.length >= 3)) {
+    for (const piece of value
+      .split(/[\s\u00a0\u202f\u3000\-\u2013\u2014\u2212\u200b-\u200d\u2060\u00ad]+/)
+      .filter((p) => p.length >= 3)) {
       expect(left).not.toContain(piece);
     }
     // The text around the value is kept as written.

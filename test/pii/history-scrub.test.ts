@@ -16,7 +16,9 @@ const U = 'scrub-user';
 const VALUE = 'Tr0ut&Pine2023';
 
 /** `store` is the memory store underneath (for raw scans), `wrap` what the vault runs on instead. */
-async function setup(options: { encrypted?: boolean; wrap?: (inner: MemoryStore) => ObjectStore; history?: boolean } = {}) {
+async function setup(
+  options: { encrypted?: boolean; wrap?: (inner: MemoryStore) => ObjectStore; history?: boolean } = {},
+) {
   const store = new MemoryStore();
   const decisions: unknown[] = [];
   const capture: Middleware = async (ctx, next) => {
@@ -28,7 +30,9 @@ async function setup(options: { encrypted?: boolean; wrap?: (inner: MemoryStore)
     store: options.wrap ? options.wrap(store) : store,
     outerMiddlewares: [capture],
     ...(options.history === undefined ? {} : { history: options.history }),
-    ...(options.encrypted ? { encryption: { masterKey: Buffer.alloc(32, 3).toString('base64') } } : { encryption: false as const }),
+    ...(options.encrypted
+      ? { encryption: { masterKey: Buffer.alloc(32, 3).toString('base64') } }
+      : { encryption: false as const }),
   });
   return { store, vault, decisions };
 }
@@ -192,7 +196,10 @@ describe('redaction of stored text, edge cases', () => {
     const other = await createVault({ store, encryption: false });
     await ok(vault, { command: 'create', path: '/memories/a.md', file_text: `x ${VALUE}\n` });
     hooked.after = async () => {
-      expect((await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'theirs' })).isError).toBe(false);
+      expect(
+        (await other.run(U, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'theirs' }))
+          .isError,
+      ).toBe(false);
     };
     await ok(vault, { command: 'str_replace', path: '/memories/a.md', old_str: 'x ', new_str: 'password: ' });
     const { versions } = await vault.history(U, '/memories/a.md');
@@ -215,9 +222,16 @@ describe('redaction of stored text, edge cases', () => {
     const { vault } = await setup({ wrap: (inner) => (store = new NoBatchDelete(inner)) });
     await ok(vault, { command: 'create', path: '/memories/a.md', file_text: `x ${VALUE}\n` });
     store.failing = true;
-    const result = await vault.run(U, { command: 'str_replace', path: '/memories/a.md', old_str: 'x ', new_str: 'password: ' });
+    const result = await vault.run(U, {
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'x ',
+      new_str: 'password: ',
+    });
     expect(result).toMatchObject({ isError: true, code: 'STORE_UNAVAILABLE' });
-    expect(JSON.stringify(result.content)).toMatch(/1 earlier version\(s\) of the file that still hold it could not be deleted/);
+    expect(JSON.stringify(result.content)).toMatch(
+      /1 earlier version\(s\) of the file that still hold it could not be deleted/,
+    );
     expect(JSON.stringify(result.content)).not.toContain(VALUE);
     expect(await fileText(vault, '/memories/a.md')).toBe('password: [REDACTED:SECRET]\n');
     store.failing = false;

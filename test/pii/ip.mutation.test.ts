@@ -87,18 +87,22 @@ describe('IPv4', () => {
   });
 
   it('after an address word: up to four of space : = @ quote bracket; @ and // alone', () => {
-    for (const sep of [':', '=', ': ', ' "', "'", '(', '=@', ' :=(']) expect(ips(`host${sep}1.2.3.4`), sep).toEqual(['1.2.3.4']);
+    for (const sep of [':', '=', ': ', ' "', "'", '(', '=@', ' :=('])
+      expect(ips(`host${sep}1.2.3.4`), sep).toEqual(['1.2.3.4']);
     expect(ips('host      1.2.3.4')).toEqual([]);
     expect(ips('ssh root@1.2.3.4')).toEqual(['1.2.3.4']);
     expect(ips('http://1.2.3.4')).toEqual(['1.2.3.4']);
     expect(ips('http:/1.2.3.4')).toEqual([]);
   });
 
-  it.each(['at', 'xip', 'hosts', 'iptables', 'note', 'ipx'])('a single-digit quad after %s is a version or a number', (word) => {
-    expect(ips(`${word} 1.2.3.4`)).toEqual([]);
-    // Every well-formed quad in 'all' mode.
-    expect(ips(`${word} 1.2.3.4`, true)).toEqual(['1.2.3.4']);
-  });
+  it.each(['at', 'xip', 'hosts', 'iptables', 'note', 'ipx'])(
+    'a single-digit quad after %s is a version or a number',
+    (word) => {
+      expect(ips(`${word} 1.2.3.4`)).toEqual([]);
+      // Every well-formed quad in 'all' mode.
+      expect(ips(`${word} 1.2.3.4`, true)).toEqual(['1.2.3.4']);
+    },
+  );
 
   it('a quad with any part of two digits needs no word', () => {
     expect(ips('at 10.2.3.4')).toEqual(['10.2.3.4']);
@@ -164,12 +168,15 @@ describe('IPv4', () => {
     ])
       expect(ips(text), text).toEqual([]);
     // Another katakana word, or the version word and a colon in the wrong order, is no version word.
-    for (const text of ['サーバー 10.1.2.3', 'バージョンは 10.1.2.3', 'バージョン :: 10.1.2.3']) expect(ips(text), text).toEqual(['10.1.2.3']);
-    for (const text of ['xversion 10.1.2.3', 'nodes 10.1.2.3', 'version x 10.1.2.3', 'edgy 10.1.2.3']) expect(ips(text), text).toEqual(['10.1.2.3']);
+    for (const text of ['サーバー 10.1.2.3', 'バージョンは 10.1.2.3', 'バージョン :: 10.1.2.3'])
+      expect(ips(text), text).toEqual(['10.1.2.3']);
+    for (const text of ['xversion 10.1.2.3', 'nodes 10.1.2.3', 'version x 10.1.2.3', 'edgy 10.1.2.3'])
+      expect(ips(text), text).toEqual(['10.1.2.3']);
   });
 
   it('an image tag glued by a colon is a version; an address word before the colon makes it an address', () => {
-    for (const text of ['ghcr.io/acme/api:10.5.2.45', 'api:10.5.2.45', 'my-image:10.5.2.45', 'a.b/c-d_e:10.5.2.45']) expect(ips(text), text).toEqual([]);
+    for (const text of ['ghcr.io/acme/api:10.5.2.45', 'api:10.5.2.45', 'my-image:10.5.2.45', 'a.b/c-d_e:10.5.2.45'])
+      expect(ips(text), text).toEqual([]);
     for (const word of [
       'host',
       'ip',
@@ -285,17 +292,25 @@ describe('IPv6', () => {
     expect(ips(text)).toEqual(expected);
   });
 
-  it.each(['::1', '0:0:0:0:0:0:0:1', '0000:0:0:0:0:0:0:0001', '2001:db8::1', '2001:0db8::1', '2001:DB8::1', 'ff02::1', 'FF02::1'])(
-    '%s identifies no host: reported only in "all" mode',
-    (address) => {
-      expect(ips(`ip ${address}`)).toEqual([]);
-      expect(ips(`ip ${address}`, true)).toEqual([address]);
-    },
-  );
+  it.each([
+    '::1',
+    '0:0:0:0:0:0:0:1',
+    '0000:0:0:0:0:0:0:0001',
+    '2001:db8::1',
+    '2001:0db8::1',
+    '2001:DB8::1',
+    'ff02::1',
+    'FF02::1',
+  ])('%s identifies no host: reported only in "all" mode', (address) => {
+    expect(ips(`ip ${address}`)).toEqual([]);
+    expect(ips(`ip ${address}`, true)).toEqual([address]);
+  });
 
   it('the unspecified address alone, in "all" mode, between spaces, =, brackets, commas or a line end', () => {
-    for (const text of ['listen on ::', 'src=::', '(::)', '[::]', ':: ,', 'x ::\nnext', '::']) expect(ips(text, true), JSON.stringify(text)).toEqual(['::']);
-    for (const text of ['a:: b', 'x ::x', 'x ::-', 'x-::', 'std::', 'x :::']) expect(ips(text, true), JSON.stringify(text)).toEqual([]);
+    for (const text of ['listen on ::', 'src=::', '(::)', '[::]', ':: ,', 'x ::\nnext', '::'])
+      expect(ips(text, true), JSON.stringify(text)).toEqual(['::']);
+    for (const text of ['a:: b', 'x ::x', 'x ::-', 'x-::', 'std::', 'x :::'])
+      expect(ips(text, true), JSON.stringify(text)).toEqual([]);
     expect(ips('listen on ::')).toEqual([]);
   });
 });

@@ -40,13 +40,17 @@ describe('long secrets are redacted whole', () => {
 
   it.each([2048, 2049, 4000])('Authorization: Bearer <%i characters>', (n) => {
     const value = randomRun(n, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.');
-    expect(redact(`curl -H "Authorization: Bearer ${value}" x`).text).toBe('curl -H "Authorization: Bearer [REDACTED:SECRET]" x');
+    expect(redact(`curl -H "Authorization: Bearer ${value}" x`).text).toBe(
+      'curl -H "Authorization: Bearer [REDACTED:SECRET]" x',
+    );
     expect(redact(`Bearer ${value} x`).text).toBe('Bearer [REDACTED:SECRET] x');
   });
 
   it.each([128, 129, 400])('a Bundler password of %i characters', (n) => {
     const value = `user:${randomRun(n)}`;
-    expect(redact(`BUNDLE_GEMS__CONTRIBSYS__COM=${value} bundle install`).text).toBe('BUNDLE_GEMS__CONTRIBSYS__COM=[REDACTED:SECRET] bundle install');
+    expect(redact(`BUNDLE_GEMS__CONTRIBSYS__COM=${value} bundle install`).text).toBe(
+      'BUNDLE_GEMS__CONTRIBSYS__COM=[REDACTED:SECRET] bundle install',
+    );
   });
 
   it('two long values in a row are each redacted, and nothing between them', () => {
@@ -60,12 +64,15 @@ describe('long secrets are redacted whole', () => {
 
 describe('values end at Unicode spaces', () => {
   // (U+FEFF is not among them: the engine drops zero-width characters before the detectors read the text.)
-  it.each(['2028', '2029', '00a0', '3000', '2003', '202f', '0085', '1680'])('password: Tr0ut&Pine2023, U+%s, more words', (hex) => {
-    const space = String.fromCharCode(parseInt(hex, 16));
-    const text = `password: Tr0ut&Pine2023${space}and then the note goes on`;
-    const found = redact(text)
-      .findings.filter((f) => f.type === 'SECRET')
-      .map((f) => text.slice(f.start, f.end));
-    expect(found).toEqual(['Tr0ut&Pine2023']);
-  });
+  it.each(['2028', '2029', '00a0', '3000', '2003', '202f', '0085', '1680'])(
+    'password: Tr0ut&Pine2023, U+%s, more words',
+    (hex) => {
+      const space = String.fromCharCode(parseInt(hex, 16));
+      const text = `password: Tr0ut&Pine2023${space}and then the note goes on`;
+      const found = redact(text)
+        .findings.filter((f) => f.type === 'SECRET')
+        .map((f) => text.slice(f.start, f.end));
+      expect(found).toEqual(['Tr0ut&Pine2023']);
+    },
+  );
 });

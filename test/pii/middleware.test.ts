@@ -48,7 +48,11 @@ async function run(command: MemoryCommand | undefined, options?: Parameters<type
 describe('piiRedactor', () => {
   it('redacts create.file_text and counts findings by type', async () => {
     const text = `Contact ${EMAIL}, card ${CARD}, also ${EMAIL.replace('jane', 'john')}`;
-    const { result, nextCalls, seen, decision } = await run({ command: 'create', path: '/memories/a.md', file_text: text });
+    const { result, nextCalls, seen, decision } = await run({
+      command: 'create',
+      path: '/memories/a.md',
+      file_text: text,
+    });
     expect(result).toEqual(OK);
     expect(nextCalls).toBe(1);
     expect(seen).toEqual({
@@ -61,7 +65,12 @@ describe('piiRedactor', () => {
 
   it('leaves str_replace and insert as written and hands the command a write filter instead', async () => {
     for (const command of [
-      { command: 'str_replace', path: '/memories/a.md', old_str: `email: ${EMAIL}`, new_str: `email: ${EMAIL} (work), token ${TOKEN}` },
+      {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: `email: ${EMAIL}`,
+        new_str: `email: ${EMAIL} (work), token ${TOKEN}`,
+      },
       { command: 'insert', path: '/memories/a.md', insert_line: 3, insert_text: 'ip 10.1.2.3\n' },
     ] as MemoryCommand[]) {
       const { ctx, seen, nextCalls } = await run(command);
@@ -74,7 +83,11 @@ describe('piiRedactor', () => {
   it('the write filter redacts the file the edit produces and records counts', async () => {
     const { ctx, decision } = await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: '@' });
     // "jane.doe" + "@" + "example.com": the fragment holds no address, the result does.
-    const stored = ctx.writeFilter!.edited('/memories/a.md', 'mail jane.doexexample.com\n', 'mail jane.doe@example.com\n');
+    const stored = ctx.writeFilter!.edited(
+      '/memories/a.md',
+      'mail jane.doexexample.com\n',
+      'mail jane.doe@example.com\n',
+    );
     // The address reaches into text the file held before the edit: the stored file held it in pieces.
     expect(stored).toEqual({ text: 'mail [REDACTED:EMAIL]\n', redactedStored: true });
     expect(decision).toEqual({ action: 'redacted', findings: { EMAIL: 1 }, redactedStored: true });
@@ -89,7 +102,11 @@ describe('piiRedactor', () => {
   });
 
   it('passes clean text through untouched with action none', async () => {
-    const command: MemoryCommand = { command: 'create', path: '/memories/a.md', file_text: 'Likes tea. v1.2.3 on 2024-01-02.' };
+    const command: MemoryCommand = {
+      command: 'create',
+      path: '/memories/a.md',
+      file_text: 'Likes tea. v1.2.3 on 2024-01-02.',
+    };
     const { seen, decision } = await run(command);
     expect(seen).toBe(command);
     expect(decision).toEqual({ action: 'none', findings: {} });
@@ -135,12 +152,20 @@ describe('piiRedactor', () => {
 
   it('rejects an edit whose result has a rejected type, never because of old_str', async () => {
     const options = { policy: { EMAIL: 'reject' as const } };
-    const { ctx, nextCalls, decision } = await run({ command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: '@' }, options);
+    const { ctx, nextCalls, decision } = await run(
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'x', new_str: '@' },
+      options,
+    );
     expect(nextCalls).toBe(1);
-    expect(() => ctx.writeFilter!.edited('/memories/a.md', 'jane.doexexample.com', 'jane.doe@example.com')).toThrow(/an e-mail address/);
+    expect(() => ctx.writeFilter!.edited('/memories/a.md', 'jane.doexexample.com', 'jane.doe@example.com')).toThrow(
+      /an e-mail address/,
+    );
     expect(decision).toMatchObject({ action: 'rejected', rejected: ['EMAIL'] });
     // Removing an address (old_str held it) is fine.
-    expect(ctx.writeFilter!.edited('/memories/a.md', `mail ${EMAIL}`, 'mail removed')).toEqual({ text: 'mail removed', redactedStored: false });
+    expect(ctx.writeFilter!.edited('/memories/a.md', `mail ${EMAIL}`, 'mail removed')).toEqual({
+      text: 'mail removed',
+      redactedStored: false,
+    });
     expect(decision).toEqual({ action: 'none', findings: {} });
   });
 

@@ -51,7 +51,12 @@ describe.each(NAMES)('a %s in a path', (_kind, value, type) => {
     const viewed = await run({ command: 'view', path: `/memories/clients/${value}.md` });
     expect(viewed.isError).toBe(false);
     expect(viewed.text).toContain('notes');
-    const edited = await run({ command: 'str_replace', path: `/memories/clients/${value}.md`, old_str: 'notes', new_str: 'more notes' });
+    const edited = await run({
+      command: 'str_replace',
+      path: `/memories/clients/${value}.md`,
+      old_str: 'notes',
+      new_str: 'more notes',
+    });
     expect(edited.isError).toBe(false);
   });
 
@@ -68,7 +73,10 @@ describe.each(NAMES)('a %s in a path', (_kind, value, type) => {
     expect(keys()).not.toContain(value);
     expect((await run({ command: 'view', path: '/memories/plain.md' })).isError).toBe(false);
     // Looking a name up is never refused: it just does not exist.
-    expect(await run({ command: 'view', path: `/memories/${value}.md` })).toMatchObject({ isError: true, code: 'NOT_FOUND' });
+    expect(await run({ command: 'view', path: `/memories/${value}.md` })).toMatchObject({
+      isError: true,
+      code: 'NOT_FOUND',
+    });
   });
 
   it('allow: the name is kept', async () => {
@@ -99,10 +107,18 @@ describe('redacted names', () => {
   it('rename to a name with a value: redacted destination; the source is looked up by its own name', async () => {
     const { run } = await setup();
     await run({ command: 'create', path: '/memories/call.md', file_text: 'call notes' });
-    const renamed = await run({ command: 'rename', old_path: '/memories/call.md', new_path: '/memories/calls/+1 415 555 0132.md' });
+    const renamed = await run({
+      command: 'rename',
+      old_path: '/memories/call.md',
+      new_path: '/memories/calls/+1 415 555 0132.md',
+    });
     expect(renamed.isError).toBe(false);
     expect(renamed.text).toMatch(/to \/memories\/calls\/REDACTED-PHONE-[0-9a-f]{8}\.md$/);
-    const back = await run({ command: 'rename', old_path: '/memories/calls/+1 415 555 0132.md', new_path: '/memories/call.md' });
+    const back = await run({
+      command: 'rename',
+      old_path: '/memories/calls/+1 415 555 0132.md',
+      new_path: '/memories/call.md',
+    });
     expect(back.isError).toBe(false);
   });
 

@@ -65,9 +65,33 @@ describe('PHONE: which digit runs are parsed for a region', () => {
   }
 
   it('the default regions are the fifteen most likely, each tried where the run fits it', () => {
-    expect(DEFAULT_PHONE_REGIONS).toEqual(['US', 'GB', 'DE', 'FR', 'ES', 'IT', 'NL', 'JP', 'CN', 'KR', 'AU', 'CH', 'AT', 'BE', 'PT']);
+    expect(DEFAULT_PHONE_REGIONS).toEqual([
+      'US',
+      'GB',
+      'DE',
+      'FR',
+      'ES',
+      'IT',
+      'NL',
+      'JP',
+      'CN',
+      'KR',
+      'AU',
+      'CH',
+      'AT',
+      'BE',
+      'PT',
+    ]);
     // Runs no region's plan holds: each default region whose shape fits costs one parse, no other does.
-    for (const digits of ['0000000000', '10000000000', '2000000000', '600000000', '300000000', '00000000000', '000000000']) {
+    for (const digits of [
+      '0000000000',
+      '10000000000',
+      '2000000000',
+      '600000000',
+      '300000000',
+      '00000000000',
+      '000000000',
+    ]) {
       const first = Number(digits[0]);
       const fitting = DEFAULT_PHONE_REGIONS.filter((r) => SHAPES[r]!(first, digits.length)).length;
       const before = phoneParseStats.parses;
@@ -95,7 +119,8 @@ describe('PHONE: what may stand before and after a number', () => {
   it('a number glued to a word, a decimal point, a dash, a slash, #, +, $, €, £, _ or @ is not read from there', () => {
     expect(phones('Tel: 030 12345678')).toEqual(['030 12345678']);
     // The glued group is skipped; the group after it is a number of its own.
-    for (const glue of ['x', '.', '-', '/', '#', '$', '€', '£', '_', '@']) expect(phones(`Tel: ${glue}030 12345678`), glue).toEqual(['12345678']);
+    for (const glue of ['x', '.', '-', '/', '#', '$', '€', '£', '_', '@'])
+      expect(phones(`Tel: ${glue}030 12345678`), glue).toEqual(['12345678']);
     expect(phones('Tel: ++49 30 12345678')).toEqual(['30 12345678']);
   });
 
@@ -124,13 +149,28 @@ describe('PHONE: what may stand before and after a number', () => {
   });
 
   it('a currency after the number makes it an amount', () => {
-    for (const unit of [' €', ' EUR', ' usd', ' euros', ' dollars', '円', ' chf', ' gbp', ' jpy', ' $', ' £', ' ¥', '€'])
+    for (const unit of [
+      ' €',
+      ' EUR',
+      ' usd',
+      ' euros',
+      ' dollars',
+      '円',
+      ' chf',
+      ' gbp',
+      ' jpy',
+      ' $',
+      ' £',
+      ' ¥',
+      '€',
+    ])
       expect(phones(`Tel 030 12345678${unit}`), unit).toEqual([]);
     expect(phones('Tel 030 12345678 eurox')).toEqual(['030 12345678']);
   });
 
   it('a currency before the number makes it an amount', () => {
-    for (const unit of ['€ ', 'EUR ', 'usd ', '$', '£ ', '¥ ', 'gbp ', 'chf ', 'jpy ']) expect(phones(`${unit}030 12345678`), unit).toEqual([]);
+    for (const unit of ['€ ', 'EUR ', 'usd ', '$', '£ ', '¥ ', 'gbp ', 'chf ', 'jpy '])
+      expect(phones(`${unit}030 12345678`), unit).toEqual([]);
     for (const unit of ['cad ', 'aud ']) expect(phones(`${unit}(415) 555-2671`), unit).toEqual([]);
     expect(phones('xcad (415) 555-2671')).toEqual(['(415) 555-2671']);
   });
@@ -164,7 +204,23 @@ describe('PHONE: dates, decimals and dotted figures', () => {
 });
 
 describe('PHONE: the words before a number', () => {
-  const words = ['phone', 'tel', 'tel.', 'call', 'mobile', 'cell', 'fax', 'whatsapp', 'sms', 'text', 'ring', 'contact', 'dial', 'telefon', 'handy'];
+  const words = [
+    'phone',
+    'tel',
+    'tel.',
+    'call',
+    'mobile',
+    'cell',
+    'fax',
+    'whatsapp',
+    'sms',
+    'text',
+    'ring',
+    'contact',
+    'dial',
+    'telefon',
+    'handy',
+  ];
   const more = [
     'rufnummer',
     'nummer',
@@ -186,7 +242,21 @@ describe('PHONE: the words before a number', () => {
     expect(phones(`${word} 4155552671`)).toEqual(['4155552671']);
   });
 
-  it.each(['note', 'xtel', 'telx', 'xcall', 'xcell', 'xfax', 'xsms', 'texts', 'xtext', 'ringo', 'xdial', 'xhandy', 'xtél'])('after %s it is not', (word) => {
+  it.each([
+    'note',
+    'xtel',
+    'telx',
+    'xcall',
+    'xcell',
+    'xfax',
+    'xsms',
+    'texts',
+    'xtext',
+    'ringo',
+    'xdial',
+    'xhandy',
+    'xtél',
+  ])('after %s it is not', (word) => {
     expect(phones(`${word} 4155552671`)).toEqual([]);
   });
 
@@ -219,12 +289,26 @@ describe('PHONE: the words before a number', () => {
     expect(phones(`${word} 0412 345 678`, ['US'])).toEqual(['0412 345 678']);
   });
 
-  it.each(['call', 'sms', 'telefonica', 'rufnummer', 'appel', 'numéro', 'llam', '連絡', 'note', 'xtel', 'telx', 'xcell', 'xfax', 'xhandy', 'xtél', 'contact'])(
-    'after %s (not a word that says phone) it is not',
-    (word) => {
-      expect(phones(`${word} 0412 345 678`, ['US'])).toEqual([]);
-    },
-  );
+  it.each([
+    'call',
+    'sms',
+    'telefonica',
+    'rufnummer',
+    'appel',
+    'numéro',
+    'llam',
+    '連絡',
+    'note',
+    'xtel',
+    'telx',
+    'xcell',
+    'xfax',
+    'xhandy',
+    'xtél',
+    'contact',
+  ])('after %s (not a word that says phone) it is not', (word) => {
+    expect(phones(`${word} 0412 345 678`, ['US'])).toEqual([]);
+  });
 
   it('the word that says phone must stand within 24 characters before the number, any phone word within 40', () => {
     expect(phones(`phone${' '.repeat(19)}0412 345 678`, ['US'])).toEqual(['0412 345 678']);
@@ -293,10 +377,13 @@ describe('PHONE: the words before a number', () => {
     'ORDER',
     'Nr.:',
   ];
-  it.each([...ids, ...moreIds, ...restIds])('a grouped number after the identifier word %s is an identifier, unless a phone word says otherwise', (word) => {
-    expect(phones(`${word} 415-555-2671`)).toEqual([]);
-    expect(phones(`${word} phone 415-555-2671`)).toEqual(['415-555-2671']);
-  });
+  it.each([...ids, ...moreIds, ...restIds])(
+    'a grouped number after the identifier word %s is an identifier, unless a phone word says otherwise',
+    (word) => {
+      expect(phones(`${word} 415-555-2671`)).toEqual([]);
+      expect(phones(`${word} phone 415-555-2671`)).toEqual(['415-555-2671']);
+    },
+  );
 
   it.each(['xorder', 'note', 'orders', 'auftragsnummer'])('after %s it is a phone number', (word) => {
     expect(phones(`${word} 415-555-2671`)).toEqual(['415-555-2671']);
@@ -494,6 +581,7 @@ describe('PHONE: a ZIP+4 code is not a phone number', () => {
     expect(phones('call 02110-1234', ['DE'])).toEqual(['02110-1234']);
     // Only the 5-4 shape, whole: a state code before another grouping is still a phone number.
     expect(phones('MA 0211 01234', ['DE'])).toEqual(['0211 01234']);
-    for (const number of ['030 02110-1234', '02110-1234 56', '02110-12345']) expect(phones(`MA ${number}`, ['DE'])).toEqual([number]);
+    for (const number of ['030 02110-1234', '02110-1234 56', '02110-12345'])
+      expect(phones(`MA ${number}`, ['DE'])).toEqual([number]);
   });
 });

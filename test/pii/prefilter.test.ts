@@ -65,7 +65,23 @@ describe('anchored keyword search', () => {
 
 describe('folded view offset map', () => {
   it('maps every view offset and span back as a dense per-character map does', () => {
-    const alphabet = ['a', '1', '\u00a0', '\u200b', '%40', '%2B', '%zz', '－', '０', '\u00ad', 'x', '\ufeff', '%2e', '\u2013', '%'];
+    const alphabet = [
+      'a',
+      '1',
+      '\u00a0',
+      '\u200b',
+      '%40',
+      '%2B',
+      '%zz',
+      '－',
+      '０',
+      '\u00ad',
+      'x',
+      '\ufeff',
+      '%2e',
+      '\u2013',
+      '%',
+    ];
     const rnd = random(7);
     for (let t = 0; t < 2000; t++) {
       let s = '';
@@ -127,7 +143,11 @@ describe('known token formats inside long runs', () => {
   });
 
   it('a format glued inside a longer identifier is not a token', () => {
-    expect(redact('build_id=xghp_8Jk2LmQ9rT4vX7yZ1aB3cD5eF6gH0iJ2kL4m').findings.filter((f) => f.type === 'SECRET' && f.end - f.start === 40)).toEqual([]);
+    expect(
+      redact('build_id=xghp_8Jk2LmQ9rT4vX7yZ1aB3cD5eF6gH0iJ2kL4m').findings.filter(
+        (f) => f.type === 'SECRET' && f.end - f.start === 40,
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -12,7 +12,12 @@ const samples = [...loadPublicSamples(), ...libphonenumberSamples()];
 // Presidio labels every well-formed IP (loopback and documentation ranges too): scored in the mode that matches.
 const score = scorePublic(
   samples,
-  (t) => redact(t, { ipAddresses: samples.some((s) => s.text === t && s.source === 'presidio' && s.type === 'IP_ADDRESS') ? 'all' : 'host' }).findings,
+  (t) =>
+    redact(t, {
+      ipAddresses: samples.some((s) => s.text === t && s.source === 'presidio' && s.type === 'IP_ADDRESS')
+        ? 'all'
+        : 'host',
+    }).findings,
 );
 
 function byType(type: PiiType) {
@@ -23,7 +28,14 @@ describe('public test data', () => {
   it('holds every source named in its header, with a few hundred samples or fewer each', () => {
     const counts = new Map<string, number>();
     for (const s of samples) counts.set(s.source, (counts.get(s.source) ?? 0) + 1);
-    for (const source of ['gitleaks', 'presidio', 'braintree', 'stripe', 'libphonenumber international', 'libphonenumber national']) {
+    for (const source of [
+      'gitleaks',
+      'presidio',
+      'braintree',
+      'stripe',
+      'libphonenumber international',
+      'libphonenumber national',
+    ]) {
       expect(counts.get(source), source).toBeGreaterThan(20);
     }
     // The second and third sources of SSN (and e-mail) test cases are small.

@@ -69,10 +69,14 @@ interface Format {
 const f = (name: string, ...parts: Part[]): Format => ({ name, parts });
 
 const FORMATS: Format[] = [
-  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'APKA'].map((p) => f(`AWS ${p}`, p, cls(UPHEX, 16, 16))),
+  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA', 'APKA'].map((p) =>
+    f(`AWS ${p}`, p, cls(UPHEX, 16, 16)),
+  ),
   ...'pousr'.split('').map((c) => f(`GitHub gh${c}_`, `gh${c}_`, cls(ALNUM, 36, 251))),
   f('GitHub fine-grained', 'github_pat_', cls(ALNUM + '_', 22, 255)),
-  ...['pat', 'dt', 'rt', 'ptt', 'cbt', 'ft', 'imt', 'oas', 'soat', 'agent'].map((p) => f(`GitLab gl${p}-`, `gl${p}-`, cls(URL64, 20, 64))),
+  ...['pat', 'dt', 'rt', 'ptt', 'cbt', 'ft', 'imt', 'oas', 'soat', 'agent'].map((p) =>
+    f(`GitLab gl${p}-`, `gl${p}-`, cls(URL64, 20, 64)),
+  ),
   // A longer user id is a user id and the start of the tail.
   ...['b', 'p'].map((c) => ({
     ...f(`Slack xox${c}`, `xox${c}-`, cls(DIGITS, 8, 13), '-', cls(DIGITS, 8, 13), '-', cls(ALNUM + '-', 0, 249)),
@@ -83,13 +87,24 @@ const FORMATS: Format[] = [
   { ...f('Slack xoxa with a digit', 'xoxa-7-', cls(ALNUM + '-', 10, 250)), shorterStillToken: [1] },
   ...['b', 'p'].map((c) => f(`Slack configuration xoxe.xox${c}`, `xoxe.xox${c}-4-`, cls(UPHEX, 100, 200))),
   f('Slack app', 'xapp-1-', cls(ALNUM + '-', 10, 250)),
-  f('Slack webhook', 'https://hooks.slack.com/services/T', cls(UPHEX, 6, 12), '/B', cls(UPHEX, 6, 12), '/', cls(ALNUM, 16, 32)),
+  f(
+    'Slack webhook',
+    'https://hooks.slack.com/services/T',
+    cls(UPHEX, 6, 12),
+    '/B',
+    cls(UPHEX, 6, 12),
+    '/',
+    cls(ALNUM, 16, 32),
+  ),
   ...['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_'].map((p) => f(`Stripe ${p}`, p, cls(ALNUM, 10, 247))),
   f('Stripe webhook', 'whsec_', cls(ALNUM + '+/=', 20, 80)),
   f('OpenAI', 'sk-', cls(URL64, 20, 250)),
   { ...f('OpenAI svcacct', 'sk-svcacct-', cls(URL64, 20, 250)), shorterStillToken: [1] }, // "svcacct-" and the body are a plain body
   // A longer signature is cut at 2,000 (below).
-  { ...f('JWT', 'eyJ', cls(URL64, 8, 2000), '.eyJ', cls(URL64, 4, 8000), '.', cls(URL64, 0, 2000)), longerStillToken: [5] },
+  {
+    ...f('JWT', 'eyJ', cls(URL64, 8, 2000), '.eyJ', cls(URL64, 4, 8000), '.', cls(URL64, 0, 2000)),
+    longerStillToken: [5],
+  },
   f('Google', 'AIza', cls(URL64, 35, 35)),
   f('npm', 'npm_', cls(ALNUM, 36, 36)),
   f('Hugging Face', 'hf_', cls(ALNUM, 30, 40)),
@@ -99,7 +114,19 @@ const FORMATS: Format[] = [
   ...['at', 'ca', 'pa', 'ss'].map((p) => f(`Shopify shp${p}_`, `shp${p}_`, cls(HEX + 'ABCDEF', 32, 32))),
   f('age', 'AGE-SECRET-KEY-1', cls('QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L', 58, 58)),
   f('1Password service account', 'ops_eyJ', cls(ALNUM + '+/', 250, undefined), cls('=', 0, 3)),
-  f('1Password secret key (long)', 'A3-', cls(UPHEX, 6, 6), '-', cls(UPHEX, 11, 11), '-', cls(UPHEX, 5, 5), '-', cls(UPHEX, 5, 5), '-', cls(UPHEX, 5, 5)),
+  f(
+    '1Password secret key (long)',
+    'A3-',
+    cls(UPHEX, 6, 6),
+    '-',
+    cls(UPHEX, 11, 11),
+    '-',
+    cls(UPHEX, 5, 5),
+    '-',
+    cls(UPHEX, 5, 5),
+    '-',
+    cls(UPHEX, 5, 5),
+  ),
   f(
     '1Password secret key (split)',
     'A3-',
@@ -121,7 +148,9 @@ const FORMATS: Format[] = [
   f('Square access', 'EAAA', cls(URL64, 60, 60)),
   ...['csp', 'atp'].map((p) => f(`Square sq0${p}`, `sq0${p}-`, cls(URL64, 22, 43))),
   f('Fly.io', 'fo1_', cls(URL64, 43, 43)),
-  ...['fm1_', 'fm2_', 'fm1a_', 'fm2r_'].map((p) => f(`Fly.io macaroon ${p}`, p, cls(B64, 100, undefined), cls('=', 0, 3))),
+  ...['fm1_', 'fm2_', 'fm1a_', 'fm2r_'].map((p) =>
+    f(`Fly.io macaroon ${p}`, p, cls(B64, 100, undefined), cls('=', 0, 3)),
+  ),
   f('Grafana cloud', 'glc_', cls(B64, 32, 400), cls('=', 0, 2)),
   ...['hvs.', 'hvb.'].map((p) => f(`Vault ${p}`, p, cls(URL64, 90, 300))),
   f('Heroku', 'HRKU-AA', cls(URL64, 58, 58)),
@@ -140,7 +169,9 @@ const FORMATS: Format[] = [
   f('Databricks', 'dapi', cls(HEX, 32, 32)),
   f('Databricks with a suffix', 'dapi', cls(HEX, 32, 32), '-', cls(DIGITS, 1, 1)),
   f('Atlassian', 'ATATT3', cls(ALNUM + '_=-', 186, 186)),
-  ...['M', 'N', 'O'].map((p) => f(`Discord ${p}`, p, cls(URL64, 23, 25), '.', cls(URL64, 6, 6), '.', cls(URL64, 27, 38))),
+  ...['M', 'N', 'O'].map((p) =>
+    f(`Discord ${p}`, p, cls(URL64, 23, 25), '.', cls(URL64, 6, 6), '.', cls(URL64, 27, 38)),
+  ),
   f('Dynatrace', 'dt0c01.', cls(UPHEX, 24, 24), '.', cls(UPHEX, 64, 64)),
   f('New Relic', 'NRAK-', cls(UPHEX, 27, 27)),
   ...['tkn', 'pw', 'oauth'].map((p) => f(`PlanetScale ${p}`, `pscale_${p}_`, cls(ALNUM + '_=.-', 32, 64))),
@@ -160,12 +191,18 @@ const FORMATS: Format[] = [
 ];
 
 /** A token with each class part at the given length (default: its shortest), random bodies. */
-function build(format: Format, lengths: Record<number, number> = {}, fill?: (alphabet: string, length: number) => string, longer?: number): string {
+function build(
+  format: Format,
+  lengths: Record<number, number> = {},
+  fill?: (alphabet: string, length: number) => string,
+  longer?: number,
+): string {
   const random = generatorFor(`${format.name} ${JSON.stringify(lengths)} ${longer}`);
   return format.parts
     .map((p, i) => {
       if (typeof p === 'string') return p;
-      if (i === longer) return random(p.alphabet, p.max as number) + ([...p.alphabet].find((c) => /[A-Za-z0-9_-]/.test(c)) as string);
+      if (i === longer)
+        return random(p.alphabet, p.max as number) + ([...p.alphabet].find((c) => /[A-Za-z0-9_-]/.test(c)) as string);
       const n = lengths[i] ?? p.min;
       return (fill ?? random)(p.alphabet, n);
     })
@@ -173,7 +210,8 @@ function build(format: Format, lengths: Record<number, number> = {}, fill?: (alp
 }
 
 const classParts = (format: Format): number[] => format.parts.flatMap((p, i) => (typeof p === 'string' ? [] : [i]));
-const partOf = (format: Format, i: number) => format.parts[i] as { alphabet: string; min: number; max: number | undefined };
+const partOf = (format: Format, i: number) =>
+  format.parts[i] as { alphabet: string; min: number; max: number | undefined };
 
 describe('known token formats: found with their exact span at every allowed length', () => {
   for (const format of FORMATS) {
@@ -224,7 +262,9 @@ describe('known token formats: one character outside a length, a glued neighbour
             format.name === 'JWT' ? [longest] : [], // a JWT's signature may run on (it ends the token)
           );
         } else if (!(endsWithClass && lastPart.alphabet === '=')) {
-          expect(secrets(`note ${token}${glue} end`), `${glue} after`).toEqual(format.name === 'JWT' && URL64.includes(glue) ? [token + glue] : []);
+          expect(secrets(`note ${token}${glue} end`), `${glue} after`).toEqual(
+            format.name === 'JWT' && URL64.includes(glue) ? [token + glue] : [],
+          );
         }
       }
       const first = token[0] as string;
@@ -235,7 +275,8 @@ describe('known token formats: one character outside a length, a glued neighbour
 });
 
 describe('known token formats: a placeholder body is not a token', () => {
-  const repeat = (alphabet: string, n: number): string => (alphabet[Math.min(1, alphabet.length - 1)] as string).repeat(n);
+  const repeat = (alphabet: string, n: number): string =>
+    (alphabet[Math.min(1, alphabet.length - 1)] as string).repeat(n);
   const ascending = (alphabet: string, n: number): string => {
     let s = '';
     for (let i = 0; i < n; i++) s += alphabet[i % alphabet.length];
@@ -244,7 +285,8 @@ describe('known token formats: a placeholder body is not a token', () => {
   for (const format of FORMATS) {
     it(format.name, () => {
       const lengths: Record<number, number> = {};
-      for (const i of classParts(format)) lengths[i] = Math.max(partOf(format, i).min, Math.min(partOf(format, i).max ?? 120, 60));
+      for (const i of classParts(format))
+        lengths[i] = Math.max(partOf(format, i).min, Math.min(partOf(format, i).max ?? 120, 60));
       const filler = build(format, lengths, repeat);
       expect(secrets(`note ${filler} end`), filler).toEqual([]);
       if (format.name.startsWith('OpenAI')) {
@@ -382,19 +424,40 @@ interface MiddleFormat {
 }
 
 const MIDDLE: MiddleFormat[] = [
-  { name: 'Azure AD client secret', before: { alphabet: ALNUM, min: 3, max: 3 }, middle: '7Q~', body: { alphabet: ALNUM + '_~.-', min: 31, max: 34 } },
-  { name: 'Mailchimp', before: { alphabet: HEX, min: 32, max: 32 }, middle: '-us', body: { alphabet: DIGITS, min: 1, max: 2 } },
-  { name: 'Telegram bot', before: { alphabet: DIGITS, min: 8, max: 10 }, middle: ':AA', body: { alphabet: URL64, min: 33, max: 33 } },
+  {
+    name: 'Azure AD client secret',
+    before: { alphabet: ALNUM, min: 3, max: 3 },
+    middle: '7Q~',
+    body: { alphabet: ALNUM + '_~.-', min: 31, max: 34 },
+  },
+  {
+    name: 'Mailchimp',
+    before: { alphabet: HEX, min: 32, max: 32 },
+    middle: '-us',
+    body: { alphabet: DIGITS, min: 1, max: 2 },
+  },
+  {
+    name: 'Telegram bot',
+    before: { alphabet: DIGITS, min: 8, max: 10 },
+    middle: ':AA',
+    body: { alphabet: URL64, min: 33, max: 33 },
+  },
   {
     name: 'Terraform Cloud',
     before: { alphabet: LOWER + DIGITS, min: 14, max: 14 },
     middle: '.atlasv1.',
     body: { alphabet: LOWER + DIGITS + '_=-', min: 60, max: 70 },
   },
-  { name: 'Facebook app', before: { alphabet: DIGITS, min: 15, max: 16 }, middle: '|', body: { alphabet: URL64, min: 27, max: 27 } },
+  {
+    name: 'Facebook app',
+    before: { alphabet: DIGITS, min: 15, max: 16 },
+    middle: '|',
+    body: { alphabet: URL64, min: 27, max: 27 },
+  },
 ];
 
-const middleToken = (m: MiddleFormat, before: number, body: number): string => random(m.before.alphabet, before) + m.middle + random(m.body.alphabet, body);
+const middleToken = (m: MiddleFormat, before: number, body: number): string =>
+  random(m.before.alphabet, before) + m.middle + random(m.body.alphabet, body);
 
 describe('formats found by their middle', () => {
   for (const m of MIDDLE) {
@@ -457,20 +520,28 @@ const pemLine = (n = 64): string => random(B64, n);
 describe('PEM private key blocks', () => {
   const body = `${pemLine()}\n${pemLine()}\n${pemLine(20)}==`;
 
-  it.each(['RSA PRIVATE KEY', 'EC PRIVATE KEY', 'OPENSSH PRIVATE KEY', 'PGP PRIVATE KEY BLOCK', 'PRIVATE KEY', 'ENCRYPTED PRIVATE KEY', 'DSA PRIVATE KEY'])(
-    '%s: from the header to the end of the footer',
+  it.each([
+    'RSA PRIVATE KEY',
+    'EC PRIVATE KEY',
+    'OPENSSH PRIVATE KEY',
+    'PGP PRIVATE KEY BLOCK',
+    'PRIVATE KEY',
+    'ENCRYPTED PRIVATE KEY',
+    'DSA PRIVATE KEY',
+  ])('%s: from the header to the end of the footer', (kind) => {
+    const block = `-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`;
+    expect(secrets(`key:\n${block}\nafter`)).toEqual([block]);
+    expect(secrets(block)).toEqual([block]);
+    expect(secrets(`${block}${block}`)).toEqual([block, block]); // back to back
+    expect(secrets(`${block}\n\n${block}`)).toEqual([block, block]);
+  });
+
+  it.each(['PUBLIC KEY', 'CERTIFICATE', 'RSA PUBLIC KEY', 'CERTIFICATE REQUEST', 'PRIVATE  KEY', 'private key'])(
+    'a %s block is not a secret',
     (kind) => {
-      const block = `-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`;
-      expect(secrets(`key:\n${block}\nafter`)).toEqual([block]);
-      expect(secrets(block)).toEqual([block]);
-      expect(secrets(`${block}${block}`)).toEqual([block, block]); // back to back
-      expect(secrets(`${block}\n\n${block}`)).toEqual([block, block]);
+      expect(secrets(`-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`)).toEqual([]);
     },
   );
-
-  it.each(['PUBLIC KEY', 'CERTIFICATE', 'RSA PUBLIC KEY', 'CERTIFICATE REQUEST', 'PRIVATE  KEY', 'private key'])('a %s block is not a secret', (kind) => {
-    expect(secrets(`-----BEGIN ${kind}-----\n${body}\n-----END ${kind}-----`)).toEqual([]);
-  });
 
   it('the header must close within 80 characters', () => {
     const long = `-----BEGIN ${'X'.repeat(57)} PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----`;
@@ -528,7 +599,9 @@ describe('PEM private key blocks', () => {
     const onlyHeader = `${head}\n${pemLine(10)}`;
     expect(secrets(onlyHeader)).toEqual([]); // ten characters of base64 are no key
     const encrypted = `${head}\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,${random(HEX, 32).toUpperCase()}\n\n${pemLine()}`;
-    expect(secrets(encrypted)).toEqual([`${head}\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,${encrypted.split('CBC,')[1]!.split('\n')[0]}`]);
+    expect(secrets(encrypted)).toEqual([
+      `${head}\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,${encrypted.split('CBC,')[1]!.split('\n')[0]}`,
+    ]);
     const encryptedNoBlank = `${head}\nProc-Type: 4,ENCRYPTED\n${pemLine()}`;
     expect(secrets(encryptedNoBlank)).toEqual([encryptedNoBlank]);
     expect(secrets(`${head}\nnot-base64 line\n${pemLine()}`)).toEqual([]);
@@ -554,7 +627,10 @@ describe('PEM private key blocks', () => {
     expect(secrets(`${b}\n${c}\n${a}`)).toEqual([b, a]);
     // Many headers and one footer at the end: each header before it is cut off at its own body.
     const many = Array.from({ length: 5 }, () => `-----BEGIN PRIVATE KEY-----\n${pemLine()}`);
-    expect(secrets(`${many.join('\n')}\n-----END PRIVATE KEY-----`)).toEqual([...many.slice(0, 4), `${many[4]}\n-----END PRIVATE KEY-----`]);
+    expect(secrets(`${many.join('\n')}\n-----END PRIVATE KEY-----`)).toEqual([
+      ...many.slice(0, 4),
+      `${many[4]}\n-----END PRIVATE KEY-----`,
+    ]);
   });
 
   it('a footer up to 64 KiB from the header closes the block; farther, the block is cut at 64 KiB', () => {
@@ -592,7 +668,8 @@ describe('passwords in URLs', () => {
 
   it('a user and a password of any length, the password to the last @ before the host', () => {
     const pw = random(ALNUM, 256);
-    for (const userLength of [1, 128, 129, 1000, 20_000]) expect(secrets(`https://${'u'.repeat(userLength)}:${pw}@host`)).toEqual([pw]);
+    for (const userLength of [1, 128, 129, 1000, 20_000])
+      expect(secrets(`https://${'u'.repeat(userLength)}:${pw}@host`)).toEqual([pw]);
     expect(secrets(`https://:${pw}@host`)).toEqual([pw]); // no user, as Redis URLs give it (issue 38; was [])
     // A "://" right after a user-like run is the next URL, whose password is still found.
     expect(secrets(`see a://b://user:${pw}@host`)).toEqual([pw]);
@@ -616,7 +693,8 @@ describe('passwords in URLs', () => {
       return out.map((c) => text.slice(c.start, c.end));
     };
     expect(raw('https://u:pa\u0001ss\u001f@host')).toEqual(['pa\u0001ss\u001f']);
-    for (const c of ['\t', '\n', '\u000b', '\u000c', '\r', ' ']) expect(raw(`https://u:pa${c}ss@host`), JSON.stringify(c)).toEqual([]);
+    for (const c of ['\t', '\n', '\u000b', '\u000c', '\r', ' '])
+      expect(raw(`https://u:pa${c}ss@host`), JSON.stringify(c)).toEqual([]);
   });
 
   it('every URL in a long run of them is read once (linear)', () => {
@@ -625,12 +703,21 @@ describe('passwords in URLs', () => {
     expect(secrets(text)).toEqual(Array(2000).fill(pw));
   });
 
-  it.each(['${DB_PASSWORD}', '{{password}}', '<password>', '%s', '[pw]', '****', 'xxx', '...', 'REDACTED', 'your-password', 'http://x'])(
-    'a placeholder password %s is left',
-    (pw) => {
-      expect(secrets(`https://user:${pw}@host/db`)).toEqual([]);
-    },
-  );
+  it.each([
+    '${DB_PASSWORD}',
+    '{{password}}',
+    '<password>',
+    '%s',
+    '[pw]',
+    '****',
+    'xxx',
+    '...',
+    'REDACTED',
+    'your-password',
+    'http://x',
+  ])('a placeholder password %s is left', (pw) => {
+    expect(secrets(`https://user:${pw}@host/db`)).toEqual([]);
+  });
 
   it('no password without a user part and a scheme', () => {
     expect(secrets('user:Tr0ub4dor&3@host')).toEqual([]);
@@ -699,29 +786,36 @@ describe('authorization headers and schemes', () => {
     expect(secrets(`${scheme} a.b~c+d/e-f_${token}`)).toEqual([`a.b~c+d/e-f_${token}`]);
   });
 
-  it.each(['Authorization', 'Proxy-Authorization', 'X-Api-Key', 'Api-Key', 'X-Auth-Token', 'Api-Token', 'X-Access-Token', 'authorization', 'X-API-KEY'])(
-    '%s: a random value, a UUID, a Basic credential',
-    (header) => {
-      const value = 'aB3dE5gH7j'; // 10 characters, random enough
-      expect(secrets(`${header}: ${value}`)).toEqual([value]);
-      expect(secrets(`${header}:${value}`)).toEqual([value]);
-      expect(secrets(`${header}  :  ${value}`)).toEqual([value]);
-      expect(secrets(`${header}: aB3dE5gH7`)).toEqual([]);
-      const uuid = '5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a41';
-      expect(secrets(`${header}: ${uuid}`)).toEqual([uuid]);
-      expect(secrets(`${header}: 00000000-0000-0000-0000-000000000000`)).toEqual([]);
-      expect(secrets(`${header}: Basic YnJvd3Nlcjo=`)).toEqual(['YnJvd3Nlcjo=']);
-      expect(secrets(`${header}: basic YnJvd3Nl`)).toEqual(['YnJvd3Nl']);
-      expect(secrets(`${header}: Basic YnJvd3N`)).toEqual([]);
-      expect(secrets(`${header}: Basic YnJvd3Nlcjo===`)).toEqual([]);
-      expect(secrets(`${header}: Basic YnJv-d3Nlcjo`)).toEqual([]);
-      expect(secrets(`${header}: Basic xxxxxxxxxxxx`)).toEqual([]);
-      expect(secrets(`${header}: Bearer ${value}`)).toEqual([value]);
-      expect(secrets(`${header}: Token ${value}`)).toEqual([value]);
-      expect(secrets(`${header}: application/json`)).toEqual([]);
-      expect(secrets(`${header}x: ${value}`)).toEqual([]);
-    },
-  );
+  it.each([
+    'Authorization',
+    'Proxy-Authorization',
+    'X-Api-Key',
+    'Api-Key',
+    'X-Auth-Token',
+    'Api-Token',
+    'X-Access-Token',
+    'authorization',
+    'X-API-KEY',
+  ])('%s: a random value, a UUID, a Basic credential', (header) => {
+    const value = 'aB3dE5gH7j'; // 10 characters, random enough
+    expect(secrets(`${header}: ${value}`)).toEqual([value]);
+    expect(secrets(`${header}:${value}`)).toEqual([value]);
+    expect(secrets(`${header}  :  ${value}`)).toEqual([value]);
+    expect(secrets(`${header}: aB3dE5gH7`)).toEqual([]);
+    const uuid = '5eb4223e-09b0-4b52-8c3a-7f1e2d9c6a41';
+    expect(secrets(`${header}: ${uuid}`)).toEqual([uuid]);
+    expect(secrets(`${header}: 00000000-0000-0000-0000-000000000000`)).toEqual([]);
+    expect(secrets(`${header}: Basic YnJvd3Nlcjo=`)).toEqual(['YnJvd3Nlcjo=']);
+    expect(secrets(`${header}: basic YnJvd3Nl`)).toEqual(['YnJvd3Nl']);
+    expect(secrets(`${header}: Basic YnJvd3N`)).toEqual([]);
+    expect(secrets(`${header}: Basic YnJvd3Nlcjo===`)).toEqual([]);
+    expect(secrets(`${header}: Basic YnJv-d3Nlcjo`)).toEqual([]);
+    expect(secrets(`${header}: Basic xxxxxxxxxxxx`)).toEqual([]);
+    expect(secrets(`${header}: Bearer ${value}`)).toEqual([value]);
+    expect(secrets(`${header}: Token ${value}`)).toEqual([value]);
+    expect(secrets(`${header}: application/json`)).toEqual([]);
+    expect(secrets(`${header}x: ${value}`)).toEqual([]);
+  });
 
   it('a header value is read up to the characters a token may hold', () => {
     expect(secrets('Authorization: aB3dE5gH7j!rest of it')).toEqual(['aB3dE5gH7j']);
@@ -747,7 +841,8 @@ describe('AWS secrets within 160 characters after a key id', () => {
   });
 
   it('the secret may start up to 160 characters after the key id, not 161', () => {
-    for (const gap of [1, 100, 159, 160]) expect(secrets(`${keyId}${' '.repeat(gap)}${secret}`), String(gap)).toEqual([keyId, secret]);
+    for (const gap of [1, 100, 159, 160])
+      expect(secrets(`${keyId}${' '.repeat(gap)}${secret}`), String(gap)).toEqual([keyId, secret]);
     expect(secrets(`${keyId}${' '.repeat(161)}${secret}`)).toEqual([keyId]);
     // At the far end of the window its right neighbour is still read.
     expect(secrets(`${keyId}${' '.repeat(160)}${secret}A`)).toEqual([keyId]);
@@ -779,7 +874,11 @@ describe('AWS secrets within 160 characters after a key id', () => {
     const text = `${keyId} ${secret}\n${'.'.repeat(300)}\n${second} ${secret2}`;
     expect(secrets(text)).toEqual([keyId, secret, second, secret2]);
     // A second key id far behind: its window starts at its own end.
-    expect(secrets(`${secret2}${' '.repeat(200)}${keyId}${' '.repeat(200)}${second} ${secret}`)).toEqual([keyId, second, secret]);
+    expect(secrets(`${secret2}${' '.repeat(200)}${keyId}${' '.repeat(200)}${second} ${secret}`)).toEqual([
+      keyId,
+      second,
+      secret,
+    ]);
   });
 
   it('after a key id already stored as [REDACTED:SECRET], the secret a later edit adds is still found', () => {
@@ -864,9 +963,12 @@ describe('assignments: keywords', () => {
     expect(secrets(`${word}: ${key}\n`)).toEqual([key]);
   });
 
-  it.each(['pas', 'passing', 'compass', 'bypass', 'keyring', 'keys', 'cl', 'clear', 'sumoX', 'sourcegraphx'])('%s names no credential', (word) => {
-    expect(secrets(`${word} = ${key}`)).toEqual([]);
-  });
+  it.each(['pas', 'passing', 'compass', 'bypass', 'keyring', 'keys', 'cl', 'clear', 'sumoX', 'sourcegraphx'])(
+    '%s names no credential',
+    (word) => {
+      expect(secrets(`${word} = ${key}`)).toEqual([]);
+    },
+  );
 
   it('Sumo Logic and Sourcegraph: the service name alone, then a key word later in the name', () => {
     expect(secrets(`SUMO_ACCESS_ID = su${key}`)).toEqual([`su${key}`]);
@@ -983,7 +1085,11 @@ describe('assignments: operators, quotes, spacing', () => {
     expect(secrets(`DB_PASSWORD_PROD=${pw}`)).toEqual([pw]);
     expect(secrets(`apiKeySecondary: aB3dE5gH7jK9mN1pQ2`)).toEqual(['aB3dE5gH7jK9mN1pQ2']);
     expect(secrets(`my.app.secret.value=aB3dE5gH7jK9mN1pQ2`)).toEqual(['aB3dE5gH7jK9mN1pQ2']);
-    expect(secrets(`password=${pw} token=aB3dE5gH7jK9mN1pQ2 secret=${pw}x`)).toEqual([pw, 'aB3dE5gH7jK9mN1pQ2', `${pw}x`]);
+    expect(secrets(`password=${pw} token=aB3dE5gH7jK9mN1pQ2 secret=${pw}x`)).toEqual([
+      pw,
+      'aB3dE5gH7jK9mN1pQ2',
+      `${pw}x`,
+    ]);
     // A key name is read over at most 48 characters after the keyword's start.
     expect(secrets(`password${'_x'.repeat(20)}=${pw}`)).toEqual([pw]);
     expect(secrets(`password${'_x'.repeat(21)}=${pw}`)).toEqual([]);
@@ -1175,9 +1281,12 @@ describe('assignments: which values count', () => {
     expect(secrets(`password: ${value}`)).toEqual([]);
   });
 
-  it.each(['1234', '12345', '123456', 'xxxx', '****', '....', '----', '____', '####', '••••', '0000'])('a password placeholder %s is left', (value) => {
-    expect(secrets(`password: ${value}`)).toEqual([]);
-  });
+  it.each(['1234', '12345', '123456', 'xxxx', '****', '....', '----', '____', '####', '••••', '0000'])(
+    'a password placeholder %s is left',
+    (value) => {
+      expect(secrets(`password: ${value}`)).toEqual([]);
+    },
+  );
 
   it('words that start like placeholders but carry digits are values', () => {
     expect(secrets('password: test1234')).toEqual(['test1234']);
@@ -1295,9 +1404,12 @@ describe('assignments: key names that describe the secret', () => {
     expect(secrets(`${name} = ${key}`)).toEqual([]);
   });
 
-  it.each(['apikeys', 'secretkey', 'tokensecret', 'passwords', 'tokenpwd', 'secretpass', 'tokens', 'passwordid'])('%s = <random> still names one', (name) => {
-    expect(secrets(`${name} = ${key}`)).toEqual(name === 'passwordid' ? [] : [key]);
-  });
+  it.each(['apikeys', 'secretkey', 'tokensecret', 'passwords', 'tokenpwd', 'secretpass', 'tokens', 'passwordid'])(
+    '%s = <random> still names one',
+    (name) => {
+      expect(secrets(`${name} = ${key}`)).toEqual(name === 'passwordid' ? [] : [key]);
+    },
+  );
 
   it('descriptions before the keyword do not count, only after it', () => {
     expect(secrets(`MAX_TOKEN = ${key}`)).toEqual([key]);
@@ -1523,13 +1635,18 @@ describe('URLs: what the user and the password may hold', () => {
 });
 
 describe('Bundler: the ends of each class of the key and the value', () => {
-  it.each(['BUNDLE_AZ09__A__AZ09', 'BUNDLE_X__Z__AZ09', 'BUNDLE_X__0__Z', 'BUNDLE_X__9__0', 'BUNDLE_A_Z__9'])('%s', (key) => {
-    expect(secrets(`${key}=u:p4ss`)).toEqual(['u:p4ss']);
-  });
+  it.each(['BUNDLE_AZ09__A__AZ09', 'BUNDLE_X__Z__AZ09', 'BUNDLE_X__0__Z', 'BUNDLE_X__9__0', 'BUNDLE_A_Z__9'])(
+    '%s',
+    (key) => {
+      expect(secrets(`${key}=u:p4ss`)).toEqual(['u:p4ss']);
+    },
+  );
 
   it('the user stops at whitespace, quotes, colons, semicolons and ampersands; the password at all but colons', () => {
-    for (const c of [' ', '"', "'", ';', '&']) expect(secrets(`BUNDLE_X__COM=u${c}x:p4ss`), JSON.stringify(c)).toEqual([]);
-    for (const c of [' ', '"', "'", ';', '&']) expect(secrets(`BUNDLE_X__COM=u:p4ss${c}x`), JSON.stringify(c)).toEqual(['u:p4ss']);
+    for (const c of [' ', '"', "'", ';', '&'])
+      expect(secrets(`BUNDLE_X__COM=u${c}x:p4ss`), JSON.stringify(c)).toEqual([]);
+    for (const c of [' ', '"', "'", ';', '&'])
+      expect(secrets(`BUNDLE_X__COM=u:p4ss${c}x`), JSON.stringify(c)).toEqual(['u:p4ss']);
     expect(secrets('BUNDLE_X__COM=u:p4ss:x')).toEqual(['u:p4ss:x']);
   });
 });
@@ -1556,7 +1673,14 @@ describe('authorization values: the ends of each class', () => {
       expect(secrets(`Authorization: ${v}`), v).toEqual([v]);
       expect(secrets(`token: ${v}`), v).toEqual([v]);
     }
-    for (const v of [`${uuid}0`, `0${uuid}`, uuid.slice(1), uuid.slice(0, -1), uuid.replace('-09af-', '-09a-'), uuid.replace('-', '')]) {
+    for (const v of [
+      `${uuid}0`,
+      `0${uuid}`,
+      uuid.slice(1),
+      uuid.slice(0, -1),
+      uuid.replace('-09af-', '-09a-'),
+      uuid.replace('-', ''),
+    ]) {
       expect(secrets(`Authorization: ${v}`), v).toEqual([]);
       expect(secrets(`token: ${v}`), v).toEqual([]);
     }
@@ -1568,8 +1692,10 @@ describe('AWS secrets: the ends of each class', () => {
   const secret = 'AZaz09+/' + random(B64, 32);
   it('every character a secret may hold, and each that may not touch it', () => {
     expect(secrets(`${keyId} ${secret}`)).toEqual([keyId, secret]);
-    for (const c of ['A', 'Z', 'a', 'z', '0', '9', '+', '/']) expect(secrets(`${keyId} ${c}${secret}`), `${c} before`).toEqual([keyId]);
-    for (const c of ['A', 'Z', 'a', 'z', '0', '9', '+', '/', '=']) expect(secrets(`${keyId} ${secret}${c}`), `${c} after`).toEqual([keyId]);
+    for (const c of ['A', 'Z', 'a', 'z', '0', '9', '+', '/'])
+      expect(secrets(`${keyId} ${c}${secret}`), `${c} before`).toEqual([keyId]);
+    for (const c of ['A', 'Z', 'a', 'z', '0', '9', '+', '/', '='])
+      expect(secrets(`${keyId} ${secret}${c}`), `${c} after`).toEqual([keyId]);
   });
 });
 
@@ -1629,7 +1755,8 @@ describe('assignments: more edges', () => {
   });
 
   it('keywords that must stand alone or end a word', () => {
-    for (const word of ['monkeys', 'sumos', 'clesecretary', 'uncle']) expect(secrets(`${word} = ${key}`), word).toEqual([]);
+    for (const word of ['monkeys', 'sumos', 'clesecretary', 'uncle'])
+      expect(secrets(`${word} = ${key}`), word).toEqual([]);
     for (const word of ['token.idx']) expect(secrets(`${word} = ${key}`), word).toEqual([key]);
   });
 
@@ -1670,12 +1797,31 @@ describe('assignments: more edges', () => {
     for (const v of ['puzzle', 'voilà', 'naÿve', 'azure']) expect(secrets(`password: ${v}`), v).toEqual([]);
   });
 
-  it.each(['abc{{x}}123', 'git+ssh://host/repo', 'a.b://x', 'x-y://z', 'XXXXXXXX', 'some_token'])('a placeholder %s is left', (value) => {
-    expect(secrets(`password: ${value}`)).toEqual([]);
-  });
+  it.each(['abc{{x}}123', 'git+ssh://host/repo', 'a.b://x', 'x-y://z', 'XXXXXXXX', 'some_token'])(
+    'a placeholder %s is left',
+    (value) => {
+      expect(secrets(`password: ${value}`)).toEqual([]);
+    },
+  );
 
   it('references with digits: the known objects of code', () => {
-    for (const p of ['process', 'os', 'env', 'config', 'settings', 'self', 'this', 'cfg', 'secrets', 'vars', 'params', 'args', 'req', 'request', 'ctx']) {
+    for (const p of [
+      'process',
+      'os',
+      'env',
+      'config',
+      'settings',
+      'self',
+      'this',
+      'cfg',
+      'secrets',
+      'vars',
+      'params',
+      'args',
+      'req',
+      'request',
+      'ctx',
+    ]) {
       expect(secrets(`password = ${p}.KEY_2`), p).toEqual([]);
       expect(secrets(`password = ${p}['k1']`), p).toEqual([]);
       expect(secrets(`password = ${p}x.KEY2`), p).toEqual([`${p}x.KEY2`]);
@@ -1688,7 +1834,8 @@ describe('the randomness tests: the ends of each range', () => {
   it('digits 0 and 9, letters A, Z, a and z', () => {
     expect(looksRandom('qWeRtY0uIoPzXc', 8)).toBe(true);
     expect(looksRandom('qWeRtY9uIoPzXc', 8)).toBe(true);
-    for (const v of ['1A2!3@4#5$6%', '1Z2!3@4#5$6%', '1a2!3@4#5$6%', '1z2!3@4#5$6%']) expect(looksRandom(v, 8), v).toBe(true);
+    for (const v of ['1A2!3@4#5$6%', '1Z2!3@4#5$6%', '1a2!3@4#5$6%', '1z2!3@4#5$6%'])
+      expect(looksRandom(v, 8), v).toBe(true);
     expect(looksRandom('Z1c3e5g7', 8)).toBe(false); // a capital asks for 3.2
   });
 
@@ -1733,13 +1880,15 @@ describe('keywords with each separator before "key", and a value only a named ke
   ];
   for (const base of bases) {
     it(base, () => {
-      for (const sep of ['_', ' ', '-', '']) expect(secrets(`${base}${sep}key = ${value}`), JSON.stringify(sep)).toEqual([value]);
+      for (const sep of ['_', ' ', '-', ''])
+        expect(secrets(`${base}${sep}key = ${value}`), JSON.stringify(sep)).toEqual([value]);
       expect(secrets(`${base.toUpperCase()}_KEY = ${value}`)).toEqual([value]);
     });
   }
 
   it('a bare "key" suffix does not accept it', () => {
-    for (const name of ['stripe_key', 'stripe-key', 'stripekey', 'STRIPE_KEY']) expect(secrets(`${name} = ${value}`), name).toEqual([]);
+    for (const name of ['stripe_key', 'stripe-key', 'stripekey', 'STRIPE_KEY'])
+      expect(secrets(`${name} = ${value}`), name).toEqual([]);
   });
 });
 
@@ -1772,20 +1921,48 @@ describe('more separators and words', () => {
   });
 
   it('qualifiers before each operator word', () => {
-    for (const word of ['is', 'ist', 'est', 'es', 'lautet', 'era', 'was']) expect(secrets(`password for NAS ${word} ${pw}`), word).toEqual([pw]);
+    for (const word of ['is', 'ist', 'est', 'es', 'lautet', 'era', 'was'])
+      expect(secrets(`password for NAS ${word} ${pw}`), word).toEqual([pw]);
   });
 
   it('identifiers at the ends of their classes are code', () => {
-    for (const v of ['Abc_def', 'Zbc_def', 'abc_def', 'zbc_def', '_bc_def', 'bAc_de', 'bZc_de', 'bac_de', 'bzc_de', 'b_cde', 'xaAy', 'xzZy', 'xaZy', 'xzAy']) {
+    for (const v of [
+      'Abc_def',
+      'Zbc_def',
+      'abc_def',
+      'zbc_def',
+      '_bc_def',
+      'bAc_de',
+      'bZc_de',
+      'bac_de',
+      'bzc_de',
+      'b_cde',
+      'xaAy',
+      'xzZy',
+      'xaZy',
+      'xzAy',
+    ]) {
       expect(secrets(`password = ${v}`), v).toEqual([]);
     }
-    for (const v of ['ab.Acd', 'ab.Zcd', 'ab.acd', 'ab.zcd', 'ab._cd', 'ab.cAd', 'ab.cZd', 'ab.cad', 'ab.czd', 'ab.c_d']) {
+    for (const v of [
+      'ab.Acd',
+      'ab.Zcd',
+      'ab.acd',
+      'ab.zcd',
+      'ab._cd',
+      'ab.cAd',
+      'ab.cZd',
+      'ab.cad',
+      'ab.czd',
+      'ab.c_d',
+    ]) {
       expect(secrets(`password = ${v}`), v).toEqual([]);
     }
   });
 
   it('URL-shaped placeholders: a scheme of a letter and up to 20 letters, digits, +, . or -', () => {
-    for (const v of ['az09://x', 'za://x', 'Az://x', 'Zz://x', `a${'b'.repeat(20)}://x`]) expect(secrets(`password: ${v}`), v).toEqual([]);
+    for (const v of ['az09://x', 'za://x', 'Az://x', 'Zz://x', `a${'b'.repeat(20)}://x`])
+      expect(secrets(`password: ${v}`), v).toEqual([]);
     expect(secrets(`password: a${'b'.repeat(21)}://x`)).toEqual([`a${'b'.repeat(21)}://x`]);
     expect(secrets('password: 9ab://x')).toEqual(['9ab://x']);
   });
@@ -1793,7 +1970,8 @@ describe('more separators and words', () => {
   it('placeholder words, with or without a separator after them', () => {
     for (const v of ['Dummy', 'Fake', 'Test', 'Some', 'Insert', 'Replace', 'Enter', 'Put', 'Example', 'Mytoken'])
       expect(secrets(`password: ${v}`), v).toEqual([]);
-    for (const v of ['enter-key-123', 'replace-me-9', 'insert_9', 'your-1']) expect(secrets(`password: ${v}`), v).toEqual([]);
+    for (const v of ['enter-key-123', 'replace-me-9', 'insert_9', 'your-1'])
+      expect(secrets(`password: ${v}`), v).toEqual([]);
     expect(secrets('password: aB3dredactedgH7jK9')).toEqual([]);
     expect(secrets('password: entertain9')).toEqual(['entertain9']);
   });
@@ -1812,10 +1990,36 @@ describe('the end of a value longer than its rule reads', () => {
   it('a Bearer or header credential past 2,048 characters runs over every credential character, and stops at any other', () => {
     const v = random(ALNUM, 2048);
     for (const c of ['a', 'z', 'A', 'Z', '0', '9', '.', '_', '~', '+', '/', '=', '-']) {
-      for (const form of ['Bearer ', 'Authorization: ']) expect(spans(`${form}${v}${c}q7 next`), `${form}${c}`).toEqual([`${v}${c}q7`]);
+      for (const form of ['Bearer ', 'Authorization: '])
+        expect(spans(`${form}${v}${c}q7 next`), `${form}${c}`).toEqual([`${v}${c}q7`]);
     }
-    for (const c of [' ', '"', "'", ',', ';', ':', '!', '@', '#', '%', '&', '*', '?', '`', '(', '[', '{', '<', '\\', '|', '^', '\u00e9', '\u2028']) {
-      for (const form of ['Bearer ', 'Authorization: ']) expect(spans(`${form}${v}${c}q7 next`), `${form}${JSON.stringify(c)}`).toEqual([v]);
+    for (const c of [
+      ' ',
+      '"',
+      "'",
+      ',',
+      ';',
+      ':',
+      '!',
+      '@',
+      '#',
+      '%',
+      '&',
+      '*',
+      '?',
+      '`',
+      '(',
+      '[',
+      '{',
+      '<',
+      '\\',
+      '|',
+      '^',
+      '\u00e9',
+      '\u2028',
+    ]) {
+      for (const form of ['Bearer ', 'Authorization: '])
+        expect(spans(`${form}${v}${c}q7 next`), `${form}${JSON.stringify(c)}`).toEqual([v]);
     }
   });
 
@@ -1829,17 +2033,64 @@ describe('the end of a value longer than its rule reads', () => {
   it('a Bundler password past 128 characters runs to whitespace, a quote, ";" or "&", and over anything else', () => {
     const pw = random(ALNUM, 128);
     const key = 'BUNDLE_GEMS__CONTRIBSYS__COM=';
-    for (const c of ['a', '!', ':', '@', '/', '=', '-', '\u0000', '\u0008', '\u000e', '\u001f', '\u00e9', '\u2027', '\u202a']) {
+    for (const c of [
+      'a',
+      '!',
+      ':',
+      '@',
+      '/',
+      '=',
+      '-',
+      '\u0000',
+      '\u0008',
+      '\u000e',
+      '\u001f',
+      '\u00e9',
+      '\u2027',
+      '\u202a',
+    ]) {
       expect(spans(`${key}u:${pw}${c}q7`), JSON.stringify(c)).toEqual([`u:${pw}${c}q7`]);
     }
-    for (const c of [' ', '\t', '\n', '\u000b', '\u000c', '\r', '"', "'", ';', '&', '\u00a0', '\u2028', '\u2029', '\u3000']) {
+    for (const c of [
+      ' ',
+      '\t',
+      '\n',
+      '\u000b',
+      '\u000c',
+      '\r',
+      '"',
+      "'",
+      ';',
+      '&',
+      '\u00a0',
+      '\u2028',
+      '\u2029',
+      '\u3000',
+    ]) {
       expect(spans(`${key}u:${pw}${c}q7`), JSON.stringify(c)).toEqual([`u:${pw}`]);
     }
   });
 
   it('a value ends at every Unicode space and line separator, raw as a detector may be given it, and runs over their neighbours', () => {
     const spaces = [0x85, 0xa0, 0x1680, 0x2000, 0x2005, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
-    const others = [0x84, 0x86, 0x9f, 0xa1, 0x167f, 0x1681, 0x1fff, 0x200b, 0x2027, 0x202a, 0x202e, 0x2030, 0x205e, 0x2060, 0xfefe, 0xff00 - 0x100];
+    const others = [
+      0x84,
+      0x86,
+      0x9f,
+      0xa1,
+      0x167f,
+      0x1681,
+      0x1fff,
+      0x200b,
+      0x2027,
+      0x202a,
+      0x202e,
+      0x2030,
+      0x205e,
+      0x2060,
+      0xfefe,
+      0xff00 - 0x100,
+    ];
     for (const code of spaces) {
       const c = String.fromCharCode(code);
       expect(spans(`password = hunter22${c}rest`), code.toString(16)).toEqual(['hunter22']);

@@ -152,9 +152,15 @@ describe('the new rules through vault.run', () => {
 
   it('a spelt address completed by str_replace is stored redacted, like the same text in one create', async () => {
     const { run, raw, view } = await setup();
-    expect((await run('u', { command: 'create', path: '/memories/a.md', file_text: 'Reach john at gmail when back\n' })).isError).toBe(false);
+    expect(
+      (await run('u', { command: 'create', path: '/memories/a.md', file_text: 'Reach john at gmail when back\n' }))
+        .isError,
+    ).toBe(false);
     // The domain completed later: only the file after the edit holds an address.
-    expect((await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'gmail', new_str: 'gmail.com' })).isError).toBe(false);
+    expect(
+      (await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'gmail', new_str: 'gmail.com' }))
+        .isError,
+    ).toBe(false);
     await run('u', { command: 'create', path: '/memories/b.md', file_text: 'Reach john at gmail.com when back\n' });
     expect(await view('/memories/a.md')).toContain('Reach [REDACTED:EMAIL] when back');
     expect((await view('/memories/a.md')).replace('a.md', 'b.md')).toBe(await view('/memories/b.md'));
@@ -170,8 +176,14 @@ describe('the new rules through vault.run', () => {
 
   it('an SSN in the 5-4 grouping completed by str_replace is stored redacted; a ZIP+4 code is kept', async () => {
     const { run, raw, view } = await setup();
-    await run('u', { command: 'create', path: '/memories/a.md', file_text: 'Form: 07805-XXXX\nOffice: Springfield, IL 62704-1234\n' });
-    expect((await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'XXXX', new_str: '1121' })).isError).toBe(false);
+    await run('u', {
+      command: 'create',
+      path: '/memories/a.md',
+      file_text: 'Form: 07805-XXXX\nOffice: Springfield, IL 62704-1234\n',
+    });
+    expect(
+      (await run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'XXXX', new_str: '1121' })).isError,
+    ).toBe(false);
     const shown = await view('/memories/a.md');
     expect(shown).toContain('Form: [REDACTED:US_SSN]');
     expect(shown).toContain('IL 62704-1234');

@@ -33,7 +33,11 @@ describe('US_SSN: a table column headed SSN', () => {
     ],
     ['the tax id header', 'name,TIN\nJane,234567890\n', ['234567890']],
     ['an SSN number header (the SSN word wins)', 'name|SSN number\nJane|234567890\n', ['234567890']],
-    ['a dashed SSN under another header is still one', '| ticket | ssn? |\n|---|---|\n| 234-56-7890 | x |\n', ['234-56-7890']],
+    [
+      'a dashed SSN under another header is still one',
+      '| ticket | ssn? |\n|---|---|\n| 234-56-7890 | x |\n',
+      ['234-56-7890'],
+    ],
     ['a TSV header that names nothing: the bare rule as before', 'who\twhat\nJane\t234567890\n', ['234567890']],
     ['a CSV header that names nothing: a comma before needs an SSN header', 'who,what\nJane,234567890\n', []],
   ])('%s', (_name, text, expected) => {

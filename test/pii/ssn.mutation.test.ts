@@ -50,17 +50,20 @@ describe('US_SSN: written forms', () => {
     expect(ssns(`he wrote ${value} down`)).toEqual(found ? [value] : []);
   });
 
-  it.each(['111111111', '555-55-5555', '123456789', '123-45-6789x', '987654320', '98765432-1', '078051120'])('%s was never issued', (value) => {
-    const plain = value.replace(/x$/, '');
-    if (plain === '555-55-5555' || plain === '123-45-6789') {
-      // The canonical form is reported whatever the digits (Presidio's own rule applies to the other forms).
-      expect(ssns(`he wrote ${plain} down`)).toEqual([plain]);
-      const spaced = plain.replaceAll('-', ' ');
-      expect(ssns(`he wrote ${spaced} down`)).toEqual([]);
-    } else {
-      expect(ssns(`he wrote ${plain} down`)).toEqual([]);
-    }
-  });
+  it.each(['111111111', '555-55-5555', '123456789', '123-45-6789x', '987654320', '98765432-1', '078051120'])(
+    '%s was never issued',
+    (value) => {
+      const plain = value.replace(/x$/, '');
+      if (plain === '555-55-5555' || plain === '123-45-6789') {
+        // The canonical form is reported whatever the digits (Presidio's own rule applies to the other forms).
+        expect(ssns(`he wrote ${plain} down`)).toEqual([plain]);
+        const spaced = plain.replaceAll('-', ' ');
+        expect(ssns(`he wrote ${spaced} down`)).toEqual([]);
+      } else {
+        expect(ssns(`he wrote ${plain} down`)).toEqual([]);
+      }
+    },
+  );
 
   it('a number ruled out as never issued is reported after a context word', () => {
     expect(ssns('SSN 123456789')).toEqual(['123456789']);
@@ -75,10 +78,13 @@ describe('US_SSN: written forms', () => {
     expect(ssns(`id 078-05-1123${glue} end`)).toEqual([]);
   });
 
-  it.each(['.', '-', '/', ':', ','])('a number followed by %s and a digit is part of something else; by %s alone it ends a sentence', (glue) => {
-    expect(ssns(`id 078-05-1123${glue}4 end`)).toEqual([]);
-    expect(ssns(`id 078-05-1123${glue} end`)).toEqual(['078-05-1123']);
-  });
+  it.each(['.', '-', '/', ':', ','])(
+    'a number followed by %s and a digit is part of something else; by %s alone it ends a sentence',
+    (glue) => {
+      expect(ssns(`id 078-05-1123${glue}4 end`)).toEqual([]);
+      expect(ssns(`id 078-05-1123${glue} end`)).toEqual(['078-05-1123']);
+    },
+  );
 
   it('a group of a longer grouped number is not one', () => {
     expect(ssns('he wrote 078 05 1123 45 now')).toEqual([]);
@@ -212,9 +218,12 @@ describe('US_SSN: what else a number is', () => {
     expect(ssns(`order, and then a few words: 078051123`)).toEqual(['078051123']);
   });
 
-  it.each(['CA', 'NY', 'Springfield, IL', 'TX.', 'WA,', 'DC\t'])('a ZIP+4 after the state code "%s" is not an SSN', (state) => {
-    expect(ssns(`${state} 07805-1123`)).toEqual([]);
-  });
+  it.each(['CA', 'NY', 'Springfield, IL', 'TX.', 'WA,', 'DC\t'])(
+    'a ZIP+4 after the state code "%s" is not an SSN',
+    (state) => {
+      expect(ssns(`${state} 07805-1123`)).toEqual([]);
+    },
+  );
 
   it.each([
     'zip',
@@ -288,12 +297,31 @@ describe('US_SSN: ZIP+4 codes', () => {
     expect(ssns(`Springfield, ${state}. 07805-1123`)).toEqual([]);
   });
 
-  it.each(['AA', 'AB', 'CB', 'DA', 'FA', 'GB', 'HA', 'IB', 'KA', 'LB', 'MB', 'NA', 'OA', 'PB', 'RA', 'SA', 'TA', 'UA', 'VB', 'WB', 'XX'])(
-    '%s is no state code: the number is an SSN',
-    (code) => {
-      expect(ssns(`${code} 07805-1123`)).toEqual(['07805-1123']);
-    },
-  );
+  it.each([
+    'AA',
+    'AB',
+    'CB',
+    'DA',
+    'FA',
+    'GB',
+    'HA',
+    'IB',
+    'KA',
+    'LB',
+    'MB',
+    'NA',
+    'OA',
+    'PB',
+    'RA',
+    'SA',
+    'TA',
+    'UA',
+    'VB',
+    'WB',
+    'XX',
+  ])('%s is no state code: the number is an SSN', (code) => {
+    expect(ssns(`${code} 07805-1123`)).toEqual(['07805-1123']);
+  });
 
   it('a state code is a word in capitals, then at most a dot and a comma, then spaces or tabs', () => {
     expect(ssns('CA.,  07805-1123')).toEqual([]);
@@ -338,12 +366,20 @@ describe('US_SSN: ZIP+4 codes', () => {
 });
 
 describe('US_SSN: context words, their spellings', () => {
-  it.each(['social  security', 'social- security', 'social\tsecurity', 'soc.sec', 'socsec', 'soc.  sec', 'SOC SEC', 'ss# ', 'SSN#', 'Social Security Number:'])(
-    '"%s" is a context word',
-    (word) => {
-      expect(ssns(`${word} 123456789`)).toEqual(['123456789']);
-    },
-  );
+  it.each([
+    'social  security',
+    'social- security',
+    'social\tsecurity',
+    'soc.sec',
+    'socsec',
+    'soc.  sec',
+    'SOC SEC',
+    'ss# ',
+    'SSN#',
+    'Social Security Number:',
+  ])('"%s" is a context word', (word) => {
+    expect(ssns(`${word} 123456789`)).toEqual(['123456789']);
+  });
 
   it.each(['socialsecurity', 'soc..sec', 'so sec', 'ssx', 'ss #', 'atin', 'tinder', 'ssad'])('"%s" is not', (word) => {
     expect(ssns(`${word} 123456789`)).toEqual([]);
@@ -389,9 +425,12 @@ describe('US_SSN: other number words, their spellings', () => {
     expect(ssns(`${word} 078051123`)).toEqual([]);
   });
 
-  it.each(['orders', 'border', 'idle', 'nope', 'zipped', 'taxi', 'vatican'])('"%s" says nothing: the number is an SSN', (word) => {
-    expect(ssns(`${word} 078051123`)).toEqual(['078051123']);
-  });
+  it.each(['orders', 'border', 'idle', 'nope', 'zipped', 'taxi', 'vatican'])(
+    '"%s" says nothing: the number is an SSN',
+    (word) => {
+      expect(ssns(`${word} 078051123`)).toEqual(['078051123']);
+    },
+  );
 
   it('the other-number words are read within 24 characters before the number', () => {
     expect(ssns(`order ${' '.repeat(17)}078051123`)).toEqual([]);

@@ -68,7 +68,9 @@ const FLAT_FRAGMENTS = [
   '- ',
   'Notes about the week and the plans for it. '.repeat(8),
 ];
-const flatText = fc.array(fc.constantFrom(...FLAT_FRAGMENTS), { minLength: 1, maxLength: 120 }).map((parts) => parts.join(''));
+const flatText = fc
+  .array(fc.constantFrom(...FLAT_FRAGMENTS), { minLength: 1, maxLength: 120 })
+  .map((parts) => parts.join(''));
 const key = (f: { type: string; start: number; end: number }) => `${f.type}:${f.start}:${f.end}`;
 
 function checkEdit(before: string, after: string): void {
@@ -89,7 +91,12 @@ function checkEdit(before: string, after: string): void {
   const shift = span.beforeEnd - span.afterEnd;
   const had = new Set(scan(before).findings.map(key));
   for (const f of whole) {
-    const old = f.end <= span.start ? key(f) : f.start >= span.afterEnd ? `${f.type}:${f.start + shift}:${f.end + shift}` : undefined;
+    const old =
+      f.end <= span.start
+        ? key(f)
+        : f.start >= span.afterEnd
+          ? `${f.type}:${f.start + shift}:${f.end + shift}`
+          : undefined;
     if (old !== undefined && had.has(old)) continue;
     expect(got.has(key(f)), `${key(f)}, made by the edit, missed in ${JSON.stringify(after)}`).toBe(true);
   }
@@ -118,9 +125,16 @@ describe('edit scan window bounded by line breaks', () => {
 
   it('agrees with a scan of the whole file on texts without a blank line (wrapped values, digit lines, long lines)', () => {
     fc.assert(
-      fc.property(flatText, fc.constantFrom(...FLAT_FRAGMENTS), fc.nat(), fc.nat(), fc.nat(400), (base, piece, a, b, cut) => {
-        edits(base, piece, a, b, cut);
-      }),
+      fc.property(
+        flatText,
+        fc.constantFrom(...FLAT_FRAGMENTS),
+        fc.nat(),
+        fc.nat(),
+        fc.nat(400),
+        (base, piece, a, b, cut) => {
+          edits(base, piece, a, b, cut);
+        },
+      ),
       { numRuns: 500, seed: 7 },
     );
   });
@@ -181,9 +195,13 @@ describe('edit scan window bounded by line breaks', () => {
   it('a private key block, which may hold blank lines, is scanned whole (the margin rule)', () => {
     const body = 'MIIEowIBAAKCAQEA7V1uQ3m9Jv2yXo8bZ0qR5tP8wL3kN6sH1dF4gA9cE2jB7iK0\n'.repeat(4);
     const before = `intro\n\n-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123\n\n${body}\n\n${'x\n'.repeat(300)}`;
-    const after = before.replace('-----BEGIN RSA PRIVATE KEY-----\n', '-----BEGIN RSA PRIVATE KEY-----\n') + '-----END RSA PRIVATE KEY-----\n';
+    const after =
+      before.replace('-----BEGIN RSA PRIVATE KEY-----\n', '-----BEGIN RSA PRIVATE KEY-----\n') +
+      '-----END RSA PRIVATE KEY-----\n';
     const result = redactEdit(before, after);
-    expect(result.findings.some((f) => f.type === 'SECRET' && after.slice(f.start, f.end).startsWith('-----BEGIN'))).toBe(true);
+    expect(
+      result.findings.some((f) => f.type === 'SECRET' && after.slice(f.start, f.end).startsWith('-----BEGIN')),
+    ).toBe(true);
     checkEdit(before, after);
   });
 });

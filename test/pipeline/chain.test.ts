@@ -52,13 +52,20 @@ describe('defaultChain', () => {
   });
 
   it('the quota owns maxFileBytes and viewChars; a disagreeing limit is a start-up error', () => {
-    expect(defaultChain({ quota: { maxFileBytes: 10, viewChars: 300 }, limits: { maxWriteAttempts: 3 } }).limits).toEqual({
+    expect(
+      defaultChain({ quota: { maxFileBytes: 10, viewChars: 300 }, limits: { maxWriteAttempts: 3 } }).limits,
+    ).toEqual({
       maxFileBytes: 10,
       viewChars: 300,
       maxWriteAttempts: 3,
     });
-    expect(defaultChain().limits).toEqual({ maxFileBytes: DEFAULT_LIMITS.maxFileBytes, viewChars: DEFAULT_LIMITS.viewChars });
-    expect(() => defaultChain({ quota: { maxFileBytes: 10 }, limits: { maxFileBytes: 20 } })).toThrow(expect.objectContaining({ code: 'CONFIG' }));
+    expect(defaultChain().limits).toEqual({
+      maxFileBytes: DEFAULT_LIMITS.maxFileBytes,
+      viewChars: DEFAULT_LIMITS.viewChars,
+    });
+    expect(() => defaultChain({ quota: { maxFileBytes: 10 }, limits: { maxFileBytes: 20 } })).toThrow(
+      expect.objectContaining({ code: 'CONFIG' }),
+    );
     expect(defaultChain({ quota: false, limits: { maxFileBytes: 20 } }).limits).toEqual({ maxFileBytes: 20 });
   });
 
@@ -66,11 +73,21 @@ describe('defaultChain', () => {
     const store = new MemoryStore();
     const chain = defaultChain({ quota: { maxUserBytes: 10 } });
     const run = compose(chain.middlewares);
-    const execute = terminal({ env: { locks: new VaultLocks(), limits: { ...DEFAULT_LIMITS, ...chain.limits }, createMode: 'overwrite' } });
+    const execute = terminal({
+      env: { locks: new VaultLocks(), limits: { ...DEFAULT_LIMITS, ...chain.limits }, createMode: 'overwrite' },
+    });
     const files = new StoreUserFiles(store, await createPlainCodecProvider().forUser('u'));
     const go = async (input: unknown) => {
       const stats = { bytesRead: 0, bytesWritten: 0, requests: {} };
-      const ctx = { requestId: 'r', uid: files.uid, input, pathsCanonical: false, files, stats, decisions: {} as Record<string, unknown> };
+      const ctx = {
+        requestId: 'r',
+        uid: files.uid,
+        input,
+        pathsCanonical: false,
+        files,
+        stats,
+        decisions: {} as Record<string, unknown>,
+      };
       const result = await withErrorBoundary(
         () => run(ctx, () => execute(ctx)),
         () => {},
@@ -82,7 +99,9 @@ describe('defaultChain', () => {
     expect(traversal.decisions).toEqual({ pathGuard: { blocked: true, rule: 'dot-segment' } });
     const over = await go({ command: 'create', path: '/memories/x', file_text: 'y'.repeat(11) });
     expect(over.result.code).toBe('QUOTA_EXCEEDED');
-    expect((await go({ command: 'create', path: '/memories/x', file_text: 'y'.repeat(10) })).result.isError).toBe(false);
+    expect((await go({ command: 'create', path: '/memories/x', file_text: 'y'.repeat(10) })).result.isError).toBe(
+      false,
+    );
     expect(store.keys()).toHaveLength(1);
   });
 });

@@ -119,7 +119,11 @@ describe('compose (Koa style)', () => {
         return { content: `caught ${(error as Error).message}`, isError: true, code: 'INTERNAL' };
       }
     };
-    expect(await compose([catching, throwsSync])(context(), async () => ok('t'))).toEqual({ content: 'caught boom', isError: true, code: 'INTERNAL' });
+    expect(await compose([catching, throwsSync])(context(), async () => ok('t'))).toEqual({
+      content: 'caught boom',
+      isError: true,
+      code: 'INTERNAL',
+    });
   });
 
   it('one composed chain serves concurrent commands independently', async () => {

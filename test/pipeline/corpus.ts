@@ -97,7 +97,14 @@ const SLASHES = [
   '﹨',
 ];
 
-const TARGETS = ['etc/passwd', 'windows/win.ini', 'boot.ini', 'root/.ssh/id_rsa', 'proc/self/environ', 'u/other-user/f/secret.md'];
+const TARGETS = [
+  'etc/passwd',
+  'windows/win.ini',
+  'boot.ini',
+  'root/.ssh/id_rsa',
+  'proc/self/environ',
+  'u/other-user/f/secret.md',
+];
 
 function parentChains(token: string, separator: string, depth: number, target: string): string {
   return `${(token + separator).repeat(depth)}${target}`;
@@ -124,10 +131,22 @@ export function attackPaths(): AttackPath[] {
   // 3. Cross products of a sample of encoded dots and separators (dotdotpwn's core loop).
   const someDots = ['%2e%2e', '%252e%252e', '%c0%ae%c0%ae', '%uff0e%uff0e', '．．', '‥'];
   const someSlashes = ['%2f', '%5c', '%252f', '%c0%af', '%u2215', '／'];
-  for (const dots of someDots) for (const slash of someSlashes) placed('encoded dots+separator', parentChains(dots, slash, 3, 'etc/passwd'));
+  for (const dots of someDots)
+    for (const slash of someSlashes) placed('encoded dots+separator', parentChains(dots, slash, 3, 'etc/passwd'));
 
   // 4. Nested sequences that survive a one-pass strip of '../'.
-  for (const nested of ['....//', '...//', '..././', '....\\/', '....\\\\', '..../', '.../.../', '...\\.\\', '..\\/', '..//']) {
+  for (const nested of [
+    '....//',
+    '...//',
+    '..././',
+    '....\\/',
+    '....\\\\',
+    '..../',
+    '.../.../',
+    '...\\.\\',
+    '..\\/',
+    '..//',
+  ]) {
     placed('nested/stripped', `${nested.repeat(3)}etc/passwd`);
   }
   // 5. Plain '..' segments, also when they stay inside the root.
@@ -145,7 +164,21 @@ export function attackPaths(): AttackPath[] {
   for (const t of TARGETS) add('dot-dot backslash', `/memories/${'..\\'.repeat(4)}${t.replace(/\//g, '\\')}`);
 
   // 6. NUL, control characters and invisible formatting.
-  for (const c of ['\u0000', '\u0001', '\t', '\n', '\r', '\u001b', '\u007f', '\u0085', '\u2028', '\u2029', '\u202e', '\u2066', '\ufeff']) {
+  for (const c of [
+    '\u0000',
+    '\u0001',
+    '\t',
+    '\n',
+    '\r',
+    '\u001b',
+    '\u007f',
+    '\u0085',
+    '\u2028',
+    '\u2029',
+    '\u202e',
+    '\u2066',
+    '\ufeff',
+  ]) {
     add('control', `/memories/notes${c}.md`);
     add('control', `/memories/..${c}/etc/passwd`);
   }
@@ -268,7 +301,15 @@ export function attackPaths(): AttackPath[] {
     placed('dots and spaces', `${p}/etc/passwd`);
   }
   // 10. Empty segments.
-  for (const p of ['/memories//x', '/memories///', '/memories//', '/memories/a//b', '/memories/a///', '/memories//../x']) add('empty segment', p);
+  for (const p of [
+    '/memories//x',
+    '/memories///',
+    '/memories//',
+    '/memories/a//b',
+    '/memories/a///',
+    '/memories//../x',
+  ])
+    add('empty segment', p);
   // 11. Lengths.
   add('too long', `/memories/${'a'.repeat(256)}`);
   add('too long', `/memories/${'é'.repeat(128)}`);
@@ -277,19 +318,53 @@ export function attackPaths(): AttackPath[] {
   add('too long', `/memories/${'x'.repeat(5000)}`);
   add('too long', `/memories/${'../'.repeat(2000)}etc/passwd`);
   // 12. The reserved bookkeeping directory, in every spelling.
-  for (const p of ['.memvault', '.memvault/', '.memvault/renames/x', '.MEMVAULT', '%2ememvault', '%2Ememvault/x', './.memvault', '．memvault'])
+  for (const p of [
+    '.memvault',
+    '.memvault/',
+    '.memvault/renames/x',
+    '.MEMVAULT',
+    '%2ememvault',
+    '%2Ememvault/x',
+    './.memvault',
+    '．memvault',
+  ])
     add('reserved', `/memories/${p}`);
   // 13. Windows device names.
-  for (const p of ['CON', 'con.txt', 'NUL', 'nul.md', 'AUX', 'PRN.log', 'COM1', 'LPT1.txt', 'CONIN$', 'ＣＯＮ']) placed('device name', p);
+  for (const p of ['CON', 'con.txt', 'NUL', 'nul.md', 'AUX', 'PRN.log', 'COM1', 'LPT1.txt', 'CONIN$', 'ＣＯＮ'])
+    placed('device name', p);
   // 14. Ill-formed Unicode.
   for (const p of ['\ud800', '\udfff', 'a\ud800b', '\udc00..']) add('ill-formed unicode', `/memories/${p}`);
   // 15. Look-alike separators in otherwise ordinary names (would split the name in two below).
-  for (const p of ['a／b', 'a＼b', 'a∕b', 'a∖b', 'a⧸b', 'a﹨b', 'a%2fb', 'a%5cb', 'a%252fb', '..¥..¥windows¥win.ini', '..₩..₩x', '¥..', '℀', '%ef%bc%8f'])
+  for (const p of [
+    'a／b',
+    'a＼b',
+    'a∕b',
+    'a∖b',
+    'a⧸b',
+    'a﹨b',
+    'a%2fb',
+    'a%5cb',
+    'a%252fb',
+    '..¥..¥windows¥win.ini',
+    '..₩..₩x',
+    '¥..',
+    '℀',
+    '%ef%bc%8f',
+  ])
     add('look-alike separator', `/memories/${p}`);
 
   // 16. Invalid hex after '%', as IIS's decoder reads it (any character a digit: '%bg%qf' is %c0%af);
   //     and inert spellings no decoder understands: no guard rule, but still only ever an error.
-  for (const p of ['..%c0%9v', '%c0%qf', '%bg%qf', '..%bg%qf..', '%c1%pc', '%1u%1u', '%1u%1u%1vetc%1vpasswd', '%u001u%u001u'])
+  for (const p of [
+    '..%c0%9v',
+    '%c0%qf',
+    '%bg%qf',
+    '..%bg%qf..',
+    '%c1%pc',
+    '%1u%1u',
+    '%1u%1u%1vetc%1vpasswd',
+    '%u001u%u001u',
+  ])
     placed('unchecked hex digits', p);
   for (const p of ['?./?./etc/passwd', '??/etc/passwd']) placed('inert', p, false);
   // 17. Text escapes of '.', '/', '\' that decoders of traversal payload lists read (dotdotpwn's '0x2e').
@@ -304,7 +379,17 @@ export function attackPaths(): AttackPath[] {
   ])
     placed('text escapes', p);
   // 18. The reserved directory as Windows and URL layers fold it, and names of invisible characters only.
-  for (const p of ['.memvault.', '.memvault ', '.memvault;x', '.memvault?x', '.memvault#x', '.memvault::$DATA', '.memvault%3bx', '.memvault%20', 'MEMVAU~1'])
+  for (const p of [
+    '.memvault.',
+    '.memvault ',
+    '.memvault;x',
+    '.memvault?x',
+    '.memvault#x',
+    '.memvault::$DATA',
+    '.memvault%3bx',
+    '.memvault%20',
+    'MEMVAU~1',
+  ])
     add('reserved look-alike', `/memories/${p}/renames/x`);
   for (const p of ['\u200b', '\u2060\u200c', '\u3164', '\u2800', '%e2%80%8b']) placed('invisible name', p);
 
@@ -430,10 +515,28 @@ export function legitimatePaths(): string[] {
     '日'.repeat(85),
     'é'.repeat(127),
   ];
-  const dirs = ['', 'projects/', 'projects/alpha/', 'people/Zoë/', 'journal/2024/01/', 'Ünïcode dir/', '.archive/', 'a/b/c/d/e/f/g/h/'];
-  const out: string[] = ['/memories', '/memories/', '/memories/.', '/memories/./notes.md', '/memories/projects/', '/memories/projects/./alpha/'];
+  const dirs = [
+    '',
+    'projects/',
+    'projects/alpha/',
+    'people/Zoë/',
+    'journal/2024/01/',
+    'Ünïcode dir/',
+    '.archive/',
+    'a/b/c/d/e/f/g/h/',
+  ];
+  const out: string[] = [
+    '/memories',
+    '/memories/',
+    '/memories/.',
+    '/memories/./notes.md',
+    '/memories/projects/',
+    '/memories/projects/./alpha/',
+  ];
   for (const dir of dirs) for (const name of names) out.push(`/memories/${dir}${name}`);
   // Deep but within limits: 100 levels of a 30-byte name (3.1 KB).
-  out.push(`/memories/${Array.from({ length: 100 }, (_, i) => `level-${String(i).padStart(3, '0')}-abcdefghijklmnop`).join('/')}`);
+  out.push(
+    `/memories/${Array.from({ length: 100 }, (_, i) => `level-${String(i).padStart(3, '0')}-abcdefghijklmnop`).join('/')}`,
+  );
   return out;
 }

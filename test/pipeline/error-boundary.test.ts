@@ -16,11 +16,13 @@ import { VaultLocks } from '../../src/vault/locks.js';
 import { readRecords, tempDir } from '../audit/helpers.js';
 import { fakeContext } from '../kit/context.js';
 
-const SECRET = 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab at /srv/app/keys/master.key';
+const SECRET =
+  'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab at /srv/app/keys/master.key';
 
 function recordingLogger(): VaultLogger & { lines: Array<{ fields: unknown; message?: string }> } {
   const lines: Array<{ fields: unknown; message?: string }> = [];
-  const push = (fields: object | string, message?: string) => void lines.push({ fields, ...(message !== undefined ? { message } : {}) });
+  const push = (fields: object | string, message?: string) =>
+    void lines.push({ fields, ...(message !== undefined ? { message } : {}) });
   return { lines, debug: () => {}, info: () => {}, warn: () => {}, error: push };
 }
 
@@ -38,7 +40,9 @@ describe('middlewares and commands throw; the boundary answers', () => {
   it('validation and the path guard throw their MemvaultError (with their decision recorded) instead of answering', async () => {
     const validate = validateInputWithin({ maxFileBytes: 4 });
     const next = async () => ({ content: 'passed', isError: false });
-    await expect(validate(ctxFor({ command: 'create', path: '/memories/a', file_text: 'too long' }), next)).rejects.toMatchObject({ code: 'TOO_LARGE' });
+    await expect(
+      validate(ctxFor({ command: 'create', path: '/memories/a', file_text: 'too long' }), next),
+    ).rejects.toMatchObject({ code: 'TOO_LARGE' });
     await expect(validate(ctxFor({ command: 'nope' }), next)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     const hostile = new Proxy(
       {},
@@ -59,7 +63,9 @@ describe('middlewares and commands throw; the boundary answers', () => {
 
   it('the terminal throws on a command whose paths were never made canonical (a chain without the guard)', async () => {
     const execute = terminal({ env: { locks: new VaultLocks(), limits: DEFAULT_LIMITS, createMode: 'overwrite' } });
-    await expect(execute({ ...ctxFor({}), command: { command: 'view', path: '/memories' } })).rejects.toThrow('without a canonical path');
+    await expect(execute({ ...ctxFor({}), command: { command: 'view', path: '/memories' } })).rejects.toThrow(
+      'without a canonical path',
+    );
   });
 
   it('withErrorBoundary: a MemvaultError becomes its own (scrubbed) answer and is not reported; anything else the generic one, reported once', async () => {
@@ -140,7 +146,12 @@ describe('the vault: one boundary, one log line, the audit records the answer gi
       }
     };
     const logger = recordingLogger();
-    const vault = await createVault({ store: new MemoryStore(), logger, outerMiddlewares: [outer], middlewares: [throwing(new TypeError(SECRET))] });
+    const vault = await createVault({
+      store: new MemoryStore(),
+      logger,
+      outerMiddlewares: [outer],
+      middlewares: [throwing(new TypeError(SECRET))],
+    });
     expect((await vault.run('u', { command: 'view', path: '/memories/../x' })).code).toBe('INVALID_PATH');
     expect((await vault.run('u', { command: 'create', path: '/memories/a', file_text: 5 })).code).toBe('INVALID_INPUT');
     expect((await vault.run('u', { command: 'view', path: '/memories' })).code).toBe('INTERNAL');
@@ -152,12 +163,20 @@ describe('the vault: one boundary, one log line, the audit records the answer gi
 
   it('an unexpected fault in a middleware or a command: the generic answer, one log line with the error class only', async () => {
     const logger = recordingLogger();
-    const vault = await createVault({ store: new MemoryStore(), logger, middlewares: [throwing(Object.assign(new Error(SECRET), { code: 'EACCES' }))] });
+    const vault = await createVault({
+      store: new MemoryStore(),
+      logger,
+      middlewares: [throwing(Object.assign(new Error(SECRET), { code: 'EACCES' }))],
+    });
     const result = await vault.run('u', { command: 'view', path: '/memories' });
     expect(result).toEqual({ content: INTERNAL_ERROR_MESSAGE, isError: true, code: 'INTERNAL' });
     expect(logger.lines).toHaveLength(1);
     expect(logger.lines[0]!.message).toBe('memvault command failed');
-    expect(logger.lines[0]!.fields).toMatchObject({ requestId: expect.any(String), uid: expect.any(String), err: { name: 'Error', code: 'EACCES' } });
+    expect(logger.lines[0]!.fields).toMatchObject({
+      requestId: expect.any(String),
+      uid: expect.any(String),
+      err: { name: 'Error', code: 'EACCES' },
+    });
     expect(JSON.stringify(logger.lines)).not.toMatch(/123456789012|arn:aws|\/srv\/app|"u"/);
     await vault.close();
 
@@ -168,7 +187,10 @@ describe('the vault: one boundary, one log line, the audit records the answer gi
     }
     const storeLogger = recordingLogger();
     const broken = await createVault({ store: new BrokenStore(), logger: storeLogger });
-    expect(await broken.run('u', { command: 'view', path: '/memories/a.md' })).toMatchObject({ code: 'INTERNAL', content: INTERNAL_ERROR_MESSAGE });
+    expect(await broken.run('u', { command: 'view', path: '/memories/a.md' })).toMatchObject({
+      code: 'INTERNAL',
+      content: INTERNAL_ERROR_MESSAGE,
+    });
     expect(storeLogger.lines).toHaveLength(1);
     expect(storeLogger.lines[0]!.fields).toMatchObject({ err: { name: 'RangeError' } });
     expect(JSON.stringify(storeLogger.lines)).not.toContain('123456789012');
@@ -180,7 +202,10 @@ describe('loggableError: the one serializer for errors in logs', () => {
   it('keeps a bounded class name and a code-shaped code, never the message, stack or cause', () => {
     const error = Object.assign(new TypeError(SECRET, { cause: new Error(SECRET) }), { code: 'ERR_X' });
     expect(loggableError(error)).toEqual({ name: 'TypeError', code: 'ERR_X' });
-    expect(loggableError(new MemvaultError('KEY_UNAVAILABLE', SECRET))).toEqual({ name: 'MemvaultError', code: 'KEY_UNAVAILABLE' });
+    expect(loggableError(new MemvaultError('KEY_UNAVAILABLE', SECRET))).toEqual({
+      name: 'MemvaultError',
+      code: 'KEY_UNAVAILABLE',
+    });
     const named = new Error('x');
     named.name = `Error for ${SECRET}`;
     expect(loggableError(named)).toEqual({ name: 'Error' });

@@ -25,7 +25,20 @@ function withinTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
 }
 
 const HUGE = 'x'.repeat(2_000_000);
-const weirdNumber = fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 1e308, -1e308, 0, -1, 1.5, 2 ** 53, Number.MAX_SAFE_INTEGER + 2, Number.MIN_VALUE);
+const weirdNumber = fc.constantFrom(
+  Number.NaN,
+  Infinity,
+  -Infinity,
+  -0,
+  1e308,
+  -1e308,
+  0,
+  -1,
+  1.5,
+  2 ** 53,
+  Number.MAX_SAFE_INTEGER + 2,
+  Number.MIN_VALUE,
+);
 const oddString = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }),
   fc.string({ unit: 'grapheme-composite', maxLength: 50 }),
@@ -64,7 +77,13 @@ const commandObject = fc.record(
     new_str: anyValue,
     insert_line: fc.oneof(weirdNumber, fc.integer({ min: -3, max: 5 }), anyValue),
     insert_text: anyValue,
-    view_range: fc.oneof(fc.tuple(fc.oneof(weirdNumber, fc.integer({ min: -2, max: 5 })), fc.oneof(weirdNumber, fc.integer({ min: -2, max: 5 }))), anyValue),
+    view_range: fc.oneof(
+      fc.tuple(
+        fc.oneof(weirdNumber, fc.integer({ min: -2, max: 5 })),
+        fc.oneof(weirdNumber, fc.integer({ min: -2, max: 5 })),
+      ),
+      anyValue,
+    ),
     old_path: anyValue,
     new_path: anyValue,
     extra: fc.dictionary(fc.string({ maxLength: 8 }), anyValue, { maxKeys: 3 }),
@@ -73,21 +92,44 @@ const commandObject = fc.record(
 );
 // Well-formed commands on real paths with odd contents, so that the fuzzer also reaches the
 // commands and the store (a random record is rarely a valid create).
-const goodPath = fc.constantFrom('/memories/a.md', '/memories/dir/b.txt', '/memories/dir', '/memories', '/memories/caf\u00e9.md', '/memories/x/y/z.md');
+const goodPath = fc.constantFrom(
+  '/memories/a.md',
+  '/memories/dir/b.txt',
+  '/memories/dir',
+  '/memories',
+  '/memories/caf\u00e9.md',
+  '/memories/x/y/z.md',
+);
 const textValue = fc.oneof(oddString, fc.string({ unit: 'grapheme', maxLength: 300 }));
 const wellFormed = fc.oneof(
   fc.record({ command: fc.constant('create'), path: goodPath, file_text: textValue }),
-  fc.record({ command: fc.constant('str_replace'), path: goodPath, old_str: textValue, new_str: fc.option(textValue, { nil: undefined }) }),
-  fc.record({ command: fc.constant('insert'), path: goodPath, insert_line: fc.oneof(weirdNumber, fc.integer({ min: -2, max: 10 })), insert_text: textValue }),
+  fc.record({
+    command: fc.constant('str_replace'),
+    path: goodPath,
+    old_str: textValue,
+    new_str: fc.option(textValue, { nil: undefined }),
+  }),
+  fc.record({
+    command: fc.constant('insert'),
+    path: goodPath,
+    insert_line: fc.oneof(weirdNumber, fc.integer({ min: -2, max: 10 })),
+    insert_text: textValue,
+  }),
   fc.record({
     command: fc.constant('view'),
     path: goodPath,
-    view_range: fc.option(fc.tuple(fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 })), { nil: undefined }),
+    view_range: fc.option(fc.tuple(fc.integer({ min: -2, max: 10 }), fc.integer({ min: -2, max: 10 })), {
+      nil: undefined,
+    }),
   }),
   fc.record({ command: fc.constant('rename'), old_path: goodPath, new_path: goodPath }),
   fc.record({ command: fc.constant('delete'), path: goodPath }),
 );
-const input = fc.oneof({ weight: 6, arbitrary: commandObject }, { weight: 3, arbitrary: wellFormed }, { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) });
+const input = fc.oneof(
+  { weight: 6, arbitrary: commandObject },
+  { weight: 3, arbitrary: wellFormed },
+  { weight: 1, arbitrary: fc.anything({ maxDepth: 2 }) },
+);
 
 function checkContent(content: unknown): void {
   const text = typeof content === 'string' ? content : JSON.stringify(content);

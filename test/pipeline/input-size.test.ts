@@ -60,7 +60,9 @@ describe('oversized input is refused first, from its size alone', () => {
       expect(result.content).toContain(`\`${field}\` is 10,485,760 bytes`);
       expect(result.content).toContain(`1,048,576 bytes per file`);
       // Only validation decided anything: the guard, the redactor and the quota never saw it.
-      expect(last().decisions).toEqual({ validate: { refused: true, field, bytes: 10 * MiB, limit: DEFAULT_LIMITS.maxFileBytes } });
+      expect(last().decisions).toEqual({
+        validate: { refused: true, field, bytes: 10 * MiB, limit: DEFAULT_LIMITS.maxFileBytes },
+      });
       expect(last().stats.requests).toEqual({});
     }
     expect(reachedInner()).toBe(innerBefore);
@@ -74,24 +76,55 @@ describe('oversized input is refused first, from its size alone', () => {
       return { ...s, read: async (path: string) => String((await s.run({ command: 'view', path })).content) };
     })();
     // create
-    expect((await run({ command: 'create', path: '/memories/a.md', file_text: 'x'.repeat(limit) })).isError).toBe(false);
-    expect((await run({ command: 'create', path: '/memories/a.md', file_text: 'x'.repeat(limit + 1) })).code).toBe('TOO_LARGE');
+    expect((await run({ command: 'create', path: '/memories/a.md', file_text: 'x'.repeat(limit) })).isError).toBe(
+      false,
+    );
+    expect((await run({ command: 'create', path: '/memories/a.md', file_text: 'x'.repeat(limit + 1) })).code).toBe(
+      'TOO_LARGE',
+    );
     // multi-byte text is measured in UTF-8 bytes, not in characters
-    expect((await run({ command: 'create', path: '/memories/e.md', file_text: 'é'.repeat(limit / 2) })).isError).toBe(false);
-    expect((await run({ command: 'create', path: '/memories/e.md', file_text: 'é'.repeat(limit / 2) + 'x' })).code).toBe('TOO_LARGE');
-    expect((await run({ command: 'create', path: '/memories/e.md', file_text: '😀'.repeat(limit / 4 + 1) })).code).toBe('TOO_LARGE');
+    expect((await run({ command: 'create', path: '/memories/e.md', file_text: 'é'.repeat(limit / 2) })).isError).toBe(
+      false,
+    );
+    expect(
+      (await run({ command: 'create', path: '/memories/e.md', file_text: 'é'.repeat(limit / 2) + 'x' })).code,
+    ).toBe('TOO_LARGE');
+    expect((await run({ command: 'create', path: '/memories/e.md', file_text: '😀'.repeat(limit / 4 + 1) })).code).toBe(
+      'TOO_LARGE',
+    );
     // str_replace: an old_str longer than any file, a new_str no file could hold
     await run({ command: 'create', path: '/memories/s.md', file_text: 'abc' });
-    const longOld = await run({ command: 'str_replace', path: '/memories/s.md', old_str: 'q'.repeat(limit + 1), new_str: '' });
+    const longOld = await run({
+      command: 'str_replace',
+      path: '/memories/s.md',
+      old_str: 'q'.repeat(limit + 1),
+      new_str: '',
+    });
     expect(longOld.code).toBe('TOO_LARGE');
-    expect(longOld.content).toMatch(/^Error: `old_str` is 301 bytes, longer than any file can be \(the limit is 300 bytes per file\)/);
-    expect((await run({ command: 'str_replace', path: '/memories/s.md', old_str: 'q'.repeat(limit), new_str: '' })).code).toBe('NO_MATCH');
-    expect((await run({ command: 'str_replace', path: '/memories/s.md', old_str: 'abc', new_str: 'n'.repeat(limit + 1) })).code).toBe('TOO_LARGE');
-    expect((await run({ command: 'str_replace', path: '/memories/s.md', old_str: 'abc', new_str: 'n'.repeat(limit) })).isError).toBe(false);
+    expect(longOld.content).toMatch(
+      /^Error: `old_str` is 301 bytes, longer than any file can be \(the limit is 300 bytes per file\)/,
+    );
+    expect(
+      (await run({ command: 'str_replace', path: '/memories/s.md', old_str: 'q'.repeat(limit), new_str: '' })).code,
+    ).toBe('NO_MATCH');
+    expect(
+      (await run({ command: 'str_replace', path: '/memories/s.md', old_str: 'abc', new_str: 'n'.repeat(limit + 1) }))
+        .code,
+    ).toBe('TOO_LARGE');
+    expect(
+      (await run({ command: 'str_replace', path: '/memories/s.md', old_str: 'abc', new_str: 'n'.repeat(limit) }))
+        .isError,
+    ).toBe(false);
     // insert
     await run({ command: 'create', path: '/memories/i.md', file_text: '' });
-    expect((await run({ command: 'insert', path: '/memories/i.md', insert_line: 0, insert_text: 'y'.repeat(limit + 2) })).code).toBe('TOO_LARGE');
-    expect((await run({ command: 'insert', path: '/memories/i.md', insert_line: 0, insert_text: 'y'.repeat(limit) })).isError).toBe(false);
+    expect(
+      (await run({ command: 'insert', path: '/memories/i.md', insert_line: 0, insert_text: 'y'.repeat(limit + 2) }))
+        .code,
+    ).toBe('TOO_LARGE');
+    expect(
+      (await run({ command: 'insert', path: '/memories/i.md', insert_line: 0, insert_text: 'y'.repeat(limit) }))
+        .isError,
+    ).toBe(false);
     expect(await read('/memories/i.md')).toContain('y'.repeat(limit));
   });
 
@@ -100,17 +133,27 @@ describe('oversized input is refused first, from its size alone', () => {
     const { run } = await setup({ maxFileBytes: limit });
     await run({ command: 'create', path: '/memories/lf.md', file_text: '' });
     // 80 lines of 'ab\r\n' = 320 bytes as sent; stored in an LF file as 'ab\n' x 80 = 240 bytes.
-    const result = await run({ command: 'insert', path: '/memories/lf.md', insert_line: 0, insert_text: 'ab\r\n'.repeat(80) });
+    const result = await run({
+      command: 'insert',
+      path: '/memories/lf.md',
+      insert_line: 0,
+      insert_text: 'ab\r\n'.repeat(80),
+    });
     expect(result).toEqual({ content: 'The file /memories/lf.md has been edited.', isError: false });
     // The same text into a CRLF file stays 320 bytes: the quota/command layer refuses it when written.
     await run({ command: 'create', path: '/memories/crlf.md', file_text: 'x\r\n' });
-    expect((await run({ command: 'insert', path: '/memories/crlf.md', insert_line: 1, insert_text: 'ab\r\n'.repeat(80) })).isError).toBe(true);
+    expect(
+      (await run({ command: 'insert', path: '/memories/crlf.md', insert_line: 1, insert_text: 'ab\r\n'.repeat(80) }))
+        .isError,
+    ).toBe(true);
   });
 
   it('the size check comes before the redactor: a text over the limit full of rejected PII is TOO_LARGE, under it PII_REJECTED', async () => {
     const { run } = await setup({ maxFileBytes: 1000 });
     expect((await run({ command: 'create', path: '/memories/p.md', file_text: emails(1001) })).code).toBe('TOO_LARGE');
-    expect((await run({ command: 'create', path: '/memories/p.md', file_text: emails(1000) })).code).toBe('PII_REJECTED');
+    expect((await run({ command: 'create', path: '/memories/p.md', file_text: emails(1000) })).code).toBe(
+      'PII_REJECTED',
+    );
   });
 
   it('a bad command is still answered as such; other commands have no size to check', async () => {
@@ -124,7 +167,11 @@ describe('oversized input is refused first, from its size alone', () => {
     };
     expect((await answer({ command: 'create', path: '/memories/x', file_text: 5 })).code).toBe('INVALID_INPUT');
     expect((await answer({ command: 'view', path: `/memories/${'x'.repeat(100)}` })).content).toBe('passed');
-    expect((await answer({ command: 'rename', old_path: '/memories/a', new_path: '/memories/b' })).content).toBe('passed');
-    expect((await answer({ command: 'str_replace', path: '/memories/a', old_str: 'x'.repeat(10) })).content).toBe('passed');
+    expect((await answer({ command: 'rename', old_path: '/memories/a', new_path: '/memories/b' })).content).toBe(
+      'passed',
+    );
+    expect((await answer({ command: 'str_replace', path: '/memories/a', old_str: 'x'.repeat(10) })).content).toBe(
+      'passed',
+    );
   });
 });

@@ -14,7 +14,13 @@ import { snapshot } from '../kit/stores.js';
 const dir = mkdtempSync(join(tmpdir(), 'memvault-guard-stores-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const refused = ['/memories/..%bg%qf../secret.md', '/memories/%1u%1u/x.md', '/memories/a%1vb.md', '/memories/%25bg%25qf.md', '/memories/..%c0%af../x.md'];
+const refused = [
+  '/memories/..%bg%qf../secret.md',
+  '/memories/%1u%1u/x.md',
+  '/memories/a%1vb.md',
+  '/memories/%25bg%25qf.md',
+  '/memories/..%c0%af../x.md',
+];
 const accepted = ['/memories/100%.txt', '/memories/50% off.md', '/memories/%zz.md'];
 
 describe('invalid percent sequences on the directory store', () => {
@@ -35,7 +41,10 @@ describe('invalid percent sequences on the directory store', () => {
         }
       }
       expect(await snapshot(store)).toEqual(before);
-      for (const path of accepted) expect(await vault.run('guard', { command: 'create', path, file_text: 'ok' }), path).toMatchObject({ isError: false });
+      for (const path of accepted)
+        expect(await vault.run('guard', { command: 'create', path, file_text: 'ok' }), path).toMatchObject({
+          isError: false,
+        });
     } finally {
       await vault.close();
     }

@@ -35,8 +35,10 @@ describe('attack corpus against vault.handlers(user).view', () => {
     for (const attack of attacks) {
       const outcome = await viaHandler(vault, 'mallory', { command: 'view', path: attack.path });
       if (outcome.ok) failures.push(`accepted: ${JSON.stringify(attack.path)} (${attack.family})`);
-      if (SECRETS.some((s) => JSON.stringify(outcome.content).includes(s))) failures.push(`leaked: ${JSON.stringify(attack.path)}`);
-      if (JSON.stringify(outcome.content).includes('    at ')) failures.push(`stack trace: ${JSON.stringify(attack.path)}`);
+      if (SECRETS.some((s) => JSON.stringify(outcome.content).includes(s)))
+        failures.push(`leaked: ${JSON.stringify(attack.path)}`);
+      if (JSON.stringify(outcome.content).includes('    at '))
+        failures.push(`stack trace: ${JSON.stringify(attack.path)}`);
     }
     expect(failures).toEqual([]);
     const foreign = store.touched.filter((key) => !inMallorySpace(key));
@@ -60,7 +62,9 @@ describe('attack corpus against vault.handlers(user).view', () => {
     const outcome = await viaHandler(vault, 'mallory', { command: 'view', path: '/memories/%2e%2e/%2e%2e/etc/passwd' });
     expect(outcome).toEqual({
       ok: false,
-      content: expect.stringMatching(/^Error: Invalid path "\/memories\/%2e%2e\/%2e%2e\/etc\/passwd": .*"\.\." in disguise/),
+      content: expect.stringMatching(
+        /^Error: Invalid path "\/memories\/%2e%2e\/%2e%2e\/etc\/passwd": .*"\.\." in disguise/,
+      ),
     });
   });
 });
@@ -75,7 +79,8 @@ describe('legitimate names against vault.handlers(user).view', () => {
       const outcome = await viaHandler(vault, 'alice', { command: 'view', path });
       if (outcome.ok) continue;
       // A missing file is the expected answer; anything else (INVALID_PATH above all) is a false positive.
-      if (!/^The path .* does not exist\. Please provide a valid path\.$/s.test(outcome.content)) refused.push(`${JSON.stringify(path)}: ${outcome.content}`);
+      if (!/^The path .* does not exist\. Please provide a valid path\.$/s.test(outcome.content))
+        refused.push(`${JSON.stringify(path)}: ${outcome.content}`);
     }
     expect(refused).toEqual([]);
     expect(names.length).toBeGreaterThan(300);
@@ -85,7 +90,12 @@ describe('legitimate names against vault.handlers(user).view', () => {
     const { vault, store } = await memoryVault();
     // Image names hold text here, which view rightly refuses to show as an image.
     const files = names.filter(
-      (p) => !/\.(png|jpe?g)$/i.test(p) && !p.endsWith('/') && p !== '/memories' && !p.endsWith('/.') && canonicalizePath(p).split('/').length <= 12,
+      (p) =>
+        !/\.(png|jpe?g)$/i.test(p) &&
+        !p.endsWith('/') &&
+        p !== '/memories' &&
+        !p.endsWith('/.') &&
+        canonicalizePath(p).split('/').length <= 12,
     );
     const wrong: string[] = [];
     for (const [i, path] of files.entries()) {

@@ -18,7 +18,10 @@ import {
 } from '../../src/pipeline/path-guard.js';
 import type { MemoryCommand } from '../../src/tool/types.js';
 
-function outcome(path: string, canonicalize = canonicalizePath): { rule: PathRule; message: string } | { accepted: string } {
+function outcome(
+  path: string,
+  canonicalize = canonicalizePath,
+): { rule: PathRule; message: string } | { accepted: string } {
   try {
     return { accepted: canonicalize(path) };
   } catch (error) {
@@ -213,11 +216,25 @@ describe('reserved names, references and the outside-root reasons', () => {
   });
 
   it('hexadecimal character references to "\\" with leading zeros are separators', () => {
-    for (const reference of ['&#x5c;', '&#x05c;', '&#x005C;', '&#92;']) expect(ruleOf(`/memories/a${reference}b`), reference).toBe('encoded-separator');
+    for (const reference of ['&#x5c;', '&#x05c;', '&#x005C;', '&#92;'])
+      expect(ruleOf(`/memories/a${reference}b`), reference).toBe('encoded-separator');
   });
 
   it('drive letters, bare schemes of any length and the listed schemes glued to a name are refused; other colons are not', () => {
-    for (const name of ['c:', 'c:x', 'ab:', 'foo:', 'git+ssh:', 'http:evil', 'https:x', 'ftp:x', 'ftps:x', 'php:filter', 'data:text', 'FILE:x']) {
+    for (const name of [
+      'c:',
+      'c:x',
+      'ab:',
+      'foo:',
+      'git+ssh:',
+      'http:evil',
+      'https:x',
+      'ftp:x',
+      'ftps:x',
+      'php:filter',
+      'data:text',
+      'FILE:x',
+    ]) {
       expect(ruleOf(`/memories/${name}`), name).toBe('drive-or-scheme');
     }
     for (const name of ['my-php:notes', 'todo-http:later', '10:30 standup', 'TODO: call', 'http: x', 'foo:bar']) {
@@ -230,13 +247,24 @@ describe('reserved names, references and the outside-root reasons', () => {
       rule: 'outside-root',
       message: `Error: Invalid path "/etc/a:b": every path must be /memories or start with /memories/. Paths must be /memories or /memories/<name>[/<name>...].`,
     });
-    expect(outcome('x:/memories')).toMatchObject({ message: expect.stringContaining('drive letters and URL schemes are not allowed.') });
+    expect(outcome('x:/memories')).toMatchObject({
+      message: expect.stringContaining('drive letters and URL schemes are not allowed.'),
+    });
   });
 });
 
 describe('the middleware', () => {
   const context = (command: MemoryCommand | undefined): CommandContext =>
-    ({ requestId: 'r', uid: 'u', input: command, command, pathsCanonical: false, files: {}, stats: {}, decisions: {} }) as unknown as CommandContext;
+    ({
+      requestId: 'r',
+      uid: 'u',
+      input: command,
+      command,
+      pathsCanonical: false,
+      files: {},
+      stats: {},
+      decisions: {},
+    }) as unknown as CommandContext;
 
   it('a context without a command (refused by validation) passes through untouched', async () => {
     const ctx = context(undefined);

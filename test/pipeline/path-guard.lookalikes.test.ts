@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalizePath, canonicalizeWithoutShortcut, InvalidPathError, type PathRule } from '../../src/pipeline/path-guard.js';
+import {
+  canonicalizePath,
+  canonicalizeWithoutShortcut,
+  InvalidPathError,
+  type PathRule,
+} from '../../src/pipeline/path-guard.js';
 import { memoryVault, viaHandler } from './helpers.js';
 
 function ruleOf(path: string, canonicalize = canonicalizePath): PathRule | 'accepted' {
@@ -13,7 +18,12 @@ function ruleOf(path: string, canonicalize = canonicalizePath): PathRule | 'acce
 }
 
 /** Each spelling, right below /memories, as a directory, and with something below it. */
-const placements = (name: string) => [`/memories/${name}`, `/memories/${name}/`, `/memories/${name}/renames/j1`, `/memories/./${name}/x.md`];
+const placements = (name: string) => [
+  `/memories/${name}`,
+  `/memories/${name}/`,
+  `/memories/${name}/renames/j1`,
+  `/memories/./${name}/x.md`,
+];
 
 function expectRule(paths: string[], rule: PathRule | 'accepted'): void {
   const wrong = paths.flatMap((p) => {
@@ -85,7 +95,10 @@ describe('the reserved directory in every spelling a file system or URL layer fo
   });
 
   it('refuses its 8.3 short name', () => {
-    expectRule(['MEMVAU~1', 'memvau~1', 'MEMVAU~2', 'memvau~12', 'MEMVAU~1.', 'MEMVAU~1::$DATA'].flatMap(placements), 'reserved');
+    expectRule(
+      ['MEMVAU~1', 'memvau~1', 'MEMVAU~2', 'memvau~12', 'MEMVAU~1.', 'MEMVAU~1::$DATA'].flatMap(placements),
+      'reserved',
+    );
   });
 
   it('accepts the near misses: other names, and the name below the top level', () => {
@@ -105,7 +118,15 @@ describe('the reserved directory in every spelling a file system or URL layer fo
       ].map((n) => `/memories/${n}`),
       'accepted',
     );
-    expectRule(['/memories/a/.memvault', '/memories/a/.memvault.', '/memories/a/.memvault;x', '/memories/notes/.memvault::$DATA'], 'accepted');
+    expectRule(
+      [
+        '/memories/a/.memvault',
+        '/memories/a/.memvault.',
+        '/memories/a/.memvault;x',
+        '/memories/notes/.memvault::$DATA',
+      ],
+      'accepted',
+    );
   });
 });
 
@@ -142,13 +163,28 @@ describe('names made only of invisible characters', () => {
   ];
 
   it(`refuses ${invisible.length} of them, at every depth and as any path field`, () => {
-    const paths = invisible.flatMap((n) => [`/memories/${n}`, `/memories/${n}/x.md`, `/memories/a/${n}`, `/memories/a/${n}/b`]);
+    const paths = invisible.flatMap((n) => [
+      `/memories/${n}`,
+      `/memories/${n}/x.md`,
+      `/memories/a/${n}`,
+      `/memories/a/${n}/b`,
+    ]);
     expectRule(paths, 'invisible-name');
   });
 
   it('accepts names that merely contain them next to visible text', () => {
     expectRule(
-      ['a\u200b', '\u200bnotes.md', '👨‍👩‍👧 family.md', '🏳️‍🌈.md', 'فارسی\u200cنامه.md', '\u3164a', 'x\u0301', '⠁braille', 'a%e2%80%8b'].map((n) => `/memories/${n}`),
+      [
+        'a\u200b',
+        '\u200bnotes.md',
+        '👨‍👩‍👧 family.md',
+        '🏳️‍🌈.md',
+        'فارسی\u200cنامه.md',
+        '\u3164a',
+        'x\u0301',
+        '⠁braille',
+        'a%e2%80%8b',
+      ].map((n) => `/memories/${n}`),
       'accepted',
     );
   });
@@ -158,7 +194,9 @@ describe('names made only of invisible characters', () => {
     const outcome = await viaHandler(vault, 'u', { command: 'view', path: '/memories/\u200b' });
     expect(outcome).toEqual({
       ok: false,
-      content: expect.stringMatching(/^Error: Invalid path "\/memories\/\u200b": a name must have at least one visible character/),
+      content: expect.stringMatching(
+        /^Error: Invalid path "\/memories\/\u200b": a name must have at least one visible character/,
+      ),
     });
   });
 });

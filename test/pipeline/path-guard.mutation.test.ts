@@ -21,7 +21,10 @@ import { attackPaths, legitimatePaths } from './corpus.js';
 
 const HINT = 'Paths must be /memories or /memories/<name>[/<name>...].';
 
-function outcome(path: string, canonicalize = canonicalizePath): { rule: PathRule; message: string } | { accepted: string } {
+function outcome(
+  path: string,
+  canonicalize = canonicalizePath,
+): { rule: PathRule; message: string } | { accepted: string } {
   try {
     return { accepted: canonicalize(path) };
   } catch (error) {
@@ -63,7 +66,10 @@ describe('the 4,096-byte path limit counts UTF-8 bytes, not characters', () => {
       expect(canonicalizePath(at)).toBe(at);
       expect(outcome(over)).toEqual({
         rule: 'too-long',
-        message: `Error: Invalid path ${showPath(over)}: the path is longer than 4,096 bytes (UTF-8).`.replace('4,096', '4096'),
+        message: `Error: Invalid path ${showPath(over)}: the path is longer than 4,096 bytes (UTF-8).`.replace(
+          '4,096',
+          '4096',
+        ),
       });
     });
   }
@@ -92,29 +98,55 @@ describe('the 4,096-byte path limit counts UTF-8 bytes, not characters', () => {
     expect(ruleOf(`/memories/${'e\u0301'.repeat(128)}`)).toBe('segment-too-long');
     const o = outcome(`/memories/${'é'.repeat(128)}`);
     expect(o).toMatchObject({ rule: 'segment-too-long' });
-    expect((o as { message: string }).message.endsWith(`: a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`)).toBe(true);
+    expect(
+      (o as { message: string }).message.endsWith(`: a name may be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8).`),
+    ).toBe(true);
   });
 });
 
 describe('every rule tells the model what is wrong, in its own words', () => {
   const cases: Array<[string, PathRule, string]> = [
     ['', 'empty', `the path is empty. ${HINT}`],
-    ['/memories/a\u00e9\u0000', 'control-character', 'control characters (including NUL, line breaks and bidi overrides) are not allowed in paths.'],
+    [
+      '/memories/a\u00e9\u0000',
+      'control-character',
+      'control characters (including NUL, line breaks and bidi overrides) are not allowed in paths.',
+    ],
     ['/memories/\u00e9\ud800', 'ill-formed-unicode', 'the path is not valid Unicode (it has an unpaired surrogate).'],
     ['/memories/a\\b', 'backslash', 'backslashes are not allowed in paths; use "/" between names.'],
     ['//memories/x', 'outside-root', `paths may not start with "//" (network or protocol-relative paths). ${HINT}`],
     ['\\\\server', 'backslash', 'backslashes are not allowed in paths; use "/" between names.'],
     ['C:/memories', 'outside-root', `drive letters and URL schemes are not allowed. ${HINT}`],
     ['file:///memories', 'outside-root', `drive letters and URL schemes are not allowed. ${HINT}`],
-    ['/memoriesX', 'outside-root', `only /memories itself and paths below it are allowed, not other names that start with "memories". ${HINT}`],
+    [
+      '/memoriesX',
+      'outside-root',
+      `only /memories itself and paths below it are allowed, not other names that start with "memories". ${HINT}`,
+    ],
     ['memories/x', 'outside-root', `paths are absolute: start with /memories. ${HINT}`],
     ['/etc/passwd', 'outside-root', `every path must be /memories or start with /memories/. ${HINT}`],
     ['/memories//x', 'empty-segment', 'empty names ("//") are not allowed in paths.'],
     ['/memories/..', 'dot-segment', '".." segments are not allowed, not even inside /memories.'],
-    ['/memories/...', 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").'],
-    ['/memories/..;x', 'dots-and-spaces', 'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").'],
-    ['/memories/%2e%2e', 'encoded-traversal', 'a name may not decode or normalise to only dots and spaces (".." in disguise).'],
-    ['/memories/..¥..', 'encoded-traversal', 'a name may not read as ".." when "¥", "₩" or "⁄" is taken as a separator (legacy code pages).'],
+    [
+      '/memories/...',
+      'dots-and-spaces',
+      'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").',
+    ],
+    [
+      '/memories/..;x',
+      'dots-and-spaces',
+      'a name may not consist only of dots and spaces (nor before ";", "?", "#" or ":").',
+    ],
+    [
+      '/memories/%2e%2e',
+      'encoded-traversal',
+      'a name may not decode or normalise to only dots and spaces (".." in disguise).',
+    ],
+    [
+      '/memories/..¥..',
+      'encoded-traversal',
+      'a name may not read as ".." when "¥", "₩" or "⁄" is taken as a separator (legacy code pages).',
+    ],
     ['/memories/a%2fb', 'encoded-separator', 'a name may not contain "/" or "\\" in any encoding or look-alike form.'],
     ['/memories/a%0ab', 'control-character', 'control characters are not allowed in any encoding.'],
     ['/memories/%c0%ae', 'overlong-utf8', 'overlong UTF-8 percent-encodings (such as %c0%ae) are not allowed.'],
@@ -136,7 +168,10 @@ describe('every rule tells the model what is wrong, in its own words', () => {
   for (const [path, rule, reason] of cases) {
     it(`${rule}: ${JSON.stringify(path.slice(0, 30))}`, () => {
       expect(outcome(path)).toEqual({ rule, message: `Error: Invalid path ${showPath(path)}: ${reason}` });
-      expect(outcome(path, canonicalizeWithoutShortcut)).toEqual({ rule, message: `Error: Invalid path ${showPath(path)}: ${reason}` });
+      expect(outcome(path, canonicalizeWithoutShortcut)).toEqual({
+        rule,
+        message: `Error: Invalid path ${showPath(path)}: ${reason}`,
+      });
     });
   }
 
@@ -152,7 +187,10 @@ describe('every rule tells the model what is wrong, in its own words', () => {
 
   it('non-strings are refused with their own message', () => {
     for (const value of [undefined, 7, null]) {
-      expect(outcome(value as unknown as string)).toEqual({ rule: 'not-a-string', message: 'Error: a path must be a string.' });
+      expect(outcome(value as unknown as string)).toEqual({
+        rule: 'not-a-string',
+        message: 'Error: a path must be a string.',
+      });
     }
   });
 });
@@ -160,7 +198,9 @@ describe('every rule tells the model what is wrong, in its own words', () => {
 describe('how a rejected path is quoted', () => {
   it('JSON-quoted; C1 controls, line separators, bidi controls and the BOM escaped as \\uXXXX', () => {
     expect(showPath('/memories/a')).toBe('"/memories/a"');
-    expect(showPath('a\u0085b\u2028c\u2029d\u202ae\u2066f\u2069g\ufeffh\u007f')).toBe('"a\\u0085b\\u2028c\\u2029d\\u202ae\\u2066f\\u2069g\\ufeffh\\u007f"');
+    expect(showPath('a\u0085b\u2028c\u2029d\u202ae\u2066f\u2069g\ufeffh\u007f')).toBe(
+      '"a\\u0085b\\u2028c\\u2029d\\u202ae\\u2066f\\u2069g\\ufeffh\\u007f"',
+    );
     expect(showPath('a\u0009b')).toBe('"a\\tb"');
     expect(showPath('é日😀')).toBe('"é日😀"');
   });
@@ -281,9 +321,9 @@ describe('the path guard middleware', () => {
   it('an accepted path reaches the command canonical, and the decision says not blocked', async () => {
     const rec = recorder();
     const vault = await createVault({ store: new MemoryStore(), outerMiddlewares: [rec.middleware] });
-    expect((await vault.run('alice', { command: 'create', path: '/memories/./cafe\u0301.md', file_text: 'x' })).content).toBe(
-      'File created successfully at: /memories/caf\u00e9.md',
-    );
+    expect(
+      (await vault.run('alice', { command: 'create', path: '/memories/./cafe\u0301.md', file_text: 'x' })).content,
+    ).toBe('File created successfully at: /memories/caf\u00e9.md');
     expect(rec.last().decisions['pathGuard']).toEqual({ blocked: false });
     expect(rec.last().pathsCanonical).toBe(true);
     expect((await vault.run('alice', { command: 'view', path: '/memories/caf\u00e9.md' })).content).toContain('1\tx');
@@ -295,7 +335,9 @@ describe('the attack and legitimate-name corpora, straight against the guard (fa
     const missed = attackPaths()
       .filter((a) => a.guardRejects)
       .flatMap((a) =>
-        [canonicalizePath, canonicalizeWithoutShortcut].flatMap((f) => ('accepted' in outcome(a.path, f) ? [`${JSON.stringify(a.path)} (${a.family})`] : [])),
+        [canonicalizePath, canonicalizeWithoutShortcut].flatMap((f) =>
+          'accepted' in outcome(a.path, f) ? [`${JSON.stringify(a.path)} (${a.family})`] : [],
+        ),
       );
     expect(missed).toEqual([]);
   });

@@ -53,7 +53,9 @@ const tricky = fc.constantFrom(
 const pathish = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 80 }).map((s) => `/memories/${s}`),
   fc.array(tricky, { maxLength: 20 }).map((parts) => `/memories/${parts.join('')}`),
-  fc.array(fc.oneof(tricky, fc.string({ unit: 'grapheme', maxLength: 6 })), { maxLength: 12 }).map((parts) => `/memories/${parts.join('/')}`),
+  fc
+    .array(fc.oneof(tricky, fc.string({ unit: 'grapheme', maxLength: 6 })), { maxLength: 12 })
+    .map((parts) => `/memories/${parts.join('/')}`),
   fc.string({ unit: 'binary-ascii', maxLength: 60 }),
   fc.string({ unit: 'binary', maxLength: 60 }),
 );
@@ -90,9 +92,12 @@ describe('path guard properties (fast-check)', () => {
 
   it('(c) arbitrary strings never throw anything but MemvaultError INVALID_PATH', () => {
     fc.assert(
-      fc.property(fc.oneof(pathish, fc.string({ unit: 'binary', maxLength: 5000 }), fc.string({ unit: 'grapheme-composite' })), (raw) => {
-        tryCanonical(raw); // rethrows anything else
-      }),
+      fc.property(
+        fc.oneof(pathish, fc.string({ unit: 'binary', maxLength: 5000 }), fc.string({ unit: 'grapheme-composite' })),
+        (raw) => {
+          tryCanonical(raw); // rethrows anything else
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -118,7 +123,8 @@ describe('path guard properties (fast-check)', () => {
     fc.assert(
       fc.property(fc.array(legitSegment, { minLength: 0, maxLength: 8 }), fc.boolean(), (segments, trailingSlash) => {
         const raw = `/memories${segments.map((s) => `/${s}`).join('')}${trailingSlash && segments.length > 0 ? '/' : ''}`;
-        const expected = segments.length === 0 ? '/memories' : `/memories/${segments.map((s) => s.normalize('NFC')).join('/')}`;
+        const expected =
+          segments.length === 0 ? '/memories' : `/memories/${segments.map((s) => s.normalize('NFC')).join('/')}`;
         expect(tryCanonical(raw)).toBe(expected);
       }),
       { numRuns: RUNS },
@@ -233,7 +239,16 @@ describe('the shortcut for already canonical ASCII paths', () => {
     )
     .chain((parts) =>
       fc
-        .constantFrom('/memories', '/memories', '/memories', '/Memories', '/MEMORIES', '/memoriesX', '//memories', 'memories')
+        .constantFrom(
+          '/memories',
+          '/memories',
+          '/memories',
+          '/Memories',
+          '/MEMORIES',
+          '/memoriesX',
+          '//memories',
+          'memories',
+        )
         .map((root) => `${root}${parts.map((p) => `/${p}`).join('')}`),
     );
 

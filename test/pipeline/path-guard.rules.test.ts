@@ -61,9 +61,20 @@ const RULES: Array<{ rule: PathRule; rejected: string[]; accepted: string[] }> =
       '/memories/..#',
       '/memories/..::$INDEX_ALLOCATION',
     ],
-    accepted: ['/memories/.hidden', '/memories/...etc', '/memories/a. .b', '/memories/;..', '/memories/ab:..', '/memories/?..'],
+    accepted: [
+      '/memories/.hidden',
+      '/memories/...etc',
+      '/memories/a. .b',
+      '/memories/;..',
+      '/memories/ab:..',
+      '/memories/?..',
+    ],
   },
-  { rule: 'backslash', rejected: ['/memories/a\\b', '/memories\\..\\x', '\\\\server\\share', '/memories/..\\x'], accepted: ['/memories/a b'] },
+  {
+    rule: 'backslash',
+    rejected: ['/memories/a\\b', '/memories\\..\\x', '\\\\server\\share', '/memories/..\\x'],
+    accepted: ['/memories/a b'],
+  },
   {
     rule: 'control-character',
     rejected: [
@@ -82,7 +93,11 @@ const RULES: Array<{ rule: PathRule; rejected: string[]; accepted: string[] }> =
     // '%0a' followed by a combining accent composes to '%0á' in NFC: the sent spelling is checked too.
     accepted: ['/memories/a\u00a0b', '/memories/a\u200db', '/memories/%0á'],
   },
-  { rule: 'control-character', rejected: ['/memories/e%0a\u0301'], accepted: ['/memories/e%0b\u0301x'.replace('%0b', '')] },
+  {
+    rule: 'control-character',
+    rejected: ['/memories/e%0a\u0301'],
+    accepted: ['/memories/e%0b\u0301x'.replace('%0b', '')],
+  },
   {
     rule: 'encoded-traversal',
     rejected: [
@@ -178,7 +193,11 @@ const RULES: Array<{ rule: PathRule; rejected: string[]; accepted: string[] }> =
     rejected: ['/memories/CON', '/memories/nul.txt', '/memories/com1', '/memories/LPT9.md', '/memories/ＣＯＮ'],
     accepted: ['/memories/console.md', '/memories/nullable', '/memories/com10'],
   },
-  { rule: 'empty-segment', rejected: ['/memories//x', '/memories//', '/memories/a//b', '/memories/a///'], accepted: ['/memories/a/', '/memories/a/b/'] },
+  {
+    rule: 'empty-segment',
+    rejected: ['/memories//x', '/memories//', '/memories/a//b', '/memories/a///'],
+    accepted: ['/memories/a/', '/memories/a/b/'],
+  },
   {
     rule: 'reserved',
     rejected: [
@@ -269,7 +288,15 @@ describe('path guard rules, both directions', () => {
     const bad: MemoryCommand = { command: 'rename', old_path: '/memories/a', new_path: '/memories/../x' };
     expect(() => canonicalizeCommand(bad)).toThrow(InvalidPathError);
     for (const command of ['view', 'create', 'str_replace', 'insert', 'delete'] as const) {
-      const c = { command, path: '/memories/%2e%2e/x', file_text: '', old_str: 'a', new_str: '', insert_line: 0, insert_text: '' } as unknown as MemoryCommand;
+      const c = {
+        command,
+        path: '/memories/%2e%2e/x',
+        file_text: '',
+        old_str: 'a',
+        new_str: '',
+        insert_line: 0,
+        insert_text: '',
+      } as unknown as MemoryCommand;
       expect(() => canonicalizeCommand(c)).toThrow(InvalidPathError);
     }
   });

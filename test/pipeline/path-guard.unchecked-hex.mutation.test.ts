@@ -6,11 +6,19 @@
  * names with a literal '%' keep working. Every case is checked by the shortcut and the full walk.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalizePath, canonicalizeWithoutShortcut, InvalidPathError, type PathRule } from '../../src/pipeline/path-guard.js';
+import {
+  canonicalizePath,
+  canonicalizeWithoutShortcut,
+  InvalidPathError,
+  type PathRule,
+} from '../../src/pipeline/path-guard.js';
 import { uncheckedHexReading } from '../../src/pipeline/percent-decoding.js';
 import { attackPaths, legitimatePaths } from './corpus.js';
 
-function outcome(path: string, canonicalize = canonicalizePath): { rule: PathRule; message: string } | { accepted: string } {
+function outcome(
+  path: string,
+  canonicalize = canonicalizePath,
+): { rule: PathRule; message: string } | { accepted: string } {
   try {
     return { accepted: canonicalize(path) };
   } catch (error) {
@@ -58,13 +66,22 @@ describe('the unchecked-hex reading', () => {
 
   it('escapes, a doubled % and a % near the end are left alone; nothing to read is undefined', () => {
     expect(uncheckedHexReading('a%2eb%zz%u002E')).toBe('a%2eb%53%u002E');
-    for (const text of ['%2e%u002e%41', '%2E%u002E%4F', '%%32%65', '100%', 'a%b', 'plain', '%a%']) expect(uncheckedHexReading(text), text).toBeUndefined();
+    for (const text of ['%2e%u002e%41', '%2E%u002E%4F', '%%32%65', '100%', 'a%b', 'plain', '%a%'])
+      expect(uncheckedHexReading(text), text).toBeUndefined();
   });
 });
 
 describe('names an unchecked-hex decoder reads as a traversal are refused like the escapes it reads', () => {
   it('overlong forms: the IIS payloads, in any case, double-encoded, and through a % it makes', () => {
-    for (const name of ['..%bg%qf..', '%bg%qf', '%BG%QF', '..%bg%qf..%bg%qfetc', '%25bg%25qf', '%1lbg%1lqf', 'draw%awesome']) {
+    for (const name of [
+      '..%bg%qf..',
+      '%bg%qf',
+      '%BG%QF',
+      '..%bg%qf..%bg%qfetc',
+      '%25bg%25qf',
+      '%1lbg%1lqf',
+      'draw%awesome',
+    ]) {
       expect(outcome(`/memories/${name}`), name).toEqual({
         rule: 'overlong-utf8',
         message: `Error: Invalid path "/memories/${name}": overlong UTF-8 percent-encodings (such as %c0%ae) are not allowed.`,
@@ -74,9 +91,13 @@ describe('names an unchecked-hex decoder reads as a traversal are refused like t
   });
 
   it("separators and '..' it makes", () => {
-    for (const name of ['%1u%1u', '.%1u', '%u001u%u001u', '%1U%1U;x']) expect(ruleOf(`/memories/${name}`), name).toBe('encoded-traversal');
-    for (const name of ['a%1vb', 'a%u001vb', '%1v', 'a%25%31vb']) expect(ruleOf(`/memories/${name}`), name).toBe('encoded-separator');
-    expect(outcome('/memories/a%1vb')).toMatchObject({ message: expect.stringContaining('a name may not contain "/" or "\\" in any encoding') });
+    for (const name of ['%1u%1u', '.%1u', '%u001u%u001u', '%1U%1U;x'])
+      expect(ruleOf(`/memories/${name}`), name).toBe('encoded-traversal');
+    for (const name of ['a%1vb', 'a%u001vb', '%1v', 'a%25%31vb'])
+      expect(ruleOf(`/memories/${name}`), name).toBe('encoded-separator');
+    expect(outcome('/memories/a%1vb')).toMatchObject({
+      message: expect.stringContaining('a name may not contain "/" or "\\" in any encoding'),
+    });
   });
 
   it('the reserved directory it makes', () => {

@@ -20,7 +20,11 @@ async function setup(options: QuotaOptions, store = new MemoryStore()) {
     return result;
   };
   const vault = await createVault({ store, quota: false, middlewares: [quota(options)], outerMiddlewares: [recorder] });
-  return { vault, run: (input: Record<string, unknown>) => vault.run(USER, input), decision: () => last!.decisions['quota'] };
+  return {
+    vault,
+    run: (input: Record<string, unknown>) => vault.run(USER, input),
+    decision: () => last!.decisions['quota'],
+  };
 }
 
 const FILE = Array.from({ length: 30 }, (_, i) => `line number ${String(i + 1).padStart(2, '0')} here`).join('\n');
@@ -33,18 +37,42 @@ describe('the view cap', () => {
     const full = await wide.run({ command: 'view', path: '/memories/f.md' });
     const length = (full.content as string).length;
     expect(length).toBeGreaterThan(300);
-    expect(wide.decision()).toEqual({ checked: true, rule: 'view_chars', limit: 100_000, used: length, delta: 0, allowed: true, truncated: false });
+    expect(wide.decision()).toEqual({
+      checked: true,
+      rule: 'view_chars',
+      limit: 100_000,
+      used: length,
+      delta: 0,
+      allowed: true,
+      truncated: false,
+    });
 
     const exact = await setup({ viewChars: 100, maxViewOutputChars: length }, store);
     expect(await exact.run({ command: 'view', path: '/memories/f.md' })).toEqual(full);
-    expect(exact.decision()).toEqual({ checked: true, rule: 'view_chars', limit: length, used: length, delta: 0, allowed: true, truncated: false });
+    expect(exact.decision()).toEqual({
+      checked: true,
+      rule: 'view_chars',
+      limit: length,
+      used: length,
+      delta: 0,
+      allowed: true,
+      truncated: false,
+    });
 
     const short = await setup({ viewChars: 100, maxViewOutputChars: length - 1 }, store);
     const capped = await short.run({ command: 'view', path: '/memories/f.md' });
     expect(capped.isError).toBe(false);
     expect((capped.content as string).length).toBeLessThanOrEqual(length - 1);
     expect(capped.content).not.toBe(full.content);
-    expect(short.decision()).toEqual({ checked: true, rule: 'view_chars', limit: length - 1, used: length, delta: 0, allowed: true, truncated: true });
+    expect(short.decision()).toEqual({
+      checked: true,
+      rule: 'view_chars',
+      limit: length - 1,
+      used: length,
+      delta: 0,
+      allowed: true,
+      truncated: true,
+    });
   });
 
   it('an error view is passed through untouched and records no view decision', async () => {
@@ -66,7 +94,9 @@ describe('decisions of commands the quota does not meter', () => {
 
   it('an edit that would grow a file past its limit: refused when its result is known, with the sizes in its decision', async () => {
     const { run, decision } = await setup({ maxFileBytes: 10 });
-    expect(await run({ command: 'create', path: '/memories/e.md', file_text: 'abcdefgh' })).toMatchObject({ isError: false });
+    expect(await run({ command: 'create', path: '/memories/e.md', file_text: 'abcdefgh' })).toMatchObject({
+      isError: false,
+    });
     const refused = await run({ command: 'insert', path: '/memories/e.md', insert_line: 0, insert_text: 'xyz' });
     expect(refused).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
     expect(decision()).toEqual({ checked: true, rule: 'file_bytes', limit: 10, used: 8, delta: 4, allowed: false });
@@ -74,8 +104,14 @@ describe('decisions of commands the quota does not meter', () => {
 
   it("a file that would pass the user's file count: refused with the count in its decision", async () => {
     const { run, decision } = await setup({ maxUserFiles: 2 });
-    for (const name of ['a', 'b']) expect(await run({ command: 'create', path: `/memories/${name}.md`, file_text: name })).toMatchObject({ isError: false });
-    expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
+    for (const name of ['a', 'b'])
+      expect(await run({ command: 'create', path: `/memories/${name}.md`, file_text: name })).toMatchObject({
+        isError: false,
+      });
+    expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).toMatchObject({
+      isError: true,
+      code: 'QUOTA_EXCEEDED',
+    });
     expect(decision()).toEqual({ checked: true, rule: 'user_files', limit: 2, used: 2, delta: 1, allowed: false });
   });
 

@@ -28,17 +28,40 @@ async function setup(options: QuotaOptions) {
     outerMiddlewares: [recorder],
   });
   const versions = () => store.keys().filter((k) => k.split('/')[2] === 'v').length;
-  return { vault, run: (input: Record<string, unknown>) => vault.run(USER, input), decision: () => last!.decisions['quota'], versions };
+  return {
+    vault,
+    run: (input: Record<string, unknown>) => vault.run(USER, input),
+    decision: () => last!.decisions['quota'],
+    versions,
+  };
 }
 
 describe('history refusals record their rule and figures', () => {
   it('bytes: a write and a rename', async () => {
     const { run, decision } = await setup({ maxHistoryBytes: 1000 });
     expect((await run({ command: 'create', path: '/memories/a.md', file_text: 'a'.repeat(600) })).isError).toBe(false);
-    expect((await run({ command: 'create', path: '/memories/b.md', file_text: 'b'.repeat(401) })).code).toBe('QUOTA_EXCEEDED');
-    expect(decision()).toEqual({ checked: true, rule: 'history_bytes', limit: 1000, used: 600, delta: 512, allowed: false });
-    expect((await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/c.md' })).code).toBe('QUOTA_EXCEEDED');
-    expect(decision()).toEqual({ checked: true, rule: 'history_bytes', limit: 1000, used: 600, delta: 1024, allowed: false });
+    expect((await run({ command: 'create', path: '/memories/b.md', file_text: 'b'.repeat(401) })).code).toBe(
+      'QUOTA_EXCEEDED',
+    );
+    expect(decision()).toEqual({
+      checked: true,
+      rule: 'history_bytes',
+      limit: 1000,
+      used: 600,
+      delta: 512,
+      allowed: false,
+    });
+    expect((await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/c.md' })).code).toBe(
+      'QUOTA_EXCEEDED',
+    );
+    expect(decision()).toEqual({
+      checked: true,
+      rule: 'history_bytes',
+      limit: 1000,
+      used: 600,
+      delta: 1024,
+      allowed: false,
+    });
   });
 
   it('versions, with the bytes exactly at their limit (the count decides): a write and a rename', async () => {
@@ -46,28 +69,48 @@ describe('history refusals record their rule and figures', () => {
     expect((await write.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })).isError).toBe(false);
     const refused = await write.run({ command: 'create', path: '/memories/b.md', file_text: 'b' });
     expect(String(refused.content)).toContain('already keeps 1 of the 1 versions');
-    expect(write.decision()).toEqual({ checked: true, rule: 'history_versions', limit: 1, used: 1, delta: 1, allowed: false });
+    expect(write.decision()).toEqual({
+      checked: true,
+      rule: 'history_versions',
+      limit: 1,
+      used: 1,
+      delta: 1,
+      allowed: false,
+    });
 
     const rename = await setup({ maxHistoryBytes: 1536, maxHistoryVersions: 2 });
     expect((await rename.run({ command: 'create', path: '/memories/a.md', file_text: 'a' })).isError).toBe(false);
     const moved = await rename.run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' });
-    expect(String(moved.content)).toContain("this rename would keep 2 more versions, but the user's history already keeps 1 of the 2 versions");
-    expect(rename.decision()).toEqual({ checked: true, rule: 'history_versions', limit: 2, used: 1, delta: 2, allowed: false });
+    expect(String(moved.content)).toContain(
+      "this rename would keep 2 more versions, but the user's history already keeps 1 of the 2 versions",
+    );
+    expect(rename.decision()).toEqual({
+      checked: true,
+      rule: 'history_versions',
+      limit: 2,
+      used: 1,
+      delta: 2,
+      allowed: false,
+    });
   });
 });
 
 describe('history room made by pruning, and tombstones counted', () => {
   it('a rename that needs the oldest versions dropped is admitted once they are', async () => {
     const { run, versions } = await setup({ maxHistoryBytes: 1_000_000, maxHistoryVersions: 4 });
-    for (const c of ['A', 'B', 'C', 'D']) expect((await run({ command: 'create', path: '/memories/a.md', file_text: c })).isError).toBe(false);
+    for (const c of ['A', 'B', 'C', 'D'])
+      expect((await run({ command: 'create', path: '/memories/a.md', file_text: c })).isError).toBe(false);
     expect(versions()).toBe(4);
-    expect((await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).isError).toBe(false);
+    expect((await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).isError).toBe(
+      false,
+    );
     expect(versions()).toBe(4); // down to 2, then the copy's version and the tombstone
   });
 
   it('a tombstone that lands exactly at the count prunes nothing; one past it prunes what it ended', async () => {
     const { run, versions } = await setup({ maxHistoryBytes: 1_000_000, maxHistoryVersions: 3 });
-    for (const c of ['A', 'B']) expect((await run({ command: 'create', path: '/memories/a.md', file_text: c })).isError).toBe(false);
+    for (const c of ['A', 'B'])
+      expect((await run({ command: 'create', path: '/memories/a.md', file_text: c })).isError).toBe(false);
     expect((await run({ command: 'delete', path: '/memories/a.md' })).isError).toBe(false);
     expect(versions()).toBe(3);
     expect((await run({ command: 'create', path: '/memories/b.md', file_text: 'b' })).isError).toBe(false); // 4 > 3: A goes first

@@ -44,11 +44,15 @@ describe('quota: the history allowance', () => {
   it('a write that fills the allowance exactly is kept whole; one byte more drops the oldest version first', async () => {
     const { vault, store } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 1800 });
     for (const c of ['A', 'B', 'C'])
-      expect(await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: body(c) })).toMatchObject({ isError: false });
+      expect(await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: body(c) })).toMatchObject({
+        isError: false,
+      });
     // 1,800 of 1,800: nothing dropped.
     expect(versionKeys(store)).toHaveLength(3);
     // 601 more: the oldest go until it fits (down to 1,199, the room it needs: A and B), never C, the newest.
-    expect(await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: body('D', 601) })).toMatchObject({ isError: false });
+    expect(
+      await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: body('D', 601) }),
+    ).toMatchObject({ isError: false });
     const versions = (await vault.history('u', '/memories/a.md')).versions;
     expect(versions.map((v) => v.size)).toEqual([601, 600]);
   });
@@ -57,39 +61,66 @@ describe('quota: the history allowance', () => {
     const { vault } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 2100 });
     // Within the allowance: nothing is dropped (3 x 520 kept, + 200 counted as 512 = 2,072 of 2,100).
     for (const c of ['A', 'B', 'C'])
-      expect(await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body(c, 520) })).toMatchObject({ isError: false });
-    expect(await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body('D', 200) })).toMatchObject({ isError: false });
+      expect(
+        await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body(c, 520) }),
+      ).toMatchObject({ isError: false });
+    expect(
+      await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body('D', 200) }),
+    ).toMatchObject({ isError: false });
     expect((await vault.history('r', '/memories/a.md')).versions.map((v) => v.size)).toEqual([200, 520, 520, 520]);
     // A fifth of 29 bytes counts 512 too: 2,584 would pass 2,100, so the oldest go (down to 1,575 at most, the low-water mark: A goes).
-    expect(await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body('E', 29) })).toMatchObject({ isError: false });
+    expect(await vault.run('r', { command: 'create', path: '/memories/a.md', file_text: body('E', 29) })).toMatchObject(
+      { isError: false },
+    );
     expect((await vault.history('r', '/memories/a.md')).versions.map((v) => v.size)).toEqual([29, 200, 520, 520]);
 
     // Nine versions of 600 (5,400 of 5,400), then one of 1 byte (512): down to 4,050 or less (six left), not just to 4,888.
     const { vault: nine } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 5400 });
     for (let i = 0; i < 9; i++)
-      expect(await nine.run('r2', { command: 'create', path: '/memories/b.md', file_text: body(String(i)) })).toMatchObject({ isError: false });
-    expect(await nine.run('r2', { command: 'create', path: '/memories/b.md', file_text: body('Z', 1) })).toMatchObject({ isError: false });
+      expect(
+        await nine.run('r2', { command: 'create', path: '/memories/b.md', file_text: body(String(i)) }),
+      ).toMatchObject({ isError: false });
+    expect(await nine.run('r2', { command: 'create', path: '/memories/b.md', file_text: body('Z', 1) })).toMatchObject({
+      isError: false,
+    });
     const after = (await nine.history('r2', '/memories')).versions;
     expect(after.map((v) => v.size)).toEqual([1, 600, 600, 600, 600, 600, 600]);
   });
 
   it('the newest versions alone over the allowance: refused before anything is written, with the rule and the figures', async () => {
     const { vault, store } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 1200 });
-    expect(await vault.run('t', { command: 'create', path: '/memories/c.md', file_text: body('G') })).toMatchObject({ isError: false });
+    expect(await vault.run('t', { command: 'create', path: '/memories/c.md', file_text: body('G') })).toMatchObject({
+      isError: false,
+    });
     const before = store.keys();
     const refused = await vault.run('t', { command: 'create', path: '/memories/d.md', file_text: body('H', 601) });
-    expect(refused).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: refusal('create', 601, 600, 1200) });
+    expect(refused).toMatchObject({
+      isError: true,
+      code: 'QUOTA_EXCEEDED',
+      content: refusal('create', 601, 600, 1200),
+    });
     expect(store.keys()).toEqual(before);
     // Exactly at the allowance: allowed.
-    expect(await vault.run('t', { command: 'create', path: '/memories/d.md', file_text: body('H') })).toMatchObject({ isError: false });
+    expect(await vault.run('t', { command: 'create', path: '/memories/d.md', file_text: body('H') })).toMatchObject({
+      isError: false,
+    });
     // An edit keeps a version too, and is refused the same way, in its own words.
-    const edit = await vault.run('t', { command: 'insert', path: '/memories/d.md', insert_line: 0, insert_text: 'more' });
+    const edit = await vault.run('t', {
+      command: 'insert',
+      path: '/memories/d.md',
+      insert_line: 0,
+      insert_text: 'more',
+    });
     expect(edit).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
     expect(edit.content).toBe(refusal('insert', 605, 1200, 1200));
     // An empty file is a kept version too: it counts the floor.
     const full = store.keys();
     const empty = await vault.run('t', { command: 'create', path: '/memories/e.md', file_text: '' });
-    expect(empty).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: refusal('create', 0, 1200, 1200, 512) });
+    expect(empty).toMatchObject({
+      isError: true,
+      code: 'QUOTA_EXCEEDED',
+      content: refusal('create', 0, 1200, 1200, 512),
+    });
     expect(store.keys()).toEqual(full);
     // A rename keeps two versions the history cannot drop (the copy's, the source's tombstone): refused without room, nothing changed.
     const renamed = await vault.run('t', { command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' });
@@ -108,26 +139,40 @@ describe('quota: the history allowance', () => {
 
   it('two writes at once are reserved against the allowance together: exactly one of them fits', async () => {
     const { vault } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 1812 });
-    expect(await vault.run('p', { command: 'create', path: '/memories/c.md', file_text: body('G') })).toMatchObject({ isError: false });
+    expect(await vault.run('p', { command: 'create', path: '/memories/c.md', file_text: body('G') })).toMatchObject({
+      isError: false,
+    });
     const results = await Promise.all(
-      ['/memories/x.md', '/memories/y.md'].map((path) => vault.run('p', { command: 'create', path, file_text: body('X', 700) })),
+      ['/memories/x.md', '/memories/y.md'].map((path) =>
+        vault.run('p', { command: 'create', path, file_text: body('X', 700) }),
+      ),
     );
     expect(results.filter((r) => r.isError).map((r) => r.code)).toEqual(['QUOTA_EXCEEDED']);
     // The refused one counted the other's reservation: 600 kept + 700 reserved or written.
     expect(results.find((r) => r.isError)!.content).toBe(refusal('create', 700, 1300, 1812));
     // Once the refused one is released, what is counted is exactly what is kept: 1,300 + 512 fits exactly.
-    expect(await vault.run('p', { command: 'create', path: '/memories/z.md', file_text: 'z\n' })).toMatchObject({ isError: false });
+    expect(await vault.run('p', { command: 'create', path: '/memories/z.md', file_text: 'z\n' })).toMatchObject({
+      isError: false,
+    });
     const again = await vault.run('p', { command: 'create', path: '/memories/w.md', file_text: 'w\n' });
-    expect(again).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: refusal('create', 2, 1812, 1812, 512) });
+    expect(again).toMatchObject({
+      isError: true,
+      code: 'QUOTA_EXCEEDED',
+      content: refusal('create', 2, 1812, 1812, 512),
+    });
   });
 
   it('the history holds a bounded number of versions: past it the oldest go; the newest alone filling it is refused in its own words; a delete prunes what its tombstone ended', async () => {
     const { vault, store } = await open({ maxUserBytes: 100_000, maxHistoryBytes: 1_000_000, maxHistoryVersions: 4 });
     for (const c of ['A', 'B', 'C', 'D'])
-      expect(await vault.run('n', { command: 'create', path: '/memories/a.md', file_text: body(c, 2) })).toMatchObject({ isError: false });
+      expect(await vault.run('n', { command: 'create', path: '/memories/a.md', file_text: body(c, 2) })).toMatchObject({
+        isError: false,
+      });
     expect(versionKeys(store)).toHaveLength(4); // exactly the count: nothing dropped
     // A fifth: down to three (the low-water mark), then the new one.
-    expect(await vault.run('n', { command: 'create', path: '/memories/a.md', file_text: body('E', 2) })).toMatchObject({ isError: false });
+    expect(await vault.run('n', { command: 'create', path: '/memories/a.md', file_text: body('E', 2) })).toMatchObject({
+      isError: false,
+    });
     expect((await vault.history('n', '/memories/a.md')).versions.map((v) => v.size)).toHaveLength(4);
     for (const path of ['/memories/b.md', '/memories/c.md', '/memories/d.md'])
       expect(await vault.run('n', { command: 'create', path, file_text: 'x\n' })).toMatchObject({ isError: false });
@@ -153,25 +198,35 @@ describe('quota: the history allowance', () => {
   it('with history off the allowance is never checked, however small', async () => {
     const { vault, store } = await open({ maxUserBytes: 10_000, maxHistoryBytes: 1, maxHistoryVersions: 1 }, false);
     for (const c of ['A', 'B', 'C'])
-      expect(await vault.run('o', { command: 'create', path: '/memories/a.md', file_text: body(c) })).toMatchObject({ isError: false });
+      expect(await vault.run('o', { command: 'create', path: '/memories/a.md', file_text: body(c) })).toMatchObject({
+        isError: false,
+      });
     expect(await vault.run('o', { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });
     // A delete counts no tombstone either: the next create is not measured against the history.
-    expect(await vault.run('o', { command: 'create', path: '/memories/b.md', file_text: body('D') })).toMatchObject({ isError: false });
+    expect(await vault.run('o', { command: 'create', path: '/memories/b.md', file_text: body('D') })).toMatchObject({
+      isError: false,
+    });
     expect(versionKeys(store)).toEqual([]);
   });
 
   it('by default history may keep four times what the files can count, and 20 versions per file', async () => {
     const { vault } = await open({ maxUserBytes: 1_000, maxUserFiles: 3 });
     for (const c of ['A', 'B', 'C'])
-      expect(await vault.run('d', { command: 'create', path: `/memories/${c}.md`, file_text: body(c, 300) })).toMatchObject({ isError: false });
+      expect(
+        await vault.run('d', { command: 'create', path: `/memories/${c}.md`, file_text: body(c, 300) }),
+      ).toMatchObject({ isError: false });
     // A fourth file of 300 would pass the byte quota (1,200 > 1,000) first.
-    expect(await vault.run('d', { command: 'create', path: '/memories/D.md', file_text: body('D', 300) })).toMatchObject({
+    expect(
+      await vault.run('d', { command: 'create', path: '/memories/D.md', file_text: body('D', 300) }),
+    ).toMatchObject({
       isError: true,
       code: 'QUOTA_EXCEEDED',
     });
     // Overwrites keep versions (512 counted each) up to 4 x (1,000 + 3 x 512) = 10,144, then the oldest go; never refused.
     for (let i = 0; i < 30; i++)
-      expect(await vault.run('d', { command: 'create', path: '/memories/A.md', file_text: body(String(i % 10), 300) })).toMatchObject({ isError: false });
+      expect(
+        await vault.run('d', { command: 'create', path: '/memories/A.md', file_text: body(String(i % 10), 300) }),
+      ).toMatchObject({ isError: false });
     const kept = (await vault.history('d', '/memories')).versions.length;
     expect(kept * 512).toBeLessThanOrEqual(10_144);
     expect(kept).toBeGreaterThan(Math.floor((10_144 * 0.75) / 512) - 1);
@@ -203,7 +258,10 @@ describe('quota: when the history is listed', () => {
     const listsAfter = async (writes: number) => {
       store.historyLists = 0;
       for (let i = 0; i < writes; i++)
-        expect((await vault.run('u', { command: 'create', path: `/memories/f${i}.md`, file_text: body('x', bytes) })).isError).toBe(false);
+        expect(
+          (await vault.run('u', { command: 'create', path: `/memories/f${i}.md`, file_text: body('x', bytes) }))
+            .isError,
+        ).toBe(false);
       return store.historyLists;
     };
     return { listsAfter };
@@ -231,7 +289,9 @@ describe('quota: when the history is listed', () => {
     const listsAfter = async (writes: number) => {
       store.historyLists = 0;
       for (let i = 0; i < writes; i++)
-        expect((await vault.run('big', { command: 'create', path: `/memories/g${i}.md`, file_text: 'x\n' })).isError).toBe(false);
+        expect(
+          (await vault.run('big', { command: 'create', path: `/memories/g${i}.md`, file_text: 'x\n' })).isError,
+        ).toBe(false);
       return store.historyLists;
     };
     // Listing 1 finds 2,401 versions (one LIST page per 1,000: 3 pages): the next comes with listing 1 + 13.

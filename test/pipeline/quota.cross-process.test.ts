@@ -42,7 +42,12 @@ describe('quota across processes', () => {
           const store = new MemoryStore();
           const vaults = await Promise.all(
             Array.from({ length: processes }, () =>
-              createVault({ store, middlewares: [quota({ maxUserBytes: LIMIT, maxUserFiles: 1000, refreshEveryWrites, refreshAfterMs: 3_600_000 })] }),
+              createVault({
+                store,
+                middlewares: [
+                  quota({ maxUserBytes: LIMIT, maxUserFiles: 1000, refreshEveryWrites, refreshAfterMs: 3_600_000 }),
+                ],
+              }),
             ),
           );
           const bound = LIMIT + (processes - 1) * refreshEveryWrites * MAX_WRITE;
@@ -70,12 +75,19 @@ describe('quota across processes', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(
-          fc.record({ kind: fc.constantFrom('create', 'delete') as fc.Arbitrary<Op['kind']>, file: fc.nat(20), size: fc.integer({ min: 1, max: MAX_WRITE }) }),
+          fc.record({
+            kind: fc.constantFrom('create', 'delete') as fc.Arbitrary<Op['kind']>,
+            file: fc.nat(20),
+            size: fc.integer({ min: 1, max: MAX_WRITE }),
+          }),
           { minLength: 10, maxLength: 60, size: 'max' },
         ),
         async (ops) => {
           const store = new MemoryStore();
-          const vault = await createVault({ store, middlewares: [quota({ maxUserBytes: LIMIT, refreshEveryWrites: 5 })] });
+          const vault = await createVault({
+            store,
+            middlewares: [quota({ maxUserBytes: LIMIT, refreshEveryWrites: 5 })],
+          });
           // Fire them all at once: creates serialise in the command layer, the check must still hold.
           await Promise.all(
             ops.map((op) =>

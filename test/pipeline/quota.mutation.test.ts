@@ -7,7 +7,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createVault } from '../../src/memvault.js';
-import { capViewOutput, DEFAULT_QUOTA, quota, quotaCommandLimits, quotaMessages, resolveQuota, type QuotaOptions } from '../../src/pipeline/quota.js';
+import {
+  capViewOutput,
+  DEFAULT_QUOTA,
+  quota,
+  quotaCommandLimits,
+  quotaMessages,
+  resolveQuota,
+  type QuotaOptions,
+} from '../../src/pipeline/quota.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { ListOptions, ListPage, PutOptions, StoredObject } from '../../src/store/port.js';
 import { plainUid } from '../../src/vault/plain-codec.js';
@@ -103,19 +111,34 @@ describe('quota under concurrency (gated store)', () => {
     expect(result.isError).toBe(false);
     expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 80, files: 2, pendingBytes: 0, pendingFiles: 0 });
     // And the limit still holds exactly: 40 more fit, 41 do not.
-    expect((await vault.run('alice', { command: 'create', path: '/memories/c.md', file_text: text(41) })).code).toBe('QUOTA_EXCEEDED');
-    expect((await vault.run('alice', { command: 'create', path: '/memories/c.md', file_text: text(40) })).isError).toBe(false);
+    expect((await vault.run('alice', { command: 'create', path: '/memories/c.md', file_text: text(41) })).code).toBe(
+      'QUOTA_EXCEEDED',
+    );
+    expect((await vault.run('alice', { command: 'create', path: '/memories/c.md', file_text: text(40) })).isError).toBe(
+      false,
+    );
   });
 
   it('commands that arrive during a refresh wait for it and see its result', async () => {
     const clock = 0;
     const store = new GatedStore();
-    const { vault, mw } = await vaultWith(store, { maxUserBytes: 100, refreshEveryWrites: 2, refreshAfterMs: 1_000_000, now: () => clock });
-    expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: text(40) })).isError).toBe(false);
+    const { vault, mw } = await vaultWith(store, {
+      maxUserBytes: 100,
+      refreshEveryWrites: 2,
+      refreshAfterMs: 1_000_000,
+      now: () => clock,
+    });
+    expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: text(40) })).isError).toBe(
+      false,
+    );
     // Another process writes 50 bytes behind this one's back.
     const other = await vaultWith(store, { maxUserBytes: 100 });
-    expect((await other.vault.run('alice', { command: 'create', path: '/memories/o.md', file_text: text(50) })).isError).toBe(false);
-    expect((await vault.run('alice', { command: 'create', path: '/memories/b.md', file_text: text(5) })).isError).toBe(false);
+    expect(
+      (await other.vault.run('alice', { command: 'create', path: '/memories/o.md', file_text: text(50) })).isError,
+    ).toBe(false);
+    expect((await vault.run('alice', { command: 'create', path: '/memories/b.md', file_text: text(5) })).isError).toBe(
+      false,
+    );
     // Two writes since the listing: the next two writes at once, one refresh, both checked against 95.
     const [x, y] = await Promise.all([
       vault.run('alice', { command: 'create', path: '/memories/x.md', file_text: text(5) }),
@@ -131,25 +154,45 @@ describe('quota under concurrency (gated store)', () => {
     const store = new GatedStore();
     const { vault, mw } = await vaultWith(store, { maxCachedUsers: 1, maxUserBytes: 100 });
     // Edits (not creates) run side by side: creates hold the user's tree lock, edits share it.
-    for (const path of ['/memories/a.md', '/memories/c.md']) await vault.run('alice', { command: 'create', path, file_text: text(10) });
+    for (const path of ['/memories/a.md', '/memories/c.md'])
+      await vault.run('alice', { command: 'create', path, file_text: text(10) });
     const held = store.holdNextPut('before');
-    const first = vault.run('alice', { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: text(60) });
+    const first = vault.run('alice', {
+      command: 'insert',
+      path: '/memories/a.md',
+      insert_line: 0,
+      insert_text: text(60),
+    });
     await held.reached;
     const inFlight = mw.usage(plainUid('alice'))!;
     expect(inFlight).toMatchObject({ bytes: 20, files: 2, pendingFiles: 0 });
     expect(inFlight.pendingBytes).toBeGreaterThanOrEqual(60);
     // Another user arrives; the cache is full, but alice is busy.
-    expect((await vault.run('bob', { command: 'create', path: '/memories/b.md', file_text: text(10) })).isError).toBe(false);
+    expect((await vault.run('bob', { command: 'create', path: '/memories/b.md', file_text: text(10) })).isError).toBe(
+      false,
+    );
     expect(mw.usage(plainUid('alice'))).toEqual(inFlight);
     // Alice's second edit fits only if the bytes in flight were forgotten: it must be refused.
-    const second = await vault.run('alice', { command: 'insert', path: '/memories/c.md', insert_line: 0, insert_text: text(40) });
+    const second = await vault.run('alice', {
+      command: 'insert',
+      path: '/memories/c.md',
+      insert_line: 0,
+      insert_text: text(40),
+    });
     expect(second.code).toBe('QUOTA_EXCEEDED');
     expect(String(second.content)).toContain(`holds ${20 + inFlight.pendingBytes} of 100 bytes`);
     held.open();
     expect((await first).isError).toBe(false);
-    expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 20 + inFlight.pendingBytes, files: 2, pendingBytes: 0, pendingFiles: 0 });
+    expect(mw.usage(plainUid('alice'))).toEqual({
+      bytes: 20 + inFlight.pendingBytes,
+      files: 2,
+      pendingBytes: 0,
+      pendingFiles: 0,
+    });
     // Idle now: the next new user may evict alice.
-    expect((await vault.run('carol', { command: 'create', path: '/memories/c.md', file_text: text(1) })).isError).toBe(false);
+    expect((await vault.run('carol', { command: 'create', path: '/memories/c.md', file_text: text(1) })).isError).toBe(
+      false,
+    );
     expect(mw.usage(plainUid('alice'))).toBeUndefined();
     expect(mw.usage(plainUid('carol'))).toEqual({ bytes: 1, files: 1, pendingBytes: 0, pendingFiles: 0 });
   });
@@ -157,14 +200,22 @@ describe('quota under concurrency (gated store)', () => {
   it('a user whose command holds the usage gate before it reserves anything is not evicted either', async () => {
     const store = new GatedStore();
     const { vault, mw } = await vaultWith(store, { maxCachedUsers: 1, maxUserBytes: 100 });
-    for (const path of ['/memories/a.md', '/memories/c.md']) await vault.run('alice', { command: 'create', path, file_text: text(10) });
+    for (const path of ['/memories/a.md', '/memories/c.md'])
+      await vault.run('alice', { command: 'create', path, file_text: text(10) });
     // Alice's first edit is reading its file: it holds her usage, and has reserved nothing yet.
     const reading = store.holdNextGet();
-    const first = vault.run('alice', { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: text(60) });
+    const first = vault.run('alice', {
+      command: 'insert',
+      path: '/memories/a.md',
+      insert_line: 0,
+      insert_text: text(60),
+    });
     await reading.reached;
     expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 20, files: 2, pendingBytes: 0, pendingFiles: 0 });
     // Another user arrives while the cache is full: alice is busy, so her entry stays.
-    expect((await vault.run('bob', { command: 'create', path: '/memories/b.md', file_text: text(10) })).isError).toBe(false);
+    expect((await vault.run('bob', { command: 'create', path: '/memories/b.md', file_text: text(10) })).isError).toBe(
+      false,
+    );
     expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 20, files: 2, pendingBytes: 0, pendingFiles: 0 });
     // The first edit goes on and reserves its 60 bytes in that same entry; its write is held.
     const writing = store.holdNextPut('before');
@@ -172,7 +223,12 @@ describe('quota under concurrency (gated store)', () => {
     await writing.reached;
     expect(mw.usage(plainUid('alice'))!.pendingBytes).toBeGreaterThanOrEqual(60);
     // A second edit that fits only beside a forgotten first one is refused.
-    const second = await vault.run('alice', { command: 'insert', path: '/memories/c.md', insert_line: 0, insert_text: text(40) });
+    const second = await vault.run('alice', {
+      command: 'insert',
+      path: '/memories/c.md',
+      insert_line: 0,
+      insert_text: text(40),
+    });
     expect(second.code).toBe('QUOTA_EXCEEDED');
     writing.open();
     expect((await first).isError).toBe(false);
@@ -182,7 +238,8 @@ describe('quota under concurrency (gated store)', () => {
   it('writes that find the usage due at once list it once: the others wait for that listing and use it', async () => {
     const store = new GatedStore();
     const seed = await vaultWith(store, { maxUserBytes: 100 });
-    for (const path of ['/memories/a.md', '/memories/b.md']) await seed.vault.run('alice', { command: 'create', path, file_text: text(10) });
+    for (const path of ['/memories/a.md', '/memories/b.md'])
+      await seed.vault.run('alice', { command: 'create', path, file_text: text(10) });
     // A new process: alice's usage is not loaded yet, and four writes arrive together.
     const { vault, mw } = await vaultWith(store, { maxUserBytes: 100 });
     const root = (prefix: string) => prefix.endsWith('/f/');
@@ -201,22 +258,47 @@ describe('quota under concurrency (gated store)', () => {
   it('a user over the limit (written by another process) may still shrink a file or rewrite it at the same size, not grow one', async () => {
     const store = new GatedStore();
     const other = await vaultWith(store, { maxUserBytes: 1_000 });
-    expect((await other.vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: `${text(140)}yyyyy` })).isError).toBe(false);
+    expect(
+      (await other.vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: `${text(140)}yyyyy` }))
+        .isError,
+    ).toBe(false);
     const { vault, mw } = await vaultWith(store, { maxUserBytes: 100 });
-    const shrink = await vault.run('alice', { command: 'str_replace', path: '/memories/a.md', old_str: 'yyyyy', new_str: 'zz' });
+    const shrink = await vault.run('alice', {
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'yyyyy',
+      new_str: 'zz',
+    });
     expect(shrink.isError).toBe(false);
-    const same = await vault.run('alice', { command: 'str_replace', path: '/memories/a.md', old_str: 'zz', new_str: 'ww' });
+    const same = await vault.run('alice', {
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'zz',
+      new_str: 'ww',
+    });
     expect(same.isError).toBe(false);
-    const grow = await vault.run('alice', { command: 'str_replace', path: '/memories/a.md', old_str: 'ww', new_str: 'www' });
+    const grow = await vault.run('alice', {
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'ww',
+      new_str: 'www',
+    });
     expect(grow.code).toBe('QUOTA_EXCEEDED');
     expect(mw.usage(plainUid('alice'))).toEqual({ bytes: 142, files: 1, pendingBytes: 0, pendingFiles: 0 });
   });
 
   it('renames do not count towards refreshEveryWrites: only writes of content bring the next listing closer', async () => {
     const store = new GatedStore();
-    const { vault } = await vaultWith(store, { maxUserBytes: 1_000, refreshEveryWrites: 2, refreshAfterMs: 1_000_000, now: () => 0 });
+    const { vault } = await vaultWith(store, {
+      maxUserBytes: 1_000,
+      refreshEveryWrites: 2,
+      refreshAfterMs: 1_000_000,
+      now: () => 0,
+    });
     const root = () => store.listed.filter((prefix) => prefix.endsWith('/f/')).length;
-    expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: 'x' })).isError).toBe(false);
+    expect((await vault.run('alice', { command: 'create', path: '/memories/a.md', file_text: 'x' })).isError).toBe(
+      false,
+    );
     const listings = root();
     for (const [from, to] of [
       ['/memories/a.md', '/memories/b.md'],
@@ -226,16 +308,21 @@ describe('quota under concurrency (gated store)', () => {
       expect((await vault.run('alice', { command: 'rename', old_path: from!, new_path: to! })).isError).toBe(false);
     }
     // One write since the listing: the next write is not due yet, the one after it is.
-    expect((await vault.run('alice', { command: 'create', path: '/memories/c.md', file_text: 'x' })).isError).toBe(false);
+    expect((await vault.run('alice', { command: 'create', path: '/memories/c.md', file_text: 'x' })).isError).toBe(
+      false,
+    );
     expect(root()).toBe(listings);
-    expect((await vault.run('alice', { command: 'create', path: '/memories/d.md', file_text: 'x' })).isError).toBe(false);
+    expect((await vault.run('alice', { command: 'create', path: '/memories/d.md', file_text: 'x' })).isError).toBe(
+      false,
+    );
     expect(root()).toBe(listings + 1);
   });
 
   it('exactly maxCachedUsers users are kept', async () => {
     const store = new MemoryStore();
     const { vault, mw } = await vaultWith(store, { maxCachedUsers: 3 });
-    for (const user of ['u1', 'u2', 'u3']) await vault.run(user, { command: 'create', path: '/memories/a', file_text: 'x' });
+    for (const user of ['u1', 'u2', 'u3'])
+      await vault.run(user, { command: 'create', path: '/memories/a', file_text: 'x' });
     for (const user of ['u1', 'u2', 'u3']) expect(mw.usage(plainUid(user))).toBeDefined();
     // u1 is used again: u2 is now the least recently used and goes first.
     await vault.run('u1', { command: 'create', path: '/memories/b', file_text: 'x' });
@@ -247,13 +334,24 @@ describe('quota under concurrency (gated store)', () => {
   it('a refused edit beside a write in flight leaves the reservation of that write alone', async () => {
     const store = new GatedStore();
     const { vault, mw } = await vaultWith(store, { maxUserBytes: 100 });
-    for (const path of ['/memories/a.md', '/memories/b.md']) await vault.run('alice', { command: 'create', path, file_text: text(10) });
+    for (const path of ['/memories/a.md', '/memories/b.md'])
+      await vault.run('alice', { command: 'create', path, file_text: text(10) });
     const held = store.holdNextPut('before');
-    const inFlight = vault.run('alice', { command: 'insert', path: '/memories/b.md', insert_line: 0, insert_text: text(29) });
+    const inFlight = vault.run('alice', {
+      command: 'insert',
+      path: '/memories/b.md',
+      insert_line: 0,
+      insert_text: text(29),
+    });
     await held.reached;
     const during = mw.usage(plainUid('alice'))!;
     expect(during).toEqual({ bytes: 20, files: 2, pendingBytes: 30, pendingFiles: 0 });
-    const refused = await vault.run('alice', { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: text(60) });
+    const refused = await vault.run('alice', {
+      command: 'insert',
+      path: '/memories/a.md',
+      insert_line: 0,
+      insert_text: text(60),
+    });
     expect(refused.code).toBe('QUOTA_EXCEEDED');
     expect(mw.usage(plainUid('alice'))).toEqual(during);
     held.open();
@@ -266,11 +364,20 @@ describe('quota options', () => {
   it('every option accepts its smallest value (refreshAfterMs 0) and refuses one less, naming the option and value', () => {
     for (const key of Object.keys(DEFAULT_QUOTA) as Array<keyof typeof DEFAULT_QUOTA>) {
       const smallest = key === 'refreshAfterMs' ? 0 : 1;
-      if (key !== 'viewChars' && key !== 'maxViewOutputChars') expect(resolveQuota({ [key]: smallest })[key]).toBe(smallest);
-      expect(() => resolveQuota({ [key]: smallest - 1 })).toThrow(`memvault: quota option ${key} must be a positive whole number, not ${smallest - 1}`);
-      expect(() => resolveQuota({ [key]: 2.5 })).toThrow(`quota option ${key} must be a positive whole number, not 2.5`);
-      expect(() => resolveQuota({ [key]: '10' as unknown as number })).toThrow(expect.objectContaining({ code: 'CONFIG' }));
-      expect(() => resolveQuota({ [key]: Number.MAX_SAFE_INTEGER + 1 })).toThrow(expect.objectContaining({ code: 'CONFIG' }));
+      if (key !== 'viewChars' && key !== 'maxViewOutputChars')
+        expect(resolveQuota({ [key]: smallest })[key]).toBe(smallest);
+      expect(() => resolveQuota({ [key]: smallest - 1 })).toThrow(
+        `memvault: quota option ${key} must be a positive whole number, not ${smallest - 1}`,
+      );
+      expect(() => resolveQuota({ [key]: 2.5 })).toThrow(
+        `quota option ${key} must be a positive whole number, not 2.5`,
+      );
+      expect(() => resolveQuota({ [key]: '10' as unknown as number })).toThrow(
+        expect.objectContaining({ code: 'CONFIG' }),
+      );
+      expect(() => resolveQuota({ [key]: Number.MAX_SAFE_INTEGER + 1 })).toThrow(
+        expect.objectContaining({ code: 'CONFIG' }),
+      );
     }
   });
 
@@ -281,7 +388,9 @@ describe('quota options', () => {
     expect(resolveQuota({}).maxHistoryVersions).toBe(100_000);
     expect(resolveQuota({ maxUserFiles: 3 }).maxHistoryVersions).toBe(60);
     expect(resolveQuota({ maxUserFiles: 3, maxHistoryVersions: 7 }).maxHistoryVersions).toBe(7);
-    expect(() => resolveQuota({ maxHistoryVersions: 0 })).toThrow('memvault: quota option maxHistoryVersions must be a positive whole number, not 0');
+    expect(() => resolveQuota({ maxHistoryVersions: 0 })).toThrow(
+      'memvault: quota option maxHistoryVersions must be a positive whole number, not 0',
+    );
   });
 
   it('the view output cap defaults to twice viewChars and must leave 200 characters beyond it', () => {
@@ -312,8 +421,12 @@ describe('quota messages', () => {
     expect(quotaMessages.fileBytes('/memories/a', 2000, null, 1000)).toBe(
       'Error: Quota exceeded (bytes per file): /memories/a would be 2,000 bytes, over the limit of 1,000 bytes per file. Nothing was written. Keep each file under 1,000 bytes: split the content across several files, or leave out old content.',
     );
-    expect(quotaMessages.fileBytes('/memories/a', 2000, 1200, 1000)).toContain('; it holds 1,200 bytes now, so 0 bytes are left. Nothing was written.');
-    expect(quotaMessages.fileBytes('/memories/a', 2000, 300, 1000)).toContain('; it holds 300 bytes now, so 700 bytes are left.');
+    expect(quotaMessages.fileBytes('/memories/a', 2000, 1200, 1000)).toContain(
+      '; it holds 1,200 bytes now, so 0 bytes are left. Nothing was written.',
+    );
+    expect(quotaMessages.fileBytes('/memories/a', 2000, 300, 1000)).toContain(
+      '; it holds 300 bytes now, so 700 bytes are left.',
+    );
     expect(quotaMessages.userBytes('insert', 5, 120, 100)).toBe(
       'Error: Quota exceeded (bytes per user): this insert needs 5 more bytes, but the memory directory holds 120 of 100 bytes (0 bytes left). Nothing was written. Free space first: delete or shorten files you no longer need (view /memories shows their sizes), then try again.',
     );
@@ -334,7 +447,11 @@ describe('quota messages', () => {
     await vault.run('alice', { command: 'create', path: '/memories/a', file_text: 'x' });
     await vault.run('alice', { command: 'create', path: '/memories/b', file_text: 'x' });
     const refused = await vault.run('alice', { command: 'create', path: '/memories/c', file_text: 'x' });
-    expect(refused).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED', content: quotaMessages.userFiles('/memories/c', 2, 2) });
+    expect(refused).toMatchObject({
+      isError: true,
+      code: 'QUOTA_EXCEEDED',
+      content: quotaMessages.userFiles('/memories/c', 2, 2),
+    });
   });
 });
 

@@ -62,7 +62,14 @@ describe('quota: bytes per user, at the edge', () => {
     const { run, store, rec, mw, vault } = await setup({ maxUserBytes: 100 });
     expect((await run({ command: 'create', path: '/memories/a.txt', file_text: text(60) })).isError).toBe(false);
     expect((await run({ command: 'create', path: '/memories/b.txt', file_text: text(40) })).isError).toBe(false);
-    expect(rec.last().decisions['quota']).toEqual({ checked: true, rule: 'user_bytes', limit: 100, used: 60, delta: 40, allowed: true });
+    expect(rec.last().decisions['quota']).toEqual({
+      checked: true,
+      rule: 'user_bytes',
+      limit: 100,
+      used: 60,
+      delta: 40,
+      allowed: true,
+    });
     const keys = store.keys();
     const refused = await run({ command: 'create', path: '/memories/c.txt', file_text: 'y' });
     expect(refused).toEqual({
@@ -101,14 +108,20 @@ describe('quota: bytes per user, at the edge', () => {
   it('str_replace: growing to the limit exactly passes, one byte more is refused and the file is unchanged', async () => {
     const { run, vault, rec } = await setup({ maxUserBytes: 100 });
     await run({ command: 'create', path: '/memories/a.txt', file_text: `${text(96)}\nab` }); // 99 bytes
-    expect((await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'ab', new_str: 'abc' })).isError).toBe(false);
+    expect(
+      (await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'ab', new_str: 'abc' })).isError,
+    ).toBe(false);
     expect(rec.last().decisions['quota']).toMatchObject({ rule: 'user_bytes', used: 100 - 1, delta: 1, allowed: true });
     const refused = await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'abc', new_str: 'abcd' });
     expect(refused.code).toBe('QUOTA_EXCEEDED');
-    expect(refused.content).toContain('this str_replace needs 1 more bytes, but the memory directory holds 100 of 100 bytes (0 bytes left)');
+    expect(refused.content).toContain(
+      'this str_replace needs 1 more bytes, but the memory directory holds 100 of 100 bytes (0 bytes left)',
+    );
     expect(await storedTotal(vault)).toEqual({ bytes: 100, files: 1 });
     // Shrinking is always allowed, and frees what it frees.
-    expect((await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'abc', new_str: '' })).isError).toBe(false);
+    expect((await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'abc', new_str: '' })).isError).toBe(
+      false,
+    );
     expect((await run({ command: 'create', path: '/memories/b.txt', file_text: 'xyz' })).isError).toBe(false);
   });
 
@@ -116,7 +129,9 @@ describe('quota: bytes per user, at the edge', () => {
     const { run, vault } = await setup({ maxUserBytes: 100 });
     await run({ command: 'create', path: '/memories/a.txt', file_text: `${text(95)}\n` });
     // 'abc' + '\n' = 4 bytes -> 100.
-    expect((await run({ command: 'insert', path: '/memories/a.txt', insert_line: 0, insert_text: 'abc' })).isError).toBe(false);
+    expect(
+      (await run({ command: 'insert', path: '/memories/a.txt', insert_line: 0, insert_text: 'abc' })).isError,
+    ).toBe(false);
     expect(await storedTotal(vault)).toEqual({ bytes: 100, files: 1 });
     const refused = await run({ command: 'insert', path: '/memories/a.txt', insert_line: 1, insert_text: '' });
     expect(refused.code).toBe('QUOTA_EXCEEDED');
@@ -127,10 +142,16 @@ describe('quota: bytes per user, at the edge', () => {
     const { run, vault } = await setup({ maxUserBytes: 20 });
     await run({ command: 'create', path: '/memories/w.txt', file_text: 'a\r\nb\r\n' }); // 6 bytes
     // Inserting 'x\ny' adds 'x\r\ny\r\n' = 6 bytes -> 12; '0123456\n' adds 9 -> 21: refused.
-    expect((await run({ command: 'insert', path: '/memories/w.txt', insert_line: 1, insert_text: 'x\ny' })).isError).toBe(false);
+    expect(
+      (await run({ command: 'insert', path: '/memories/w.txt', insert_line: 1, insert_text: 'x\ny' })).isError,
+    ).toBe(false);
     expect(await storedTotal(vault)).toEqual({ bytes: 12, files: 1 });
-    expect((await run({ command: 'insert', path: '/memories/w.txt', insert_line: 0, insert_text: '0123456\n' })).code).toBe('QUOTA_EXCEEDED');
-    expect((await run({ command: 'insert', path: '/memories/w.txt', insert_line: 0, insert_text: '012345\n' })).isError).toBe(false);
+    expect(
+      (await run({ command: 'insert', path: '/memories/w.txt', insert_line: 0, insert_text: '0123456\n' })).code,
+    ).toBe('QUOTA_EXCEEDED');
+    expect(
+      (await run({ command: 'insert', path: '/memories/w.txt', insert_line: 0, insert_text: '012345\n' })).isError,
+    ).toBe(false);
     expect(await storedTotal(vault)).toEqual({ bytes: 20, files: 1 });
   });
 });
@@ -171,7 +192,9 @@ describe('quota: bytes per file, at the edge', () => {
   it('edits: one byte over is refused, with what the file holds and what is left (quota check, command limits not wired)', async () => {
     const { run, vault } = await setup({ maxFileBytes: 50 }, { wireLimits: false });
     await run({ command: 'create', path: '/memories/a.txt', file_text: text(49) });
-    expect((await run({ command: 'insert', path: '/memories/a.txt', insert_line: 0, insert_text: '' })).isError).toBe(false); // +1 ('\n')
+    expect((await run({ command: 'insert', path: '/memories/a.txt', insert_line: 0, insert_text: '' })).isError).toBe(
+      false,
+    ); // +1 ('\n')
     const refused = await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'x', new_str: 'xy' });
     // 'x' occurs many times: make the edit unique instead.
     expect(refused.code).toBe('AMBIGUOUS_MATCH');
@@ -189,7 +212,9 @@ describe('quota: bytes per file, at the edge', () => {
   it('with the limits wired (one source of truth), the command layer refuses the same edit with its own error', async () => {
     const { run, vault } = await setup({ maxFileBytes: 50 });
     await run({ command: 'create', path: '/memories/a.txt', file_text: `${text(48)}ab` });
-    expect((await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'ab', new_str: 'abc' })).code).toBe('TOO_LARGE');
+    expect((await run({ command: 'str_replace', path: '/memories/a.txt', old_str: 'ab', new_str: 'abc' })).code).toBe(
+      'TOO_LARGE',
+    );
     expect(await storedTotal(vault)).toEqual({ bytes: 50, files: 1 });
   });
 });
@@ -197,13 +222,21 @@ describe('quota: bytes per file, at the edge', () => {
 describe('quota: files per user, at the edge', () => {
   it('the last file fits, the next is refused; overwriting needs no new file; deleting frees one', async () => {
     const { run, vault, rec } = await setup({ maxUserFiles: 3 });
-    for (const name of ['a', 'b', 'c']) expect((await run({ command: 'create', path: `/memories/${name}.md`, file_text: name })).isError).toBe(false);
+    for (const name of ['a', 'b', 'c'])
+      expect((await run({ command: 'create', path: `/memories/${name}.md`, file_text: name })).isError).toBe(false);
     const refused = await run({ command: 'create', path: '/memories/d.md', file_text: 'd' });
     expect(refused.content).toBe(
       'Error: Quota exceeded (files per user): creating /memories/d.md would make 4 files, over the limit of 3 files (there are 3, 0 left). ' +
         'Nothing was written. Delete or merge files you no longer need, or add this to an existing file, then try again.',
     );
-    expect(rec.last().decisions['quota']).toEqual({ checked: true, rule: 'user_files', limit: 3, used: 3, delta: 1, allowed: false });
+    expect(rec.last().decisions['quota']).toEqual({
+      checked: true,
+      rule: 'user_files',
+      limit: 3,
+      used: 3,
+      delta: 1,
+      allowed: false,
+    });
     expect((await run({ command: 'create', path: '/memories/a.md', file_text: 'again' })).isError).toBe(false);
     expect((await run({ command: 'delete', path: '/memories/b.md' })).isError).toBe(false);
     expect((await run({ command: 'create', path: '/memories/d.md', file_text: 'd' })).isError).toBe(false);
@@ -215,8 +248,12 @@ describe('quota: files per user, at the edge', () => {
     await run({ command: 'create', path: '/memories/dir/a.md', file_text: text(10) });
     await run({ command: 'create', path: '/memories/dir/b.md', file_text: text(10) });
     await run({ command: 'create', path: '/memories/c.md', file_text: text(10) });
-    expect((await run({ command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' })).isError).toBe(false);
-    expect((await run({ command: 'rename', old_path: '/memories/dir', new_path: '/memories/moved' })).isError).toBe(false);
+    expect((await run({ command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' })).isError).toBe(
+      false,
+    );
+    expect((await run({ command: 'rename', old_path: '/memories/dir', new_path: '/memories/moved' })).isError).toBe(
+      false,
+    );
     expect(mw.usage(UID)).toEqual({ bytes: 30, files: 3, pendingBytes: 0, pendingFiles: 0 });
     expect(await storedTotal(vault)).toEqual({ bytes: 30, files: 3 });
   });
@@ -232,8 +269,12 @@ describe('quota: deletes and failures keep usage exact', () => {
     expect((await run({ command: 'delete', path: '/memories/d' })).isError).toBe(false);
     expect(mw.usage(UID)).toEqual({ bytes: 20, files: 1, pendingBytes: 0, pendingFiles: 0 });
     // Commands that fail leave nothing reserved or counted.
-    expect((await run({ command: 'str_replace', path: '/memories/c.md', old_str: 'nope', new_str: text(50) })).code).toBe('NO_MATCH');
-    expect((await run({ command: 'create', path: '/memories/c.md/under', file_text: 'x' })).code).toBe('NOT_A_DIRECTORY');
+    expect(
+      (await run({ command: 'str_replace', path: '/memories/c.md', old_str: 'nope', new_str: text(50) })).code,
+    ).toBe('NO_MATCH');
+    expect((await run({ command: 'create', path: '/memories/c.md/under', file_text: 'x' })).code).toBe(
+      'NOT_A_DIRECTORY',
+    );
     expect(mw.usage(UID)).toEqual({ bytes: 20, files: 1, pendingBytes: 0, pendingFiles: 0 });
     expect((await run({ command: 'create', path: '/memories/y.md', file_text: text(80) })).isError).toBe(false);
   });
@@ -264,7 +305,9 @@ describe('quota: concurrent writers racing for the last bytes (one process)', ()
   it('creates: exactly the ones that fit succeed, the total never exceeds the limit', async () => {
     const { vault, mw } = await setup({ maxUserBytes: 1000, maxUserFiles: 1000 });
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => vault.run(USER, { command: 'create', path: `/memories/f${i}.md`, file_text: text(30) })),
+      Array.from({ length: 50 }, (_, i) =>
+        vault.run(USER, { command: 'create', path: `/memories/f${i}.md`, file_text: text(30) }),
+      ),
     );
     expect(results.filter((r) => !r.isError)).toHaveLength(33);
     expect(results.filter((r) => r.isError).every((r) => r.code === 'QUOTA_EXCEEDED')).toBe(true);
@@ -274,10 +317,13 @@ describe('quota: concurrent writers racing for the last bytes (one process)', ()
 
   it('edits of different files at once (they run in parallel): exactly the ones that fit succeed', async () => {
     const { vault, mw } = await setup({ maxUserBytes: 1000 });
-    for (let i = 0; i < 20; i++) await vault.run(USER, { command: 'create', path: `/memories/e${i}.md`, file_text: `${text(46)}<>` });
+    for (let i = 0; i < 20; i++)
+      await vault.run(USER, { command: 'create', path: `/memories/e${i}.md`, file_text: `${text(46)}<>` });
     // 960 used, 40 left; each edit adds 7 bytes: exactly 5 fit (35), the total ends at 995.
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => vault.run(USER, { command: 'str_replace', path: `/memories/e${i}.md`, old_str: '<>', new_str: '<1234567>' })),
+      Array.from({ length: 20 }, (_, i) =>
+        vault.run(USER, { command: 'str_replace', path: `/memories/e${i}.md`, old_str: '<>', new_str: '<1234567>' }),
+      ),
     );
     expect(results.filter((r) => !r.isError)).toHaveLength(5);
     expect(await storedTotal(vault)).toEqual({ bytes: 995, files: 20 });
@@ -288,7 +334,9 @@ describe('quota: concurrent writers racing for the last bytes (one process)', ()
     const { vault } = await setup({ maxUserBytes: 100 });
     await vault.run(USER, { command: 'create', path: '/memories/log.md', file_text: '' });
     const results = await Promise.all(
-      Array.from({ length: 40 }, () => vault.run(USER, { command: 'insert', path: '/memories/log.md', insert_line: 0, insert_text: 'line' })),
+      Array.from({ length: 40 }, () =>
+        vault.run(USER, { command: 'insert', path: '/memories/log.md', insert_line: 0, insert_text: 'line' }),
+      ),
     );
     // The first insert into the empty file writes 'line' (4 bytes), each later one adds 'line\n' (5):
     // 4 + 19 x 5 = 99 fit in 100, a 21st would need 104.
@@ -311,7 +359,11 @@ describe('quota: what one view returns', () => {
     const note = /Showing lines 1-(\d+) of \d+.*view_range \[(\d+), -1\]/.exec(content);
     expect(note).not.toBeNull();
     expect(Number(note![2])).toBe(Number(note![1]) + 1);
-    const next = await vault.run(USER, { command: 'view', path: '/memories/empty-lines.md', view_range: [Number(note![2]), -1] });
+    const next = await vault.run(USER, {
+      command: 'view',
+      path: '/memories/empty-lines.md',
+      view_range: [Number(note![2]), -1],
+    });
     expect(String(next.content)).toContain(`${String(note![2]).padStart(6)}\t`);
   });
 
@@ -331,7 +383,10 @@ describe('quota: what one view returns', () => {
   });
 
   it('capViewOutput cuts at a line boundary and keeps short output as it is', () => {
-    const content = ['header', ...Array.from({ length: 100 }, (_, i) => `${String(i + 1).padStart(6)}\t${'y'.repeat(20)}`)].join('\n');
+    const content = [
+      'header',
+      ...Array.from({ length: 100 }, (_, i) => `${String(i + 1).padStart(6)}\t${'y'.repeat(20)}`),
+    ].join('\n');
     expect(capViewOutput('short', 1000)).toBe('short');
     const capped = capViewOutput(content, 1000);
     expect(capped.length).toBeLessThanOrEqual(1000);
@@ -415,7 +470,12 @@ describe('quota: configuration and cost', () => {
     });
     const create = async (path: string, bytes: number) => {
       const r = await vault.run(USER, { command: 'create', path, file_text: 'x'.repeat(bytes) });
-      return { isError: r.isError, text: JSON.stringify(r.content), requests: { ...rec.last().stats.requests }, decision: rec.last().decisions.quota };
+      return {
+        isError: r.isError,
+        text: JSON.stringify(r.content),
+        requests: { ...rec.last().stats.requests },
+        decision: rec.last().decisions.quota,
+      };
     };
     expect((await create('/memories/a.md', 60)).isError).toBe(false);
     // 60 + 30 fits as a new file: no HEAD; the write then says it replaced 60 bytes, and the usage is 30.
@@ -458,10 +518,14 @@ describe('quota: a refresh sees what another process wrote', () => {
     expect((await a.run(USER, { command: 'create', path: '/memories/a2', file_text: text(10) })).isError).toBe(false);
     expect((await a.run(USER, { command: 'create', path: '/memories/a3', file_text: text(10) })).isError).toBe(false);
     // Its 4th write lists again (3 writes since), sees 110 and refuses.
-    expect((await a.run(USER, { command: 'create', path: '/memories/a4', file_text: 'x' })).code).toBe('QUOTA_EXCEEDED');
+    expect((await a.run(USER, { command: 'create', path: '/memories/a4', file_text: 'x' })).code).toBe(
+      'QUOTA_EXCEEDED',
+    );
     // B is at its 2nd write only, but its listing is 10 s old: it lists again and refuses too.
     clock = 10_000;
-    expect((await b.run(USER, { command: 'create', path: '/memories/b2', file_text: 'x' })).content).toContain('holds 110 of 100 bytes (0 bytes left)');
+    expect((await b.run(USER, { command: 'create', path: '/memories/b2', file_text: 'x' })).content).toContain(
+      'holds 110 of 100 bytes (0 bytes left)',
+    );
   });
 });
 
@@ -470,11 +534,16 @@ describe('quota: memory and failures of its own', () => {
     const store = new MemoryStore();
     const mw: QuotaMiddleware = quota({ maxCachedUsers: 2, maxUserBytes: 10 });
     const vault = await createVault({ store, quota: false, middlewares: [mw] });
-    for (const user of ['u1', 'u2', 'u3']) expect((await vault.run(user, { command: 'create', path: '/memories/a', file_text: text(10) })).isError).toBe(false);
+    for (const user of ['u1', 'u2', 'u3'])
+      expect((await vault.run(user, { command: 'create', path: '/memories/a', file_text: text(10) })).isError).toBe(
+        false,
+      );
     expect(mw.usage(plainUid('u1'))).toBeUndefined();
     expect(mw.usage(plainUid('u3'))).toMatchObject({ bytes: 10, files: 1 });
     // u1 comes back: its usage is listed again, so its limit still holds.
-    expect((await vault.run('u1', { command: 'create', path: '/memories/b', file_text: 'x' })).code).toBe('QUOTA_EXCEEDED');
+    expect((await vault.run('u1', { command: 'create', path: '/memories/b', file_text: 'x' })).code).toBe(
+      'QUOTA_EXCEEDED',
+    );
   });
 
   it('a failing usage listing answers with the generic error and reports the fault to the host', async () => {
@@ -484,7 +553,11 @@ describe('quota: memory and failures of its own', () => {
       }
     }
     const faults: unknown[] = [];
-    const vault = await createVault({ store: new NoListStore(), quota: false, middlewares: [quota({ onInternalError: (e) => faults.push(e) })] });
+    const vault = await createVault({
+      store: new NoListStore(),
+      quota: false,
+      middlewares: [quota({ onInternalError: (e) => faults.push(e) })],
+    });
     const result = await vault.run(USER, { command: 'insert', path: '/memories/a', insert_line: 0, insert_text: 'x' });
     expect(result).toMatchObject({ isError: true, code: 'INTERNAL' });
     expect(String(result.content)).not.toContain('secret-bucket');

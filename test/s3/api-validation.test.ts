@@ -5,6 +5,9 @@ import { recordS3SuiteRun, s3Available, s3SkipReason, suiteStores } from './help
 
 recordS3SuiteRun(import.meta.url);
 
-describe.skipIf(!s3Available())(`public API arguments on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  runApiValidationSuite('S3 store on RGW', suiteStores('api-validation'));
-});
+describe.skipIf(!s3Available())(
+  `public API arguments on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  () => {
+    runApiValidationSuite('S3 store on RGW', suiteStores('api-validation'));
+  },
+);

@@ -10,7 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ONE_LINE, runCli } from '../cli/helpers.js';
-import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3Connection, s3SkipReason, s3Url } from './helpers.js';
+import {
+  emptyStore,
+  makeS3Store,
+  recordS3SuiteRun,
+  s3Available,
+  s3Connection,
+  s3SkipReason,
+  s3Url,
+} from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
 vi.setConfig({ testTimeout: 180_000 });
@@ -56,7 +64,10 @@ describe.skipIf(!s3Available())(`CLI settings on S3${s3Available() ? '' : ` (ski
     expect(existsSync(join(home, 'master.key'))).toBe(true);
 
     // The same environment with the opt-in off reads the existing key: the file is there.
-    const again = await runCli(['exec', '--user', 'ann', '{"command":"view","path":"/memories/a.md"}'], { cwd, env: envOf(home, '0') });
+    const again = await runCli(['exec', '--user', 'ann', '{"command":"view","path":"/memories/a.md"}'], {
+      cwd,
+      env: envOf(home, '0'),
+    });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('on S3');
   });

@@ -46,10 +46,26 @@ interface Fault {
 /** The injected errors carry the bucket and a key in their text, as real SDK errors do. */
 const leakyText = `${BUCKET}/${PREFIX}/some-key`;
 const FAULTS: Fault[] = [
-  { label: '500 InternalError', applied: false, error: () => s3Error('InternalError', 500, `We encountered an internal error (${leakyText})`) },
-  { label: '503 SlowDown', applied: false, error: () => s3Error('SlowDown', 503, `Please reduce your request rate (${leakyText})`) },
-  { label: 'ECONNRESET', applied: false, error: () => Object.assign(new Error(`read ECONNRESET http://10.1.2.3/${leakyText}`), { code: 'ECONNRESET' }) },
-  { label: 'timeout', applied: false, error: () => Object.assign(new Error(`Request to ${leakyText} timed out`), { name: 'TimeoutError' }) },
+  {
+    label: '500 InternalError',
+    applied: false,
+    error: () => s3Error('InternalError', 500, `We encountered an internal error (${leakyText})`),
+  },
+  {
+    label: '503 SlowDown',
+    applied: false,
+    error: () => s3Error('SlowDown', 503, `Please reduce your request rate (${leakyText})`),
+  },
+  {
+    label: 'ECONNRESET',
+    applied: false,
+    error: () => Object.assign(new Error(`read ECONNRESET http://10.1.2.3/${leakyText}`), { code: 'ECONNRESET' }),
+  },
+  {
+    label: 'timeout',
+    applied: false,
+    error: () => Object.assign(new Error(`Request to ${leakyText} timed out`), { name: 'TimeoutError' }),
+  },
   {
     label: '412 PreconditionFailed',
     applied: false,
@@ -94,10 +110,26 @@ interface Case {
 const CASES: Case[] = [
   { name: 'view file', input: { command: 'view', path: '/memories/notes.md' }, kind: 'atomic' },
   { name: 'view directory', input: { command: 'view', path: '/memories/dir' }, kind: 'atomic' },
-  { name: 'create', input: { command: 'create', path: '/memories/dir/new.md', file_text: 'new file\n' }, kind: 'atomic' },
-  { name: 'create (overwrite)', input: { command: 'create', path: '/memories/other.md', file_text: 'replaced\n' }, kind: 'atomic' },
-  { name: 'str_replace', input: { command: 'str_replace', path: '/memories/notes.md', old_str: 'beta', new_str: 'BETA' }, kind: 'atomic' },
-  { name: 'insert', input: { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: 'inserted' }, kind: 'atomic' },
+  {
+    name: 'create',
+    input: { command: 'create', path: '/memories/dir/new.md', file_text: 'new file\n' },
+    kind: 'atomic',
+  },
+  {
+    name: 'create (overwrite)',
+    input: { command: 'create', path: '/memories/other.md', file_text: 'replaced\n' },
+    kind: 'atomic',
+  },
+  {
+    name: 'str_replace',
+    input: { command: 'str_replace', path: '/memories/notes.md', old_str: 'beta', new_str: 'BETA' },
+    kind: 'atomic',
+  },
+  {
+    name: 'insert',
+    input: { command: 'insert', path: '/memories/notes.md', insert_line: 1, insert_text: 'inserted' },
+    kind: 'atomic',
+  },
   { name: 'delete file', input: { command: 'delete', path: '/memories/other.md' }, kind: 'atomic' },
   { name: 'delete directory', input: { command: 'delete', path: '/memories/dir' }, kind: 'per-file' },
   {
@@ -116,7 +148,10 @@ const CASES: Case[] = [
 
 /** A vault over a fresh S3Store on the fake's mocked client (a fresh key cache: the key load counts too). */
 async function openVault(fake: FakeS3, conditionChecks: ConditionChecks): Promise<Vault> {
-  return createVault({ store: createS3Store({ url: `s3://${BUCKET}/${PREFIX}`, s3: fake.client, conditionChecks }), encryption: { masterKey } });
+  return createVault({
+    store: createS3Store({ url: `s3://${BUCKET}/${PREFIX}`, s3: fake.client, conditionChecks }),
+    encryption: { masterKey },
+  });
 }
 
 /** The user's files, decrypted, by path (memvault's reserved bookkeeping directory left out). */
@@ -144,7 +179,8 @@ function expectClearError(result: CommandResult, fake: FakeS3, context: string):
   expect(result.code, `${context}: ${text}`).toBeDefined();
   expect(result.code, `${context}: ${text}`).not.toBe('INTERNAL');
   expect(text, context).not.toMatch(/\n\s+at |node_modules|\/work\/|\/tmp\//);
-  for (const secret of [BUCKET, PREFIX, 'some-key', '10.1.2.3', 'fake-secret', 'AKIDFAKE']) expect(text, context).not.toContain(secret);
+  for (const secret of [BUCKET, PREFIX, 'some-key', '10.1.2.3', 'fake-secret', 'AKIDFAKE'])
+    expect(text, context).not.toContain(secret);
   for (const key of fake.objects.keys()) expect(text, context).not.toContain(key.slice(PREFIX.length + 1));
 }
 
@@ -187,92 +223,105 @@ runStoreContract('S3Store over the in-memory fake S3 of the fault tests', async 
 });
 
 // Both condition modes: the fake enforces every condition, as AWS does, so 'native' is sound here.
-describe.each(['check-first', 'native'] as const)('each command, with a fault at each of its requests (mocked S3, %s)', (mode) => {
-  const tally = { runs: 0, failed: 0 };
-  afterAll(() => {
-    console.info(`[commands-faults ${mode}] ${tally.runs} runs with one injected fault, ${tally.failed} of them answered with an error`);
-  });
+describe.each(['check-first', 'native'] as const)(
+  'each command, with a fault at each of its requests (mocked S3, %s)',
+  (mode) => {
+    const tally = { runs: 0, failed: 0 };
+    afterAll(() => {
+      console.info(
+        `[commands-faults ${mode}] ${tally.runs} runs with one injected fault, ${tally.failed} of them answered with an error`,
+      );
+    });
 
-  it.each(CASES)('$name: succeeds or fails clearly, and leaves the old or the new state', { timeout: 120_000 }, async (c) => {
-    const fake = new FakeS3(BUCKET);
-    const setup = await openVault(fake, mode);
-    for (const [path, text] of Object.entries(INITIAL)) expect((await setup.run(U, { command: 'create', path, file_text: text })).isError).toBe(false);
-    const old = await decryptedState(setup);
-    await setup.close();
-    const initial: Map<string, FakeObject> = fake.save();
+    it.each(CASES)(
+      '$name: succeeds or fails clearly, and leaves the old or the new state',
+      { timeout: 120_000 },
+      async (c) => {
+        const fake = new FakeS3(BUCKET);
+        const setup = await openVault(fake, mode);
+        for (const [path, text] of Object.entries(INITIAL))
+          expect((await setup.run(U, { command: 'create', path, file_text: text })).isError).toBe(false);
+        const old = await decryptedState(setup);
+        await setup.close();
+        const initial: Map<string, FakeObject> = fake.save();
 
-    // The clean run: the new state and the number of requests the command makes.
-    const clean = await openVault(fake, mode);
-    fake.resetCount();
-    const cleanResult = await clean.run(U, c.input);
-    const n = fake.requests;
-    expect(cleanResult.isError, JSON.stringify(cleanResult.content)).toBe(false);
-    const next = await decryptedState(clean);
-    await clean.close();
-    expect(n).toBeGreaterThan(0);
-    if (c.input.command !== 'view') expect(describeState(next)).not.toBe(describeState(old));
-
-    let failures = 0;
-    let injected = 0;
-    for (let k = 1; k <= n; k++) {
-      for (const fault of FAULTS) {
-        fake.restore(initial);
-        const vault = await openVault(fake, mode);
-        let fired = false;
-        const hits = (r: RequestInfo): boolean => r.n === k && (!fault.conditionalOnly || r.conditional);
-        fake.hook = fault.applied
-          ? {
-              after: (r) => {
-                if (hits(r)) {
-                  fired = true;
-                  throw fault.error();
-                }
-              },
-            }
-          : {
-              before: (r) => {
-                if (hits(r)) {
-                  fired = true;
-                  throw fault.error();
-                }
-              },
-            };
+        // The clean run: the new state and the number of requests the command makes.
+        const clean = await openVault(fake, mode);
         fake.resetCount();
-        const result = await vault.run(U, c.input);
-        fake.hook = undefined;
-        if (!fired) {
-          await vault.close();
-          continue; // a conditional-only fault where request k carries no condition
-        }
-        injected += 1;
-        tally.runs += 1;
-        const context = `${c.name}, request ${k} of ${n}: ${fault.label}`;
-        const state = await decryptedState(vault);
-        if (result.isError) {
-          failures += 1;
-          tally.failed += 1;
-          expectClearError(result, fake, context);
-          expectOldOrNew(state, old, next, c, context);
-          // Running the command again completes it. Not needed when every file is already in place
-          // and no journal is open (the failed request was a file rename's last and had landed:
-          // the source is rightly gone, and renaming it again would say so).
-          if (c.kind === 'per-file' && (describeState(state) !== describeState(next) || (await journalEntries(vault)).length > 0)) {
-            const again = await vault.run(U, c.input);
-            expect(again, `${context}: again`).toMatchObject({ isError: false });
-            expect(describeState(await decryptedState(vault)), `${context}: again`).toBe(describeState(next));
+        const cleanResult = await clean.run(U, c.input);
+        const n = fake.requests;
+        expect(cleanResult.isError, JSON.stringify(cleanResult.content)).toBe(false);
+        const next = await decryptedState(clean);
+        await clean.close();
+        expect(n).toBeGreaterThan(0);
+        if (c.input.command !== 'view') expect(describeState(next)).not.toBe(describeState(old));
+
+        let failures = 0;
+        let injected = 0;
+        for (let k = 1; k <= n; k++) {
+          for (const fault of FAULTS) {
+            fake.restore(initial);
+            const vault = await openVault(fake, mode);
+            let fired = false;
+            const hits = (r: RequestInfo): boolean => r.n === k && (!fault.conditionalOnly || r.conditional);
+            fake.hook = fault.applied
+              ? {
+                  after: (r) => {
+                    if (hits(r)) {
+                      fired = true;
+                      throw fault.error();
+                    }
+                  },
+                }
+              : {
+                  before: (r) => {
+                    if (hits(r)) {
+                      fired = true;
+                      throw fault.error();
+                    }
+                  },
+                };
+            fake.resetCount();
+            const result = await vault.run(U, c.input);
+            fake.hook = undefined;
+            if (!fired) {
+              await vault.close();
+              continue; // a conditional-only fault where request k carries no condition
+            }
+            injected += 1;
+            tally.runs += 1;
+            const context = `${c.name}, request ${k} of ${n}: ${fault.label}`;
+            const state = await decryptedState(vault);
+            if (result.isError) {
+              failures += 1;
+              tally.failed += 1;
+              expectClearError(result, fake, context);
+              expectOldOrNew(state, old, next, c, context);
+              // Running the command again completes it. Not needed when every file is already in place
+              // and no journal is open (the failed request was a file rename's last and had landed:
+              // the source is rightly gone, and renaming it again would say so).
+              if (
+                c.kind === 'per-file' &&
+                (describeState(state) !== describeState(next) || (await journalEntries(vault)).length > 0)
+              ) {
+                const again = await vault.run(U, c.input);
+                expect(again, `${context}: again`).toMatchObject({ isError: false });
+                expect(describeState(await decryptedState(vault)), `${context}: again`).toBe(describeState(next));
+              }
+            } else {
+              // A success means the command's whole effect is there.
+              expect(describeState(state), context).toBe(describeState(next));
+            }
+            // Once the command has succeeded (at first or when run again), no rename journal is left.
+            expect(await journalEntries(vault), context).toEqual([]);
+            await vault.close();
           }
-        } else {
-          // A success means the command's whole effect is there.
-          expect(describeState(state), context).toBe(describeState(next));
         }
-        // Once the command has succeeded (at first or when run again), no rename journal is left.
-        expect(await journalEntries(vault), context).toEqual([]);
-        await vault.close();
-      }
-    }
-    // Every fault kind was injected at every request (the conditional-only ones where they apply).
-    expect(injected).toBeGreaterThanOrEqual(n * 6);
-    // Reads and single writes cannot absorb an outage: some of these faults must surface.
-    expect(failures).toBeGreaterThan(0);
-  });
-});
+        // Every fault kind was injected at every request (the conditional-only ones where they apply).
+        expect(injected).toBeGreaterThanOrEqual(n * 6);
+        // Reads and single writes cannot absorb an outage: some of these faults must surface.
+        expect(failures).toBeGreaterThan(0);
+      },
+    );
+  },
+);

@@ -35,7 +35,10 @@ function s3Error(name: string, status: number, message = `${name} answered`): S3
 }
 
 function networkError(code: string): Error {
-  return Object.assign(new Error(`connect ${code} 10.0.0.1:443 while talking to ${BUCKET}.s3.amazonaws.com/${KEY}`), { code, name: 'Error' });
+  return Object.assign(new Error(`connect ${code} 10.0.0.1:443 while talking to ${BUCKET}.s3.amazonaws.com/${KEY}`), {
+    code,
+    name: 'Error',
+  });
 }
 
 function body(bytes: Uint8Array): { transformToByteArray(): Promise<Uint8Array> } {
@@ -46,12 +49,16 @@ function expectCleanUnavailable(error: unknown, pattern: RegExp): void {
   expect(isMemvaultError(error, 'STORE_UNAVAILABLE')).toBe(true);
   const message = (error as Error).message;
   expect(message).toMatch(pattern);
-  for (const secret of [BUCKET, SECRET, KEY, 'prefix-part', 's3.amazonaws.com', '10.0.0.1']) expect(message).not.toContain(secret);
+  for (const secret of [BUCKET, SECRET, KEY, 'prefix-part', 's3.amazonaws.com', '10.0.0.1'])
+    expect(message).not.toContain(secret);
   expect((error as Error).cause).toBeUndefined();
 }
 
 describe('S3Store with a mocked client', () => {
-  const client = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: SECRET } });
+  const client = new S3Client({
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: SECRET },
+  });
   const mock = mockClient(client);
   let store: S3Store;
 
@@ -88,14 +95,21 @@ describe('S3Store with a mocked client', () => {
       mock.on(HeadObjectCommand).rejects(s3Error('NotFound', 404));
       expect(await store.head(KEY)).toBeNull();
       mock.on(GetObjectCommand).rejects(s3Error('NoSuchBucket', 404));
-      expectCleanUnavailable(await store.get(KEY).catch((e: unknown) => e), /^S3 GetObject failed \(HTTP 404, NoSuchBucket\)$/);
+      expectCleanUnavailable(
+        await store.get(KEY).catch((e: unknown) => e),
+        /^S3 GetObject failed \(HTTP 404, NoSuchBucket\)$/,
+      );
     });
 
     it.each([
       ['412 PreconditionFailed', s3Error('PreconditionFailed', 412), { ifMatch: 'e1' }],
       ['409 ConditionalRequestConflict', s3Error('ConditionalRequestConflict', 409), { ifNoneMatch: '*' as const }],
       ['AWS If-Match on a missing key: 404 NoSuchKey', s3Error('NoSuchKey', 404), { ifMatch: 'e1' }],
-      ['RGW 500 UnknownError (its ECANCELED) under a race', s3Error('UnknownError', 500, 'UnknownError'), { ifMatch: 'e1' }],
+      [
+        'RGW 500 UnknownError (its ECANCELED) under a race',
+        s3Error('UnknownError', 500, 'UnknownError'),
+        { ifMatch: 'e1' },
+      ],
       ['500 with ECANCELED in the message', s3Error('ServiceError', 500, 'ECANCELED'), { ifMatch: 'e1' }],
       ['RGW 500 with ECANCELED as the code', s3Error('ECANCELED', 500), { ifNoneMatch: '*' as const }],
     ])('PutObject, conditional: %s is PreconditionFailedError', async (_label, error, condition) => {
@@ -105,14 +119,23 @@ describe('S3Store with a mocked client', () => {
 
     it('PutObject, unconditional: 500 (even ECANCELED) and 409 stay real errors', async () => {
       mock.on(PutObjectCommand).rejects(s3Error('UnknownError', 500, 'ECANCELED'));
-      expectCleanUnavailable(await store.put(KEY, text('x')).catch((e: unknown) => e), /^S3 PutObject failed \(HTTP 500, UnknownError\)$/);
+      expectCleanUnavailable(
+        await store.put(KEY, text('x')).catch((e: unknown) => e),
+        /^S3 PutObject failed \(HTTP 500, UnknownError\)$/,
+      );
       mock.on(PutObjectCommand).rejects(s3Error('OperationAborted', 409));
-      expectCleanUnavailable(await store.put(KEY, text('x')).catch((e: unknown) => e), /^S3 PutObject failed \(HTTP 409, OperationAborted\)$/);
+      expectCleanUnavailable(
+        await store.put(KEY, text('x')).catch((e: unknown) => e),
+        /^S3 PutObject failed \(HTTP 409, OperationAborted\)$/,
+      );
     });
 
     it('PutObject, conditional: a plain 500 InternalError is an outage, not a conflict', async () => {
       mock.on(PutObjectCommand).rejects(s3Error('InternalError', 500, 'We encountered an internal error'));
-      expectCleanUnavailable(await store.put(KEY, text('x'), { ifMatch: 'e' }).catch((e: unknown) => e), /\(HTTP 500, InternalError\)$/);
+      expectCleanUnavailable(
+        await store.put(KEY, text('x'), { ifMatch: 'e' }).catch((e: unknown) => e),
+        /\(HTTP 500, InternalError\)$/,
+      );
     });
 
     it.each([
@@ -124,10 +147,13 @@ describe('S3Store with a mocked client', () => {
         Object.assign(new Error(`Request to ${BUCKET} timed out`), { name: 'TimeoutError' }),
         /^S3 PutObject failed \(no response, TimeoutError\)$/,
       ],
-    ])('%s after the SDK’s retries is STORE_UNAVAILABLE with nothing sensitive in it', async (_label, error, pattern) => {
-      mock.on(PutObjectCommand).rejects(error);
-      expectCleanUnavailable(await store.put(KEY, text('x'), { ifMatch: 'e' }).catch((e: unknown) => e), pattern);
-    });
+    ])(
+      '%s after the SDK’s retries is STORE_UNAVAILABLE with nothing sensitive in it',
+      async (_label, error, pattern) => {
+        mock.on(PutObjectCommand).rejects(error);
+        expectCleanUnavailable(await store.put(KEY, text('x'), { ifMatch: 'e' }).catch((e: unknown) => e), pattern);
+      },
+    );
 
     it('CopyObject: a missing source is NOT_FOUND, or a lost condition when a source version was expected', async () => {
       mock.on(HeadObjectCommand).resolves({ ETag: '"src"', ContentLength: 1 });
@@ -150,7 +176,9 @@ describe('S3Store with a mocked client', () => {
     it('check-first: a stale source, an occupied destination or a changed object fail before the write is sent', async () => {
       mock.on(HeadObjectCommand, { Key: 'prefix-part/src' }).resolves({ ETag: '"current"' });
       mock.on(HeadObjectCommand, { Key: 'prefix-part/dst' }).resolves({ ETag: '"other"' });
-      await expect(store.copy('src', 'new', { ifSourceMatch: 'stale' })).rejects.toBeInstanceOf(PreconditionFailedError);
+      await expect(store.copy('src', 'new', { ifSourceMatch: 'stale' })).rejects.toBeInstanceOf(
+        PreconditionFailedError,
+      );
       await expect(store.copy('src', 'dst', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
       await expect(store.delete('src', { ifMatch: 'stale' })).rejects.toBeInstanceOf(PreconditionFailedError);
       expect(mock.commandCalls(CopyObjectCommand)).toHaveLength(0);
@@ -161,7 +189,10 @@ describe('S3Store with a mocked client', () => {
       mock.on(DeleteObjectsCommand).resolves({ Errors: [{ Key: 'prefix-part/b', Code: 'AccessDenied' }] });
       expect(await store.deleteMany(['a', 'b'])).toEqual({ failed: ['b'] });
       mock.on(DeleteObjectsCommand).rejects(s3Error('SlowDown', 503));
-      expectCleanUnavailable(await store.deleteMany(['a']).catch((e: unknown) => e), /^S3 DeleteObjects failed \(HTTP 503, SlowDown\)$/);
+      expectCleanUnavailable(
+        await store.deleteMany(['a']).catch((e: unknown) => e),
+        /^S3 DeleteObjects failed \(HTTP 503, SlowDown\)$/,
+      );
     });
   });
 
@@ -169,7 +200,9 @@ describe('S3Store with a mocked client', () => {
     it('PutObject: bare If-Match, If-None-Match "*", a Buffer with its length, Content-MD5, metadata, URL-encoded tags', async () => {
       mock.on(PutObjectCommand).resolves({ ETag: '"new"' });
       const bytes = text('body bytes');
-      expect(await store.put('k', bytes, { ifMatch: 'abc', metadata: { m: 'v' }, tags: { ttl: '30 days', 'a&b': 'c=d/é' } })).toEqual({ etag: 'new' });
+      expect(
+        await store.put('k', bytes, { ifMatch: 'abc', metadata: { m: 'v' }, tags: { ttl: '30 days', 'a&b': 'c=d/é' } }),
+      ).toEqual({ etag: 'new' });
       await store.put('k2', bytes, { ifNoneMatch: '*' });
       const [first, second] = mock.commandCalls(PutObjectCommand).map((call) => call.args[0].input);
       expect(first).toMatchObject({
@@ -192,12 +225,17 @@ describe('S3Store with a mocked client', () => {
 
     it('ListObjectsV2: the store prefix, MaxKeys capped at 1,000, StartAfter prefixed; keys come back without it', async () => {
       mock.on(ListObjectsV2Command).resolves({
-        Contents: [{ Key: 'prefix-part/d/x', Size: 3, ETag: '"e"', LastModified: new Date('2026-01-02T03:04:05.678Z') }],
+        Contents: [
+          { Key: 'prefix-part/d/x', Size: 3, ETag: '"e"', LastModified: new Date('2026-01-02T03:04:05.678Z') },
+        ],
         IsTruncated: true,
         NextContinuationToken: 'token-1',
       });
       const page = await store.list('d/', { maxKeys: 5000, startAfter: 'd/a' });
-      expect(page).toEqual({ objects: [{ key: 'd/x', size: 3, etag: 'e', lastModified: new Date('2026-01-02T03:04:05Z') }], continuationToken: 'token-1' });
+      expect(page).toEqual({
+        objects: [{ key: 'd/x', size: 3, etag: 'e', lastModified: new Date('2026-01-02T03:04:05Z') }],
+        continuationToken: 'token-1',
+      });
       await store.list('d/', { continuationToken: 'token-1', startAfter: 'ignored-with-a-token', maxKeys: 0 });
       const [first, second] = mock.commandCalls(ListObjectsV2Command).map((call) => call.args[0].input);
       expect(first).toEqual({ Bucket: BUCKET, Prefix: 'prefix-part/d/', MaxKeys: 1000, StartAfter: 'prefix-part/d/a' });
@@ -205,9 +243,16 @@ describe('S3Store with a mocked client', () => {
     });
 
     it('CopyObject: URL-encoded Unicode source, REPLACE with metadata, TaggingDirective COPY, native conditions', async () => {
-      const native = createS3Store({ url: `s3://${BUCKET}/prefix-part`, s3: client, conditionChecks: 'native', restateTagsOnReplace: false });
+      const native = createS3Store({
+        url: `s3://${BUCKET}/prefix-part`,
+        s3: client,
+        conditionChecks: 'native',
+        restateTagsOnReplace: false,
+      });
       mock.on(CopyObjectCommand).resolves({ CopyObjectResult: { ETag: '"copied"' } });
-      expect(await native.copy('dir/ü 😀+%?#', 'dst', { ifNoneMatch: '*', ifSourceMatch: 'src-etag', metadata: { v: '2' } })).toEqual({ etag: 'copied' });
+      expect(
+        await native.copy('dir/ü 😀+%?#', 'dst', { ifNoneMatch: '*', ifSourceMatch: 'src-etag', metadata: { v: '2' } }),
+      ).toEqual({ etag: 'copied' });
       await native.copy('a', 'b');
       const [first, second] = mock.commandCalls(CopyObjectCommand).map((call) => call.args[0].input);
       expect(first).toEqual({
@@ -220,7 +265,12 @@ describe('S3Store with a mocked client', () => {
         MetadataDirective: 'REPLACE',
         Metadata: { v: '2' },
       });
-      expect(second).toEqual({ Bucket: BUCKET, Key: 'prefix-part/b', CopySource: `${BUCKET}/prefix-part/a`, TaggingDirective: 'COPY' });
+      expect(second).toEqual({
+        Bucket: BUCKET,
+        Key: 'prefix-part/b',
+        CopySource: `${BUCKET}/prefix-part/a`,
+        TaggingDirective: 'COPY',
+      });
       expect(mock.commandCalls(HeadObjectCommand)).toHaveLength(0);
       expect(mock.commandCalls(GetObjectTaggingCommand)).toHaveLength(0);
     });
@@ -241,7 +291,11 @@ describe('S3Store with a mocked client', () => {
 
 describe('the client memvault builds', () => {
   it('retries in standard mode, 4 attempts, checksums only when required, with timeouts that throw', async () => {
-    const client = buildS3Client({ endpoint: 'http://127.0.0.1:1', forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    const client = buildS3Client({
+      endpoint: 'http://127.0.0.1:1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    });
     try {
       expect(await client.config.maxAttempts()).toBe(4);
       const strategy = (await client.config.retryStrategy()) as { mode?: string };
@@ -252,7 +306,12 @@ describe('the client memvault builds', () => {
       const handler = client.config.requestHandler as unknown as { httpHandlerConfigs(): Record<string, unknown> };
       // The handler resolves its options lazily, on the first request.
       await client.send(new HeadObjectCommand({ Bucket: 'b', Key: 'k' })).catch(() => undefined);
-      expect(handler.httpHandlerConfigs()).toMatchObject({ connectionTimeout: 3000, requestTimeout: 30000, throwOnRequestTimeout: true, socketTimeout: 15000 });
+      expect(handler.httpHandlerConfigs()).toMatchObject({
+        connectionTimeout: 3000,
+        requestTimeout: 30000,
+        throwOnRequestTimeout: true,
+        socketTimeout: 15000,
+      });
     } finally {
       client.destroy();
     }
@@ -277,13 +336,23 @@ describe('the client memvault builds', () => {
         MEMVAULT_S3_ACCESS_KEY_ID: 'a',
         MEMVAULT_S3_SECRET_ACCESS_KEY: 'b',
       }),
-    ).toEqual({ endpoint: 'http://127.0.0.1:7480', forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    ).toEqual({
+      endpoint: 'http://127.0.0.1:7480',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    });
     expect(s3ConfigFromEnv({})).toEqual({});
     expect(() => s3ConfigFromEnv({ MEMVAULT_S3_ACCESS_KEY_ID: 'a' })).toThrow(/must be set together/);
   });
 
   it('rejects a malformed store URL without echoing it', () => {
-    for (const url of ['s3://', 'http://secret-bucket/x', `s3://${'b'.repeat(64)}`, 's3:///secret-prefix', 's3://secret bucket/x']) {
+    for (const url of [
+      's3://',
+      'http://secret-bucket/x',
+      `s3://${'b'.repeat(64)}`,
+      's3:///secret-prefix',
+      's3://secret bucket/x',
+    ]) {
       let error: unknown;
       try {
         createS3Store({ url, s3: {} });

@@ -41,7 +41,10 @@ export function s3Available(): boolean {
 }
 
 export function s3SkipReason(): string {
-  return (inject('memvaultS3SkipReason') as string | undefined) ?? 'test/setup/rgw.ts is not a globalSetup of this vitest config';
+  return (
+    (inject('memvaultS3SkipReason') as string | undefined) ??
+    'test/setup/rgw.ts is not a globalSetup of this vitest config'
+  );
 }
 
 export function s3ClientConfig(connection: S3TestConnection = requireConnection()): S3ClientConfig {
@@ -122,7 +125,9 @@ export async function emptyStore(store: S3Store): Promise<void> {
  * A store on a bucket of its own with no key prefix, for suites that need the whole 1,024-byte key
  * budget (the contract writes a 1,020-byte key). cleanup() empties and removes the bucket.
  */
-export async function makeS3StoreInFreshBucket(options: { conditionChecks?: ConditionChecks } = {}): Promise<{ store: S3Store; cleanup(): Promise<void> }> {
+export async function makeS3StoreInFreshBucket(
+  options: { conditionChecks?: ConditionChecks } = {},
+): Promise<{ store: S3Store; cleanup(): Promise<void> }> {
   const bucket = `mv-${RUN_PREFIX}-${randomBytes(3).toString('hex')}`.toLowerCase();
   const admin = new S3Client(s3ClientConfig());
   try {

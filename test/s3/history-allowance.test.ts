@@ -5,6 +5,9 @@ import { recordS3SuiteRun, s3Available, s3SkipReason, suiteStores } from './help
 
 recordS3SuiteRun(import.meta.url);
 
-describe.skipIf(!s3Available())(`history allowance on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  historyAllowanceSuite('radosgw', suiteStores('history-allowance'), { timeoutMs: 120_000 });
-});
+describe.skipIf(!s3Available())(
+  `history allowance on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  () => {
+    historyAllowanceSuite('radosgw', suiteStores('history-allowance'), { timeoutMs: 120_000 });
+  },
+);

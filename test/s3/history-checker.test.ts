@@ -2,7 +2,16 @@
  * Issue 21, Build 3: the history checker (test/kit/history/run.ts) on radosgw: several processes,
  * each with its own S3 client, on one bucket prefix, killed with SIGKILL at random points.
  */
-import { recordS3SuiteRun, emptyStore, s3Available, s3ClientConfig, s3Connection, s3SkipReason, s3Url, s3WorkerEnv } from './helpers.js';
+import {
+  recordS3SuiteRun,
+  emptyStore,
+  s3Available,
+  s3ClientConfig,
+  s3Connection,
+  s3SkipReason,
+  s3Url,
+  s3WorkerEnv,
+} from './helpers.js';
 import { runHistoryChecker } from '../kit/history/run.js';
 import type { S3Store } from '../../src/store/s3.js';
 

@@ -18,15 +18,18 @@ recordS3SuiteRun(import.meta.url);
  */
 const KILLS = ['fence:5', 'fence:30', 'version:20'];
 
-describe.skipIf(!s3Available())(`a killed directory delete on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  const open = suiteStoresWithUrl('killed-delete');
-  it(
-    'killed after a fence or a kept version landed, while creates run: reads, listings, histories and the export keep working',
-    { timeout: 600_000 },
-    async () => {
-      const killedPartWay = await killedDeleteRounds({ open, env: s3WorkerEnv('') }, KILLS);
-      console.log(`[killed-delete] radosgw: ${killedPartWay} of ${KILLS.length} deletes killed part-way`);
-      expect(killedPartWay, 'every round killed the delete before it finished').toBe(KILLS.length);
-    },
-  );
-});
+describe.skipIf(!s3Available())(
+  `a killed directory delete on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  () => {
+    const open = suiteStoresWithUrl('killed-delete');
+    it(
+      'killed after a fence or a kept version landed, while creates run: reads, listings, histories and the export keep working',
+      { timeout: 600_000 },
+      async () => {
+        const killedPartWay = await killedDeleteRounds({ open, env: s3WorkerEnv('') }, KILLS);
+        console.log(`[killed-delete] radosgw: ${killedPartWay} of ${KILLS.length} deletes killed part-way`);
+        expect(killedPartWay, 'every round killed the delete before it finished').toBe(KILLS.length);
+      },
+    );
+  },
+);

@@ -2,7 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { GetObjectCommand, GetObjectTaggingCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createVault } from '../../src/index.js';
-import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3ClientConfig, s3Connection, s3SkipReason, s3Url, RUN_PREFIX } from './helpers.js';
+import {
+  emptyStore,
+  makeS3Store,
+  recordS3SuiteRun,
+  s3Available,
+  s3ClientConfig,
+  s3Connection,
+  s3SkipReason,
+  s3Url,
+  RUN_PREFIX,
+} from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
 
@@ -39,10 +49,28 @@ describe.skipIf(!s3Available())(`raw bucket scan on RGW${s3Available() ? '' : ` 
       return r;
     };
     for (let i = 0; i < 4; i++)
-      await run({ command: 'create', path: `/memories/${planted.dir}/${planted.file}${i}.md`, file_text: `${planted.text} number ${i}\n` });
-    await run({ command: 'str_replace', path: `/memories/${planted.dir}/${planted.file}0.md`, old_str: 'number 0', new_str: `${planted.text} edited` });
-    await run({ command: 'insert', path: `/memories/${planted.dir}/${planted.file}1.md`, insert_line: 1, insert_text: `${planted.text} inserted` });
-    await run({ command: 'rename', old_path: `/memories/${planted.dir}/${planted.file}2.md`, new_path: `/memories/${planted.renamed}/${planted.file}2.md` });
+      await run({
+        command: 'create',
+        path: `/memories/${planted.dir}/${planted.file}${i}.md`,
+        file_text: `${planted.text} number ${i}\n`,
+      });
+    await run({
+      command: 'str_replace',
+      path: `/memories/${planted.dir}/${planted.file}0.md`,
+      old_str: 'number 0',
+      new_str: `${planted.text} edited`,
+    });
+    await run({
+      command: 'insert',
+      path: `/memories/${planted.dir}/${planted.file}1.md`,
+      insert_line: 1,
+      insert_text: `${planted.text} inserted`,
+    });
+    await run({
+      command: 'rename',
+      old_path: `/memories/${planted.dir}/${planted.file}2.md`,
+      new_path: `/memories/${planted.renamed}/${planted.file}2.md`,
+    });
     await run({ command: 'rename', old_path: `/memories/${planted.dir}`, new_path: `/memories/${planted.renamed}2` });
     const seen = await run({ command: 'view', path: `/memories/${planted.renamed}2/${planted.file}0.md` });
     expect(JSON.stringify(seen.content)).toContain(`${planted.text} edited`);
@@ -55,12 +83,22 @@ describe.skipIf(!s3Available())(`raw bucket scan on RGW${s3Available() ? '' : ` 
     try {
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: connection.bucket, Prefix: `${RUN_PREFIX}/${prefix}/`, ContinuationToken: token }));
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: connection.bucket,
+            Prefix: `${RUN_PREFIX}/${prefix}/`,
+            ContinuationToken: token,
+          }),
+        );
         for (const item of page.Contents ?? []) {
           objects += 1;
           haystack.push(item.Key!);
           const object = await client.send(new GetObjectCommand({ Bucket: connection.bucket, Key: item.Key! }));
-          haystack.push(JSON.stringify(object.Metadata ?? {}), object.ContentType ?? '', object.ContentDisposition ?? '');
+          haystack.push(
+            JSON.stringify(object.Metadata ?? {}),
+            object.ContentType ?? '',
+            object.ContentDisposition ?? '',
+          );
           haystack.push(Buffer.from(await object.Body!.transformToByteArray()).toString('latin1'));
           const tags = await client.send(new GetObjectTaggingCommand({ Bucket: connection.bucket, Key: item.Key! }));
           haystack.push(JSON.stringify(tags.TagSet ?? []));
@@ -73,7 +111,17 @@ describe.skipIf(!s3Available())(`raw bucket scan on RGW${s3Available() ? '' : ` 
     // Keys: the deployment record, the user's key, the class marker and the five files.
     expect(objects).toBeGreaterThanOrEqual(7);
     const all = haystack.join('\n');
-    for (const needle of ['RAWPLANTUSER', 'jane@example.com', 'RAWPLANTDIR', 'RAWPLANTFILE', 'RAWPLANTTEXT', 'RAWPLANTMOVED', 'number', 'inserted', 'edited']) {
+    for (const needle of [
+      'RAWPLANTUSER',
+      'jane@example.com',
+      'RAWPLANTDIR',
+      'RAWPLANTFILE',
+      'RAWPLANTTEXT',
+      'RAWPLANTMOVED',
+      'number',
+      'inserted',
+      'edited',
+    ]) {
       expect(all, needle).not.toContain(needle);
     }
   });

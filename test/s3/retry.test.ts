@@ -44,7 +44,8 @@ describe('S3 client retries against a faulty HTTP server', () => {
     };
     if (reply === 'slowdown') return xml(503, 'SlowDown', 'Please reduce your request rate.');
     if (reply === 'internal') return xml(500, 'InternalError', 'We encountered an internal error.');
-    if (reply === 'precondition') return xml(412, 'PreconditionFailed', 'At least one of the preconditions did not hold.');
+    if (reply === 'precondition')
+      return xml(412, 'PreconditionFailed', 'At least one of the preconditions did not hold.');
     const etag = '"0123456789abcdef0123456789abcdef"';
     if (req.method === 'GET') {
       res.writeHead(200, { etag, 'content-length': '5', 'last-modified': new Date().toUTCString() }).end('hello');
@@ -75,7 +76,13 @@ describe('S3 client retries against a faulty HTTP server', () => {
   function makeStore(extra: Record<string, unknown> = {}): S3Store {
     return createS3Store({
       url: 's3://retry-bucket/p',
-      s3: { endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, ...extra },
+      s3: {
+        endpoint,
+        forcePathStyle: true,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+        ...extra,
+      },
     });
   }
 

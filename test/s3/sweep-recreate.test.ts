@@ -14,15 +14,24 @@ import { recordS3SuiteRun, s3Available, s3SkipReason, suiteStoresWithUrl } from 
 
 recordS3SuiteRun(import.meta.url);
 
-describe.skipIf(!s3Available())(`a sweep meeting re-creates on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  const nextStore = suiteStoresWithUrl('sweep-recreate');
+describe.skipIf(!s3Available())(
+  `a sweep meeting re-creates on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  () => {
+    const nextStore = suiteStoresWithUrl('sweep-recreate');
 
-  for (const mode of ['recheck', 'native'] as const) {
-    it(`${mode} deleter: 8 names expired and made again mid-sweep keep their new versions`, { timeout: 180_000 }, async () => {
-      const { store, url } = await nextStore();
-      const { bucket, prefix } = parseS3Url(url);
-      const time = { age: () => sleep(VERSION_LAG_MS + 1_500), sweepNow: () => new Date(Date.now() + 31 * DAY_MS) };
-      await sweepMeetsRecreates(store, 8, time, { deleter: s3Deleter({ client: store.client, bucket, prefix, mode }) });
-    });
-  }
-});
+    for (const mode of ['recheck', 'native'] as const) {
+      it(
+        `${mode} deleter: 8 names expired and made again mid-sweep keep their new versions`,
+        { timeout: 180_000 },
+        async () => {
+          const { store, url } = await nextStore();
+          const { bucket, prefix } = parseS3Url(url);
+          const time = { age: () => sleep(VERSION_LAG_MS + 1_500), sweepNow: () => new Date(Date.now() + 31 * DAY_MS) };
+          await sweepMeetsRecreates(store, 8, time, {
+            deleter: s3Deleter({ client: store.client, bucket, prefix, mode }),
+          });
+        },
+      );
+    }
+  },
+);

@@ -25,96 +25,131 @@ const ahead = (): Date => new Date(Date.now() + AHEAD_MS);
 const at = (offsetMs: number): string => new Date(Date.now() + AHEAD_MS + offsetMs).toISOString();
 const USERS = ['u01', 'u02', 'u03'];
 
-describe.skipIf(!connection)(`the sweep checkpoint in the bucket${connection ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  const stores: S3Store[] = [];
-  afterAll(async () => {
-    for (const store of stores) {
-      const keys: string[] = [];
-      for await (const o of listAll(store, '')) keys.push(o.key);
-      await store.deleteMany(keys);
-      await store.close();
-    }
-  });
-
-  /** Three users of three files each (all idle 31 days by the sweeper's clock), and `state` as the checkpoint. */
-  async function fixture(name: string, state: SweepState): Promise<{ store: S3Store; env: Record<string, string> }> {
-    const c = connection!;
-    const url = `s3://${c.bucket}/${RUN_PREFIX}/sweep-state-${name}`;
-    const store = createS3Store({ url, s3: s3ClientConfig() });
-    stores.push(store);
-    const body = new TextEncoder().encode('x');
-    await Promise.all(USERS.flatMap((uid) => ['a', 'b', 'c'].map((f) => store.put(`u/${uid}/f/${f}`, body))));
-    await writeSweepState(store, state, undefined);
-    const env = {
-      MEMVAULT_STORE: url,
-      MEMVAULT_TTL_DAYS: '30',
-      MEMVAULT_S3_ENDPOINT: c.endpoint,
-      MEMVAULT_S3_REGION: c.region,
-      MEMVAULT_S3_FORCE_PATH_STYLE: 'true',
-      MEMVAULT_S3_ACCESS_KEY_ID: c.accessKeyId,
-      MEMVAULT_S3_SECRET_ACCESS_KEY: c.secretAccessKey,
-    };
-    return { store, env };
-  }
-
-  async function files(store: S3Store): Promise<number> {
-    let n = 0;
-    for await (const o of listAll(store, 'u/')) if (o.key.includes('/f/')) n += 1;
-    return n;
-  }
-
-  function run(env: Record<string, string>, mode: 'start' | 'continue' = 'start', now = ahead) {
-    const lines: Record<string, unknown>[] = [];
-    const handler = createSweeperHandler({ env, now, log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
-    return { lines, result: handler({ mode }, unlimited()) };
-  }
-
-  it('a lease ending in the year 9999 is dropped: the run sweeps, fails naming it, and the next run is clean', async () => {
-    const { store, env } = await fixture('lease', {
-      v: 1,
-      runs: 1,
-      passStartedAt: at(-3_600_000),
-      lastCompletedAt: at(-3_600_000),
-      leaseUntil: '9999-12-31T00:00:00.000Z',
+describe.skipIf(!connection)(
+  `the sweep checkpoint in the bucket${connection ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  () => {
+    const stores: S3Store[] = [];
+    afterAll(async () => {
+      for (const store of stores) {
+        const keys: string[] = [];
+        for await (const o of listAll(store, '')) keys.push(o.key);
+        await store.deleteMany(keys);
+        await store.close();
+      }
     });
-    const first = run(env);
-    await expect(first.result).rejects.toMatchObject({ code: 'INTEGRITY' });
-    expect(first.lines[0]).toMatchObject({ event: 'memvault.sweep', complete: true, expired: 9, stateRepaired: ['lease'] });
-    expect(await files(store)).toBe(0);
-    expect((await readSweepState(store)).state?.leaseUntil).toBeUndefined();
-    const second = run(env);
-    await expect(second.result).resolves.toMatchObject({ event: 'memvault.sweep', complete: true });
-    expect(second.lines[0]).not.toHaveProperty('stateRepaired');
-  });
 
-  it('a resume point outside the users keys starts from the first key and fails; one past every key skips one pass at most', async () => {
-    const outside = await fixture('resume-outside', { v: 1, runs: 1, passStartedAt: at(-3_600_000), lastCompletedAt: at(-3_600_000), resumeAfter: '~~~~' });
-    const r = run(outside.env, 'continue');
-    await expect(r.result).rejects.toMatchObject({ code: 'INTEGRITY' });
-    expect(r.lines[0]).toMatchObject({ complete: true, resumed: false, stateRepaired: ['resume-point'] });
-    expect(await files(outside.store)).toBe(0);
+    /** Three users of three files each (all idle 31 days by the sweeper's clock), and `state` as the checkpoint. */
+    async function fixture(name: string, state: SweepState): Promise<{ store: S3Store; env: Record<string, string> }> {
+      const c = connection!;
+      const url = `s3://${c.bucket}/${RUN_PREFIX}/sweep-state-${name}`;
+      const store = createS3Store({ url, s3: s3ClientConfig() });
+      stores.push(store);
+      const body = new TextEncoder().encode('x');
+      await Promise.all(USERS.flatMap((uid) => ['a', 'b', 'c'].map((f) => store.put(`u/${uid}/f/${f}`, body))));
+      await writeSweepState(store, state, undefined);
+      const env = {
+        MEMVAULT_STORE: url,
+        MEMVAULT_TTL_DAYS: '30',
+        MEMVAULT_S3_ENDPOINT: c.endpoint,
+        MEMVAULT_S3_REGION: c.region,
+        MEMVAULT_S3_FORCE_PATH_STYLE: 'true',
+        MEMVAULT_S3_ACCESS_KEY_ID: c.accessKeyId,
+        MEMVAULT_S3_SECRET_ACCESS_KEY: c.secretAccessKey,
+      };
+      return { store, env };
+    }
 
-    const past = await fixture('resume-past', { v: 1, runs: 1, passStartedAt: at(-3_600_000), lastCompletedAt: at(-3_600_000), resumeAfter: 'u/zzzz' });
-    await expect(run(past.env, 'continue').result).resolves.toMatchObject({ complete: true, scanned: 0 });
-    expect(await files(past.store)).toBe(9);
-    await expect(run(past.env).result).resolves.toMatchObject({ complete: true, expired: 9 });
-    expect(await files(past.store)).toBe(0);
-  });
+    async function files(store: S3Store): Promise<number> {
+      let n = 0;
+      for await (const o of listAll(store, 'u/')) if (o.key.includes('/f/')) n += 1;
+      return n;
+    }
 
-  it('a completion date in the future is dropped and reported; a skipped run of an overdue sweep fails with overdue', async () => {
-    const future = await fixture('future', { v: 1, runs: 1, passStartedAt: '9999-01-01T00:00:00.000Z', lastCompletedAt: '9999-01-01T00:00:00.000Z' });
-    const r = run(future.env);
-    await expect(r.result).rejects.toMatchObject({ code: 'INTEGRITY' });
-    expect(r.lines[0]).toMatchObject({ stateRepaired: ['dates'] });
-    expect((await readSweepState(future.store)).state?.lastCompletedAt).not.toMatch(/^9999/);
+    function run(env: Record<string, string>, mode: 'start' | 'continue' = 'start', now = ahead) {
+      const lines: Record<string, unknown>[] = [];
+      const handler = createSweeperHandler({
+        env,
+        now,
+        log: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
+      });
+      return { lines, result: handler({ mode }, unlimited()) };
+    }
 
-    const overdue = await fixture('overdue', { v: 1, runs: 1, passStartedAt: at(-3 * DAY_MS), lastCompletedAt: at(-3 * DAY_MS), leaseUntil: at(10 * 60_000) });
-    const skipped = run(overdue.env);
-    await expect(skipped.result).rejects.toMatchObject({ code: 'STORE_INCONSISTENT' });
-    expect(skipped.lines[0]).toMatchObject({ event: 'memvault.sweep.skipped', reason: 'running', overdue: true });
-    expect(await files(overdue.store)).toBe(9);
-    const later = run(overdue.env, 'start', () => new Date(Date.now() + AHEAD_MS + 11 * 60_000));
-    await expect(later.result).resolves.toMatchObject({ event: 'memvault.sweep', complete: true, expired: 9 });
-    expect(later.lines[0]).not.toHaveProperty('overdue');
-  });
-});
+    it('a lease ending in the year 9999 is dropped: the run sweeps, fails naming it, and the next run is clean', async () => {
+      const { store, env } = await fixture('lease', {
+        v: 1,
+        runs: 1,
+        passStartedAt: at(-3_600_000),
+        lastCompletedAt: at(-3_600_000),
+        leaseUntil: '9999-12-31T00:00:00.000Z',
+      });
+      const first = run(env);
+      await expect(first.result).rejects.toMatchObject({ code: 'INTEGRITY' });
+      expect(first.lines[0]).toMatchObject({
+        event: 'memvault.sweep',
+        complete: true,
+        expired: 9,
+        stateRepaired: ['lease'],
+      });
+      expect(await files(store)).toBe(0);
+      expect((await readSweepState(store)).state?.leaseUntil).toBeUndefined();
+      const second = run(env);
+      await expect(second.result).resolves.toMatchObject({ event: 'memvault.sweep', complete: true });
+      expect(second.lines[0]).not.toHaveProperty('stateRepaired');
+    });
+
+    it('a resume point outside the users keys starts from the first key and fails; one past every key skips one pass at most', async () => {
+      const outside = await fixture('resume-outside', {
+        v: 1,
+        runs: 1,
+        passStartedAt: at(-3_600_000),
+        lastCompletedAt: at(-3_600_000),
+        resumeAfter: '~~~~',
+      });
+      const r = run(outside.env, 'continue');
+      await expect(r.result).rejects.toMatchObject({ code: 'INTEGRITY' });
+      expect(r.lines[0]).toMatchObject({ complete: true, resumed: false, stateRepaired: ['resume-point'] });
+      expect(await files(outside.store)).toBe(0);
+
+      const past = await fixture('resume-past', {
+        v: 1,
+        runs: 1,
+        passStartedAt: at(-3_600_000),
+        lastCompletedAt: at(-3_600_000),
+        resumeAfter: 'u/zzzz',
+      });
+      await expect(run(past.env, 'continue').result).resolves.toMatchObject({ complete: true, scanned: 0 });
+      expect(await files(past.store)).toBe(9);
+      await expect(run(past.env).result).resolves.toMatchObject({ complete: true, expired: 9 });
+      expect(await files(past.store)).toBe(0);
+    });
+
+    it('a completion date in the future is dropped and reported; a skipped run of an overdue sweep fails with overdue', async () => {
+      const future = await fixture('future', {
+        v: 1,
+        runs: 1,
+        passStartedAt: '9999-01-01T00:00:00.000Z',
+        lastCompletedAt: '9999-01-01T00:00:00.000Z',
+      });
+      const r = run(future.env);
+      await expect(r.result).rejects.toMatchObject({ code: 'INTEGRITY' });
+      expect(r.lines[0]).toMatchObject({ stateRepaired: ['dates'] });
+      expect((await readSweepState(future.store)).state?.lastCompletedAt).not.toMatch(/^9999/);
+
+      const overdue = await fixture('overdue', {
+        v: 1,
+        runs: 1,
+        passStartedAt: at(-3 * DAY_MS),
+        lastCompletedAt: at(-3 * DAY_MS),
+        leaseUntil: at(10 * 60_000),
+      });
+      const skipped = run(overdue.env);
+      await expect(skipped.result).rejects.toMatchObject({ code: 'STORE_INCONSISTENT' });
+      expect(skipped.lines[0]).toMatchObject({ event: 'memvault.sweep.skipped', reason: 'running', overdue: true });
+      expect(await files(overdue.store)).toBe(9);
+      const later = run(overdue.env, 'start', () => new Date(Date.now() + AHEAD_MS + 11 * 60_000));
+      await expect(later.result).resolves.toMatchObject({ event: 'memvault.sweep', complete: true, expired: 9 });
+      expect(later.lines[0]).not.toHaveProperty('overdue');
+    });
+  },
+);

@@ -28,7 +28,11 @@ describe.skipIf(!s3Available())(`telemetry on S3${s3Available() ? '' : ` (skippe
       (next, ctx) => async (args) => {
         const span = trace
           .getTracer('host-aws-sdk')
-          .startSpan(`S3.${String(ctx.commandName).replace(/Command$/, '')}`, { kind: SpanKind.CLIENT }, context.active());
+          .startSpan(
+            `S3.${String(ctx.commandName).replace(/Command$/, '')}`,
+            { kind: SpanKind.CLIENT },
+            context.active(),
+          );
         try {
           return await next(args);
         } finally {
@@ -82,10 +86,19 @@ describe.skipIf(!s3Available())(`telemetry on S3${s3Available() ? '' : ` (skippe
   it('counts a real 412 as a precondition_failed PUT and a write conflict', async () => {
     await vault.run('s3-user', { command: 'create', path: '/memories/c.md', file_text: 'x' });
     await telemetry.collect();
-    expect((await vault.run('s3-user', { command: 'create', path: '/memories/c.md', file_text: 'y' })).code).toBe('ALREADY_EXISTS');
+    expect((await vault.run('s3-user', { command: 'create', path: '/memories/c.md', file_text: 'y' })).code).toBe(
+      'ALREADY_EXISTS',
+    );
     const points = await telemetry.collect();
-    expect(total(points, METRICS.storeRequests, { 'memvault.store.request': 'PUT', 'memvault.store.status': 'precondition_failed' })).toBe(1);
+    expect(
+      total(points, METRICS.storeRequests, {
+        'memvault.store.request': 'PUT',
+        'memvault.store.status': 'precondition_failed',
+      }),
+    ).toBe(1);
     expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': 'put' })).toBe(1);
-    expect(total(points, METRICS.commands, { 'memvault.command': 'create', 'memvault.error.code': 'ALREADY_EXISTS' })).toBe(1);
+    expect(
+      total(points, METRICS.commands, { 'memvault.command': 'create', 'memvault.error.code': 'ALREADY_EXISTS' }),
+    ).toBe(1);
   });
 });

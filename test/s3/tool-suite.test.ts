@@ -10,7 +10,10 @@ recordS3SuiteRun(import.meta.url);
 // its "the store is unchanged" snapshots see only its own keys.
 const masterKey = randomBytes(32).toString('base64');
 
-describe.skipIf(!s3Available())(`memory tool suite on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  // The suite writes ~800 objects; every store is emptied after it.
-  runToolSuite('encrypted S3 store on RGW', suiteStores('tool-suite'), { encryption: { masterKey } });
-});
+describe.skipIf(!s3Available())(
+  `memory tool suite on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  () => {
+    // The suite writes ~800 objects; every store is emptied after it.
+    runToolSuite('encrypted S3 store on RGW', suiteStores('tool-suite'), { encryption: { masterKey } });
+  },
+);

@@ -12,35 +12,42 @@ import { recordS3SuiteRun, s3Available, s3ClientConfig, s3SkipReason, suiteStore
 
 recordS3SuiteRun(import.meta.url);
 
-describe.skipIf(!s3Available())(`a touch racing an edit on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
-  const nextStore = suiteStoresWithUrl('touch-race');
-  let admin: S3Client | undefined;
-  afterAll(() => admin?.destroy());
+describe.skipIf(!s3Available())(
+  `a touch racing an edit on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  () => {
+    const nextStore = suiteStoresWithUrl('touch-race');
+    let admin: S3Client | undefined;
+    afterAll(() => admin?.destroy());
 
-  async function setup(): Promise<{ store: S3Store; tagsOf: TagsOf }> {
-    admin ??= new S3Client(s3ClientConfig());
-    const client = admin;
-    const { store, url } = await nextStore();
-    const { bucket, prefix } = parseS3Url(url);
-    const tagsOf: TagsOf = async (key) => {
-      const { TagSet } = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: `${prefix}/${key}` }));
-      return Object.fromEntries((TagSet ?? []).map((t) => [t.Key!, t.Value!]));
-    };
-    return { store, tagsOf };
-  }
+    async function setup(): Promise<{ store: S3Store; tagsOf: TagsOf }> {
+      admin ??= new S3Client(s3ClientConfig());
+      const client = admin;
+      const { store, url } = await nextStore();
+      const { bucket, prefix } = parseS3Url(url);
+      const tagsOf: TagsOf = async (key) => {
+        const { TagSet } = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: `${prefix}/${key}` }));
+        return Object.fromEntries((TagSet ?? []).map((t) => [t.Key!, t.Value!]));
+      };
+      return { store, tagsOf };
+    }
 
-  it('a touch held until an insert landed loses: the insert stays whole, the tag stays', async () => {
-    const { store, tagsOf } = await setup();
-    await touchHeldPastAnEdit(store, tagsOf);
-  });
+    it('a touch held until an insert landed loses: the insert stays whole, the tag stays', async () => {
+      const { store, tagsOf } = await setup();
+      await touchHeldPastAnEdit(store, tagsOf);
+    });
 
-  it('an insert held until a touch landed still lands whole', async () => {
-    const { store, tagsOf } = await setup();
-    await editHeldPastATouch(store, tagsOf);
-  });
+    it('an insert held until a touch landed still lands whole', async () => {
+      const { store, tagsOf } = await setup();
+      await editHeldPastATouch(store, tagsOf);
+    });
 
-  it('12 files, 3 rounds of touching reads against inserts in flight together: nothing lost', { timeout: 120_000 }, async () => {
-    const { store, tagsOf } = await setup();
-    await touchesAgainstInserts(store, tagsOf, 12, 3);
-  });
-});
+    it(
+      '12 files, 3 rounds of touching reads against inserts in flight together: nothing lost',
+      { timeout: 120_000 },
+      async () => {
+        const { store, tagsOf } = await setup();
+        await touchesAgainstInserts(store, tagsOf, 12, 3);
+      },
+    );
+  },
+);

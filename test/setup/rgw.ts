@@ -66,9 +66,14 @@ function pidAlive(pid: number): boolean {
 
 function runScript(args: string[], env: NodeJS.ProcessEnv): Promise<{ ok: boolean; output: string }> {
   return new Promise((resolveRun) => {
-    execFile('bash', [RGW_SCRIPT, ...args], { env, timeout: START_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolveRun({ ok: !error, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      'bash',
+      [RGW_SCRIPT, ...args],
+      { env, timeout: START_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        resolveRun({ ok: !error, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
@@ -81,7 +86,10 @@ async function runIncludesS3(project: TestProject): Promise<boolean> {
     // The CLI's file filters; internal to vitest, hence the defensive read.
     const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
     const { testFiles } = await project.globTestFiles(filters && filters.length > 0 ? filters : undefined);
-    return testFiles.some((file) => file.replaceAll('\\', '/').includes('/test/s3/') && readFileSync(file, 'utf8').includes('recordS3SuiteRun('));
+    return testFiles.some(
+      (file) =>
+        file.replaceAll('\\', '/').includes('/test/s3/') && readFileSync(file, 'utf8').includes('recordS3SuiteRun('),
+    );
   } catch {
     return true;
   }
@@ -120,7 +128,14 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const secretAccessKey = process.env.MEMVAULT_S3_SECRET_ACCESS_KEY ?? 'test';
 
   if (process.env.MEMVAULT_S3_ENDPOINT) {
-    const connection: S3TestConnection = { endpoint: process.env.MEMVAULT_S3_ENDPOINT, bucket, region, accessKeyId, secretAccessKey, source: 'env' };
+    const connection: S3TestConnection = {
+      endpoint: process.env.MEMVAULT_S3_ENDPOINT,
+      bucket,
+      region,
+      accessKeyId,
+      secretAccessKey,
+      source: 'env',
+    };
     await ensureBucket(connection);
     project.provide('memvaultS3', connection);
     project.provide('memvaultS3SkipReason', '');
@@ -128,9 +143,14 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   }
 
   if (!onPath('radosgw') || !onPath('ceph-mon') || !onPath('ceph-osd')) {
-    const reason = 'Ceph radosgw is not installed (apt-get install -y radosgw ceph-mon ceph-osd) and MEMVAULT_S3_ENDPOINT is unset';
+    const reason =
+      'Ceph radosgw is not installed (apt-get install -y radosgw ceph-mon ceph-osd) and MEMVAULT_S3_ENDPOINT is unset';
     if (process.env.CI) throw new Error(`S3 suites cannot run under CI: ${reason}`);
-    banner(['S3 SUITES SKIPPED: no S3 server.', reason + '.', 'Install the packages, or point MEMVAULT_S3_ENDPOINT at an S3 server, to run them.']);
+    banner([
+      'S3 SUITES SKIPPED: no S3 server.',
+      reason + '.',
+      'Install the packages, or point MEMVAULT_S3_ENDPOINT at an S3 server, to run them.',
+    ]);
     return unavailable(reason);
   }
 
@@ -159,8 +179,17 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     throw new Error(`scripts/rgw.sh start failed; its output:\n${result.output}`);
   }
   const endpoint = readFileSync(join(workdir, 'endpoint'), 'utf8').trim();
-  console.info(`[s3] Ceph radosgw ready at ${endpoint} in ${((Date.now() - started) / 1000).toFixed(1)} s (workdir ${workdir})`);
-  const connection: S3TestConnection = { endpoint, bucket, region, accessKeyId: 'test', secretAccessKey: 'test', source: 'rgw.sh' };
+  console.info(
+    `[s3] Ceph radosgw ready at ${endpoint} in ${((Date.now() - started) / 1000).toFixed(1)} s (workdir ${workdir})`,
+  );
+  const connection: S3TestConnection = {
+    endpoint,
+    bucket,
+    region,
+    accessKeyId: 'test',
+    secretAccessKey: 'test',
+    source: 'rgw.sh',
+  };
   await ensureBucket(connection);
   project.provide('memvaultS3', connection);
   project.provide('memvaultS3SkipReason', '');

@@ -42,7 +42,11 @@ async function listKeys(store: ObjectStore, prefix: string): Promise<string[]> {
   return keys;
 }
 
-export function runStoreContract(name: string, makeStore: () => Promise<StoreFixture>, options: StoreContractOptions = {}): void {
+export function runStoreContract(
+  name: string,
+  makeStore: () => Promise<StoreFixture>,
+  options: StoreContractOptions = {},
+): void {
   const largeBodyBytes = options.largeBodyBytes ?? 1024 * 1024 + 13;
 
   describe(`ObjectStore contract: ${name}`, () => {
@@ -136,7 +140,9 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
 
     it('lets exactly one of 20 racing create-once writers win', async () => {
       const p = freshPrefix();
-      const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store().put(`${p}k`, text(`writer ${i}`), { ifNoneMatch: '*' })));
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) => store().put(`${p}k`, text(`writer ${i}`), { ifNoneMatch: '*' })),
+      );
       const winners = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ i, etag: r.value.etag }] : []));
       expect(winners).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(PreconditionFailedError);
@@ -211,7 +217,9 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
       if (!prepareCreate) return ctx.skip(); // S3 and the memory store: a plain create-only PUT
       const p = freshPrefix();
       const counter: RequestCounter = {};
-      const prepared = await withRequestCounter(counter, () => prepareCreate(`${p}new/k`, text('prepared'), { metadata: { m: 'v' } }));
+      const prepared = await withRequestCounter(counter, () =>
+        prepareCreate(`${p}new/k`, text('prepared'), { metadata: { m: 'v' } }),
+      );
       expect(counter).toEqual({});
       // Nothing is published before the commit: not the object, not its directory's listing.
       expect(await store().get(`${p}new/k`)).toBeNull();
@@ -255,10 +263,14 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
       const p = freshPrefix();
       const keys = [`${p}a`, `${p}ab`, `${p}a/x`, `${p}a/y/z`, `${p}b`, `${p}b/a`, `${p}ba`];
       for (const key of keys) await store().put(key, text(key));
-      expect((await store().list(`${p}a`)).objects.map((o) => o.key)).toEqual(byteOrder([`${p}a`, `${p}ab`, `${p}a/x`, `${p}a/y/z`]));
+      expect((await store().list(`${p}a`)).objects.map((o) => o.key)).toEqual(
+        byteOrder([`${p}a`, `${p}ab`, `${p}a/x`, `${p}a/y/z`]),
+      );
       expect((await store().list(`${p}a/`)).objects.map((o) => o.key)).toEqual([`${p}a/x`, `${p}a/y/z`]);
       expect((await store().list(`${p}a/y/`)).objects.map((o) => o.key)).toEqual([`${p}a/y/z`]);
-      expect((await store().list(`${p}b`)).objects.map((o) => o.key)).toEqual(byteOrder([`${p}b`, `${p}b/a`, `${p}ba`]));
+      expect((await store().list(`${p}b`)).objects.map((o) => o.key)).toEqual(
+        byteOrder([`${p}b`, `${p}b/a`, `${p}ba`]),
+      );
       expect((await store().list(`${p}c`)).objects).toEqual([]);
       expect((await store().list(`${p}nothing/here/`)).objects).toEqual([]);
       const all = await store().list(p);
@@ -285,7 +297,9 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
 
     it('paginates with small pages, continuation tokens and startAfter', async () => {
       const p = freshPrefix();
-      const keys = byteOrder(Array.from({ length: 23 }, (_, i) => `${p}${i % 3 === 0 ? 'd/' : ''}k${String(i).padStart(2, '0')}`));
+      const keys = byteOrder(
+        Array.from({ length: 23 }, (_, i) => `${p}${i % 3 === 0 ? 'd/' : ''}k${String(i).padStart(2, '0')}`),
+      );
       for (const key of keys) await store().put(key, text(key));
       const seen: string[] = [];
       let token: string | undefined;

@@ -37,7 +37,10 @@ describe('fence markers', () => {
     expect(markerOf(markerMetadata('deleted', 'abc'))).toEqual({ reason: 'deleted', op: 'abc' });
     expect(markerOf({ 'memvault-fence': 'moved' })).toEqual({ reason: 'moved', op: '' });
     expect(markerOf({ 'memvault-fence': '' })).toEqual({ reason: '', op: '' }); // present, even empty: a marker
-    expect(markerOf({ 'memvault-fence': 'expired', 'memvault-fence-op': '', other: 'y' })).toEqual({ reason: 'expired', op: '' });
+    expect(markerOf({ 'memvault-fence': 'expired', 'memvault-fence-op': '', other: 'y' })).toEqual({
+      reason: 'expired',
+      op: '',
+    });
   });
 
   it('a reaping body is 16 fresh random bytes (its own ETag), shorter than any sealed file', () => {

@@ -93,7 +93,9 @@ describe('a new directory is durable before a write into it answers', () => {
       code: 'STORE_UNAVAILABLE',
       message: 'the local store failed: EIO',
     });
-    await expect(store.put('a/b/c/deeper', text('x'))).rejects.toMatchObject({ message: 'the local store failed: EIO' });
+    await expect(store.put('a/b/c/deeper', text('x'))).rejects.toMatchObject({
+      message: 'the local store failed: EIO',
+    });
     // Elsewhere the store goes on.
     await store.put('z/elsewhere', text('fine'));
     await store.close();

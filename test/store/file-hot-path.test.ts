@@ -25,7 +25,8 @@ async function durableStore(): Promise<{ store: FileStore; root: string }> {
 
 /** Directory fsyncs (opens with flag 'r' of a path that is not an object file) since the last clear. */
 function directorySyncs(): number {
-  return vi.mocked(fsPromises.open).mock.calls.filter(([path, flags]) => flags === 'r' && !String(path).endsWith('~')).length;
+  return vi.mocked(fsPromises.open).mock.calls.filter(([path, flags]) => flags === 'r' && !String(path).endsWith('~'))
+    .length;
 }
 
 it("removes a fence marker without a directory fsync, and keeps the fsync for an ordinary object's delete", async () => {
@@ -53,7 +54,9 @@ it("removes a fence marker without a directory fsync, and keeps the fsync for an
   expect(directorySyncs()).toBe(2);
   // A marker whose ETag changed meanwhile is refused as before, and stays.
   const again = await store.put('u/1/f/m3', MARKER_BODY, { metadata: markerMetadata('deleted', 'op3') });
-  await expect(store.delete('u/1/f/m3', { ifMatch: again.etag.replace(/^./, (c) => (c === '0' ? '1' : '0')) })).rejects.toThrow();
+  await expect(
+    store.delete('u/1/f/m3', { ifMatch: again.etag.replace(/^./, (c) => (c === '0' ? '1' : '0')) }),
+  ).rejects.toThrow();
   expect(await store.head('u/1/f/m3')).not.toBeNull();
 });
 

@@ -135,7 +135,9 @@ describe('FileStore and links planted in its data directory', () => {
     const masterKey = randomBytes(32).toString('base64');
     const vault = await createVault({ store, encryption: { masterKey } });
     const U = 'linked-user';
-    expect((await vault.run(U, { command: 'create', path: '/memories/notes.md', file_text: 'hello\n' })).isError).toBe(false);
+    expect((await vault.run(U, { command: 'create', path: '/memories/notes.md', file_text: 'hello\n' })).isError).toBe(
+      false,
+    );
     // Move the user's directory (u/<uid>) outside and leave a link in its place, as an attacker
     // with write access to the data directory, or a careless operator, might.
     const [uid] = await readdir(join(root, 'u'));

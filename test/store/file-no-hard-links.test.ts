@@ -56,7 +56,9 @@ describe('FileStore without hard links', () => {
       const winners = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
       expect(winners).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(PreconditionFailedError);
-      expect(new TextDecoder().decode((await store.get(key))!.body)).toBe(winners[0] === 0 ? 'copied' : `writer ${winners[0]}`);
+      expect(new TextDecoder().decode((await store.get(key))!.body)).toBe(
+        winners[0] === 0 ? 'copied' : `writer ${winners[0]}`,
+      );
     }
     expect(links.tried).toBeGreaterThan(before); // link() was tried (and refused), not skipped
   });

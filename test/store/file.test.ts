@@ -60,8 +60,16 @@ async function tree(dir: string): Promise<string[]> {
 function runNode(
   script: string,
   args: string[],
-): { done: Promise<{ code: number | null; stdout: string; stderr: string }>; pid: number | undefined; kill(): void; firstLine: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'fixtures', script), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+): {
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+  pid: number | undefined;
+  kill(): void;
+  firstLine: Promise<string>;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'fixtures', script), ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const firstLine = new Promise<string>((resolve, reject) => {
@@ -147,7 +155,27 @@ describe('FileStore key mapping', () => {
   it('maps every key to decodable, portable components that no other key shares (property)', () => {
     const keyArb = fc
       .string({
-        unit: fc.constantFrom('a', 'A', 'z', '.', '/', '%', '~', '+', ' ', '\\', 'é', '😀', '\u0000', 'c', 'o', 'n', '1', '_', '-'),
+        unit: fc.constantFrom(
+          'a',
+          'A',
+          'z',
+          '.',
+          '/',
+          '%',
+          '~',
+          '+',
+          ' ',
+          '\\',
+          'é',
+          '😀',
+          '\u0000',
+          'c',
+          'o',
+          'n',
+          '1',
+          '_',
+          '-',
+        ),
         minLength: 1,
         maxLength: 400,
       })
@@ -263,13 +291,18 @@ describe('FileStore files on disk', () => {
     const second = await store.list('k/', { continuationToken: first.continuationToken! });
     expect(second.objects.map((o) => o.key)).toEqual(['k/1000']);
     expect(second.continuationToken).toBeUndefined();
-    await expect(store.list('k/', { continuationToken: 'not a token!' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(store.list('k/', { continuationToken: 'not a token!' })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
   });
 
   it('fails operations after close', async () => {
     const store = await FileStore.open(await sandbox());
     await store.close();
-    await expect(store.get('k')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', message: 'the local store is closed' });
+    await expect(store.get('k')).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: 'the local store is closed',
+    });
   });
 });
 
@@ -301,7 +334,10 @@ describe('FileStore crash safety', () => {
     const store = await FileStore.open(dir);
     await store.put('k', text('a body that will be cut short'));
     await truncate(join(dir, 'k~'), 40);
-    await expect(store.get('k')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', message: 'the local store failed: ECORRUPT' });
+    await expect(store.get('k')).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: 'the local store failed: ECORRUPT',
+    });
     await expect(store.head('k')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     await writeFile(join(dir, 'k~'), 'not an object at all');
     await expect(store.get('k')).rejects.toMatchObject({ message: 'the local store failed: ECORRUPT' });
@@ -310,46 +346,57 @@ describe('FileStore crash safety', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
-  it('reads a whole object (old or new) after writers are killed mid-write, and breaks their locks', { timeout: 120_000 }, async () => {
-    const dir = await sandbox();
-    const size = 256 * 1024;
-    const store = new FileStore(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 10_000 });
-    const seenVersions = new Set<number>();
-    for (let round = 0; round < 12; round += 1) {
-      const child = runNode('crash-writer.ts', [dir, 'crash/key', String(size)]);
-      expect(await child.firstLine).toBe('ready');
-      // Kill at a varying point of the write loop (the delay only picks the moment; nothing is timed).
-      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)));
-      child.kill();
-      await child.done;
-      const got = await store.get('crash/key');
-      expect(got!.size).toBe(size);
-      expect(got!.body.byteLength).toBe(size);
-      const first = got!.body[0]!;
-      expect(got!.body.every((b) => b === first)).toBe(true);
-      seenVersions.add(first);
-      // A lock the killed writer held is broken (its pid is dead), so this write neither hangs nor fails.
-      await store.put('crash/key', new Uint8Array(size).fill(0), { ifMatch: got!.etag });
-    }
-    expect(seenVersions.size).toBeGreaterThan(0);
-  });
+  it(
+    'reads a whole object (old or new) after writers are killed mid-write, and breaks their locks',
+    { timeout: 120_000 },
+    async () => {
+      const dir = await sandbox();
+      const size = 256 * 1024;
+      const store = new FileStore(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 10_000 });
+      const seenVersions = new Set<number>();
+      for (let round = 0; round < 12; round += 1) {
+        const child = runNode('crash-writer.ts', [dir, 'crash/key', String(size)]);
+        expect(await child.firstLine).toBe('ready');
+        // Kill at a varying point of the write loop (the delay only picks the moment; nothing is timed).
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)));
+        child.kill();
+        await child.done;
+        const got = await store.get('crash/key');
+        expect(got!.size).toBe(size);
+        expect(got!.body.byteLength).toBe(size);
+        const first = got!.body[0]!;
+        expect(got!.body.every((b) => b === first)).toBe(true);
+        seenVersions.add(first);
+        // A lock the killed writer held is broken (its pid is dead), so this write neither hangs nor fails.
+        await store.put('crash/key', new Uint8Array(size).fill(0), { ifMatch: got!.etag });
+      }
+      expect(seenVersions.size).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe('FileStore create-only writes (lock-free: link)', () => {
-  it('racing deletes of the last object in their directory (which prune it): every create lands', { timeout: 60_000 }, async () => {
-    const dir = await sandbox();
-    const store = await FileStore.open(dir);
-    for (let round = 0; round < 40; round += 1) {
-      await store.put(`d${round % 4}/old`, text('x'));
-      // The delete empties the directory and prunes it while the create is on its way into it.
-      const [created] = await Promise.all([store.put(`d${round % 4}/new${round}`, text(`n${round}`), { ifNoneMatch: '*' }), store.delete(`d${round % 4}/old`)]);
-      expect(str((await store.get(`d${round % 4}/new${round}`))!.body)).toBe(`n${round}`);
-      expect((await store.head(`d${round % 4}/new${round}`))!.etag).toBe(created.etag);
-      await store.delete(`d${round % 4}/new${round}`);
-    }
-    await store.idle(); // lock files go once the call has answered
-    expect(await tree(dir)).toEqual([]);
-  });
+  it(
+    'racing deletes of the last object in their directory (which prune it): every create lands',
+    { timeout: 60_000 },
+    async () => {
+      const dir = await sandbox();
+      const store = await FileStore.open(dir);
+      for (let round = 0; round < 40; round += 1) {
+        await store.put(`d${round % 4}/old`, text('x'));
+        // The delete empties the directory and prunes it while the create is on its way into it.
+        const [created] = await Promise.all([
+          store.put(`d${round % 4}/new${round}`, text(`n${round}`), { ifNoneMatch: '*' }),
+          store.delete(`d${round % 4}/old`),
+        ]);
+        expect(str((await store.get(`d${round % 4}/new${round}`))!.body)).toBe(`n${round}`);
+        expect((await store.head(`d${round % 4}/new${round}`))!.etag).toBe(created.etag);
+        await store.delete(`d${round % 4}/new${round}`);
+      }
+      await store.idle(); // lock files go once the call has answered
+      expect(await tree(dir)).toEqual([]);
+    },
+  );
 
   it('recreate a directory pruned between the caller’s check and the temp file, and write nothing over a taken name', async () => {
     const dir = await sandbox();
@@ -386,30 +433,34 @@ describe('FileStore create-only writes (lock-free: link)', () => {
     }
   });
 
-  it('a conditional delete that finds its object already deleted deletes nothing, not a file created since', { timeout: 60_000 }, async () => {
-    const dir = await sandbox();
-    const store = await FileStore.open(dir, { durable: false });
-    let createdAndKept = 0;
-    for (let round = 0; round < 150; round += 1) {
-      const key = `r${round % 10}/k`;
-      const marker = await store.put(key, new Uint8Array(0));
-      // Two deleters of the same version (a fence clean-up and the sweeper) and a create racing them.
-      const deletes = [store.delete(key, { ifMatch: marker.etag }), store.delete(key, { ifMatch: marker.etag })];
-      // The create goes out once the first delete is done, while the second is on its way to the lock.
-      const create = deletes[0]!.then(async () => {
-        for (let tick = 0; tick < round % 4; tick++) await new Promise((resolve) => setImmediate(resolve));
-        return store.put(key, text(`new ${round}`), { ifNoneMatch: '*' });
-      });
-      const [created] = await Promise.allSettled([create, ...deletes]);
-      if (created.status === 'fulfilled') {
-        // Acknowledged: the file must be there, whatever the deleters of the old version did.
-        expect(str((await store.get(key))!.body)).toBe(`new ${round}`);
-        createdAndKept += 1;
+  it(
+    'a conditional delete that finds its object already deleted deletes nothing, not a file created since',
+    { timeout: 60_000 },
+    async () => {
+      const dir = await sandbox();
+      const store = await FileStore.open(dir, { durable: false });
+      let createdAndKept = 0;
+      for (let round = 0; round < 150; round += 1) {
+        const key = `r${round % 10}/k`;
+        const marker = await store.put(key, new Uint8Array(0));
+        // Two deleters of the same version (a fence clean-up and the sweeper) and a create racing them.
+        const deletes = [store.delete(key, { ifMatch: marker.etag }), store.delete(key, { ifMatch: marker.etag })];
+        // The create goes out once the first delete is done, while the second is on its way to the lock.
+        const create = deletes[0]!.then(async () => {
+          for (let tick = 0; tick < round % 4; tick++) await new Promise((resolve) => setImmediate(resolve));
+          return store.put(key, text(`new ${round}`), { ifNoneMatch: '*' });
+        });
+        const [created] = await Promise.allSettled([create, ...deletes]);
+        if (created.status === 'fulfilled') {
+          // Acknowledged: the file must be there, whatever the deleters of the old version did.
+          expect(str((await store.get(key))!.body)).toBe(`new ${round}`);
+          createdAndKept += 1;
+        }
+        await store.delete(key);
       }
-      await store.delete(key);
-    }
-    expect(createdAndKept).toBeGreaterThan(0);
-  });
+      expect(createdAndKept).toBeGreaterThan(0);
+    },
+  );
 
   it('a create-only write needs no lock: it lands while a live process holds the key’s lock, which a replacing write waits on', async () => {
     const dir = await sandbox();
@@ -422,7 +473,9 @@ describe('FileStore create-only writes (lock-free: link)', () => {
     );
     await store.put('held/k', text('created'), { ifNoneMatch: '*' });
     expect(str((await store.get('held/k'))!.body)).toBe('created');
-    await expect(store.put('held/k', text('replaced'))).rejects.toMatchObject({ message: 'the local store failed: ELOCKED' });
+    await expect(store.put('held/k', text('replaced'))).rejects.toMatchObject({
+      message: 'the local store failed: ELOCKED',
+    });
     expect(str((await store.get('held/k'))!.body)).toBe('created');
   });
 
@@ -441,31 +494,41 @@ describe('FileStore create-only writes (lock-free: link)', () => {
 });
 
 describe('FileStore locks across processes', () => {
-  it('4 processes x 100 read-modify-write appends to one key: all 400 entries present', { timeout: 300_000 }, async () => {
-    const dir = await sandbox();
-    const workers = Array.from({ length: 4 }, (_, id) => runNode('append-worker.ts', [dir, 'shared/log', '100', `w${id}`]));
-    const results = await Promise.all(workers.map((w) => w.done));
-    for (const r of results) expect(r).toMatchObject({ code: 0, stderr: '' });
-    const conflicts = results.reduce((sum, r) => sum + (JSON.parse(r.stdout) as { conflicts: number }).conflicts, 0);
-    const lines = str((await new FileStore(dir).get('shared/log'))!.body)
-      .trimEnd()
-      .split('\n');
-    expect(lines).toHaveLength(400);
-    for (let id = 0; id < 4; id += 1) {
-      // Each worker's own entries appear once each, in its order.
-      expect(lines.filter((l) => l.startsWith(`w${id}:`))).toEqual(Array.from({ length: 100 }, (_, n) => `w${id}:${n}`));
-    }
-    // The processes did contend; otherwise this would not test the lock.
-    expect(conflicts).toBeGreaterThan(0);
-    expect(await tree(dir)).toEqual(['shared/', 'shared/log~']);
-  });
+  it(
+    '4 processes x 100 read-modify-write appends to one key: all 400 entries present',
+    { timeout: 300_000 },
+    async () => {
+      const dir = await sandbox();
+      const workers = Array.from({ length: 4 }, (_, id) =>
+        runNode('append-worker.ts', [dir, 'shared/log', '100', `w${id}`]),
+      );
+      const results = await Promise.all(workers.map((w) => w.done));
+      for (const r of results) expect(r).toMatchObject({ code: 0, stderr: '' });
+      const conflicts = results.reduce((sum, r) => sum + (JSON.parse(r.stdout) as { conflicts: number }).conflicts, 0);
+      const lines = str((await new FileStore(dir).get('shared/log'))!.body)
+        .trimEnd()
+        .split('\n');
+      expect(lines).toHaveLength(400);
+      for (let id = 0; id < 4; id += 1) {
+        // Each worker's own entries appear once each, in its order.
+        expect(lines.filter((l) => l.startsWith(`w${id}:`))).toEqual(
+          Array.from({ length: 100 }, (_, n) => `w${id}:${n}`),
+        );
+      }
+      // The processes did contend; otherwise this would not test the lock.
+      expect(conflicts).toBeGreaterThan(0);
+      expect(await tree(dir)).toEqual(['shared/', 'shared/log~']);
+    },
+  );
 
   it(
     '4 processes create the same 60 keys once each (the lock-free create-only path): every key has exactly one winner, whose bytes it holds',
     { timeout: 300_000 },
     async () => {
       const dir = await sandbox();
-      const workers = Array.from({ length: 4 }, (_, id) => runNode('create-worker.ts', [dir, 'race/k', '60', `w${id}`]));
+      const workers = Array.from({ length: 4 }, (_, id) =>
+        runNode('create-worker.ts', [dir, 'race/k', '60', `w${id}`]),
+      );
       const results = await Promise.all(workers.map((w) => w.done));
       for (const r of results) expect(r).toMatchObject({ code: 0, stderr: '' });
       const wins = results.map((r) => JSON.parse(r.stdout) as { id: string; won: number[] });
@@ -483,27 +546,31 @@ describe('FileStore locks across processes', () => {
     },
   );
 
-  it('a create-only writer killed mid-write leaves every key whole or absent, and its temp file is removed by a listing', { timeout: 120_000 }, async () => {
-    const dir = await sandbox();
-    const size = 256 * 1024;
-    const store = new FileStore(dir, { tempStaleMs: 0 });
-    for (let round = 0; round < 8; round += 1) {
-      const child = runNode('create-worker.ts', [dir, `crash${round}/k`, String(size), 'c', 'crash']);
-      expect(await child.firstLine).toBe('ready');
-      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)));
-      child.kill();
-      await child.done;
-      const listed = await collect(store, `crash${round}/`);
-      expect(listed.length).toBeGreaterThan(0);
-      for (const info of listed) {
-        const got = (await store.get(info.key))!;
-        expect(got.body.byteLength).toBe(size);
-        expect(got.body.every((b) => b === got.body[0])).toBe(true);
+  it(
+    'a create-only writer killed mid-write leaves every key whole or absent, and its temp file is removed by a listing',
+    { timeout: 120_000 },
+    async () => {
+      const dir = await sandbox();
+      const size = 256 * 1024;
+      const store = new FileStore(dir, { tempStaleMs: 0 });
+      for (let round = 0; round < 8; round += 1) {
+        const child = runNode('create-worker.ts', [dir, `crash${round}/k`, String(size), 'c', 'crash']);
+        expect(await child.firstLine).toBe('ready');
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)));
+        child.kill();
+        await child.done;
+        const listed = await collect(store, `crash${round}/`);
+        expect(listed.length).toBeGreaterThan(0);
+        for (const info of listed) {
+          const got = (await store.get(info.key))!;
+          expect(got.body.byteLength).toBe(size);
+          expect(got.body.every((b) => b === got.body[0])).toBe(true);
+        }
       }
-    }
-    // The listings above removed the killed writers' temp files (tempStaleMs 0: their pids are dead).
-    expect((await tree(dir)).filter((p) => !p.endsWith('~') && !p.endsWith('/'))).toEqual([]);
-  });
+      // The listings above removed the killed writers' temp files (tempStaleMs 0: their pids are dead).
+      expect((await tree(dir)).filter((p) => !p.endsWith('~') && !p.endsWith('/'))).toEqual([]);
+    },
+  );
 
   const lockPathOf = (dir: string, key: string): string => {
     const components = keyToComponents(key);
@@ -515,13 +582,19 @@ describe('FileStore locks across processes', () => {
     const store = await FileStore.open(dir, { lockStaleMs: 3_600_000, lockTimeoutMs: 10_000 });
     await store.put('k', text('before'));
     await store.idle(); // our own lock file is gone before one is planted
-    await writeFile(lockPathOf(dir, 'k'), JSON.stringify({ host: hostname(), pid: await deadPid(), instance: 'gone', time: Date.now(), token: 'dead' }));
+    await writeFile(
+      lockPathOf(dir, 'k'),
+      JSON.stringify({ host: hostname(), pid: await deadPid(), instance: 'gone', time: Date.now(), token: 'dead' }),
+    );
     await store.put('k', text('after'));
     expect(str((await store.get('k'))!.body)).toBe('after');
     await store.idle(); // lock files go once the call has answered
     expect(await tree(dir)).toEqual(['k~']);
     // A predecessor with this process's pid (a container restarted as pid 1) is dead too.
-    await writeFile(lockPathOf(dir, 'k'), JSON.stringify({ host: hostname(), pid: process.pid, instance: 'previous', time: Date.now(), token: 'old' }));
+    await writeFile(
+      lockPathOf(dir, 'k'),
+      JSON.stringify({ host: hostname(), pid: process.pid, instance: 'previous', time: Date.now(), token: 'old' }),
+    );
     await store.put('k', text('again'));
     expect(str((await store.get('k'))!.body)).toBe('again');
     await store.idle(); // lock files go once the call has answered
@@ -536,7 +609,9 @@ describe('FileStore locks across processes', () => {
     for (let i = 1; i <= 30; i++) {
       etag = (await store.put('k', text(String(i)), { ifMatch: etag })).etag;
       // A lost condition is answered too, and leaves the key to the next call.
-      await expect(store.put('k', text('stale'), { ifMatch: 'not-the-etag' })).rejects.toBeInstanceOf(PreconditionFailedError);
+      await expect(store.put('k', text('stale'), { ifMatch: 'not-the-etag' })).rejects.toBeInstanceOf(
+        PreconditionFailedError,
+      );
     }
     // Calls of one turn at once queue on the key the same way.
     const [a, b] = await Promise.all([store.put('k', text('a')), store.put('k', text('b'))]);
@@ -554,14 +629,26 @@ describe('FileStore locks across processes', () => {
     await patient.put('k', text('before'));
     await patient.idle(); // our own lock file is gone before one is planted
     // The parent of this test process is alive: its lock must be respected.
-    await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now(), token: 'live' }));
+    await writeFile(
+      lockPath,
+      JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now(), token: 'live' }),
+    );
     const error = await patient.put('k', text('blocked')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MemvaultError);
     expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', message: 'the local store failed: ELOCKED' });
     expect(str((await patient.get('k'))!.body)).toBe('before');
     expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ token: 'live' });
     // A live owner that has held the lock for longer than lockStaleMs is presumed hung.
-    await writeFile(lockPath, JSON.stringify({ host: hostname(), pid: process.ppid, instance: 'parent', time: Date.now() - 7_200_000, token: 'hung' }));
+    await writeFile(
+      lockPath,
+      JSON.stringify({
+        host: hostname(),
+        pid: process.ppid,
+        instance: 'parent',
+        time: Date.now() - 7_200_000,
+        token: 'hung',
+      }),
+    );
     await patient.put('k', text('after'));
     expect(str((await patient.get('k'))!.body)).toBe('after');
     await patient.idle();
@@ -592,7 +679,12 @@ describe('FileStore errors', () => {
       const error = e as MemvaultError;
       expect(error.message).toMatch(/^(the local store failed: E[A-Z]+|the copy source does not exist)$/);
       expect(error.cause).toBeUndefined();
-      for (const rendered of [error.message, String(error), JSON.stringify(error), JSON.stringify(Object.entries(error))]) {
+      for (const rendered of [
+        error.message,
+        String(error),
+        JSON.stringify(error),
+        JSON.stringify(Object.entries(error)),
+      ]) {
         expect(rendered).not.toContain(dir);
         expect(rendered).not.toContain(tmpdir());
       }

@@ -1,5 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
-import { FENCE_METADATA, FENCE_OP_METADATA, REAP_DEADLINE_MS, REAPING_BODY_BYTES, reap, type ReapRequests } from '../../src/store/fence.js';
+import {
+  FENCE_METADATA,
+  FENCE_OP_METADATA,
+  REAP_DEADLINE_MS,
+  REAPING_BODY_BYTES,
+  reap,
+  type ReapRequests,
+} from '../../src/store/fence.js';
 
 /**
  * The reaping protocol (src/store/fence.ts), written once for the vault and the sweeper's deleter:

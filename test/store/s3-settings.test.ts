@@ -11,10 +11,17 @@ import { resolveS3Settings, s3ConfigFromEnv } from '../../src/store/s3/settings.
 
 describe('s3ConfigFromEnv', () => {
   it('path style: 1/true/yes and 0/false/no in any case; by default on when an endpoint is given, unset without one', () => {
-    for (const word of ['1', 'true', 'TRUE', ' yes ']) expect(s3ConfigFromEnv({ MEMVAULT_S3_FORCE_PATH_STYLE: word }).forcePathStyle).toBe(true);
-    for (const word of ['0', 'false', 'No']) expect(s3ConfigFromEnv({ MEMVAULT_S3_FORCE_PATH_STYLE: word }).forcePathStyle).toBe(false);
-    expect(s3ConfigFromEnv({ MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9' })).toEqual({ endpoint: 'http://127.0.0.1:9', forcePathStyle: true });
-    expect(s3ConfigFromEnv({ MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9', MEMVAULT_S3_FORCE_PATH_STYLE: '0' }).forcePathStyle).toBe(false);
+    for (const word of ['1', 'true', 'TRUE', ' yes '])
+      expect(s3ConfigFromEnv({ MEMVAULT_S3_FORCE_PATH_STYLE: word }).forcePathStyle).toBe(true);
+    for (const word of ['0', 'false', 'No'])
+      expect(s3ConfigFromEnv({ MEMVAULT_S3_FORCE_PATH_STYLE: word }).forcePathStyle).toBe(false);
+    expect(s3ConfigFromEnv({ MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9' })).toEqual({
+      endpoint: 'http://127.0.0.1:9',
+      forcePathStyle: true,
+    });
+    expect(
+      s3ConfigFromEnv({ MEMVAULT_S3_ENDPOINT: 'http://127.0.0.1:9', MEMVAULT_S3_FORCE_PATH_STYLE: '0' }).forcePathStyle,
+    ).toBe(false);
     expect(s3ConfigFromEnv({ MEMVAULT_S3_FORCE_PATH_STYLE: '' })).toEqual({});
   });
 
@@ -30,16 +37,20 @@ describe('s3ConfigFromEnv', () => {
   });
 
   it('region: MEMVAULT_S3_REGION, else AWS_DEFAULT_REGION unless AWS_REGION (which the SDK reads itself) is set', () => {
-    expect(s3ConfigFromEnv({ MEMVAULT_S3_REGION: 'eu-west-3', AWS_DEFAULT_REGION: 'us-west-2' }).region).toBe('eu-west-3');
+    expect(s3ConfigFromEnv({ MEMVAULT_S3_REGION: 'eu-west-3', AWS_DEFAULT_REGION: 'us-west-2' }).region).toBe(
+      'eu-west-3',
+    );
     expect(s3ConfigFromEnv({ AWS_DEFAULT_REGION: 'us-west-2' }).region).toBe('us-west-2');
     expect(s3ConfigFromEnv({ AWS_DEFAULT_REGION: 'us-west-2', AWS_REGION: 'ap-south-1' }).region).toBeUndefined();
   });
 
   it('credentials: both halves or neither', () => {
-    expect(s3ConfigFromEnv({ MEMVAULT_S3_ACCESS_KEY_ID: 'a', MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' }).credentials).toEqual({
-      accessKeyId: 'a',
-      secretAccessKey: 'b',
-    });
+    expect(s3ConfigFromEnv({ MEMVAULT_S3_ACCESS_KEY_ID: 'a', MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' }).credentials).toEqual(
+      {
+        accessKeyId: 'a',
+        secretAccessKey: 'b',
+      },
+    );
     expect(() => s3ConfigFromEnv({ MEMVAULT_S3_SECRET_ACCESS_KEY: 'b' })).toThrow(/must be set together/);
   });
 });

@@ -6,9 +6,28 @@
  * Used by the tests, bench/telemetry.ts and scripts/telemetry-example.ts.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { context, metrics, ROOT_CONTEXT, trace, type Attributes, type Context, type ContextManager } from '@opentelemetry/api';
-import { AggregationTemporality, DataPointType, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  context,
+  metrics,
+  ROOT_CONTEXT,
+  trace,
+  type Attributes,
+  type Context,
+  type ContextManager,
+} from '@opentelemetry/api';
+import {
+  AggregationTemporality,
+  DataPointType,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 
 /** The context manager the Node SDK registers (@opentelemetry/context-async-hooks), in a few lines. */
 export class AsyncLocalContextManager implements ContextManager {
@@ -16,12 +35,18 @@ export class AsyncLocalContextManager implements ContextManager {
   active(): Context {
     return this.storage.getStore() ?? ROOT_CONTEXT;
   }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
     return this.storage.run(ctx, () => fn.call(thisArg, ...args));
   }
   bind<T>(ctx: Context, target: T): T {
     if (typeof target !== 'function') return target;
-    const run = (...args: unknown[]): unknown => this.with(ctx, () => (target as (...a: unknown[]) => unknown)(...args));
+    const run = (...args: unknown[]): unknown =>
+      this.with(ctx, () => (target as (...a: unknown[]) => unknown)(...args));
     return run as T;
   }
   enable(): this {
@@ -98,5 +123,7 @@ export function registerInMemoryTelemetry(): InMemoryTelemetry {
 
 /** Sum of the points of a metric whose attributes include `match`. */
 export function total(points: readonly Point[], name: string, match: Attributes = {}): number {
-  return points.filter((p) => p.name === name && Object.entries(match).every(([k, v]) => p.attributes[k] === v)).reduce((n, p) => n + p.value, 0);
+  return points
+    .filter((p) => p.name === name && Object.entries(match).every(([k, v]) => p.attributes[k] === v))
+    .reduce((n, p) => n + p.value, 0);
 }

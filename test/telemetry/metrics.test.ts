@@ -60,7 +60,10 @@ function requestsByType(points: Point[]): Record<string, number> {
 
 describe('command metrics', () => {
   it('counts each command by command and outcome, with its error code, and times it', async () => {
-    const vault = await encryptedVault(new MemoryStore(), { quota: { maxFileBytes: 4096 }, pii: { policy: { US_SSN: 'reject' } } });
+    const vault = await encryptedVault(new MemoryStore(), {
+      quota: { maxFileBytes: 4096 },
+      pii: { policy: { US_SSN: 'reject' } },
+    });
     const runs: Array<[Record<string, unknown>, boolean]> = [
       [{ command: 'create', path: FILE, file_text: 'plantedcontent one\n' }, false],
       [{ command: 'view', path: FILE }, false],
@@ -78,17 +81,29 @@ describe('command metrics', () => {
     expect(commands({})).toBe(runs.length);
     expect(commands({ 'memvault.command': 'create', 'memvault.outcome': 'ok' })).toBe(1);
     expect(commands({ 'memvault.command': 'view', 'memvault.outcome': 'ok' })).toBe(1);
-    expect(commands({ 'memvault.command': 'view', 'memvault.outcome': 'error', 'memvault.error.code': 'NOT_FOUND' })).toBe(1);
+    expect(
+      commands({ 'memvault.command': 'view', 'memvault.outcome': 'error', 'memvault.error.code': 'NOT_FOUND' }),
+    ).toBe(1);
     expect(commands({ 'memvault.command': 'view', 'memvault.error.code': 'INVALID_PATH' })).toBe(1);
     expect(commands({ 'memvault.command': 'unknown', 'memvault.error.code': 'INVALID_INPUT' })).toBe(1);
-    for (const name of ['str_replace', 'insert', 'rename', 'delete']) expect(commands({ 'memvault.command': name, 'memvault.outcome': 'ok' })).toBe(1);
+    for (const name of ['str_replace', 'insert', 'rename', 'delete'])
+      expect(commands({ 'memvault.command': name, 'memvault.outcome': 'ok' })).toBe(1);
     // An ok command carries no error code at all.
-    expect(points.filter((p) => p.name === METRICS.commands && p.attributes['memvault.outcome'] === 'ok' && 'memvault.error.code' in p.attributes)).toEqual([]);
+    expect(
+      points.filter(
+        (p) =>
+          p.name === METRICS.commands &&
+          p.attributes['memvault.outcome'] === 'ok' &&
+          'memvault.error.code' in p.attributes,
+      ),
+    ).toEqual([]);
     // The duration histogram has one recording per command, in seconds, with the same attributes.
     expect(total(points, METRICS.commandDuration)).toBe(runs.length);
     const durations = points.filter((p) => p.name === METRICS.commandDuration);
     expect(durations.every((p) => p.unit === 's' && (p.sum ?? -1) >= 0 && (p.sum ?? 99) < 30)).toBe(true);
-    expect(total(points, METRICS.commandDuration, { 'memvault.command': 'view', 'memvault.error.code': 'NOT_FOUND' })).toBe(1);
+    expect(
+      total(points, METRICS.commandDuration, { 'memvault.command': 'view', 'memvault.error.code': 'NOT_FOUND' }),
+    ).toBe(1);
     await vault.close();
   });
 
@@ -105,7 +120,11 @@ describe('command metrics', () => {
     expect(result.isError).toBe(true);
     const points = await telemetry.collect();
     expect(
-      total(points, METRICS.commands, { 'memvault.command': 'view', 'memvault.outcome': 'error', 'memvault.error.code': result.code ?? 'UNSPECIFIED' }),
+      total(points, METRICS.commands, {
+        'memvault.command': 'view',
+        'memvault.outcome': 'error',
+        'memvault.error.code': result.code ?? 'UNSPECIFIED',
+      }),
     ).toBe(1);
     await vault.close();
     await fresh.close();
@@ -130,7 +149,10 @@ describe('store request metrics', () => {
       expect(
         points
           .filter((p) => p.name === METRICS.storeRequests)
-          .every((p) => p.attributes['memvault.store.status'] === 'ok' || p.attributes['memvault.store.status'] === 'not_found'),
+          .every(
+            (p) =>
+              p.attributes['memvault.store.status'] === 'ok' || p.attributes['memvault.store.status'] === 'not_found',
+          ),
       ).toBe(true);
       expect(total(points, METRICS.storeDuration)).toBeGreaterThan(0);
     }
@@ -144,8 +166,14 @@ describe('store request metrics', () => {
     await vault.run(USER, { command: 'view', path: '/memories/plantedpath/absent.md' });
     let points = await telemetry.collect();
     expect(
-      total(points, METRICS.storeDuration, { 'memvault.store.operation': 'get', 'memvault.store.status': 'not_found' }) +
-        total(points, METRICS.storeDuration, { 'memvault.store.operation': 'head', 'memvault.store.status': 'not_found' }),
+      total(points, METRICS.storeDuration, {
+        'memvault.store.operation': 'get',
+        'memvault.store.status': 'not_found',
+      }) +
+        total(points, METRICS.storeDuration, {
+          'memvault.store.operation': 'head',
+          'memvault.store.status': 'not_found',
+        }),
     ).toBeGreaterThan(0);
     // create_mode 'fail': the If-None-Match PUT on an existing file loses.
     const strict = await encryptedVault(new MemoryStore(), { createMode: 'fail' });
@@ -153,7 +181,12 @@ describe('store request metrics', () => {
     await telemetry.collect();
     expect((await strict.run(USER, { command: 'create', path: FILE, file_text: 'y\n' })).code).toBe('ALREADY_EXISTS');
     points = await telemetry.collect();
-    expect(total(points, METRICS.storeRequests, { 'memvault.store.request': 'PUT', 'memvault.store.status': 'precondition_failed' })).toBe(1);
+    expect(
+      total(points, METRICS.storeRequests, {
+        'memvault.store.request': 'PUT',
+        'memvault.store.status': 'precondition_failed',
+      }),
+    ).toBe(1);
     expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': 'put' })).toBe(1);
     await vault.close();
     await strict.close();
@@ -180,14 +213,23 @@ describe('conflicts and retries', () => {
     await vault.run(USER, { command: 'create', path: FILE, file_text: 'a\nb\n' });
     await telemetry.collect();
     store.races = 3;
-    expect((await vault.run(USER, { command: 'str_replace', path: FILE, old_str: 'b', new_str: 'B' })).isError).toBe(false);
+    expect((await vault.run(USER, { command: 'str_replace', path: FILE, old_str: 'b', new_str: 'B' })).isError).toBe(
+      false,
+    );
     const points = await telemetry.collect();
     expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': 'put' })).toBe(3);
     expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'edit' })).toBe(3);
     // Three PUT operations failed (their requests include the simulated rival's own PUT, made inside them).
-    expect(total(points, METRICS.storeDuration, { 'memvault.store.operation': 'put', 'memvault.store.status': 'precondition_failed' })).toBe(3);
+    expect(
+      total(points, METRICS.storeDuration, {
+        'memvault.store.operation': 'put',
+        'memvault.store.status': 'precondition_failed',
+      }),
+    ).toBe(3);
     // The edit's PUT and its kept version's (history is on by default).
-    expect(total(points, METRICS.storeDuration, { 'memvault.store.operation': 'put', 'memvault.store.status': 'ok' })).toBe(2);
+    expect(
+      total(points, METRICS.storeDuration, { 'memvault.store.operation': 'put', 'memvault.store.status': 'ok' }),
+    ).toBe(2);
     expect(total(points, METRICS.commands, { 'memvault.command': 'str_replace', 'memvault.outcome': 'ok' })).toBe(1);
     await vault.close();
   });
@@ -222,42 +264,49 @@ describe('conflicts and retries', () => {
   it.each([
     ['a marker PUT (S3)', 'put'],
     ['the conditional delete (memory and file stores)', 'delete'],
-  ] as const)('counts the retries of a rename whose source is edited meanwhile (fenced by %s)', async (_kind, operation) => {
-    const store = new MemoryStore();
-    // A store like S3 does not offer deleteExactly: the fence is then a conditional PUT of a marker.
-    if (operation === 'put') Object.assign(store, { deleteExactly: undefined });
-    const vault = await encryptedVault(store);
-    await vault.run(USER, { command: 'create', path: FILE, file_text: 'a\n' });
-    // Another writer edits the source between the copy and the fence (the conditional write that
-    // takes the source out of use, docs/s3.md): the fence loses, the rename copies the newer
-    // version and fences again.
-    let raced = false;
-    const editMeanwhile = async (key: string) => {
-      if (raced) return;
-      raced = true;
-      const current = await store.get(key);
-      if (current) await MemoryStore.prototype.put.call(store, key, current.body, { metadata: current.metadata });
-    };
-    const original = store.put.bind(store);
-    store.put = async (key, body, options) => {
-      if (options?.ifMatch !== undefined && options.metadata?.['memvault-fence'] !== undefined) await editMeanwhile(key);
-      return original(key, body, options);
-    };
-    if (operation === 'delete') {
-      const deleteExactly = MemoryStore.prototype.deleteExactly.bind(store);
-      store.deleteExactly = async (key, ifMatch) => {
-        await editMeanwhile(key);
-        return deleteExactly(key, ifMatch);
+  ] as const)(
+    'counts the retries of a rename whose source is edited meanwhile (fenced by %s)',
+    async (_kind, operation) => {
+      const store = new MemoryStore();
+      // A store like S3 does not offer deleteExactly: the fence is then a conditional PUT of a marker.
+      if (operation === 'put') Object.assign(store, { deleteExactly: undefined });
+      const vault = await encryptedVault(store);
+      await vault.run(USER, { command: 'create', path: FILE, file_text: 'a\n' });
+      // Another writer edits the source between the copy and the fence (the conditional write that
+      // takes the source out of use, docs/s3.md): the fence loses, the rename copies the newer
+      // version and fences again.
+      let raced = false;
+      const editMeanwhile = async (key: string) => {
+        if (raced) return;
+        raced = true;
+        const current = await store.get(key);
+        if (current) await MemoryStore.prototype.put.call(store, key, current.body, { metadata: current.metadata });
       };
-    }
-    await telemetry.collect();
-    expect((await vault.run(USER, { command: 'rename', old_path: FILE, new_path: '/memories/plantedpath/moved.md' })).isError).toBe(false);
-    expect(raced).toBe(true);
-    const points = await telemetry.collect();
-    expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': operation })).toBe(1);
-    expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'rename' })).toBe(1);
-    await vault.close();
-  });
+      const original = store.put.bind(store);
+      store.put = async (key, body, options) => {
+        if (options?.ifMatch !== undefined && options.metadata?.['memvault-fence'] !== undefined)
+          await editMeanwhile(key);
+        return original(key, body, options);
+      };
+      if (operation === 'delete') {
+        const deleteExactly = MemoryStore.prototype.deleteExactly.bind(store);
+        store.deleteExactly = async (key, ifMatch) => {
+          await editMeanwhile(key);
+          return deleteExactly(key, ifMatch);
+        };
+      }
+      await telemetry.collect();
+      expect(
+        (await vault.run(USER, { command: 'rename', old_path: FILE, new_path: '/memories/plantedpath/moved.md' }))
+          .isError,
+      ).toBe(false);
+      expect(raced).toBe(true);
+      const points = await telemetry.collect();
+      expect(total(points, METRICS.writeConflicts, { 'memvault.store.operation': operation })).toBe(1);
+      expect(total(points, METRICS.writeRetries, { 'memvault.retry.loop': 'rename' })).toBe(1);
+      await vault.close();
+    },
+  );
 });
 
 describe('conflicts and retries: a create over an expired file', () => {
@@ -274,7 +323,12 @@ describe('conflicts and retries: a create over an expired file', () => {
       }
     }
     const store = new SweptMeanwhile(clock.now);
-    const vault = await createVault({ store, encryption: false, createMode: 'fail', expiry: { ttlDays: 30, now: clock.now } });
+    const vault = await createVault({
+      store,
+      encryption: false,
+      createMode: 'fail',
+      expiry: { ttlDays: 30, now: clock.now },
+    });
     await vault.run(USER, { command: 'create', path: FILE, file_text: 'old' });
     clock.advanceDays(40);
     await telemetry.collect();
@@ -295,9 +349,13 @@ describe('quota and PII decisions', () => {
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'small' });
     expect(total(await telemetry.collect(), METRICS.quotaRefusals)).toBe(0);
     // Over the per-file limit: refused by the input-size check before the quota runs (same limit).
-    expect((await vault.run(USER, { command: 'create', path: '/memories/b.md', file_text: 'x'.repeat(1001) })).code).toBe('TOO_LARGE');
+    expect(
+      (await vault.run(USER, { command: 'create', path: '/memories/b.md', file_text: 'x'.repeat(1001) })).code,
+    ).toBe('TOO_LARGE');
     await vault.run(USER, { command: 'create', path: '/memories/b.md', file_text: 'ok' });
-    expect((await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'third' })).code).toBe('QUOTA_EXCEEDED');
+    expect((await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'third' })).code).toBe(
+      'QUOTA_EXCEEDED',
+    );
     const points = await telemetry.collect();
     expect(total(points, METRICS.quotaRefusals, { 'memvault.quota.limit': 'file_bytes' })).toBe(1);
     expect(total(points, METRICS.quotaRefusals, { 'memvault.quota.limit': 'user_files' })).toBe(1);
@@ -309,12 +367,22 @@ describe('quota and PII decisions', () => {
 
   it('counts PII findings by type and policy action: redacted and rejected', async () => {
     const vault = await encryptedVault(new MemoryStore(), { pii: { policy: { US_SSN: 'reject' } } });
-    await vault.run(USER, { command: 'create', path: FILE, file_text: 'mail planted.person@example.org or other.planted@example.net\n' });
-    expect((await vault.run(USER, { command: 'create', path: FILE, file_text: 'ssn 123-45-6789 and a@example.org' })).code).toBe('PII_REJECTED');
+    await vault.run(USER, {
+      command: 'create',
+      path: FILE,
+      file_text: 'mail planted.person@example.org or other.planted@example.net\n',
+    });
+    expect(
+      (await vault.run(USER, { command: 'create', path: FILE, file_text: 'ssn 123-45-6789 and a@example.org' })).code,
+    ).toBe('PII_REJECTED');
     await vault.run(USER, { command: 'view', path: FILE });
     const points = await telemetry.collect();
-    expect(total(points, METRICS.piiFindings, { 'memvault.pii.type': 'EMAIL', 'memvault.pii.action': 'redact' })).toBe(3);
-    expect(total(points, METRICS.piiFindings, { 'memvault.pii.type': 'US_SSN', 'memvault.pii.action': 'reject' })).toBe(1);
+    expect(total(points, METRICS.piiFindings, { 'memvault.pii.type': 'EMAIL', 'memvault.pii.action': 'redact' })).toBe(
+      3,
+    );
+    expect(total(points, METRICS.piiFindings, { 'memvault.pii.type': 'US_SSN', 'memvault.pii.action': 'reject' })).toBe(
+      1,
+    );
     expect(total(points, METRICS.piiFindings)).toBe(4);
     await vault.close();
   });
@@ -324,12 +392,16 @@ describe('audit, key cache, sweeper', () => {
   it('counts audit records by type and times each write', async () => {
     const vault = await encryptedVault(new MemoryStore(), { audit: { file: join(dir, 'audit.jsonl') } });
     const opened = await telemetry.collect();
-    expect(total(opened, METRICS.auditRecords, { 'memvault.audit.record_type': 'start', 'memvault.audit.status': 'ok' })).toBe(1);
+    expect(
+      total(opened, METRICS.auditRecords, { 'memvault.audit.record_type': 'start', 'memvault.audit.status': 'ok' }),
+    ).toBe(1);
     await vault.run(USER, { command: 'create', path: FILE, file_text: 'x' });
     await vault.run(USER, { command: 'bogus' });
     await vault.run(USER, { command: 'view', path: FILE });
     const points = await telemetry.collect();
-    expect(total(points, METRICS.auditRecords, { 'memvault.audit.record_type': 'command', 'memvault.audit.status': 'ok' })).toBe(3);
+    expect(
+      total(points, METRICS.auditRecords, { 'memvault.audit.record_type': 'command', 'memvault.audit.status': 'ok' }),
+    ).toBe(3);
     expect(total(points, METRICS.auditWriteDuration, { 'memvault.audit.record_type': 'command' })).toBe(3);
     await vault.close();
   });
@@ -349,7 +421,8 @@ describe('audit, key cache, sweeper', () => {
     const clock = new ManualClock();
     const store = new MemoryStore(clock.now);
     const vault = await createVault({ store, encryption: false, expiry: { ttlDays: 30, now: clock.now } });
-    for (const name of ['a', 'b', 'c']) await vault.run(USER, { command: 'create', path: `/memories/${name}.md`, file_text: name });
+    for (const name of ['a', 'b', 'c'])
+      await vault.run(USER, { command: 'create', path: `/memories/${name}.md`, file_text: name });
     clock.advanceDays(10);
     await vault.run(USER, { command: 'create', path: '/memories/fresh.md', file_text: 'new' });
     clock.advanceDays(25);
@@ -357,7 +430,9 @@ describe('audit, key cache, sweeper', () => {
     const dry = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, dryRun: true });
     expect(dry.expired).toBe(3);
     let points = await telemetry.collect();
-    expect(total(points, METRICS.sweeperRuns, { 'memvault.sweeper.mode': 'dry_run', 'memvault.outcome': 'ok' })).toBe(1);
+    expect(total(points, METRICS.sweeperRuns, { 'memvault.sweeper.mode': 'dry_run', 'memvault.outcome': 'ok' })).toBe(
+      1,
+    );
     expect(total(points, METRICS.sweeperScanned)).toBe(4);
     expect(total(points, METRICS.sweeperDeleted)).toBe(0);
     const summary = await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now });
@@ -366,14 +441,20 @@ describe('audit, key cache, sweeper', () => {
     expect(total(points, METRICS.sweeperRuns, { 'memvault.sweeper.mode': 'delete', 'memvault.outcome': 'ok' })).toBe(1);
     expect(total(points, METRICS.sweeperScanned, { 'memvault.sweeper.mode': 'delete' })).toBe(4);
     expect(total(points, METRICS.sweeperDeleted, { 'memvault.sweeper.mode': 'delete' })).toBe(3);
-    expect(total(points, METRICS.storeRequests, { 'memvault.store.request': 'LIST', 'memvault.store.status': 'ok' })).toBeGreaterThan(0);
-    expect(total(points, METRICS.storeRequests, { 'memvault.store.request': 'DELETE', 'memvault.store.status': 'ok' })).toBe(3);
+    expect(
+      total(points, METRICS.storeRequests, { 'memvault.store.request': 'LIST', 'memvault.store.status': 'ok' }),
+    ).toBeGreaterThan(0);
+    expect(
+      total(points, METRICS.storeRequests, { 'memvault.store.request': 'DELETE', 'memvault.store.status': 'ok' }),
+    ).toBe(3);
     // A run that cannot list fails, and says so.
     const broken = new MemoryStore();
     broken.list = () => Promise.reject(new Error('unreachable'));
     await expect(sweep({ store: broken, ttl: { ttlDays: 30 } })).rejects.toThrow();
     points = await telemetry.collect();
-    expect(total(points, METRICS.sweeperRuns, { 'memvault.outcome': 'error', 'memvault.error.code': 'INTERNAL' })).toBe(1);
+    expect(total(points, METRICS.sweeperRuns, { 'memvault.outcome': 'error', 'memvault.error.code': 'INTERNAL' })).toBe(
+      1,
+    );
     await vault.close();
   });
 });

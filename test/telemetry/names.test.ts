@@ -48,7 +48,11 @@ describe('telemetry value sets', () => {
       const source = readFileSync(join(dir, file), 'utf8');
       for (const match of source.matchAll(/\b(import|export)(\s+type)?\b[^;]*?\bfrom\s+'([^']+)'/g)) {
         if (!match[3]!.startsWith('../')) continue;
-        expect({ file, spec: match[3], typeOnly: match[2] !== undefined }).toEqual({ file, spec: '../store/port.js', typeOnly: true });
+        expect({ file, spec: match[3], typeOnly: match[2] !== undefined }).toEqual({
+          file,
+          spec: '../store/port.js',
+          typeOnly: true,
+        });
       }
     }
   });

@@ -21,18 +21,31 @@ import { registerInMemoryTelemetry, type InMemoryTelemetry, type Point } from '.
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 
 const USERS = ['PLANTUSER-alpha@example.com', 'PLANTUSER-beta'];
-const PLANTED = ['PLANTUSER', 'PLANTDIR', 'PLANTFILE', 'PLANTMOVED', 'PLANTTEXT', 'PLANTEDIT', 'PLANTINSERT', 'plant.person', '123-45-6789', 'example.org'];
+const PLANTED = [
+  'PLANTUSER',
+  'PLANTDIR',
+  'PLANTFILE',
+  'PLANTMOVED',
+  'PLANTTEXT',
+  'PLANTEDIT',
+  'PLANTINSERT',
+  'plant.person',
+  '123-45-6789',
+  'example.org',
+];
 
 const ALLOWED: Record<string, (v: unknown) => boolean> = {
   [ATTRS.command]: (v) => [...COMMAND_NAMES, 'unknown'].includes(v as never),
   [ATTRS.outcome]: (v) => v === 'ok' || v === 'error',
   [ATTRS.errorCode]: (v) => typeof v === 'string' && /^[A-Z][A-Z_]*$/.test(v),
-  [ATTRS.stage]: (v) => ['audit', 'validate', 'path_guard', 'pii', 'quota', 'middleware', 'execute'].includes(v as string),
+  [ATTRS.stage]: (v) =>
+    ['audit', 'validate', 'path_guard', 'pii', 'quota', 'middleware', 'execute'].includes(v as string),
   [ATTRS.stagePosition]: (v) => Number.isInteger(v),
   [ATTRS.storeKind]: (v) => ['memory', 'file', 's3'].includes(v as string),
   [ATTRS.storeOperation]: (v) => ['get', 'head', 'put', 'list', 'copy', 'delete', 'delete_many'].includes(v as string),
   [ATTRS.storeRequest]: (v) => typeof v === 'string' && /^[A-Z][A-Z_]*$/.test(v),
-  [ATTRS.storeStatus]: (v) => ['ok', 'not_found', 'precondition_failed', 'unavailable', 'error', 'unknown'].includes(v as string),
+  [ATTRS.storeStatus]: (v) =>
+    ['ok', 'not_found', 'precondition_failed', 'unavailable', 'error', 'unknown'].includes(v as string),
   [ATTRS.retryLoop]: (v) => ['edit', 'rename', 'expired_replace', 'overwrite'].includes(v as string),
   [ATTRS.quotaLimit]: (v) => ['file_bytes', 'user_bytes', 'user_files', 'view_chars'].includes(v as string),
   [ATTRS.piiType]: (v) => PII_TYPES.includes(v as never),
@@ -91,11 +104,19 @@ describe('telemetry privacy', () => {
     await a.run(USERS[0]!, { command: 'create', path: '/memories/PLANTDIR/shared.md', file_text: 'PLANTTEXT\n' });
     await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        (i % 2 ? a : b).run(USERS[0]!, { command: 'insert', path: '/memories/PLANTDIR/shared.md', insert_line: 1, insert_text: `PLANTINSERT ${i}` }),
+        (i % 2 ? a : b).run(USERS[0]!, {
+          command: 'insert',
+          path: '/memories/PLANTDIR/shared.md',
+          insert_line: 1,
+          insert_text: `PLANTINSERT ${i}`,
+        }),
       ),
     );
     // A file store too (its host directory must not appear either).
-    const onDisk = await createVault({ store: pathToFileURL(join(dir, 'PLANTDIR-store')).href, encryption: { masterKey } });
+    const onDisk = await createVault({
+      store: pathToFileURL(join(dir, 'PLANTDIR-store')).href,
+      encryption: { masterKey },
+    });
     await session(onDisk, USERS[1]!);
     clock.advanceDays(40);
     await sweep({ store, ttl: { ttlDays: 30 }, now: clock.now, dryRun: true });
@@ -114,7 +135,8 @@ describe('telemetry privacy', () => {
       spans: spans.map((s) => [s.name, s.attributes, s.status, s.events, s.links, s.instrumentationScope]),
     });
     for (const value of [...PLANTED, ...USERS, ...uids, dir]) expect(exported, value).not.toContain(value);
-    for (const key of keys) for (const part of key.split('/').filter((p) => p.length >= 8)) expect(exported, key).not.toContain(part);
+    for (const key of keys)
+      for (const part of key.split('/').filter((p) => p.length >= 8)) expect(exported, key).not.toContain(part);
 
     const attributeSets = [...points.map((p) => p.attributes), ...spans.map((s) => s.attributes)];
     for (const attributes of attributeSets) {

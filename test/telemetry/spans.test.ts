@@ -50,10 +50,16 @@ const STAGES = ['audit', 'validate', 'path_guard', 'pii', 'quota'];
 
 describe('command spans', () => {
   it('nests the stages in chain order, the commands inside the last, the store calls inside those', async () => {
-    const vault = await createVault({ store: new MemoryStore(), encryption: { masterKey }, audit: { file: join(dir, 'a.jsonl') } });
+    const vault = await createVault({
+      store: new MemoryStore(),
+      encryption: { masterKey },
+      audit: { file: join(dir, 'a.jsonl') },
+    });
     await vault.run(USER, { command: 'view', path: '/memories' }); // loads the user's key
     telemetry.resetSpans();
-    expect((await vault.run(USER, { command: 'create', path: '/memories/x.md', file_text: 'hello' })).isError).toBe(false);
+    expect((await vault.run(USER, { command: 'create', path: '/memories/x.md', file_text: 'hello' })).isError).toBe(
+      false,
+    );
     const spans = telemetry.spans();
     const command = one(spans, 'memvault.command');
     expect(command.parentSpanContext).toBeUndefined();
@@ -63,7 +69,11 @@ describe('command spans', () => {
     for (const [position, stage] of STAGES.entries()) {
       const span = one(spans, `memvault.stage.${stage}`);
       expect(parentOf(spans, span), stage).toBe(parent);
-      expect(span.attributes).toMatchObject({ 'memvault.stage': stage, 'memvault.stage.position': position, 'memvault.outcome': 'ok' });
+      expect(span.attributes).toMatchObject({
+        'memvault.stage': stage,
+        'memvault.stage.position': position,
+        'memvault.outcome': 'ok',
+      });
       parent = span;
     }
     const execute = one(spans, 'memvault.stage.execute');
@@ -72,7 +82,11 @@ describe('command spans', () => {
     expect(puts.length).toBeGreaterThan(0);
     for (const put of puts) {
       expect(ancestors(spans, put)).toContain('memvault.stage.execute');
-      expect(put.attributes).toMatchObject({ 'memvault.store.operation': 'put', 'memvault.store.kind': 'memory', 'memvault.store.status': 'ok' });
+      expect(put.attributes).toMatchObject({
+        'memvault.store.operation': 'put',
+        'memvault.store.kind': 'memory',
+        'memvault.store.status': 'ok',
+      });
     }
     // One trace; every span ended before its parent did. Told by the order in which they ended (the
     // harness's SimpleSpanProcessor exports each span as it ends), not by their end times: the SDK
@@ -121,7 +135,10 @@ describe('command spans', () => {
     expect((await vault.run(USER, { command: 'view', path: '/memories/x.md' })).code).toBe('STORE_UNAVAILABLE');
     const spans = telemetry.spans();
     const get = one(spans, 'memvault.store.get');
-    expect(get.attributes).toMatchObject({ 'memvault.store.status': 'unavailable', 'memvault.error.code': 'STORE_UNAVAILABLE' });
+    expect(get.attributes).toMatchObject({
+      'memvault.store.status': 'unavailable',
+      'memvault.error.code': 'STORE_UNAVAILABLE',
+    });
     expect(get.status).toEqual({ code: SpanStatusCode.ERROR, message: 'STORE_UNAVAILABLE' });
     expect(ancestors(spans, get)).toEqual([
       'memvault.stage.execute',
@@ -162,7 +179,9 @@ describe('command spans', () => {
   it("joins the host's active span: a tool call traced by the host contains the command", async () => {
     const vault = await createVault({ store: new MemoryStore(), encryption: false });
     const host = trace.getTracer('host-app').startSpan('agent.turn');
-    await context.with(trace.setSpan(context.active(), host), () => vault.run(USER, { command: 'view', path: '/memories' }));
+    await context.with(trace.setSpan(context.active(), host), () =>
+      vault.run(USER, { command: 'view', path: '/memories' }),
+    );
     host.end();
     const spans = telemetry.spans();
     expect(parentOf(spans, one(spans, 'memvault.command'))?.name).toBe('agent.turn');
@@ -170,7 +189,11 @@ describe('command spans', () => {
   });
 
   it('names the host\'s own middlewares "middleware" with their position in the chain', async () => {
-    const vault = await createVault({ store: new MemoryStore(), encryption: false, middlewares: [(_ctx, next) => next()] });
+    const vault = await createVault({
+      store: new MemoryStore(),
+      encryption: false,
+      middlewares: [(_ctx, next) => next()],
+    });
     await vault.run(USER, { command: 'view', path: '/memories' });
     const spans = telemetry.spans();
     const host = one(spans, 'memvault.stage.middleware');

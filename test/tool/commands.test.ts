@@ -9,4 +9,6 @@ import { runToolSuite } from './suite.js';
 runToolSuite('memory store', async () => new MemoryStore());
 // The file store runs encrypted, as it does by default in production.
 const masterKey = randomBytes(32).toString('base64');
-runToolSuite('encrypted file store', async () => FileStore.open(await mkdtemp(join(tmpdir(), 'memvault-suite-'))), { encryption: { masterKey } });
+runToolSuite('encrypted file store', async () => FileStore.open(await mkdtemp(join(tmpdir(), 'memvault-suite-'))), {
+  encryption: { masterKey },
+});

@@ -29,8 +29,18 @@ describe('concurrent edits', () => {
     const vault = await createVault({ store: new FaultyStore(new MemoryStore(), 3) });
     await vault.run(U, { command: 'create', path: '/memories/f.md', file_text: 'm0\nm1\nm2\nm3\n' });
     const calls = [
-      ...[0, 1, 2, 3].map((i) => ({ command: 'str_replace', path: '/memories/f.md', old_str: `m${i}`, new_str: `edited-${i}` })),
-      ...[0, 1, 2, 3].map((i) => ({ command: 'insert', path: '/memories/f.md', insert_line: 0, insert_text: `inserted-${i}` })),
+      ...[0, 1, 2, 3].map((i) => ({
+        command: 'str_replace',
+        path: '/memories/f.md',
+        old_str: `m${i}`,
+        new_str: `edited-${i}`,
+      })),
+      ...[0, 1, 2, 3].map((i) => ({
+        command: 'insert',
+        path: '/memories/f.md',
+        insert_line: 0,
+        insert_text: `inserted-${i}`,
+      })),
     ];
     const results = await Promise.all(calls.map((c) => callTool(vault, U, c)));
     expect(results.every((r) => !r.isError)).toBe(true);
@@ -48,7 +58,9 @@ describe('concurrent edits', () => {
     const b = await createVault({ store: new FaultyStore(shared, 2) });
     await a.run(U, { command: 'create', path: '/memories/log.md', file_text: '' });
     const edits = (vault: Vault, tag: string) =>
-      Array.from({ length: 40 }, (_, i) => vault.run(U, { command: 'insert', path: '/memories/log.md', insert_line: 0, insert_text: `${tag}-${i}` }));
+      Array.from({ length: 40 }, (_, i) =>
+        vault.run(U, { command: 'insert', path: '/memories/log.md', insert_line: 0, insert_text: `${tag}-${i}` }),
+      );
     const results = await Promise.all([...edits(a, 'a'), ...edits(b, 'b')]);
     const succeeded = results.filter((r) => !r.isError).length;
     const lines = (await text(a, '/memories/log.md'))!.split('\n').filter(Boolean);
@@ -57,24 +69,30 @@ describe('concurrent edits', () => {
     expect(succeeded).toBe(80);
   });
 
-  it.each(fenceKinds)('keeps an edit made while its directory is being renamed (fenced by %s)', async (_kind, deleteExactly) => {
-    const store = new FaultyStore(new MemoryStore(), 2, { deleteExactly });
-    const vault = await createVault({ store });
-    const other = await createVault({ store }); // another process: not serialised by our locks
-    for (let i = 0; i < 5; i++) await vault.run(U, { command: 'create', path: `/memories/d/f${i}.md`, file_text: `v${i}\n` });
-    const [renamed, ...edits] = await Promise.all([
-      vault.run(U, { command: 'rename', old_path: '/memories/d', new_path: '/memories/e' }),
-      ...[0, 1, 2, 3, 4].map((i) => other.run(U, { command: 'insert', path: `/memories/d/f${i}.md`, insert_line: 1, insert_text: `edit${i}` })),
-    ]);
-    expect(renamed!.isError).toBe(false);
-    for (let i = 0; i < 5; i++) {
-      const moved = await text(vault, `/memories/e/f${i}.md`);
-      const left = await text(vault, `/memories/d/f${i}.md`);
-      expect(moved).not.toBeNull();
-      // An edit that succeeded is in the file, wherever the file ended up.
-      if (!edits[i]!.isError) expect(`${moved ?? ''}${left ?? ''}`).toContain(`edit${i}`);
-    }
-  });
+  it.each(fenceKinds)(
+    'keeps an edit made while its directory is being renamed (fenced by %s)',
+    async (_kind, deleteExactly) => {
+      const store = new FaultyStore(new MemoryStore(), 2, { deleteExactly });
+      const vault = await createVault({ store });
+      const other = await createVault({ store }); // another process: not serialised by our locks
+      for (let i = 0; i < 5; i++)
+        await vault.run(U, { command: 'create', path: `/memories/d/f${i}.md`, file_text: `v${i}\n` });
+      const [renamed, ...edits] = await Promise.all([
+        vault.run(U, { command: 'rename', old_path: '/memories/d', new_path: '/memories/e' }),
+        ...[0, 1, 2, 3, 4].map((i) =>
+          other.run(U, { command: 'insert', path: `/memories/d/f${i}.md`, insert_line: 1, insert_text: `edit${i}` }),
+        ),
+      ]);
+      expect(renamed!.isError).toBe(false);
+      for (let i = 0; i < 5; i++) {
+        const moved = await text(vault, `/memories/e/f${i}.md`);
+        const left = await text(vault, `/memories/d/f${i}.md`);
+        expect(moved).not.toBeNull();
+        // An edit that succeeded is in the file, wherever the file ended up.
+        if (!edits[i]!.isError) expect(`${moved ?? ''}${left ?? ''}`).toContain(`edit${i}`);
+      }
+    },
+  );
 });
 
 describe('lost answers', () => {
@@ -94,7 +112,12 @@ describe('lost answers', () => {
     const vault = await createVault({ store });
     await vault.run(U, { command: 'create', path: '/memories/f.md', file_text: 'a\nb\n' });
     loseNextAnswer = true;
-    const inserted = await vault.run(U, { command: 'insert', path: '/memories/f.md', insert_line: 2, insert_text: 'c' });
+    const inserted = await vault.run(U, {
+      command: 'insert',
+      path: '/memories/f.md',
+      insert_line: 2,
+      insert_text: 'c',
+    });
     expect(inserted).toMatchObject({ isError: false, content: 'The file /memories/f.md has been edited.' });
     loseNextAnswer = true;
     const replaced = await vault.run(U, { command: 'str_replace', path: '/memories/f.md', old_str: 'b', new_str: 'B' });
@@ -106,7 +129,8 @@ describe('lost answers', () => {
 describe('crash safety', () => {
   async function seeded(store: FaultyStore) {
     const vault = await createVault({ store });
-    for (let i = 0; i < 4; i++) await vault.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `content ${i}\n` });
+    for (let i = 0; i < 4; i++)
+      await vault.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `content ${i}\n` });
     await vault.run(U, { command: 'create', path: '/memories/src/sub/g.md', file_text: 'deep\n' });
     return vault;
   }
@@ -124,7 +148,8 @@ describe('crash safety', () => {
         store.disarm();
         // A fault in the clean-up of a fence marker or in a history write (after the file's move took
         // effect) is absorbed; any other fails the command.
-        if (store.fired) expect(first.isError, `step ${step}: ${JSON.stringify(store.firedOn)}`).toBe(!store.firedAbsorbably);
+        if (store.fired)
+          expect(first.isError, `step ${step}: ${JSON.stringify(store.firedOn)}`).toBe(!store.firedAbsorbably);
         else expect(first.isError).toBe(false);
         for (const n of names) {
           const old = await text(vault, `/memories/src/${n}`);
@@ -148,38 +173,43 @@ describe('crash safety', () => {
     },
   );
 
-  it.each(fenceKinds)('a file rename crashed at any request completes when run again (fenced by %s)', async (_kind, deleteExactly) => {
-    const store = new FaultyStore(new MemoryStore(), 0, { deleteExactly });
-    const vault = await createVault({ store });
-    await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'A' });
-    // A file rename's store operations: GET the source, LIST below it and LIST its history (in
-    // parallel), PUT the copy, PUT the copy's version, LIST (the copy's name check) and LIST its
-    // history's newest number (the copy is numbered by the clock), the fence of the source (a marker
-    // PUT, or the conditional delete), PUT its tombstone, and after a marker the DELETE of the
-    // marker. A failure in the history writes, the copy's look at its newest number or that last
-    // clean-up is no error (the file has moved; the marker left behind is no file to anyone; a
-    // version that could not be kept is missing from the history; the copy keeps its number).
-    let absorbed = 0;
-    for (let step = 1; step <= 12; step++) {
-      store.failAt(step);
-      const r = await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' });
-      store.disarm();
-      expect(r.isError, `step ${step}: ${JSON.stringify(store.firedOn)}`).toBe(store.fired && !store.firedAbsorbably);
-      if (store.firedAbsorbably) absorbed += 1;
-      const a = await text(vault, '/memories/a.md');
-      const b = await text(vault, '/memories/b.md');
-      expect(a === 'A' || b === 'A').toBe(true);
-      if (r.isError) {
-        expect((await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).isError).toBe(false);
+  it.each(fenceKinds)(
+    'a file rename crashed at any request completes when run again (fenced by %s)',
+    async (_kind, deleteExactly) => {
+      const store = new FaultyStore(new MemoryStore(), 0, { deleteExactly });
+      const vault = await createVault({ store });
+      await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'A' });
+      // A file rename's store operations: GET the source, LIST below it and LIST its history (in
+      // parallel), PUT the copy, PUT the copy's version, LIST (the copy's name check) and LIST its
+      // history's newest number (the copy is numbered by the clock), the fence of the source (a marker
+      // PUT, or the conditional delete), PUT its tombstone, and after a marker the DELETE of the
+      // marker. A failure in the history writes, the copy's look at its newest number or that last
+      // clean-up is no error (the file has moved; the marker left behind is no file to anyone; a
+      // version that could not be kept is missing from the history; the copy keeps its number).
+      let absorbed = 0;
+      for (let step = 1; step <= 12; step++) {
+        store.failAt(step);
+        const r = await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' });
+        store.disarm();
+        expect(r.isError, `step ${step}: ${JSON.stringify(store.firedOn)}`).toBe(store.fired && !store.firedAbsorbably);
+        if (store.firedAbsorbably) absorbed += 1;
+        const a = await text(vault, '/memories/a.md');
+        const b = await text(vault, '/memories/b.md');
+        expect(a === 'A' || b === 'A').toBe(true);
+        if (r.isError) {
+          expect(
+            (await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).isError,
+          ).toBe(false);
+        }
+        expect(await text(vault, '/memories/b.md')).toBe('A');
+        expect(await text(vault, '/memories/a.md')).toBeNull();
+        await vault.run(U, { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/a.md' });
+        if (!store.fired) break;
       }
-      expect(await text(vault, '/memories/b.md')).toBe('A');
-      expect(await text(vault, '/memories/a.md')).toBeNull();
-      await vault.run(U, { command: 'rename', old_path: '/memories/b.md', new_path: '/memories/a.md' });
-      if (!store.fired) break;
-    }
-    // The copy's version and newest number, the tombstone and the marker's clean-up (a delete fence leaves none).
-    expect(absorbed).toBe(deleteExactly ? 3 : 4);
-  });
+      // The copy's version and newest number, the tombstone and the marker's clean-up (a delete fence leaves none).
+      expect(absorbed).toBe(deleteExactly ? 3 : 4);
+    },
+  );
 
   it.each([false, true])('a failed edit changes nothing (history %s)', async (history) => {
     // GET, PUT (and with history the version's PUT, whose failure leaves the edit made and the
@@ -251,7 +281,8 @@ describe.each(stores)('an edit that lands just before the fence is kept (%s stor
     const vault = await createVault({ store, encryption });
     const other = await createVault({ store: inner, encryption });
     for (const [path, file_text] of Object.entries(files)) await vault.run(U, { command: 'create', path, file_text });
-    const insert = (path: string, insert_text: string) => other.run(U, { command: 'insert', path, insert_line: 1, insert_text });
+    const insert = (path: string, insert_text: string) =>
+      other.run(U, { command: 'insert', path, insert_line: 1, insert_text });
     const close = async () => {
       await other.close();
       await vault.close();
@@ -260,18 +291,26 @@ describe.each(stores)('an edit that lands just before the fence is kept (%s stor
     return { store, vault, insert, close };
   }
 
-  it.each(fenceKinds)('a file rename copies the newer version and fences again (fenced by %s)', async (_kind, deleteExactly) => {
-    const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/a.md': 'one\n' });
-    store.hook = async () => expect((await insert('/memories/a.md', 'two')).isError).toBe(false);
-    expect(await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).toMatchObject({ isError: false });
-    expect(store.fired).toBe(1);
-    expect(await text(vault, '/memories/b.md')).toBe('one\ntwo\n');
-    expect(await text(vault, '/memories/a.md')).toBeNull();
-    await close();
-  });
+  it.each(fenceKinds)(
+    'a file rename copies the newer version and fences again (fenced by %s)',
+    async (_kind, deleteExactly) => {
+      const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/a.md': 'one\n' });
+      store.hook = async () => expect((await insert('/memories/a.md', 'two')).isError).toBe(false);
+      expect(
+        await vault.run(U, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' }),
+      ).toMatchObject({ isError: false });
+      expect(store.fired).toBe(1);
+      expect(await text(vault, '/memories/b.md')).toBe('one\ntwo\n');
+      expect(await text(vault, '/memories/a.md')).toBeNull();
+      await close();
+    },
+  );
 
   it.each(fenceKinds)('a directory rename does the same for each file (fenced by %s)', async (_kind, deleteExactly) => {
-    const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/d/x.md': 'x\n', '/memories/d/y.md': 'y\n' });
+    const { store, vault, insert, close } = await twoInstances(deleteExactly, {
+      '/memories/d/x.md': 'x\n',
+      '/memories/d/y.md': 'y\n',
+    });
     // Both files are edited while the first fence is held: that file's edit lands before its fence;
     // the other's fence runs meanwhile (fences go out several at once), so its edit may find it moved.
     const edited = new Map<string, boolean>();
@@ -289,15 +328,22 @@ describe.each(stores)('an edit that lands just before the fence is kept (%s stor
     await close();
   });
 
-  it.each(fenceKinds)('a delete takes the newer version; an edit after it finds no file (fenced by %s)', async (_kind, deleteExactly) => {
-    const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/a.md': 'one\n' });
-    store.hook = async () => expect((await insert('/memories/a.md', 'two')).isError).toBe(false);
-    expect(await vault.run(U, { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });
-    expect(store.fired).toBe(1);
-    expect(await text(vault, '/memories/a.md')).toBeNull();
-    expect(await insert('/memories/a.md', 'three')).toMatchObject({ isError: true, code: 'NOT_FOUND' });
-    // Both ends are in the history: the edit's version, then the delete's tombstone.
-    expect((await vault.history(U, '/memories/a.md')).versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content', 'content']);
-    await close();
-  });
+  it.each(fenceKinds)(
+    'a delete takes the newer version; an edit after it finds no file (fenced by %s)',
+    async (_kind, deleteExactly) => {
+      const { store, vault, insert, close } = await twoInstances(deleteExactly, { '/memories/a.md': 'one\n' });
+      store.hook = async () => expect((await insert('/memories/a.md', 'two')).isError).toBe(false);
+      expect(await vault.run(U, { command: 'delete', path: '/memories/a.md' })).toMatchObject({ isError: false });
+      expect(store.fired).toBe(1);
+      expect(await text(vault, '/memories/a.md')).toBeNull();
+      expect(await insert('/memories/a.md', 'three')).toMatchObject({ isError: true, code: 'NOT_FOUND' });
+      // Both ends are in the history: the edit's version, then the delete's tombstone.
+      expect((await vault.history(U, '/memories/a.md')).versions.map((v) => v.end ?? 'content')).toEqual([
+        'deleted',
+        'content',
+        'content',
+      ]);
+      await close();
+    },
+  );
 });

@@ -53,15 +53,21 @@ describe.each(stores)('a refused create changes nothing (%s)', (_name, makeStore
       isError: true,
       content: messages.createOnDirectory('/memories/dir'),
     });
-    expect(await vault.run(u, { command: 'create', path: '/memories/file.md/b/c.md', file_text: 'x\n' })).toMatchObject({
-      isError: true,
-      content: messages.ancestorIsFile('/memories/file.md/b/c.md', '/memories/file.md'),
-    });
-    expect(await vault.run(u, { command: 'rename', old_path: '/memories/src.md', new_path: '/memories/dir' })).toMatchObject({
+    expect(await vault.run(u, { command: 'create', path: '/memories/file.md/b/c.md', file_text: 'x\n' })).toMatchObject(
+      {
+        isError: true,
+        content: messages.ancestorIsFile('/memories/file.md/b/c.md', '/memories/file.md'),
+      },
+    );
+    expect(
+      await vault.run(u, { command: 'rename', old_path: '/memories/src.md', new_path: '/memories/dir' }),
+    ).toMatchObject({
       isError: true,
       content: messages.destinationExists('/memories/dir'),
     });
-    expect(await vault.run(u, { command: 'rename', old_path: '/memories/src.md', new_path: '/memories/file.md/s.md' })).toMatchObject({
+    expect(
+      await vault.run(u, { command: 'rename', old_path: '/memories/src.md', new_path: '/memories/file.md/s.md' }),
+    ).toMatchObject({
       isError: true,
       content: messages.ancestorIsFile('/memories/file.md/s.md', '/memories/file.md'),
     });

@@ -21,7 +21,8 @@ async function occurrences(text: string, needle: string, limit = Infinity): Prom
 }
 
 // Small alphabets make repeats, overlaps and near misses (the cases that break string search) common.
-const small = (chars: string[], maxLength: number) => fc.array(fc.constantFrom(...chars), { maxLength }).map((a) => a.join(''));
+const small = (chars: string[], maxLength: number) =>
+  fc.array(fc.constantFrom(...chars), { maxLength }).map((a) => a.join(''));
 
 describe('forEachOccurrence (linear matching)', () => {
   it('finds exactly the overlapping occurrences a naive search finds, in order', async () => {
@@ -107,7 +108,12 @@ describe('str_replace and insert on big files', () => {
   it('the multiple-occurrences error lists the first 20 lines and counts the rest (20,000 lines)', async () => {
     const text = Array.from({ length: 20_000 }, (_, i) => `line ${i} TODO`).join('\n');
     const vault = await vaultWith({ '/memories/big.md': text });
-    const result = await vault.run('u', { command: 'str_replace', path: '/memories/big.md', old_str: 'TODO', new_str: 'done' });
+    const result = await vault.run('u', {
+      command: 'str_replace',
+      path: '/memories/big.md',
+      old_str: 'TODO',
+      new_str: 'done',
+    });
     const listed = Array.from({ length: 20 }, (_, i) => i + 1).join(', ');
     expect(result).toEqual({
       isError: true,
@@ -130,7 +136,12 @@ describe('str_replace and insert on big files', () => {
   it('a long old_str against one long line: overlapping matches are ambiguous, a near miss is no match, a unique one is replaced', async () => {
     const line = 'a'.repeat(1_000_000);
     const vault = await vaultWith({ '/memories/line.md': line, '/memories/tail.md': `${line}b` });
-    const many = await vault.run('u', { command: 'str_replace', path: '/memories/line.md', old_str: 'a'.repeat(500_000), new_str: '' });
+    const many = await vault.run('u', {
+      command: 'str_replace',
+      path: '/memories/line.md',
+      old_str: 'a'.repeat(500_000),
+      new_str: '',
+    });
     expect(many.code).toBe('AMBIGUOUS_MATCH');
     expect(many.content).toMatch(/in lines: 1\. Please ensure it is unique$/);
     const miss = await vault.run('u', {
@@ -140,7 +151,12 @@ describe('str_replace and insert on big files', () => {
       new_str: '',
     });
     expect(miss.code).toBe('NO_MATCH');
-    const unique = await vault.run('u', { command: 'str_replace', path: '/memories/tail.md', old_str: `${'a'.repeat(400_000)}b`, new_str: 'c' });
+    const unique = await vault.run('u', {
+      command: 'str_replace',
+      path: '/memories/tail.md',
+      old_str: `${'a'.repeat(400_000)}b`,
+      new_str: 'c',
+    });
     expect(unique.isError).toBe(false);
     const files = await vault.files('u');
     expect(new TextDecoder().decode((await files.read('/memories/tail.md'))!.data)).toBe(`${'a'.repeat(600_000)}c`);
@@ -157,16 +173,35 @@ describe('str_replace and insert on big files', () => {
         .slice(1)
         .map((l) => l.trim().replace(/\s+/, ' '));
     expect(snippetOf(await edit('l1\n', 'first\n'))).toEqual(['1 first', '2 l2', '3 l3']);
-    expect(snippetOf(await edit('l25000\n', 'mid\ndle\n'))).toEqual(['24998 l24998', '24999 l24999', '25000 mid', '25001 dle', '25002 l25001', '25003 l25002']);
+    expect(snippetOf(await edit('l25000\n', 'mid\ndle\n'))).toEqual([
+      '24998 l24998',
+      '24999 l24999',
+      '25000 mid',
+      '25001 dle',
+      '25002 l25001',
+      '25003 l25002',
+    ]);
     // A match that starts with the previous line's break starts on that line (one line later now: mid/dle split a line).
-    expect(snippetOf(await edit('\nl30000\n', '\nx\n'))).toEqual(['29998 l29997', '29999 l29998', '30000 l29999', '30001 x', '30002 l30001', '30003 l30002']);
+    expect(snippetOf(await edit('\nl30000\n', '\nx\n'))).toEqual([
+      '29998 l29997',
+      '29999 l29998',
+      '30000 l29999',
+      '30001 x',
+      '30002 l30001',
+      '30003 l30002',
+    ]);
     expect(snippetOf(await edit('l50000\n', 'last\n'))).toEqual(['49999 l49998', '50000 l49999', '50001 last']);
   });
 
   it('insert of 300,000 lines works (no call-argument overflow) and keeps the line model', async () => {
     const vault = await vaultWith({ '/memories/f.md': 'a\nb\n' });
     const insertText = 'x\n'.repeat(300_000);
-    const result = await vault.run('u', { command: 'insert', path: '/memories/f.md', insert_line: 1, insert_text: insertText });
+    const result = await vault.run('u', {
+      command: 'insert',
+      path: '/memories/f.md',
+      insert_line: 1,
+      insert_text: insertText,
+    });
     expect(result).toEqual({ content: 'The file /memories/f.md has been edited.', isError: false });
     const files = await vault.files('u');
     expect(new TextDecoder().decode((await files.read('/memories/f.md'))!.data)).toBe(`a\n${insertText}b\n`);

@@ -22,16 +22,26 @@ async function content(vault: Vault, path: string): Promise<string | undefined> 
   return file ? decode(file.data) : undefined;
 }
 
-const edited = (...lines: Array<[string, number]>) => messages.edited(lines.map(([text, n]) => numbered(text, n)).join('\n'));
+const edited = (...lines: Array<[string, number]>) =>
+  messages.edited(lines.map(([text, n]) => numbered(text, n)).join('\n'));
 
 describe('with the PII filter: old_str as the model wrote it, and what an edit stores', () => {
   const vaultWithPii = () => createVault({ store: new MemoryStore() });
 
   it('a value redacted on the way in may be quoted as written: the edit applies to its stored form', async () => {
     const vault = await vaultWithPii();
-    await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'intro\nmail jane.doe@example.com\nend\n' });
+    await vault.run(USER, {
+      command: 'create',
+      path: '/memories/a.md',
+      file_text: 'intro\nmail jane.doe@example.com\nend\n',
+    });
     expect(await content(vault, '/memories/a.md')).toBe('intro\nmail [REDACTED:EMAIL]\nend\n');
-    const edit = await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'mail jane.doe@example.com', new_str: 'mail: see CRM' });
+    const edit = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'mail jane.doe@example.com',
+      new_str: 'mail: see CRM',
+    });
     expect(edit).toEqual({ isError: false, content: edited(['intro', 1], ['mail: see CRM', 2], ['end', 3]) });
     expect(await content(vault, '/memories/a.md')).toBe('intro\nmail: see CRM\nend\n');
   });
@@ -39,7 +49,12 @@ describe('with the PII filter: old_str as the model wrote it, and what an edit s
   it('a value that occurs verbatim (stored before the filter) is replaced as written, not by its stored form', async () => {
     const vault = await vaultWithPii();
     await (await vault.files(USER)).write('/memories/raw.md', encode('mail jane.doe@example.com\n'));
-    const edit = await vault.run(USER, { command: 'str_replace', path: '/memories/raw.md', old_str: 'jane.doe@example.com', new_str: 'the office' });
+    const edit = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/raw.md',
+      old_str: 'jane.doe@example.com',
+      new_str: 'the office',
+    });
     expect(edit.isError).toBe(false);
     expect(await content(vault, '/memories/raw.md')).toBe('mail the office\n');
   });
@@ -47,22 +62,52 @@ describe('with the PII filter: old_str as the model wrote it, and what an edit s
   it('old_str whose stored form is itself, and that does not occur, is no match quoted as written', async () => {
     const vault = await vaultWithPii();
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'hello\n' });
-    const edit = await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'goodbye', new_str: 'x' });
+    const edit = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'goodbye',
+      new_str: 'x',
+    });
     expect(edit).toEqual({ isError: true, code: 'NO_MATCH', content: messages.noMatch('goodbye', '/memories/a.md') });
     // A value not in the file: its stored form is not there either.
-    const value = await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'mail jane.doe@example.com', new_str: 'x' });
-    expect(value).toEqual({ isError: true, code: 'NO_MATCH', content: messages.noMatch('mail jane.doe@example.com', '/memories/a.md') });
+    const value = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'mail jane.doe@example.com',
+      new_str: 'x',
+    });
+    expect(value).toEqual({
+      isError: true,
+      code: 'NO_MATCH',
+      content: messages.noMatch('mail jane.doe@example.com', '/memories/a.md'),
+    });
     expect(await content(vault, '/memories/a.md')).toBe('hello\n');
   });
 
   it('a value written by str_replace or insert is redacted like one written by create', async () => {
     const vault = await vaultWithPii();
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'contact: TBD\n' });
-    expect((await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'TBD', new_str: 'jane.doe@example.com' })).isError).toBe(false);
+    expect(
+      (
+        await vault.run(USER, {
+          command: 'str_replace',
+          path: '/memories/a.md',
+          old_str: 'TBD',
+          new_str: 'jane.doe@example.com',
+        })
+      ).isError,
+    ).toBe(false);
     expect(await content(vault, '/memories/a.md')).toBe('contact: [REDACTED:EMAIL]\n');
-    expect((await vault.run(USER, { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'backup: john.roe@example.org\n' })).isError).toBe(
-      false,
-    );
+    expect(
+      (
+        await vault.run(USER, {
+          command: 'insert',
+          path: '/memories/a.md',
+          insert_line: 1,
+          insert_text: 'backup: john.roe@example.org\n',
+        })
+      ).isError,
+    ).toBe(false);
     expect(await content(vault, '/memories/a.md')).toBe('contact: [REDACTED:EMAIL]\nbackup: [REDACTED:EMAIL]\n');
   });
 });
@@ -71,7 +116,12 @@ describe('CRLF files', () => {
   it('an old_str that already has the CRLF endings is taken verbatim, and so is its new_str', async () => {
     const vault = await createVault({ store: new MemoryStore(), pii: false });
     await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'one\r\ntwo\r\nthree\r\n' });
-    const edit = await vault.run(USER, { command: 'str_replace', path: '/memories/c.md', old_str: 'one\r\ntwo', new_str: 'uno\ndos' });
+    const edit = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/c.md',
+      old_str: 'one\r\ntwo',
+      new_str: 'uno\ndos',
+    });
     expect(edit.isError).toBe(false);
     expect(await content(vault, '/memories/c.md')).toBe('uno\ndos\r\nthree\r\n');
   });
@@ -79,7 +129,16 @@ describe('CRLF files', () => {
   it('a one-line old_str in a CRLF file leaves the line breaks of new_str as they are', async () => {
     const vault = await createVault({ store: new MemoryStore(), pii: false });
     await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'one\r\ntwo\r\n' });
-    expect((await vault.run(USER, { command: 'str_replace', path: '/memories/c.md', old_str: 'two', new_str: 'deux\ntrois' })).isError).toBe(false);
+    expect(
+      (
+        await vault.run(USER, {
+          command: 'str_replace',
+          path: '/memories/c.md',
+          old_str: 'two',
+          new_str: 'deux\ntrois',
+        })
+      ).isError,
+    ).toBe(false);
     expect(await content(vault, '/memories/c.md')).toBe('one\r\ndeux\ntrois\r\n');
   });
 });
@@ -88,20 +147,34 @@ describe('the snippet', () => {
   it('at the end of a file without a final newline: the last line whole, and nothing after it', async () => {
     const vault = await createVault({ store: new MemoryStore(), pii: false });
     await vault.run(USER, { command: 'create', path: '/memories/s.md', file_text: 'a\nb\nc' });
-    const edit = await vault.run(USER, { command: 'str_replace', path: '/memories/s.md', old_str: 'c', new_str: 'xyz' });
+    const edit = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/s.md',
+      old_str: 'c',
+      new_str: 'xyz',
+    });
     expect(edit).toEqual({ isError: false, content: edited(['a', 1], ['b', 2], ['xyz', 3]) });
     const one = await createVault({ store: new MemoryStore(), pii: false });
     await one.run(USER, { command: 'create', path: '/memories/o.md', file_text: 'only' });
-    expect((await one.run(USER, { command: 'str_replace', path: '/memories/o.md', old_str: 'nly', new_str: 'NLY' })).content).toBe(edited(['oNLY', 1]));
+    expect(
+      (await one.run(USER, { command: 'str_replace', path: '/memories/o.md', old_str: 'nly', new_str: 'NLY' })).content,
+    ).toBe(edited(['oNLY', 1]));
   });
 
   it('a match that starts with a line break starts on the line that break ends', async () => {
     const vault = await createVault({ store: new MemoryStore(), pii: false });
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`);
     await vault.run(USER, { command: 'create', path: '/memories/l.md', file_text: `${lines.join('\n')}\n` });
-    const edit = await vault.run(USER, { command: 'str_replace', path: '/memories/l.md', old_str: '\nline 6', new_str: '\nLINE 6' });
+    const edit = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/l.md',
+      old_str: '\nline 6',
+      new_str: '\nLINE 6',
+    });
     // The change runs from the end of line 5 to line 6: lines 3 to 8.
-    expect(edit.content).toBe(edited(['line 3', 3], ['line 4', 4], ['line 5', 5], ['LINE 6', 6], ['line 7', 7], ['line 8', 8]));
+    expect(edit.content).toBe(
+      edited(['line 3', 3], ['line 4', 4], ['line 5', 5], ['LINE 6', 6], ['line 7', 7], ['line 8', 8]),
+    );
   });
 });
 
@@ -135,11 +208,21 @@ describe('write failures', () => {
     const vault = await createVault({ store, pii: false, limits: { maxWriteAttempts: 3 } });
     await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'one\n' });
     const before = store.beaten;
-    const edit = await vault.run(USER, { command: 'str_replace', path: '/memories/c.md', old_str: 'one', new_str: 'two' });
+    const edit = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/c.md',
+      old_str: 'one',
+      new_str: 'two',
+    });
     expect(edit).toEqual({ isError: true, code: 'CONFLICT', content: messages.conflict('/memories/c.md') });
     expect(store.beaten - before).toBe(3);
     expect(await content(vault, '/memories/c.md')).toBe('one\n');
-    const insert = await vault.run(USER, { command: 'insert', path: '/memories/c.md', insert_line: 0, insert_text: 'zero' });
+    const insert = await vault.run(USER, {
+      command: 'insert',
+      path: '/memories/c.md',
+      insert_line: 0,
+      insert_text: 'zero',
+    });
     expect(insert).toEqual({ isError: true, code: 'CONFLICT', content: messages.conflict('/memories/c.md') });
   });
 
@@ -166,8 +249,14 @@ describe('with history on', () => {
     const vault = await createVault({ store, pii: false, encryption: false, history: true });
     await vault.run(USER, { command: 'create', path: '/memories/h.md', file_text: 'one\n' });
     store.ops.length = 0;
-    expect((await vault.run(USER, { command: 'str_replace', path: '/memories/h.md', old_str: 'one', new_str: 'two' })).isError).toBe(false);
-    expect((await vault.run(USER, { command: 'insert', path: '/memories/h.md', insert_line: 1, insert_text: 'three' })).isError).toBe(false);
+    expect(
+      (await vault.run(USER, { command: 'str_replace', path: '/memories/h.md', old_str: 'one', new_str: 'two' }))
+        .isError,
+    ).toBe(false);
+    expect(
+      (await vault.run(USER, { command: 'insert', path: '/memories/h.md', insert_line: 1, insert_text: 'three' }))
+        .isError,
+    ).toBe(false);
     expect(store.ops.filter((op) => op === 'list')).toEqual([]);
     expect(store.ops.filter((op) => op === 'get')).toHaveLength(2);
     expect(await content(vault, '/memories/h.md')).toBe('two\nthree\n');
@@ -182,7 +271,10 @@ describe('insert at the end', () => {
   it('of a file without a final newline, text with a line break only inside adds none at the end', async () => {
     const vault = await createVault({ store: new MemoryStore(), pii: false });
     await vault.run(USER, { command: 'create', path: '/memories/i.md', file_text: 'a' });
-    expect((await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 1, insert_text: 'b\nc' })).isError).toBe(false);
+    expect(
+      (await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 1, insert_text: 'b\nc' }))
+        .isError,
+    ).toBe(false);
     expect(await content(vault, '/memories/i.md')).toBe('a\nb\nc');
   });
 });

@@ -8,7 +8,18 @@ import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { messages } from '../../src/tool/messages.js';
-import { decodeText, encodeText, eolOf, formatSize, lineCount, lineOfOffset, numbered, parseText, renderText, textToLines } from '../../src/tool/text.js';
+import {
+  decodeText,
+  encodeText,
+  eolOf,
+  formatSize,
+  lineCount,
+  lineOfOffset,
+  numbered,
+  parseText,
+  renderText,
+  textToLines,
+} from '../../src/tool/text.js';
 
 const USER = 'alice';
 
@@ -28,7 +39,15 @@ const BOM = [0xef, 0xbb, 0xbf];
 
 describe('decodeText: only UTF-8 text is text', () => {
   it('invalid UTF-8 without any NUL byte is not text (null), never replacement characters', () => {
-    for (const bad of [[0xff], [0x61, 0xc3, 0x28], [0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x61, 0xe2, 0x82]]) {
+    for (const bad of [
+      [0xff],
+      [0x61, 0xc3, 0x28],
+      [0x80],
+      [0xc0, 0xaf],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+      [0x61, 0xe2, 0x82],
+    ]) {
       expect(decodeText(Uint8Array.from(bad)), JSON.stringify(bad)).toBeNull();
     }
     expect(decodeText(Uint8Array.from([0x61, 0x00, 0x62]))).toBeNull();
@@ -46,10 +65,28 @@ describe('decodeText: only UTF-8 text is text', () => {
     const vault = await vaultOf();
     const bytes = Uint8Array.from([0x61, 0x62, 0xff, 0xfe, 0x63, 0x0a]);
     await writeRaw(vault, '/memories/latin1.txt', bytes);
-    const replaced = await vault.run(USER, { command: 'str_replace', path: '/memories/latin1.txt', old_str: 'ab', new_str: 'xy' });
-    expect(replaced).toMatchObject({ isError: true, code: 'UNSUPPORTED_CONTENT', content: messages.binaryFile('/memories/latin1.txt') });
-    const inserted = await vault.run(USER, { command: 'insert', path: '/memories/latin1.txt', insert_line: 0, insert_text: 'x' });
-    expect(inserted).toMatchObject({ isError: true, code: 'UNSUPPORTED_CONTENT', content: messages.binaryFile('/memories/latin1.txt') });
+    const replaced = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/latin1.txt',
+      old_str: 'ab',
+      new_str: 'xy',
+    });
+    expect(replaced).toMatchObject({
+      isError: true,
+      code: 'UNSUPPORTED_CONTENT',
+      content: messages.binaryFile('/memories/latin1.txt'),
+    });
+    const inserted = await vault.run(USER, {
+      command: 'insert',
+      path: '/memories/latin1.txt',
+      insert_line: 0,
+      insert_text: 'x',
+    });
+    expect(inserted).toMatchObject({
+      isError: true,
+      code: 'UNSUPPORTED_CONTENT',
+      content: messages.binaryFile('/memories/latin1.txt'),
+    });
     expect(await stored(vault, '/memories/latin1.txt')).toEqual(bytes);
   });
 });
@@ -58,9 +95,15 @@ describe('a BOM is kept on rewrite', () => {
   it('str_replace and insert keep the BOM of a file', async () => {
     const vault = await vaultOf();
     await writeRaw(vault, '/memories/bom.txt', Uint8Array.from([...BOM, ...encodeText('hello\nworld\n')]));
-    expect((await vault.run(USER, { command: 'str_replace', path: '/memories/bom.txt', old_str: 'world', new_str: 'there' })).isError).toBe(false);
+    expect(
+      (await vault.run(USER, { command: 'str_replace', path: '/memories/bom.txt', old_str: 'world', new_str: 'there' }))
+        .isError,
+    ).toBe(false);
     expect([...(await stored(vault, '/memories/bom.txt'))!]).toEqual([...BOM, ...encodeText('hello\nthere\n')]);
-    expect((await vault.run(USER, { command: 'insert', path: '/memories/bom.txt', insert_line: 2, insert_text: 'end' })).isError).toBe(false);
+    expect(
+      (await vault.run(USER, { command: 'insert', path: '/memories/bom.txt', insert_line: 2, insert_text: 'end' }))
+        .isError,
+    ).toBe(false);
     expect([...(await stored(vault, '/memories/bom.txt'))!]).toEqual([...BOM, ...encodeText('hello\nthere\nend\n')]);
   });
 });
@@ -108,21 +151,23 @@ describe('the line model', () => {
   });
 
   it('formatSize prints sizes as the reference tool does', () => {
-    expect([0, -5, 1, 512, 1023, 1024, 1536, 1024 * 1024 - 1, 1024 * 1024, 5.5 * 1024 * 1024, 1024 ** 3, 3 * 1024 ** 4, 1024 ** 5].map(formatSize)).toEqual([
-      '0B',
-      '0B',
-      '1B',
-      '512B',
-      '1023B',
-      '1K',
-      '1.5K',
-      '1024.0K',
-      '1M',
-      '5.5M',
-      '1G',
-      '3T',
-      '1024T',
-    ]);
+    expect(
+      [
+        0,
+        -5,
+        1,
+        512,
+        1023,
+        1024,
+        1536,
+        1024 * 1024 - 1,
+        1024 * 1024,
+        5.5 * 1024 * 1024,
+        1024 ** 3,
+        3 * 1024 ** 4,
+        1024 ** 5,
+      ].map(formatSize),
+    ).toEqual(['0B', '0B', '1B', '512B', '1023B', '1K', '1.5K', '1024.0K', '1M', '5.5M', '1G', '3T', '1024T']);
   });
 });
 
@@ -134,17 +179,21 @@ describe('create: every refusal', () => {
       code: 'NOT_A_FILE',
       content: messages.rootIsDirectory('create'),
     });
-    expect((await vault.run(USER, { command: 'create', path: '/memories/dir/a.md', file_text: 'x' })).content).toBe(messages.created('/memories/dir/a.md'));
+    expect((await vault.run(USER, { command: 'create', path: '/memories/dir/a.md', file_text: 'x' })).content).toBe(
+      messages.created('/memories/dir/a.md'),
+    );
     expect(await vault.run(USER, { command: 'create', path: '/memories/dir', file_text: 'x' })).toMatchObject({
       isError: true,
       code: 'NOT_A_FILE',
       content: messages.createOnDirectory('/memories/dir'),
     });
-    expect(await vault.run(USER, { command: 'create', path: '/memories/dir/a.md/b.md', file_text: 'x' })).toMatchObject({
-      isError: true,
-      code: 'NOT_A_DIRECTORY',
-      content: messages.ancestorIsFile('/memories/dir/a.md/b.md', '/memories/dir/a.md'),
-    });
+    expect(await vault.run(USER, { command: 'create', path: '/memories/dir/a.md/b.md', file_text: 'x' })).toMatchObject(
+      {
+        isError: true,
+        code: 'NOT_A_DIRECTORY',
+        content: messages.ancestorIsFile('/memories/dir/a.md/b.md', '/memories/dir/a.md'),
+      },
+    );
     expect(await vault.run(USER, { command: 'create', path: '/memories/dir/a.md', file_text: 'y' })).toMatchObject({
       isError: true,
       code: 'ALREADY_EXISTS',
@@ -156,7 +205,9 @@ describe('create: every refusal', () => {
   it('overwrite mode replaces the file', async () => {
     const vault = await vaultOf();
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'one' });
-    expect((await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'two' })).isError).toBe(false);
+    expect((await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'two' })).isError).toBe(
+      false,
+    );
     expect(new TextDecoder().decode(await stored(vault, '/memories/a.md'))).toBe('two');
   });
 });
@@ -165,33 +216,45 @@ describe('str_replace: errors and the snippet', () => {
   it('empty old_str, a missing file, the root, no match, several matches', async () => {
     const vault = await vaultOf();
     await vault.run(USER, { command: 'create', path: '/memories/a.md', file_text: 'aaa\nbbb\naaa\n' });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: '', new_str: 'x' })).toMatchObject({
+    expect(
+      await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: '', new_str: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'INVALID_INPUT',
       content: messages.emptyOldStr(),
     });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/nope.md', old_str: 'a', new_str: 'x' })).toMatchObject({
+    expect(
+      await vault.run(USER, { command: 'str_replace', path: '/memories/nope.md', old_str: 'a', new_str: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'NOT_FOUND',
       content: messages.editMissing('/memories/nope.md'),
     });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'x' })).toMatchObject({
+    expect(
+      await vault.run(USER, { command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'NOT_A_FILE',
       content: messages.editMissing('/memories'),
     });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'zzz', new_str: 'x' })).toMatchObject({
+    expect(
+      await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'zzz', new_str: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'NO_MATCH',
       content: messages.noMatch('zzz', '/memories/a.md'),
     });
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aaa', new_str: 'x' })).toMatchObject({
+    expect(
+      await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aaa', new_str: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'AMBIGUOUS_MATCH',
       content: messages.manyMatches('aaa', [1, 3]),
     });
     // Overlapping occurrences count: 'aa' is in 'aaa' twice, both on line 1 (listed once).
-    expect(await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aa', new_str: 'x' })).toMatchObject({
+    expect(
+      await vault.run(USER, { command: 'str_replace', path: '/memories/a.md', old_str: 'aa', new_str: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'AMBIGUOUS_MATCH',
       content: messages.manyMatches('aa', [1, 3]),
@@ -201,8 +264,17 @@ describe('str_replace: errors and the snippet', () => {
 
   it('lists the first 20 lines of many matches and counts the rest', async () => {
     const vault = await vaultOf();
-    await vault.run(USER, { command: 'create', path: '/memories/m.md', file_text: Array.from({ length: 25 }, () => 'dup').join('\n') });
-    const result = await vault.run(USER, { command: 'str_replace', path: '/memories/m.md', old_str: 'dup', new_str: 'x' });
+    await vault.run(USER, {
+      command: 'create',
+      path: '/memories/m.md',
+      file_text: Array.from({ length: 25 }, () => 'dup').join('\n'),
+    });
+    const result = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/m.md',
+      old_str: 'dup',
+      new_str: 'x',
+    });
     expect(result.content).toBe(
       messages.manyMatches(
         'dup',
@@ -211,8 +283,15 @@ describe('str_replace: errors and the snippet', () => {
       ),
     );
     const exactly20 = await vaultOf();
-    await exactly20.run(USER, { command: 'create', path: '/memories/m.md', file_text: Array.from({ length: 20 }, () => 'dup').join('\n') });
-    expect((await exactly20.run(USER, { command: 'str_replace', path: '/memories/m.md', old_str: 'dup', new_str: 'x' })).content).toBe(
+    await exactly20.run(USER, {
+      command: 'create',
+      path: '/memories/m.md',
+      file_text: Array.from({ length: 20 }, () => 'dup').join('\n'),
+    });
+    expect(
+      (await exactly20.run(USER, { command: 'str_replace', path: '/memories/m.md', old_str: 'dup', new_str: 'x' }))
+        .content,
+    ).toBe(
       messages.manyMatches(
         'dup',
         Array.from({ length: 20 }, (_, i) => i + 1),
@@ -225,7 +304,12 @@ describe('str_replace: errors and the snippet', () => {
     const vault = await vaultOf();
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`);
     await vault.run(USER, { command: 'create', path: '/memories/s.md', file_text: `${lines.join('\n')}\n` });
-    const mid = await vault.run(USER, { command: 'str_replace', path: '/memories/s.md', old_str: 'line 5', new_str: 'five\nFIVE' });
+    const mid = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/s.md',
+      old_str: 'line 5',
+      new_str: 'five\nFIVE',
+    });
     expect(mid.content).toBe(
       messages.edited(
         [3, 4]
@@ -234,15 +318,36 @@ describe('str_replace: errors and the snippet', () => {
           .join('\n'),
       ),
     );
-    const first = await vault.run(USER, { command: 'str_replace', path: '/memories/s.md', old_str: 'line 1\n', new_str: '' });
-    expect(first.content).toBe(messages.edited([numbered('line 2', 1), numbered('line 3', 2), numbered('line 4', 3)].join('\n')));
-    const last = await vault.run(USER, { command: 'str_replace', path: '/memories/s.md', old_str: 'line 10', new_str: 'ten' });
-    expect(last.content).toBe(messages.edited([numbered('line 8', 8), numbered('line 9', 9), numbered('ten', 10)].join('\n')));
+    const first = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/s.md',
+      old_str: 'line 1\n',
+      new_str: '',
+    });
+    expect(first.content).toBe(
+      messages.edited([numbered('line 2', 1), numbered('line 3', 2), numbered('line 4', 3)].join('\n')),
+    );
+    const last = await vault.run(USER, {
+      command: 'str_replace',
+      path: '/memories/s.md',
+      old_str: 'line 10',
+      new_str: 'ten',
+    });
+    expect(last.content).toBe(
+      messages.edited([numbered('line 8', 8), numbered('line 9', 9), numbered('ten', 10)].join('\n')),
+    );
 
     const crlf = await vaultOf();
     await crlf.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'one\r\ntwo\r\nthree\r\n' });
-    const edited = await crlf.run(USER, { command: 'str_replace', path: '/memories/c.md', old_str: 'one\ntwo', new_str: 'uno\ndos' });
-    expect(edited.content).toBe(messages.edited([numbered('uno', 1), numbered('dos', 2), numbered('three', 3)].join('\n')));
+    const edited = await crlf.run(USER, {
+      command: 'str_replace',
+      path: '/memories/c.md',
+      old_str: 'one\ntwo',
+      new_str: 'uno\ndos',
+    });
+    expect(edited.content).toBe(
+      messages.edited([numbered('uno', 1), numbered('dos', 2), numbered('three', 3)].join('\n')),
+    );
     expect(new TextDecoder().decode(await stored(crlf, '/memories/c.md'))).toBe('uno\r\ndos\r\nthree\r\n');
   });
 
@@ -250,7 +355,10 @@ describe('str_replace: errors and the snippet', () => {
     const vault = await vaultOf();
     await vault.run(USER, { command: 'create', path: '/memories/mixed.md', file_text: 'a\r\nb\nc\n' });
     // Mixed endings: not a CRLF file, so 'a\nb' is not rewritten to CRLF and does not match.
-    expect((await vault.run(USER, { command: 'str_replace', path: '/memories/mixed.md', old_str: 'a\nb', new_str: 'x' })).code).toBe('NO_MATCH');
+    expect(
+      (await vault.run(USER, { command: 'str_replace', path: '/memories/mixed.md', old_str: 'a\nb', new_str: 'x' }))
+        .code,
+    ).toBe('NO_MATCH');
   });
 });
 
@@ -259,23 +367,32 @@ describe('insert: bounds, line endings and the final newline', () => {
     const vault = await vaultOf();
     await vault.run(USER, { command: 'create', path: '/memories/i.md', file_text: 'a\nb\n' });
     for (const line of [-1, 3, 1.5]) {
-      expect(await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: line, insert_text: 'x' })).toMatchObject({
+      expect(
+        await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: line, insert_text: 'x' }),
+      ).toMatchObject({
         isError: true,
         code: 'INVALID_RANGE',
         content: messages.invalidInsertLine(String(line), 2),
       });
     }
-    expect(await vault.run(USER, { command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' })).toMatchObject({
+    expect(
+      await vault.run(USER, { command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'NOT_FOUND',
       content: messages.insertMissing('/memories/none.md'),
     });
-    expect(await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 2, insert_text: 'c' })).toEqual({
+    expect(
+      await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 2, insert_text: 'c' }),
+    ).toEqual({
       content: messages.inserted('/memories/i.md'),
       isError: false,
     });
     expect(new TextDecoder().decode(await stored(vault, '/memories/i.md'))).toBe('a\nb\nc\n');
-    expect((await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 0, insert_text: 'top\n' })).isError).toBe(false);
+    expect(
+      (await vault.run(USER, { command: 'insert', path: '/memories/i.md', insert_line: 0, insert_text: 'top\n' }))
+        .isError,
+    ).toBe(false);
     expect(new TextDecoder().decode(await stored(vault, '/memories/i.md'))).toBe('top\na\nb\nc\n');
   });
 

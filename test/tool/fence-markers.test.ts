@@ -42,13 +42,19 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
     const { vault, files } = await setup();
     expect(await files.read('/memories/d/a.md')).toBeNull();
     expect(await files.stat('/memories/d/a.md')).toBeNull();
-    expect(await files.inspect('/memories/d/a.md')).toEqual({ marker: { reason: 'moved', op: 'op-1', etag: expect.any(String) } });
+    expect(await files.inspect('/memories/d/a.md')).toEqual({
+      marker: { reason: 'moved', op: 'op-1', etag: expect.any(String) },
+    });
     expect((await vault.run(U, { command: 'view', path: '/memories/d/a.md' })).isError).toBe(true);
-    expect(await vault.run(U, { command: 'str_replace', path: '/memories/d/a.md', old_str: 'alpha', new_str: 'beta' })).toMatchObject({
+    expect(
+      await vault.run(U, { command: 'str_replace', path: '/memories/d/a.md', old_str: 'alpha', new_str: 'beta' }),
+    ).toMatchObject({
       isError: true,
       code: 'NOT_FOUND',
     });
-    expect(await vault.run(U, { command: 'insert', path: '/memories/d/a.md', insert_line: 0, insert_text: 'x' })).toMatchObject({
+    expect(
+      await vault.run(U, { command: 'insert', path: '/memories/d/a.md', insert_line: 0, insert_text: 'x' }),
+    ).toMatchObject({
       isError: true,
       code: 'NOT_FOUND',
     });
@@ -71,25 +77,35 @@ describe.each(variants)('fence markers (%s)', (_name, options) => {
     expect(await files.isDirectory('/memories/d')).toBe(false);
     expect((await vault.run(U, { command: 'view', path: '/memories/d' })).isError).toBe(true);
     // A second fence with the version before the first one is refused by the store.
-    await expect(files.fence('/memories/d/a.md', a.etag, 'deleted', 'op-3')).rejects.toBeInstanceOf(PreconditionFailedError);
+    await expect(files.fence('/memories/d/a.md', a.etag, 'deleted', 'op-3')).rejects.toBeInstanceOf(
+      PreconditionFailedError,
+    );
     await vault.close();
   });
 
   it('a create replaces a marker, also create-only (createMode fail): the path is free', async () => {
     const { vault } = await setup({ createMode: 'fail' });
-    expect(await vault.run(U, { command: 'create', path: '/memories/d/a.md', file_text: 'again\n' })).toMatchObject({ isError: false });
+    expect(await vault.run(U, { command: 'create', path: '/memories/d/a.md', file_text: 'again\n' })).toMatchObject({
+      isError: false,
+    });
     const view = (await vault.run(U, { command: 'view', path: '/memories/d/a.md' })).content as string;
     expect(view).toContain('again');
     // ... but a live file is still "already exists".
-    expect(await vault.run(U, { command: 'create', path: '/memories/d/a.md', file_text: 'third\n' })).toMatchObject({ isError: true, code: 'ALREADY_EXISTS' });
+    expect(await vault.run(U, { command: 'create', path: '/memories/d/a.md', file_text: 'third\n' })).toMatchObject({
+      isError: true,
+      code: 'ALREADY_EXISTS',
+    });
     await vault.close();
   });
 
   it('delete and rename leave no marker behind and no file at the old place', async () => {
     const store = new MemoryStore();
     const vault = await createVault({ store: new StoreWrapper(store), ...options });
-    for (const n of ['x', 'y']) await vault.run(U, { command: 'create', path: `/memories/s/${n}.md`, file_text: `${n}\n` });
-    expect((await vault.run(U, { command: 'rename', old_path: '/memories/s', new_path: '/memories/t' })).isError).toBe(false);
+    for (const n of ['x', 'y'])
+      await vault.run(U, { command: 'create', path: `/memories/s/${n}.md`, file_text: `${n}\n` });
+    expect((await vault.run(U, { command: 'rename', old_path: '/memories/s', new_path: '/memories/t' })).isError).toBe(
+      false,
+    );
     expect((await vault.run(U, { command: 'delete', path: '/memories/t/x.md' })).isError).toBe(false);
     const objects = (await store.list('')).objects;
     // The user's key record (encrypted), t/y.md and the kept versions: no empty marker objects left.

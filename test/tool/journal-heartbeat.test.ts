@@ -74,16 +74,21 @@ describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({
     const shared = await make();
     const fast = await open(shared);
     for (let i = 0; i < FILES; i++)
-      expect(await fast.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` })).toMatchObject({ isError: false });
+      expect(
+        await fast.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` }),
+      ).toMatchObject({ isError: false });
     // The first instance's requests each take 100 ms: its rename of 24 files runs well over a second.
     const slowStore = new SlowStore(shared, 100);
     const slow = await open(slowStore);
     await slow.run(U, { command: 'view', path: '/memories' }); // its keys are loaded before the clock starts
     slowStore.firstPutAt = undefined;
     let firstDone = false;
-    const first = slow.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' }).finally(() => (firstDone = true));
+    const first = slow
+      .run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' })
+      .finally(() => (firstDone = true));
     // Wait until its journal has existed for 1.5 x resumeAfterMs: without a heartbeat it would look idle (a dead instance's).
-    while (slowStore.firstPutAt === undefined || Date.now() - slowStore.firstPutAt < 1.5 * RESUME_AFTER_MS) await new Promise((r) => setTimeout(r, 20));
+    while (slowStore.firstPutAt === undefined || Date.now() - slowStore.firstPutAt < 1.5 * RESUME_AFTER_MS)
+      await new Promise((r) => setTimeout(r, 20));
     expect(firstDone, 'the first rename is still running when the second is asked').toBe(false);
     const second = await fast.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
     expect(firstDone, 'the second was answered while the first still ran').toBe(false);
@@ -96,7 +101,9 @@ describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({
       expect(await textAt(fast, `/memories/src/f${i}.md`), `f${i}`).toBeNull();
     }
     // The journal is gone once the rename is done: a rename back starts at once, from either instance.
-    expect(await fast.run(U, { command: 'rename', old_path: '/memories/dst', new_path: '/memories/src' })).toMatchObject({ isError: false });
+    expect(
+      await fast.run(U, { command: 'rename', old_path: '/memories/dst', new_path: '/memories/src' }),
+    ).toMatchObject({ isError: false });
     await slow.close();
     await fast.close();
   });
@@ -105,7 +112,9 @@ describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({
     const shared = await make();
     const fast = await open(shared);
     for (let i = 0; i < FILES; i++)
-      expect(await fast.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` })).toMatchObject({ isError: false });
+      expect(
+        await fast.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` }),
+      ).toMatchObject({ isError: false });
     // The first instance stalls (every request 100 ms, and then one of 2 s right after its journal
     // is written): long enough for the other instance to find the journal idle and claim it.
     let stall = false;

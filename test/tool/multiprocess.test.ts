@@ -17,9 +17,13 @@ describe('several processes on one file store', () => {
     try {
       const url = pathToFileURL(dir).href;
       const setup = await createVault({ store: url });
-      expect((await setup.run('shared-user', { command: 'create', path: '/memories/log.md', file_text: '' })).isError).toBe(false);
+      expect(
+        (await setup.run('shared-user', { command: 'create', path: '/memories/log.md', file_text: '' })).isError,
+      ).toBe(false);
       await setup.close();
-      const outputs = await Promise.all(['p0', 'p1', 'p2', 'p3'].map((tag) => run(tsx, [worker, url, tag, '100'], { timeout: 120_000 })));
+      const outputs = await Promise.all(
+        ['p0', 'p1', 'p2', 'p3'].map((tag) => run(tsx, [worker, url, tag, '100'], { timeout: 120_000 })),
+      );
       for (const o of outputs) expect(JSON.parse(o.stdout), o.stderr).toEqual({ failures: 0 });
       const check = await createVault({ store: url });
       const file = await (await check.files('shared-user')).read('/memories/log.md');

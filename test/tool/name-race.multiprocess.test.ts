@@ -29,7 +29,10 @@ it('two processes creating a file and a file below it at once: never both', asyn
     const start = Date.now() + 6_000;
     const [file, child] = await Promise.all(
       ['file', 'dir'].map(
-        async (role) => JSON.parse((await run(tsx, [worker, url, role, String(ROUNDS), String(start), '150'], { timeout: 120_000 })).stdout) as boolean[],
+        async (role) =>
+          JSON.parse(
+            (await run(tsx, [worker, url, role, String(ROUNDS), String(start), '150'], { timeout: 120_000 })).stdout,
+          ) as boolean[],
       ),
     );
     const check = await createVault({ store: url });

@@ -23,7 +23,9 @@ export interface PausedStore {
   deleteExactly: boolean;
 }
 
-const SOURCE = Object.fromEntries(Array.from({ length: FILES }, (_, i) => [`f${String(i).padStart(2, '0')}.md`, `file ${i}\n${'x'.repeat(i * 13)}\n`]));
+const SOURCE = Object.fromEntries(
+  Array.from({ length: FILES }, (_, i) => [`f${String(i).padStart(2, '0')}.md`, `file ${i}\n${'x'.repeat(i * 13)}\n`]),
+);
 
 async function seed(store: ObjectStore): Promise<void> {
   const vault = await createVault({ store: new PausingStore(store), encryption: false }); // (a wrapper: the store stays open)
@@ -36,7 +38,10 @@ async function expectAllMovedOnce(vault: Vault): Promise<void> {
   const lost: string[] = [];
   const twice: string[] = [];
   for (const [name, text] of Object.entries(SOURCE)) {
-    const [old, moved] = await Promise.all([textAt(vault, U, `/memories/src/${name}`), textAt(vault, U, `/memories/dst/${name}`)]);
+    const [old, moved] = await Promise.all([
+      textAt(vault, U, `/memories/src/${name}`),
+      textAt(vault, U, `/memories/dst/${name}`),
+    ]);
     if (moved !== text) lost.push(name);
     if (old !== null) twice.push(name);
   }
@@ -64,35 +69,58 @@ const POINTS: Array<[PausePoint, number]> = [
 ];
 
 export function runPausedRenameSuite(stores: PausedStore[]): void {
-  describe.each(stores)('a paused directory rename taken over by another instance ($name)', ({ make, deleteExactly }) => {
-    it.each(POINTS)('paused at its %s #%i: the take-over answers success, the woken run fails safely, every file at exactly one place', async (kind, nth) => {
-      const inner = await make();
-      await seed(inner);
-      const pausing = new PausingStore(inner, { deleteExactly });
-      const paused = await createVault({ store: pausing, encryption: false, limits: { resumeAfterMs: RESUME_AFTER_MS } });
-      const other = await createVault({ store: new PausingStore(inner, { deleteExactly }), encryption: false, limits: { resumeAfterMs: RESUME_AFTER_MS } });
-      await paused.run(U, { command: 'view', path: '/memories/keep.md' }); // its key loaded before the pause
-      pausing.pauseAt(kind, nth);
-      const first = paused.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
-      await until(() => pausing.paused);
-      await sleep(150); // a beat already past the pause lands before the other instance first looks
-      // The other instance meets the journal, sees it silent for resumeAfterMs by its own clock, and takes the rename over.
-      expect(await other.run(U, { command: 'view', path: '/memories/keep.md' })).toMatchObject({ isError: false });
-      await sleep(RESUME_AFTER_MS + 100);
-      const claimer = await other.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
-      expect(claimer, JSON.stringify(claimer.content)).toMatchObject({ isError: false, content: 'Successfully renamed /memories/src to /memories/dst' });
-      await expectAllMovedOnce(other);
-      pausing.wake();
-      const woken = await first;
-      // It finds its rename taken over (busy, naming the claimer's rename), or nothing left to do.
-      if (woken.isError) expect(woken, String(woken.content)).toMatchObject({ code: 'CONFLICT' });
-      await expectAllMovedOnce(other);
-      expect(await other.run(U, { command: 'view', path: '/memories/keep.md' })).toMatchObject({ isError: false });
-      await expectAllMovedOnce(other);
-      // Nothing of the rename is left: a rename back starts at once.
-      expect(await other.run(U, { command: 'rename', old_path: '/memories/dst', new_path: '/memories/back' })).toMatchObject({ isError: false });
-      await paused.close();
-      await other.close();
-    });
-  });
+  describe.each(stores)(
+    'a paused directory rename taken over by another instance ($name)',
+    ({ make, deleteExactly }) => {
+      it.each(POINTS)(
+        'paused at its %s #%i: the take-over answers success, the woken run fails safely, every file at exactly one place',
+        async (kind, nth) => {
+          const inner = await make();
+          await seed(inner);
+          const pausing = new PausingStore(inner, { deleteExactly });
+          const paused = await createVault({
+            store: pausing,
+            encryption: false,
+            limits: { resumeAfterMs: RESUME_AFTER_MS },
+          });
+          const other = await createVault({
+            store: new PausingStore(inner, { deleteExactly }),
+            encryption: false,
+            limits: { resumeAfterMs: RESUME_AFTER_MS },
+          });
+          await paused.run(U, { command: 'view', path: '/memories/keep.md' }); // its key loaded before the pause
+          pausing.pauseAt(kind, nth);
+          const first = paused.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+          await until(() => pausing.paused);
+          await sleep(150); // a beat already past the pause lands before the other instance first looks
+          // The other instance meets the journal, sees it silent for resumeAfterMs by its own clock, and takes the rename over.
+          expect(await other.run(U, { command: 'view', path: '/memories/keep.md' })).toMatchObject({ isError: false });
+          await sleep(RESUME_AFTER_MS + 100);
+          const claimer = await other.run(U, {
+            command: 'rename',
+            old_path: '/memories/src',
+            new_path: '/memories/dst',
+          });
+          expect(claimer, JSON.stringify(claimer.content)).toMatchObject({
+            isError: false,
+            content: 'Successfully renamed /memories/src to /memories/dst',
+          });
+          await expectAllMovedOnce(other);
+          pausing.wake();
+          const woken = await first;
+          // It finds its rename taken over (busy, naming the claimer's rename), or nothing left to do.
+          if (woken.isError) expect(woken, String(woken.content)).toMatchObject({ code: 'CONFLICT' });
+          await expectAllMovedOnce(other);
+          expect(await other.run(U, { command: 'view', path: '/memories/keep.md' })).toMatchObject({ isError: false });
+          await expectAllMovedOnce(other);
+          // Nothing of the rename is left: a rename back starts at once.
+          expect(
+            await other.run(U, { command: 'rename', old_path: '/memories/dst', new_path: '/memories/back' }),
+          ).toMatchObject({ isError: false });
+          await paused.close();
+          await other.close();
+        },
+      );
+    },
+  );
 }

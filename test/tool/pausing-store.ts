@@ -13,8 +13,15 @@ export type PausePoint = 'copy' | 'fence' | 'tombstone' | 'journal-drop';
 
 export function kindOf(op: StoreOp, key: string, options?: PutOptions): PausePoint | undefined {
   if (isKeptVersionKey(key)) return op === 'put' && key.includes('/src/') ? 'tombstone' : undefined;
-  if (key.includes('renames')) return op === 'delete' || (op === 'put' && options?.metadata?.[FENCE_METADATA] === 'reaping') ? 'journal-drop' : undefined;
-  if (key.includes('/src/') && (op === 'deleteExactly' || (op === 'put' && options?.metadata?.[FENCE_METADATA] === 'moved'))) return 'fence';
+  if (key.includes('renames'))
+    return op === 'delete' || (op === 'put' && options?.metadata?.[FENCE_METADATA] === 'reaping')
+      ? 'journal-drop'
+      : undefined;
+  if (
+    key.includes('/src/') &&
+    (op === 'deleteExactly' || (op === 'put' && options?.metadata?.[FENCE_METADATA] === 'moved'))
+  )
+    return 'fence';
   if (key.includes('/dst/') && op === 'put' && options?.metadata?.[FENCE_METADATA] === undefined) return 'copy';
   return undefined;
 }

@@ -15,7 +15,11 @@ import { StoreWrapper } from '../kit/stores.js';
  */
 describe('requests per command', () => {
   it('costs what the README says (history off: what history adds is pinned in test/s3/requests.test.ts)', async () => {
-    const vault = await createVault({ store: new MemoryStore(), history: false, encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') } });
+    const vault = await createVault({
+      store: new MemoryStore(),
+      history: false,
+      encryption: { masterKey: Buffer.alloc(32, 9).toString('base64') },
+    });
     const u = 'counted-user';
     await vault.run(u, { command: 'view', path: '/memories' }); // loads (creates) the user's key
     const count = async (input: Record<string, unknown>) => {
@@ -25,22 +29,41 @@ describe('requests per command', () => {
       return counter;
     };
     // The user's first write in a process lists their files once, for the quota's usage.
-    expect(await count({ command: 'create', path: '/memories/d/x.md', file_text: 'a\nb\n' })).toEqual({ LIST: 2, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/x.md', file_text: 'a\nb\n' })).toEqual({
+      LIST: 2,
+      HEAD: 1,
+      PUT: 1,
+    });
     expect(await count({ command: 'view', path: '/memories/d/x.md' })).toEqual({ GET: 1 });
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 1 });
     expect(await count({ command: 'view', path: '/memories/d' })).toEqual({ GET: 1, LIST: 1 });
     // create: the PUT and its check; the quota admits it as a new file without a HEAD.
     expect(await count({ command: 'create', path: '/memories/y.md', file_text: 'y' })).toEqual({ LIST: 1, PUT: 1 });
-    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({ LIST: 1, HEAD: 1, PUT: 1 });
+    expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z' })).toEqual({
+      LIST: 1,
+      HEAD: 1,
+      PUT: 1,
+    });
     // Overwriting: the create-only PUT fails (412, counted); the HEAD sees the file (its size settles
     // the quota) and the PUT replaces exactly it. A name that is a file already: no check after.
     expect(await count({ command: 'create', path: '/memories/d/z.md', file_text: 'z2' })).toEqual({ HEAD: 1, PUT: 2 });
-    expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({ GET: 1, PUT: 1 });
-    expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({ GET: 1, PUT: 1 });
+    expect(await count({ command: 'str_replace', path: '/memories/d/x.md', old_str: 'a', new_str: 'A' })).toEqual({
+      GET: 1,
+      PUT: 1,
+    });
+    expect(await count({ command: 'insert', path: '/memories/d/x.md', insert_line: 0, insert_text: 'i' })).toEqual({
+      GET: 1,
+      PUT: 1,
+    });
     // rename: the source read and, in parallel, a LIST below it (a name that is both moves whole),
     // the copy and its check, then the source fenced: on this store, which offers deleteExactly,
     // by its conditional delete (on S3, a "moved" marker PUT and its clean-up: below).
-    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({ GET: 1, LIST: 2, PUT: 1, DELETE: 1 });
+    expect(await count({ command: 'rename', old_path: '/memories/y.md', new_path: '/memories/y2.md' })).toEqual({
+      GET: 1,
+      LIST: 2,
+      PUT: 1,
+      DELETE: 1,
+    });
     // delete: HEAD and a LIST below the name, in parallel (a name that is both loses both halves);
     // then each file fenced, here by its conditional delete.
     expect(await count({ command: 'delete', path: '/memories/y2.md' })).toEqual({ HEAD: 1, LIST: 1, DELETE: 1 });
@@ -48,7 +71,9 @@ describe('requests per command', () => {
     // A directory view lists 1,000 keys per request.
     const files = await vault.files(u);
     for (let b = 0; b < 1500; b += 100)
-      await Promise.all(Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([1]))));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => files.write(`/memories/many/f${b + i}.md`, new Uint8Array([1]))),
+      );
     expect(await count({ command: 'view', path: '/memories' })).toEqual({ LIST: 2 });
     await vault.close();
   });
@@ -62,8 +87,14 @@ describe('requests per command', () => {
       expect(r.isError, JSON.stringify(r.content)).toBe(false);
       return counter;
     };
-    for (const name of ['a', 'b', 'c']) await count({ command: 'create', path: `/memories/${name}.md`, file_text: name });
-    expect(await count({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/a2.md' })).toEqual({ GET: 1, LIST: 2, PUT: 2, DELETE: 1 });
+    for (const name of ['a', 'b', 'c'])
+      await count({ command: 'create', path: `/memories/${name}.md`, file_text: name });
+    expect(await count({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/a2.md' })).toEqual({
+      GET: 1,
+      LIST: 2,
+      PUT: 2,
+      DELETE: 1,
+    });
     expect(await count({ command: 'delete', path: '/memories/b.md' })).toEqual({ HEAD: 1, LIST: 1, PUT: 1, DELETE: 1 });
     await vault.close();
   });

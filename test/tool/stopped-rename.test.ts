@@ -29,9 +29,14 @@ describe("a directory rename this instance's own command left half done", () => 
     const hooked = new HookedStore(new MemoryStore());
     const vault = await createVault({ store: hooked, encryption: false, limits: { resumeAfterMs: 300 } });
     const U = 'own-failure';
-    for (let i = 0; i < 6; i++) expect((await vault.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` })).isError).toBe(false);
+    for (let i = 0; i < 6; i++)
+      expect(
+        (await vault.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` })).isError,
+      ).toBe(false);
     hooked.arm('put', 5); // the journal, three copies, then a store error
-    expect(await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' })).toMatchObject({ isError: true });
+    expect(
+      await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' }),
+    ).toMatchObject({ isError: true });
     hooked.disarm();
     const listing = async () => String((await vault.run(U, { command: 'view', path: '/memories' })).content);
     // Answered with an error: left alone for now (the model may ask again), the files at both places.

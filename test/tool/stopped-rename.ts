@@ -19,7 +19,9 @@ import { PausingStore, type PausePoint } from './pausing-store.js';
 const FILES = 60;
 const RESUME_AFTER_MS = 500;
 const worker = fileURLToPath(new URL('./fixtures/stopping-rename-worker.ts', import.meta.url));
-const SOURCE = Object.fromEntries(Array.from({ length: FILES }, (_, i) => [`f${String(i).padStart(2, '0')}.md`, `file ${i}\n${'y'.repeat(i * 11)}\n`]));
+const SOURCE = Object.fromEntries(
+  Array.from({ length: FILES }, (_, i) => [`f${String(i).padStart(2, '0')}.md`, `file ${i}\n${'y'.repeat(i * 11)}\n`]),
+);
 
 export interface StoppedRenameTarget {
   /** A fresh store (its own directory or prefix) and its URL, for a worker process to open too. */
@@ -33,14 +35,24 @@ export interface StoppedRenameTarget {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A vault on `store` that leaves it open when closed (the test closes the store itself). */
-export function vaultOn(store: ObjectStore, deleteExactly: boolean, limits?: { resumeAfterMs: number }): Promise<Vault> {
-  return createVault({ store: new PausingStore(store, { deleteExactly }), encryption: false, ...(limits ? { limits } : {}) });
+export function vaultOn(
+  store: ObjectStore,
+  deleteExactly: boolean,
+  limits?: { resumeAfterMs: number },
+): Promise<Vault> {
+  return createVault({
+    store: new PausingStore(store, { deleteExactly }),
+    encryption: false,
+    ...(limits ? { limits } : {}),
+  });
 }
 
 export async function seed(store: ObjectStore, user: string): Promise<void> {
   const vault = await vaultOn(store, false);
   const files = await vault.files(user);
-  await Promise.all(Object.entries(SOURCE).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))));
+  await Promise.all(
+    Object.entries(SOURCE).map(([name, text]) => files.write(`/memories/src/${name}`, new TextEncoder().encode(text))),
+  );
   await files.write('/memories/keep.md', new TextEncoder().encode('not involved\n'));
   await vault.close();
 }
@@ -71,7 +83,13 @@ async function journalsOf(vault: Vault, user: string): Promise<number> {
 }
 
 /** Run the worker until it stops at its pause point, then kill -9 it. */
-export async function killPartWay(url: string, user: string, kind: PausePoint, nth: number, env?: NodeJS.ProcessEnv): Promise<number> {
+export async function killPartWay(
+  url: string,
+  user: string,
+  kind: PausePoint,
+  nth: number,
+  env?: NodeJS.ProcessEnv,
+): Promise<number> {
   // node itself (not the tsx wrapper, whose SIGKILL would leave its node child running).
   const child = spawn(process.execPath, ['--import', 'tsx', worker, url, user, kind, String(nth)], {
     env: env ?? process.env,
@@ -137,7 +155,11 @@ export function runStoppedRenameSuite(name: string, target: StoppedRenameTarget)
       const user = 'paused';
       await seed(store, user);
       const pausing = new PausingStore(store, { deleteExactly: target.deleteExactly });
-      const paused = await createVault({ store: pausing, encryption: false, limits: { resumeAfterMs: RESUME_AFTER_MS } });
+      const paused = await createVault({
+        store: pausing,
+        encryption: false,
+        limits: { resumeAfterMs: RESUME_AFTER_MS },
+      });
       await paused.run(user, { command: 'view', path: '/memories/keep.md' });
       pausing.pauseAt('fence', 20);
       const first = paused.run(user, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });

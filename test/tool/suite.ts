@@ -9,7 +9,11 @@ import type { ObjectStore } from '../../src/store/port.js';
  * input. It runs unchanged on every store (memory, file, S3 on radosgw): `makeStore` must give a
  * fresh, empty store (or a fresh prefix) per call.
  */
-export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectStore>, baseOptions: VaultOptions = {}): void {
+export function runToolSuite(
+  storeName: string,
+  makeStore: () => Promise<ObjectStore>,
+  baseOptions: VaultOptions = {},
+): void {
   const U = 'alice@example.com';
 
   async function setup(files: Record<string, string> = {}) {
@@ -111,8 +115,12 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
         expect(msg).toContain(`Invalid \`view_range\` parameter: [${range[0]}, ${range[1]}]`);
         expect(msg).toContain('[1, 3]');
       }
-      expect(await err(vault, store, { command: 'view', path: '/memories/f.txt', view_range: [1] })).toMatch(/view_range/);
-      expect(await err(vault, store, { command: 'view', path: '/memories/f.txt', view_range: ['1', '2'] })).toMatch(/view_range/);
+      expect(await err(vault, store, { command: 'view', path: '/memories/f.txt', view_range: [1] })).toMatch(
+        /view_range/,
+      );
+      expect(await err(vault, store, { command: 'view', path: '/memories/f.txt', view_range: ['1', '2'] })).toMatch(
+        /view_range/,
+      );
     });
 
     it('caps a view at 16,000 characters and says how to continue with view_range', async () => {
@@ -143,7 +151,10 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
       for (let batch = 0; batch < 700; batch += 25) {
         await Promise.all(
           Array.from({ length: 25 }, (_, j) =>
-            files.write(`/memories/d/file-with-a-longish-name-${String(batch + j).padStart(4, '0')}.md`, new Uint8Array([65])),
+            files.write(
+              `/memories/d/file-with-a-longish-name-${String(batch + j).padStart(4, '0')}.md`,
+              new Uint8Array([65]),
+            ),
           ),
         );
       }
@@ -162,7 +173,10 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
       const out = await ok(vault, { command: 'view', path: '/memories/pic.png' });
       expect(out).toEqual([
         { type: 'text', text: "Here's the image at /memories/pic.png:" },
-        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: Buffer.from(png).toString('base64') } },
+        {
+          type: 'image',
+          source: { type: 'base64', media_type: 'image/png', data: Buffer.from(png).toString('base64') },
+        },
       ]);
       expect(await err(vault, store, { command: 'view', path: '/memories/fake.jpg' })).toMatch(/not a valid image/);
       expect(await err(vault, store, { command: 'view', path: '/memories/blob.bin' })).toMatch(/binary data/);
@@ -190,7 +204,9 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
   describe(`create (${storeName})`, () => {
     it('creates, and overwrites by default (the model is told create creates or overwrites)', async () => {
       const { vault } = await setup();
-      expect(await ok(vault, { command: 'create', path: '/memories/a/b.md', file_text: 'v1' })).toBe('File created successfully at: /memories/a/b.md');
+      expect(await ok(vault, { command: 'create', path: '/memories/a/b.md', file_text: 'v1' })).toBe(
+        'File created successfully at: /memories/a/b.md',
+      );
       await ok(vault, { command: 'create', path: '/memories/a/b.md', file_text: 'v2' });
       expect(await read(vault, '/memories/a/b.md')).toBe('v2');
     });
@@ -198,19 +214,31 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
     it("with createMode 'fail' gives the reference error on an existing file", async () => {
       const { vault, store } = await vaultOn(makeStore, { ...baseOptions, createMode: 'fail' });
       await vault.run(U, { command: 'create', path: '/memories/x.md', file_text: 'keep' });
-      expect(await err(vault, store, { command: 'create', path: '/memories/x.md', file_text: 'new' })).toBe('Error: File /memories/x.md already exists');
+      expect(await err(vault, store, { command: 'create', path: '/memories/x.md', file_text: 'new' })).toBe(
+        'Error: File /memories/x.md already exists',
+      );
     });
 
     it('refuses a directory where a file is expected, and a file where a directory is expected', async () => {
       const { vault, store } = await setup({ '/memories/dir/f.md': 'x', '/memories/file.md': 'y' });
-      expect(await err(vault, store, { command: 'create', path: '/memories/dir', file_text: 'z' })).toMatch(/is a directory/);
-      expect(await err(vault, store, { command: 'create', path: '/memories/file.md/child.md', file_text: 'z' })).toMatch(/\/memories\/file\.md is a file/);
-      expect(await err(vault, store, { command: 'create', path: '/memories', file_text: 'z' })).toMatch(/memory directory itself/);
+      expect(await err(vault, store, { command: 'create', path: '/memories/dir', file_text: 'z' })).toMatch(
+        /is a directory/,
+      );
+      expect(
+        await err(vault, store, { command: 'create', path: '/memories/file.md/child.md', file_text: 'z' }),
+      ).toMatch(/\/memories\/file\.md is a file/);
+      expect(await err(vault, store, { command: 'create', path: '/memories', file_text: 'z' })).toMatch(
+        /memory directory itself/,
+      );
     });
 
     it('refuses text over the per-file limit and writes nothing', async () => {
       const { vault, store } = await setup();
-      const msg = await err(vault, store, { command: 'create', path: '/memories/huge.md', file_text: 'x'.repeat(1024 * 1024 + 1) });
+      const msg = await err(vault, store, {
+        command: 'create',
+        path: '/memories/huge.md',
+        file_text: 'x'.repeat(1024 * 1024 + 1),
+      });
       expect(msg).toMatch(/over the limit of 1,048,576 bytes per file/);
     });
   });
@@ -226,7 +254,12 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
 
     it('matches an old_str spanning several lines', async () => {
       const { vault } = await setup({ '/memories/f.md': '# Title\nline one\nline two\nend\n' });
-      await ok(vault, { command: 'str_replace', path: '/memories/f.md', old_str: 'line one\nline two', new_str: 'merged' });
+      await ok(vault, {
+        command: 'str_replace',
+        path: '/memories/f.md',
+        old_str: 'line one\nline two',
+        new_str: 'merged',
+      });
       expect(await read(vault, '/memories/f.md')).toBe('# Title\nmerged\nend\n');
     });
 
@@ -238,29 +271,40 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
 
     it('gives the spec errors for no match, several matches and a missing file', async () => {
       const { vault, store } = await setup({ '/memories/f.md': 'x\ny x\nz\nx', '/memories/d/g.md': 'g' });
-      expect(await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: 'nope', new_str: 'n' })).toBe(
-        'No replacement was performed, old_str `nope` did not appear verbatim in /memories/f.md.',
-      );
-      expect(await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 'n' })).toBe(
+      expect(
+        await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: 'nope', new_str: 'n' }),
+      ).toBe('No replacement was performed, old_str `nope` did not appear verbatim in /memories/f.md.');
+      expect(
+        await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 'n' }),
+      ).toBe(
         'No replacement was performed. Multiple occurrences of old_str `x` in lines: 1, 2, 4. Please ensure it is unique',
       );
-      expect(await err(vault, store, { command: 'str_replace', path: '/memories/none.md', old_str: 'x', new_str: 'n' })).toBe(
-        'Error: The path /memories/none.md does not exist. Please provide a valid path.',
-      );
+      expect(
+        await err(vault, store, { command: 'str_replace', path: '/memories/none.md', old_str: 'x', new_str: 'n' }),
+      ).toBe('Error: The path /memories/none.md does not exist. Please provide a valid path.');
       expect(await err(vault, store, { command: 'str_replace', path: '/memories/d', old_str: 'g', new_str: 'n' })).toBe(
         'Error: The path /memories/d does not exist. Please provide a valid path.',
       );
-      expect(await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: '', new_str: 'n' })).toMatch(/old_str must not be empty/);
+      expect(
+        await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: '', new_str: 'n' }),
+      ).toMatch(/old_str must not be empty/);
     });
 
     it('counts overlapping occurrences as ambiguous', async () => {
       const { vault, store } = await setup({ '/memories/f.md': 'aaa' });
-      expect(await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: 'aa', new_str: 'b' })).toMatch(/Multiple occurrences/);
+      expect(
+        await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: 'aa', new_str: 'b' }),
+      ).toMatch(/Multiple occurrences/);
     });
 
     it('cuts a huge old_str in the error echo', async () => {
       const { vault, store } = await setup({ '/memories/f.md': 'abc' });
-      const msg = await err(vault, store, { command: 'str_replace', path: '/memories/f.md', old_str: 'q'.repeat(100_000), new_str: '' });
+      const msg = await err(vault, store, {
+        command: 'str_replace',
+        path: '/memories/f.md',
+        old_str: 'q'.repeat(100_000),
+        new_str: '',
+      });
       expect(msg.length).toBeLessThan(1000);
       expect(msg).toMatch(/99500 more characters/);
     });
@@ -279,7 +323,9 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
   describe(`insert (${storeName})`, () => {
     it('inserts after a line, at the start, and at the end without a stray blank line', async () => {
       const { vault } = await setup({ '/memories/f.md': 'a\nb\n' });
-      expect(await ok(vault, { command: 'insert', path: '/memories/f.md', insert_line: 1, insert_text: 'x' })).toBe('The file /memories/f.md has been edited.');
+      expect(await ok(vault, { command: 'insert', path: '/memories/f.md', insert_line: 1, insert_text: 'x' })).toBe(
+        'The file /memories/f.md has been edited.',
+      );
       expect(await read(vault, '/memories/f.md')).toBe('a\nx\nb\n');
       await ok(vault, { command: 'insert', path: '/memories/f.md', insert_line: 0, insert_text: 'first\n' });
       await ok(vault, { command: 'insert', path: '/memories/f.md', insert_line: 4, insert_text: 'last' });
@@ -297,26 +343,43 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
     it('gives the spec errors for a bad line and a missing file', async () => {
       const { vault, store } = await setup({ '/memories/f.md': 'a\nb\nc\n' });
       for (const line of [4, -1, 1.5]) {
-        expect(await err(vault, store, { command: 'insert', path: '/memories/f.md', insert_line: line, insert_text: 'x' })).toBe(
+        expect(
+          await err(vault, store, { command: 'insert', path: '/memories/f.md', insert_line: line, insert_text: 'x' }),
+        ).toBe(
           `Error: Invalid \`insert_line\` parameter: ${line}. It should be within the range of lines of the file: [0, 3]`,
         );
       }
-      expect(await err(vault, store, { command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' })).toBe(
-        'Error: The path /memories/none.md does not exist',
+      expect(
+        await err(vault, store, { command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' }),
+      ).toBe('Error: The path /memories/none.md does not exist');
+      expect(
+        await err(vault, store, { command: 'insert', path: '/memories/f.md', insert_line: '1', insert_text: 'x' }),
+      ).toMatch(/insert_line/);
+      expect(await err(vault, store, { command: 'insert', path: '/memories/f.md', insert_text: 'x' })).toMatch(
+        /needs `insert_line`/,
       );
-      expect(await err(vault, store, { command: 'insert', path: '/memories/f.md', insert_line: '1', insert_text: 'x' })).toMatch(/insert_line/);
-      expect(await err(vault, store, { command: 'insert', path: '/memories/f.md', insert_text: 'x' })).toMatch(/needs `insert_line`/);
     });
   });
 
   describe(`delete (${storeName})`, () => {
     it('deletes a file and a directory recursively, with the spec strings', async () => {
-      const { vault, store } = await setup({ '/memories/f.md': 'x', '/memories/d/a.md': 'a', '/memories/d/e/b.md': 'b', '/memories/dd.md': 'keep' });
-      expect(await ok(vault, { command: 'delete', path: '/memories/f.md' })).toBe('Successfully deleted /memories/f.md');
+      const { vault, store } = await setup({
+        '/memories/f.md': 'x',
+        '/memories/d/a.md': 'a',
+        '/memories/d/e/b.md': 'b',
+        '/memories/dd.md': 'keep',
+      });
+      expect(await ok(vault, { command: 'delete', path: '/memories/f.md' })).toBe(
+        'Successfully deleted /memories/f.md',
+      );
       expect(await ok(vault, { command: 'delete', path: '/memories/d' })).toBe('Successfully deleted /memories/d');
       expect(await read(vault, '/memories/dd.md')).toBe('keep');
-      expect(await err(vault, store, { command: 'delete', path: '/memories/d' })).toBe('Error: The path /memories/d does not exist');
-      expect(await err(vault, store, { command: 'delete', path: '/memories' })).toBe('Error: Cannot delete the /memories directory itself');
+      expect(await err(vault, store, { command: 'delete', path: '/memories/d' })).toBe(
+        'Error: The path /memories/d does not exist',
+      );
+      expect(await err(vault, store, { command: 'delete', path: '/memories' })).toBe(
+        'Error: Cannot delete the /memories directory itself',
+      );
     });
   });
 
@@ -338,9 +401,9 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
       expect(await err(vault, store, { command: 'rename', old_path: '/memories/none', new_path: '/memories/z' })).toBe(
         'Error: The path /memories/none does not exist',
       );
-      expect(await err(vault, store, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' })).toBe(
-        'Error: The destination /memories/b.md already exists',
-      );
+      expect(
+        await err(vault, store, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' }),
+      ).toBe('Error: The destination /memories/b.md already exists');
       expect(await err(vault, store, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/d' })).toBe(
         'Error: The destination /memories/d already exists',
       );
@@ -350,12 +413,18 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
       expect(await err(vault, store, { command: 'rename', old_path: '/memories', new_path: '/memories/z' })).toBe(
         'Error: Cannot rename the /memories directory itself',
       );
-      expect(await err(vault, store, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md/c.md' })).toMatch(/is a file/);
+      expect(
+        await err(vault, store, { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md/c.md' }),
+      ).toMatch(/is a file/);
     });
 
     it('refuses to move a directory into itself without leaking any host path', async () => {
       const { vault, store } = await setup({ '/memories/projects/p.md': 'P' });
-      const msg = await err(vault, store, { command: 'rename', old_path: '/memories/projects', new_path: '/memories/projects/sub' });
+      const msg = await err(vault, store, {
+        command: 'rename',
+        old_path: '/memories/projects',
+        new_path: '/memories/projects/sub',
+      });
       expect(msg).toBe('Error: Cannot move /memories/projects into itself (/memories/projects/sub is inside it).');
     });
   });
@@ -375,7 +444,9 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
       ]) {
         expect(await err(vault, store, { command: 'view', path })).toMatch(/^Error: Invalid path/);
       }
-      expect(await ok(vault, { command: 'create', path: '/memories/./n/./y.md/', file_text: 'y' })).toBe('File created successfully at: /memories/n/y.md');
+      expect(await ok(vault, { command: 'create', path: '/memories/./n/./y.md/', file_text: 'y' })).toBe(
+        'File created successfully at: /memories/n/y.md',
+      );
     });
   });
 
@@ -394,7 +465,10 @@ export function runToolSuite(storeName: string, makeStore: () => Promise<ObjectS
         [{ command: 'create', path: '/memories/n.md' }, /needs `file_text`/],
         [{ command: 'create', path: '/memories/n.md', file_text: { a: 1 } }, /`file_text` of create must be a string/],
         [{ command: 'str_replace', path: '/memories/f.md', new_str: 'x' }, /needs `old_str`/],
-        [{ command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 5 }, /`new_str` of str_replace must be a string/],
+        [
+          { command: 'str_replace', path: '/memories/f.md', old_str: 'x', new_str: 5 },
+          /`new_str` of str_replace must be a string/,
+        ],
         [{ command: 'insert', path: '/memories/f.md', insert_line: 0 }, /needs `insert_text`/],
         [{ command: 'rename', old_path: '/memories/f.md' }, /needs `new_path`/],
         [{ command: 'delete', path: ['/memories/f.md'] }, /must be a string, not an array/],

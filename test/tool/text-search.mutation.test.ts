@@ -43,7 +43,8 @@ describe('forEachOccurrence finds exactly the occurrences a plain search finds',
     for (const needle of needles) {
       for (const text of texts) {
         const got = await occurrences(text, needle);
-        if (got.join() !== naive(text, needle).join()) expect(got, `${JSON.stringify(needle)} in ${JSON.stringify(text)}`).toEqual(naive(text, needle));
+        if (got.join() !== naive(text, needle).join())
+          expect(got, `${JSON.stringify(needle)} in ${JSON.stringify(text)}`).toEqual(naive(text, needle));
       }
     }
   });
@@ -102,14 +103,18 @@ describe('texts and needles longer than one slice', () => {
 
   it('a needle longer than a slice, with borders across the slice boundaries, finds its overlapping matches', async () => {
     const periodic = 'ab'.repeat(SCAN_SLICE);
-    expect(await occurrences('ab'.repeat(SCAN_SLICE + 10), periodic)).toEqual(Array.from({ length: 11 }, (_, i) => 2 * i));
+    expect(await occurrences('ab'.repeat(SCAN_SLICE + 10), periodic)).toEqual(
+      Array.from({ length: 11 }, (_, i) => 2 * i),
+    );
     const run = 'a'.repeat(2 * SCAN_SLICE + 3);
     expect(await occurrences('a'.repeat(2 * SCAN_SLICE + 8), run)).toEqual([0, 1, 2, 3, 4, 5]);
     // A near miss at the end of the needle: no match, however much of it matched.
     expect(await occurrences('a'.repeat(3 * SCAN_SLICE), `${'a'.repeat(SCAN_SLICE + 5)}b`)).toEqual([]);
     const tail = `${'a'.repeat(SCAN_SLICE + 5)}b`;
     // Ends at the first b (after 2 slices of a); before the second b are too few a's.
-    expect(await occurrences(`${'a'.repeat(2 * SCAN_SLICE)}b${'a'.repeat(SCAN_SLICE)}b`, tail)).toEqual([SCAN_SLICE - 5]);
+    expect(await occurrences(`${'a'.repeat(2 * SCAN_SLICE)}b${'a'.repeat(SCAN_SLICE)}b`, tail)).toEqual([
+      SCAN_SLICE - 5,
+    ]);
   });
 
   it('the event loop turns between slices, while the needle is prepared and while the text is scanned', async () => {

@@ -13,7 +13,11 @@ import { runTreeIntegritySuite } from './tree-integrity.js';
 
 runTreeIntegritySuite('memory store, plain names', async () => new MemoryStore());
 const masterKey = randomBytes(32).toString('base64');
-runTreeIntegritySuite('encrypted file store', async () => FileStore.open(await mkdtemp(join(tmpdir(), 'memvault-tree-'))), { encryption: { masterKey } });
+runTreeIntegritySuite(
+  'encrypted file store',
+  async () => FileStore.open(await mkdtemp(join(tmpdir(), 'memvault-tree-'))),
+  { encryption: { masterKey } },
+);
 
 describe('rename journals expire', () => {
   it('a journal older than its TTL is not resumed: its half-copied destination is an existing one, and nothing is overwritten', async () => {
@@ -21,10 +25,14 @@ describe('rename journals expire', () => {
     const vault = await createVault({ store: hooked, encryption: { masterKey } });
     const U = 'expiring-user';
     for (const name of ['a.md', 'b.md', 'c.md', 'd.md']) {
-      expect((await vault.run(U, { command: 'create', path: `/memories/src/${name}`, file_text: `${name}\n` })).isError).toBe(false);
+      expect(
+        (await vault.run(U, { command: 'create', path: `/memories/src/${name}`, file_text: `${name}\n` })).isError,
+      ).toBe(false);
     }
     hooked.arm('put', 3); // journal, a copy, then a store error
-    expect((await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' })).isError).toBe(true);
+    expect(
+      (await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' })).isError,
+    ).toBe(true);
     hooked.disarm();
     // A whole TTL later (the journal's age is its store timestamp against this process's clock).
     const files = await vault.files(U);
@@ -39,9 +47,12 @@ describe('rename journals expire', () => {
       expect(await snapshot(hooked)).toEqual(before);
       // Once the user removes the stale copies, the rename runs afresh (and replaces the stale journal).
       expect((await vault.run(U, { command: 'delete', path: '/memories/dst' })).isError).toBe(false);
-      expect(await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' })).toMatchObject({ isError: false });
+      expect(
+        await vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' }),
+      ).toMatchObject({ isError: false });
       expect(await files.read(journal)).toBeNull();
-      for (const name of ['a.md', 'b.md', 'c.md', 'd.md']) expect(Buffer.from((await files.read(`/memories/dst/${name}`))!.data).toString()).toBe(`${name}\n`);
+      for (const name of ['a.md', 'b.md', 'c.md', 'd.md'])
+        expect(Buffer.from((await files.read(`/memories/dst/${name}`))!.data).toString()).toBe(`${name}\n`);
     } finally {
       Date.now = realNow;
     }

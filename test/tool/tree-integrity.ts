@@ -16,7 +16,12 @@ import { journalPath } from '../../src/tool/commands/tree.js';
  *   also inside a directory rename (nothing copied, no journal).
  */
 
-export function runTreeIntegritySuite(storeName: string, makeStore: () => Promise<ObjectStore>, baseOptions: VaultOptions = {}, races = 8): void {
+export function runTreeIntegritySuite(
+  storeName: string,
+  makeStore: () => Promise<ObjectStore>,
+  baseOptions: VaultOptions = {},
+  races = 8,
+): void {
   const U = 'tree-user@example.com';
   const SOURCE: Record<string, string> = {
     'a.md': 'alpha\n',
@@ -49,7 +54,8 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
     return out;
   }
 
-  const rename = (vault: Vault) => vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
+  const rename = (vault: Vault) =>
+    vault.run(U, { command: 'rename', old_path: '/memories/src', new_path: '/memories/dst' });
 
   /** Nothing changed since `before` but one object gone: the journal of a rename that can no longer resume. */
   async function expectOnlyJournalDropped(store: ObjectStore, before: Map<string, string>): Promise<void> {
@@ -79,14 +85,19 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       // The user deletes the half-copied destination and writes new work there.
       expect((await vault.run(U, { command: 'delete', path: '/memories/dst' })).isError).toBe(false);
       for (const name of ['a.md', 'sub/e.md', 'new.md']) {
-        expect((await vault.run(U, { command: 'create', path: `/memories/dst/${name}`, file_text: `new work ${name}\n` })).isError).toBe(false);
+        expect(
+          (await vault.run(U, { command: 'create', path: `/memories/dst/${name}`, file_text: `new work ${name}\n` }))
+            .isError,
+        ).toBe(false);
       }
       const before = await snapshot(store);
       const again = await rename(vault);
       expect(again).toMatchObject({ isError: true, content: 'Error: The destination /memories/dst already exists' });
       await expectOnlyJournalDropped(store, before);
-      for (const name of ['a.md', 'sub/e.md', 'new.md']) expect(await textAt(vault, `/memories/dst/${name}`)).toBe(`new work ${name}\n`);
-      for (const [name, text] of Object.entries(SOURCE)) expect(await textAt(vault, `/memories/src/${name}`)).toBe(text);
+      for (const name of ['a.md', 'sub/e.md', 'new.md'])
+        expect(await textAt(vault, `/memories/dst/${name}`)).toBe(`new work ${name}\n`);
+      for (const [name, text] of Object.entries(SOURCE))
+        expect(await textAt(vault, `/memories/src/${name}`)).toBe(text);
       await vault.close();
     });
 
@@ -101,14 +112,20 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       expect(remaining.filter((t) => t === null).length).toBeGreaterThan(0);
       expect(remaining.filter((t) => t !== null).length).toBeGreaterThan(0);
       for (const name of Object.keys(SOURCE)) {
-        const r = await vault.run(U, { command: 'insert', path: `/memories/dst/${name}`, insert_line: 0, insert_text: `edited ${name}` });
+        const r = await vault.run(U, {
+          command: 'insert',
+          path: `/memories/dst/${name}`,
+          insert_line: 0,
+          insert_text: `edited ${name}`,
+        });
         expect(r.isError).toBe(false);
       }
       const before = await snapshot(store);
       const again = await rename(vault);
       expect(again).toMatchObject({ isError: true, content: 'Error: The destination /memories/dst already exists' });
       await expectOnlyJournalDropped(store, before);
-      for (const [name, text] of Object.entries(SOURCE)) expect(await textAt(vault, `/memories/dst/${name}`)).toBe(`edited ${name}\n${text}`);
+      for (const [name, text] of Object.entries(SOURCE))
+        expect(await textAt(vault, `/memories/dst/${name}`)).toBe(`edited ${name}\n${text}`);
       await vault.close();
     });
 
@@ -116,9 +133,14 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       const { store, vault } = await setup();
       store.arm('put', 4);
       expect((await rename(vault)).isError).toBe(true);
-      expect((await vault.run(U, { command: 'create', path: '/memories/dst/unrelated.md', file_text: 'mine\n' })).isError).toBe(false);
+      expect(
+        (await vault.run(U, { command: 'create', path: '/memories/dst/unrelated.md', file_text: 'mine\n' })).isError,
+      ).toBe(false);
       const before = await snapshot(store);
-      expect(await rename(vault)).toMatchObject({ isError: true, content: 'Error: The destination /memories/dst already exists' });
+      expect(await rename(vault)).toMatchObject({
+        isError: true,
+        content: 'Error: The destination /memories/dst already exists',
+      });
       await expectOnlyJournalDropped(store, before);
       await vault.close();
     });
@@ -127,11 +149,18 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       const { store, vault } = await setup();
       store.arm('put', 4);
       expect((await rename(vault)).isError).toBe(true);
-      expect((await vault.run(U, { command: 'str_replace', path: '/memories/src/a.md', old_str: 'alpha', new_str: 'ALPHA' })).isError).toBe(false);
+      expect(
+        (await vault.run(U, { command: 'str_replace', path: '/memories/src/a.md', old_str: 'alpha', new_str: 'ALPHA' }))
+          .isError,
+      ).toBe(false);
       const again = await rename(vault);
       expect(again).toMatchObject({ isError: false, content: 'Successfully renamed /memories/src to /memories/dst' });
       const files = await allFiles(vault);
-      expect(files).toEqual(Object.fromEntries(Object.entries(SOURCE).map(([n, t]) => [`/memories/dst/${n}`, n === 'a.md' ? 'ALPHA\n' : t])));
+      expect(files).toEqual(
+        Object.fromEntries(
+          Object.entries(SOURCE).map(([n, t]) => [`/memories/dst/${n}`, n === 'a.md' ? 'ALPHA\n' : t]),
+        ),
+      );
       await vault.close();
     });
 
@@ -158,10 +187,18 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
     it('treats a journal of the old format (no id) as not resumable', async () => {
       const { store, vault } = await setup();
       const files = await vault.files(U);
-      await files.write(journalPath('/memories/src'), new TextEncoder().encode(JSON.stringify({ from: '/memories/src', to: '/memories/dst' })));
-      expect((await vault.run(U, { command: 'create', path: '/memories/dst/a.md', file_text: 'not a copy\n' })).isError).toBe(false);
+      await files.write(
+        journalPath('/memories/src'),
+        new TextEncoder().encode(JSON.stringify({ from: '/memories/src', to: '/memories/dst' })),
+      );
+      expect(
+        (await vault.run(U, { command: 'create', path: '/memories/dst/a.md', file_text: 'not a copy\n' })).isError,
+      ).toBe(false);
       const before = await snapshot(store);
-      expect(await rename(vault)).toMatchObject({ isError: true, content: 'Error: The destination /memories/dst already exists' });
+      expect(await rename(vault)).toMatchObject({
+        isError: true,
+        content: 'Error: The destination /memories/dst already exists',
+      });
       expect(await snapshot(store)).toEqual(before);
       expect(await textAt(vault, '/memories/dst/a.md')).toBe('not a copy\n');
       await vault.close();
@@ -173,27 +210,44 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       /^Error: Cannot change \/memories\/\S+ now: (a rename of .* to .* is in progress or stopped part-way|a delete of .* is in progress or stopped part-way|another rename or delete of it is in progress)/;
 
     for (const [label, second] of [
-      ['a rename of the same directory elsewhere', { command: 'rename', old_path: '/memories/src', new_path: '/memories/other' }],
-      ['a rename of a subdirectory', { command: 'rename', old_path: '/memories/src/sub', new_path: '/memories/moved-sub' }],
-      ['a rename into the directory', { command: 'rename', old_path: '/memories/extra', new_path: '/memories/src/extra' }],
+      [
+        'a rename of the same directory elsewhere',
+        { command: 'rename', old_path: '/memories/src', new_path: '/memories/other' },
+      ],
+      [
+        'a rename of a subdirectory',
+        { command: 'rename', old_path: '/memories/src/sub', new_path: '/memories/moved-sub' },
+      ],
+      [
+        'a rename into the directory',
+        { command: 'rename', old_path: '/memories/extra', new_path: '/memories/src/extra' },
+      ],
     ] as const) {
       it(`a rename of /memories/src and ${label} at once: one wins, the other gets a clear error, every file at exactly one place`, async () => {
         for (let round = 0; round < 3; round++) {
           const { store, vault } = await setup();
-          expect((await vault.run(U, { command: 'create', path: '/memories/extra/x.md', file_text: 'extra\n' })).isError).toBe(false);
+          expect(
+            (await vault.run(U, { command: 'create', path: '/memories/extra/x.md', file_text: 'extra\n' })).isError,
+          ).toBe(false);
           const rival = await createVault({ store, ...baseOptions });
           const [first, other] = await Promise.all([rename(vault), rival.run(U, second)]);
           const outcome = `round ${round}: ${JSON.stringify([first.content, other.content])}`;
           // Both may succeed only where one ran entirely before the other (e.g. the rename into
           // /memories/src); two changes of one directory never both succeed.
-          if (second.old_path === '/memories/src') expect([first, other].filter((r) => !r.isError).length, outcome).toBeLessThanOrEqual(1);
+          if (second.old_path === '/memories/src')
+            expect([first, other].filter((r) => !r.isError).length, outcome).toBeLessThanOrEqual(1);
           // A loser says why: the other operation holds the directory, or (ran after it) the path is gone.
           for (const r of [first, other])
-            if (r.isError) expect(r.content as string, outcome).toMatch(new RegExp(`${busyMessage.source}|^Error: The path \\S+ does not exist$`));
+            if (r.isError)
+              expect(r.content as string, outcome).toMatch(
+                new RegExp(`${busyMessage.source}|^Error: The path \\S+ does not exist$`),
+              );
           const files = await allFiles(vault);
           // Every file is at exactly one place.
           for (const [name, text] of [...Object.entries(SOURCE), ['x.md', 'extra\n'] as const]) {
-            const places = Object.entries(files).filter(([path, t]) => t === text && path.endsWith(name.split('/').pop()!));
+            const places = Object.entries(files).filter(
+              ([path, t]) => t === text && path.endsWith(name.split('/').pop()!),
+            );
             expect(places.length, `${outcome}: ${name} in ${JSON.stringify(Object.keys(files))}`).toBe(1);
           }
           expect(Object.keys(files).filter((p) => p.includes('.memvault'))).toEqual([]);
@@ -222,7 +276,8 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
         if (!file.isError && !child.isError) bothWon++;
         if (!file.isError) fileWon++;
         if (!child.isError) dirWon++;
-        for (const r of [file, child]) if (r.isError) expect(r.content as string).toMatch(/is a directory|is a file, not a directory/);
+        for (const r of [file, child])
+          if (r.isError) expect(r.content as string).toMatch(/is a directory|is a file, not a directory/);
         // What the store holds agrees with what was acknowledged, and is never both.
         const files = await one.files(U);
         const isFile = (await files.stat(x)) !== null;
@@ -233,7 +288,9 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       }
       expect(bothWon).toBe(0);
       // Both may lose a race (each then says why, and a retry works); the tally is for the log.
-      console.info(`[name races, ${storeName}] ${races} races: file won ${fileWon}, directory won ${dirWon}, both lost ${races - fileWon - dirWon}`);
+      console.info(
+        `[name races, ${storeName}] ${races} races: file won ${fileWon}, directory won ${dirWon}, both lost ${races - fileWon - dirWon}`,
+      );
       await one.close();
       await two.close();
     });
@@ -261,7 +318,8 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
       const store = await makeStore();
       const vault = await createVault({ store, ...baseOptions });
       const files = await vault.files(U);
-      const put = (path: string, text: string) => files.write(path, new TextEncoder().encode(text), { deferNameCheck: true });
+      const put = (path: string, text: string) =>
+        files.write(path, new TextEncoder().encode(text), { deferNameCheck: true });
       // As an older version (or a race it did not catch) left it: x is a file and a directory.
       await put('/memories/x', 'the file x\n');
       await put('/memories/x/y.md', 'below x\n');
@@ -272,18 +330,25 @@ export function runTreeIntegritySuite(storeName: string, makeStore: () => Promis
 
     it('delete of a name that is both removes both halves', async () => {
       const { vault } = await broken();
-      expect(await vault.run(U, { command: 'delete', path: '/memories/x' })).toMatchObject({ isError: false, content: 'Successfully deleted /memories/x' });
+      expect(await vault.run(U, { command: 'delete', path: '/memories/x' })).toMatchObject({
+        isError: false,
+        content: 'Successfully deleted /memories/x',
+      });
       expect(await allFiles(vault)).toEqual({ '/memories/keep.md': 'keep\n' });
       await vault.close();
     });
 
     it('rename of a name that is both moves both halves, and refuses a destination that exists', async () => {
       const { vault } = await broken();
-      expect(await vault.run(U, { command: 'rename', old_path: '/memories/x', new_path: '/memories/keep.md' })).toMatchObject({
+      expect(
+        await vault.run(U, { command: 'rename', old_path: '/memories/x', new_path: '/memories/keep.md' }),
+      ).toMatchObject({
         isError: true,
         content: 'Error: The destination /memories/keep.md already exists',
       });
-      expect(await vault.run(U, { command: 'rename', old_path: '/memories/x', new_path: '/memories/moved' })).toMatchObject({ isError: false });
+      expect(
+        await vault.run(U, { command: 'rename', old_path: '/memories/x', new_path: '/memories/moved' }),
+      ).toMatchObject({ isError: false });
       expect(await allFiles(vault)).toEqual({
         '/memories/keep.md': 'keep\n',
         '/memories/moved': 'the file x\n',

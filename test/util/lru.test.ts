@@ -78,7 +78,10 @@ describe('LruMap', () => {
 
   it('matches a reference model of the rule on random operation sequences', () => {
     type Op = { kind: 'get' | 'set' | 'peek' | 'delete'; key: number };
-    const op = fc.record({ kind: fc.constantFrom<Op['kind']>('get', 'set', 'peek', 'delete'), key: fc.integer({ min: 0, max: 7 }) });
+    const op = fc.record({
+      kind: fc.constantFrom<Op['kind']>('get', 'set', 'peek', 'delete'),
+      key: fc.integer({ min: 0, max: 7 }),
+    });
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 5 }), fc.array(op, { maxLength: 60 }), (max, ops) => {
         const evicted: number[] = [];

@@ -43,7 +43,10 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-async function answer(vault: Awaited<ReturnType<typeof createVault>>, command: Record<string, unknown>): Promise<string> {
+async function answer(
+  vault: Awaited<ReturnType<typeof createVault>>,
+  command: Record<string, unknown>,
+): Promise<string> {
   const result = await vault.run('u', command);
   const content = typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
   return result.isError ? `${result.code}: ${content}` : content;
@@ -60,17 +63,22 @@ describe('a create whose clock number another process took already', () => {
     const frozen = Date.now() + 86_400_000;
     vi.spyOn(Date, 'now').mockReturnValue(frozen);
     const first = await createVault({ store: new StoreWrapper(shared) });
-    expect(await answer(first, { command: 'create', path: '/memories/f.md', file_text: 'first\n' })).not.toMatch(/^[A-Z_]+: /);
+    expect(await answer(first, { command: 'create', path: '/memories/f.md', file_text: 'first\n' })).not.toMatch(
+      /^[A-Z_]+: /,
+    );
     expect(await answer(first, { command: 'delete', path: '/memories/f.md' })).not.toMatch(/^[A-Z_]+: /);
     const [tombstone, created] = (await first.history('u', '/memories/f.md')).versions;
     expect(created!.seq).toBe(frozen * 1000); // the number the other process's clock gives too
     expect(tombstone!.seq).toBe(created!.seq + 1);
 
     const second = await other({ store: new SecondGraphStore(shared, Refused) });
-    expect(await answer(second, { command: 'create', path: '/memories/f.md', file_text: 'second\n' })).not.toMatch(/^[A-Z_]+: /);
+    expect(await answer(second, { command: 'create', path: '/memories/f.md', file_text: 'second\n' })).not.toMatch(
+      /^[A-Z_]+: /,
+    );
     vi.restoreAllMocks();
     const fresh = await createVault({ store: new StoreWrapper(shared) });
-    for (const vault of [first, second, fresh]) expect(await answer(vault, { command: 'view', path: '/memories/f.md' })).toMatch(/second/);
+    for (const vault of [first, second, fresh])
+      expect(await answer(vault, { command: 'view', path: '/memories/f.md' })).toMatch(/second/);
     const [newest] = (await fresh.history('u', '/memories/f.md')).versions;
     expect(newest!.end).toBeUndefined();
     expect(newest!.seq).toBeGreaterThan(tombstone!.seq);

@@ -45,12 +45,15 @@ describe('a create sends its name check and its version together', () => {
   it('the version is written while the name check is still waiting for its answer, and only after the file itself', async () => {
     const { store, log, hold, release } = gatedStore();
     const vault = await createVault({ store, encryption: { masterKey: Buffer.alloc(32, 3).toString('base64') } });
-    expect((await vault.run('u', { command: 'create', path: '/memories/seed.md', file_text: 'x\n' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'create', path: '/memories/seed.md', file_text: 'x\n' })).isError).toBe(
+      false,
+    );
     log.length = 0;
     hold();
     const created = vault.run('u', { command: 'create', path: '/memories/new.md', file_text: 'hello\n' });
     // Wait until the version's PUT has landed, while the name check's LIST is held.
-    for (let i = 0; i < 1000 && !log.includes('put version done'); i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 1000 && !log.includes('put version done'); i++)
+      await new Promise((resolve) => setImmediate(resolve));
     expect(log).toContain('put version done');
     expect(log).not.toContain('list (name check) done');
     release();
@@ -93,7 +96,9 @@ describe('a delete sends the tombstone and the marker clean-up together, and ans
       return result;
     };
     const vault = await createVault({ store: view, encryption: { masterKey: Buffer.alloc(32, 4).toString('base64') } });
-    expect((await vault.run('u', { command: 'create', path: '/memories/gone.md', file_text: 'bye\n' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'create', path: '/memories/gone.md', file_text: 'bye\n' })).isError).toBe(
+      false,
+    );
     holding = true;
     let answered = false;
     const deleted = vault.run('u', { command: 'delete', path: '/memories/gone.md' }).then((r) => {
@@ -113,7 +118,10 @@ describe('a delete sends the tombstone and the marker clean-up together, and ans
     releaseTombstone();
     expect((await deleted).isError).toBe(false);
     expect(log.indexOf('tombstone done')).toBeGreaterThan(log.indexOf('marker clean-up done'));
-    expect((await vault.history('u', '/memories/gone.md')).versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content']);
+    expect((await vault.history('u', '/memories/gone.md')).versions.map((v) => v.end ?? 'content')).toEqual([
+      'deleted',
+      'content',
+    ]);
     await vault.close();
   });
 });
@@ -138,7 +146,9 @@ describe('on a store that offers deleteExactly, the delete is the fence', () => 
     };
     const vault = await createVault({ store: view, encryption: { masterKey: Buffer.alloc(32, 5).toString('base64') } });
     for (const name of ['gone', 'moved'])
-      expect((await vault.run('u', { command: 'create', path: `/memories/${name}.md`, file_text: 'bye\n' })).isError).toBe(false);
+      expect(
+        (await vault.run('u', { command: 'create', path: `/memories/${name}.md`, file_text: 'bye\n' })).isError,
+      ).toBe(false);
     holding = true;
     let answered = false;
     const deleted = vault.run('u', { command: 'delete', path: '/memories/gone.md' }).then((r) => {
@@ -153,11 +163,20 @@ describe('on a store that offers deleteExactly, the delete is the fence', () => 
     expect((await deleted).isError).toBe(false);
     expect(log).toEqual(['delete', 'delete done', 'put version']); // the tombstone, after the delete
     log.length = 0;
-    expect((await vault.run('u', { command: 'rename', old_path: '/memories/moved.md', new_path: '/memories/there.md' })).isError).toBe(false);
+    expect(
+      (await vault.run('u', { command: 'rename', old_path: '/memories/moved.md', new_path: '/memories/there.md' }))
+        .isError,
+    ).toBe(false);
     // The copy and its version, then the source deleted (no marker PUT), then its tombstone.
     expect(log).toEqual(['put file', 'put version', 'delete', 'delete done', 'put version']);
-    expect((await vault.history('u', '/memories/gone.md')).versions.map((v) => v.end ?? 'content')).toEqual(['deleted', 'content']);
-    expect((await vault.history('u', '/memories/moved.md')).versions.map((v) => v.end ?? 'content')).toEqual(['moved', 'content']);
+    expect((await vault.history('u', '/memories/gone.md')).versions.map((v) => v.end ?? 'content')).toEqual([
+      'deleted',
+      'content',
+    ]);
+    expect((await vault.history('u', '/memories/moved.md')).versions.map((v) => v.end ?? 'content')).toEqual([
+      'moved',
+      'content',
+    ]);
     await vault.close();
   });
 });
@@ -169,11 +188,14 @@ describe('a create the name check takes back leaves no version, whatever its ver
     const view = Object.create(store) as MemoryStore;
     view.put = async (key, body, options) => {
       const result = await store.put(key, body, options);
-      if (loseVersionAnswers && key.split('/')[2] === 'v') throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      if (loseVersionAnswers && key.split('/')[2] === 'v')
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       return result;
     };
     const vault = await createVault({ store: view, encryption: { masterKey: Buffer.alloc(32, 6).toString('base64') } });
-    expect((await vault.run('u', { command: 'create', path: '/memories/dir/a.md', file_text: 'a\n' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'create', path: '/memories/dir/a.md', file_text: 'a\n' })).isError).toBe(
+      false,
+    );
     const before = store.keys();
     loseVersionAnswers = true;
     const refused = await vault.run('u', { command: 'create', path: '/memories/dir', file_text: 'x\n' });

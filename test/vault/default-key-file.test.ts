@@ -19,7 +19,9 @@ afterEach(async () => {
 });
 
 const besideData = (lines: ReturnType<typeof recordingLogger>['lines']) =>
-  lines.filter((l) => /beside the data directory/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')));
+  lines.filter((l) =>
+    /beside the data directory/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')),
+  );
 
 describe('the default key file beside a file store', () => {
   it('is announced as beside the data on every start, not only the first, at warn level and with its path', async () => {
@@ -30,7 +32,9 @@ describe('the default key file beside a file store', () => {
     for (const start of ['first', 'second']) {
       const { logger, lines } = recordingLogger();
       const vault = await createVault({ store: url, logger });
-      expect((await vault.run('u', { command: 'create', path: `/memories/${start}.md`, file_text: 'x' })).isError).toBe(false);
+      expect((await vault.run('u', { command: 'create', path: `/memories/${start}.md`, file_text: 'x' })).isError).toBe(
+        false,
+      );
       await vault.close();
       const warned = besideData(lines);
       expect(warned, start).toHaveLength(1);
@@ -47,9 +51,15 @@ describe('the default key file beside a file store', () => {
     const keyFile = join(dir, 'elsewhere.key');
     writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
     const { logger, lines } = recordingLogger();
-    const vault = await createVault({ store: pathToFileURL(join(dir, 'data')).href, encryption: { masterKeyFile: keyFile }, logger });
+    const vault = await createVault({
+      store: pathToFileURL(join(dir, 'data')).href,
+      encryption: { masterKeyFile: keyFile },
+      logger,
+    });
     await vault.close();
     expect(besideData(lines)).toEqual([]);
-    expect(lines.some((l) => /encryption: local-master-key/.test(typeof l.fields === 'string' ? l.fields : ''))).toBe(true);
+    expect(lines.some((l) => /encryption: local-master-key/.test(typeof l.fields === 'string' ? l.fields : ''))).toBe(
+      true,
+    );
   });
 });

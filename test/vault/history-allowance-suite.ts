@@ -16,7 +16,11 @@ import { isKeptVersionKey } from '../kit/stores.js';
 /** More than any allowance below admits: a loop that reaches it was never refused. */
 const MAX_ROUNDS = 300;
 
-export function historyAllowanceSuite(name: string, makeStore: () => Promise<ObjectStore>, options: { timeoutMs?: number } = {}): void {
+export function historyAllowanceSuite(
+  name: string,
+  makeStore: () => Promise<ObjectStore>,
+  options: { timeoutMs?: number } = {},
+): void {
   const masterKey = randomBytes(32).toString('base64');
   const opened: Vault[] = [];
   const timeout = options.timeoutMs ?? 60_000;
@@ -26,7 +30,9 @@ export function historyAllowanceSuite(name: string, makeStore: () => Promise<Obj
   });
 
   /** Create and delete empty files, one name each, until a create is refused; the refusal and the rounds done. */
-  async function churnEmptyFiles(vault: Vault): Promise<{ rounds: number; refusal: { code?: string; content: unknown } | undefined }> {
+  async function churnEmptyFiles(
+    vault: Vault,
+  ): Promise<{ rounds: number; refusal: { code?: string; content: unknown } | undefined }> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const path = `/memories/empty-${round}.md`;
       const created = await vault.run('churn', { command: 'create', path, file_text: '' });
@@ -51,7 +57,12 @@ export function historyAllowanceSuite(name: string, makeStore: () => Promise<Obj
       'creating and deleting empty files is refused once the allowance is full; the kept versions stay within its 2,000 bytes',
       async () => {
         const store = await makeStore();
-        const vault = await createVault({ store, encryption: { masterKey }, history: true, quota: { maxUserBytes: 100_000, maxHistoryBytes: 2_000 } });
+        const vault = await createVault({
+          store,
+          encryption: { masterKey },
+          history: true,
+          quota: { maxUserBytes: 100_000, maxHistoryBytes: 2_000 },
+        });
         opened.push(vault);
         const { rounds, refusal } = await churnEmptyFiles(vault);
         expect(rounds).toBeLessThan(MAX_ROUNDS);
@@ -100,12 +111,20 @@ export function historyAllowanceSuite(name: string, makeStore: () => Promise<Obj
           quota: { maxUserBytes: 100_000, maxHistoryBytes: 10_000_000, maxHistoryVersions: 8 },
         });
         opened.push(vault);
-        const created = await vault.run('churn', { command: 'create', path: '/memories/name-0.md', file_text: 'moving\n' });
+        const created = await vault.run('churn', {
+          command: 'create',
+          path: '/memories/name-0.md',
+          file_text: 'moving\n',
+        });
         expect(created.isError).toBe(false);
         let refusal: { code?: string; content: unknown } | undefined;
         let round = 0;
         for (; round < MAX_ROUNDS && refusal === undefined; round++) {
-          const renamed = await vault.run('churn', { command: 'rename', old_path: `/memories/name-${round}.md`, new_path: `/memories/name-${round + 1}.md` });
+          const renamed = await vault.run('churn', {
+            command: 'rename',
+            old_path: `/memories/name-${round}.md`,
+            new_path: `/memories/name-${round + 1}.md`,
+          });
           if (renamed.isError) refusal = renamed;
         }
         expect(round).toBeLessThan(MAX_ROUNDS);
@@ -114,7 +133,9 @@ export function historyAllowanceSuite(name: string, makeStore: () => Promise<Obj
         const { objects } = await kept(store, vault);
         expect(objects).toBeLessThanOrEqual(8);
         // The file is whole where the last admitted rename put it.
-        expect(new TextDecoder().decode((await (await vault.files('churn')).read(`/memories/name-${round - 1}.md`))!.data)).toBe('moving\n');
+        expect(
+          new TextDecoder().decode((await (await vault.files('churn')).read(`/memories/name-${round - 1}.md`))!.data),
+        ).toBe('moving\n');
       },
       timeout,
     );

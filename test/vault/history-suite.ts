@@ -65,7 +65,12 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         const vault = await open(await stores.make());
         await ok(vault, 'u1', { command: 'create', path: '/memories/notes.md', file_text: 'keep this\nand this\n' });
         const before = await moment();
-        await ok(vault, 'u1', { command: 'str_replace', path: '/memories/notes.md', old_str: 'keep this\nand this', new_str: 'garbage' });
+        await ok(vault, 'u1', {
+          command: 'str_replace',
+          path: '/memories/notes.md',
+          old_str: 'keep this\nand this',
+          new_str: 'garbage',
+        });
         const afterBad = await moment();
         expect(await read(vault, 'u1', '/memories/notes.md')).toBe('garbage\n');
 
@@ -94,7 +99,13 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         expect(again).toMatchObject({ restored: 0, unchanged: 1 });
         // The host's writes are kept and attributed too.
         await (await vault.files('u1')).write('/memories/notes.md', new TextEncoder().encode('from the host\n'));
-        expect((await vault.history('u1', '/memories/notes.md')).versions.map((v) => v.actor)).toEqual(['host', 'restore', 'restore', 'model', 'model']);
+        expect((await vault.history('u1', '/memories/notes.md')).versions.map((v) => v.actor)).toEqual([
+          'host',
+          'restore',
+          'restore',
+          'model',
+          'model',
+        ]);
       },
       timeout,
     );
@@ -110,7 +121,8 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
           '/memories/projects/deep/c.md': 'C\n',
           '/memories/other.md': 'O\n',
         };
-        for (const [path, body] of Object.entries(files)) await ok(vault, 'u2', { command: 'create', path, file_text: body });
+        for (const [path, body] of Object.entries(files))
+          await ok(vault, 'u2', { command: 'create', path, file_text: body });
         await ok(vault, 'u2', { command: 'str_replace', path: '/memories/projects/a.md', old_str: 'A', new_str: 'A2' });
         const beforeDelete = await moment();
         await ok(vault, 'u2', { command: 'delete', path: '/memories/projects' });
@@ -162,7 +174,12 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         expect(fileKeys).toHaveLength(1);
         const key = fileKeys[0]!;
         const v1 = (await store.get(key))!;
-        await ok(vault, 'u3', { command: 'str_replace', path: '/memories/k.md', old_str: 'version 1', new_str: 'version 2' });
+        await ok(vault, 'u3', {
+          command: 'str_replace',
+          path: '/memories/k.md',
+          old_str: 'version 1',
+          new_str: 'version 2',
+        });
         const v2 = (await store.get(key))!;
 
         // Put back exactly as it was stored (body and metadata): refused on view and on the host's read.
@@ -174,7 +191,12 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         await expect((await vault.files('u3')).read('/memories/k.md')).rejects.toMatchObject({ code: 'INTEGRITY' });
 
         // An edit of the put-back file fails too, and puts the newest kept version back.
-        const edited = await vault.run('u3', { command: 'str_replace', path: '/memories/k.md', old_str: 'version 1', new_str: 'version X' });
+        const edited = await vault.run('u3', {
+          command: 'str_replace',
+          path: '/memories/k.md',
+          old_str: 'version 1',
+          new_str: 'version X',
+        });
         expect(edited.isError).toBe(true);
         expect(await read(vault, 'u3', '/memories/k.md')).toBe('version 2\n');
 
@@ -260,14 +282,17 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         const faulty = new FaultyStore(base);
         const vault = await open(faulty);
         const paths = ['/memories/c/one.md', '/memories/c/two.md', '/memories/c/three.md'];
-        for (const path of paths) await ok(vault, 'u5', { command: 'create', path, file_text: `old ${path}\n`.repeat(50) });
+        for (const path of paths)
+          await ok(vault, 'u5', { command: 'create', path, file_text: `old ${path}\n`.repeat(50) });
         const asOf = await moment();
-        for (const path of paths) await ok(vault, 'u5', { command: 'create', path, file_text: `new ${path}\n`.repeat(50) });
+        for (const path of paths)
+          await ok(vault, 'u5', { command: 'create', path, file_text: `new ${path}\n`.repeat(50) });
         await ok(vault, 'u5', { command: 'create', path: '/memories/c/extra.md', file_text: 'extra\n' });
         let crashes = 0;
         for (let n = 1; n < 200; n++) {
           // Put the "new" state back, then crash the restore at its n-th request.
-          for (const path of paths) await (await vault.files('u5')).write(path, new TextEncoder().encode(`new ${path}\n`.repeat(50)));
+          for (const path of paths)
+            await (await vault.files('u5')).write(path, new TextEncoder().encode(`new ${path}\n`.repeat(50)));
           await (await vault.files('u5')).write('/memories/c/extra.md', new TextEncoder().encode('extra\n'));
           faulty.failAt(n);
           const outcome = await vault.restore('u5', { asOf }).then(
@@ -297,7 +322,13 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         const vault = await open(store);
         const versionKeys = async () => (await rawKeys(store)).filter((k) => k.split('/')[2] === 'v');
         await ok(vault, 'r', { command: 'create', path: '/memories/live.md', file_text: 'v0\n' });
-        for (let i = 1; i <= 4; i++) await ok(vault, 'r', { command: 'str_replace', path: '/memories/live.md', old_str: `v${i - 1}`, new_str: `v${i}` });
+        for (let i = 1; i <= 4; i++)
+          await ok(vault, 'r', {
+            command: 'str_replace',
+            path: '/memories/live.md',
+            old_str: `v${i - 1}`,
+            new_str: `v${i}`,
+          });
         await ok(vault, 'r', { command: 'create', path: '/memories/gone.md', file_text: 'g\n' });
         await ok(vault, 'r', { command: 'delete', path: '/memories/gone.md' });
         expect(await versionKeys()).toHaveLength(7);
@@ -339,7 +370,8 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         const vault = await open(store, { quota: { maxUserBytes: 2000, maxHistoryBytes: 2000 } });
         const body = (c: string) => `${c.repeat(599)}\n`; // 600 bytes
         const versionKeys = async () => (await rawKeys(store)).filter((k) => k.split('/')[2] === 'v');
-        for (const c of ['A', 'B']) await ok(vault, 'q', { command: 'create', path: '/memories/a.md', file_text: body(c) });
+        for (const c of ['A', 'B'])
+          await ok(vault, 'q', { command: 'create', path: '/memories/a.md', file_text: body(c) });
         const afterB = await moment();
         await ok(vault, 'q', { command: 'create', path: '/memories/a.md', file_text: body('C') });
         expect(await versionKeys()).toHaveLength(3); // 1,800 bytes kept
@@ -380,7 +412,11 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         expect(await read(tight, 't', '/memories/d.md')).toBeUndefined();
         expect((await tight.history('t', '/memories')).versions.map((v) => v.path)).toEqual(['/memories/c.md']);
         // A rename keeps two versions the history cannot drop (its copy's, the source's tombstone): without room it is refused, nothing moves.
-        const renamed = await tight.run('t', { command: 'rename', old_path: '/memories/c.md', new_path: '/memories/e.md' });
+        const renamed = await tight.run('t', {
+          command: 'rename',
+          old_path: '/memories/c.md',
+          new_path: '/memories/e.md',
+        });
         expect(renamed).toMatchObject({ isError: true, code: 'QUOTA_EXCEEDED' });
         expect(await read(tight, 't', '/memories/c.md')).toBe(body('G'));
         expect(await read(tight, 't', '/memories/e.md')).toBeUndefined();
@@ -394,7 +430,12 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         const store = await stores.make();
         const vault = await open(store);
         await ok(vault, 'gone', { command: 'create', path: '/memories/s.md', file_text: 'secret 1\n' });
-        await ok(vault, 'gone', { command: 'str_replace', path: '/memories/s.md', old_str: 'secret 1', new_str: 'secret 2' });
+        await ok(vault, 'gone', {
+          command: 'str_replace',
+          path: '/memories/s.md',
+          old_str: 'secret 1',
+          new_str: 'secret 2',
+        });
         await ok(vault, 'gone', { command: 'delete', path: '/memories/s.md' });
         await ok(vault, 'stays', { command: 'create', path: '/memories/t.md', file_text: 'other user\n' });
 
@@ -402,7 +443,10 @@ export function historySuite(name: string, stores: HistoryStores, options: { tim
         expect(versions).toHaveLength(3);
         expect(await vault.dropVersion('gone', '/memories/s.md', versions[1]!.seq)).toBe(true);
         expect(await vault.dropVersion('gone', '/memories/s.md', versions[1]!.seq)).toBe(false);
-        expect((await vault.history('gone', '/memories/s.md')).versions.map((v) => v.seq)).toEqual([versions[0]!.seq, versions[2]!.seq]);
+        expect((await vault.history('gone', '/memories/s.md')).versions.map((v) => v.seq)).toEqual([
+          versions[0]!.seq,
+          versions[2]!.seq,
+        ]);
 
         const keysBefore = await rawKeys(store);
         expect(keysBefore.some((k) => k.includes('/v/'))).toBe(true);

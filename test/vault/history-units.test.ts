@@ -1,7 +1,13 @@
 /** The pieces of file history on their own: version keys, options, the env switch, history off. */
 import { describe, expect, it } from 'vitest';
 import { createVault } from '../../src/index.js';
-import { parseVersionKey, userFilesPrefix, versionKeyOf, versionsPrefixOf, VERSION_KEY_EXTRA_BYTES } from '../../src/store/layout.js';
+import {
+  parseVersionKey,
+  userFilesPrefix,
+  versionKeyOf,
+  versionsPrefixOf,
+  VERSION_KEY_EXTRA_BYTES,
+} from '../../src/store/layout.js';
 import { listAll } from '../../src/store/port.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { historyFromEnv, resolveHistoryOptions } from '../../src/vault/history-options.js';
@@ -44,7 +50,13 @@ describe('history options', () => {
     expect(resolveHistoryOptions(false)).toBeUndefined();
     expect(resolveHistoryOptions(true)).toEqual({ retentionDays: 30, maxVersions: 100 });
     expect(resolveHistoryOptions({ maxVersions: 5 })).toEqual({ retentionDays: 30, maxVersions: 5 });
-    for (const bad of [{ retentionDays: 0 }, { retentionDays: Infinity }, { maxVersions: 0 }, { maxVersions: 1001 }, { maxVersions: 2.5 }]) {
+    for (const bad of [
+      { retentionDays: 0 },
+      { retentionDays: Infinity },
+      { maxVersions: 0 },
+      { maxVersions: 1001 },
+      { maxVersions: 2.5 },
+    ]) {
       expect(() => resolveHistoryOptions(bad)).toThrow(/history\./);
     }
   });
@@ -59,9 +71,13 @@ describe('history options', () => {
     expect(historyFromEnv({ MEMVAULT_HISTORY_DAYS: '7' })).toEqual({ retentionDays: 7 });
     expect(historyFromEnv({ MEMVAULT_HISTORY_VERSIONS: '3' })).toEqual({ maxVersions: 3 });
     expect(() => historyFromEnv({ MEMVAULT_HISTORY_DAYS: '0' })).toThrow(/retentionDays/);
-    expect(historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_DAYS: '7', MEMVAULT_HISTORY_VERSIONS: '3' })).toEqual({ retentionDays: 7, maxVersions: 3 });
+    expect(
+      historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_DAYS: '7', MEMVAULT_HISTORY_VERSIONS: '3' }),
+    ).toEqual({ retentionDays: 7, maxVersions: 3 });
     expect(() => historyFromEnv({ MEMVAULT_HISTORY: 'maybe' })).toThrow(/MEMVAULT_HISTORY/);
-    expect(() => historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_VERSIONS: 'lots' })).toThrow(/MEMVAULT_HISTORY_VERSIONS/);
+    expect(() => historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_VERSIONS: 'lots' })).toThrow(
+      /MEMVAULT_HISTORY_VERSIONS/,
+    );
     expect(() => historyFromEnv({ MEMVAULT_HISTORY: '1', MEMVAULT_HISTORY_DAYS: '-1' })).toThrow(/retentionDays/);
   });
 });
@@ -115,7 +131,9 @@ describe('history on by default, and its off switch', () => {
     expect(JSON.stringify(r.content)).toMatch(/too long to store/);
     // With history off too: the depth a path may have does not change with the setting (issue 36 class 8).
     const off = await createVault({ store: new MemoryStore(), encryption: false, history: false });
-    expect(JSON.stringify((await off.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' })).content)).toMatch(/too long to store/);
+    expect(
+      JSON.stringify((await off.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' })).content),
+    ).toMatch(/too long to store/);
     await vault.close();
     await off.close();
   });
@@ -128,7 +146,8 @@ describe('the history allowance: meterHistory (src/vault/history-usage.ts)', () 
     const store = new MemoryStore(() => at); // one store tick for every object: the number decides
     const codec = await createPlainCodecProvider().forUser('m');
     const file = (name: string) => `${codec.filesPrefix}${name}`;
-    const put = (name: string, seq: number, bytes: number) => store.put(versionKeyOf(codec.uid, file(name), seq), new Uint8Array(bytes));
+    const put = (name: string, seq: number, bytes: number) =>
+      store.put(versionKeyOf(codec.uid, file(name), seq), new Uint8Array(bytes));
     return { store, codec, put };
   }
 
@@ -143,7 +162,10 @@ describe('the history allowance: meterHistory (src/vault/history-usage.ts)', () 
     expect(VERSION_FLOOR_BYTES).toBe(512);
     expect(await meterHistory(store, codec)).toEqual({ bytes: 1000 + 2000 + 512 + 512 + 513, versions: 5 });
     // Down to nothing: every file's newest stays (a's 2,000, b's tombstone, c, d).
-    expect(await meterHistory(store, codec, { bytes: 0, versions: 0 })).toEqual({ bytes: 2000 + 512 + 512 + 513, versions: 4 });
+    expect(await meterHistory(store, codec, { bytes: 0, versions: 0 })).toEqual({
+      bytes: 2000 + 512 + 512 + 513,
+      versions: 4,
+    });
   });
 
   it('drops the oldest first (same store time: the lower number), never a file newest, and stops once under both marks', async () => {

@@ -90,16 +90,34 @@ describe('version records', () => {
   const codecP = createPlainCodecProvider().forUser('rec');
   const path = '/memories/r.md';
   const body = enc('body');
-  const record = (over: Partial<VersionRecord> = {}): VersionRecord => ({ seq: 7, actor: 'model', time: 1234, bodyHash: bodyHashOf(body), ...over });
+  const record = (over: Partial<VersionRecord> = {}): VersionRecord => ({
+    seq: 7,
+    actor: 'model',
+    time: 1234,
+    bodyHash: bodyHashOf(body),
+    ...over,
+  });
   /** The plain codec seals as is: the record is readable JSON in base64url. */
   const raw = (value: unknown) => ({ [VERSION_METADATA]: Buffer.from(JSON.stringify(value)).toString('base64url') });
-  const damaged = { code: 'INTEGRITY', message: 'Error: A stored version record did not open: the object is damaged or was moved from another file or user.' };
+  const damaged = {
+    code: 'INTEGRITY',
+    message:
+      'Error: A stored version record did not open: the object is damaged or was moved from another file or user.',
+  };
 
   it('seals exactly its fields, and only the ones present', async () => {
     const codec = await codecP;
-    const json = (r: VersionRecord) => JSON.parse(Buffer.from(sealVersionRecord(codec, path, r), 'base64url').toString('utf8')) as unknown;
+    const json = (r: VersionRecord) =>
+      JSON.parse(Buffer.from(sealVersionRecord(codec, path, r), 'base64url').toString('utf8')) as unknown;
     expect(json(record())).toEqual({ s: 7, a: 'model', t: 1234, h: bodyHashOf(body) });
-    expect(json(record({ end: 'moved', keptAt: 0 }))).toEqual({ s: 7, a: 'model', t: 1234, h: bodyHashOf(body), d: 'moved', k: 0 });
+    expect(json(record({ end: 'moved', keptAt: 0 }))).toEqual({
+      s: 7,
+      a: 'model',
+      t: 1234,
+      h: bodyHashOf(body),
+      d: 'moved',
+      k: 0,
+    });
     expect(Object.keys(json(record({ end: 'expired', keptAt: 5 })) as object)).toEqual(['s', 'a', 't', 'h', 'd', 'k']);
   });
 
@@ -107,13 +125,22 @@ describe('version records', () => {
     const codec = await codecP;
     for (const actor of ['model', 'host', 'restore', 'sweeper'] as const) {
       const r = record({ actor });
-      expect(openVersionRecord(codec, path, { [VERSION_METADATA]: sealVersionRecord(codec, path, r) }, body)).toEqual(r);
+      expect(openVersionRecord(codec, path, { [VERSION_METADATA]: sealVersionRecord(codec, path, r) }, body)).toEqual(
+        r,
+      );
     }
     for (const end of ['deleted', 'moved', 'expired'] as const) {
       const r = record({ end, keptAt: 0 });
-      expect(openVersionRecord(codec, path, { [VERSION_METADATA]: sealVersionRecord(codec, path, r) }, body)).toEqual(r);
+      expect(openVersionRecord(codec, path, { [VERSION_METADATA]: sealVersionRecord(codec, path, r) }, body)).toEqual(
+        r,
+      );
     }
-    const plain = openVersionRecord(codec, path, { [VERSION_METADATA]: sealVersionRecord(codec, path, record()) }, body)!;
+    const plain = openVersionRecord(
+      codec,
+      path,
+      { [VERSION_METADATA]: sealVersionRecord(codec, path, record()) },
+      body,
+    )!;
     expect('end' in plain).toBe(false);
     expect('keptAt' in plain).toBe(false);
     expect(openVersionRecord(codec, path, {}, body)).toBeUndefined();
@@ -126,7 +153,9 @@ describe('version records', () => {
     const good = { s: 7, a: 'model', t: 1, h };
     expect(openVersionRecord(codec, path, raw(good), body)).toEqual({ seq: 7, actor: 'model', time: 1, bodyHash: h });
     expect(openVersionRecord(codec, path, raw({ ...good, s: 1 }), body)?.seq).toBe(1);
-    expect(openVersionRecord(codec, path, raw({ ...good, k: Number.MAX_SAFE_INTEGER }), body)?.keptAt).toBe(Number.MAX_SAFE_INTEGER);
+    expect(openVersionRecord(codec, path, raw({ ...good, k: Number.MAX_SAFE_INTEGER }), body)?.keptAt).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
     for (const bad of [
       { ...good, s: '7' },
       { ...good, s: 0 },
@@ -147,22 +176,35 @@ describe('version records', () => {
       { ...good, k: null },
       { ...good, h: bodyHashOf(enc('other')) },
     ]) {
-      expect(() => openVersionRecord(codec, path, raw(bad), body), JSON.stringify(bad)).toThrow(expect.objectContaining(damaged));
+      expect(() => openVersionRecord(codec, path, raw(bad), body), JSON.stringify(bad)).toThrow(
+        expect.objectContaining(damaged),
+      );
     }
     // Not JSON, and bytes that are not UTF-8 (without a NUL): the same error, never a SyntaxError.
-    expect(() => openVersionRecord(codec, path, { [VERSION_METADATA]: Buffer.from('{"s":').toString('base64url') }, body)).toThrow(
+    expect(() =>
+      openVersionRecord(codec, path, { [VERSION_METADATA]: Buffer.from('{"s":').toString('base64url') }, body),
+    ).toThrow(expect.objectContaining(damaged));
+    const notUtf8 = Buffer.concat([
+      Buffer.from('{"s":7,"a":"model","t":1,"h":"'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from(`${h}"}`),
+    ]);
+    expect(() => openVersionRecord(codec, path, { [VERSION_METADATA]: notUtf8.toString('base64url') }, body)).toThrow(
       expect.objectContaining(damaged),
     );
-    const notUtf8 = Buffer.concat([Buffer.from('{"s":7,"a":"model","t":1,"h":"'), Buffer.from([0xc3, 0x28]), Buffer.from(`${h}"}`)]);
-    expect(() => openVersionRecord(codec, path, { [VERSION_METADATA]: notUtf8.toString('base64url') }, body)).toThrow(expect.objectContaining(damaged));
     // JSON that is no object (null would fail the destructuring with a TypeError): the same error.
     for (const notObject of [null, 7, '"s"']) {
-      expect(() => openVersionRecord(codec, path, raw(notObject), body), String(notObject)).toThrow(expect.objectContaining(damaged));
+      expect(() => openVersionRecord(codec, path, raw(notObject), body), String(notObject)).toThrow(
+        expect.objectContaining(damaged),
+      );
     }
   });
 
   it('the checks every reader makes (src/crypto/verified-read.ts): a kept version names its own number; a current file is not older than its history', () => {
-    const misplaced = { code: 'INTEGRITY', message: 'Error: A stored version does not match its place in the history: it was moved or damaged.' };
+    const misplaced = {
+      code: 'INTEGRITY',
+      message: 'Error: A stored version does not match its place in the history: it was moved or damaged.',
+    };
     const r = record();
     expect(checkVersionPlace(r, 7)).toBe(r);
     for (const [found, seq] of [
@@ -262,7 +304,8 @@ describe('listHistory', () => {
   it('stops at the limit and says it was truncated; exactly the limit is not truncated', async () => {
     const store = new MemoryStore();
     const vault = await createVault({ store, encryption: false, history: true });
-    for (const name of ['a', 'b', 'c']) await ok(vault, 'p', { command: 'create', path: `/memories/${name}.md`, file_text: name });
+    for (const name of ['a', 'b', 'c'])
+      await ok(vault, 'p', { command: 'create', path: `/memories/${name}.md`, file_text: name });
     const codec = await createPlainCodecProvider().forUser('p');
     const ctx = { store, codec, files: undefined as never };
     expect(MAX_LISTED_VERSIONS).toBe(10_000);
@@ -278,7 +321,8 @@ describe('listHistory', () => {
   it('passes over stray objects, foreign names and versions dropped meanwhile; pages through the listing', async () => {
     const store = new MemoryStore();
     const vault = await createVault({ store, encryption: false, history: true });
-    for (const name of ['a', 'b', 'c']) await ok(vault, 'p', { command: 'create', path: `/memories/${name}.md`, file_text: name });
+    for (const name of ['a', 'b', 'c'])
+      await ok(vault, 'p', { command: 'create', path: `/memories/${name}.md`, file_text: name });
     const codec = await createPlainCodecProvider().forUser('p');
     await store.put(`${userHistoryPrefix(codec.uid)}stray`, enc('x'));
     await store.put(`${userHistoryPrefix(codec.uid)}%E0%A4%A/@${'0'.repeat(16)}`, enc('x')); // a name that does not decode
@@ -286,7 +330,8 @@ describe('listHistory', () => {
     const goneKey = keys.find((k) => k.includes('/b.md/'))!;
     // Two objects a page, and the b version gone between the listing and its GET.
     const paged = Object.assign(Object.create(store) as MemoryStore, {
-      list: (prefix: string, options: { continuationToken?: string } = {}) => store.list(prefix, { ...options, maxKeys: 2 }),
+      list: (prefix: string, options: { continuationToken?: string } = {}) =>
+        store.list(prefix, { ...options, maxKeys: 2 }),
       get: (key: string) => (key === goneKey ? Promise.resolve(null) : store.get(key)),
     });
     const { versions, truncated } = await listHistory({ store: paged, codec, files: undefined as never }, '/memories');
@@ -330,7 +375,8 @@ describe('restore', () => {
     await ok(vault, 'u', { command: 'create', path: '/memories/gone.md', file_text: 'g' });
     await ok(vault, 'u', { command: 'delete', path: '/memories/gone.md' });
     const asOf = tick();
-    for (const n of ['q', 'x', 'm']) await ok(vault, 'u', { command: 'str_replace', path: `/memories/${n}.md`, old_str: `${n}1`, new_str: `${n}2` });
+    for (const n of ['q', 'x', 'm'])
+      await ok(vault, 'u', { command: 'str_replace', path: `/memories/${n}.md`, old_str: `${n}1`, new_str: `${n}2` });
     await ok(vault, 'u', { command: 'create', path: '/memories/new.md', file_text: 'n' });
     tick();
     const files = await vault.files('u');
@@ -356,7 +402,9 @@ describe('restore', () => {
     expect(dry).toMatchObject({ asOf, dryRun: true, restored: 3, deleted: 1, unchanged: 4, conflicts: 0 });
     const history = await vault.history('u', '/memories/q.md');
     expect(dry.files.find((f) => f.path === '/memories/q.md')!.seq).toBe(history.versions[1]!.seq);
-    expect(dry.files.find((f) => f.path === '/memories/a.md')!.seq).toBe((await vault.history('u', '/memories/a.md')).versions[0]!.seq);
+    expect(dry.files.find((f) => f.path === '/memories/a.md')!.seq).toBe(
+      (await vault.history('u', '/memories/a.md')).versions[0]!.seq,
+    );
     expect('seq' in dry.files.find((f) => f.path === '/memories/gone.md')!).toBe(false);
     expect('seq' in dry.files.find((f) => f.path === '/memories/new.md')!).toBe(false);
 
@@ -389,16 +437,18 @@ describe('restore', () => {
     await ok(vault, 'p', { command: 'str_replace', path: '/memories/a.md', old_str: 'first', new_str: 'second' });
     await ok(vault, 'p', { command: 'str_replace', path: '/memories/b.md', old_str: 'b1', new_str: 'b2' });
     const files = await vault.files('p');
-    expect((await vault.restore('p', { path: '/memories/a.md', asOf: new Date(at + 1), dryRun: false })).unchanged).toBe(1);
+    expect(
+      (await vault.restore('p', { path: '/memories/a.md', asOf: new Date(at + 1), dryRun: false })).unchanged,
+    ).toBe(1);
     expect(text((await files.read('/memories/a.md'))?.data)).toBe('second');
     const r = await vault.restore('p', { path: '/memories/a.md', asOf: new Date(at), dryRun: false });
     expect(r.files).toEqual([{ path: '/memories/a.md', action: 'restored', seq: expect.any(Number) }]);
     expect(text((await files.read('/memories/a.md'))?.data)).toBe('first');
     expect(text((await files.read('/memories/b.md'))?.data)).toBe('b2');
     // Before the file existed: it is deleted.
-    expect((await vault.restore('p', { path: '/memories/a.md', asOf: new Date(at - 1), dryRun: false })).files).toEqual([
-      { path: '/memories/a.md', action: 'deleted' },
-    ]);
+    expect((await vault.restore('p', { path: '/memories/a.md', asOf: new Date(at - 1), dryRun: false })).files).toEqual(
+      [{ path: '/memories/a.md', action: 'deleted' }],
+    );
     expect(await files.read('/memories/a.md')).toBeNull();
     await vault.close();
   });
@@ -413,7 +463,15 @@ describe('restore', () => {
     const fileKey = `${userFilesPrefix(codec.uid)}k.md`;
     const putVersion = async (seq: number, content: string, keptAt: number) => {
       const body = enc(content);
-      const metadata = { [VERSION_METADATA]: sealVersionRecord(codec, path, { seq, actor: 'model', time: asOf, bodyHash: bodyHashOf(body), keptAt }) };
+      const metadata = {
+        [VERSION_METADATA]: sealVersionRecord(codec, path, {
+          seq,
+          actor: 'model',
+          time: asOf,
+          bodyHash: bodyHashOf(body),
+          keptAt,
+        }),
+      };
       await store.put(versionKeyOf(codec.uid, fileKey, seq), body, { metadata });
     };
     // Numbered one past the margin: made after asOf, whatever its record says.
@@ -473,7 +531,11 @@ describe('restore', () => {
       },
     });
     const raced = await createVault({ store: racing, encryption: false, history: true });
-    expect(await raced.restore('p', { path, asOf, dryRun: false })).toMatchObject({ files: [{ path, action: 'conflict' }], conflicts: 1, restored: 0 });
+    expect(await raced.restore('p', { path, asOf, dryRun: false })).toMatchObject({
+      files: [{ path, action: 'conflict' }],
+      conflicts: 1,
+      restored: 0,
+    });
     expect(filePuts).toBe(5);
     const failing = Object.assign(Object.create(store) as MemoryStore, {
       put: (key: string, body: Uint8Array, options?: Parameters<MemoryStore['put']>[2]) =>
@@ -506,9 +568,16 @@ describe('restore', () => {
       },
     });
     const restorer = await createVault({ store: racing, encryption: false, history: true });
-    expect((await restorer.restore('p', { path, asOf, dryRun: false })).files).toEqual([{ path, action: 'restored', seq: expect.any(Number) }]);
+    expect((await restorer.restore('p', { path, asOf, dryRun: false })).files).toEqual([
+      { path, action: 'restored', seq: expect.any(Number) },
+    ]);
     expect(text((await (await vault.files('p')).read(path))?.data)).toBe('one');
-    expect((await vault.history('p', path)).versions.map((v) => v.actor)).toEqual(['restore', 'model', 'model', 'model']);
+    expect((await vault.history('p', path)).versions.map((v) => v.actor)).toEqual([
+      'restore',
+      'model',
+      'model',
+      'model',
+    ]);
     await other.close();
     await restorer.close();
     await vault.close();
@@ -603,7 +672,9 @@ describe('restore', () => {
     });
     const restorer = await createVault({ store: dropping, encryption: false, history: true });
     const first = (await vault.history('p', path)).versions[1]!.seq;
-    expect((await restorer.restore('p', { path, asOf, dryRun: true })).files).toEqual([{ path, action: 'restored', seq: first }]);
+    expect((await restorer.restore('p', { path, asOf, dryRun: true })).files).toEqual([
+      { path, action: 'restored', seq: first },
+    ]);
     await restorer.close();
     await vault.close();
   });
@@ -616,7 +687,10 @@ describe('restore', () => {
     clock.now += 10_000;
     await ok(vault, 'p', { command: 'str_replace', path, old_str: 'one', new_str: 'two' });
     const fileKey = (await listAllKeys(store, 'u/')).find((k) => k.split('/')[2] === 'f')!;
-    for (const failure of [new Error('network down'), new MemvaultError('KEY_UNAVAILABLE', 'Error: key service down')]) {
+    for (const failure of [
+      new Error('network down'),
+      new MemvaultError('KEY_UNAVAILABLE', 'Error: key service down'),
+    ]) {
       const failing = Object.assign(Object.create(store) as MemoryStore, {
         get: (key: string) => (key === fileKey ? Promise.reject(failure) : store.get(key)),
       });
@@ -697,7 +771,13 @@ describe('restore after a clock far ahead', () => {
     const fileKey = `${userFilesPrefix(codec.uid)}t.md`;
     await store.put(versionKeyOf(codec.uid, fileKey, ahead), empty, {
       metadata: {
-        [VERSION_METADATA]: sealVersionRecord(codec, path, { seq: ahead, actor: 'model', time: Date.now(), bodyHash: bodyHashOf(empty), end: 'deleted' }),
+        [VERSION_METADATA]: sealVersionRecord(codec, path, {
+          seq: ahead,
+          actor: 'model',
+          time: Date.now(),
+          bodyHash: bodyHashOf(empty),
+          end: 'deleted',
+        }),
       },
     });
     const fresh = await createVault({ store, encryption: false, history: true }); // no numbers remembered

@@ -9,6 +9,10 @@ import { runIntegrityRaceSuite } from './integrity-races.js';
 const masterKey = randomBytes(32).toString('base64');
 
 runIntegrityRaceSuite('memory store, plain names', async () => new MemoryStore());
-runIntegrityRaceSuite('encrypted file store', async () => FileStore.open(await mkdtemp(join(tmpdir(), 'memvault-integrity-races-'))), {
-  encryption: { masterKey },
-});
+runIntegrityRaceSuite(
+  'encrypted file store',
+  async () => FileStore.open(await mkdtemp(join(tmpdir(), 'memvault-integrity-races-'))),
+  {
+    encryption: { masterKey },
+  },
+);

@@ -34,7 +34,9 @@ class HeldReads extends StoreWrapper {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let reached!: () => void;
     let got!: () => void;
-    const ready = Promise.all([new Promise<void>((r) => (reached = r)), new Promise<void>((r) => (got = r))]).then(() => undefined);
+    const ready = Promise.all([new Promise<void>((r) => (reached = r)), new Promise<void>((r) => (got = r))]).then(
+      () => undefined,
+    );
     this.hold = { reached, gate, got };
     return { ready, release };
   }
@@ -91,11 +93,23 @@ const changes: Array<[string, Record<string, unknown>, RegExp]> = [
   ['a rename away', { command: 'rename', old_path: '/memories/f.md', new_path: '/memories/moved.md' }, /^NOT_FOUND/],
 ];
 
-export function runIntegrityRaceSuite(storeName: string, makeStore: () => Promise<ObjectStore>, options: VaultOptions = {}): void {
-  async function instances(): Promise<{ shared: ObjectStore; reader: Vault; reads: HeldReads; writer: Vault; fresh: () => Promise<Vault> }> {
+export function runIntegrityRaceSuite(
+  storeName: string,
+  makeStore: () => Promise<ObjectStore>,
+  options: VaultOptions = {},
+): void {
+  async function instances(): Promise<{
+    shared: ObjectStore;
+    reader: Vault;
+    reads: HeldReads;
+    writer: Vault;
+    fresh: () => Promise<Vault>;
+  }> {
     const shared = await makeStore();
     const setup = await createVault({ store: new StoreWrapper(shared), ...options });
-    expect(await answer(setup, { command: 'create', path: '/memories/f.md', file_text: 'first\n' })).toHaveProperty('text');
+    expect(await answer(setup, { command: 'create', path: '/memories/f.md', file_text: 'first\n' })).toHaveProperty(
+      'text',
+    );
     const reads = new HeldReads(shared);
     const reader = await createVault({ store: reads, ...options });
     const writer = await createVault({ store: new StoreWrapper(shared), ...options });
@@ -103,17 +117,20 @@ export function runIntegrityRaceSuite(storeName: string, makeStore: () => Promis
   }
 
   describe(`a read that meets another instance's command half-way (${storeName})`, () => {
-    it.each(changes)('after %s lands between its GET and its history LIST, the read answers what it left', async (_label, change, expected) => {
-      const { reader, reads, writer } = await instances();
-      const hold = reads.holdNextRead();
-      const reading = answer(reader, { command: 'view', path: '/memories/f.md' });
-      await hold.ready; // the GET saw the file as it was; its LIST has not gone out
-      expect(await answer(writer, change)).toHaveProperty('text');
-      hold.release();
-      const seen = await reading;
-      expect(seen.code ?? seen.text).toMatch(expected);
-      await Promise.all([reader.close(), writer.close()]);
-    });
+    it.each(changes)(
+      'after %s lands between its GET and its history LIST, the read answers what it left',
+      async (_label, change, expected) => {
+        const { reader, reads, writer } = await instances();
+        const hold = reads.holdNextRead();
+        const reading = answer(reader, { command: 'view', path: '/memories/f.md' });
+        await hold.ready; // the GET saw the file as it was; its LIST has not gone out
+        expect(await answer(writer, change)).toHaveProperty('text');
+        hold.release();
+        const seen = await reading;
+        expect(seen.code ?? seen.text).toMatch(expected);
+        await Promise.all([reader.close(), writer.close()]);
+      },
+    );
 
     it("a rename whose read of its source meets another instance's edit moves the edited file", async () => {
       const { reader, reads, writer, fresh } = await instances();
@@ -138,17 +155,23 @@ export function runIntegrityRaceSuite(storeName: string, makeStore: () => Promis
       expect(await answer(writer, { command: 'delete', path: '/memories/f.md' })).toHaveProperty('text');
       let releaseCreate!: () => void;
       const createGate = new Promise<void>((resolve) => (releaseCreate = resolve));
-      const createHeld = new Promise<void>((reached) => held.arm('put', 1, { fail: false, hook: async () => (reached(), createGate) }));
+      const createHeld = new Promise<void>((reached) =>
+        held.arm('put', 1, { fail: false, hook: async () => (reached(), createGate) }),
+      );
       const creating = answer(creator, { command: 'create', path: '/memories/f.md', file_text: 'recreated\n' });
       await createHeld;
       await sleep(5); // a later clock number for the other create
-      expect(await answer(writer, { command: 'create', path: '/memories/f.md', file_text: 'between\n' })).toHaveProperty('text');
+      expect(
+        await answer(writer, { command: 'create', path: '/memories/f.md', file_text: 'between\n' }),
+      ).toHaveProperty('text');
       expect(await answer(writer, { command: 'delete', path: '/memories/f.md' })).toHaveProperty('text');
       // The held create lands below the tombstone; its renumbering PUT is held until the reader has
       // seen the file below its history and looked again.
       let releaseRenumber!: () => void;
       const renumberGate = new Promise<void>((resolve) => (releaseRenumber = resolve));
-      const renumberHeld = new Promise<void>((reached) => held.arm('put', 1, { fail: false, hook: async () => (reached(), renumberGate) }));
+      const renumberHeld = new Promise<void>((reached) =>
+        held.arm('put', 1, { fail: false, hook: async () => (reached(), renumberGate) }),
+      );
       releaseCreate();
       await renumberHeld;
       const reading = answer(reader, { command: 'view', path: '/memories/f.md' });
@@ -184,7 +207,9 @@ export function runIntegrityRaceSuite(storeName: string, makeStore: () => Promis
     it('answers no command with INTEGRITY', async () => {
       const shared = await makeStore();
       const random = seededRandom(37);
-      const vaults = await Promise.all([0, 1, 2].map(() => createVault({ store: new Jittered(shared, random), ...options })));
+      const vaults = await Promise.all(
+        [0, 1, 2].map(() => createVault({ store: new Jittered(shared, random), ...options })),
+      );
       const names = ['/memories/a.md', '/memories/b.md', '/memories/c.md'];
       const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
       const commandOf = (n: number): Record<string, unknown> => {

@@ -85,7 +85,10 @@ describe.each(stores)('history on and off over one store (%s)', (_name, makeStor
     await ok(off, { command: 'str_replace', path: '/memories/a.md', old_str: 'first', new_str: 'second' });
     await ok(on, { command: 'str_replace', path: '/memories/a.md', old_str: 'second', new_str: 'third' });
     await store.put(fileKey, first.body, { metadata: first.metadata });
-    expect(await on.run(U, { command: 'view', path: '/memories/a.md' })).toMatchObject({ isError: true, code: 'INTEGRITY' });
+    expect(await on.run(U, { command: 'view', path: '/memories/a.md' })).toMatchObject({
+      isError: true,
+      code: 'INTEGRITY',
+    });
   });
 
   it('a write with no record at all over a file with kept versions (an older release) is refused until restored', async () => {
@@ -96,7 +99,10 @@ describe.each(stores)('history on and off over one store (%s)', (_name, makeStor
     const current = (await store.get(fileKey))!;
     // What a release that wrote no records leaves: the same sealed bytes, no version metadata.
     await store.put(fileKey, current.body);
-    expect(await on.run(U, { command: 'view', path: '/memories/a.md' })).toMatchObject({ isError: true, code: 'INTEGRITY' });
+    expect(await on.run(U, { command: 'view', path: '/memories/a.md' })).toMatchObject({
+      isError: true,
+      code: 'INTEGRITY',
+    });
     const restored = await on.restore(U, { path: '/memories/a.md', asOf: new Date() });
     expect(restored.files.map((f) => f.action)).toEqual(['restored']);
     expect(await ok(on, { command: 'view', path: '/memories/a.md' })).toContain('kept');

@@ -14,7 +14,12 @@ import { canonicalizePath } from '../../src/pipeline/path-guard.js';
 import { FileStore } from '../../src/store/file.js';
 import { MAX_STORE_KEY_BYTES, MAX_USER_ID_LENGTH } from '../../src/store/layout.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES, STORABLE_LEVELS_OF_LONGEST_NAMES, STORABLE_LEVELS_OF_ONE_BYTE_NAMES } from '../../src/vault/paths.js';
+import {
+  MAX_PATH_BYTES,
+  MAX_SEGMENT_BYTES,
+  STORABLE_LEVELS_OF_LONGEST_NAMES,
+  STORABLE_LEVELS_OF_ONE_BYTE_NAMES,
+} from '../../src/vault/paths.js';
 import { expectDeepestStorable, longestNames, oneByteNames } from './path-limits.js';
 
 const dirs: string[] = [];
@@ -66,8 +71,13 @@ describe.each(stores)('the deepest storable paths on the %s, history on and off'
 
 it(`a user id of ${MAX_USER_ID_LENGTH} characters is served, one more is refused`, async () => {
   const vault = await createVault({ store: new MemoryStore(), encryption: { masterKey: new Uint8Array(32).fill(1) } });
-  expect(await vault.run('u'.repeat(MAX_USER_ID_LENGTH), { command: 'view', path: '/memories' })).toMatchObject({ isError: false });
-  expect(await vault.run('u'.repeat(MAX_USER_ID_LENGTH + 1), { command: 'view', path: '/memories' })).toMatchObject({ isError: true, code: 'INVALID_USER' });
+  expect(await vault.run('u'.repeat(MAX_USER_ID_LENGTH), { command: 'view', path: '/memories' })).toMatchObject({
+    isError: false,
+  });
+  expect(await vault.run('u'.repeat(MAX_USER_ID_LENGTH + 1), { command: 'view', path: '/memories' })).toMatchObject({
+    isError: true,
+    code: 'INVALID_USER',
+  });
   await vault.close();
 });
 
@@ -85,7 +95,8 @@ describe("docs/paths-and-quotas.md's Limits table", () => {
     const doc = readFileSync(join(import.meta.dirname, '../../docs/paths-and-quotas.md'), 'utf8');
     const table = doc.slice(doc.indexOf('### Limits'), doc.indexOf('## Quotas'));
     // A row's value is the largest number in its cell ('1 to 256 characters', '4,096 bytes of UTF-8').
-    const largest = (cell: string) => Math.max(...[...cell.matchAll(/\d[\d,]*/g)].map((m) => Number(m[0].replace(/,/g, ''))));
+    const largest = (cell: string) =>
+      Math.max(...[...cell.matchAll(/\d[\d,]*/g)].map((m) => Number(m[0].replace(/,/g, ''))));
     const rows = [...table.matchAll(/^\| [^|]+ \| ([^|]+) \| `([A-Z_]+)`/gm)].map((m) => [m[2]!, largest(m[1]!)]);
     expect(Object.fromEntries(rows)).toEqual(constants);
   });

@@ -37,7 +37,10 @@ export async function expectDeepestStorable(
     const vault = await createVault({ store, encryption: { masterKey: MASTER_KEY }, history });
     try {
       const deepest = pathOf(levels);
-      expect(await vault.run('u', { command: 'create', path: deepest, file_text: 'deepest' }), `history ${history}`).toMatchObject({ isError: false });
+      expect(
+        await vault.run('u', { command: 'create', path: deepest, file_text: 'deepest' }),
+        `history ${history}`,
+      ).toMatchObject({ isError: false });
       expect((await vault.run('u', { command: 'view', path: deepest })).content).toMatch(/deepest/);
       const before = await keysOf(store);
       const over = await vault.run('u', { command: 'create', path: pathOf(levels + 1, 'z'), file_text: 'x' });

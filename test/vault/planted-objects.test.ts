@@ -26,8 +26,12 @@ describe("objects under a user prefix that are not the user's files", () => {
       total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'folder_marker' }) +
       total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'not_decryptable' });
     expect(counted).toBe(skipped);
-    expect(total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'folder_marker' })).toBeGreaterThan(0);
-    expect(total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'not_decryptable' })).toBeGreaterThan(0);
+    expect(total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'folder_marker' })).toBeGreaterThan(
+      0,
+    );
+    expect(
+      total(points, METRICS.listingSkipped, { 'memvault.listing.skip_reason': 'not_decryptable' }),
+    ).toBeGreaterThan(0);
   });
 
   it('file store: the same on real files', async () => {
@@ -48,7 +52,9 @@ describe("objects under a user prefix that are not the user's files", () => {
     const store = new MemoryStore();
     const { logger, lines } = recordingLogger();
     const vault = await createVault({ store, encryption: false, logger });
-    expect((await vault.run('u', { command: 'create', path: '/memories/d/ok.md', file_text: 'ok\n' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'create', path: '/memories/d/ok.md', file_text: 'ok\n' })).isError).toBe(
+      false,
+    );
     const prefix = (await store.list('u/')).objects[0]!.key.replace(/ok\.md$/, '');
     await store.put(`${prefix}%zz`, new Uint8Array([1]));
     await store.put(prefix, new Uint8Array());

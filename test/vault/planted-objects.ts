@@ -17,7 +17,8 @@ export interface LoggedLine {
 
 export function recordingLogger(): { logger: VaultLogger; lines: LoggedLine[] } {
   const lines: LoggedLine[] = [];
-  const at = (level: string) => (fields: object | string, message?: string) => void lines.push({ level, fields, message });
+  const at = (level: string) => (fields: object | string, message?: string) =>
+    void lines.push({ level, fields, message });
   return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
 }
 
@@ -31,7 +32,8 @@ const text = (result: { content: unknown }) => JSON.stringify(result.content);
 /** Entries of a directory view (after its header and total line), directories with their '/'. */
 function listedPaths(result: { content: unknown }): string[] {
   const content = result.content;
-  const shown = typeof content === 'string' ? content : (content as { text?: string }[]).map((c) => c.text ?? '').join('\n');
+  const shown =
+    typeof content === 'string' ? content : (content as { text?: string }[]).map((c) => c.text ?? '').join('\n');
   return shown
     .split('\n')
     .slice(2)
@@ -52,10 +54,17 @@ export async function plantedObjectsScenario(store: ObjectStore): Promise<{ skip
   const vault = await createVault({ store, codec, logger });
   try {
     const run = (user: string, input: Record<string, unknown>) => vault.run(user, input);
-    for (const path of ['/memories/notes/a.md', '/memories/notes/b.md', '/memories/notes/deep/c.md', '/memories/top.md']) {
+    for (const path of [
+      '/memories/notes/a.md',
+      '/memories/notes/b.md',
+      '/memories/notes/deep/c.md',
+      '/memories/top.md',
+    ]) {
       expect((await run(ALICE, { command: 'create', path, file_text: `text of ${path}\n` })).isError).toBe(false);
     }
-    expect((await run(BOB, { command: 'create', path: '/memories/notes/bobs.md', file_text: 'bob\n' })).isError).toBe(false);
+    expect((await run(BOB, { command: 'create', path: '/memories/notes/bobs.md', file_text: 'bob\n' })).isError).toBe(
+      false,
+    );
 
     const alice = await codec.forUser(ALICE);
     const bob = await codec.forUser(BOB);
@@ -82,13 +91,26 @@ export async function plantedObjectsScenario(store: ObjectStore): Promise<{ skip
     const notes = await run(ALICE, { command: 'view', path: '/memories/notes' });
     expect(notes.isError).toBe(false);
     expect(listedPaths(notes).sort()).toEqual(
-      ['/memories/notes/a.md', '/memories/notes/b.md', '/memories/notes/damaged.md', '/memories/notes/deep/', '/memories/notes/deep/c.md'].sort(),
+      [
+        '/memories/notes/a.md',
+        '/memories/notes/b.md',
+        '/memories/notes/damaged.md',
+        '/memories/notes/deep/',
+        '/memories/notes/deep/c.md',
+      ].sort(),
     );
     const root = await run(ALICE, { command: 'view', path: '/memories' });
     expect(root.isError).toBe(false);
     expect(listedPaths(root)).toContain('/memories/top.md');
     expect(listedPaths(root).sort()).toEqual(
-      ['/memories/notes/', '/memories/notes/a.md', '/memories/notes/b.md', '/memories/notes/damaged.md', '/memories/notes/deep/', '/memories/top.md'].sort(),
+      [
+        '/memories/notes/',
+        '/memories/notes/a.md',
+        '/memories/notes/b.md',
+        '/memories/notes/damaged.md',
+        '/memories/notes/deep/',
+        '/memories/top.md',
+      ].sort(),
     );
     expect(text(root)).not.toContain(CONSOLE_FOLDER);
     expect(text(root)).not.toContain('bob');
@@ -96,14 +118,18 @@ export async function plantedObjectsScenario(store: ObjectStore): Promise<{ skip
     const consoleView = await run(ALICE, { command: 'view', path: `/memories/${CONSOLE_FOLDER}` });
     expect(consoleView.isError).toBe(true);
     expect(text(consoleView)).toContain('does not exist');
-    expect((await run(ALICE, { command: 'create', path: `/memories/${CONSOLE_FOLDER}`, file_text: 'a file\n' })).isError).toBe(false);
+    expect(
+      (await run(ALICE, { command: 'create', path: `/memories/${CONSOLE_FOLDER}`, file_text: 'a file\n' })).isError,
+    ).toBe(false);
 
     // Direct reads of the object whose bytes do not open stay the integrity error.
     const damaged = await run(ALICE, { command: 'view', path: '/memories/notes/damaged.md' });
     expect(damaged.isError).toBe(true);
     expect(damaged.code).toBe('INTEGRITY');
     // Her own files read as ever; bob still sees his.
-    expect(text(await run(ALICE, { command: 'view', path: '/memories/notes/a.md' }))).toContain('text of /memories/notes/a.md');
+    expect(text(await run(ALICE, { command: 'view', path: '/memories/notes/a.md' }))).toContain(
+      'text of /memories/notes/a.md',
+    );
     expect(text(await run(BOB, { command: 'view', path: '/memories/notes' }))).toContain('/memories/notes/bobs.md');
 
     // Tree commands over the directory holding planted objects still work.
@@ -115,7 +141,9 @@ export async function plantedObjectsScenario(store: ObjectStore): Promise<{ skip
     );
     // What is left below the old name is not hers: the directory is gone for her, the name is free.
     expect((await run(ALICE, { command: 'view', path: '/memories/notes' })).isError).toBe(true);
-    expect((await run(ALICE, { command: 'create', path: '/memories/notes', file_text: 'now a file\n' })).isError).toBe(false);
+    expect((await run(ALICE, { command: 'create', path: '/memories/notes', file_text: 'now a file\n' })).isError).toBe(
+      false,
+    );
     expect((await run(ALICE, { command: 'delete', path: '/memories/moved' })).isError).toBe(false);
     expect((await run(ALICE, { command: 'view', path: '/memories/moved' })).isError).toBe(true);
     // The planted objects are left where they are (nothing deletes what it did not write).

@@ -37,7 +37,11 @@ class GatedFileStore extends FileStore {
     if (this.gate && !isKeptVersionKey(key)) await this.gate;
     return super.put(key, body, options);
   }
-  override async prepareCreate(key: string, body: Uint8Array, options?: Parameters<FileStore['prepareCreate']>[2]): Promise<PreparedCreate> {
+  override async prepareCreate(
+    key: string,
+    body: Uint8Array,
+    options?: Parameters<FileStore['prepareCreate']>[2],
+  ): Promise<PreparedCreate> {
     this.prepares += 1;
     if (this.failPrepare) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
     return super.prepareCreate(key, body, options);
@@ -60,7 +64,8 @@ async function versionKeys(store: FileStore): Promise<string[]> {
 
 async function tempFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) if (entry.name.includes('~tmp')) out.push(entry.name);
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (entry.name.includes('~tmp')) out.push(entry.name);
   return out;
 }
 
@@ -89,7 +94,9 @@ async function expectNothingLeft({ root, store }: Awaited<ReturnType<typeof open
 describe('a version prepared beside its write', () => {
   it('is published only once the write has landed', async () => {
     const { store, vault } = await open();
-    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(
+      false,
+    );
     const before = await versionKeys(store);
     expect(before).toHaveLength(1);
     let release!: () => void;
@@ -97,7 +104,8 @@ describe('a version prepared beside its write', () => {
     const prepares = store.prepares;
     const edited = vault.run('u', { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' });
     // Prepared while the write is held (the edit reads first: wait for it), and not published.
-    for (let i = 0; i < 5000 && store.prepares === prepares; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    for (let i = 0; i < 5000 && store.prepares === prepares; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
     await settle();
     expect(store.prepares).toBe(prepares + 1);
     expect(await versionKeys(store)).toEqual(before);
@@ -113,7 +121,9 @@ describe('a version prepared beside its write', () => {
     const opened = await open();
     const { files, stale, before, prepares } = await editedUnderneath(opened);
     // A write against the version read before: it loses its condition.
-    await expect(files.write('/memories/a.md', new TextEncoder().encode('stale\n'), { ifMatch: stale })).rejects.toMatchObject({
+    await expect(
+      files.write('/memories/a.md', new TextEncoder().encode('stale\n'), { ifMatch: stale }),
+    ).rejects.toMatchObject({
       name: 'PreconditionFailedError',
     });
     expect(opened.store.prepares).toBe(prepares + 1);
@@ -124,8 +134,12 @@ describe('a version prepared beside its write', () => {
   it('whose preparation failed is kept by a plain PUT', async () => {
     const { store, vault } = await open();
     store.failPrepare = true;
-    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
-    expect((await vault.run('u', { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(
+      false,
+    );
+    expect(
+      (await vault.run('u', { command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'two' })).isError,
+    ).toBe(false);
     expect(store.prepares).toBe(2);
     expect(await versionKeys(store)).toHaveLength(2);
     await vault.close();
@@ -140,14 +154,17 @@ describe('a tombstone prepared beside its fence', () => {
   for (const { end, input } of ends) {
     it(`is published only once the file is gone (${input.command})`, async () => {
       const { store, vault } = await open();
-      expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+      expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(
+        false,
+      );
       let release!: () => void;
       store.fenceGate = new Promise<void>((resolve) => (release = resolve));
       const prepares = store.prepares;
       const ended = vault.run('u', input);
       // A rename prepares its copy's version first: wait for the tombstone's preparation too.
       const expected = prepares + (input.command === 'rename' ? 2 : 1);
-      for (let i = 0; i < 5000 && store.prepares < expected; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      for (let i = 0; i < 5000 && store.prepares < expected; i++)
+        await new Promise((resolve) => setTimeout(resolve, 1));
       await settle();
       expect(store.prepares).toBe(expected);
       // The fence is held: the file is still there, and no tombstone is in its history yet.
@@ -165,7 +182,9 @@ describe('a tombstone prepared beside its fence', () => {
     const opened = await open();
     const { files, stale, before, prepares } = await editedUnderneath(opened);
     // A fence of the version read before: the edit took it away, so the fence loses its condition.
-    await expect(files.fence('/memories/a.md', stale, 'deleted', 'delete')).rejects.toMatchObject({ name: 'PreconditionFailedError' });
+    await expect(files.fence('/memories/a.md', stale, 'deleted', 'delete')).rejects.toMatchObject({
+      name: 'PreconditionFailedError',
+    });
     expect(opened.store.prepares).toBe(prepares + 1);
     await expectNothingLeft(opened, before);
     expect(await endsOf(opened.vault)).toEqual(['content', 'content']);
@@ -174,7 +193,9 @@ describe('a tombstone prepared beside its fence', () => {
 
   it('whose preparation failed is kept by a plain PUT', async () => {
     const { store, vault } = await open();
-    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(false);
+    expect((await vault.run('u', { command: 'create', path: '/memories/a.md', file_text: 'one\n' })).isError).toBe(
+      false,
+    );
     store.failPrepare = true;
     const prepares = store.prepares;
     expect((await vault.run('u', { command: 'delete', path: '/memories/a.md' })).isError).toBe(false);

@@ -44,7 +44,11 @@ async function setUp() {
   const { codec, recordOpens } = await countingCodec();
   const memo = versionRecordMemo();
   const files = (knownRecords: LruMap<string, KnownRecord> | undefined = memo) =>
-    new StoreUserFiles(store, codec, undefined, undefined, { actor: 'model', keepHistory: true, ...(knownRecords ? { knownRecords } : {}) });
+    new StoreUserFiles(store, codec, undefined, undefined, {
+      actor: 'model',
+      keepHistory: true,
+      ...(knownRecords ? { knownRecords } : {}),
+    });
   const key = codec.keyFor(PATH);
   return { store, forge, codec, recordOpens, memo, files, key };
 }
@@ -73,7 +77,9 @@ describe('the memo of checked version records', () => {
     // The number in the memo is the one the stored record carries.
     const stored = (await store.get(key))!;
     expect(stored.metadata[VERSION_METADATA]).toBe(memo.peek(`${key}\n${second.etag}`)!.sealed);
-    expect(JSON.parse(Buffer.from(stored.metadata[VERSION_METADATA]!, 'base64url').toString()).s).toBe(seqOf(second.etag));
+    expect(JSON.parse(Buffer.from(stored.metadata[VERSION_METADATA]!, 'base64url').toString()).s).toBe(
+      seqOf(second.etag),
+    );
   });
 
   it('a known older version put back (its own ETag, body and record) is still refused: the memo keeps its old number', async () => {

@@ -84,7 +84,12 @@ async function textOf(vault: Vault, path: string): Promise<{ text?: string; erro
   return result.isError ? { error: `${result.code}: ${content}` } : { text: content };
 }
 
-export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise<ObjectStore>, options: VaultOptions = {}, deleteExactly = false): void {
+export function runRecreateRaceSuite(
+  storeName: string,
+  makeStore: () => Promise<ObjectStore>,
+  options: VaultOptions = {},
+  deleteExactly = false,
+): void {
   async function instances(endersStore: 'plain' | 'tombstones held' = 'plain'): Promise<{
     shared: ObjectStore;
     ender: Vault;
@@ -99,9 +104,13 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
     // The files are written by an instance of their own: the ender knows of them only what it reads.
     const setup = await createVault({ store: wrap(), ...options });
     for (const name of ['f.md', 'g.md']) {
-      expect(await setup.run(U, { command: 'create', path: `/memories/d/${name}`, file_text: `old ${name}\n` })).toMatchObject({ isError: false });
+      expect(
+        await setup.run(U, { command: 'create', path: `/memories/d/${name}`, file_text: `old ${name}\n` }),
+      ).toMatchObject({ isError: false });
     }
-    expect(await setup.run(U, { command: 'create', path: '/memories/src.md', file_text: 'recreated\n' })).toMatchObject({ isError: false });
+    expect(await setup.run(U, { command: 'create', path: '/memories/src.md', file_text: 'recreated\n' })).toMatchObject(
+      { isError: false },
+    );
     const tombstones = new HeldTombstones(shared, { deleteExactly });
     const ender = await createVault({ store: endersStore === 'tombstones held' ? tombstones : wrap(), ...options });
     const creator = await createVault({ store: held, ...options });
@@ -109,44 +118,59 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
   }
 
   describe.each(makers)(`%s under way while another instance ends the name (${storeName})`, (_maker, making) => {
-    it.each(enders)('after %s, the create that lands reads as the current file, from every instance', async (_label, end) => {
-      const { ender, creator, held, fresh } = await instances();
-      const hold = holdNextFilePut(held);
-      const creating = creator.run(U, making);
-      await hold.holding; // the create has taken its number and sent its PUT
-      expect(await ender.run(U, end)).toMatchObject({ isError: false });
-      hold.release();
-      expect(await creating).toMatchObject({ isError: false });
+    it.each(enders)(
+      'after %s, the create that lands reads as the current file, from every instance',
+      async (_label, end) => {
+        const { ender, creator, held, fresh } = await instances();
+        const hold = holdNextFilePut(held);
+        const creating = creator.run(U, making);
+        await hold.holding; // the create has taken its number and sent its PUT
+        expect(await ender.run(U, end)).toMatchObject({ isError: false });
+        hold.release();
+        expect(await creating).toMatchObject({ isError: false });
 
-      const third = await fresh();
-      for (const vault of [creator, ender, third]) expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
-      // It is a file like any other: edited, read, and its history ends with the edit.
-      expect(await third.run(U, { command: 'str_replace', path: '/memories/d/f.md', old_str: 'recreated', new_str: 'edited' })).toMatchObject({
-        isError: false,
-      });
-      expect(await textOf(ender, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('edited') });
-      const { versions } = await third.history(U, '/memories/d/f.md');
-      expect(versions[0]?.end).toBeUndefined();
-      await Promise.all([ender.close(), creator.close(), third.close()]);
-    });
+        const third = await fresh();
+        for (const vault of [creator, ender, third])
+          expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
+        // It is a file like any other: edited, read, and its history ends with the edit.
+        expect(
+          await third.run(U, {
+            command: 'str_replace',
+            path: '/memories/d/f.md',
+            old_str: 'recreated',
+            new_str: 'edited',
+          }),
+        ).toMatchObject({
+          isError: false,
+        });
+        expect(await textOf(ender, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('edited') });
+        const { versions } = await third.history(U, '/memories/d/f.md');
+        expect(versions[0]?.end).toBeUndefined();
+        await Promise.all([ender.close(), creator.close(), third.close()]);
+      },
+    );
 
-    it.each(enders)('after %s whose tombstones land only once the create has answered, it reads as the current file', async (_label, end, ended) => {
-      // The create lands after the fence and looks at the history's newest number before the
-      // tombstone is there: only the tombstone's own number keeps it below the create's.
-      const { ender, creator, held, tombstones, fresh } = await instances('tombstones held');
-      const hold = holdNextFilePut(held);
-      const creating = creator.run(U, making);
-      await hold.holding;
-      const ending = ender.run(U, end);
-      await tombstones.held(ended); // every fence has landed
-      hold.release();
-      expect(await creating).toMatchObject({ isError: false });
-      tombstones.release();
-      expect(await ending).toMatchObject({ isError: false });
-      const third = await fresh();
-      for (const vault of [creator, ender, third]) expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
-      await Promise.all([ender.close(), creator.close(), third.close()]);
-    });
+    it.each(enders)(
+      'after %s whose tombstones land only once the create has answered, it reads as the current file',
+      async (_label, end, ended) => {
+        // The create lands after the fence and looks at the history's newest number before the
+        // tombstone is there: only the tombstone's own number keeps it below the create's.
+        const { ender, creator, held, tombstones, fresh } = await instances('tombstones held');
+        const hold = holdNextFilePut(held);
+        const creating = creator.run(U, making);
+        await hold.holding;
+        const ending = ender.run(U, end);
+        await tombstones.held(ended); // every fence has landed
+        hold.release();
+        expect(await creating).toMatchObject({ isError: false });
+        tombstones.release();
+        expect(await ending).toMatchObject({ isError: false });
+        const third = await fresh();
+        for (const vault of [creator, ender, third])
+          expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
+        await Promise.all([ender.close(), creator.close(), third.close()]);
+      },
+    );
 
     it.each(enders)(
       'after a create by a third instance and %s, all while the first create was under way, it lands and reads as the current file',
@@ -160,11 +184,14 @@ export function runRecreateRaceSuite(storeName: string, makeStore: () => Promise
         const creating = creator.run(U, making);
         await hold.holding;
         await new Promise((resolve) => setTimeout(resolve, 5)); // a later clock number for the third's create
-        expect(await third.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'third\n' })).toMatchObject({ isError: false });
+        expect(await third.run(U, { command: 'create', path: '/memories/d/f.md', file_text: 'third\n' })).toMatchObject(
+          { isError: false },
+        );
         expect(await ender.run(U, end)).toMatchObject({ isError: false });
         hold.release();
         expect(await creating).toMatchObject({ isError: false });
-        for (const vault of [creator, ender, third]) expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
+        for (const vault of [creator, ender, third])
+          expect(await textOf(vault, '/memories/d/f.md')).toEqual({ text: expect.stringContaining('recreated') });
         await Promise.all([ender.close(), creator.close(), third.close()]);
       },
     );

@@ -9,7 +9,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createEncryptedCodecProvider, DEPLOYMENT_CHANGED_MESSAGE, type EncryptedCodecProvider } from '../../src/crypto/codec.js';
+import {
+  createEncryptedCodecProvider,
+  DEPLOYMENT_CHANGED_MESSAGE,
+  type EncryptedCodecProvider,
+} from '../../src/crypto/codec.js';
 import { DEPLOYMENT_RECORD_KEY, userKeyKey } from '../../src/crypto/layout.js';
 import { rotateKeys } from '../../src/crypto/operations.js';
 import { loadSodium } from '../../src/crypto/sodium.js';
@@ -45,11 +49,21 @@ const stores: Array<[string, () => ObjectStore]> = [
 async function twoInstances(store: ObjectStore, keyProvider?: KeyProvider) {
   const clock = { now: 1_000_000 };
   const key = keyProvider ?? (await localProvider());
-  const open = () => createEncryptedCodecProvider({ store, keyProvider: key, cache: { now: () => clock.now, maxAgeMs: MAX_AGE, wipeGraceMs: 0 } });
+  const open = () =>
+    createEncryptedCodecProvider({
+      store,
+      keyProvider: key,
+      cache: { now: () => clock.now, maxAgeMs: MAX_AGE, wipeGraceMs: 0 },
+    });
   return { clock, key, a: await open(), b: await open(), open };
 }
 
-async function write(store: ObjectStore, provider: EncryptedCodecProvider, userId: string, content: string): Promise<void> {
+async function write(
+  store: ObjectStore,
+  provider: EncryptedCodecProvider,
+  userId: string,
+  content: string,
+): Promise<void> {
   const codec = await provider.forUser(userId);
   await store.put(codec.keyFor(PATH), codec.seal(PATH, encode(content)));
 }
@@ -92,7 +106,8 @@ describe.each(stores)('on the %s', (_name, makeStore) => {
     const { a, b } = await twoInstances(store);
     const codecs = await Promise.all([a.forUser('new'), b.forUser('new'), a.forUser('new'), b.forUser('new')]);
     await store.put(codecs[0]!.keyFor(PATH), codecs[0]!.seal(PATH, encode('first')));
-    for (const codec of codecs) expect(decode(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body))).toBe('first');
+    for (const codec of codecs)
+      expect(decode(codec.open(PATH, (await store.get(codec.keyFor(PATH)))!.body))).toBe('first');
     await store.close();
   });
 

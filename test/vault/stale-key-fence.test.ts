@@ -31,7 +31,9 @@ describe.each(stores)('an instance that has not seen a re-key (%s)', (_name, mak
     const shared = await makeStore();
     const options = { encryption: { masterKey: randomBytes(32).toString('base64') } };
     const stale = await createVault({ store: new StoreWrapper(shared), ...options });
-    expect(await stale.run('u', { command: 'create', path: '/memories/d/f.md', file_text: 'one\n' })).toMatchObject({ isError: false });
+    expect(await stale.run('u', { command: 'create', path: '/memories/d/f.md', file_text: 'one\n' })).toMatchObject({
+      isError: false,
+    });
     const other = await createVault({ store: new StoreWrapper(shared), ...options });
     expect(await other.rekeyUser('u', { settleMs: 0 })).toMatchObject({ failed: 0 });
     const [ended] = (await other.history('u', '/memories/d/f.md')).versions;
@@ -50,7 +52,9 @@ describe.each(stores)('an instance that has not seen a re-key (%s)', (_name, mak
     const stale = await createVault({ store: new StoreWrapper(shared), ...options });
     const path = '/memories/f.md';
     expect(await stale.run('u', { command: 'create', path, file_text: 'one\n' })).toMatchObject({ isError: false });
-    expect(await stale.run('u', { command: 'str_replace', path, old_str: 'one', new_str: 'two' })).toMatchObject({ isError: false });
+    expect(await stale.run('u', { command: 'str_replace', path, old_str: 'one', new_str: 'two' })).toMatchObject({
+      isError: false,
+    });
     const staleFiles = await stale.files('u');
     const other = await createVault({ store: new StoreWrapper(shared), ...options });
     expect(await other.rekeyUser('u', { settleMs: 0 })).toMatchObject({ failed: 0 });

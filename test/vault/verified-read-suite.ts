@@ -51,7 +51,11 @@ async function keysOf(store: ObjectStore): Promise<string[]> {
   return keys;
 }
 
-export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectStore>, options: { timeoutMs?: number } = {}): void {
+export function verifiedReadSuite(
+  name: string,
+  makeStore: () => Promise<ObjectStore>,
+  options: { timeoutMs?: number } = {},
+): void {
   const masterKey = randomBytes(32).toString('base64');
   const opened: Vault[] = [];
   const timeout = options.timeoutMs ?? 30_000;
@@ -66,7 +70,13 @@ export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectS
   }
 
   /** A file written three times (versions 1, 2, 3, each an edit of the one before), the objects of each. */
-  async function threeVersions(): Promise<{ vault: Vault; store: ObjectStore; fileKey: string; versionKeys: string[]; current: StoredObject[] }> {
+  async function threeVersions(): Promise<{
+    vault: Vault;
+    store: ObjectStore;
+    fileKey: string;
+    versionKeys: string[];
+    current: StoredObject[];
+  }> {
     const store = await makeStore();
     const vault = await createVault({ store, encryption: { masterKey }, history: true });
     opened.push(vault);
@@ -75,7 +85,12 @@ export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectS
     const fileKey = (await keysOf(store)).find((k) => k.split('/')[2] === 'f')!;
     current.push((await store.get(fileKey))!);
     for (const n of [2, 3]) {
-      await ok(vault, 'u', { command: 'str_replace', path: PATH, old_str: `version ${n - 1}`, new_str: `version ${n}` });
+      await ok(vault, 'u', {
+        command: 'str_replace',
+        path: PATH,
+        old_str: `version ${n - 1}`,
+        new_str: `version ${n}`,
+      });
       current.push((await store.get(fileKey))!);
     }
     // Newest first (the keys count down).
@@ -86,7 +101,11 @@ export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectS
 
   /** The stored objects at `keys`, as they are now (body, metadata). */
   async function objects(store: ObjectStore, keys: string[]): Promise<string[]> {
-    return Promise.all(keys.map(async (k) => JSON.stringify([Buffer.from((await store.get(k))!.body).toString('base64'), (await store.get(k))!.metadata])));
+    return Promise.all(
+      keys.map(async (k) =>
+        JSON.stringify([Buffer.from((await store.get(k))!.body).toString('base64'), (await store.get(k))!.metadata]),
+      ),
+    );
   }
 
   describe(`one verified read for every reader on ${name}`, () => {
@@ -98,7 +117,11 @@ export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectS
         const clean = await exported(vault, 'u');
         expect(clean.error).toBeUndefined();
         const history = (await vault.history('u', PATH)).versions;
-        expect(history.map((v) => clean.entries.get(`history/memories/k.md/@${v.seq}`))).toEqual(['version 3\n', 'version 2\n', 'version 1\n']);
+        expect(history.map((v) => clean.entries.get(`history/memories/k.md/@${v.seq}`))).toEqual([
+          'version 3\n',
+          'version 2\n',
+          'version 1\n',
+        ]);
 
         // Swap the newest two kept versions (body and metadata, each a whole object memvault wrote).
         const [newest, middle] = [versionKeys[0]!, versionKeys[1]!];
@@ -109,12 +132,15 @@ export function verifiedReadSuite(name: string, makeStore: () => Promise<ObjectS
 
         await expect(vault.history('u', PATH)).rejects.toMatchObject({ code: 'INTEGRITY' });
         await expect(vault.history('u', '/memories')).rejects.toMatchObject({ code: 'INTEGRITY' });
-        await expect(vault.restore('u', { asOf: new Date(), dryRun: true })).rejects.toMatchObject({ code: 'INTEGRITY' });
+        await expect(vault.restore('u', { asOf: new Date(), dryRun: true })).rejects.toMatchObject({
+          code: 'INTEGRITY',
+        });
         const after = await exported(vault, 'u');
         expect(after.error).toMatchObject({ code: 'INTEGRITY' });
         expect(after.entries.has('manifest.json')).toBe(false); // no complete-looking archive
         // Whatever went out before it stopped holds no version's content under another's number.
-        for (const [entry, content] of after.entries) if (entry.startsWith('history/')) expect(content).toBe(clean.entries.get(entry));
+        for (const [entry, content] of after.entries)
+          if (entry.startsWith('history/')) expect(content).toBe(clean.entries.get(entry));
 
         // The current file is its own newest version: it is read as before.
         expect(decode((await (await vault.files('u')).read(PATH))!.data)).toBe('version 3\n');

@@ -62,14 +62,24 @@ function parseHead(value: string): ChainWitness {
 /** The options verify and export share: how records are authenticated and what witnesses the tail. */
 function addCheckOptions(command: Command): Command {
   return command
-    .option('--data-store <url>', 'the data store whose deployment holds the audit key (env MEMVAULT_STORE; default ./.memvault); never created')
-    .option('--structure-only', 'check the hash chain only, not the MACs (the result then proves nothing about who wrote the records)')
+    .option(
+      '--data-store <url>',
+      'the data store whose deployment holds the audit key (env MEMVAULT_STORE; default ./.memvault); never created',
+    )
+    .option(
+      '--structure-only',
+      'check the hash chain only, not the MACs (the result then proves nothing about who wrote the records)',
+    )
     .option(
       '--checkpoints <file>',
       "a checkpoint file (the writer's tail witness); repeatable",
       collectValues((v) => v),
     )
-    .option('--expect-head <head>', 'a head recorded elsewhere, [INSTANCE:]SEQ:HASH; repeatable', collectValues(parseHead));
+    .option(
+      '--expect-head <head>',
+      'a head recorded elsewhere, [INSTANCE:]SEQ:HASH; repeatable',
+      collectValues(parseHead),
+    );
 }
 
 /**
@@ -99,14 +109,21 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
   const err = deps.stderr ?? ((text: string) => void process.stderr.write(text));
   const setExitCode = deps.setExitCode ?? ((code: number) => void (process.exitCode = code));
 
-  const collect = async (files: string[], options: SourceOptions): Promise<{ collected: CollectedChains; what: string; close: () => Promise<void> }> => {
+  const collect = async (
+    files: string[],
+    options: SourceOptions,
+  ): Promise<{ collected: CollectedChains; what: string; close: () => Promise<void> }> => {
     if (options.store !== undefined && files.length > 0) throw usageError('give either --store or FILES, not both');
     let result: { collected: CollectedChains; what: string; close: () => Promise<void> };
     if (options.store !== undefined) {
       if (!deps.openStore) throw usageError('--store is not available in this build');
       const store = await deps.openStore(options.store);
       try {
-        result = { collected: await collectStoreChains(store, deps.storePrefix ?? ''), what: options.store, close: () => store.close() };
+        result = {
+          collected: await collectStoreChains(store, deps.storePrefix ?? ''),
+          what: options.store,
+          close: () => store.close(),
+        };
       } catch (e) {
         await store.close();
         throw e;
@@ -133,7 +150,10 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
    * would accept a forged record with a random MAC, so the key is loaded (or the check fails),
    * unless --structure-only says the caller knows.
    */
-  const check = async (collected: CollectedChains, options: CheckOptions): Promise<{ report: VerifyReport; macsChecked: boolean }> => {
+  const check = async (
+    collected: CollectedChains,
+    options: CheckOptions,
+  ): Promise<{ report: VerifyReport; macsChecked: boolean }> => {
     const witnesses: ChainWitness[] = [...(options.expectHead ?? [])];
     for (const file of options.checkpoints ?? []) {
       checkInputFiles([file]);
@@ -145,12 +165,15 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
     }
     let key: Uint8Array | undefined;
     const loadKey = async (): Promise<Uint8Array> => {
-      if (!deps.auditKeyOf) throw checkFailed('the records carry MACs but this build cannot load the audit key; pass --structure-only');
+      if (!deps.auditKeyOf)
+        throw checkFailed('the records carry MACs but this build cannot load the audit key; pass --structure-only');
       try {
         return await deps.auditKeyOf(options.dataStore);
       } catch (e) {
         const cause = e instanceof Error ? e.message.replace(/^(Error: |memvault: )/, '') : String(e);
-        throw checkFailed(`cannot check the records' MACs: the audit key is not available (${cause}); pass --data-store URL with its key, or --structure-only`);
+        throw checkFailed(
+          `cannot check the records' MACs: the audit key is not available (${cause}); pass --data-store URL with its key, or --structure-only`,
+        );
       }
     };
     if (options.dataStore !== undefined && !options.structureOnly) key = await loadKey();
@@ -185,10 +208,20 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
     }
   });
 
-  addCheckOptions(audit.command('export').description('verify, then write the records of a time range, all instances merged in time order, as JSONL or CSV'))
+  addCheckOptions(
+    audit
+      .command('export')
+      .description(
+        'verify, then write the records of a time range, all instances merged in time order, as JSONL or CSV',
+      ),
+  )
     .argument('[files...]', 'audit files, sealed segments or directories')
-    .requiredOption('--from <date>', 'first day or instant included (YYYY-MM-DD or ISO 8601; dates are UTC)', (v) => parseDate(v, 'start'))
-    .requiredOption('--to <date>', 'last day included (YYYY-MM-DD), or exclusive instant (ISO 8601)', (v) => parseDate(v, 'end'))
+    .requiredOption('--from <date>', 'first day or instant included (YYYY-MM-DD or ISO 8601; dates are UTC)', (v) =>
+      parseDate(v, 'start'),
+    )
+    .requiredOption('--to <date>', 'last day included (YYYY-MM-DD), or exclusive instant (ISO 8601)', (v) =>
+      parseDate(v, 'end'),
+    )
     .option('--user <id>', 'only the records of this user (raw id, mapped to its pseudonymous uid in --data-store)')
     .option('--uid <uid>', 'only the records of this pseudonymous uid')
     .option('--format <format>', 'jsonl or csv', parseFormat, 'jsonl' as ExportFormat)
@@ -200,10 +233,20 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
       async (
         files: string[],
         options: SourceOptions &
-          CheckOptions & { from: Date; to: Date; user?: string; uid?: string; format: ExportFormat; out: string; bom?: boolean; allowUnverified?: boolean },
+          CheckOptions & {
+            from: Date;
+            to: Date;
+            user?: string;
+            uid?: string;
+            format: ExportFormat;
+            out: string;
+            bom?: boolean;
+            allowUnverified?: boolean;
+          },
       ) => {
         if (options.from.getTime() >= options.to.getTime()) throw usageError('--from must be before --to');
-        if (options.user !== undefined && options.uid !== undefined) throw usageError('give either --user or --uid, not both');
+        if (options.user !== undefined && options.uid !== undefined)
+          throw usageError('give either --user or --uid, not both');
         const toStdout = options.out === '-';
         const outPath = toStdout ? undefined : resolve(options.out);
         if (outPath !== undefined) {
@@ -234,16 +277,26 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
         if (!report.ok && !options.allowUnverified) {
           await close();
           for (const failure of report.failures) err(formatFailure(failure));
-          throw checkFailed('audit export refused: the audit chain does not verify (above); pass --allow-unverified to export it anyway, marked UNVERIFIED');
+          throw checkFailed(
+            'audit export refused: the audit chain does not verify (above); pass --allow-unverified to export it anyway, marked UNVERIFIED',
+          );
         }
         const preamble = report.ok ? undefined : unverifiedMark(report, options.format);
         // Written beside the target and renamed into place: a failed or empty export leaves no file.
         const temporary = outPath !== undefined ? temporaryPathFor(outPath) : undefined;
-        const output: Writable = temporary !== undefined ? createWriteStream(temporary, { mode: 0o600 }) : (deps.stdoutStream ?? process.stdout);
-        const showProgress = (deps.progress ?? process.stderr.isTTY === true) && collected.totalBytes >= PROGRESS_MIN_BYTES;
+        const output: Writable =
+          temporary !== undefined
+            ? createWriteStream(temporary, { mode: 0o600 })
+            : (deps.stdoutStream ?? process.stdout);
+        const showProgress =
+          (deps.progress ?? process.stderr.isTTY === true) && collected.totalBytes >= PROGRESS_MIN_BYTES;
         const bar = showProgress
           ? new cliProgress.SingleBar(
-              { format: 'audit export [{bar}] {percentage}% | {value}/{total} MiB', stream: process.stderr, hideCursor: true },
+              {
+                format: 'audit export [{bar}] {percentage}% | {value}/{total} MiB',
+                stream: process.stderr,
+                hideCursor: true,
+              },
               cliProgress.Presets.shades_classic,
             )
           : undefined;
@@ -282,9 +335,13 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
           await close();
         }
         // With --out - the records are on stdout; the summary goes to stderr.
-        (toStdout ? err : out)(formatExportSummary(summary, toStdout ? 'standard output' : options.out, options.format, report.ok));
+        (toStdout ? err : out)(
+          formatExportSummary(summary, toStdout ? 'standard output' : options.out, options.format, report.ok),
+        );
         if (summary.skippedLines > 0 || collected.unreadable.length > 0) {
-          err(`warning: ${summary.skippedLines + collected.unreadable.length} unreadable line(s) or segment(s) skipped; run memvault audit verify\n`);
+          err(
+            `warning: ${summary.skippedLines + collected.unreadable.length} unreadable line(s) or segment(s) skipped; run memvault audit verify\n`,
+          );
         }
       },
     );
@@ -322,7 +379,11 @@ function formatFailure(failure: VerifyFailure): string {
     failure.instance !== undefined ? `instance ${failure.instance}` : undefined,
     failure.source,
     `line ${failure.line}`,
-    failure.seq !== undefined ? `seq ${failure.seq}` : failure.expectedSeq !== undefined ? `expected seq ${failure.expectedSeq}` : undefined,
+    failure.seq !== undefined
+      ? `seq ${failure.seq}`
+      : failure.expectedSeq !== undefined
+        ? `expected seq ${failure.expectedSeq}`
+        : undefined,
   ].filter((part): part is string => part !== undefined);
   return `audit chain broken: ${where.join(', ')}: ${failure.reason}\n`;
 }
@@ -331,7 +392,9 @@ function formatVerifySummary(report: VerifyReport, collected: CollectedChains, m
   const { totals } = report;
   const range = totals.firstTime !== undefined ? `, ${totals.firstTime} to ${totals.lastTime ?? totals.firstTime}` : '';
   const dupes = collected.duplicates.length > 0 ? `, ${collected.duplicates.length} duplicate segment(s) ignored` : '';
-  const lines = [`audit chains verified: ${totals.instances} instance(s), ${totals.segments} segment(s), ${totals.records} record(s)${range}${dupes}`];
+  const lines = [
+    `audit chains verified: ${totals.instances} instance(s), ${totals.segments} segment(s), ${totals.records} record(s)${range}${dupes}`,
+  ];
   for (const chain of report.chains) {
     // What verify vouches for, exactly: authenticity (MACs) and the tail (witness).
     const auth =
@@ -351,6 +414,7 @@ function formatVerifySummary(report: VerifyReport, collected: CollectedChains, m
 }
 
 function formatExportSummary(summary: ExportSummary, file: string, format: ExportFormat, verified: boolean): string {
-  const range = summary.firstTime !== undefined ? `, ${summary.firstTime} to ${summary.lastTime ?? summary.firstTime}` : '';
+  const range =
+    summary.firstTime !== undefined ? `, ${summary.firstTime} to ${summary.lastTime ?? summary.firstTime}` : '';
   return `exported ${summary.records} record(s) from ${summary.instances} instance(s)${range} to ${file} (${format})${verified ? '' : ', marked UNVERIFIED'}\n`;
 }

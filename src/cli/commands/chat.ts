@@ -24,14 +24,21 @@ export function registerChat(program: Command): void {
     .option('--model <model>', 'Claude model', 'claude-sonnet-5-5')
     .option('--base-url <url>', 'Messages API base URL (env ANTHROPIC_BASE_URL)')
     .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
-    .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it')
+    .option(
+      '--audit-file <path>',
+      'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it',
+    )
     .option(
       '--audit-checkpoints <path>',
       'append the chain head to this file, the tail witness for audit verify --checkpoints (env MEMVAULT_AUDIT_CHECKPOINT_FILE); keep it elsewhere',
     )
     .action(async (flags: ChatFlags) => {
       if (!process.env['ANTHROPIC_API_KEY']) {
-        exitWithError(usageError('chat needs an Anthropic API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/settings/keys).'));
+        exitWithError(
+          usageError(
+            'chat needs an Anthropic API key: set ANTHROPIC_API_KEY (https://console.anthropic.com/settings/keys).',
+          ),
+        );
       }
       let vault;
       try {
@@ -59,7 +66,8 @@ export function registerChat(program: Command): void {
           for await (const message of runner) {
             for (const block of message.content) {
               if (block.type === 'text') process.stdout.write(`claude> ${block.text}\n`);
-              if (block.type === 'tool_use') process.stdout.write(`  [memory ${JSON.stringify(block.input).slice(0, 120)}]\n`);
+              if (block.type === 'tool_use')
+                process.stdout.write(`  [memory ${JSON.stringify(block.input).slice(0, 120)}]\n`);
             }
           }
           // The runner's history holds the turn's tool calls and results; make sure it ends with

@@ -2,7 +2,13 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { ENV, readEnv } from '../../config/env.js';
 import { ttlSettingsFromEnv } from '../../config/from-env.js';
 import { resolveTtl } from '../../expiry/config.js';
-import { doctorFailed, formatDoctor, runDoctor, runFileStoreDoctor, type FileStoreDoctorOptions } from '../../doctor/index.js';
+import {
+  doctorFailed,
+  formatDoctor,
+  runDoctor,
+  runFileStoreDoctor,
+  type FileStoreDoctorOptions,
+} from '../../doctor/index.js';
 import { fileURLToPath } from 'node:url';
 import { iterateUsers } from '../../crypto/index.js';
 import { defaultMasterKeyFileFor } from '../../entry/encryption.js';
@@ -90,8 +96,15 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
 /** What doctor checks on a file store, with the key configured as the service would see it. */
 function fileDoctorOptions(url: string, env: NodeJS.ProcessEnv): FileStoreDoctorOptions {
   const kmsKeyId = readEnv(env, 'kmsKeyId');
-  const keySource = readEnv(env, 'masterKey') !== undefined ? ENV.masterKey.name : kmsKeyId !== undefined ? `KMS key ${kmsKeyId}` : undefined;
-  const keyFile = keySource ? undefined : (readEnv(env, 'masterKeyFile') ?? defaultMasterKeyFileFor(url, readEnv(env, 'home')));
+  const keySource =
+    readEnv(env, 'masterKey') !== undefined
+      ? ENV.masterKey.name
+      : kmsKeyId !== undefined
+        ? `KMS key ${kmsKeyId}`
+        : undefined;
+  const keyFile = keySource
+    ? undefined
+    : (readEnv(env, 'masterKeyFile') ?? defaultMasterKeyFileFor(url, readEnv(env, 'home')));
   return {
     dir: fileURLToPath(url),
     ...(keyFile !== undefined ? { keyFile } : {}),
@@ -105,7 +118,8 @@ function fileDoctorOptions(url: string, env: NodeJS.ProcessEnv): FileStoreDoctor
         renameJournals: async (uid: string) => {
           const codec = await provider.forUid(uid);
           const found: Array<{ lastModified: Date }> = [];
-          for await (const object of listAll(store, codec.prefixFor(`${RESERVED_DIR}/renames`))) found.push({ lastModified: object.lastModified });
+          for await (const object of listAll(store, codec.prefixFor(`${RESERVED_DIR}/renames`)))
+            found.push({ lastModified: object.lastModified });
           return found;
         },
         close,

@@ -15,7 +15,10 @@ async function runLine(vault: Vault, user: string, line: string): Promise<string
   try {
     input = JSON.parse(line);
   } catch {
-    return JSON.stringify({ content: 'Error: the command is not valid JSON; give one JSON object per line.', is_error: true });
+    return JSON.stringify({
+      content: 'Error: the command is not valid JSON; give one JSON object per line.',
+      is_error: true,
+    });
   }
   const result = await vault.run(user, input);
   return JSON.stringify({ content: result.content, is_error: result.isError });
@@ -24,10 +27,15 @@ async function runLine(vault: Vault, user: string, line: string): Promise<string
 export function registerExec(program: Command): void {
   program
     .command('exec')
-    .description('run memory tool commands (JSON) for one user; with no JSON argument, one command per line of standard input')
+    .description(
+      'run memory tool commands (JSON) for one user; with no JSON argument, one command per line of standard input',
+    )
     .requiredOption('--user <id>', 'the end user whose memory to use')
     .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
-    .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it')
+    .option(
+      '--audit-file <path>',
+      'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it',
+    )
     .option(
       '--audit-checkpoints <path>',
       'append the chain head to this file, the tail witness for audit verify --checkpoints (env MEMVAULT_AUDIT_CHECKPOINT_FILE); keep it elsewhere',

@@ -76,14 +76,24 @@ async function openTarget(url: string, env: NodeJS.ProcessEnv, mode: 'native' | 
 }
 
 function formatSummary(summary: SweepSummary, requests: RequestCounter): string {
-  const head = summary.dryRun ? `dry run as of ${summary.asOf}: would delete` : `expired as of ${summary.asOf}: deleted`;
-  const lines = [`${head} ${summary.expired} of ${summary.scanned} files (${summary.users} users); kept ${summary.kept}, errors ${summary.errors}`];
-  if (summary.changedDuringSweep > 0) lines.push(`  ${summary.changedDuringSweep} written or read during the sweep: kept`);
-  if (summary.alreadyGone > 0) lines.push(`  ${summary.alreadyGone} already gone (another sweeper or a lifecycle rule)`);
+  const head = summary.dryRun
+    ? `dry run as of ${summary.asOf}: would delete`
+    : `expired as of ${summary.asOf}: deleted`;
+  const lines = [
+    `${head} ${summary.expired} of ${summary.scanned} files (${summary.users} users); kept ${summary.kept}, errors ${summary.errors}`,
+  ];
+  if (summary.changedDuringSweep > 0)
+    lines.push(`  ${summary.changedDuringSweep} written or read during the sweep: kept`);
+  if (summary.alreadyGone > 0)
+    lines.push(`  ${summary.alreadyGone} already gone (another sweeper or a lifecycle rule)`);
   if (summary.versionsDropped !== undefined)
-    lines.push(`  ${summary.versionsDropped} kept versions ${summary.dryRun ? 'would be ' : ''}dropped (history retention)`);
+    lines.push(
+      `  ${summary.versionsDropped} kept versions ${summary.dryRun ? 'would be ' : ''}dropped (history retention)`,
+    );
   if (summary.unknownClass > 0)
-    lines.push(`  ${summary.unknownClass} files of users in a TTL class this configuration does not know: kept (set ${ENV.ttlClasses.name})`);
+    lines.push(
+      `  ${summary.unknownClass} files of users in a TTL class this configuration does not know: kept (set ${ENV.ttlClasses.name})`,
+    );
   const classes = Object.entries(summary.classes)
     .map(([name, days]) => `${name}=${days}d`)
     .join(', ');
@@ -114,7 +124,11 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
     .option('--store <url>', `the store to sweep (env ${ENV.store.name})`)
     .option('--ttl-days <n>', `idle days of the default TTL class (env ${ENV.ttlDays.name})`, positiveInt)
     .option('--dry-run', 'report what a real run at the same --as-of would delete; delete nothing')
-    .option('--as-of <date>', 'judge idleness as of this date (YYYY-MM-DD = end of that day UTC, or ISO 8601); default now', parseAsOf)
+    .option(
+      '--as-of <date>',
+      'judge idleness as of this date (YYYY-MM-DD = end of that day UTC, or ISO 8601); default now',
+      parseAsOf,
+    )
     .option('--json', 'print the summary as one JSON object')
     .option('--audit-file <file>', `append one audit record per deletion to this file (env ${ENV.auditFile.name})`)
     .option('--audit-store <url>', `ship the audit records to this store (env ${ENV.auditStore.name})`)
@@ -122,7 +136,11 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
       '--conditional-delete <mode>',
       `recheck (default: HEAD each candidate first; any S3 server) or native (the server checks the ETag: AWS) (env ${ENV.conditionalDelete.name})`,
     )
-    .option('--grace-minutes <n>', `delete only this long after a file's TTL ran out (default 60; env ${ENV.graceMinutes.name})`, nonNegative)
+    .option(
+      '--grace-minutes <n>',
+      `delete only this long after a file's TTL ran out (default 60; env ${ENV.graceMinutes.name})`,
+      nonNegative,
+    )
     .action(async (flags: ExpireFlags) => {
       let target: SweepTarget | undefined;
       let audit: AuditWriter | undefined;
@@ -130,18 +148,23 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
       let bar: cliProgress.SingleBar | undefined;
       try {
         const ttl = ttlSettingsFromEnv(env, flags.ttlDays);
-        if (!ttl) throw new MemvaultError('CONFIG', `expire: no TTL configured; pass --ttl-days or set ${ENV.ttlDays.name}`);
+        if (!ttl)
+          throw new MemvaultError('CONFIG', `expire: no TTL configured; pass --ttl-days or set ${ENV.ttlDays.name}`);
         // File history is on by default: the sweep enforces its retention too (docs/versions.md).
         const history = resolveHistoryOptions(historyFromEnv(env));
         const sweeper = sweeperFromEnv(env);
         const mode = flags.conditionalDelete ?? sweeper.conditionalDelete ?? 'recheck';
-        if (mode !== 'native' && mode !== 'recheck') throw new MemvaultError('CONFIG', 'expire: --conditional-delete must be native or recheck');
+        if (mode !== 'native' && mode !== 'recheck')
+          throw new MemvaultError('CONFIG', 'expire: --conditional-delete must be native or recheck');
         const graceRaw = flags.graceMinutes ?? sweeper.graceMinutes;
 
         target = await openTarget(storeUrlFrom(flags, env), env, mode);
         // A sweep of a prefix that holds no memvault data (a mistyped --store) would report
         // "deleted 0 of 0" as if it had done its work.
-        if ((await target.store.head(DEPLOYMENT_RECORD_KEY)) === null && (await firstDeploymentDataKey(target.store)) === undefined) {
+        if (
+          (await target.store.head(DEPLOYMENT_RECORD_KEY)) === null &&
+          (await firstDeploymentDataKey(target.store)) === undefined
+        ) {
           throw new MemvaultError(
             'CONFIG',
             `expire: there is no memvault deployment in this store (no ${DEPLOYMENT_RECORD_KEY} and no user data): check --store. Nothing was swept.`,
@@ -162,7 +185,11 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
 
         if (deps.progress ?? process.stderr.isTTY === true) {
           bar = new cliProgress.SingleBar(
-            { format: 'memvault expire | {value} files scanned | {expired} expired | {kept} kept | {errors} errors', stream: process.stderr, hideCursor: true },
+            {
+              format: 'memvault expire | {value} files scanned | {expired} expired | {kept} kept | {errors} errors',
+              stream: process.stderr,
+              hideCursor: true,
+            },
             cliProgress.Presets.shades_classic,
           );
           bar.start(0, 0, { expired: 0, kept: 0, errors: 0 });
@@ -185,7 +212,9 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
               bar?.setTotal(p.scanned);
               bar?.update(p.scanned, { expired: p.expired, kept: p.kept, errors: p.errors });
             },
-            ...(flags.dryRun && !flags.json ? { onExpired: (d) => out(`would delete uid=${d.uid} object=sha256:${d.keyHash} idle=${d.idleDays}d\n`) } : {}),
+            ...(flags.dryRun && !flags.json
+              ? { onExpired: (d) => out(`would delete uid=${d.uid} object=sha256:${d.keyHash} idle=${d.idleDays}d\n`) }
+              : {}),
           }),
         );
         bar?.stop();

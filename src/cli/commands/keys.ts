@@ -19,15 +19,25 @@ export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('master key operations');
   keys
     .command('create')
-    .description('create a new local master key file (32 random bytes, base64, mode 0600); refuses to replace an existing file')
+    .description(
+      'create a new local master key file (32 random bytes, base64, mode 0600); refuses to replace an existing file',
+    )
     .requiredOption('--out <path>', 'where to write the key file (required)')
     .action(async (flags: { out: string }) => {
       try {
-        if (existsSync(flags.out)) throw usageError(`${flags.out} already exists; a key file is never replaced (it may be the only way to read memories)`);
+        if (existsSync(flags.out))
+          throw usageError(
+            `${flags.out} already exists; a key file is never replaced (it may be the only way to read memories)`,
+          );
         const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.out);
         masterKey.fill(0);
-        if (!created) throw usageError(`${flags.out} already exists; a key file is never replaced (it may be the only way to read memories)`);
-        process.stdout.write(`keys create: wrote a new master key to ${flags.out} (mode 0600). Back it up; then set MEMVAULT_MASTER_KEY_FILE=${flags.out}.\n`);
+        if (!created)
+          throw usageError(
+            `${flags.out} already exists; a key file is never replaced (it may be the only way to read memories)`,
+          );
+        process.stdout.write(
+          `keys create: wrote a new master key to ${flags.out} (mode 0600). Back it up; then set MEMVAULT_MASTER_KEY_FILE=${flags.out}.\n`,
+        );
       } catch (error) {
         exitWithError(error);
       }
@@ -39,7 +49,10 @@ export function registerKeys(program: Command): void {
         "re-wrap every user's data key (and the deployment record) under a new master key or KMS key, without re-encrypting content; " +
           'resumable, and safe while the service runs. The current key comes from the usual configuration (MEMVAULT_MASTER_KEY, MEMVAULT_MASTER_KEY_FILE, MEMVAULT_KMS_KEY_ID).',
       )
-      .option('--to-master-key-file <path>', 'the new local master key file (created, mode 0600, when it does not exist)')
+      .option(
+        '--to-master-key-file <path>',
+        'the new local master key file (created, mode 0600, when it does not exist)',
+      )
       .option('--to-kms-key-id <id>', 'the new AWS KMS key id or ARN'),
   ).action((flags: RotateFlags) => {
     if (Boolean(flags.toMasterKeyFile) === Boolean(flags.toKmsKeyId)) {
@@ -51,14 +64,21 @@ export function registerKeys(program: Command): void {
         to = (await keyProviderFromConfig({ kms: { keyId: flags.toKmsKeyId } })).keyProvider;
       } else {
         const { masterKey, created } = await loadOrCreateLocalMasterKey(flags.toMasterKeyFile!);
-        if (created) process.stderr.write(`memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`);
+        if (created)
+          process.stderr.write(
+            `memvault: created a new master key at ${flags.toMasterKeyFile}; back it up before you retire the old one.\n`,
+          );
         try {
           to = await createLocalKeyProvider(masterKey);
         } finally {
           masterKey.fill(0); // the provider keeps only keys derived from it
         }
       }
-      const result = await vault.rotateKeys({ to, ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.done, p.total) });
+      const result = await vault.rotateKeys({
+        to,
+        ...(flags.actor ? { actor: flags.actor } : {}),
+        onProgress: (p) => bar.update(p.done, p.total),
+      });
       return {
         text: flags.json
           ? `${JSON.stringify(result)}\n`
@@ -97,12 +117,32 @@ export function registerKeys(program: Command): void {
       )
       .option('--user <id>', 'the user id as the host application knows it')
       .option('--all', 'every user with a key record')
-      .option('--settle-seconds <n>', 'the longest key-cache age of any running instance plus grace (default 660: the default 10 minutes plus one)')
-      .option('--no-wait', 'do not wait out the settle time: re-seal, then exit 1 saying when to run again to drop the old version')
-      .option('--continue', 'only continue re-keys under way (a rerun of --all after a crash); never start a new version'),
+      .option(
+        '--settle-seconds <n>',
+        'the longest key-cache age of any running instance plus grace (default 660: the default 10 minutes plus one)',
+      )
+      .option(
+        '--no-wait',
+        'do not wait out the settle time: re-seal, then exit 1 saying when to run again to drop the old version',
+      )
+      .option(
+        '--continue',
+        'only continue re-keys under way (a rerun of --all after a crash); never start a new version',
+      ),
   ).action(
-    async (flags: VaultFlags & { user?: string; all?: boolean; settleSeconds?: string; wait: boolean; continue?: boolean; json?: boolean; actor?: string }) => {
-      if (Boolean(flags.user) === Boolean(flags.all)) exitWithError(usageError('give exactly one of --user <id> and --all'));
+    async (
+      flags: VaultFlags & {
+        user?: string;
+        all?: boolean;
+        settleSeconds?: string;
+        wait: boolean;
+        continue?: boolean;
+        json?: boolean;
+        actor?: string;
+      },
+    ) => {
+      if (Boolean(flags.user) === Boolean(flags.all))
+        exitWithError(usageError('give exactly one of --user <id> and --all'));
       let settleMs: number | undefined;
       if (flags.settleSeconds !== undefined) {
         const seconds = Number(flags.settleSeconds);
@@ -119,10 +159,14 @@ export function registerKeys(program: Command): void {
         async (vault, bar) => {
           const onProgress = (p: RekeyProgress) => {
             if (p.phase === 'reseal') bar.update(p.scanned, Math.max(p.scanned, 1));
-            else if (p.phase === 'version') process.stderr.write(`memvault: ${p.uid}: key version ${p.keyVersion} written; re-sealing\n`);
+            else if (p.phase === 'version')
+              process.stderr.write(`memvault: ${p.uid}: key version ${p.keyVersion} written; re-sealing\n`);
             else if (p.phase === 'settle')
-              process.stderr.write(`memvault: ${p.uid}: every object re-sealed; the old version can be dropped after ${p.settlesAt}\n`);
-            else if (p.phase === 'done') process.stderr.write(`memvault: ${p.uid}: old key versions dropped (${p.resealed} objects re-sealed)\n`);
+              process.stderr.write(
+                `memvault: ${p.uid}: every object re-sealed; the old version can be dropped after ${p.settlesAt}\n`,
+              );
+            else if (p.phase === 'done')
+              process.stderr.write(`memvault: ${p.uid}: old key versions dropped (${p.resealed} objects re-sealed)\n`);
           };
           const options = {
             wait: flags.wait,
@@ -148,7 +192,10 @@ export function registerKeys(program: Command): void {
                 `keys rekey: ${result.users} users, ${result.completed} completed, ${result.resealed} objects re-sealed.\n`;
           }
           if (incomplete.length === 0) return { text };
-          if (!flags.json) process.stderr.write('memvault: keys rekey: old key versions remain (see above); run it again to continue.\n');
+          if (!flags.json)
+            process.stderr.write(
+              'memvault: keys rekey: old key versions remain (see above); run it again to continue.\n',
+            );
           return { text, exitCode: EXIT.checkFailed };
         },
         { check: () => (flags.user !== undefined ? void validateUserId(flags.user) : undefined) },

@@ -20,7 +20,8 @@ function openHistoryVault(flags: VaultFlags): Promise<Vault> {
 
 function asOfFrom(value: string): Date {
   const at = new Date(value);
-  if (Number.isNaN(at.getTime())) throw usageError(`--as-of ${value} is not a date (use ISO 8601, e.g. 2026-12-01T09:30:00Z)`);
+  if (Number.isNaN(at.getTime()))
+    throw usageError(`--as-of ${value} is not a date (use ISO 8601, e.g. 2026-12-01T09:30:00Z)`);
   return checkDate('--as-of', at);
 }
 
@@ -45,7 +46,9 @@ export function outputTarget(out: string): { path: string; temporary: string } |
 }
 
 export function registerUser(program: Command): void {
-  const user = program.command('user').description('per-user data subject operations (erasure, access and portability), each audited');
+  const user = program
+    .command('user')
+    .description('per-user data subject operations (erasure, access and portability), each audited');
   addLifecycleOptions(
     user
       .command('forget')
@@ -76,7 +79,9 @@ export function registerUser(program: Command): void {
   addLifecycleOptions(
     user
       .command('export')
-      .description("write all of a user's files and their kept versions, decrypted, into a tar archive with a manifest.json (access and portability requests)")
+      .description(
+        "write all of a user's files and their kept versions, decrypted, into a tar archive with a manifest.json (access and portability requests)",
+      )
       .requiredOption('--user <id>', 'the user id as the host application knows it')
       .requiredOption('--out <file>', 'the archive to write (.tar), or - for standard output'),
   ).action((flags: UserFlags & { out: string }) => {
@@ -87,8 +92,14 @@ export function registerUser(program: Command): void {
       flags,
       async (vault, bar) => {
         // Resolves only for a known user: an unknown one is an error before any file exists.
-        const exported = await vault.exportUser(flags.user, { ...(flags.actor ? { actor: flags.actor } : {}), onProgress: (p) => bar.update(p.files) });
-        const written = pipeline(exported.stream, target ? createWriteStream(target.temporary, { mode: 0o600 }) : process.stdout);
+        const exported = await vault.exportUser(flags.user, {
+          ...(flags.actor ? { actor: flags.actor } : {}),
+          onProgress: (p) => bar.update(p.files),
+        });
+        const written = pipeline(
+          exported.stream,
+          target ? createWriteStream(target.temporary, { mode: 0o600 }) : process.stdout,
+        );
         const [result] = await Promise.all([exported.done, written]);
         if (target) await commitTemporary(target.temporary, target.path);
         finished = true;
@@ -114,7 +125,9 @@ export function registerUser(program: Command): void {
   addLifecycleOptions(
     user
       .command('history')
-      .description("list the kept versions of a user's file, or of every file below a directory (newest first per file; sizes, who made each, when)")
+      .description(
+        "list the kept versions of a user's file, or of every file below a directory (newest first per file; sizes, who made each, when)",
+      )
       .requiredOption('--user <id>', 'the user id as the host application knows it')
       .option('--path <path>', 'a file or directory below /memories', '/memories'),
   ).action((flags: UserFlags & { path: string }) =>
@@ -122,11 +135,16 @@ export function registerUser(program: Command): void {
       'user history',
       flags,
       async (vault) => {
-        const { versions, truncated } = await vault.history(flags.user, flags.path, flags.actor ? { actor: flags.actor } : {});
+        const { versions, truncated } = await vault.history(
+          flags.user,
+          flags.path,
+          flags.actor ? { actor: flags.actor } : {},
+        );
         const text = flags.json
           ? `${JSON.stringify({ versions: versions.map((v) => ({ ...v, time: v.time.toISOString() })), truncated })}\n`
-          : versions.map((v) => `${v.path}\t${v.seq}\t${v.time.toISOString()}\t${v.actor}\t${v.end ?? `${v.size} bytes`}\n`).join('') +
-            `user history: ${versions.length} versions${truncated ? ' (more not listed)' : ''}.\n`;
+          : versions
+              .map((v) => `${v.path}\t${v.seq}\t${v.time.toISOString()}\t${v.actor}\t${v.end ?? `${v.size} bytes`}\n`)
+              .join('') + `user history: ${versions.length} versions${truncated ? ' (more not listed)' : ''}.\n`;
         return { text };
       },
       { check: () => validateUserId(flags.user), open: openHistoryVault },
@@ -135,7 +153,9 @@ export function registerUser(program: Command): void {
   addLifecycleOptions(
     user
       .command('restore')
-      .description("restore a user's file, directory or whole memory as it was at a point in time; each file restored is a new version (so it can be undone)")
+      .description(
+        "restore a user's file, directory or whole memory as it was at a point in time; each file restored is a new version (so it can be undone)",
+      )
       .requiredOption('--user <id>', 'the user id as the host application knows it')
       .requiredOption('--as-of <time>', 'the point in time (ISO 8601)')
       .option('--path <path>', 'a file or directory below /memories (default: the whole memory)')
@@ -174,7 +194,9 @@ export function registerUser(program: Command): void {
   addLifecycleOptions(
     user
       .command('drop-version')
-      .description('delete one kept version of a file for good (a version holding what must not be kept); the current file is not changed')
+      .description(
+        'delete one kept version of a file for good (a version holding what must not be kept); the current file is not changed',
+      )
       .requiredOption('--user <id>', 'the user id as the host application knows it')
       .requiredOption('--path <path>', 'the file below /memories')
       .requiredOption('--seq <n>', 'the version (its number, from user history)'),

@@ -53,7 +53,8 @@ export const detectCards: Detector = (text: string, _config, out: Candidate[]) =
  */
 function scanCard(text: string, start: number, out: Candidate[]): number {
   const before = codeAt(text, start - 1);
-  if ((isWordChar(before) || before === 46 || before === 45) && !gluedToWord(text, start - 1, -1)) return skipRun(text, start);
+  if ((isWordChar(before) || before === 46 || before === 45) && !gluedToWord(text, start - 1, -1))
+    return skipRun(text, start);
   let i = start;
   let digits = '';
   let separator = -1;
@@ -70,7 +71,12 @@ function scanCard(text: string, start: number, out: Candidate[]): number {
     // Printed cards open with a group of four and never use groups shorter than three
     // (4-4-4-4, 4-6-5, 4-6-4, 4-4-4-4-3); "4 4 4 4" is not a card and ends the run here.
     const groupOk = groupEnds.length === 0 ? groupLength === 4 : groupLength >= 3;
-    if ((c === 32 || c === 45 || c === 46) && groupOk && isDigit(codeAt(text, i + 1)) && (separator === -1 || separator === c)) {
+    if (
+      (c === 32 || c === 45 || c === 46) &&
+      groupOk &&
+      isDigit(codeAt(text, i + 1)) &&
+      (separator === -1 || separator === c)
+    ) {
       groupLength = 0;
       groupEnds.push({ offset: i, digitCount: digits.length });
       separator = c;
@@ -93,7 +99,8 @@ function scanCard(text: string, start: number, out: Candidate[]): number {
     const { offset, digitCount } = groupEnds[g] as { offset: number; digitCount: number };
     if (digitCount < 12 || digitCount > 19) continue;
     const after = codeAt(text, offset);
-    if ((isWordChar(after) && !gluedToWord(text, offset, 1)) || (after === 46 && isDigit(codeAt(text, offset + 1)))) continue;
+    if ((isWordChar(after) && !gluedToWord(text, offset, 1)) || (after === 46 && isDigit(codeAt(text, offset + 1))))
+      continue;
     const number = digits.slice(0, digitCount);
     if (knownIssuer(number) && luhnValid(number) && !repetitive(number)) {
       out.push({ type: 'CREDIT_CARD', start, end: offset, priority: CARD_PRIORITY });

@@ -75,7 +75,21 @@ const FILE_EXTENSIONS = new Set([
 
 // Extensions of files that notes are kept in; also ccTLDs (md, pl...), so stripped only when the
 // domain still has a dot without them.
-const DOCUMENT_EXTENSIONS = new Set(['md', 'txt', 'json', 'yaml', 'yml', 'csv', 'log', 'pdf', 'html', 'xml', 'eml', 'vcf', 'ics']);
+const DOCUMENT_EXTENSIONS = new Set([
+  'md',
+  'txt',
+  'json',
+  'yaml',
+  'yml',
+  'csv',
+  'log',
+  'pdf',
+  'html',
+  'xml',
+  'eml',
+  'vcf',
+  'ics',
+]);
 
 /**
  * Finds addresses by jumping from '@' to '@' and scanning outwards a bounded distance, so text
@@ -98,7 +112,8 @@ export const detectEmails: Detector = (text: string, _config, out: Candidate[]) 
       const limit = Math.min(text.length, at + 1 + MAX_DOMAIN);
       while (scanEnd < limit && isDomainChar(text.charCodeAt(scanEnd))) scanEnd++;
       // Trailing dots and hyphens are sentence punctuation, not domain.
-      while (scanEnd > at + 1 && (text.charCodeAt(scanEnd - 1) === 46 || text.charCodeAt(scanEnd - 1) === 45)) scanEnd--;
+      while (scanEnd > at + 1 && (text.charCodeAt(scanEnd - 1) === 46 || text.charCodeAt(scanEnd - 1) === 45))
+        scanEnd--;
       const domainEnd = validDomainEnd(text, at + 1, scanEnd);
       // "jane@example dot com": the domain's dots spelt out; "jane@[192.0.2.1]": an address literal (RFC 5321).
       // (A spelt dot starts with a space, a tab or a bracket: only then is the domain read again.)
@@ -216,7 +231,24 @@ const PROSE_BEFORE_AT = new Set(
 
 // Top-level domains accepted after a spelt-out "dot" following a plain "at" ("jane at example dot
 // com"); any two-letter country code as well.
-const COMMON_TLDS = new Set(['com', 'org', 'net', 'edu', 'gov', 'mil', 'int', 'info', 'biz', 'name', 'mobi', 'pro', 'app', 'dev', 'io', 'ai']);
+const COMMON_TLDS = new Set([
+  'com',
+  'org',
+  'net',
+  'edu',
+  'gov',
+  'mil',
+  'int',
+  'info',
+  'biz',
+  'name',
+  'mobi',
+  'pro',
+  'app',
+  'dev',
+  'io',
+  'ai',
+]);
 
 function startsSpeltDot(c: number): boolean {
   return c === 32 || c === 9 || c === 91 || c === 40 || c === 123 || c === 60;
@@ -241,7 +273,8 @@ function readDomain(text: string, from: number): DomainRead | undefined {
   const limit = Math.min(text.length, from + MAX_DOMAIN);
   for (;;) {
     let labelEnd = pos;
-    while (labelEnd < limit && (isAsciiAlnum(text.charCodeAt(labelEnd)) || text.charCodeAt(labelEnd) === 45)) labelEnd++;
+    while (labelEnd < limit && (isAsciiAlnum(text.charCodeAt(labelEnd)) || text.charCodeAt(labelEnd) === 45))
+      labelEnd++;
     if (labelEnd === pos || labelEnd - pos > 63) break;
     const label = text.slice(pos, labelEnd);
     if (label.startsWith('-') || label.endsWith('-')) break;
@@ -291,7 +324,12 @@ function detectSpeltAddresses(text: string, out: Candidate[]): void {
     // What stops the walk: a run longer than a local part may be, or an '@' (part of an address written otherwise).
     const stoppedBy = codeAt(text, start - 1);
     while (start < tokenStart && (text.charCodeAt(start) === 46 || text.charCodeAt(start) === 39)) start++; // no leading dot/quote
-    if (start === tokenStart || text.charCodeAt(tokenStart - 1) === 46 || (start > scanFrom && isLocalChar(stoppedBy)) || stoppedBy === 64) {
+    if (
+      start === tokenStart ||
+      text.charCodeAt(tokenStart - 1) === 46 ||
+      (start > scanFrom && isLocalChar(stoppedBy)) ||
+      stoppedBy === 64
+    ) {
       SPELT_AT.lastIndex = tokenStart + 1;
       continue;
     }
@@ -302,7 +340,8 @@ function detectSpeltAddresses(text: string, out: Candidate[]): void {
     }
     const local = text.slice(start, tokenStart);
     const tld = (domain.labels[domain.labels.length - 1] ?? '').toLowerCase();
-    const prose = PROSE_BEFORE_AT.has(local.toLowerCase()) || /^\d+$/.test(local) || domain.labels[0]?.toLowerCase() === 'www';
+    const prose =
+      PROSE_BEFORE_AT.has(local.toLowerCase()) || /^\d+$/.test(local) || domain.labels[0]?.toLowerCase() === 'www';
     let accepted = bracketed || (word === 'AT' && !prose);
     if (!accepted && !prose) {
       const literal = domain.labels.join('.').toLowerCase();
@@ -344,7 +383,8 @@ function validDomainEnd(text: string, from: number, to: number): number {
   const tld = labels[labels.length - 1] ?? '';
   // "jane@example.com.md" is a file named after an address: the extension is not part of it (the
   // rest must be a domain of its own). Before the asset check: "jane@example.com.json" holds one too.
-  if (labels.length >= 3 && DOCUMENT_EXTENSIONS.has(tld.toLowerCase())) return validDomainEnd(text, from, to - tld.length - 1);
+  if (labels.length >= 3 && DOCUMENT_EXTENSIONS.has(tld.toLowerCase()))
+    return validDomainEnd(text, from, to - tld.length - 1);
   if (!validTld(tld)) return 0;
   if (FILE_EXTENSIONS.has(tld.toLowerCase())) return 0;
   return to;

@@ -48,7 +48,11 @@ export const detectIbans: Detector = (text: string, _config, out: Candidate[]) =
     if (compact.length !== length) continue;
     // The next character must end the word, unless a label says what this is ("IBAN: DE89…" run
     // into the next field, as unspaced scripts write it: "IBAN: NL19QNRH7981463015APIキー").
-    if (isWordChar(codeAt(text, i)) && !(isUpper(codeAt(text, i)) && IBAN_LABEL_BEFORE.test(text.slice(Math.max(0, start - 12), start)))) continue;
+    if (
+      isWordChar(codeAt(text, i)) &&
+      !(isUpper(codeAt(text, i)) && IBAN_LABEL_BEFORE.test(text.slice(Math.max(0, start - 12), start)))
+    )
+      continue;
     // Mixed case inside an IBAN is a hash or an identifier, not a bank account.
     if (lowerCase ? compact !== compact.toLowerCase() : compact !== compact.toUpperCase()) continue;
     if (!isValidIBAN(compact.toUpperCase())) continue;

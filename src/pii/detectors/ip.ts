@@ -26,7 +26,8 @@ const ADDRESS_BEFORE =
 export function nonHostIpv4(octets: readonly number[]): boolean {
   const [a, b, c] = octets as [number, number, number, number];
   if (a === 0 || a === 127 || a >= 224) return true;
-  if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)) return true;
+  if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113))
+    return true;
   if (a === 198 && (b === 18 || b === 19)) return true;
   const value = ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
   const inverse = ~value >>> 0;
@@ -94,7 +95,11 @@ function detectIpv6(text: string, out: Candidate[], allIps: boolean): void {
       candidate === '::' &&
       (before === -1 || before === 32 || before === 61 || before === 40 || before === 91) &&
       (after === -1 || after === 32 || after === 44 || after === 41 || after === 93 || after === 10);
-    if (bounded && (unspecified || (plausibleIpv6(candidate) && isIPv6(candidate))) && (allIps || !nonHostIpv6(candidate))) {
+    if (
+      bounded &&
+      (unspecified || (plausibleIpv6(candidate) && isIPv6(candidate))) &&
+      (allIps || !nonHostIpv6(candidate))
+    ) {
       out.push({ type: 'IP_ADDRESS', start, end: trimmedEnd, priority: IP_PRIORITY });
     }
   }
@@ -120,7 +125,13 @@ function plausibleIpv6(candidate: string): boolean {
 /** Loopback, unspecified, documentation (2001:db8::/32) and multicast (ff00::/8) IPv6 addresses. */
 function nonHostIpv6(candidate: string): boolean {
   const lower = candidate.toLowerCase();
-  return lower === '::1' || lower === '::' || /^0{0,4}(?::0{0,4}){0,6}:0{0,4}1$/.test(lower) || /^2001:0{0,2}db8:/.test(lower) || lower.startsWith('ff');
+  return (
+    lower === '::1' ||
+    lower === '::' ||
+    /^0{0,4}(?::0{0,4}){0,6}:0{0,4}1$/.test(lower) ||
+    /^2001:0{0,2}db8:/.test(lower) ||
+    lower.startsWith('ff')
+  );
 }
 
 export const detectIps: Detector = (text: string, config, out: Candidate[]) => {

@@ -16,7 +16,23 @@ function parsePhoneNumberFromString(raw: string, region?: CountryCode) {
 }
 
 /** Regions tried for numbers written without +country, most likely first. */
-export const DEFAULT_PHONE_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR', 'ES', 'IT', 'NL', 'JP', 'CN', 'KR', 'AU', 'CH', 'AT', 'BE', 'PT'];
+export const DEFAULT_PHONE_REGIONS: readonly string[] = [
+  'US',
+  'GB',
+  'DE',
+  'FR',
+  'ES',
+  'IT',
+  'NL',
+  'JP',
+  'CN',
+  'KR',
+  'AU',
+  'CH',
+  'AT',
+  'BE',
+  'PT',
+];
 
 /**
  * Leading digit and length of national numbers for common regions, so that a digit run is parsed
@@ -73,7 +89,8 @@ const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
 /** How a ZIP+4 code is written (postal.ts says when it is one). */
 const ZIP4_SHAPE = /^\d{5}-\d{4}$/;
 // "2024-03-0012", "2024-01-15 10", "15.03.2024 12": a date followed by more digits.
-const DATE_PREFIX = /^(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./]|(?:0?[1-9]|[12]\d|3[01])[-./](?:0?[1-9]|1[0-2])[-./](?:19|20)\d\d)/;
+const DATE_PREFIX =
+  /^(?:(?:19|20)\d\d[-./](?:0?[1-9]|1[0-2])[-./]|(?:0?[1-9]|[12]\d|3[01])[-./](?:0?[1-9]|1[0-2])[-./](?:19|20)\d\d)/;
 const YEAR_RANGE = /^(?:19|20)\d\d ?[-/] ?(?:19|20)?\d\d$/;
 const CURRENCY_BEFORE = /(?:€|\$|£|¥|\beur|\busd|\bgbp|\bchf|\bjpy|\bcad|\baud)\s?$/i;
 export const IDENTIFIER_BEFORE =
@@ -116,7 +133,13 @@ export const detectPhones: Detector = (text, config, out: Candidate[]) => {
   }
 };
 
-function scanPhone(text: string, start: number, regions: readonly string[], out: Candidate[], claimedFrom: number): number {
+function scanPhone(
+  text: string,
+  start: number,
+  regions: readonly string[],
+  out: Candidate[],
+  claimedFrom: number,
+): number {
   const before = codeAt(text, start - 1);
   // Inside a word, a decimal, a path, an order number (#123), an amount ($123) or a longer number.
   const opener = text.charCodeAt(start) === 43 || text.charCodeAt(start) === 40; // "+49..." or "(415)..." may follow a '/'
@@ -189,7 +212,18 @@ function scanPhone(text: string, start: number, regions: readonly string[], out:
     if (group.digitCount < MIN_DIGITS) break;
     const end = group.end;
     if (end > claimedFrom) continue; // would run into a more specific finding
-    if (acceptable(text, start, end, group.digitCount, plus, paren, regions, g === groups.length - 1 ? mixedSeparators : false)) {
+    if (
+      acceptable(
+        text,
+        start,
+        end,
+        group.digitCount,
+        plus,
+        paren,
+        regions,
+        g === groups.length - 1 ? mixedSeparators : false,
+      )
+    ) {
       out.push({ type: 'PHONE', start, end, priority: PHONE_PRIORITY });
       return end;
     }
@@ -239,10 +273,17 @@ function acceptable(
   if (isWordChar(after)) return false;
   if ((after === 46 || after === 45 || after === 47 || after === 58) && isDigit(codeAt(text, end + 1))) return false;
   // "1,234,567" continues the number; "…0132,2024-01-05" in a CSV row does not.
-  if (after === 44 && isDigit(codeAt(text, end + 1)) && isDigit(codeAt(text, end + 2)) && isDigit(codeAt(text, end + 3)) && !isDigit(codeAt(text, end + 4)))
+  if (
+    after === 44 &&
+    isDigit(codeAt(text, end + 1)) &&
+    isDigit(codeAt(text, end + 2)) &&
+    isDigit(codeAt(text, end + 3)) &&
+    !isDigit(codeAt(text, end + 4))
+  )
     return false;
   if (after === 37) return false; // 12 345 678%
-  if (paren && !plus && BR_MOBILE.test(text.slice(start, end))) return parsePhoneNumberFromString(text.slice(start, end), 'BR')?.isValid() === true;
+  if (paren && !plus && BR_MOBILE.test(text.slice(start, end)))
+    return parsePhoneNumberFromString(text.slice(start, end), 'BR')?.isValid() === true;
   // Cheapest test first: without '+', the digits must fit some configured region's plan at all
   // (length and leading digit). Most digit runs in notes — dates, ids, amounts — stop here.
   // The context regexes are the next most costly step: each runs at most once, when needed (no
@@ -277,7 +318,8 @@ function acceptable(
     if (groupSizes.slice(1).every((n) => n === 3) && (groupSizes[0] ?? 0) <= 3) return false;
     // ... but "02.123.45.67", "0475.12.34.56" are how Belgium prints its numbers: a leading 0 and
     // nine digits or more is no address.
-    if (groupSizes.length === 4 && groupSizes.every((n) => n <= 3) && !(raw.charCodeAt(0) === 48 && digitCount >= 9)) return false;
+    if (groupSizes.length === 4 && groupSizes.every((n) => n <= 3) && !(raw.charCodeAt(0) === 48 && digitCount >= 9))
+      return false;
   }
   if (mixedSeparators && !plus && !paren && raw.includes('/') && raw.includes('.')) return false;
   if (!plus) {
@@ -290,7 +332,13 @@ function acceptable(
   // A phone word before a national number of a region not configured ("tel. 0812-345-678"): the
   // number is valid in some region libphonenumber knows. Costs a parse per region, so it is
   // budgeted per scan (ANY_REGION_BUDGET); past the budget only configured regions are tried.
-  if (!plus && separatedOrLong(text, start, end) && (strong ?? hasStrongPhoneContext(text, start)) && !IDENTIFIER_BEFORE.test(before) && validInAnyRegion(raw))
+  if (
+    !plus &&
+    separatedOrLong(text, start, end) &&
+    (strong ?? hasStrongPhoneContext(text, start)) &&
+    !IDENTIFIER_BEFORE.test(before) &&
+    validInAnyRegion(raw)
+  )
     return true;
   // Next to a phone word, a well-formed number in a fictional or unassigned range ("Phone:
   // (555) 123-4567") is still somebody's number as far as the note is concerned: accept a
@@ -351,7 +399,10 @@ function validInAnyRegion(raw: string): boolean {
   anyRegionBudget--;
   const digits = raw.replace(/\D+/g, '');
   for (const plan of plans()) {
-    const national = plan.nationalPrefix !== undefined && digits.startsWith(plan.nationalPrefix) ? digits.slice(plan.nationalPrefix.length) : digits;
+    const national =
+      plan.nationalPrefix !== undefined && digits.startsWith(plan.nationalPrefix)
+        ? digits.slice(plan.nationalPrefix.length)
+        : digits;
     if (plan.lengths.has(national.length) && plan.pattern.test(national)) return true;
   }
   return false;
@@ -403,7 +454,12 @@ export function isNationalPhoneAsGrouped(raw: string, regions: readonly string[]
       .formatNational()
       .split(/\D+/)
       .filter((g) => g.length > 0);
-    if (printed.join('') === digits && printed.length === written.length && printed.every((g, i) => g.length === written[i]?.length)) return true;
+    if (
+      printed.join('') === digits &&
+      printed.length === written.length &&
+      printed.every((g, i) => g.length === written[i]?.length)
+    )
+      return true;
   }
   return false;
 }

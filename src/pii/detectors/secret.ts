@@ -121,7 +121,8 @@ function detectMiddleAnchored(run: string, offset: number, out: Candidate[]): vo
  */
 const MIN_TOKEN = 15;
 const TOKEN_RUN_CHARS = new Uint8Array(128);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~|:') TOKEN_RUN_CHARS[c.charCodeAt(0)] = 1;
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~|:')
+  TOKEN_RUN_CHARS[c.charCodeAt(0)] = 1;
 
 function detectKnownTokens(text: string, out: Candidate[]): void {
   // A loop, not a regex: /[…]{15,}/g retries every position of each shorter run (measured 3-4x slower).
@@ -218,7 +219,8 @@ function detectPrivateKeyBlocks(text: string, out: Candidate[]): void {
     // "-----BEGIN PRIVATE KEY-----\nanything\n-----END…" is a placeholder: a key, even a pasted
     // first line of one, has a body of base64 (an Ed25519 key has over 60 characters of it).
     const bodyEnd = footer !== -1 && footer < end ? footer : end;
-    if (base64Count(text, bodyStart, bodyEnd) >= 16) out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
+    if (base64Count(text, bodyStart, bodyEnd) >= 16)
+      out.push({ type: 'SECRET', start: begin, end, priority: SECRET_FORMAT_PRIORITY });
     begin = nextBegin !== -1 && nextBegin < end ? text.indexOf('-----BEGIN ', end) : nextBegin;
   }
 }
@@ -361,7 +363,9 @@ function detectAuthHeaders(text: string, out: Candidate[]): void {
   while ((m = AUTH_HEADER.exec(text)) !== null) {
     const value = m[2] ?? '';
     const basic = /^basic$/i.test(m[1] ?? '');
-    const ok = basic ? /^[A-Za-z0-9+/]{8,}={0,2}$/.test(value) && !isPlaceholder(value) : looksRandom(value, 10) || (UUID.test(value) && !looksFake(value));
+    const ok = basic
+      ? /^[A-Za-z0-9+/]{8,}={0,2}$/.test(value) && !isPlaceholder(value)
+      : looksRandom(value, 10) || (UUID.test(value) && !looksFake(value));
     if (!ok) continue;
     const matchEnd = m.index + m[0].length;
     const end = runEnd(text, matchEnd, text.length, isCredentialChar);
@@ -539,10 +543,12 @@ const VALUE_STOPWORDS = new Set([
 
 // After the key: optional closing quote, then ":", "=", "=>", ":=", a full-width colon, or a word
 // such as "is"/"ist"/"est"/"es"/"は"; then an optional opening quote. Sticky, bounded.
-const ASSIGNMENT = /["']?\]?[ \t]{0,3}(?:(=>|:=|[=:：])|[ \t](is|ist|est|es|lautet|était|era|was)[ \t]|(は|が|：))[ \t]{0,3}(["'`]?)/y;
+const ASSIGNMENT =
+  /["']?\]?[ \t]{0,3}(?:(=>|:=|[=:：])|[ \t](is|ist|est|es|lautet|était|era|was)[ \t]|(は|が|：))[ \t]{0,3}(["'`]?)/y;
 const WHITESPACE_ONLY = /[ \t]{1,3}/y;
 // Up to three short words between the keyword and the operator; bounded and sticky.
-const QUALIFIER = /(?:[ \t]{1,2}[\p{L}\p{N}'’-]{1,15}){1,3}(?=[ \t]{0,2}(?:[=:：]|[ \t](?:is|ist|est|es|lautet|era|was)[ \t]))/uy;
+const QUALIFIER =
+  /(?:[ \t]{1,2}[\p{L}\p{N}'’-]{1,15}){1,3}(?=[ \t]{0,2}(?:[=:：]|[ \t](?:is|ist|est|es|lautet|era|was)[ \t]))/uy;
 
 function detectAssignments(text: string, out: Candidate[]): void {
   scanAssignments(text, nextKeyword, out);
@@ -585,7 +591,11 @@ function nextCjkKeyword(text: string, from: number): RegExpExecArray | null {
   return KEYWORDS_CJK.exec(text);
 }
 
-function scanAssignments(text: string, find: (text: string, from: number) => RegExpExecArray | null, out: Candidate[]): void {
+function scanAssignments(
+  text: string,
+  find: (text: string, from: number) => RegExpExecArray | null,
+  out: Candidate[],
+): void {
   let from = 0;
   let m: RegExpExecArray | null;
   while ((m = find(text, from)) !== null) {
@@ -600,7 +610,11 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
     const bareKey = /^[_-]?key$/i.test(m[0]);
     // Public keys are published on purpose ("ssh_public_key", "publicKey", "VAPID_PUB_KEY").
     const accessId = ACCESS_ID.test(keyName);
-    if (SERVICE_KEYWORD.test(m[0]) && !accessId && DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length))) {
+    if (
+      SERVICE_KEYWORD.test(m[0]) &&
+      !accessId &&
+      DESCRIPTIVE_KEY.test(keyName.slice(keywordStart - keyStart + m[0].length))
+    ) {
       // "SOURCEGRAPH_URL_TOKEN": the service name says nothing yet; a key word later in the name may.
       from = keywordStart + m[0].length;
       continue;
@@ -646,7 +660,11 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
       from = keyEnd;
       continue;
     }
-    if (operator === '=' && /[=!<>]/.test(text[keyEnd] ?? '') === false && /[!<>=]$/.test(text.slice(Math.max(0, keyEnd - 1), keyEnd))) {
+    if (
+      operator === '=' &&
+      /[=!<>]/.test(text[keyEnd] ?? '') === false &&
+      /[!<>=]$/.test(text.slice(Math.max(0, keyEnd - 1), keyEnd))
+    ) {
       from = keyEnd;
       continue;
     }
@@ -677,7 +695,8 @@ function scanAssignments(text: string, find: (text: string, from: number) => Reg
           // an access id (Sumo Logic, Alibaba, Tencent: the half of a key pair that names it) too.
           accessId
           ? looksRandom(value, 12) && countDigits(value) >= 3 && !UUID.test(value)
-          : (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) || (UUID.test(value) && !looksFake(value, false));
+          : (bareKey ? looksRandom(value, 16) && countDigits(value) >= 3 : looksRandom(value, 12)) ||
+            (UUID.test(value) && !looksFake(value, false));
     if (
       accepted &&
       !isPlaceholder(value) &&
@@ -745,7 +764,18 @@ function isKeyChar(c: number): boolean {
 function isBareValueChar(c: number): boolean {
   // Stops at whitespace (Unicode spaces and line separators too), quotes, separators of lists and
   // markup, and at CJK text, which is written right after a value ("パスワードはabc123です").
-  return c > 32 && c !== 34 && c !== 39 && c !== 96 && c !== 44 && c !== 59 && c !== 60 && c !== 62 && !isUnicodeSpace(c) && !isUnspacedScript(c);
+  return (
+    c > 32 &&
+    c !== 34 &&
+    c !== 39 &&
+    c !== 96 &&
+    c !== 44 &&
+    c !== 59 &&
+    c !== 60 &&
+    c !== 62 &&
+    !isUnicodeSpace(c) &&
+    !isUnspacedScript(c)
+  );
 }
 
 /** What `\s` matches: tab to carriage return, the space, and the Unicode spaces below. */
@@ -892,7 +922,8 @@ function isPlaceholder(value: string): boolean {
   // secrets themselves (webhooks) are caught by their own rules.
   if (/^[a-z][a-z0-9+.-]{1,20}:\/\//i.test(value)) return true;
   if (/^(?:x+|\*+|\.+|-+|_+|#+|•+|0+|1234|12345|123456)$/i.test(value)) return true;
-  if (/^(?:your|my|some|insert|replace|enter|put|example|dummy|fake|test)[_-]?/i.test(value) && !/\d/.test(value)) return true;
+  if (/^(?:your|my|some|insert|replace|enter|put|example|dummy|fake|test)[_-]?/i.test(value) && !/\d/.test(value))
+    return true;
   if (/^(?:your|insert|replace|enter)[_-]/i.test(value)) return true;
   return /REDACTED/i.test(value);
 }
@@ -900,7 +931,8 @@ function isPlaceholder(value: string): boolean {
 /** `password = getPassword()`, `token: process.env.TOKEN`, `secret = config.secret`. */
 function looksLikeCodeReference(text: string, value: string, valueEnd: number): boolean {
   if (text[valueEnd] === '(' || value.includes('(')) return true;
-  if (/^(?:process|os|env|config|settings|self|this|cfg|secrets|vars|params|args|req|request|ctx)\b[.[]/.test(value)) return true;
+  if (/^(?:process|os|env|config|settings|self|this|cfg|secrets|vars|params|args|req|request|ctx)\b[.[]/.test(value))
+    return true;
   // A bare identifier with no digits is a variable, not a literal.
   return /^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*$/.test(value) && /[a-z][A-Z]|_|\./.test(value);
 }

@@ -11,13 +11,15 @@ export const SSN_PRIORITY = 60;
 // its XXXXX-XXXX, which is also the ZIP+4 shape.
 // A ',' on either side is let through here and settled in the loop: a CSV cell under an SSN
 // header is one ("Jane,234-56-7890"), other digits after a comma are part of a longer number.
-const SSN_SHAPE = /(?<![\w.\-/:])(?:(\d{3})([- .]?)(\d{2})\2(\d{4})|(\d{3})-(\d{2})(\d{4})|(\d{3})(\d{2})-(\d{4}))(?![\w]|[.\-/:]\d)/g;
+const SSN_SHAPE =
+  /(?<![\w.\-/:])(?:(\d{3})([- .]?)(\d{2})\2(\d{4})|(\d{3})-(\d{2})(\d{4})|(\d{3})(\d{2})-(\d{4}))(?![\w]|[.\-/:]\d)/g;
 
 // A table column's header that says SSN ("ssn", "employee_ssn", "Social Security No.").
 // ... and one that names another number: the column's cells are that, however SSN-like their digits.
 const OTHER_NUMBER_HEADER =
   /order|ticket|invoice|ref|\bid\b|_id\b|\bno\b|\bnr\b|case|booking|tracking|serial|sku|part|item|article|model|account|acct|\bpo\b|batch|\blot\b|build|job|version|isbn|phone|\btel|fax|mobile|\bcell|zip|postal|plz|passport|licen[cs]e|imei|\bvat\b|amount|total|price|qty|quantity|code|number|\bnum\b|#/i;
-const SSN_HEADER = /ssn|social[\s_-]*security|soc\.?[\s_-]*sec|ss#|sozialversicherung|seguro[\s_-]*social|taxpayer|\btin\b/i;
+const SSN_HEADER =
+  /ssn|social[\s_-]*security|soc\.?[\s_-]*sec|ss#|sozialversicherung|seguro[\s_-]*social|taxpayer|\btin\b/i;
 
 // Context for numbers not written in the canonical XXX-XX-XXXX form.
 const SSN_CONTEXT =
@@ -93,7 +95,13 @@ export const detectSsns: Detector = (text: string, config, out: Candidate[]) => 
       // 078051121", "Tel. 078 05 1123", "Kundennummer 100234567", "#636521579"), and not the
       // numbers that were never issued.
       const before = text.slice(Math.max(0, start - 24), start);
-      if (inOtherColumn || OTHER_NUMBER_BEFORE.test(before) || IDENTIFIER_BEFORE.test(before) || hasContextBefore(text, start, 24, PHONE_CONTEXT)) continue;
+      if (
+        inOtherColumn ||
+        OTHER_NUMBER_BEFORE.test(before) ||
+        IDENTIFIER_BEFORE.test(before) ||
+        hasContextBefore(text, start, 24, PHONE_CONTEXT)
+      )
+        continue;
       if (knownInvalid(area + group + serial)) continue;
       // "030-123456" is how Berlin numbers are printed: a 3-6 form that a configured region prints
       // with just these groups is a phone number. A valid number printed otherwise there
@@ -103,7 +111,13 @@ export const detectSsns: Detector = (text: string, config, out: Candidate[]) => 
     // "+1 555-12-3456"-like fragments inside longer numbers are not SSNs.
     // A short group before it (a country or area code) makes it part of that number; a long one
     // ("078-051121 07805-1121") is a number of its own.
-    if (isDigit(codeAt(text, start - 2)) && codeAt(text, start - 1) === 32 && !context && digitRunBefore(text, start - 1) <= 4) continue;
+    if (
+      isDigit(codeAt(text, start - 2)) &&
+      codeAt(text, start - 1) === 32 &&
+      !context &&
+      digitRunBefore(text, start - 1) <= 4
+    )
+      continue;
     if (isWordChar(codeAt(text, end))) continue;
     // "078 05 1123 45": one group of a longer grouped number.
     if (sep !== '' && codeAt(text, end) === sep.charCodeAt(0) && isDigit(codeAt(text, end + 1))) continue;

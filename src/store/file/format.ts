@@ -40,7 +40,11 @@ export function encodeObject(header: ObjectHeader, body: Uint8Array): Buffer {
 
 /** Length of the JSON header announced by a preamble. */
 export function headerLength(preamble: Buffer): number {
-  if (preamble.length < PREAMBLE_BYTES || !preamble.subarray(0, MAGIC.length).equals(MAGIC) || preamble.readUInt8(MAGIC.length) !== VERSION) {
+  if (
+    preamble.length < PREAMBLE_BYTES ||
+    !preamble.subarray(0, MAGIC.length).equals(MAGIC) ||
+    preamble.readUInt8(MAGIC.length) !== VERSION
+  ) {
     throw corrupt();
   }
   const length = preamble.readUInt32BE(MAGIC.length + 1);
@@ -49,7 +53,12 @@ export function headerLength(preamble: Buffer): number {
 }
 
 function isStringRecord(value: unknown): value is Record<string, string> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((v) => typeof v === 'string')
+  );
 }
 
 /** Parse and check a header; `fileSize` is the size of the whole file it came from. */

@@ -71,7 +71,12 @@ function segmentComponents(segment: string): string[] {
 
 /** Throws unless `key` is a key S3 would accept and that round-trips through UTF-8. */
 export function assertValidKey(key: string): void {
-  if (typeof key !== 'string' || key.length === 0 || Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES || !isWellFormed(key)) {
+  if (
+    typeof key !== 'string' ||
+    key.length === 0 ||
+    Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES ||
+    !isWellFormed(key)
+  ) {
     throw new MemvaultError('INVALID_INPUT', 'object key is empty, longer than 1,024 bytes or not valid UTF-8');
   }
 }

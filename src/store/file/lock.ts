@@ -41,7 +41,10 @@ interface ProcessLockState {
 // sources, a test runner's isolation) still queue together and recognise each other's locks as live.
 const STATE_KEY = Symbol.for('memvault.file-store.lock-state');
 const registry = globalThis as unknown as Record<symbol, ProcessLockState | undefined>;
-const state: ProcessLockState = (registry[STATE_KEY] ??= { instance: randomBytes(8).toString('hex'), queues: new Map() });
+const state: ProcessLockState = (registry[STATE_KEY] ??= {
+  instance: randomBytes(8).toString('hex'),
+  queues: new Map(),
+});
 const queues = state.queues;
 const PROCESS_INSTANCE = state.instance;
 
@@ -126,7 +129,12 @@ async function tryUnlink(path: string): Promise<void> {
 }
 
 /** Remove `lockPath` if it still holds exactly `staleText`; returns whether anything was done. */
-async function breakStaleLock(lockPath: string, breakerPath: string, staleText: string, staleMs: number): Promise<void> {
+async function breakStaleLock(
+  lockPath: string,
+  breakerPath: string,
+  staleText: string,
+  staleMs: number,
+): Promise<void> {
   let breaker;
   try {
     breaker = await open(breakerPath, 'wx', 0o600);
@@ -161,7 +169,13 @@ export async function acquireFileLock(
   ensureDir: () => Promise<void>,
   options: LockOptions,
 ): Promise<() => Promise<void>> {
-  const record: LockRecord = { host: hostname(), pid: process.pid, instance: PROCESS_INSTANCE, time: Date.now(), token: randomBytes(12).toString('hex') };
+  const record: LockRecord = {
+    host: hostname(),
+    pid: process.pid,
+    instance: PROCESS_INSTANCE,
+    time: Date.now(),
+    token: randomBytes(12).toString('hex'),
+  };
   const deadline = Date.now() + options.timeoutMs;
   let text = '';
   let staged = false;

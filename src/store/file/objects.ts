@@ -55,7 +55,13 @@ export class ObjectFiles {
     return new Promise<T>((resolve, reject) => {
       const queued = inProcessQueue(loc.lock, async () => {
         const staging = join(loc.dir, tempFileName(loc.name, process.pid, randomBytes(8).toString('hex')));
-        const release = await acquireFileLock(loc.lock, loc.breaker, staging, () => this.tree.ensureDirectory(loc.dir), this.options.lockOptions);
+        const release = await acquireFileLock(
+          loc.lock,
+          loc.breaker,
+          staging,
+          () => this.tree.ensureDirectory(loc.dir),
+          this.options.lockOptions,
+        );
         let answer: () => void;
         try {
           const value = await fn();
@@ -139,8 +145,20 @@ export class ObjectFiles {
   }
 
   /** A new object's header: its ETag from its bytes, its time from the store's clock. */
-  headerOf(key: string, body: Uint8Array, metadata: Record<string, string>, tags: Record<string, string>): ObjectHeader {
-    return { key, etag: newEtag(body), lastModified: this.options.now().getTime(), size: body.byteLength, metadata, tags };
+  headerOf(
+    key: string,
+    body: Uint8Array,
+    metadata: Record<string, string>,
+    tags: Record<string, string>,
+  ): ObjectHeader {
+    return {
+      key,
+      etag: newEtag(body),
+      lastModified: this.options.now().getTime(),
+      size: body.byteLength,
+      metadata,
+      tags,
+    };
   }
 
   /** `exactly`: a missing object is a lost condition (deleteExactly), not a delete already done. */

@@ -43,7 +43,10 @@ export function linkRefused(): MemvaultError {
 export function toStoreError(e: unknown): Error {
   if (e instanceof MemvaultError || e instanceof PreconditionFailedError) return e;
   const code = errnoOf(e);
-  return new MemvaultError('STORE_UNAVAILABLE', `the local store failed: ${code && /^E[A-Z0-9]+$/.test(code) ? code : 'EUNKNOWN'}`);
+  return new MemvaultError(
+    'STORE_UNAVAILABLE',
+    `the local store failed: ${code && /^E[A-Z0-9]+$/.test(code) ? code : 'EUNKNOWN'}`,
+  );
 }
 
 /** Open an object file for reading, refusing a link; null when there is no file. */
@@ -163,7 +166,8 @@ export class FileTree {
       const { bytesRead } = await handle.read(first, 0, HEADER_READ_BYTES, 0);
       const size = bytesRead < HEADER_READ_BYTES ? bytesRead : (await handle.stat()).size;
       const length = headerLength(first.subarray(0, Math.min(bytesRead, PREAMBLE_BYTES)));
-      if (PREAMBLE_BYTES + length <= bytesRead) return parseHeader(first.subarray(PREAMBLE_BYTES, PREAMBLE_BYTES + length), size);
+      if (PREAMBLE_BYTES + length <= bytesRead)
+        return parseHeader(first.subarray(PREAMBLE_BYTES, PREAMBLE_BYTES + length), size);
       const json = Buffer.alloc(length);
       const read = await handle.read(json, 0, length, PREAMBLE_BYTES);
       return parseHeader(json.subarray(0, read.bytesRead), size);

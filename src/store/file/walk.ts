@@ -62,7 +62,8 @@ export function encodeToken(key: string): string {
 
 export function decodeToken(token: string): string {
   const key = Buffer.from(token, 'base64url').toString('utf8');
-  if (key.length === 0 || encodeToken(key) !== token) throw new MemvaultError('INVALID_INPUT', 'invalid list continuation token');
+  if (key.length === 0 || encodeToken(key) !== token)
+    throw new MemvaultError('INVALID_INPUT', 'invalid list continuation token');
   return key;
 }
 
@@ -121,7 +122,10 @@ async function walk(
       case 'directory':
       case 'continuation': {
         if (!entry.isDirectory()) break;
-        const start = decoded.kind === 'directory' ? Buffer.concat([keySoFar, decoded.bytes, Buffer.from('/')]) : Buffer.concat([keySoFar, decoded.bytes]);
+        const start =
+          decoded.kind === 'directory'
+            ? Buffer.concat([keySoFar, decoded.bytes, Buffer.from('/')])
+            : Buffer.concat([keySoFar, decoded.bytes]);
         if (!compatible(start, prefix) || entirelyBefore(start, after)) break;
         await walk(join(dir, entry.name), [...relative, entry.name], start, prefix, after, out, onInternalFile);
         break;

@@ -14,12 +14,20 @@ import { OBJECT_SUFFIX, TEMP_MARKER, tempFileName } from './keys.js';
 import { NO_HARD_LINKS, pidIsAlive } from './lock.js';
 
 /** Writes an object's file bytes under its key's lock: temp file, fsync, rename over the object, fsync the directory. */
-export async function writeObjectFile(loc: { dir: string; name: string; file: string }, bytes: Uint8Array, durable: boolean): Promise<void> {
+export async function writeObjectFile(
+  loc: { dir: string; name: string; file: string },
+  bytes: Uint8Array,
+  durable: boolean,
+): Promise<void> {
   await renameTempOver(loc, await writeTempFile(loc, bytes, durable), durable);
 }
 
 /** A written temp file renamed over the object (under the key's lock), then the directory fsync'd. */
-export async function renameTempOver(loc: { dir: string; file: string }, temp: string, durable: boolean): Promise<void> {
+export async function renameTempOver(
+  loc: { dir: string; file: string },
+  temp: string,
+  durable: boolean,
+): Promise<void> {
   try {
     await renameOver(temp, loc.file);
   } catch (e) {
@@ -89,7 +97,11 @@ export async function createObjectFile(
  * The second half of createObjectFile: a written temp file linked to the object's name if none is
  * there (false: taken, nothing published), the temp name removed, the directory fsync'd.
  */
-export async function linkTempIfAbsent(loc: { dir: string; file: string }, temp: string, durable: boolean): Promise<boolean> {
+export async function linkTempIfAbsent(
+  loc: { dir: string; file: string },
+  temp: string,
+  durable: boolean,
+): Promise<boolean> {
   let created: boolean;
   try {
     created = await linkIfAbsent(temp, loc.file);

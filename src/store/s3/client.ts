@@ -66,7 +66,8 @@ export function defaultS3ClientConfig(): S3ClientConfig {
 export function buildS3Client(config: S3ClientConfig = {}): S3Client {
   const merged: S3ClientConfig = { ...defaultS3ClientConfig(), ...config };
   // A custom endpoint (RGW, MinIO, R2) needs some region to sign with; AWS itself needs the real one.
-  if (merged.region === undefined && merged.endpoint !== undefined && !process.env.AWS_REGION) merged.region = 'us-east-1';
+  if (merged.region === undefined && merged.endpoint !== undefined && !process.env.AWS_REGION)
+    merged.region = 'us-east-1';
   return new S3Client(merged);
 }
 

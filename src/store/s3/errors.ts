@@ -42,7 +42,9 @@ const NETWORK_CAUSES: Readonly<Record<string, string>> = {
 /** The errno of a failed connection: on the error, its cause, or one of an AggregateError's attempts (IPv4 and IPv6). */
 function errnoOf(e: ErrorShape): string | undefined {
   const attempts = Array.isArray(e.errors) ? (e.errors as Array<{ code?: unknown } | null>) : [];
-  const found = [e.code, e.cause?.code, ...attempts.map((a) => a?.code)].find((v) => typeof v === 'string' && /^[A-Z][A-Z0-9_]+$/.test(v));
+  const found = [e.code, e.cause?.code, ...attempts.map((a) => a?.code)].find(
+    (v) => typeof v === 'string' && /^[A-Z][A-Z0-9_]+$/.test(v),
+  );
   return found as string | undefined;
 }
 
@@ -60,13 +62,17 @@ export function describeS3Error(error: unknown): S3Failure {
   if (status === undefined) {
     const errno = errnoOf(e);
     if (errno !== undefined) failure.network = `${NETWORK_CAUSES[errno] ?? 'no answer'} (${errno})`;
-    else if (failure.code === 'TimeoutError' || failure.code === 'RequestTimeout') failure.network = 'request timed out';
+    else if (failure.code === 'TimeoutError' || failure.code === 'RequestTimeout')
+      failure.network = 'request timed out';
   }
   return failure;
 }
 
 /** 404 for an object: GetObject says NoSuchKey; HeadObject has no body, so only the status. */
-export function isMissingObject(f: S3Failure, operation: 'GetObject' | 'HeadObject' | 'DeleteObject' | 'CopyObject'): boolean {
+export function isMissingObject(
+  f: S3Failure,
+  operation: 'GetObject' | 'HeadObject' | 'DeleteObject' | 'CopyObject',
+): boolean {
   if (f.code === 'NoSuchKey') return true;
   // A missing bucket is a configuration fault, not an absent object; HEAD cannot tell them apart.
   return operation === 'HeadObject' && f.status === 404 && f.code !== 'NoSuchBucket';
@@ -105,6 +111,7 @@ export function storeUnavailable(operation: string, f: S3Failure): MemvaultError
   // Codes are identifiers that start with a capital (NoSuchBucket, AccessDenied, ECONNRESET,
   // UND_ERR_SOCKET); anything else is dropped. A bucket name (lowercase by S3's rules) or a host name
   // that some layer put where the code belongs is never one.
-  const code = /^[A-Z][A-Za-z0-9_.]{0,63}$/.test(f.code) && !/amazonaws|\.com\b/i.test(f.code) ? f.code : 'UnknownError';
+  const code =
+    /^[A-Z][A-Za-z0-9_.]{0,63}$/.test(f.code) && !/amazonaws|\.com\b/i.test(f.code) ? f.code : 'UnknownError';
   return new MemvaultError('STORE_UNAVAILABLE', `S3 ${operation} failed (${status}, ${code})`);
 }

@@ -40,7 +40,10 @@ export function isS3Client(value: unknown): value is S3Client {
  * What an S3 store is built with: the host's own client as it is (it carries its settings), else the
  * host's config over the settings of `env` when one is handed over (the host's values win, key by key).
  */
-export function resolveS3Settings(s3: S3Client | S3ClientConfig | undefined, env?: NodeJS.ProcessEnv): S3Client | S3ClientConfig {
+export function resolveS3Settings(
+  s3: S3Client | S3ClientConfig | undefined,
+  env?: NodeJS.ProcessEnv,
+): S3Client | S3ClientConfig {
   if (s3 !== undefined && isS3Client(s3)) return s3;
   return { ...(env ? s3FromEnv(env) : {}), ...s3 };
 }

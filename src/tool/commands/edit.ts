@@ -1,6 +1,18 @@
 import type { CreateCommand, InsertCommand, StrReplaceCommand } from '../types.js';
 import { messages } from '../messages.js';
-import { decodeText, encodeText, eolOf, forEachOccurrence, LineCounter, lineCount, MAX_LINES, numbered, parseText, renderText, textToLines } from '../text.js';
+import {
+  decodeText,
+  encodeText,
+  eolOf,
+  forEachOccurrence,
+  LineCounter,
+  lineCount,
+  MAX_LINES,
+  numbered,
+  parseText,
+  renderText,
+  textToLines,
+} from '../text.js';
 import { PreconditionFailedError } from '../../vault/user-files.js';
 import { MEMORY_ROOT } from '../../vault/paths.js';
 import { NameConflictError } from '../../vault/names.js';
@@ -10,7 +22,8 @@ import { fail, retryOnConflict, type CommandEnv, type StoredEdit } from './env.j
 /** Bytes of the new content, refused (nothing written) when over the per-file cap or the line limit. */
 function checkedBytes(path: string, text: string, env: CommandEnv): Uint8Array {
   const data = encodeText(text);
-  if (data.byteLength > env.limits.maxFileBytes) fail('TOO_LARGE', messages.fileTooLarge(path, data.byteLength, env.limits.maxFileBytes));
+  if (data.byteLength > env.limits.maxFileBytes)
+    fail('TOO_LARGE', messages.fileTooLarge(path, data.byteLength, env.limits.maxFileBytes));
   if (text.length > MAX_LINES && lineCount(text) > MAX_LINES) fail('TOO_LARGE', messages.tooManyLinesWrite(path));
   return data;
 }
@@ -28,10 +41,12 @@ export async function create(command: CreateCommand, env: CommandEnv): Promise<s
     try {
       await env.files.write(path, data, env.createMode === 'fail' ? { ifNoneMatch: true } : {});
     } catch (error) {
-      if (env.createMode === 'fail' && error instanceof PreconditionFailedError) fail('ALREADY_EXISTS', messages.alreadyExists(path));
+      if (env.createMode === 'fail' && error instanceof PreconditionFailedError)
+        fail('ALREADY_EXISTS', messages.alreadyExists(path));
       if (error instanceof NameConflictError) {
         const { conflict } = error;
-        if (conflict.kind === 'ancestor-is-file') fail('NOT_A_DIRECTORY', messages.ancestorIsFile(path, conflict.ancestor));
+        if (conflict.kind === 'ancestor-is-file')
+          fail('NOT_A_DIRECTORY', messages.ancestorIsFile(path, conflict.ancestor));
         fail('NOT_A_FILE', messages.createOnDirectory(path));
       }
       throw error;
@@ -61,7 +76,11 @@ class LandedWrite {
 }
 
 /** Read a text file to edit, or the spec's missing-file error (a directory counts as missing). */
-async function readTextForEdit(path: string, env: CommandEnv, missing: (p: string) => string): Promise<{ file: FileVersion; text: string }> {
+async function readTextForEdit(
+  path: string,
+  env: CommandEnv,
+  missing: (p: string) => string,
+): Promise<{ file: FileVersion; text: string }> {
   if (path === MEMORY_ROOT) fail('NOT_A_FILE', missing(path));
   // The edit's own version write checks freshness (docs/versions.md): no LIST here.
   const file = await env.files.read(path, { freshness: 'write' });
@@ -101,7 +120,8 @@ function editTextFile(
         const outcome = await edit(text);
         redactedStored = outcome.updated.redactedStored;
         return landed.write(outcome.updated.text, outcome.result, async () => {
-          written = (await env.files.write(path, checkedBytes(path, outcome.updated.text, env), { ifMatch: file.etag })).etag;
+          written = (await env.files.write(path, checkedBytes(path, outcome.updated.text, env), { ifMatch: file.etag }))
+            .etag;
         });
       },
     );
@@ -161,7 +181,9 @@ async function findMatches(text: string, needle: string): Promise<Matches> {
 
 /** What the file will hold after an edit: the edit as made, through the chain's write filter if there is one. */
 function storedResult(path: string, before: string, after: string, env: CommandEnv): StoredEdit {
-  return env.writeFilter === undefined ? { text: after, redactedStored: false } : env.writeFilter.edited(path, before, after);
+  return env.writeFilter === undefined
+    ? { text: after, redactedStored: false }
+    : env.writeFilter.edited(path, before, after);
 }
 
 /**
@@ -213,7 +235,8 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
       found = await findMatches(text, oldStr);
     }
     if (found.count === 0) fail('NO_MATCH', messages.noMatch(command.old_str, path));
-    if (found.count === 'several') fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, found.lines, found.moreLines));
+    if (found.count === 'several')
+      fail('AMBIGUOUS_MATCH', messages.manyMatches(command.old_str, found.lines, found.moreLines));
     const at = found.at;
     const updated = storedResult(path, text, text.slice(0, at) + newStr + text.slice(at + oldStr.length), env);
     const lines = new LineCounter(updated.text);

@@ -72,7 +72,11 @@ export interface CommandEnv {
  * Optimistic concurrency: run a read-modify-write until its conditional write wins, re-reading
  * each time (so the edit is re-applied to what is there now), with a jittered backoff.
  */
-export async function retryOnConflict<T>(attempts: number, onExhausted: () => never, attempt: () => Promise<T>): Promise<T> {
+export async function retryOnConflict<T>(
+  attempts: number,
+  onExhausted: () => never,
+  attempt: () => Promise<T>,
+): Promise<T> {
   for (let i = 0; i < attempts; i++) {
     try {
       return await attempt();

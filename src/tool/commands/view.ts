@@ -6,7 +6,13 @@ import type { ListedFile } from '../../vault/user-files.js';
 import { fail, type CommandEnv } from './env.js';
 
 type ImageType = ImageBlock['source']['media_type'];
-const IMAGE_TYPES: Record<string, ImageType> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
+const IMAGE_TYPES: Record<string, ImageType> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+};
 
 function imageTypeOf(path: string): ImageType | undefined {
   const dot = path.lastIndexOf('.');
@@ -47,7 +53,8 @@ function viewFile(command: ViewCommand, data: Uint8Array, env: CommandEnv): Resu
   const imageType = imageTypeOf(path);
   if (imageType) {
     if (!hasImageSignature(data, imageType)) fail('UNSUPPORTED_CONTENT', messages.imageMismatch(path));
-    if (data.byteLength > env.limits.maxImageBytes) fail('TOO_LARGE', messages.imageTooLarge(path, env.limits.maxImageBytes));
+    if (data.byteLength > env.limits.maxImageBytes)
+      fail('TOO_LARGE', messages.imageTooLarge(path, env.limits.maxImageBytes));
     return [
       { type: 'text', text: messages.imageCaption(path) },
       { type: 'image', source: { type: 'base64', media_type: imageType, data: Buffer.from(data).toString('base64') } },
@@ -81,7 +88,10 @@ function viewFile(command: ViewCommand, data: Uint8Array, env: CommandEnv): Resu
     const cost = LINE_NUMBER_WIDTH + 1 + shown.length + 1;
     if (used + cost > limit) {
       if (n === start) {
-        out.push(numbered(shown.slice(0, Math.max(0, limit - LINE_NUMBER_WIDTH - 2)), n), messages.lineTruncated(n, limit));
+        out.push(
+          numbered(shown.slice(0, Math.max(0, limit - LINE_NUMBER_WIDTH - 2)), n),
+          messages.lineTruncated(n, limit),
+        );
         n += 1;
       }
       break;

@@ -77,7 +77,13 @@ export class UserKeys {
    */
   listedPath(key: string): string | null {
     const rest = key.slice(this.codec.filesPrefix.length);
-    if (!key.startsWith(this.codec.filesPrefix) || rest.length === 0 || rest.endsWith('/') || rest.startsWith('/') || rest.includes('//')) {
+    if (
+      !key.startsWith(this.codec.filesPrefix) ||
+      rest.length === 0 ||
+      rest.endsWith('/') ||
+      rest.startsWith('/') ||
+      rest.includes('//')
+    ) {
       return this.skipped(key, 'folder_marker');
     }
     let path: string;
@@ -85,7 +91,8 @@ export class UserKeys {
       path = this.codec.pathFor(key);
     } catch (error) {
       // INTEGRITY from the encrypted codec; a URIError from the plain codec's unescaping.
-      if ((error instanceof MemvaultError && error.code === 'INTEGRITY') || error instanceof URIError) return this.skipped(key, 'not_decryptable');
+      if ((error instanceof MemvaultError && error.code === 'INTEGRITY') || error instanceof URIError)
+        return this.skipped(key, 'not_decryptable');
       throw error;
     }
     // The plain codec unescapes whatever it finds: a name that is not canonical is not a file of ours.

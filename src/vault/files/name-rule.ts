@@ -42,7 +42,12 @@ export async function takeBackOnConflict(
  * to look again finds the way clear and tries once more (this returns); a rival still there has won
  * (NameConflictError), as has one met on the last attempt.
  */
-export async function tryAgainAfterRival(files: UserFiles, path: string, attempt: number, conflict: NameConflict): Promise<void> {
+export async function tryAgainAfterRival(
+  files: UserFiles,
+  path: string,
+  attempt: number,
+  conflict: NameConflict,
+): Promise<void> {
   if (attempt >= NAME_CONFLICT_TRIES) throw new NameConflictError(conflict);
   await sleep(Math.random() * NAME_CONFLICT_PAUSE_MS * attempt);
   const still = await fileNameConflict(files, path);

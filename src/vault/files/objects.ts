@@ -112,7 +112,10 @@ export class UserObjects {
    * is not atomic have them). `created`: no file was there (a marker or an expired object), so the
    * name is new; `replaced`: the size of the live file replaced.
    */
-  async replaceExisting(key: string, put: ConditionalPut): Promise<{ result: { etag: string }; created: boolean; replaced: number | null }> {
+  async replaceExisting(
+    key: string,
+    put: ConditionalPut,
+  ): Promise<{ result: { etag: string }; created: boolean; replaced: number | null }> {
     let reapingSince: number | undefined;
     for (let attempt = 1, waits = 0; ; attempt++) {
       const existing = await this.store.head(key);
@@ -127,7 +130,11 @@ export class UserObjects {
           }
         }
         const created = !(await this.isLiveObject(existing));
-        return { result: await put({ ifMatch: existing.etag }), created, replaced: created ? null : this.codec.plaintextSize(existing.size) };
+        return {
+          result: await put({ ifMatch: existing.etag }),
+          created,
+          replaced: created ? null : this.codec.plaintextSize(existing.size),
+        };
       } catch (error) {
         // Written, cleaned up or swept in between: look again.
         if (!(error instanceof PreconditionFailedError) || attempt >= OVERWRITE_TRIES) throw error;

@@ -6,11 +6,26 @@
  */
 import type { UserCodec } from '../../crypto/user-codec.js';
 import { MARKER_BODY, markerMetadata } from '../../store/fence.js';
-import { DELETE_BATCH_KEYS as DELETE_BATCH, HISTORY_TAG_KEY, HISTORY_TAG_VALUE, parseVersionKey, versionKeyOf, versionsPrefixOf } from '../../store/layout.js';
+import {
+  DELETE_BATCH_KEYS as DELETE_BATCH,
+  HISTORY_TAG_KEY,
+  HISTORY_TAG_VALUE,
+  parseVersionKey,
+  versionKeyOf,
+  versionsPrefixOf,
+} from '../../store/layout.js';
 import { listAll, PreconditionFailedError, type ObjectStore, type PreparedCreate } from '../../store/port.js';
 import { LruMap } from '../../util/lru.js';
 import { meterHistory, type HistoryTarget, type HistoryUsage } from '../history-usage.js';
-import { bodyHashOf, nextSeq, olderVersionsKeptError, sealVersionRecord, staleVersionError, VERSION_METADATA, type VersionEnd } from '../version-record.js';
+import {
+  bodyHashOf,
+  nextSeq,
+  olderVersionsKeptError,
+  sealVersionRecord,
+  staleVersionError,
+  VERSION_METADATA,
+  type VersionEnd,
+} from '../version-record.js';
 import { prepareCreateOf } from './capabilities.js';
 import type { Expiry } from './expiry.js';
 import { MEMO_LIMIT, type VersionRecords } from './versions.js';
@@ -53,7 +68,13 @@ export class VersionKeeper {
   tombstoneOf(path: string, key: string, end: VersionEnd, seq: number): KeptVersion {
     const body = new Uint8Array(0);
     const metadata = {
-      [VERSION_METADATA]: sealVersionRecord(this.codec, path, { seq, actor: this.records.writing.actor, time: Date.now(), bodyHash: bodyHashOf(body), end }),
+      [VERSION_METADATA]: sealVersionRecord(this.codec, path, {
+        seq,
+        actor: this.records.writing.actor,
+        time: Date.now(),
+        bodyHash: bodyHashOf(body),
+        end,
+      }),
     };
     return { versionKey: versionKeyOf(this.codec.uid, key, seq), body, metadata };
   }
@@ -69,7 +90,10 @@ export class VersionKeeper {
    * publishVersion or dropped by dropPrepared; a failed preparation falls back to a plain PUT.
    */
   prepareVersion(version: KeptVersion): Promise<PreparedCreate> | undefined {
-    return prepareCreateOf(this.store, version.versionKey, version.body, { metadata: version.metadata, tags: VERSION_TAGS });
+    return prepareCreateOf(this.store, version.versionKey, version.body, {
+      metadata: version.metadata,
+      tags: VERSION_TAGS,
+    });
   }
 
   /** Publish a kept version: its prepared create committed, or a create-only PUT when none was prepared. */
@@ -146,7 +170,12 @@ export class VersionKeeper {
     newest: number,
   ): Promise<{ etag: string; seq: number; sealed: string } | null> {
     const seq = nextSeq(newest);
-    const sealed = sealVersionRecord(this.codec, path, { seq, actor: this.records.writing.actor, time: Date.now(), bodyHash: bodyHashOf(body) });
+    const sealed = sealVersionRecord(this.codec, path, {
+      seq,
+      actor: this.records.writing.actor,
+      time: Date.now(),
+      bodyHash: bodyHashOf(body),
+    });
     const metadata = { ...fields, [VERSION_METADATA]: sealed };
     try {
       const result = await this.store.put(key, body, { ifMatch: etag, metadata, ...(tags ? { tags } : {}) });

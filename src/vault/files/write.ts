@@ -29,7 +29,12 @@ export interface WriteLayers {
   versions: VersionKeeper;
 }
 
-export async function writeFile(layers: WriteLayers, path: string, data: Uint8Array, condition: WriteCondition): Promise<WriteResult> {
+export async function writeFile(
+  layers: WriteLayers,
+  path: string,
+  data: Uint8Array,
+  condition: WriteCondition,
+): Promise<WriteResult> {
   const { files, store, codec, keys, expiry, objects, records, versions } = layers;
   const key = keys.keyOf(path);
   const body = codec.seal(path, data);
@@ -47,16 +52,32 @@ export async function writeFile(layers: WriteLayers, path: string, data: Uint8Ar
   const actor = records.writing.actor;
   const fields: Record<string, string> = {
     ...(condition.origin !== undefined ? { [ORIGIN_METADATA]: condition.origin } : {}),
-    ...(recorded ? { [VERSION_METADATA]: sealVersionRecord(codec, path, { seq, actor, time: Date.now(), bodyHash: bodyHashOf(body) }) } : {}),
+    ...(recorded
+      ? {
+          [VERSION_METADATA]: sealVersionRecord(codec, path, {
+            seq,
+            actor,
+            time: Date.now(),
+            bodyHash: bodyHashOf(body),
+          }),
+        }
+      : {}),
   };
   const metadata = Object.keys(fields).length > 0 ? fields : undefined;
   const put = (conditions: { ifMatch?: string; ifNoneMatch?: '*' }) =>
     store.put(key, body, { ...conditions, ...(tags ? { tags } : {}), ...(metadata ? { metadata } : {}) });
   const once = async (): Promise<{ result: { etag: string }; created: boolean; replaced?: number | null }> => {
     if (condition.ifMatch !== undefined) {
-      return { result: await put({ ifMatch: condition.ifMatch, ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}) }), created: false };
+      return {
+        result: await put({
+          ifMatch: condition.ifMatch,
+          ...(condition.ifNoneMatch ? { ifNoneMatch: '*' as const } : {}),
+        }),
+        created: false,
+      };
     }
-    if (condition.ifNoneMatch) return { result: await objects.createReplacingAbsent(key, put), created: true, replaced: null };
+    if (condition.ifNoneMatch)
+      return { result: await objects.createReplacingAbsent(key, put), created: true, replaced: null };
     // An unconditional write either creates a name (then it is checked like a create) or replaces
     // a file that is already there (a name that is a file already: nothing to check). Trying the
     // create first tells the two apart without a HEAD; a rolled-back create never costs an
@@ -75,7 +96,9 @@ export async function writeFile(layers: WriteLayers, path: string, data: Uint8Ar
   // The version's bytes are known before the write: where the store can prepare a create (the file
   // store's temp file, written and fsync'd), that part goes beside the write; the version is still
   // published only after the write landed (keepVersion). Used by the first attempt only.
-  let prepared = history ? versions.prepareVersion({ versionKey: versions.keyOf(key, seq), body, metadata: metadata! }) : undefined;
+  let prepared = history
+    ? versions.prepareVersion({ versionKey: versions.keyOf(key, seq), body, metadata: metadata! })
+    : undefined;
   for (let attempt = 1; ; attempt++) {
     const preparedNow = prepared;
     prepared = undefined;
@@ -97,7 +120,9 @@ export async function writeFile(layers: WriteLayers, path: string, data: Uint8Ar
     // newest number, listed beside the two, tells (docs/versions.md, "Sequence numbers").
     const [check, kept, newest] = await Promise.allSettled([
       checked ? takeBackOnConflict(files, store, path, key, result.etag) : Promise.resolve(null),
-      history ? versions.keepVersion(path, key, seq, body, metadata!, result.etag, known === undefined, preparedNow) : Promise.resolve('kept' as const),
+      history
+        ? versions.keepVersion(path, key, seq, body, metadata!, result.etag, known === undefined, preparedNow)
+        : Promise.resolve('kept' as const),
       history && known === undefined ? records.newestVersionSeq(key) : Promise.resolve(null),
     ]);
     // A version that found its number taken has put the newest kept version back already: that
@@ -106,19 +131,23 @@ export async function writeFile(layers: WriteLayers, path: string, data: Uint8Ar
     if (kept.status === 'rejected' && (check.status === 'rejected' || !check.value?.takenBack)) throw kept.reason;
     if (check.status === 'rejected') throw check.reason;
     const conflict = check.value;
-    if (conflict?.takenBack && history) await versions.dropOwnVersion(key, seq, result.etag, metadata![VERSION_METADATA]!);
+    if (conflict?.takenBack && history)
+      await versions.dropOwnVersion(key, seq, result.etag, metadata![VERSION_METADATA]!);
     if (!conflict) {
       countBytesWritten(data.byteLength);
       const listed = newest.status === 'fulfilled' ? newest.value : null;
       // Its number taken by another writer's clock: numbered again above it (and what was listed).
       const taken = kept.status === 'fulfilled' && kept.value === 'taken';
       const above = taken ? Math.max(listed ?? seq, seq) : listed !== null && listed > seq ? listed : undefined;
-      const final = (above !== undefined ? await versions.renumber(path, key, body, fields, tags, result.etag, above) : null) ?? {
+      const final = (above !== undefined
+        ? await versions.renumber(path, key, body, fields, tags, result.etag, above)
+        : null) ?? {
         etag: result.etag,
         seq,
         sealed: metadata?.[VERSION_METADATA],
       };
-      if (recorded && final.sealed !== undefined) records.remember(key, final.etag, { seq: final.seq, sealed: final.sealed });
+      if (recorded && final.sealed !== undefined)
+        records.remember(key, final.etag, { seq: final.seq, sealed: final.sealed });
       return replaced === undefined ? { etag: final.etag } : { etag: final.etag, replaced };
     }
     await tryAgainAfterRival(files, path, attempt, conflict.conflict);

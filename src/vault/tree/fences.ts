@@ -25,7 +25,13 @@ type FenceAttempt = { fenced: true } | { fenced: false; file: FileVersion | unde
  * fence (the SDK's retry met it after its answer was lost), cleaned up like a landed one. The one mechanism behind
  * `fenceAway`, `withdrawCopy` and `fenceSource`, which differ only in what they do after a loss.
  */
-async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: TreeEnv): Promise<FenceAttempt> {
+async function fenceOwn(
+  path: string,
+  etag: string,
+  reason: 'moved' | 'deleted',
+  op: string,
+  env: TreeEnv,
+): Promise<FenceAttempt> {
   try {
     await (
       await env.files.fence(path, etag, reason, op)
@@ -47,7 +53,13 @@ async function fenceOwn(path: string, etag: string, reason: 'moved' | 'deleted',
  * version found is fenced instead, so the delete takes what is there when it lands), then clean the
  * marker up. Returns false when the file was already gone (someone else deleted, moved or swept it).
  */
-export async function fenceAway(path: string, etag: string, reason: 'moved' | 'deleted', op: string, env: TreeEnv): Promise<boolean> {
+export async function fenceAway(
+  path: string,
+  etag: string,
+  reason: 'moved' | 'deleted',
+  op: string,
+  env: TreeEnv,
+): Promise<boolean> {
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
     const attempted = await fenceOwn(path, etag, reason, op, env);
     if (attempted.fenced) return true;
@@ -116,12 +128,14 @@ export async function fenceSource(
     if (attempted.file === undefined) {
       // The source was deleted (or swept) after it was copied: that came first, so the copy goes
       // too, unless someone edited it meanwhile (then their acknowledged edit stays with it).
-      if (withdrawable && (origin === undefined || (await env.files.read(to))?.origin === origin)) await withdrawCopy(to, targetEtag, op, env);
+      if (withdrawable && (origin === undefined || (await env.files.read(to))?.origin === origin))
+        await withdrawCopy(to, targetEtag, op, env);
       return false;
     }
     writeRetried('rename');
     try {
-      const copyOptions = origin !== undefined ? { ifMatch: targetEtag, origin, deferNameCheck: true } : { ifMatch: targetEtag };
+      const copyOptions =
+        origin !== undefined ? { ifMatch: targetEtag, origin, deferNameCheck: true } : { ifMatch: targetEtag };
       targetEtag = (await env.files.write(to, attempted.file.data, copyOptions)).etag;
     } catch (copyError) {
       // Both the source and our copy were edited: neither may be overwritten. Both stay whole.

@@ -83,11 +83,19 @@ function journalOf(file: FileVersion | null): TreeJournal | null {
   try {
     const v = JSON.parse(JOURNAL_TEXT.decode(file.data)) as Partial<TreeJournal>;
     const op = v.op ?? (typeof v.to === 'string' ? 'rename' : undefined);
-    if (typeof v.id !== 'string' || !ID.test(v.id) || typeof v.from !== 'string' || (op !== 'rename' && op !== 'delete')) return null;
+    if (
+      typeof v.id !== 'string' ||
+      !ID.test(v.id) ||
+      typeof v.from !== 'string' ||
+      (op !== 'rename' && op !== 'delete')
+    )
+      return null;
     if (op === 'rename' && typeof v.to !== 'string') return null;
     if (
       v.earlier !== undefined &&
-      (!Array.isArray(v.earlier) || v.earlier.length > MAX_EARLIER || !v.earlier.every((e) => typeof e === 'string' && ID.test(e)))
+      (!Array.isArray(v.earlier) ||
+        v.earlier.length > MAX_EARLIER ||
+        !v.earlier.every((e) => typeof e === 'string' && ID.test(e)))
     )
       return null;
     const runnerProcess = parseProcess(v.process);
@@ -134,7 +142,12 @@ export function runnerIsGone(found: FoundJournal, path: string, env: TreeEnv): b
   const { journal, file } = found;
   if (journal === null || file === null) return false;
   if (processIsGone(journal.process)) return true;
-  const silent = silentFor(env, `${env.files.uid}\u0000${path}`, `${journal.id}/${journal.beat ?? 0}`, env.limits.resumeAfterMs);
+  const silent = silentFor(
+    env,
+    `${env.files.uid}\u0000${path}`,
+    `${journal.id}/${journal.beat ?? 0}`,
+    env.limits.resumeAfterMs,
+  );
   return silent || Date.now() - file.lastModified.getTime() > env.limits.resumeAfterMs + STORE_CLOCK_SLACK_MS;
 }
 
@@ -178,7 +191,9 @@ async function putJournal(
   from: string,
 ): Promise<string> {
   try {
-    return (await env.files.write(path, JOURNAL_BYTES.encode(JSON.stringify(journal)), { ...condition, deferNameCheck: true })).etag;
+    return (
+      await env.files.write(path, JOURNAL_BYTES.encode(JSON.stringify(journal)), { ...condition, deferNameCheck: true })
+    ).etag;
   } catch (error) {
     if (error instanceof PreconditionFailedError) busy(from, parseJournal(await env.files.read(path)), env);
     throw error;
@@ -201,12 +216,18 @@ export async function holdJournal(op: TreeOperation, found: FoundJournal, env: T
   let held: HeldJournal;
   if (found.journal) {
     if (!sameOperation(found.journal, op)) busy(op.from, found.journal, env);
-    if (found.journal.runner === mine.runner) held = { path, journal: found.journal, etag: found.file!.etag, fresh: false };
+    if (found.journal.runner === mine.runner)
+      held = { path, journal: found.journal, etag: found.file!.etag, fresh: false };
     else {
       const earlier = [...(found.journal.earlier ?? []), found.journal.id];
       if (earlier.length > MAX_EARLIER) busy(op.from, found.journal, env);
       const journal: TreeJournal = { id: randomBytes(16).toString('hex'), earlier, ...op, ...mine };
-      held = { path, journal, etag: await putJournal(path, journal, { ifMatch: found.file!.etag }, env, op.from), fresh: false };
+      held = {
+        path,
+        journal,
+        etag: await putJournal(path, journal, { ifMatch: found.file!.etag }, env, op.from),
+        fresh: false,
+      };
     }
   } else {
     const journal: TreeJournal = { id: randomBytes(16).toString('hex'), ...mine, ...op };
@@ -265,14 +286,17 @@ export class JournalHeartbeat {
     this.beating ??= (async () => {
       const record = JOURNAL_BYTES.encode(JSON.stringify({ ...this.held.journal, beat: ++this.beats }));
       try {
-        this.etag = (await this.env.files.write(this.held.path, record, { ifMatch: this.etag, deferNameCheck: true })).etag;
+        this.etag = (
+          await this.env.files.write(this.held.path, record, { ifMatch: this.etag, deferNameCheck: true })
+        ).etag;
       } catch (error) {
         if (!(error instanceof PreconditionFailedError)) return; // store unreachable: the next beat tries again
         // Our own beat whose answer was lost (the SDK's retry met it), or another run's journal.
         const now = await this.env.files.read(this.held.path).catch(() => undefined);
         if (now === undefined) return;
         const journal = journalOf(now);
-        if (now !== null && journal?.id === this.held.journal.id && journal.runner === this.held.journal.runner) this.etag = now.etag;
+        if (now !== null && journal?.id === this.held.journal.id && journal.runner === this.held.journal.runner)
+          this.etag = now.etag;
         else this.claimedBy = journal;
       }
     })().finally(() => (this.beating = undefined));

@@ -8,7 +8,16 @@ import { fileAncestor, filesThatAreDirectories, treeNameConflict } from '../name
 import { forEachLimit } from '../../util/concurrency.js';
 import { fail, type TreeEnv } from './env.js';
 import { DIRECTORY_MOVE_CONCURRENCY, failOnConflict, fenceSource, sameBytes, withdrawCopy } from './fences.js';
-import { busy, holdJournal, JournalHeartbeat, journalPath, openJournal, originsOf, runnerIsGone, sameOperation } from './journal.js';
+import {
+  busy,
+  holdJournal,
+  JournalHeartbeat,
+  journalPath,
+  openJournal,
+  originsOf,
+  runnerIsGone,
+  sameOperation,
+} from './journal.js';
 import { runnerOf } from './runner.js';
 
 interface Copy {
@@ -55,7 +64,8 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
   // one journal let one finish and drop the journal while the other still fences. Only this
   // instance's own journal is resumed at once (a failure it survived); another's once its runner is
   // known gone (runner.ts).
-  if (found.journal && found.journal.runner !== runnerOf(env) && !runnerIsGone(found, journalAt, env)) busy(from, found.journal, env);
+  if (found.journal && found.journal.runner !== runnerOf(env) && !runnerIsGone(found, journalAt, env))
+    busy(from, found.journal, env);
   const journal = found.journal;
   if (sources.length === 0) {
     // Nothing left to move: an earlier run got as far as dropping its journal (then its copies are
@@ -75,7 +85,9 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
     if (!journal) fail('ALREADY_EXISTS', env.messages.destinationExists(to));
     const origins = originsOf(journal);
     const versions = await Promise.all(existing.map((path) => env.files.read(path)));
-    const changed = versions.some((version) => version !== null && (version.origin === undefined || !origins.has(version.origin)));
+    const changed = versions.some(
+      (version) => version !== null && (version.origin === undefined || !origins.has(version.origin)),
+    );
     if (changed) {
       // The destination changed since the rename stopped: it can never resume, so its journal goes
       // (and with it the hold on these directories). Every file stays whole where it is.
@@ -99,7 +111,14 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
     try {
       await forEachLimit(sources, DIRECTORY_MOVE_CONCURRENCY, async (file) => {
         heartbeat.assertHeld();
-        const copy = await copyOne(file.path, targetOf(file.path), ours.get(targetOf(file.path)), { id, origins, to }, fate, env);
+        const copy = await copyOne(
+          file.path,
+          targetOf(file.path),
+          ours.get(targetOf(file.path)),
+          { id, origins, to },
+          fate,
+          env,
+        );
         if (copy) copied.push(copy);
       });
       const broken = filesThatAreDirectories(sources.map((s) => s.path));
@@ -153,11 +172,24 @@ async function copyOne(
   for (let attempt = 0; attempt < env.limits.maxWriteAttempts; attempt++) {
     const source = await env.files.read(from);
     if (!source) return null;
-    const copy = (targetEtag: string, created: boolean): Copy => ({ from, to, sourceEtag: source.etag, targetEtag, created });
+    const copy = (targetEtag: string, created: boolean): Copy => ({
+      from,
+      to,
+      sourceEtag: source.etag,
+      targetEtag,
+      created,
+    });
     try {
-      if (!earlier) return copy((await env.files.write(to, source.data, { ifNoneMatch: true, origin: run.id, deferNameCheck: true })).etag, true);
+      if (!earlier)
+        return copy(
+          (await env.files.write(to, source.data, { ifNoneMatch: true, origin: run.id, deferNameCheck: true })).etag,
+          true,
+        );
       if (earlier.origin === run.id && sameBytes(earlier.data, source.data)) return copy(earlier.etag, false);
-      return copy((await env.files.write(to, source.data, { ifMatch: earlier.etag, origin: run.id, deferNameCheck: true })).etag, false);
+      return copy(
+        (await env.files.write(to, source.data, { ifMatch: earlier.etag, origin: run.id, deferNameCheck: true })).etag,
+        false,
+      );
     } catch (error) {
       if (!(error instanceof PreconditionFailedError)) {
         fate.uncertain = true;
@@ -168,7 +200,8 @@ async function copyOne(
       // else was written by someone else while we copied: theirs now.
       const landed = await env.files.read(to);
       if (landed && landed.origin === run.id && sameBytes(landed.data, source.data)) return copy(landed.etag, !earlier);
-      if (landed && (landed.origin === undefined || !run.origins.has(landed.origin))) fail('ALREADY_EXISTS', env.messages.destinationExists(run.to));
+      if (landed && (landed.origin === undefined || !run.origins.has(landed.origin)))
+        fail('ALREADY_EXISTS', env.messages.destinationExists(run.to));
       earlier = landed ?? undefined;
     }
   }

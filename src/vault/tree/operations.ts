@@ -23,7 +23,10 @@ async function collect(files: AsyncIterable<ListedFile>): Promise<ListedFile[]> 
 export async function deleteTree(path: string, env: TreeEnv): Promise<void> {
   // A name is a file or a directory; on a store where it is both (written by an older version, or
   // by hand), delete takes both halves, so nothing of the name is left behind.
-  const [file, below] = await Promise.all([env.files.stat(path, { forFence: true }), collect(env.files.listFiles(path))]);
+  const [file, below] = await Promise.all([
+    env.files.stat(path, { forFence: true }),
+    collect(env.files.listFiles(path)),
+  ]);
   const op = newFenceId();
   if (file && below.length === 0) {
     await fenceAway(path, file.etag, 'deleted', op, env);
@@ -56,7 +59,9 @@ export async function renameTree(from: string, to: string, env: TreeEnv): Promis
   await moveDirectory(
     from,
     to,
-    source ? [{ path: from, size: source.data.byteLength, lastModified: source.lastModified, etag: source.etag }, ...below] : below,
+    source
+      ? [{ path: from, size: source.data.byteLength, lastModified: source.lastModified, etag: source.etag }, ...below]
+      : below,
     env,
   );
 }
@@ -68,7 +73,12 @@ export async function renameTree(from: string, to: string, env: TreeEnv): Promis
  * at its old place, its new place or both; renaming again completes it (a target that already holds
  * exactly the source's bytes is taken as our own earlier copy).
  */
-async function moveFile(from: string, to: string, source: { data: Uint8Array; etag: string }, env: TreeEnv): Promise<void> {
+async function moveFile(
+  from: string,
+  to: string,
+  source: { data: Uint8Array; etag: string },
+  env: TreeEnv,
+): Promise<void> {
   // No look at the destination before the copy: its create-only PUT refuses a file there, and the
   // check the created name runs after it lands (src/vault/names.ts) a directory there or a file
   // above it, taking the copy back before the error.
@@ -85,5 +95,6 @@ async function moveFile(from: string, to: string, source: { data: Uint8Array; et
     const conflict = await fileNameConflict(env.files, to);
     if (conflict) failOnConflict(to, conflict, env);
   }
-  if (!(await fenceSource(from, to, source.etag, target.etag, newFenceId(), env, { withdrawable: true }))) fail('NOT_FOUND', env.messages.renameMissing(from));
+  if (!(await fenceSource(from, to, source.etag, target.etag, newFenceId(), env, { withdrawable: true })))
+    fail('NOT_FOUND', env.messages.renameMissing(from));
 }

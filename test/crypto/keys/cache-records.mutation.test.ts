@@ -41,16 +41,27 @@ afterEach(() => {
 
 function keys(fill: number, keyVersion = 1): UserKeys {
   const bytes = () => new Uint8Array(32).fill(fill);
-  return { keyVersion, contentKey: bytes(), nameKey: bytes(), nameSivKey: bytes(), commitment: bytes(), auditPseudonymKey: bytes() };
+  return {
+    keyVersion,
+    contentKey: bytes(),
+    nameKey: bytes(),
+    nameSivKey: bytes(),
+    commitment: bytes(),
+    auditPseudonymKey: bytes(),
+  };
 }
 function keyring(fill: number): UserKeyring {
   const current = keys(fill);
   return { current, byVersion: new Map([[1, current]]) };
 }
 const isWiped = (ring: UserKeyring) =>
-  [...ring.byVersion.values()].every((k) => [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x === 0)));
+  [...ring.byVersion.values()].every((k) =>
+    [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x === 0)),
+  );
 const isWhole = (ring: UserKeyring) =>
-  [...ring.byVersion.values()].every((k) => [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x !== 0)));
+  [...ring.byVersion.values()].every((k) =>
+    [k.contentKey, k.nameKey, k.nameSivKey, k.commitment, k.auditPseudonymKey].every((b) => b.every((x) => x !== 0)),
+  );
 
 describe('KeyCache: the age', () => {
   it('holds a key for exactly maxAgeMs: a millisecond before it is a hit, at it a miss, and the key leaves and is wiped', () => {
@@ -258,7 +269,15 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
 function single(): Record<string, unknown> {
-  return { format: 2, deployment: DEPLOYMENT, kind: 'local', keyId: 'kcv1', keyVersion: 1, wrapped: b64(wrapped(1)), mac: b64url(new Uint8Array(32).fill(9)) };
+  return {
+    format: 2,
+    deployment: DEPLOYMENT,
+    kind: 'local',
+    keyId: 'kcv1',
+    keyVersion: 1,
+    wrapped: b64(wrapped(1)),
+    mac: b64url(new Uint8Array(32).fill(9)),
+  };
 }
 function versioned(): Record<string, unknown> {
   return {
@@ -294,15 +313,34 @@ describe('key records: decode', () => {
     ]);
     expect(decodeKeyRecord(bytesOf({ ...single(), kind: 'kms', keyId: 'arn:aws:kms:x' })).kind).toBe('kms');
     expect(
-      decodeKeyRecord(bytesOf({ ...single(), keyVersion: 0xffffffff, readFrom: 0xffffffff, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] })).keyVersion,
+      decodeKeyRecord(
+        bytesOf({
+          ...single(),
+          keyVersion: 0xffffffff,
+          readFrom: 0xffffffff,
+          older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }],
+        }),
+      ).keyVersion,
     ).toBe(0xffffffff);
     // Version 2 reading from 1: older holds version 1 only.
-    expect(decodeKeyRecord(bytesOf({ ...single(), keyVersion: 2, readFrom: 1, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] })).older).toHaveLength(1);
+    expect(
+      decodeKeyRecord(
+        bytesOf({ ...single(), keyVersion: 2, readFrom: 1, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] }),
+      ).older,
+    ).toHaveLength(1);
     // Version 3 reading from 1: versions 1 and 2.
-    const three = { ...single(), keyVersion: 3, readFrom: 1, older: [1, 2].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })) };
+    const three = {
+      ...single(),
+      keyVersion: 3,
+      readFrom: 1,
+      older: [1, 2].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })),
+    };
     expect(decodeKeyRecord(bytesOf(three)).older!.map((o) => o.keyVersion)).toEqual([1, 2]);
     // readFrom at the current version: only the name root is kept.
-    expect(decodeKeyRecord(bytesOf({ ...versioned(), readFrom: 4, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] })).older).toHaveLength(1);
+    expect(
+      decodeKeyRecord(bytesOf({ ...versioned(), readFrom: 4, older: [{ keyVersion: 1, wrapped: b64(wrapped(1)) }] }))
+        .older,
+    ).toHaveLength(1);
   });
 
   it('refuses a format-1 store with its own message, and nothing else but format 2', () => {
@@ -315,7 +353,8 @@ describe('key records: decode', () => {
     );
     expect(OLD_FORMAT_MESSAGE).toMatch(/^This store was written by an earlier memvault/);
     expect(DAMAGED_KEY_RECORD_MESSAGE).toBe(damaged.message);
-    for (const format of [3, '2', undefined, 0]) expect(() => decodeKeyRecord(bytesOf({ ...single(), format }))).toThrow(expect.objectContaining(damaged));
+    for (const format of [3, '2', undefined, 0])
+      expect(() => decodeKeyRecord(bytesOf({ ...single(), format }))).toThrow(expect.objectContaining(damaged));
   });
 
   it('refuses every damaged field of a single-version record', () => {
@@ -348,13 +387,19 @@ describe('key records: decode', () => {
       { older: [] },
     ];
     for (const change of cases) {
-      expect(() => decodeKeyRecord(bytesOf({ ...single(), ...change })), JSON.stringify(change)).toThrow(expect.objectContaining(damaged));
+      expect(() => decodeKeyRecord(bytesOf({ ...single(), ...change })), JSON.stringify(change)).toThrow(
+        expect.objectContaining(damaged),
+      );
     }
     for (const raw of ['null', '5', '"text"', '[1]', '{', '']) {
       expect(() => decodeKeyRecord(new TextEncoder().encode(raw)), raw).toThrow(expect.objectContaining(damaged));
     }
     // Not UTF-8 (and no NUL byte): the same error.
-    const notUtf8 = Buffer.concat([Buffer.from('{"format":2,"keyId":"'), Buffer.from([0xe2, 0x28, 0xa1]), Buffer.from('"}')]);
+    const notUtf8 = Buffer.concat([
+      Buffer.from('{"format":2,"keyId":"'),
+      Buffer.from([0xe2, 0x28, 0xa1]),
+      Buffer.from('"}'),
+    ]);
     expect(() => decodeKeyRecord(notUtf8)).toThrow(expect.objectContaining(damaged));
   });
 
@@ -362,8 +407,16 @@ describe('key records: decode', () => {
     const v1 = { keyVersion: 1, wrapped: b64(wrapped(1)) };
     const cases: Array<Record<string, unknown>> = [
       // readFrom below 1, with the versions such a readFrom would ask for.
-      { keyVersion: 4, readFrom: 0, older: [1, 2, 3].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })) },
-      { keyVersion: 4, readFrom: -2, older: [1, 2, 3].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })) },
+      {
+        keyVersion: 4,
+        readFrom: 0,
+        older: [1, 2, 3].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })),
+      },
+      {
+        keyVersion: 4,
+        readFrom: -2,
+        older: [1, 2, 3].map((keyVersion) => ({ keyVersion, wrapped: b64(wrapped(keyVersion)) })),
+      },
       // readFrom past the current version: no content version at all.
       { keyVersion: 4, readFrom: 5, older: [v1] },
       // readFrom as a string: compared and added as text, it would ask for no version but 1.
@@ -376,7 +429,9 @@ describe('key records: decode', () => {
       { deployment: [DEPLOYMENT] },
     ];
     for (const change of cases) {
-      expect(() => decodeKeyRecord(bytesOf({ ...single(), ...change })), JSON.stringify(change)).toThrow(expect.objectContaining(damaged));
+      expect(() => decodeKeyRecord(bytesOf({ ...single(), ...change })), JSON.stringify(change)).toThrow(
+        expect.objectContaining(damaged),
+      );
     }
   });
 
@@ -451,10 +506,14 @@ describe('key records: decode', () => {
       { extra: true },
     ];
     for (const change of cases) {
-      expect(() => decodeKeyRecord(bytesOf({ ...versioned(), ...change })), JSON.stringify(change)).toThrow(expect.objectContaining(damaged));
+      expect(() => decodeKeyRecord(bytesOf({ ...versioned(), ...change })), JSON.stringify(change)).toThrow(
+        expect.objectContaining(damaged),
+      );
     }
     // An entry's own entries as an object (not an array element of the right shape).
-    expect(() => decodeKeyRecord(bytesOf({ ...versioned(), older: { 0: 1 } }))).toThrow(expect.objectContaining(damaged));
+    expect(() => decodeKeyRecord(bytesOf({ ...versioned(), older: { 0: 1 } }))).toThrow(
+      expect.objectContaining(damaged),
+    );
   });
 });
 
@@ -465,14 +524,27 @@ describe('key records: encode, seal, fields', () => {
     const record = sealKeyRecord(base, 'uid1', MAC_KEY);
     expect(record.format).toBe(2);
     expect(record.mac).toEqual(
-      computeRecordMac(MAC_KEY, { deploymentId: DEPLOYMENT, uid: 'uid1', kind: 'local', keyId: 'kcv1', keyVersion: 1, wrapped: wrapped(1) }),
+      computeRecordMac(MAC_KEY, {
+        deploymentId: DEPLOYMENT,
+        uid: 'uid1',
+        kind: 'local',
+        keyId: 'kcv1',
+        keyVersion: 1,
+        wrapped: wrapped(1),
+      }),
     );
     expect(new TextDecoder().decode(encodeKeyRecord(record))).toBe(
       `{"format":2,"deployment":"${DEPLOYMENT}","kind":"local","keyId":"kcv1","keyVersion":1,"wrapped":"${b64(wrapped(1))}","mac":"${b64url(record.mac)}"}`,
     );
     expect(decodeKeyRecord(encodeKeyRecord(record))).toEqual(record);
     const v = sealKeyRecord(
-      { ...base, keyVersion: 3, wrapped: wrapped(3), readFrom: 2, older: [1, 2].map((keyVersion) => ({ keyVersion, wrapped: wrapped(keyVersion) })) },
+      {
+        ...base,
+        keyVersion: 3,
+        wrapped: wrapped(3),
+        readFrom: 2,
+        older: [1, 2].map((keyVersion) => ({ keyVersion, wrapped: wrapped(keyVersion) })),
+      },
       'uid1',
       MAC_KEY,
     );
@@ -485,7 +557,14 @@ describe('key records: encode, seal, fields', () => {
   });
 
   it('MAC fields: readFrom and older only for a versioned record (readFrom 0 when absent)', () => {
-    expect(recordMacFields(base, 'u')).toEqual({ deploymentId: DEPLOYMENT, uid: 'u', kind: 'local', keyId: 'kcv1', keyVersion: 1, wrapped: wrapped(1) });
+    expect(recordMacFields(base, 'u')).toEqual({
+      deploymentId: DEPLOYMENT,
+      uid: 'u',
+      kind: 'local',
+      keyId: 'kcv1',
+      keyVersion: 1,
+      wrapped: wrapped(1),
+    });
     expect('readFrom' in recordMacFields(base, 'u')).toBe(false);
     const older = [{ keyVersion: 1, wrapped: wrapped(1) }];
     expect(recordMacFields({ ...base, keyVersion: 2, older }, 'u')).toMatchObject({ readFrom: 0, older });
@@ -494,7 +573,11 @@ describe('key records: encode, seal, fields', () => {
 
   it('versions of a record, current last; content versions from readFrom to the current one', () => {
     expect(recordVersions({ keyVersion: 1, wrapped: wrapped(1) })).toEqual([{ keyVersion: 1, wrapped: wrapped(1) }]);
-    expect(recordVersions({ keyVersion: 3, wrapped: wrapped(3), older: [{ keyVersion: 1, wrapped: wrapped(1) }] }).map((v) => v.keyVersion)).toEqual([1, 3]);
+    expect(
+      recordVersions({ keyVersion: 3, wrapped: wrapped(3), older: [{ keyVersion: 1, wrapped: wrapped(1) }] }).map(
+        (v) => v.keyVersion,
+      ),
+    ).toEqual([1, 3]);
     expect(contentVersionsOf({ keyVersion: 1 })).toEqual([1]);
     expect(contentVersionsOf({ keyVersion: 5 })).toEqual([5]);
     expect(contentVersionsOf({ keyVersion: 5, readFrom: 3 })).toEqual([3, 4, 5]);
@@ -510,7 +593,8 @@ describe('which provider opens a record', () => {
     wrap: () => Promise.reject(new Error('unused')),
     unwrap: () => Promise.reject(new Error('unused')),
   });
-  const record = (kind: 'local' | 'kms', keyId: string) => ({ ...decodeKeyRecord(bytesOf(single())), kind, keyId }) as KeyRecord;
+  const record = (kind: 'local' | 'kms', keyId: string) =>
+    ({ ...decodeKeyRecord(bytesOf(single())), kind, keyId }) as KeyRecord;
 
   it('the one with the record kind and key id; for KMS any KMS key; a local key only when its check value matches', () => {
     const localA = provider('local', 'A');

@@ -41,7 +41,10 @@ const secretOf = (v: number) => new Uint8Array(32).fill(10 + v);
 /** A record at `keyVersion`, keeping version 1 and every version from `readFrom` up (as a re-key leaves it). */
 async function record(keyVersion: number, readFrom = keyVersion): Promise<KeyRecord> {
   const wrapOf = (v: number) => local.wrap(secretOf(v), { deploymentId: DEPLOYMENT, uid: UID, keyVersion: v });
-  const kept = keyVersion === 1 ? [] : [1, ...Array.from({ length: keyVersion - readFrom }, (_, i) => readFrom + i).filter((v) => v > 1)];
+  const kept =
+    keyVersion === 1
+      ? []
+      : [1, ...Array.from({ length: keyVersion - readFrom }, (_, i) => readFrom + i).filter((v) => v > 1)];
   const older = await Promise.all(kept.map(async (v) => ({ keyVersion: v, wrapped: await wrapOf(v) })));
   return sealKeyRecord(
     {
@@ -75,7 +78,10 @@ function recording(inner: MemoryStore, failPuts = false) {
   const requests: string[] = [];
   const store = Object.assign(Object.create(inner) as MemoryStore, {
     get: (key: string) => (requests.push(`GET ${key}`), inner.get(key)),
-    list: (prefix: string, o?: { maxKeys?: number }) => (requests.push(`LIST ${prefix} ${o?.maxKeys ?? ''}`.trim()), inner.list(prefix, o)),
+    list: (prefix: string, o?: { maxKeys?: number }) => (
+      requests.push(`LIST ${prefix} ${o?.maxKeys ?? ''}`.trim()),
+      inner.list(prefix, o)
+    ),
     put: (key: string, body: Uint8Array, o?: Parameters<MemoryStore['put']>[2]) => {
       requests.push(`PUT ${key}`);
       return failPuts ? Promise.reject(new Error('store down')) : inner.put(key, body, o);
@@ -108,13 +114,23 @@ describe('marks', () => {
     expect(keyStateMarkPrefix(UID)).toBe(`${userPrefix(UID)}a/`);
     const key = keyStateMarkKey(UID, { keyVersion: 2, readFrom: 1 }, binding);
     expect(key).toMatch(new RegExp(`^u/${UID}/a/9999999997-9999999998-[A-Za-z0-9_-]{22}$`));
-    expect(keyStateMarkKey(UID, { keyVersion: 0xffffffff, readFrom: 0xffffffff }, binding)).toMatch(/\/a\/5705032704-5705032704-/);
+    expect(keyStateMarkKey(UID, { keyVersion: 0xffffffff, readFrom: 0xffffffff }, binding)).toMatch(
+      /\/a\/5705032704-5705032704-/,
+    );
   });
 
   it('carry the MAC docs/format.md gives: BLAKE2b-16 under the record MAC key over label, deployment, uid and both numbers', () => {
     const key = keyStateMarkKey(UID, { keyVersion: 7, readFrom: 6 }, binding);
-    const message = concatBytes(lengthPrefixed(utf8('memvault/v2/key-state')), lengthPrefixed(utf8(DEPLOYMENT)), lengthPrefixed(utf8(UID)), u32be(7), u32be(6));
-    expect(key).toBe(`${keyStateMarkPrefix(UID)}9999999992-9999999993-${toBase64Url(keyedHash(binding.macKey, message, 16))}`);
+    const message = concatBytes(
+      lengthPrefixed(utf8('memvault/v2/key-state')),
+      lengthPrefixed(utf8(DEPLOYMENT)),
+      lengthPrefixed(utf8(UID)),
+      u32be(7),
+      u32be(6),
+    );
+    expect(key).toBe(
+      `${keyStateMarkPrefix(UID)}9999999992-9999999993-${toBase64Url(keyedHash(binding.macKey, message, 16))}`,
+    );
   });
 
   it('sort newest first, by version then by readFrom', () => {
@@ -169,10 +185,19 @@ describe('marks', () => {
       );
     expect(parseKeyStateMark(UID, forged(3, 0, { keyVersion: 3, readFrom: 0 }), binding)).toBeNull();
     expect(parseKeyStateMark(UID, forged(3, 4, { keyVersion: 3, readFrom: 4 }), binding)).toBeNull();
-    expect(parseKeyStateMark(UID, forged(3, 3, { keyVersion: 3, readFrom: 3 }), binding)).toEqual({ keyVersion: 3, readFrom: 3 });
-    expect(parseKeyStateMark(UID, forged(1, 1, { keyVersion: 1, readFrom: 1 }), binding)).toEqual({ keyVersion: 1, readFrom: 1 });
+    expect(parseKeyStateMark(UID, forged(3, 3, { keyVersion: 3, readFrom: 3 }), binding)).toEqual({
+      keyVersion: 3,
+      readFrom: 3,
+    });
+    expect(parseKeyStateMark(UID, forged(1, 1, { keyVersion: 1, readFrom: 1 }), binding)).toEqual({
+      keyVersion: 1,
+      readFrom: 1,
+    });
     const last = 0xffffffff;
-    expect(parseKeyStateMark(UID, forged(last, last, { keyVersion: last, readFrom: last }), binding)).toEqual({ keyVersion: last, readFrom: last });
+    expect(parseKeyStateMark(UID, forged(last, last, { keyVersion: last, readFrom: last }), binding)).toEqual({
+      keyVersion: last,
+      readFrom: last,
+    });
     const past = 0x1_0000_0000;
     expect(parseKeyStateMark(UID, forged(past, 1, { keyVersion: past, readFrom: 1 }), binding)).toBeNull();
   });
@@ -228,9 +253,13 @@ describe('writing a mark', () => {
   });
 
   it('passes any other failure on', async () => {
-    const store = Object.assign(Object.create(new MemoryStore()) as MemoryStore, { put: () => Promise.reject(new Error('store down')) });
+    const store = Object.assign(Object.create(new MemoryStore()) as MemoryStore, {
+      put: () => Promise.reject(new Error('store down')),
+    });
     await expect(markKeyState(store, UID, { keyVersion: 2, readFrom: 2 }, binding)).rejects.toThrow('store down');
-    const raced = Object.assign(Object.create(new MemoryStore()) as MemoryStore, { put: () => Promise.reject(new PreconditionFailedError('k')) });
+    const raced = Object.assign(Object.create(new MemoryStore()) as MemoryStore, {
+      put: () => Promise.reject(new PreconditionFailedError('k')),
+    });
     await expect(markKeyState(raced, UID, { keyVersion: 2, readFrom: 2 }, binding)).resolves.toBeUndefined();
   });
 });
@@ -249,7 +278,9 @@ describe('a record under the marks', () => {
     expect(usable).toMatchObject({ keyVersion: 3, readFrom: 3, wrapped: pending.wrapped, mac: pending.mac });
     expect(usable.older!.map((o) => o.keyVersion)).toEqual([1]);
     const wide = await record(5, 2);
-    expect(withoutDroppedVersions(wide, { keyVersion: 5, readFrom: 4 }).older!.map((o) => o.keyVersion)).toEqual([1, 4]);
+    expect(withoutDroppedVersions(wide, { keyVersion: 5, readFrom: 4 }).older!.map((o) => o.keyVersion)).toEqual([
+      1, 4,
+    ]);
     expect(wide.older!.map((o) => o.keyVersion)).toEqual([1, 2, 3, 4]); // the record read is left as it is
   });
 });
@@ -271,9 +302,17 @@ describe('readUserRecord', () => {
       [await record(2, 2), [{ keyVersion: 3, readFrom: 3 }]],
     ] as const) {
       const store = await storeWith(r, [...marked]);
-      await expect(readUserRecord(store, UID, binding)).rejects.toMatchObject({ code: 'INTEGRITY', message: KEY_RECORD_ROLLED_BACK_MESSAGE });
+      await expect(readUserRecord(store, UID, binding)).rejects.toMatchObject({
+        code: 'INTEGRITY',
+        message: KEY_RECORD_ROLLED_BACK_MESSAGE,
+      });
       let unwraps = 0;
-      const counting: KeyProvider = { ...local, kind: local.kind, keyId: local.keyId, unwrap: (w, c) => (unwraps++, local.unwrap(w, c)) };
+      const counting: KeyProvider = {
+        ...local,
+        kind: local.kind,
+        keyId: local.keyId,
+        unwrap: (w, c) => (unwraps++, local.unwrap(w, c)),
+      };
       await expect(readUserSecret(store, UID, binding, [counting])).rejects.toMatchObject({ code: 'INTEGRITY' });
       expect(unwraps).toBe(0);
     }
@@ -308,7 +347,12 @@ describe('readUserRecord', () => {
     expect(found!.record).toEqual(pending);
     expect(found!.usable).toMatchObject({ keyVersion: 2, readFrom: 2 });
     const contexts: number[] = [];
-    const spying: KeyProvider = { kind: local.kind, keyId: local.keyId, wrap: local.wrap, unwrap: (w, c) => (contexts.push(c.keyVersion), local.unwrap(w, c)) };
+    const spying: KeyProvider = {
+      kind: local.kind,
+      keyId: local.keyId,
+      wrap: local.wrap,
+      unwrap: (w, c) => (contexts.push(c.keyVersion), local.unwrap(w, c)),
+    };
     const opened = await readUserSecret(store, UID, binding, [spying]);
     expect(opened!.record).toMatchObject({ keyVersion: 2, readFrom: 2 });
     expect([...opened!.versions!.keys()]).toEqual([1, 2]);

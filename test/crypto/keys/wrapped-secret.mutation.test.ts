@@ -80,10 +80,22 @@ function recorder() {
   };
 }
 
-async function userRecord(secrets: Map<number, Uint8Array>, current: number, readFrom?: number, uid = UID, deployment = DEPLOYMENT): Promise<KeyRecord> {
+async function userRecord(
+  secrets: Map<number, Uint8Array>,
+  current: number,
+  readFrom?: number,
+  uid = UID,
+  deployment = DEPLOYMENT,
+): Promise<KeyRecord> {
   const wrapOf = (v: number) => local.wrap(secrets.get(v)!, { deploymentId: deployment, uid, keyVersion: v });
   const older =
-    current > 1 ? await Promise.all([...secrets.keys()].filter((v) => v < current).map(async (v) => ({ keyVersion: v, wrapped: await wrapOf(v) }))) : undefined;
+    current > 1
+      ? await Promise.all(
+          [...secrets.keys()]
+            .filter((v) => v < current)
+            .map(async (v) => ({ keyVersion: v, wrapped: await wrapOf(v) })),
+        )
+      : undefined;
   return sealKeyRecord(
     {
       deployment,
@@ -121,7 +133,10 @@ describe('opening records', () => {
     const { provider, contexts } = spying(local);
     expect(await openRecord(record, UID, [otherLocal, provider])).toEqual(secretOf(7));
     expect(contexts).toEqual([{ deploymentId: DEPLOYMENT, uid: UID, keyVersion: 1 }]);
-    for (const open of [() => openRecord(record, UID, [otherLocal]), () => openRecordVersions(record, UID, [otherLocal], () => undefined)]) {
+    for (const open of [
+      () => openRecord(record, UID, [otherLocal]),
+      () => openRecordVersions(record, UID, [otherLocal], () => undefined),
+    ]) {
       const error = await open().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(NoMatchingKeyError);
       expect(error).toMatchObject({
@@ -163,18 +178,25 @@ describe('opening records', () => {
     expect(isAuthenticRecord(record, UID, binding)).toBe(true);
     expect(isAuthenticRecord(record, 'uidBBBBBBBBBBBBBBBBBBBBBBB', binding)).toBe(false);
     expect(isAuthenticRecord(record, UID, { deploymentId: 'CCCCCCCCCCCCCCCCCCCCCC', macKey: MAC_KEY })).toBe(false);
-    expect(isAuthenticRecord(record, UID, { deploymentId: DEPLOYMENT, macKey: new Uint8Array(32).fill(6) })).toBe(false);
+    expect(isAuthenticRecord(record, UID, { deploymentId: DEPLOYMENT, macKey: new Uint8Array(32).fill(6) })).toBe(
+      false,
+    );
     // A record MACed right but naming another deployment.
     const foreign = await userRecord(new Map([[1, secretOf(7)]]), 1, undefined, UID, 'CCCCCCCCCCCCCCCCCCCCCC');
     expect(isAuthenticRecord(foreign, UID, binding)).toBe(false);
     const { provider, contexts } = spying(local);
     expect(await openUserRecord(record, UID, binding, [provider])).toEqual(secretOf(7));
-    await expect(openUserRecord(foreign, UID, binding, [provider])).rejects.toMatchObject({ code: 'INTEGRITY', message: KEY_RECORD_INTEGRITY_MESSAGE });
+    await expect(openUserRecord(foreign, UID, binding, [provider])).rejects.toMatchObject({
+      code: 'INTEGRITY',
+      message: KEY_RECORD_INTEGRITY_MESSAGE,
+    });
     expect(contexts).toHaveLength(1);
     // authenticUserRecord: damaged bytes and a forged record give the same model-facing error.
     expect(authenticUserRecord(encodeKeyRecord(record), UID, binding)).toEqual(record);
     for (const body of [new TextEncoder().encode('{"format":2}'), encodeKeyRecord(foreign)]) {
-      expect(() => authenticUserRecord(body, UID, binding)).toThrow(expect.objectContaining({ code: 'INTEGRITY', message: KEY_RECORD_INTEGRITY_MESSAGE }));
+      expect(() => authenticUserRecord(body, UID, binding)).toThrow(
+        expect.objectContaining({ code: 'INTEGRITY', message: KEY_RECORD_INTEGRITY_MESSAGE }),
+      );
     }
   });
 });
@@ -228,14 +250,27 @@ describe('the deployment record', () => {
     expect(record).toEqual(created.record);
     expect(record).toMatchObject({ kind: 'local', keyId: local.keyId, keyVersion: 1 });
     expect(record.deployment).toMatch(DEPLOYMENT_ID_PATTERN);
-    expect(verifyRecordMac(deriveRecordMacKey(created.secret), recordMacFields(record, DEPLOYMENT_CONTEXT_UID), record.mac)).toBe(true);
-    expect(await local.unwrap(record.wrapped, { deploymentId: record.deployment, uid: DEPLOYMENT_CONTEXT_UID, keyVersion: 1 })).toEqual(created.secret);
+    expect(
+      verifyRecordMac(deriveRecordMacKey(created.secret), recordMacFields(record, DEPLOYMENT_CONTEXT_UID), record.mac),
+    ).toBe(true);
+    expect(
+      await local.unwrap(record.wrapped, {
+        deploymentId: record.deployment,
+        uid: DEPLOYMENT_CONTEXT_UID,
+        keyVersion: 1,
+      }),
+    ).toEqual(created.secret);
     // The MAC key was wiped; the secret handed out was not.
     expect(wiped).toHaveLength(1);
     expect(wiped[0]).not.toBe(created.secret);
     const again = await readOrCreateDeployment(store, local, [local], wipe);
     expect(again).toEqual({ secret: created.secret, record, etag: stored.etag, created: false });
-    expect(await readDeployment(store, [local], wipe)).toEqual({ secret: created.secret, record, etag: stored.etag, created: false });
+    expect(await readDeployment(store, [local], wipe)).toEqual({
+      secret: created.secret,
+      record,
+      etag: stored.etag,
+      created: false,
+    });
   });
 
   it('an altered record that still opens is refused, and its secret wiped', async () => {
@@ -244,7 +279,10 @@ describe('the deployment record', () => {
     const altered = { ...created.record, mac: new Uint8Array(32).fill(1) };
     await store.put(DEPLOYMENT_RECORD_KEY, encodeKeyRecord(altered));
     const { wiped, wipe } = recorder();
-    await expect(readDeployment(store, [local], wipe)).rejects.toMatchObject({ code: 'INTEGRITY', message: DEPLOYMENT_RECORD_INTEGRITY_MESSAGE });
+    await expect(readDeployment(store, [local], wipe)).rejects.toMatchObject({
+      code: 'INTEGRITY',
+      message: DEPLOYMENT_RECORD_INTEGRITY_MESSAGE,
+    });
     expect(wiped).toHaveLength(1);
     expect(wiped[0]!.every((x) => x === 0)).toBe(true);
     await expect(readOrCreateDeployment(store, local, [local], wipe)).rejects.toMatchObject({ code: 'INTEGRITY' });
@@ -272,7 +310,9 @@ describe('the deployment record', () => {
       message: 'Error: A key record was created and removed concurrently; please try again.',
     });
     // Another failure of the put passes through, the secret wiped.
-    const failing = Object.assign(Object.create(new MemoryStore()) as MemoryStore, { put: () => Promise.reject(new Error('store down')) });
+    const failing = Object.assign(Object.create(new MemoryStore()) as MemoryStore, {
+      put: () => Promise.reject(new Error('store down')),
+    });
     const f = recorder();
     await expect(readOrCreateDeployment(failing, local, [local], f.wipe)).rejects.toThrow('store down');
     expect(f.wiped).toHaveLength(2);
@@ -321,8 +361,14 @@ describe('user key records', () => {
     expect(returned).toHaveLength(1);
     expect(returned[0]!.every((x) => x === 0)).toBe(true);
     // A record of another user put in place is refused.
-    await store.put(userKeyKey(UID), encodeKeyRecord(await userRecord(new Map([[1, secretOf(4)]]), 1, undefined, 'uidBBBBBBBBBBBBBBBBBBBBBBB')));
-    await expect(readUserSecret(store, UID, binding, [local])).rejects.toMatchObject({ code: 'INTEGRITY', message: KEY_RECORD_INTEGRITY_MESSAGE });
+    await store.put(
+      userKeyKey(UID),
+      encodeKeyRecord(await userRecord(new Map([[1, secretOf(4)]]), 1, undefined, 'uidBBBBBBBBBBBBBBBBBBBBBBB')),
+    );
+    await expect(readUserSecret(store, UID, binding, [local])).rejects.toMatchObject({
+      code: 'INTEGRITY',
+      message: KEY_RECORD_INTEGRITY_MESSAGE,
+    });
   });
 
   it('userHasObjects: anything under the user prefix, nothing of another user, by a listing of one key', async () => {
@@ -355,7 +401,9 @@ describe('user key records', () => {
     expect(decodeKeyRecord(stored.body)).toEqual(created.record);
     expect(created.record).toMatchObject({ deployment: DEPLOYMENT, kind: 'local', keyId: local.keyId, keyVersion: 1 });
     expect(isAuthenticRecord(created.record, UID, binding)).toBe(true);
-    expect(await local.unwrap(created.record.wrapped, { deploymentId: DEPLOYMENT, uid: UID, keyVersion: 1 })).toEqual(created.secret);
+    expect(await local.unwrap(created.record.wrapped, { deploymentId: DEPLOYMENT, uid: UID, keyVersion: 1 })).toEqual(
+      created.secret,
+    );
     expect(wiped).toEqual([]);
     const again = await readOrCreateUserSecret(store, UID, binding, local, [local], wipe);
     expect(again).toMatchObject({ secret: created.secret, created: false, etag: stored.etag });
@@ -370,11 +418,21 @@ describe('user key records', () => {
     const store = Object.assign(Object.create(inner) as MemoryStore, {
       get: (key: string) => (requests.push(`GET ${key}`), inner.get(key)),
       list: (prefix: string, o?: { maxKeys?: number }) => (requests.push(`LIST ${prefix}`), inner.list(prefix, o)),
-      put: (key: string, body: Uint8Array, o?: Parameters<MemoryStore['put']>[2]) => (requests.push(`PUT ${key}`), inner.put(key, body, o)),
+      put: (key: string, body: Uint8Array, o?: Parameters<MemoryStore['put']>[2]) => (
+        requests.push(`PUT ${key}`),
+        inner.put(key, body, o)
+      ),
     });
     let wraps = 0;
-    const counting: KeyProvider = { kind: local.kind, keyId: local.keyId, wrap: (k, c) => (wraps++, local.wrap(k, c)), unwrap: (w, c) => local.unwrap(w, c) };
-    expect((await readOrCreateUserSecret(store, UID, binding, counting, [counting], () => undefined)).secret).toEqual(secretOf(4));
+    const counting: KeyProvider = {
+      kind: local.kind,
+      keyId: local.keyId,
+      wrap: (k, c) => (wraps++, local.wrap(k, c)),
+      unwrap: (w, c) => local.unwrap(w, c),
+    };
+    expect((await readOrCreateUserSecret(store, UID, binding, counting, [counting], () => undefined)).secret).toEqual(
+      secretOf(4),
+    );
     expect(requests).toEqual([`GET ${userKeyKey(UID)}`, `LIST ${keyStateMarkPrefix(UID)}`]);
     requests.length = 0;
     expect((await readOrCreateDeployment(store, counting, [counting], () => undefined)).created).toBe(false);
@@ -428,11 +486,15 @@ describe('user key records', () => {
     const vanishing = Object.assign(Object.create(empty) as MemoryStore, {
       put: (key: string) => Promise.reject(new PreconditionFailedError(key)),
     });
-    await expect(readOrCreateUserSecret(vanishing, UID, binding, local, [local], () => undefined)).rejects.toMatchObject({
+    await expect(
+      readOrCreateUserSecret(vanishing, UID, binding, local, [local], () => undefined),
+    ).rejects.toMatchObject({
       code: 'CONFLICT',
       message: 'Error: A key record was created and removed concurrently; please try again.',
     });
-    const failing = Object.assign(Object.create(empty) as MemoryStore, { put: () => Promise.reject(new Error('store down')) });
+    const failing = Object.assign(Object.create(empty) as MemoryStore, {
+      put: () => Promise.reject(new Error('store down')),
+    });
     const f = recorder();
     await expect(readOrCreateUserSecret(failing, UID, binding, local, [local], f.wipe)).rejects.toThrow('store down');
     expect(f.wiped).toHaveLength(1);

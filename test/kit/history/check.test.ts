@@ -20,7 +20,9 @@ const final = (entries: Record<string, string[]>) => new Map(Object.entries(entr
 describe('history checker rules', () => {
   it('an acknowledged insert missing at the end is a violation, unless a later delete explains it', () => {
     const insert = op({ kind: 'insert', path: '/memories/d0/f0.md', token: 't:1' }, 10, 20);
-    expect(checkHistory([seed, insert], final({ '/memories/d0/f0.md': ['id:a'] })).map((v) => v.rule)).toEqual(['acknowledged insert lost']);
+    expect(checkHistory([seed, insert], final({ '/memories/d0/f0.md': ['id:a'] })).map((v) => v.rule)).toEqual([
+      'acknowledged insert lost',
+    ]);
     const del = op({ kind: 'delete', path: '/memories/d0' }, 30, 40);
     expect(checkHistory([seed, insert, del], final({}))).toEqual([]);
     // A delete that ended before the insert began does not explain it.
@@ -32,12 +34,16 @@ describe('history checker rules', () => {
     const insert = op({ kind: 'insert', path: '/memories/d0/f0.md', token: 't:1' }, 10, 20);
     const rename = op({ kind: 'rename', from: '/memories/d0', to: '/memories/d1' }, 15, 30);
     expect(checkHistory([seed, insert, rename], final({ '/memories/d1/f0.md': ['id:a', 't:1'] }))).toEqual([]);
-    expect(checkHistory([seed, insert, rename], final({ '/memories/d1/f0.md': ['id:a'] })).map((v) => v.rule)).toEqual(['acknowledged insert lost']);
+    expect(checkHistory([seed, insert, rename], final({ '/memories/d1/f0.md': ['id:a'] })).map((v) => v.rule)).toEqual([
+      'acknowledged insert lost',
+    ]);
   });
 
   it('a file back below a deleted path is a violation unless created or moved there afterwards', () => {
     const del = op({ kind: 'delete', path: '/memories/d0' }, 30, 40);
-    expect(checkHistory([seed, del], final({ '/memories/d0/f0.md': ['id:a'] })).map((v) => v.rule)).toEqual(['came back after a delete']);
+    expect(checkHistory([seed, del], final({ '/memories/d0/f0.md': ['id:a'] })).map((v) => v.rule)).toEqual([
+      'came back after a delete',
+    ]);
     const recreate = op({ kind: 'create', path: '/memories/d0/f0.md', id: 'id:b' }, 35, 50);
     expect(checkHistory([seed, del, recreate], final({ '/memories/d0/f0.md': ['id:b'] }))).toEqual([]);
   });
@@ -46,7 +52,9 @@ describe('history checker rules', () => {
     const ok = op({ kind: 'rename', from: '/memories/d0', to: '/memories/d1' }, 10, 20);
     const state = final({ '/memories/d0/f0.md': ['id:a'], '/memories/d1/f0.md': ['id:a'] });
     expect(checkHistory([seed, ok], state).map((v) => v.rule)).toEqual(['file at two places']);
-    const cut = op({ kind: 'rename', from: '/memories/d0', to: '/memories/d1' }, 10, 3010, false, { acknowledged: false });
+    const cut = op({ kind: 'rename', from: '/memories/d0', to: '/memories/d1' }, 10, 3010, false, {
+      acknowledged: false,
+    });
     expect(checkHistory([seed, cut], state)).toEqual([]);
   });
 
@@ -54,10 +62,16 @@ describe('history checker rules', () => {
     const insert = op({ kind: 'insert', path: '/memories/d0/f0.md', token: 't:1' }, 10, 20);
     const read = op({ kind: 'view', path: '/memories/d0/f0.md' }, 30, 40, true, { content: 'Here\n     1\tid:a' });
     const state = final({ '/memories/d0/f0.md': ['id:a', 't:1'] });
-    expect(checkHistory([seed, insert, read], state).map((v) => v.rule)).toEqual(['read missed an acknowledged insert']);
-    const rename = op({ kind: 'rename', from: '/memories/d0', to: '/memories/d1' }, 25, 35, false, { code: 'CONFLICT' });
+    expect(checkHistory([seed, insert, read], state).map((v) => v.rule)).toEqual([
+      'read missed an acknowledged insert',
+    ]);
+    const rename = op({ kind: 'rename', from: '/memories/d0', to: '/memories/d1' }, 25, 35, false, {
+      code: 'CONFLICT',
+    });
     expect(checkHistory([seed, insert, rename, read], state)).toEqual([]);
-    const future = op({ kind: 'view', path: '/memories/d0/f0.md' }, 1, 5, true, { content: 'Here\n     1\tid:a\n     2\tt:1' });
+    const future = op({ kind: 'view', path: '/memories/d0/f0.md' }, 1, 5, true, {
+      content: 'Here\n     1\tid:a\n     2\tt:1',
+    });
     expect(checkHistory([seed, insert, future], state).map((v) => v.rule)).toEqual(['read from the future']);
   });
 });
@@ -76,7 +90,9 @@ describe('history checker rules: restores and the kept history', () => {
     const del = op({ kind: 'delete', path: '/memories/d0' }, 30, 40);
     const state = final({ '/memories/d0/f0.md': ['id:a'] });
     expect(checkHistory([seed, del, op({ kind: 'restore', back: 0, asOf: 35 }, 50, 60)], state)).toEqual([]);
-    expect(checkHistory([seed, del, op({ kind: 'restore', back: 0, asOf: 45 }, 50, 60)], state).map((v) => v.rule)).toEqual(['came back after a delete']);
+    expect(
+      checkHistory([seed, del, op({ kind: 'restore', back: 0, asOf: 45 }, 50, 60)], state).map((v) => v.rule),
+    ).toEqual(['came back after a delete']);
   });
 
   it('an acknowledged insert in no kept version is a violation, unless a sweep may have expired its file', () => {

@@ -63,7 +63,15 @@ export function mergeLogs(records: LogRecord[], killedAt: Map<string, number>, e
   for (const r of records) {
     const id = `${r.proc}#${r.seq}`;
     if (r.type === 'start') {
-      ops.set(id, { proc: r.proc, seq: r.seq, op: r.op, start: r.at, end: (killedAt.get(r.proc) ?? endOfRun) + KILL_SLACK_MS, acknowledged: false, ok: false });
+      ops.set(id, {
+        proc: r.proc,
+        seq: r.seq,
+        op: r.op,
+        start: r.at,
+        end: (killedAt.get(r.proc) ?? endOfRun) + KILL_SLACK_MS,
+        acknowledged: false,
+        ok: false,
+      });
     } else {
       const o = ops.get(id);
       if (!o) continue;
@@ -89,11 +97,16 @@ export interface Violation {
 /** `final`: path -> the file's lines. */
 export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Violation[] {
   const violations: Violation[] = [];
-  const renames = ops.filter((o): o is HistoryOp & { op: Extract<Op, { kind: 'rename' }> } => o.op.kind === 'rename' && effective(o));
+  const renames = ops.filter(
+    (o): o is HistoryOp & { op: Extract<Op, { kind: 'rename' }> } => o.op.kind === 'rename' && effective(o),
+  );
   const sweeps = ops.filter((o) => o.op.kind === 'sweep' && effective(o));
-  const restores = ops.filter((o): o is HistoryOp & { op: Extract<Op, { kind: 'restore' }> } => o.op.kind === 'restore' && effective(o));
+  const restores = ops.filter(
+    (o): o is HistoryOp & { op: Extract<Op, { kind: 'restore' }> } => o.op.kind === 'restore' && effective(o),
+  );
   /** Whether a restore may have undone an operation over [start, end]: it went back before its end and did not end before its start. */
-  const undone = (start: number, end: number): boolean => restores.some((r) => r.end >= start && (r.op.asOf ?? r.start) <= end);
+  const undone = (start: number, end: number): boolean =>
+    restores.some((r) => r.end >= start && (r.op.asOf ?? r.start) <= end);
   const tokensAt = new Map<string, string>(); // token -> final path
   const idsAt = new Map<string, string[]>();
   for (const [path, lines] of final) {
@@ -120,7 +133,8 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
   const removedSince = (dirs: Set<string>, name: string, since: number): boolean =>
     ops.some((o) => {
       if (!effective(o) || o.end < since) return false;
-      if (o.op.kind === 'delete') return [...dirs].some((d) => o.op.kind === 'delete' && (o.op.path === d || o.op.path === `${d}/${name}`));
+      if (o.op.kind === 'delete')
+        return [...dirs].some((d) => o.op.kind === 'delete' && (o.op.path === d || o.op.path === `${d}/${name}`));
       if (o.op.kind === 'create') return dirs.has(dirOf(o.op.path)) && nameOf(o.op.path) === name;
       return false;
     }) || sweeps.some((s) => s.end >= since + SWEEP_IDLE_MS - SWEEP_SLACK_MS);
@@ -129,8 +143,12 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
   for (const o of ops) {
     if (o.op.kind !== 'insert' || !o.ok) continue;
     if (tokensAt.has(o.op.token)) continue;
-    if (removedSince(reachable(dirOf(o.op.path), o.start), nameOf(o.op.path), o.start) || undone(o.start, o.end)) continue;
-    violations.push({ rule: 'acknowledged insert lost', detail: `${o.op.token} into ${o.op.path} [${o.start}, ${o.end}]` });
+    if (removedSince(reachable(dirOf(o.op.path), o.start), nameOf(o.op.path), o.start) || undone(o.start, o.end))
+      continue;
+    violations.push({
+      rule: 'acknowledged insert lost',
+      detail: `${o.op.token} into ${o.op.path} [${o.start}, ${o.end}]`,
+    });
   }
 
   // Rule 2: nothing comes back after an acknowledged delete.
@@ -145,7 +163,10 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
       if (created && effective(created) && created.end >= d.start) continue;
       const movedIn = renames.some((r) => r.end >= d.start && r.op.to === dirOf(path));
       if (movedIn || undone(d.start, d.end)) continue;
-      violations.push({ rule: 'came back after a delete', detail: `${path} (${lines[0]}) after delete of ${target} [${d.start}, ${d.end}]` });
+      violations.push({
+        rule: 'came back after a delete',
+        detail: `${path} (${lines[0]}) after delete of ${target} [${d.start}, ${d.end}]`,
+      });
     }
   }
 
@@ -188,7 +209,10 @@ export function checkHistory(ops: HistoryOp[], final: Map<string, string[]>): Vi
     for (const i of inserts) {
       if (i.op.kind !== 'insert') continue;
       if (seen.has(i.op.token) && i.start > v.end)
-        violations.push({ rule: 'read from the future', detail: `${i.op.token} in a read of ${path} that ended before it began` });
+        violations.push({
+          rule: 'read from the future',
+          detail: `${i.op.token} in a read of ${path} that ended before it began`,
+        });
       if (!i.ok || i.op.path !== path || i.end >= v.start || seen.has(i.op.token)) continue;
       const disturbed = ops.some((o) => {
         if (!effective(o) || o.end < i.start || o.start > v.end) return false;
@@ -218,7 +242,10 @@ export function checkKept(ops: HistoryOp[], kept: Set<string>): Violation[] {
   for (const o of ops) {
     if (o.op.kind !== 'insert' || !o.ok || kept.has(o.op.token)) continue;
     if (sweeps.some((s) => s.end >= o.start + SWEEP_IDLE_MS - SWEEP_SLACK_MS)) continue;
-    violations.push({ rule: 'acknowledged insert not in the history', detail: `${o.op.token} into ${o.op.path} [${o.start}, ${o.end}]` });
+    violations.push({
+      rule: 'acknowledged insert not in the history',
+      detail: `${o.op.token} into ${o.op.path} [${o.start}, ${o.end}]`,
+    });
   }
   return violations;
 }

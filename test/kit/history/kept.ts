@@ -16,7 +16,8 @@ export async function keptTokens(vault: Vault, user: string): Promise<Set<string
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         if (header.name.startsWith('history/'))
-          for (const line of Buffer.concat(chunks).toString('utf8').split('\n')) if (line.startsWith('t:')) tokens.add(line);
+          for (const line of Buffer.concat(chunks).toString('utf8').split('\n'))
+            if (line.startsWith('t:')) tokens.add(line);
         next();
       });
       stream.on('error', reject);

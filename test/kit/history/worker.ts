@@ -15,7 +15,19 @@ import { createVault } from '../../../src/index.js';
 import { s3Deleter, storeDeleter, type ConditionalDeleter } from '../../../src/expiry/deleter.js';
 import { sweep } from '../../../src/expiry/sweep.js';
 import { parseS3Url, s3ConfigFromEnv, type S3Store } from '../../../src/store/s3.js';
-import { nextOp, RESUME_AFTER_MS, rng, SWEEP_GRACE_MS, sweepClock, sweeperClock, TOUCH_INTERVAL_MS, TTL_DAYS, USER, type LogRecord, type Op } from './model.js';
+import {
+  nextOp,
+  RESUME_AFTER_MS,
+  rng,
+  SWEEP_GRACE_MS,
+  sweepClock,
+  sweeperClock,
+  TOUCH_INTERVAL_MS,
+  TTL_DAYS,
+  USER,
+  type LogRecord,
+  type Op,
+} from './model.js';
 
 const [url, proc, seedArg, stopFile, logFile] = process.argv.slice(2);
 const masterKey = process.env.MEMVAULT_TEST_MASTER_KEY;
@@ -39,13 +51,27 @@ const vault = await createVault({
 });
 const store = vault.store;
 const deleter: ConditionalDeleter = onS3
-  ? s3Deleter({ client: (store as S3Store).client, bucket: parseS3Url(url).bucket, prefix: parseS3Url(url).prefix, mode: 'recheck' })
+  ? s3Deleter({
+      client: (store as S3Store).client,
+      bucket: parseS3Url(url).bucket,
+      prefix: parseS3Url(url).prefix,
+      mode: 'recheck',
+    })
   : storeDeleter(store);
 
 async function apply(op: Op): Promise<{ ok: boolean; code?: string; content?: string }> {
   if (op.kind === 'sweep') {
-    const summary = await sweep({ store, ttl: { ttlDays: TTL_DAYS }, now: sweeperClock, graceMs: SWEEP_GRACE_MS, deleter });
-    return { ok: summary.errors === 0, content: JSON.stringify({ expired: summary.expired, changed: summary.changedDuringSweep }) };
+    const summary = await sweep({
+      store,
+      ttl: { ttlDays: TTL_DAYS },
+      now: sweeperClock,
+      graceMs: SWEEP_GRACE_MS,
+      deleter,
+    });
+    return {
+      ok: summary.errors === 0,
+      content: JSON.stringify({ expired: summary.expired, changed: summary.changedDuringSweep }),
+    };
   }
   // Old key versions are dropped once every instance has re-read the record: the settle time is the
   // key cache's age plus a second, short here so that drops happen while the others still run.
@@ -69,7 +95,11 @@ async function apply(op: Op): Promise<{ ok: boolean; code?: string; content?: st
             : { command: 'delete', path: op.path };
   const result = await vault.run(USER, input);
   const content = typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
-  return { ok: !result.isError, ...(result.code !== undefined ? { code: result.code } : {}), ...(op.kind === 'view' && !result.isError ? { content } : {}) };
+  return {
+    ok: !result.isError,
+    ...(result.code !== undefined ? { code: result.code } : {}),
+    ...(op.kind === 'view' && !result.isError ? { content } : {}),
+  };
 }
 
 const random = rng(Number(seedArg));

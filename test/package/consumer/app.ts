@@ -45,12 +45,19 @@ async function fakeMessagesApi(turns: Turn[]) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { baseURL: `http://127.0.0.1:${port}`, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    baseURL: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 async function toolRunnerExample(): Promise<unknown[]> {
   const api = await fakeMessagesApi([
-    { stop_reason: 'tool_use', content: [toolUse('c1', { command: 'create', path: '/memories/plan.md', file_text: 'launch: friday\n' })] },
+    {
+      stop_reason: 'tool_use',
+      content: [toolUse('c1', { command: 'create', path: '/memories/plan.md', file_text: 'launch: friday\n' })],
+    },
     {
       stop_reason: 'tool_use',
       content: [
@@ -96,7 +103,11 @@ async function ownS3Client(): Promise<string[]> {
     { step: 'initialize', name: 'consumerMarker' },
   );
   try {
-    const vault = await createVault({ store: 's3://consumer-bucket/app', s3, encryption: { masterKey: Buffer.alloc(32, 7).toString('base64') } });
+    const vault = await createVault({
+      store: 's3://consumer-bucket/app',
+      s3,
+      encryption: { masterKey: Buffer.alloc(32, 7).toString('base64') },
+    });
     await vault.run('user-42', { command: 'view', path: '/memories' });
     await vault.close();
   } catch {

@@ -89,11 +89,13 @@ const POSITIVE: Record<Lang, Sentence[]> = {
     (b, r, l) => b.f('{N} prefers e-mail: {E}.', { N: name(r, l), E: E(r, l) }),
     (b, r, l) => b.f('Reach {N} at {P} (mobile, after 6pm).', { N: name(r, l), P: P(r, l) }),
     (b, r, l) => b.f('Contact: {E} / {P}', { E: E(r, l), P: P(r, l) }),
-    (b, r) => b.f('User paid the renewal with card {C}, exp {X}.', { C: C(r), X: `${int(r, 1, 12)}/${int(r, 26, 31)}` }),
+    (b, r) =>
+      b.f('User paid the renewal with card {C}, exp {X}.', { C: C(r), X: `${int(r, 1, 12)}/${int(r, 26, 31)}` }),
     (b, r) => b.f('Salary goes to IBAN {I} — do not share.', { I: I(r) }),
     (b, r) => b.f('Their SSN is {S} (needed for the W-9 form).', { S: SSN(r) }),
     (b, r) => b.f('social security number: {S}', { S: SSN(r, pick(r, [' ', ''])) }),
-    (b, r) => b.f('Home NAS is reachable at {IP} on port {X}.', { IP: IP4(r), X: String(pick(r, [22, 443, 5000, 8080])) }),
+    (b, r) =>
+      b.f('Home NAS is reachable at {IP} on port {X}.', { IP: IP4(r), X: String(pick(r, [22, 443, 5000, 8080])) }),
     (b, r) => b.f('ssh deploy@{IP} -p 2222 works from the office VPN.', { IP: IP4(r) }),
     (b, r) => b.f('The staging box has IPv6 {IP}.', { IP: IP6(r) }),
     (b, r) => b.f('They pasted their GitHub token {S} by mistake — rotate it.', { S: S(r, 'github') }),
@@ -114,7 +116,11 @@ const POSITIVE: Record<Lang, Sentence[]> = {
     (b, r, l) => b.f('Telefon: {P} (nur werktags)', { P: P(r, l) }),
     (b, r, l) => b.f('Handynummer von {N}: {P}', { N: name(r, l), P: P(r, l) }),
     (b, r) => b.f('Miete bitte auf IBAN {I} überweisen.', { I: I(r) }),
-    (b, r) => b.f('Kreditkarte: {C}, gültig bis {X}', { C: C(r), X: `${String(int(r, 1, 12)).padStart(2, '0')}/${int(r, 26, 31)}` }),
+    (b, r) =>
+      b.f('Kreditkarte: {C}, gültig bis {X}', {
+        C: C(r),
+        X: `${String(int(r, 1, 12)).padStart(2, '0')}/${int(r, 26, 31)}`,
+      }),
     (b, r) => b.f('Der Router hat die Adresse {IP}.', { IP: IP4(r) }),
     (b, r) => b.f('Das WLAN-Passwort lautet {S}.', { S: S(r, 'password') }),
     (b, r) => b.f('GitLab-Token für die CI: {S}', { S: S(r, 'gitlab') }),
@@ -171,18 +177,28 @@ const NEGATIVE: Record<Lang, Sentence[]> = {
     (b, r) => b.t(`Request id ${v.uuid(r)} at ${v.isoTimestamp(r)}.`),
     (b, r) => b.t(`Docs: https://docs.example.com/guide/v${int(r, 1, 5)}/setup?lang=en#install`),
     (b, r) => b.t(`Chrome version ${int(r, 100, 130)}.0.${int(r, 4000, 6999)}.${int(r, 10, 200)} broke the layout.`),
-    (b, r) => b.t(`Meeting moved to ${int(r, 1, 12)}:${pick(r, ['00', '15', '30', '45'])} pm; budget is ${v.price(r, 'en')}.`),
+    (b, r) =>
+      b.t(`Meeting moved to ${int(r, 1, 12)}:${pick(r, ['00', '15', '30', '45'])} pm; budget is ${v.price(r, 'en')}.`),
     (b, r) => b.t(`max_tokens: ${pick(r, [1024, 2048, 4096, 8192])}, temperature 0.${int(r, 0, 9)}`),
     (b) => b.t('Password policy: at least 12 characters, rotated every 90 days.'),
     (b) => b.t('API_KEY=your-api-key-here (placeholder in the README)'),
     (b, r) => b.t(`Use icon@2x.png for retina; mention @${pick(r, v.FIRST.en)} in the channel.`),
-    (b, r) => b.t(`Installed @types/node@${int(r, 18, 22)}.${int(r, 0, 19)}.${int(r, 0, 9)} and typescript@5.${int(r, 0, 9)}.${int(r, 0, 9)}.`),
+    (b, r) =>
+      b.t(
+        `Installed @types/node@${int(r, 18, 22)}.${int(r, 0, 19)}.${int(r, 0, 9)} and typescript@5.${int(r, 0, 9)}.${int(r, 0, 9)}.`,
+      ),
     (b, r) => b.t(`Reference ${v.badChecksumIban(r)} was rejected by the bank (typo).`),
     (b, r) => b.t(`The form rejected ${v.invalidSsn(r)} as an invalid SSN.`),
     (b, r) => b.t(`sha256: ${v.gitSha(r, 64)}`),
     (b, r) => b.t(`Room ${int(r, 100, 999)}, floor ${int(r, 1, 9)}; badge ${int(r, 10000, 99999)}.`),
-    (b, r) => b.t(`Release ${int(r, 1, 3)}.${int(r, 0, 9)}.${int(r, 0, 9)}.${int(r, 0, 9)} is the last one with Python 3.${int(r, 7, 12)} support.`),
-    (b, r) => b.t(`ISBN 978-${int(r, 0, 1)}-${int(r, 10, 99)}-${int(r, 100000, 999999)}-${int(r, 0, 9)} is the book they liked.`),
+    (b, r) =>
+      b.t(
+        `Release ${int(r, 1, 3)}.${int(r, 0, 9)}.${int(r, 0, 9)}.${int(r, 0, 9)} is the last one with Python 3.${int(r, 7, 12)} support.`,
+      ),
+    (b, r) =>
+      b.t(
+        `ISBN 978-${int(r, 0, 1)}-${int(r, 10, 99)}-${int(r, 100000, 999999)}-${int(r, 0, 9)} is the book they liked.`,
+      ),
     (b, r) => b.t(`Population ${int(r, 1, 9)},${int(r, 100, 999)},${int(r, 100, 999)} (census ${int(r, 2010, 2023)}).`),
     (b, r) => b.t(`Fake number for the demo: ${v.invalidPhone(r)}.`),
     (b, r) => b.t(`The token count was ${int(r, 1000, 99999)} and the key "theme" is "dark".`),
@@ -275,14 +291,18 @@ const json: Format = (b, r, l) => {
   if (chance(r, 0.6)) b.f(`${ind}"phone": "{P}",\n`, { P: P(r, l) });
   if (chance(r, 0.3)) b.f(`${ind}"iban": "{I}",\n`, { I: I(r) });
   if (chance(r, 0.2)) b.f(`${ind}"card_number": "{C}",\n`, { C: C(r) });
-  if (chance(r, 0.25)) b.f(`${ind}"api_key": "{S}",\n`, { S: S(r, pick(r, ['generic_hex', 'generic_b64', 'openai', 'stripe'] as const)) });
+  if (chance(r, 0.25))
+    b.f(`${ind}"api_key": "{S}",\n`, { S: S(r, pick(r, ['generic_hex', 'generic_b64', 'openai', 'stripe'] as const)) });
   if (chance(r, 0.25)) b.f(`${ind}"last_login_ip": "{IP}",\n`, { IP: chance(r, 0.7) ? IP4(r) : IP6(r) });
   b.f(`${ind}"created_at": "{T}",\n`, { T: v.isoTimestamp(r) });
   b.f(`${ind}"plan_version": "{V}",\n`, { V: v.version(r) });
   if (chance(r, 0.5)) b.f(`${ind}"order_id": "{O}",\n`, { O: v.orderNumber(r) });
   if (chance(r, 0.4)) b.f(`${ind}"balance": {B},\n`, { B: `${int(r, 0, 99999)}.${int(r, 10, 99)}` });
-  if (chance(r, 0.3)) b.f(`${ind}"token_type": "Bearer",\n${ind}"expires_in": {X},\n`, { X: String(pick(r, [3600, 86400])) });
-  b.f(`${ind}"notes": "{T}"\n`, { T: pick(r, ['prefers short answers', 'VIP customer', 'uses dark mode', 'timezone Europe/Berlin', '日本語で返答']) });
+  if (chance(r, 0.3))
+    b.f(`${ind}"token_type": "Bearer",\n${ind}"expires_in": {X},\n`, { X: String(pick(r, [3600, 86400])) });
+  b.f(`${ind}"notes": "{T}"\n`, {
+    T: pick(r, ['prefers short answers', 'VIP customer', 'uses dark mode', 'timezone Europe/Berlin', '日本語で返答']),
+  });
   b.t('}\n');
 };
 
@@ -297,16 +317,25 @@ const yaml: Format = (b, r) => {
   b.f('  host: {IP}\n  port: 5432\n  user: app\n', { IP: IP4(r) });
   if (chance(r, 0.8)) b.f('  password: "{S}"\n', { S: S(r, 'password') });
   else b.t('  password: ${DB_PASSWORD}\n');
-  if (chance(r, 0.6)) b.f('aws:\n  access_key_id: {K}\n  secret_access_key: {S}\n  region: eu-central-1\n', { K: S(r, 'aws_key_id'), S: S(r, 'aws_secret') });
+  if (chance(r, 0.6))
+    b.f('aws:\n  access_key_id: {K}\n  secret_access_key: {S}\n  region: eu-central-1\n', {
+      K: S(r, 'aws_key_id'),
+      S: S(r, 'aws_secret'),
+    });
   if (chance(r, 0.4)) b.f('alerts:\n  email: {E}\n  slack_webhook_channel: "#ops"\n', { E: E(r, 'en') });
   if (chance(r, 0.4)) b.t(`cache:\n  ttl_seconds: ${int(r, 60, 3600)}\n  key_prefix: "sess:"\n`);
-  if (chance(r, 0.3)) b.f('oauth:\n  client_id: {CID}\n  client_secret: {S}\n', { CID: v.uuid(r), S: S(r, 'generic_b64') });
+  if (chance(r, 0.3))
+    b.f('oauth:\n  client_id: {CID}\n  client_secret: {S}\n', { CID: v.uuid(r), S: S(r, 'generic_b64') });
 };
 
 const env: Format = (b, r) => {
   b.t(`# .env for local dev (copied ${v.date(r, 'en')})\n`);
   b.t(`NODE_ENV=development\nPORT=${pick(r, [3000, 8080, 5173])}\n`);
-  if (chance(r, 0.7)) b.f('DATABASE_URL=postgres://app:{S}@{H}:5432/app\n', { S: S(r, 'password'), H: pick(r, ['localhost', 'db.internal', 'pg.acme.dev']) });
+  if (chance(r, 0.7))
+    b.f('DATABASE_URL=postgres://app:{S}@{H}:5432/app\n', {
+      S: S(r, 'password'),
+      H: pick(r, ['localhost', 'db.internal', 'pg.acme.dev']),
+    });
   if (chance(r, 0.6)) b.f('OPENAI_API_KEY={S}\n', { S: S(r, 'openai') });
   if (chance(r, 0.5)) b.f('ANTHROPIC_API_KEY={S}\n', { S: S(r, 'anthropic') });
   if (chance(r, 0.5)) b.f('STRIPE_SECRET_KEY={S}\n', { S: S(r, 'stripe') });
@@ -321,7 +350,10 @@ const code: Format = (b, r, l) => {
   const kind = pick(r, ['ts', 'py', 'sh']);
   if (kind === 'ts') {
     b.t('```ts\n');
-    b.f("import { Client } from '@acme/sdk';\n\nconst client = new Client({\n  baseUrl: 'https://api.acme.dev/v{N}',\n", { N: String(int(r, 1, 3)) });
+    b.f(
+      "import { Client } from '@acme/sdk';\n\nconst client = new Client({\n  baseUrl: 'https://api.acme.dev/v{N}',\n",
+      { N: String(int(r, 1, 3)) },
+    );
     if (chance(r, 0.7)) b.f("  apiKey: '{S}',\n", { S: S(r, pick(r, ['stripe', 'openai', 'generic_b64'] as const)) });
     else b.t('  apiKey: process.env.ACME_API_KEY,\n');
     b.f('  timeoutMs: {T},\n});\n', { T: String(pick(r, [5000, 30000])) });
@@ -337,7 +369,9 @@ const code: Format = (b, r, l) => {
     b.t('if password == "":\n    raise ValueError("empty password")\n```\n');
   } else {
     b.t('```sh\n');
-    b.f('curl -H "Authorization: Bearer {S}" https://api.acme.dev/v1/me\n', { S: S(r, pick(r, ['jwt', 'generic_b64'] as const)) });
+    b.f('curl -H "Authorization: Bearer {S}" https://api.acme.dev/v1/me\n', {
+      S: S(r, pick(r, ['jwt', 'generic_b64'] as const)),
+    });
     b.f('ssh -i ~/.ssh/id_ed25519 ops@{IP}\n', { IP: IP4(r) });
     b.f('git checkout {G} && npm i lodash@4.17.21\n', { G: v.gitSha(r) });
     if (chance(r, 0.4)) b.f('export GITLAB_TOKEN={S}\n', { S: S(r, 'gitlab') });
@@ -350,7 +384,13 @@ const csv: Format = (b, r, l) => {
     b.t('name,email,phone,joined,plan\n');
     const rows = int(r, 2, 6);
     for (let i = 0; i < rows; i++) {
-      b.f('{N},{E},{P},{D},{V}\n', { N: name(r, l).replace(/,/g, ''), E: E(r, l), P: P(r, l), D: v.date(r, 'en'), V: pick(r, ['free', 'pro', 'team']) });
+      b.f('{N},{E},{P},{D},{V}\n', {
+        N: name(r, l).replace(/,/g, ''),
+        E: E(r, l),
+        P: P(r, l),
+        D: v.date(r, 'en'),
+        V: pick(r, ['free', 'pro', 'team']),
+      });
     }
   } else {
     b.t('hostname,ip,os,kernel,last_seen\n');
@@ -398,8 +438,18 @@ const log: Format = (b, r) => {
         SZ: String(int(r, 100, 99999)),
       });
     else if (kind === 2)
-      b.f('{T} INFO request_id={U} duration_ms={D} version={V}\n', { T: v.isoTimestamp(r), U: v.uuid(r), D: String(int(r, 1, 900)), V: v.version(r) });
-    else b.f('{T} WARN user {E} exceeded quota ({N} requests)\n', { T: v.isoTimestamp(r), E: E(r, 'en'), N: String(int(r, 100, 9999)) });
+      b.f('{T} INFO request_id={U} duration_ms={D} version={V}\n', {
+        T: v.isoTimestamp(r),
+        U: v.uuid(r),
+        D: String(int(r, 1, 900)),
+        V: v.version(r),
+      });
+    else
+      b.f('{T} WARN user {E} exceeded quota ({N} requests)\n', {
+        T: v.isoTimestamp(r),
+        E: E(r, 'en'),
+        N: String(int(r, 100, 9999)),
+      });
   }
 };
 
@@ -419,7 +469,10 @@ const incident: Format = (b, r, l) => {
       EIN: String(int(r, 1000000, 9999999)),
     });
   } else if (kind === 2) {
-    b.f('Mirror: https://{U}:{S}@git.acme.dev/org/repo.git (read-only bot)\n', { U: pick(r, ['bot', 'ci', 'deploy']), S: S(r, 'password') });
+    b.f('Mirror: https://{U}:{S}@git.acme.dev/org/repo.git (read-only bot)\n', {
+      U: pick(r, ['bot', 'ci', 'deploy']),
+      S: S(r, 'password'),
+    });
     b.t(`Public docs: https://git.acme.dev/org/repo/-/blob/main/README.md?ref=${v.gitSha(r, 8)}\n`);
   } else if (kind === 3) {
     b.t('Debugging the auth flow:\n');

@@ -60,12 +60,16 @@ function finish(tp: number, fp: number, fn: number): TypeScore {
 }
 
 export function scoreCorpus(notes: readonly CorpusNote[], detect: (text: string) => PiiFinding[]): CorpusScore {
-  const counts = Object.fromEntries(PII_TYPES.map((t) => [t, { tp: 0, fp: 0, fn: 0 }])) as Record<PiiType, { tp: number; fp: number; fn: number }>;
+  const counts = Object.fromEntries(PII_TYPES.map((t) => [t, { tp: 0, fp: 0, fn: 0 }])) as Record<
+    PiiType,
+    { tp: number; fp: number; fn: number }
+  >;
   const misses: Miss[] = [];
   for (const note of notes) {
     const preds = detect(note.text);
     const usedPred = new Set<number>();
-    const ctx = (s: number, e: number) => note.text.slice(Math.max(0, s - 30), Math.min(note.text.length, e + 30)).replace(/\n/g, '⏎');
+    const ctx = (s: number, e: number) =>
+      note.text.slice(Math.max(0, s - 30), Math.min(note.text.length, e + 30)).replace(/\n/g, '⏎');
     for (const gold of note.spans) {
       let best = -1;
       let bestOverlap = 0;
@@ -82,16 +86,30 @@ export function scoreCorpus(notes: readonly CorpusNote[], detect: (text: string)
         counts[gold.type].tp++;
       } else {
         counts[gold.type].fn++;
-        misses.push({ noteId: note.id, kind: 'fn', type: gold.type, value: note.text.slice(gold.start, gold.end), context: ctx(gold.start, gold.end) });
+        misses.push({
+          noteId: note.id,
+          kind: 'fn',
+          type: gold.type,
+          value: note.text.slice(gold.start, gold.end),
+          context: ctx(gold.start, gold.end),
+        });
       }
     }
     preds.forEach((p, i) => {
       if (usedPred.has(i)) return;
       counts[p.type].fp++;
-      misses.push({ noteId: note.id, kind: 'fp', type: p.type, value: note.text.slice(p.start, p.end), context: ctx(p.start, p.end) });
+      misses.push({
+        noteId: note.id,
+        kind: 'fp',
+        type: p.type,
+        value: note.text.slice(p.start, p.end),
+        context: ctx(p.start, p.end),
+      });
     });
   }
-  const perType = Object.fromEntries(PII_TYPES.map((t) => [t, finish(counts[t].tp, counts[t].fp, counts[t].fn)])) as Record<PiiType, TypeScore>;
+  const perType = Object.fromEntries(
+    PII_TYPES.map((t) => [t, finish(counts[t].tp, counts[t].fp, counts[t].fn)]),
+  ) as Record<PiiType, TypeScore>;
   const sum = (k: 'tp' | 'fp' | 'fn') => PII_TYPES.reduce((acc, t) => acc + counts[t][k], 0);
   return { perType, overall: finish(sum('tp'), sum('fp'), sum('fn')), misses };
 }

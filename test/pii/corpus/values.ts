@@ -40,7 +40,16 @@ export const LAST = {
 };
 export type Lang = keyof typeof FIRST;
 const DOMAINS = {
-  en: ['gmail.com', 'outlook.com', 'acme.io', 'example.com', 'northwind.co.uk', 'contoso.org', 'yahoo.com', 'fastmail.fm'],
+  en: [
+    'gmail.com',
+    'outlook.com',
+    'acme.io',
+    'example.com',
+    'northwind.co.uk',
+    'contoso.org',
+    'yahoo.com',
+    'fastmail.fm',
+  ],
   de: ['gmx.de', 'web.de', 'firma-schmidt.de', 'beispiel.de', 't-online.de', 'posteo.de'],
   fr: ['orange.fr', 'laposte.net', 'free.fr', 'exemple.fr', 'societe.fr'],
   es: ['correo.es', 'telefonica.es', 'ejemplo.es', 'gmail.com', 'empresa.com.mx'],
@@ -144,7 +153,9 @@ export function phone(rng: Rng, lang: Lang): string {
   for (;;) {
     const format = pick(rng, pool);
     const value = format.make(rng);
-    const parsed = value.startsWith('+') ? parsePhoneNumberFromString(value) : parsePhoneNumberFromString(value, format.region);
+    const parsed = value.startsWith('+')
+      ? parsePhoneNumberFromString(value)
+      : parsePhoneNumberFromString(value, format.region);
     if (parsed?.isValid() === true) return value;
   }
 }
@@ -152,7 +163,11 @@ export function phone(rng: Rng, lang: Lang): string {
 /** Numbers shaped like phones that libphonenumber rejects (unassigned area codes, too short). */
 export function invalidPhone(rng: Rng): string {
   for (;;) {
-    const value = pick(rng, [() => `+1 ${int(rng, 0, 1)}${d(rng, 2)} ${d(rng, 3)} ${d(rng, 4)}`, () => `+49 ${d(rng, 2)}`, () => `555-${d(rng, 4)}`])();
+    const value = pick(rng, [
+      () => `+1 ${int(rng, 0, 1)}${d(rng, 2)} ${d(rng, 3)} ${d(rng, 4)}`,
+      () => `+49 ${d(rng, 2)}`,
+      () => `555-${d(rng, 4)}`,
+    ])();
     const parsed = parsePhoneNumberFromString(value, 'US');
     if (parsed?.isValid() !== true) return value;
   }
@@ -214,7 +229,26 @@ export function luhnFailingNumber(rng: Rng): string {
 }
 
 // ---------- IBANs ----------
-const IBAN_COUNTRIES = ['DE', 'DE', 'FR', 'ES', 'GB', 'IT', 'NL', 'BE', 'AT', 'CH', 'PL', 'PT', 'IE', 'SE', 'DK', 'NO', 'FI', 'LU'];
+const IBAN_COUNTRIES = [
+  'DE',
+  'DE',
+  'FR',
+  'ES',
+  'GB',
+  'IT',
+  'NL',
+  'BE',
+  'AT',
+  'CH',
+  'PL',
+  'PT',
+  'IE',
+  'SE',
+  'DK',
+  'NO',
+  'FI',
+  'LU',
+];
 const SPECS = getCountrySpecifications();
 
 function randomBban(rng: Rng, regexp: string): string {
@@ -260,7 +294,11 @@ export function ssnParts(rng: Rng): [string, string, string] {
   for (;;) {
     const area = int(rng, 1, 899);
     if (area === 666) continue;
-    return [String(area).padStart(3, '0'), String(int(rng, 1, 99)).padStart(2, '0'), String(int(rng, 1, 9999)).padStart(4, '0')];
+    return [
+      String(area).padStart(3, '0'),
+      String(int(rng, 1, 99)).padStart(2, '0'),
+      String(int(rng, 1, 9999)).padStart(4, '0'),
+    ];
   }
 }
 
@@ -346,7 +384,9 @@ export function secret(rng: Rng, kind: SecretKind): string {
       return `sk-ant-api03-${fromAlphabet(rng, B64URL, 93)}AA`;
     case 'jwt': {
       const header = b64url(JSON.stringify({ alg: pick(rng, ['HS256', 'RS256']), typ: 'JWT' }));
-      const payload = b64url(JSON.stringify({ sub: d(rng, 8), name: pick(rng, FIRST.en), iat: 1700000000 + int(rng, 0, 9999999) }));
+      const payload = b64url(
+        JSON.stringify({ sub: d(rng, 8), name: pick(rng, FIRST.en), iat: 1700000000 + int(rng, 0, 9999999) }),
+      );
       return `${header}.${payload}.${fromAlphabet(rng, B64URL, 43)}`;
     }
     case 'generic_hex':
@@ -359,7 +399,8 @@ export function secret(rng: Rng, kind: SecretKind): string {
           `${pick(rng, ['Summer', 'Winter', 'Blue', 'Tiger', 'Sonne', 'Soleil', 'Gato', 'Sakura'])}${int(rng, 1990, 2026)}${pick(rng, ['!', '#', '$', '?', ''])}`,
         () => `${alnum(rng, int(rng, 3, 6))}${pick(rng, ['!', '@', '#', '%', '&'])}${alnum(rng, int(rng, 4, 8))}`,
         () => `hunter${int(rng, 2, 99)}`,
-        () => `${pick(rng, ['correct', 'purple', 'rocket', 'piano'])}-${pick(rng, ['horse', 'monkey', 'garden', 'river'])}-${int(rng, 10, 99)}`,
+        () =>
+          `${pick(rng, ['correct', 'purple', 'rocket', 'piano'])}-${pick(rng, ['horse', 'monkey', 'garden', 'river'])}-${int(rng, 10, 99)}`,
       ])();
     case 'google':
       return `AIza${fromAlphabet(rng, B64URL, 35)}`;

@@ -124,5 +124,9 @@ export function totals(tallies: Iterable<Tally>): Tally & { precision: number; r
     sum.fp += t.fp;
     sum.fn += t.fn;
   }
-  return { ...sum, precision: sum.tp + sum.fp === 0 ? 1 : sum.tp / (sum.tp + sum.fp), recall: sum.tp + sum.fn === 0 ? 1 : sum.tp / (sum.tp + sum.fn) };
+  return {
+    ...sum,
+    precision: sum.tp + sum.fp === 0 ? 1 : sum.tp / (sum.tp + sum.fp),
+    recall: sum.tp + sum.fn === 0 ? 1 : sum.tp / (sum.tp + sum.fn),
+  };
 }
