@@ -1,6 +1,6 @@
 /**
  * The arguments of every Vault method, checked at the public entry before anything is read or
- * changed (issue #36, class 2: `restore(user, { asOf: new Date(NaN) })` once deleted every file).
+ * changed (`restore(user, { asOf: new Date(NaN) })` once deleted every file).
  * The rules are the CLI's (src/cli/commands/user.ts, keys.ts, expire.ts), through the one set of
  * checkers in src/util/validate.ts; an invalid value is INVALID_INPUT (or the checker's own code:
  * INVALID_USER, INVALID_PATH, CONFIG for TTL settings), never a default that changes data.

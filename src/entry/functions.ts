@@ -1,6 +1,6 @@
 /**
- * The package's plain functions that take options, wrapped with their argument checks (issue #36,
- * class 2): `openStore({ craete: false })` created the directory it was asked not to, and
+ * The package's plain functions that take options, wrapped with their argument checks:
+ * `openStore({ craete: false })` created the directory it was asked not to, and
  * `verifyChains(chains, { mackey })` verified without the MAC and reported ok. src/index.ts exports
  * these; the unchecked originals stay internal.
  */

@@ -1,5 +1,5 @@
 /**
- * `memvault/s3`'s createS3Store with its argument checks (issue #36, class 2): a misspelt
+ * `memvault/s3`'s createS3Store with its argument checks: a misspelt
  * `conditionChecks` or option is CONFIG, never a silent default. Kept apart from functions.ts so
  * that the package root never loads the AWS SDK.
  */

@@ -1,5 +1,5 @@
 /**
- * The sweeper handler's arguments, checked before anything is read or deleted (issue #36, class 2):
+ * The sweeper handler's arguments, checked before anything is read or deleted:
  * a misspelt event mode once fell back to 'start', a full sweep, where 'continue' only resumes one.
  * The checkers are the public API's (src/util/validate.ts).
  */

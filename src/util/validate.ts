@@ -1,5 +1,5 @@
 /**
- * The one set of argument checkers for the public API and the CLI (issue #36, class 2): a value
+ * The one set of argument checkers for the public API and the CLI: a value
  * that means nothing (an invalid Date, NaN, a misspelt option) is a typed error before anything is
  * read or changed, never a default that changes data. Each checker names the argument and what it
  * must be; it shows numbers and types, never a string's content (a path or an id is user data).
