@@ -16,7 +16,7 @@ recordS3SuiteRun(import.meta.url);
  * export's verified read skipped what a crash leaves (the export met a marker and answered
  * INTEGRITY); killing at fractions of the delete's measured time found the same, less surely.
  */
-const KILLS = ['fence:5', 'fence:30', 'version:20'];
+const KILLS = ['fence:30', 'version:20'];
 
 describe.skipIf(!s3Available())(
   `a killed directory delete on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
