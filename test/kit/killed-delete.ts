@@ -44,13 +44,13 @@ function vaultOf(store: ObjectStore, restarted = false): Promise<Vault> {
 
 /**
  * Starts the delete in a process of its own; resolves once it has begun. `stopped` resolves when it
- * reached its stop point (`stopAt`, e.g. `reaping:3`: see fixtures/command-worker.ts), `finished`
+ * reached its stop point (`stopAt`, e.g. `fence:30`: see fixtures/command-worker.ts), `finished`
  * when it answered; `kill` reports whether it had answered first.
  */
 async function startDelete(
   url: string,
   env: NodeJS.ProcessEnv | undefined,
-  stopAt: string | undefined,
+  stopAt: string,
 ): Promise<{ kill(): Promise<boolean>; stopped: Promise<void>; finished: Promise<void>; exited: Promise<void> }> {
   const args = [
     '--import',
@@ -59,7 +59,7 @@ async function startDelete(
     url,
     USER,
     JSON.stringify({ command: 'delete', path: '/memories/src' }),
-    ...(stopAt ? [stopAt] : []),
+    stopAt,
   ];
   const child = spawn(process.execPath, args, {
     env: { ...(env ?? process.env), MEMVAULT_TEST_MASTER_KEY: masterKey },
@@ -111,18 +111,13 @@ async function expectReadable(vault: Vault, context: string): Promise<void> {
 }
 
 /**
- * One round per kill: a stop point (`reaping:3`, `fence:20`, `version:12`: the delete is killed
- * right after that request landed) or a fraction of the delete's time (measured first, in a round
- * that lets it finish), while 8 creates at a time go at its paths from another instance. Returns
- * how many deletes were killed part-way.
+ * One round per stop point (`fence:30`, `version:20`: the delete is killed right after that
+ * request landed), while 8 creates at a time go at its paths from another instance. Returns how
+ * many deletes were killed part-way (a stop point the delete never reached lets it finish).
  */
-export async function killedDeleteRounds(target: KilledDeleteTarget, kills: Array<string | number>): Promise<number> {
+export async function killedDeleteRounds(target: KilledDeleteTarget, kills: string[]): Promise<number> {
   let killedPartWay = 0;
-  let took = 0;
-  const rounds: Array<string | number | 'timing'> = kills.some((k) => typeof k === 'number')
-    ? ['timing', ...kills]
-    : kills;
-  for (const [round, kill] of rounds.entries()) {
+  for (const [round, kill] of kills.entries()) {
     const { store, url } = await target.open();
     const seeder = await vaultOf(store);
     await forEachLimit(PATHS, 8, async (path) => {
@@ -133,29 +128,16 @@ export async function killedDeleteRounds(target: KilledDeleteTarget, kills: Arra
     await seeder.run(USER, { command: 'create', path: '/memories/keep.md', file_text: 'not involved\n' });
     const creator = await vaultOf(store);
     await creator.run(USER, { command: 'view', path: '/memories' });
-    const remove = await startDelete(url, target.env, typeof kill === 'string' && kill !== 'timing' ? kill : undefined);
-    const began = performance.now();
-    void remove.finished.then(() => kill === 'timing' && (took = performance.now() - began));
-    const killAt = typeof kill === 'number' ? Math.round(took * kill) : undefined;
-    const killed = new Promise<boolean>((resolve) => {
-      const now = () => void remove.kill().then(resolve);
-      if (killAt !== undefined) setTimeout(now, killAt);
-      else void Promise.race([remove.stopped, remove.finished, remove.exited]).then(now);
-    });
+    const remove = await startDelete(url, target.env, kill);
+    const killed = Promise.race([remove.stopped, remove.finished, remove.exited]).then(() => remove.kill());
     const acknowledged: string[] = [];
     await forEachLimit(PATHS, 8, async (path) => {
       const created = await creator.run(USER, { command: 'create', path, file_text: `racing ${path}\n` });
       if (!created.isError) acknowledged.push(path);
     });
     const finished = await killed;
-    if (!finished && kill !== 'timing') killedPartWay += 1;
-    const at =
-      kill === 'timing'
-        ? `not killed, took ${Math.round(took)} ms`
-        : killAt !== undefined
-          ? `killed ${killAt} ms in`
-          : `killed after ${kill}`;
-    const context = `round ${round} (${at}${finished && kill !== 'timing' ? ', after it finished' : ''})`;
+    if (!finished) killedPartWay += 1;
+    const context = `round ${round} (killed after ${kill}${finished ? ', after it finished' : ''})`;
     await creator.close();
     await seeder.close();
 
