@@ -8,14 +8,14 @@
  * checked, the first case skipped every run as "running" without an error, and the overdue case
  * reported nothing.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readSweepState, writeSweepState, type SweepState } from '../../src/expiry/checkpoint.js';
 import { DAY_MS } from '../../src/expiry/config.js';
 import { createSweeperHandler } from '../../src/lambda/handler.js';
 import { listAll } from '../../src/store/port.js';
-import { createS3Store, type S3Store } from '../../src/store/s3.js';
+import type { S3Store } from '../../src/store/s3.js';
 import { unlimited } from '../lambda/helpers.js';
-import { RUN_PREFIX, recordS3SuiteRun, s3ClientConfig, s3Connection, s3SkipReason } from './helpers.js';
+import { recordS3SuiteRun, s3Connection, s3SkipReason, suiteStoresWithUrl } from './helpers.js';
 
 recordS3SuiteRun(import.meta.url);
 const connection = s3Connection();
@@ -28,22 +28,13 @@ const USERS = ['u01', 'u02', 'u03'];
 describe.skipIf(!connection)(
   `the sweep checkpoint in the bucket${connection ? '' : ` (skipped: ${s3SkipReason()})`}`,
   () => {
-    const stores: S3Store[] = [];
-    afterAll(async () => {
-      for (const store of stores) {
-        const keys: string[] = [];
-        for await (const o of listAll(store, '')) keys.push(o.key);
-        await store.deleteMany(keys);
-        await store.close();
-      }
-    });
+    // A store of its own per fixture, emptied after the suite.
+    const nextStore = suiteStoresWithUrl('sweep-state');
 
     /** Three users of three files each (all idle 31 days by the sweeper's clock), and `state` as the checkpoint. */
-    async function fixture(name: string, state: SweepState): Promise<{ store: S3Store; env: Record<string, string> }> {
+    async function fixture(state: SweepState): Promise<{ store: S3Store; env: Record<string, string> }> {
       const c = connection!;
-      const url = `s3://${c.bucket}/${RUN_PREFIX}/sweep-state-${name}`;
-      const store = createS3Store({ url, s3: s3ClientConfig() });
-      stores.push(store);
+      const { store, url } = await nextStore();
       const body = new TextEncoder().encode('x');
       await Promise.all(USERS.flatMap((uid) => ['a', 'b', 'c'].map((f) => store.put(`u/${uid}/f/${f}`, body))));
       await writeSweepState(store, state, undefined);
@@ -76,7 +67,7 @@ describe.skipIf(!connection)(
     }
 
     it('a lease ending in the year 9999 is dropped: the run sweeps, fails naming it, and the next run is clean', async () => {
-      const { store, env } = await fixture('lease', {
+      const { store, env } = await fixture({
         v: 1,
         runs: 1,
         passStartedAt: at(-3_600_000),
@@ -99,7 +90,7 @@ describe.skipIf(!connection)(
     });
 
     it('a resume point outside the users keys starts from the first key and fails; one past every key skips one pass at most', async () => {
-      const outside = await fixture('resume-outside', {
+      const outside = await fixture({
         v: 1,
         runs: 1,
         passStartedAt: at(-3_600_000),
@@ -111,7 +102,7 @@ describe.skipIf(!connection)(
       expect(r.lines[0]).toMatchObject({ complete: true, resumed: false, stateRepaired: ['resume-point'] });
       expect(await files(outside.store)).toBe(0);
 
-      const past = await fixture('resume-past', {
+      const past = await fixture({
         v: 1,
         runs: 1,
         passStartedAt: at(-3_600_000),
@@ -125,7 +116,7 @@ describe.skipIf(!connection)(
     });
 
     it('a completion date in the future is dropped and reported; a skipped run of an overdue sweep fails with overdue', async () => {
-      const future = await fixture('future', {
+      const future = await fixture({
         v: 1,
         runs: 1,
         passStartedAt: '9999-01-01T00:00:00.000Z',
@@ -136,7 +127,7 @@ describe.skipIf(!connection)(
       expect(r.lines[0]).toMatchObject({ stateRepaired: ['dates'] });
       expect((await readSweepState(future.store)).state?.lastCompletedAt).not.toMatch(/^9999/);
 
-      const overdue = await fixture('overdue', {
+      const overdue = await fixture({
         v: 1,
         runs: 1,
         passStartedAt: at(-3 * DAY_MS),
