@@ -1,9 +1,9 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ENV } from '../config/env.js';
 import { createEncryptionFromConfig, type Encryption, type EncryptionConfig } from '../crypto/index.js';
 import type { CodecProvider } from '../crypto/user-codec.js';
+import { localStorePath } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
 import { createPlainCodecProvider } from '../vault/plain-codec.js';
 import type { VaultLogger } from './logger.js';
@@ -17,13 +17,8 @@ import type { VaultLogger } from './logger.js';
  * it, and start-up stops with a clear error instead.
  */
 export function defaultMasterKeyFileFor(storeUrl: string | undefined, defaultKeyDir?: string): string {
-  if (storeUrl?.startsWith('file:')) {
-    try {
-      return `${fileURLToPath(storeUrl).replace(/[/\\]+$/, '')}.key`;
-    } catch {
-      // not a valid file URL: fall through to the per-user default
-    }
-  }
+  const local = localStorePath(storeUrl);
+  if (local !== undefined) return `${local}.key`;
   return join(defaultKeyDir ?? join(homedir(), '.memvault'), 'master.key');
 }
 
@@ -38,7 +33,7 @@ export function keyFileBesideData(
   defaultMasterKeyFile: string,
   notices: readonly string[],
 ): string | undefined {
-  if (!storeUrl?.startsWith('file:')) return undefined;
+  if (localStorePath(storeUrl) === undefined) return undefined;
   if (!notices.some((n) => n.includes(`(from ${defaultMasterKeyFile})`))) return undefined;
   return (
     `the master key is the default key file ${defaultMasterKeyFile}, beside the data directory: a copy of the parent folder carries the data and its key together, ` +
@@ -57,7 +52,7 @@ export const CREATE_KEY_FILE_ENV = ENV.createKeyFile.name;
  * file is always read.
  */
 function mayCreateDefaultKeyFile(storeUrl: string | undefined, encrypt: EncryptionConfig): boolean {
-  if (storeUrl?.startsWith('file:')) return true;
+  if (localStorePath(storeUrl) !== undefined) return true;
   return encrypt.createKeyFile === true;
 }
 

@@ -7,12 +7,27 @@ import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { ObjectStore } from './port.js';
 import type { S3Store } from './s3.js';
 import { resolveS3Settings } from './s3/settings.js';
+import { parseSqliteUrl } from './sqlite/url.js';
 
 /** Where the embedded store lives when nothing is configured. */
 export const DEFAULT_STORE_DIR = '.memvault';
 
 export function defaultStoreUrl(cwd = process.cwd()): string {
   return pathToFileURL(resolve(cwd, DEFAULT_STORE_DIR)).href;
+}
+
+/**
+ * The local path behind an embedded store's URL (`file:` a directory, `sqlite:` a database file),
+ * beside which its default key file lives; undefined for any other URL or one that does not parse.
+ */
+export function localStorePath(url: string | undefined): string | undefined {
+  try {
+    if (url?.startsWith('file:')) return fileURLToPath(url).replace(/[/\\]+$/, '');
+    if (url?.startsWith('sqlite:')) return parseSqliteUrl(url).path;
+  } catch {
+    // not a valid URL of either kind
+  }
+  return undefined;
 }
 
 export interface OpenStoreOptions {
@@ -33,14 +48,21 @@ export interface OpenStoreOptions {
   create?: boolean;
 }
 
-const BAD_URL = 'Error: the store URL must be file:///absolute/path, s3://bucket/prefix or memory:.';
+const BAD_URL =
+  'Error: the store URL must be sqlite:/path/to/store.db, file:///absolute/path, s3://bucket/prefix or memory:.';
 
 /**
- * Opens a store from a URL: `file:///abs/dir` (the embedded default), `s3://bucket/prefix`,
- * or `memory:` (tests). Adapters are imported lazily so that the file store never loads the AWS SDK.
+ * Opens a store from a URL: `sqlite:/path/store.db` (one database file), `file:///abs/dir` (a
+ * directory), `s3://bucket/prefix`, or `memory:` (tests). Adapters are imported lazily so that the
+ * local stores never load the AWS SDK (nor the others node:sqlite).
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<ObjectStore> {
   if (url === 'memory:' || url === 'memory://') return new MemoryStore();
+  if (url.startsWith('sqlite:')) {
+    const { path, durability } = parseSqliteUrl(url);
+    const { SqliteStore } = await import('./sqlite.js');
+    return SqliteStore.open(path, { durability, create: options.create !== false });
+  }
   if (url.startsWith('file:')) {
     let dir: string;
     try {

@@ -1,6 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FENCE_METADATA } from '../../src/store/fence.js';
 import { versionsPrefixOf } from '../../src/store/layout.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
 import {
   listAll,
   type CopyOptions,
@@ -268,4 +272,22 @@ export async function storedText(store: MemoryStore): Promise<string> {
     if (object) parts.push(Buffer.from(object.body).toString('utf8'));
   }
   return parts.join('\n');
+}
+
+/**
+ * Fresh SQLite stores, each its own database file in one temp directory per suite (removed by the
+ * returned `cleanup`): for the suites that run on every store (tool, tree integrity, history).
+ */
+export function sqliteStores(label: string): { make: () => Promise<ObjectStore>; cleanup: () => Promise<void> } {
+  let dir: string | undefined;
+  let n = 0;
+  return {
+    make: async () => {
+      dir ??= await mkdtemp(join(tmpdir(), `memvault-${label}-`));
+      return SqliteStore.open(join(dir, `store-${(n += 1)}.db`));
+    },
+    cleanup: async () => {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,0 +1,149 @@
+/**
+ * Opening the SQLite database of a `sqlite:` store: the file (owner-only), the pragmas that make it
+ * safe for several processes (WAL, a busy timeout) and durable (synchronous), and the one table.
+ * `node:sqlite` is loaded here, lazily, so that no other store pays for it (Node 22 prints an
+ * ExperimentalWarning when it loads).
+ */
+import { open as openFile, mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { MemvaultError } from '../../errors.js';
+import { PreconditionFailedError } from '../port.js';
+
+/**
+ * 'full' (default): every acknowledged write is in the WAL and fsync'd before the call returns.
+ * 'normal': the WAL is fsync'd at checkpoints only, so a power loss (not a process crash) can lose
+ * the last writes acknowledged before it; the database itself is never corrupted.
+ */
+export type SqliteDurability = 'full' | 'normal';
+
+export interface SqliteDatabaseOptions {
+  durability?: SqliteDurability;
+  /** How long a write waits for another connection's transaction before failing (default 15 s). */
+  busyTimeoutMs?: number;
+  /** false: the database file must exist already (tools that only read or erase). Default true. */
+  create?: boolean;
+}
+
+/** Marks the file as memvault's (PRAGMA application_id), so that another program's database is refused. */
+const APPLICATION_ID = 0x6d766c74; // 'mvlt'
+const SCHEMA_VERSION = 1;
+
+/*
+ * Keys are stored as their UTF-8 bytes (a BLOB compares with memcmp), so that the index order is
+ * S3's listing order. The size is kept beside the body, so that a listing never reads a body.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS objects (
+  key BLOB NOT NULL UNIQUE,
+  body BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  etag TEXT NOT NULL,
+  modified INTEGER NOT NULL,
+  metadata TEXT NOT NULL,
+  tags TEXT NOT NULL
+)`;
+
+export async function openDatabase(path: string, options: SqliteDatabaseOptions = {}): Promise<DatabaseSync> {
+  const durability = options.durability ?? 'full';
+  if (durability !== 'full' && durability !== 'normal')
+    throw new MemvaultError('CONFIG', "memvault: the SQLite durability must be 'full' or 'normal'.");
+  const busyTimeoutMs = options.busyTimeoutMs ?? 15_000;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
+    throw new MemvaultError('CONFIG', 'memvault: the SQLite busy timeout must be a whole number of milliseconds.');
+  if (options.create === false) await requireFile(path);
+  else await createPrivateFile(path);
+  const { DatabaseSync } = await import('node:sqlite');
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(path);
+    // The busy timeout first: setting WAL and creating the table take the write lock.
+    db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+    checkApplication(db);
+    const mode = db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: string } | undefined;
+    if (mode?.journal_mode !== 'wal') throw new MemvaultError('STORE_UNAVAILABLE', 'the SQLite store cannot use WAL');
+    db.exec(`PRAGMA synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(SCHEMA);
+      db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
+      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      db.exec('COMMIT');
+    } catch (e) {
+      db.exec('ROLLBACK');
+      throw e;
+    }
+    return db;
+  } catch (e) {
+    db?.close();
+    throw toSqliteStoreError(e);
+  }
+}
+
+/** A database another program made, or a newer memvault's, is refused before anything is written to it. */
+function checkApplication(db: DatabaseSync): void {
+  const id = (db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id;
+  const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+  const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n;
+  if (tables > 0 && id !== APPLICATION_ID)
+    throw new MemvaultError('CONFIG', 'memvault: the SQLite file is not a memvault store. Nothing was changed.');
+  if (version > SCHEMA_VERSION)
+    throw new MemvaultError(
+      'CONFIG',
+      'memvault: the SQLite store was written by a newer memvault. Nothing was changed.',
+    );
+}
+
+/** The file created owner-only before SQLite opens it (its -wal and -shm files take the same mode). */
+async function createPrivateFile(path: string): Promise<void> {
+  try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    const handle = await openFile(path, 'a', 0o600);
+    await handle.close();
+  } catch (e) {
+    throw toSqliteStoreError(e);
+  }
+}
+
+async function requireFile(path: string): Promise<void> {
+  let isFile = false;
+  try {
+    isFile = (await stat(path)).isFile();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw toSqliteStoreError(e);
+  }
+  if (!isFile)
+    throw new MemvaultError(
+      'CONFIG',
+      `memvault: there is no store at ${path}: check the store URL. Nothing was created.`,
+    );
+}
+
+/** SQLite's primary result codes by number, for errors that carry no host path or SQL text. */
+const RESULT_NAMES: Record<number, string> = {
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  7: 'SQLITE_NOMEM',
+  8: 'SQLITE_READONLY',
+  10: 'SQLITE_IOERR',
+  11: 'SQLITE_CORRUPT',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  26: 'SQLITE_NOTADB',
+};
+
+/** Errors leave the store with a code only: typed errors pass, SQLite and file-system errors become STORE_UNAVAILABLE. */
+export function toSqliteStoreError(e: unknown): Error {
+  if (e instanceof MemvaultError || e instanceof PreconditionFailedError) return e;
+  const errcode = (e as { errcode?: unknown }).errcode;
+  if (typeof errcode === 'number') {
+    const name = RESULT_NAMES[errcode & 0xff] ?? 'SQLITE_ERROR';
+    return new MemvaultError('STORE_UNAVAILABLE', `the SQLite store failed: ${name}`);
+  }
+  const code = (e as { code?: unknown }).code;
+  return new MemvaultError(
+    'STORE_UNAVAILABLE',
+    `the SQLite store failed: ${typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? code : 'EUNKNOWN'}`,
+  );
+}

@@ -1,0 +1,37 @@
+/**
+ * A LIST as one range scan of the key index: keys are UTF-8 bytes in a BLOB column, so the keys
+ * that start with a prefix are those from the prefix up to (not including) the prefix's successor,
+ * the shortest byte string greater than all of them.
+ */
+export interface ListBounds {
+  /** `key > after` (a continuation) or `key >= prefix`. */
+  exclusiveLower: boolean;
+  /** Whether the range has an upper end (a prefix of only 0xFF bytes, or none, has not). */
+  bounded: boolean;
+  params: Buffer[];
+}
+
+export function prefixBounds(prefix: string, after: string | undefined): ListBounds {
+  const low = Buffer.from(prefix, 'utf8');
+  const afterBytes = after === undefined ? undefined : Buffer.from(after, 'utf8');
+  const exclusiveLower = afterBytes !== undefined && Buffer.compare(afterBytes, low) >= 0;
+  const lower = exclusiveLower ? afterBytes : low;
+  const upper = successor(low);
+  return { exclusiveLower, bounded: upper !== undefined, params: upper ? [lower, upper] : [lower] };
+}
+
+export function listStatement(bounds: ListBounds): string {
+  const lower = bounds.exclusiveLower ? 'key > ?' : 'key >= ?';
+  const upper = bounds.bounded ? ' AND key < ?' : '';
+  return `SELECT key, size, etag, modified FROM objects WHERE ${lower}${upper} ORDER BY key LIMIT ?`;
+}
+
+/** The smallest byte string greater than every string that starts with `prefix`; none for '' or all-0xFF. */
+function successor(prefix: Buffer): Buffer | undefined {
+  let end = prefix.length;
+  while (end > 0 && prefix[end - 1] === 0xff) end--;
+  if (end === 0) return undefined;
+  const next = Buffer.from(prefix.subarray(0, end));
+  next[end - 1]! += 1;
+  return next;
+}
