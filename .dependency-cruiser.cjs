@@ -7,6 +7,8 @@
 const LAYERS = [
   // Entry points: the CLI, then the library roots and the Lambda handler.
   { name: 'cli', path: '^src/cli/' },
+  // The HTTP service (memvault serve): over the vault's entry, under the CLI that starts it.
+  { name: 'serve', path: '^src/serve(/|\\.ts$)' },
   { name: 'entry', path: '^src/(memvault|index|s3|chain|verify|pii)\\.ts$|^src/(entry|lambda)/' },
   // Lifecycle operations (erasure, export, rotation, re-key, expiry sweeps, history, restore): the
   // Vault's methods call them; they use the layers below (vault, crypto, store, audit, expiry).

@@ -11,6 +11,7 @@ import { auditPseudonymsOf } from '../audit/pseudonyms.js';
 import { isMemvaultError, MemvaultError } from '../errors.js';
 import { registerExec } from './commands/exec.js';
 import { registerKeys } from './commands/keys.js';
+import { registerServe } from './commands/serve.js';
 import { registerUser } from './commands/user.js';
 import { EXIT, reportError } from './errors.js';
 
@@ -44,6 +45,7 @@ registerKeys(program);
 registerUser(program);
 registerExpire(program);
 registerDoctor(program);
+registerServe(program);
 registerAuditCommands(program, {
   // Audit segments are read, never written: a missing store directory is an error, not a new store.
   openStore: (url) => openCliStore(url),

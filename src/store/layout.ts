@@ -12,6 +12,8 @@
  *   u/{uid}/f/{names}    the user's files
  *   u/{uid}/v/{names}/@{rev}  the versions of one file (docs/versions.md): {names} as in f/, {rev}
  *                        the version's sequence number counted down, so the newest lists first
+ *   u/{uid}/i/{hash}     the HTTP service's idempotency records (src/serve/idempotency.ts): {hash} a
+ *                        SHA-256 of the Idempotency-Key, the record sealed under a key derived from it; 24 h
  *   s/sweep-state.json   the sweeper's checkpoint
  *   audit/{instance}/... sealed audit segments
  */
@@ -38,6 +40,11 @@ export function userFilesPrefix(uid: string): string {
 /** Prefix of one user's key state marks (docs/encryption.md, "Key records never move backwards"). */
 export function userKeyStatePrefix(uid: string): string {
   return `${userPrefix(uid)}a/`;
+}
+
+/** Prefix of one user's idempotency records of the HTTP service (src/serve/idempotency.ts). */
+export function userIdempotencyPrefix(uid: string): string {
+  return `${userPrefix(uid)}i/`;
 }
 
 /** Prefix of one user's file versions (docs/versions.md). */

@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { Vault } from '../../memvault.js';
+import {
+  createServer,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  isLoopback,
+  parseApiKeys,
+  type ServeAuthOptions,
+} from '../../serve.js';
+import { closeOnSignals } from '../../serve/shutdown.js';
+import { cliLogger } from '../config.js';
+import { exitWithError, usageError } from '../errors.js';
+import { openCliVault, type VaultFlags } from '../vault.js';
+
+interface ServeFlags extends VaultFlags {
+  host: string;
+  port: number;
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+  jwtAlgorithms?: string;
+  apiKeys?: string;
+  auth: boolean;
+  rateLimit: number;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!/^\d{1,5}$/.test(value) || n > 65535) throw new InvalidArgumentError('a port is 0 to 65535');
+  return n;
+}
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!/^\d{1,9}$/.test(value) || n < 1) throw new InvalidArgumentError('a positive whole number');
+  return n;
+}
+
+/** The credentials the flags configure; none at all is refused unless --no-auth on loopback. */
+export function authFromFlags(flags: ServeFlags): ServeAuthOptions {
+  const jwtFlags = [flags.jwksUrl, flags.issuer, flags.audience];
+  if (jwtFlags.some((f) => f !== undefined) && jwtFlags.some((f) => f === undefined))
+    throw usageError('--jwks-url, --issuer and --audience go together');
+  const auth: ServeAuthOptions = {};
+  if (flags.jwksUrl && flags.issuer && flags.audience) {
+    auth.jwt = {
+      jwksUrl: flags.jwksUrl,
+      issuer: flags.issuer,
+      audience: flags.audience,
+      ...(flags.jwtAlgorithms ? { algorithms: flags.jwtAlgorithms.split(',').map((a) => a.trim()) } : {}),
+    };
+  }
+  if (flags.apiKeys !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.apiKeys, 'utf8');
+    } catch {
+      throw usageError('--api-keys: the keys file cannot be read');
+    }
+    try {
+      auth.apiKeys = parseApiKeys(JSON.parse(text));
+    } catch (error) {
+      throw usageError(`--api-keys: ${error instanceof RangeError ? error.message : 'the keys file is not JSON'}`);
+    }
+  }
+  if (!flags.auth) {
+    if (auth.jwt || auth.apiKeys) throw usageError('--no-auth cannot be combined with --jwks-url or --api-keys');
+    if (!isLoopback(flags.host)) throw usageError('--no-auth listens on a loopback address only (--host 127.0.0.1)');
+    auth.development = true;
+  } else if (!auth.jwt && !auth.apiKeys) {
+    throw usageError(
+      'no authentication configured: give --jwks-url/--issuer/--audience, --api-keys FILE, or --no-auth on loopback',
+    );
+  }
+  return auth;
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the memory tool over HTTP (POST /v1/memory), identity from each request’s credential')
+    .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
+    .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE)')
+    .option(
+      '--audit-checkpoints <path>',
+      'append the audit chain head to this file (env MEMVAULT_AUDIT_CHECKPOINT_FILE)',
+    )
+    .option('--host <address>', 'address to listen on', DEFAULT_HOST)
+    .option('--port <n>', 'port to listen on (0: any free port)', port, DEFAULT_PORT)
+    .option('--jwks-url <url>', "users' bearer JWTs: the identity provider's JWKS URL")
+    .option('--issuer <iss>', "users' bearer JWTs: the required issuer")
+    .option('--audience <aud>', "users' bearer JWTs: the required audience")
+    .option('--jwt-algorithms <list>', 'comma-separated allow-list of JWT algorithms (default: RS*, PS*, ES*, EdDSA)')
+    .option('--api-keys <file>', 'service API keys: JSON {"keys":[{"id","sha256","scopes":["act-as"]}]}')
+    .option('--no-auth', 'no credentials (local development, loopback only; warned on every start)')
+    .option('--rate-limit <n>', 'requests per credential per minute', positive, 600)
+    .action(async (flags: ServeFlags) => {
+      let vault: Vault;
+      let auth: ServeAuthOptions;
+      try {
+        auth = authFromFlags(flags);
+        vault = await openCliVault(flags);
+      } catch (error) {
+        exitWithError(error);
+      }
+      const logger = cliLogger();
+      try {
+        const server = await createServer(vault, {
+          auth,
+          logger,
+          rateLimit: { max: flags.rateLimit, windowMs: 60_000 },
+        });
+        if (auth.development)
+          process.stderr.write(
+            'memvault serve: WARNING: --no-auth: anyone who can connect acts as any user they name\n',
+          );
+        const url = await server.listen({ host: flags.host, port: flags.port });
+        process.stdout.write(`memvault serve listening on ${url}\n`);
+        await new Promise<void>((resolve, reject) => {
+          closeOnSignals(
+            () => server.close(),
+            (error) => (error ? reject(error instanceof Error ? error : new Error('close failed')) : resolve()),
+          );
+        });
+      } catch (error) {
+        await vault.close().catch(() => undefined);
+        exitWithError(error);
+      }
+      await vault.close();
+    });
+}

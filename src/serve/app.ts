@@ -1,0 +1,209 @@
+/**
+ * createServer(vault, options): the HTTP service over a vault. Fastify carries the requests; every
+ * route that needs a caller resolves one from its credential (identity.ts) before anything else,
+ * errors are problem details (problems.ts), bodies are bounded and checked (limits.ts), and logs
+ * name the route template, status and time, never a user, path or content.
+ */
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Vault } from '../memvault.js';
+import type { VaultLogger } from '../entry/logger.js';
+import { loggableError } from '../errors.js';
+import { apiKeyVerifier, type ApiKeyEntry } from './api-keys.js';
+import { developmentVerifier } from './development.js';
+import { IdempotencyRecords, type IdempotencyOptions } from './idempotency.js';
+import { resolveCaller, type Caller, type CredentialVerifier } from './identity.js';
+import { jwtVerifier, type JwtOptions } from './jwt.js';
+import { parseJsonBody, resolveLimits, type ServeLimits } from './limits.js';
+import { memoryRoute } from './memory-route.js';
+import { openApiDocument } from './openapi.js';
+import { PROBLEM_CONTENT_TYPE, problem, problemOfFrameworkError, ProblemError, type Problem } from './problems.js';
+import { ROUTES } from './routes.js';
+import { Draining } from './shutdown.js';
+
+export interface ServeAuthOptions {
+  /** Users' own bearer JWTs, verified against a JWKS. */
+  jwt?: JwtOptions;
+  /** Service API keys (parseApiKeys of the keys file). */
+  apiKeys?: readonly ApiKeyEntry[];
+  /**
+   * No credential: the user is named in Memvault-User by anyone who can connect. Local development
+   * only: listen() refuses any address but loopback with it.
+   */
+  development?: boolean;
+  /** More kinds of caller (a logged-in person's session), asked after the built-in ones. */
+  verifiers?: readonly CredentialVerifier[];
+}
+
+export interface ServeOptions {
+  auth: ServeAuthOptions;
+  limits?: Partial<ServeLimits>;
+  /** The vault's file size limit (VaultOptions.limits.maxFileBytes), which bounds request bodies. */
+  maxFileBytes?: number;
+  /** Requests per credential per window (default 600 a minute); false turns rate limits off. */
+  rateLimit?: { max: number; windowMs: number } | false;
+  idempotency?: IdempotencyOptions;
+  logger?: VaultLogger;
+}
+
+export interface MemvaultServer {
+  /** The Fastify instance (inject() in tests; hosts may add their own routes before listen). */
+  readonly fastify: FastifyInstance;
+  /** Starts listening; answers the URL. Development auth listens on loopback only. */
+  listen(address?: { host?: string; port?: number }): Promise<string>;
+  /** Graceful stop: new requests get 503, the ones in flight finish, then connections close. */
+  close(): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    auth?: boolean;
+  }
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 8787;
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+function verifiersOf(auth: ServeAuthOptions): CredentialVerifier[] {
+  const verifiers: CredentialVerifier[] = [];
+  if (auth.apiKeys && auth.apiKeys.length > 0) verifiers.push(apiKeyVerifier(auth.apiKeys));
+  if (auth.jwt) verifiers.push(jwtVerifier(auth.jwt));
+  verifiers.push(...(auth.verifiers ?? []));
+  if (auth.development) {
+    if (verifiers.length > 0) throw new RangeError('development mode (no auth) cannot be combined with credentials');
+    verifiers.push(developmentVerifier());
+  }
+  if (verifiers.length === 0)
+    throw new RangeError('no authentication configured: give a JWKS (jwt), API keys, or development mode on loopback');
+  return verifiers;
+}
+
+function sendProblem(reply: FastifyReply, body: Problem, headers: Record<string, string> = {}): FastifyReply {
+  return reply.code(body.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+export async function createServer(vault: Vault, options: ServeOptions): Promise<MemvaultServer> {
+  const verifiers = verifiersOf(options.auth);
+  const limits = resolveLimits(options.limits, options.maxFileBytes);
+  const logger = options.logger;
+  const draining = new Draining();
+  const app = Fastify({
+    logger: false,
+    bodyLimit: limits.bodyBytes,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.requestTimeoutMs,
+    return503OnClosing: false,
+    // Query strings are typed by the route schemas; nothing is removed from or added to a body.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: false, allErrors: false } },
+  });
+  app.decorateRequest('caller', null);
+  // Results are sent as vault.run gives them; the response schemas are for the description only.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: limits.bodyBytes },
+    (_req, body, done) => {
+      try {
+        done(null, parseJsonBody(body as Buffer, limits.jsonDepth));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    },
+  );
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof ProblemError) return sendProblem(reply, error.problem, error.headers);
+    const body = problemOfFrameworkError(error as { code?: unknown; statusCode?: unknown });
+    if (body.status >= 500)
+      logger?.error({ reqId: request.id, err: loggableError(error) }, 'memvault serve request failed');
+    return sendProblem(reply, body);
+  });
+  app.setNotFoundHandler((_request, reply) => sendProblem(reply, problem('not-found', 'No such resource.')));
+
+  app.addHook('onRequest', async (request) => {
+    draining.enter();
+    if (request.routeOptions.config.auth) request.caller = await resolveCaller(verifiers, request);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    // The route's template, never the URL (it can hold a file name); the caller's kind, never the user.
+    logger?.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        route: request.routeOptions.url ?? 'unknown',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        ...(request.caller ? { caller: request.caller.kind } : {}),
+      },
+      'memvault serve request',
+    );
+  });
+
+  if (options.rateLimit !== false) {
+    const { max, windowMs } = options.rateLimit ?? { max: 600, windowMs: 60_000 };
+    await app.register(rateLimit, {
+      global: false,
+      hook: 'preHandler',
+      max,
+      timeWindow: windowMs,
+      keyGenerator: (request: FastifyRequest) => request.caller?.rateKey ?? `ip:${request.ip}`,
+      errorResponseBuilder: (_request, context) =>
+        new ProblemError(
+          'rate-limited',
+          'This credential sent too many requests; retry after the Retry-After seconds.',
+          {
+            'retry-after': String(Math.ceil(context.ttl / 1000)),
+          },
+        ),
+    });
+  }
+
+  const idempotency = new IdempotencyRecords(vault.store, options.idempotency);
+  const document = openApiDocument('1');
+  const handlers: Record<string, (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>> = {
+    runMemoryCommand: memoryRoute(vault, idempotency),
+    health: async () => ({ status: 'ok' }),
+    readiness: async (_request, reply) => {
+      if (draining.closing) return sendProblem(reply, problem('shutting-down', 'The service is shutting down.'));
+      try {
+        if (!(await vault.store.head('k/_deployment'))) throw new Error('no deployment record');
+        return { status: 'ready' };
+      } catch (error) {
+        logger?.warn({ err: loggableError(error) }, 'memvault serve is not ready');
+        return sendProblem(reply, problem('unavailable', 'The store does not answer, or holds no deployment.'));
+      }
+    },
+    openapi: async () => document,
+  };
+  for (const route of ROUTES) {
+    app.route({
+      method: route.method,
+      url: route.url,
+      config: { auth: route.auth, ...(route.auth && options.rateLimit !== false ? { rateLimit: {} } : {}) },
+      schema: { ...(route.query ? { querystring: route.query } : {}) },
+      handler: handlers[route.operationId]!,
+    });
+  }
+
+  return {
+    fastify: app,
+    async listen(address = {}) {
+      const host = address.host ?? DEFAULT_HOST;
+      if (options.auth.development && !isLoopback(host))
+        throw new RangeError('development mode (no auth) listens on a loopback address only');
+      return app.listen({ host, port: address.port ?? DEFAULT_PORT });
+    },
+    async close() {
+      draining.start();
+      await app.close();
+    },
+  };
+}

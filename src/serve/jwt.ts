@@ -1,0 +1,113 @@
+/**
+ * A user's own bearer JWT, verified with jose against the identity provider's JWKS: signature by a
+ * key of the set (an unknown `kid` fails), an algorithm of the allow-list (never `none`, never an
+ * HMAC: a public key is no secret), the issuer and audience, exp/nbf within a bounded clock skew.
+ * The user is the token's `sub`; a Memvault-User header, if sent, must name that same user.
+ */
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { MAX_USER_ID_LENGTH } from '../store/layout.js';
+import {
+  bearerToken,
+  singleHeader,
+  UNAUTHORIZED_HEADERS,
+  USER_HEADER,
+  rateKeyOf,
+  type Caller,
+  type CredentialRequest,
+  type CredentialVerifier,
+} from './identity.js';
+import { ProblemError } from './problems.js';
+import { API_KEY_PREFIX } from './api-keys.js';
+
+/** Asymmetric algorithms only: a JWKS publishes public keys, which must never verify an HMAC. */
+export const ALLOWED_JWT_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+
+export interface JwtOptions {
+  /** The JWKS URL of the identity provider (https, or http on loopback for tests). */
+  jwksUrl: string | URL;
+  issuer: string;
+  audience: string;
+  /** A subset of ALLOWED_JWT_ALGORITHMS (default: all of them). */
+  algorithms?: string[];
+  /** Seconds of clock skew tolerated on exp and nbf (default 30, at most 300). */
+  clockSkewSeconds?: number;
+  /** Testing and custom key sources: the key resolver itself instead of a fetched JWKS. */
+  keys?: JWTVerifyGetKey;
+}
+
+function invalid(detail: string): ProblemError {
+  return new ProblemError('unauthorized', detail, UNAUTHORIZED_HEADERS);
+}
+
+export function checkJwtOptions(options: JwtOptions): Required<Pick<JwtOptions, 'algorithms' | 'clockSkewSeconds'>> {
+  const algorithms = options.algorithms ?? [...ALLOWED_JWT_ALGORITHMS];
+  if (algorithms.length === 0 || algorithms.some((a) => !(ALLOWED_JWT_ALGORITHMS as readonly string[]).includes(a)))
+    throw new RangeError(`JWT algorithms must be among ${ALLOWED_JWT_ALGORITHMS.join(', ')}`);
+  const clockSkewSeconds = options.clockSkewSeconds ?? 30;
+  if (!Number.isInteger(clockSkewSeconds) || clockSkewSeconds < 0 || clockSkewSeconds > 300)
+    throw new RangeError('the JWT clock skew must be 0 to 300 seconds');
+  if (typeof options.issuer !== 'string' || options.issuer === '') throw new RangeError('a JWT issuer is required');
+  if (typeof options.audience !== 'string' || options.audience === '')
+    throw new RangeError('a JWT audience is required');
+  return { algorithms, clockSkewSeconds };
+}
+
+export function jwtVerifier(options: JwtOptions): CredentialVerifier {
+  const { algorithms, clockSkewSeconds } = checkJwtOptions(options);
+  const keys =
+    options.keys ?? createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000 });
+  return {
+    kind: 'user-token',
+    recognises: (request) => {
+      const token = bearerToken(request);
+      return token !== undefined && !token.startsWith(API_KEY_PREFIX);
+    },
+    async verify(request: CredentialRequest): Promise<Caller> {
+      const token = bearerToken(request) ?? '';
+      let payload;
+      try {
+        ({ payload } = await jwtVerify(token, keys, {
+          algorithms,
+          issuer: options.issuer,
+          audience: options.audience,
+          clockTolerance: clockSkewSeconds,
+          requiredClaims: ['sub', 'exp'],
+        }));
+      } catch (error) {
+        if (error instanceof joseErrors.JWTExpired) throw invalid('The token has expired.');
+        if (error instanceof joseErrors.JOSEError) throw invalid('The token is not valid for this service.');
+        // The JWKS could not be fetched: the credential is not proven, so it is refused (fail closed).
+        throw invalid('The token could not be verified.');
+      }
+      const sub = payload.sub;
+      if (
+        typeof sub !== 'string' ||
+        sub === '' ||
+        sub.length > MAX_USER_ID_LENGTH ||
+        /[\u0000-\u001f\u007f-\u009f]/.test(sub)
+      )
+        throw invalid('The token names no usable subject.');
+      const named = singleHeader(request, USER_HEADER);
+      if (named !== undefined && named !== sub)
+        throw new ProblemError('forbidden', "A user's token acts only for that user; leave out Memvault-User.");
+      return {
+        kind: 'user-token',
+        userId: sub,
+        actor: 'user',
+        rateKey: rateKeyOf('sub', sub),
+        ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}),
+      };
+    },
+  };
+}
