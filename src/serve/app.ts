@@ -174,11 +174,12 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
     readiness: async (_request, reply) => {
       if (draining.closing) return sendProblem(reply, problem('shutting-down', 'The service is shutting down.'));
       try {
-        if (!(await vault.store.head('k/_deployment'))) throw new Error('no deployment record');
+        // One LIST of at most one key: the store answers (the vault opened its key record at start-up).
+        await vault.store.list('k/', { maxKeys: 1 });
         return { status: 'ready' };
       } catch (error) {
         logger?.warn({ err: loggableError(error) }, 'memvault serve is not ready');
-        return sendProblem(reply, problem('unavailable', 'The store does not answer, or holds no deployment.'));
+        return sendProblem(reply, problem('unavailable', 'The store does not answer.'));
       }
     },
     openapi: async () => document,

@@ -110,7 +110,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     url: '/readyz',
     operationId: 'readiness',
-    summary: 'The store answers and holds the deployment record the vault opened with its key.',
+    summary: 'The store answers (the vault opened its key at start-up).',
     auth: false,
     responses: {
       '200': { description: 'Ready.', schema: { type: 'object', properties: { status: { const: 'ready' } } } },
