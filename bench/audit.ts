@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { createAuditLogger, type AuditLogger } from '../src/pipeline/audit-logger.js';
 import { compose } from '../src/pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from '../src/pipeline/context.js';
-import type { UserFiles } from '../src/vault/user-files.js';
+import type { TreeFiles } from '../src/vault/tree-files.js';
 import { median, printTable } from './stats.js';
 
 interface Mode {
@@ -38,7 +38,7 @@ function context(i: number): CommandContext {
     input: command,
     command,
     pathsCanonical: true,
-    files: {} as UserFiles,
+    files: {} as TreeFiles,
     stats: { bytesRead: 812, bytesWritten: 815, requests: { GET: 1, PUT: 1 } },
     decisions: {
       pii: { action: 'redacted', findings: { EMAIL: 1 } },

@@ -14,3 +14,4 @@ export { canonicalizePath } from './pipeline/path-guard.js';
 export type { MemoryCommand, ResultContent } from './tool/types.js';
 export type { CodecProvider, UserCodec } from './crypto/user-codec.js';
 export type { UserFiles } from './vault/user-files.js';
+export type { TreeFiles } from './vault/tree-files.js';

@@ -39,6 +39,7 @@ export type { ExpiryOptions, TtlSettings } from './expiry/config.js';
 export type { QuotaOptions } from './pipeline/quota.js';
 export type { Middleware, CommandResult } from './pipeline/context.js';
 export type { UserFiles } from './vault/user-files.js';
+export type { TreeFiles } from './vault/tree-files.js';
 export type { PiiMiddlewareOptions } from './pipeline/pii-redactor.js';
 export type { MemoryCommand, ResultContent } from './tool/types.js';
 export { MemvaultError, type ErrorCode } from './errors.js';

@@ -31,7 +31,7 @@ import type { CommandLimits } from '../tool/commands/env.js';
 import type { CodecProvider } from '../crypto/user-codec.js';
 import type { RestoreResult, VersionInfo } from '../vault/history.js';
 import type { HistoryOptions } from '../vault/history-options.js';
-import type { UserFiles } from '../vault/user-files.js';
+import type { TreeFiles } from '../vault/tree-files.js';
 import type { VaultLogger } from './logger.js';
 
 export interface VaultOptions {
@@ -115,7 +115,7 @@ export interface Vault {
   /** Runs one tool input for a user and returns the result without throwing (the CLI uses it). */
   run(userId: string, input: unknown): Promise<CommandResult>;
   /** Host-side access to a user's files (import, export), bypassing the model-facing chain. */
-  files(userId: string): Promise<UserFiles>;
+  files(userId: string): Promise<TreeFiles>;
   readonly store: ObjectStore;
   /** The audit logger, when configured (the expiry sweeper and erasure append their records to it). */
   readonly audit: AuditLogger | undefined;

@@ -2,7 +2,7 @@ import type { ErrorCode } from '../errors.js';
 import type { WriteFilter } from '../tool/commands/env.js';
 import type { MemoryCommand, ResultContent } from '../tool/types.js';
 import type { CommandStats } from '../store/accounting.js';
-import type { UserFiles } from '../vault/user-files.js';
+import type { TreeFiles } from '../vault/tree-files.js';
 import type { CommandDecisions } from './decisions.js';
 
 /** What one command produced: the model sees `content` (and `isError`); `code` is for logs and audit. */
@@ -29,7 +29,7 @@ export interface CommandContext {
   command?: MemoryCommand;
   pathsCanonical: boolean;
   /** The user's files; a middleware may wrap it for the commands below (the quota meters writes). */
-  files: UserFiles;
+  files: TreeFiles;
   /** Set by a middleware that must see what an edit will store (the PII redactor); the command applies it. */
   writeFilter?: WriteFilter;
   readonly stats: CommandStats;

@@ -1,15 +1,13 @@
 import { MEMORY_ROOT } from '../vault/paths.js';
+import type { ListedFile, ReadOptions, WriteResult } from '../vault/user-files.js';
 import type {
   FencedFile,
-  FileVersion,
-  ListedFile,
   PathState,
-  ReadOptions,
   StatOptions,
-  UserFiles,
-  WriteCondition,
-  WriteResult,
-} from '../vault/user-files.js';
+  TreeFiles,
+  TreeFileVersion,
+  TreeWriteCondition,
+} from '../vault/tree-files.js';
 import { QuotaExceededError } from './quota-messages.js';
 import type { QuotaRun, Reservation } from './quota-run.js';
 
@@ -17,12 +15,12 @@ import type { QuotaRun, Reservation } from './quota-run.js';
 const RESERVED_PREFIX = `${MEMORY_ROOT}/.memvault/`;
 
 /**
- * The UserFiles a command sees under the quota middleware: reads, stats and listings remember the
+ * The TreeFiles a command sees under the quota middleware: reads, stats and listings remember the
  * sizes they saw (for free), writes and deletes are checked and accounted with them.
  */
-export class QuotaFiles implements UserFiles {
+export class QuotaFiles implements TreeFiles {
   constructor(
-    private readonly inner: UserFiles,
+    private readonly inner: TreeFiles,
     private readonly run: QuotaRun,
   ) {}
 
@@ -30,7 +28,7 @@ export class QuotaFiles implements UserFiles {
     return this.inner.uid;
   }
 
-  async read(path: string, options?: ReadOptions): Promise<FileVersion | null> {
+  async read(path: string, options?: ReadOptions): Promise<TreeFileVersion | null> {
     const file = await this.inner.read(path, options);
     this.run.seen(path, file ? file.data.byteLength : null);
     return file;
@@ -57,7 +55,7 @@ export class QuotaFiles implements UserFiles {
     }
   }
 
-  async write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<WriteResult> {
+  async write(path: string, data: Uint8Array, condition: TreeWriteCondition = {}): Promise<WriteResult> {
     // Versions count apart (docs/versions.md, "Quotas"): a write that would overflow the history's
     // allowance drops the oldest first (a rename's copy too, which is then accounted, never refused).
     if (this.run.historyOverflows(data.byteLength)) await this.run.pruneHistory(this.inner, data.byteLength);
@@ -90,7 +88,7 @@ export class QuotaFiles implements UserFiles {
   private async admit(
     path: string,
     newBytes: number,
-    condition: WriteCondition,
+    condition: TreeWriteCondition,
   ): Promise<{ reservation: Reservation; assumedNew: boolean }> {
     if (condition.ifNoneMatch) return { reservation: this.run.admit(path, newBytes, null), assumedNew: false };
     if (this.run.known.has(path))

@@ -3,7 +3,7 @@ import type { CommandContext } from './context.js';
 import type { QuotaDecision, QuotaRule } from './decisions.js';
 import { QuotaExceededError, quotaMessages } from './quota-messages.js';
 import { HISTORY_PRUNE_TO, type ResolvedQuota } from './quota-options.js';
-import type { UserFiles } from '../vault/user-files.js';
+import type { TreeFiles } from '../vault/tree-files.js';
 import { versionCost } from '../vault/history-usage.js';
 import type { UserUsage } from './quota-usage.js';
 
@@ -143,11 +143,11 @@ export class QuotaRun {
    * or lower when the version about to be kept (a write of `newBytes`, beside what other writes
    * reserved) needs more room, and take the count the listing found.
    */
-  pruneHistory(files: UserFiles, newBytes: number | null): Promise<void> {
+  pruneHistory(files: TreeFiles, newBytes: number | null): Promise<void> {
     return this.pruneFor(files, addsOf(newBytes));
   }
 
-  private async pruneFor(files: UserFiles, adds: HistoryAdds): Promise<void> {
+  private async pruneFor(files: TreeFiles, adds: HistoryAdds): Promise<void> {
     const l = this.limits;
     const u = this.usage;
     const lowWater = (limit: number, pending: number, adding: number) =>
@@ -167,7 +167,7 @@ export class QuotaRun {
    * versions), or the rename is refused and changes nothing. What a directory rename keeps beyond
    * them is accounted as it is written, never refused half-way (its journal would be left to finish).
    */
-  async admitRename(files: UserFiles): Promise<void> {
+  async admitRename(files: TreeFiles): Promise<void> {
     const adds = { bytes: 2 * versionCost(0), versions: 2 };
     if (!this.overflowsBy(adds)) return;
     await this.pruneFor(files, adds);
@@ -198,7 +198,7 @@ export class QuotaRun {
    * now include the version the tombstone ended (no longer its file's newest). Best effort: the
    * file is deleted either way, and the next write prunes or refuses.
    */
-  async tombstoneKept(files: UserFiles): Promise<void> {
+  async tombstoneKept(files: TreeFiles): Promise<void> {
     const u = this.usage;
     if (u.historyBytes === null) return;
     u.historyBytes += versionCost(0);

@@ -1,6 +1,6 @@
 import { isMemvaultError } from '../errors.js';
 import type { MemoryCommand } from '../tool/types.js';
-import type { UserFiles } from '../vault/user-files.js';
+import type { TreeFiles } from '../vault/tree-files.js';
 import type { Middleware } from './context.js';
 import type { QuotaDecision } from './decisions.js';
 import { QuotaFiles } from './quota-files.js';
@@ -39,7 +39,7 @@ export type { UsageSnapshot } from './quota-usage.js';
  *
  * Files: options and defaults (quota-options.ts), the model's messages and the refusal error
  * (quota-messages.ts), the usage cache and its refresh (quota-usage.ts), the checks and the
- * decision of one command (quota-run.ts), the UserFiles view that meters writes (quota-files.ts),
+ * decision of one command (quota-run.ts), the TreeFiles view that meters writes (quota-files.ts),
  * and here the middleware that puts them together.
  */
 const WRITING_COMMANDS = new Set<MemoryCommand['command']>(['create', 'str_replace', 'insert']);
@@ -116,7 +116,7 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
     }
     ctx.decisions.quota = { checked: false } satisfies QuotaDecision;
     const release = await usage.gate.acquire(false);
-    const mutable = ctx as { files: UserFiles };
+    const mutable = ctx as { files: TreeFiles };
     const original = mutable.files;
     // The command's files, seen through the quota: the only way to check a write with its exact size.
     const run = new QuotaRun(usage, limits, ctx, command);

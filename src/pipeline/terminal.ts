@@ -1,9 +1,10 @@
-import type { CommandEnv } from '../tool/commands/env.js';
+import type { CommandSettings } from '../tool/commands/env.js';
+import { commandEnv } from '../tool/commands/command-env.js';
 import { executeCommand } from '../tool/execute.js';
 import type { CommandContext, CommandResult } from './context.js';
 
 export interface TerminalOptions {
-  env: Omit<CommandEnv, 'files'>;
+  env: CommandSettings;
 }
 
 /**
@@ -14,11 +15,10 @@ export function terminal(options: TerminalOptions): (ctx: CommandContext) => Pro
   return async (ctx) => {
     // A chain without validation or the path guard is a programming error, not the model's.
     if (!ctx.command || !ctx.pathsCanonical) throw new Error('command reached the store without a canonical path');
-    const content = await executeCommand(ctx.command, {
-      ...options.env,
-      files: ctx.files,
-      ...(ctx.writeFilter ? { writeFilter: ctx.writeFilter } : {}),
-    });
+    const content = await executeCommand(
+      ctx.command,
+      commandEnv(ctx.files, { ...options.env, ...(ctx.writeFilter ? { writeFilter: ctx.writeFilter } : {}) }),
+    );
     return { content, isError: false };
   };
 }

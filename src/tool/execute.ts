@@ -3,13 +3,11 @@ import type { CommandEnv } from './commands/env.js';
 import { view } from './commands/view.js';
 import { create, insert, strReplace } from './commands/edit.js';
 import { remove, rename } from './commands/tree.js';
-import { finishStoppedRenames } from './commands/stopped.js';
 
 /** Runs one validated command whose paths are canonical. Errors are thrown as MemvaultError. */
 export async function executeCommand(command: MemoryCommand, env: CommandEnv): Promise<ResultContent> {
-  // A directory rename another process left half done is finished first (commands/stopped.ts).
-  await finishStoppedRenames(
-    env,
+  // A directory rename another process left half done is finished first (src/vault/tree/stopped.ts).
+  await env.tree.finishStopped(
     command.command === 'rename' ? { op: 'rename', from: command.old_path, to: command.new_path } : undefined,
   );
   switch (command.command) {

@@ -13,7 +13,7 @@
  */
 import { MemvaultError } from '../errors.js';
 import { ancestorsOf, isWithin } from './paths.js';
-import type { UserFiles } from './user-files.js';
+import type { TreeFiles } from './tree-files.js';
 
 export type NameConflict =
   /** `ancestor` (a proper ancestor of `path`) is a file. */
@@ -39,7 +39,7 @@ export class NameConflictError extends MemvaultError {
 }
 
 /** The nearest-the-root ancestor of `path` that is a file, if any (one HEAD per ancestor, in parallel). */
-export async function fileAncestor(files: UserFiles, path: string): Promise<string | null> {
+export async function fileAncestor(files: TreeFiles, path: string): Promise<string | null> {
   const ancestors = ancestorsOf(path);
   const kinds = await Promise.all(ancestors.map(async (a) => (await files.stat(a)) !== null));
   const index = kinds.indexOf(true);
@@ -47,7 +47,7 @@ export async function fileAncestor(files: UserFiles, path: string): Promise<stri
 }
 
 /** After a file was written at `path`: does a rival break the invariant? */
-export async function fileNameConflict(files: UserFiles, path: string): Promise<NameConflict | null> {
+export async function fileNameConflict(files: TreeFiles, path: string): Promise<NameConflict | null> {
   const [ancestor, isDirectory] = await Promise.all([fileAncestor(files, path), files.isDirectory(path)]);
   if (ancestor !== null) return { kind: 'ancestor-is-file', path, ancestor };
   if (isDirectory) return { kind: 'file-and-directory', path };
@@ -69,7 +69,7 @@ export function filesThatAreDirectories(paths: Iterable<string>): Set<string> {
  * One HEAD per ancestor and `dir`, and one LIST per 1,000 files.
  */
 export async function treeNameConflict(
-  files: UserFiles,
+  files: TreeFiles,
   dir: string,
   tolerated: ReadonlySet<string>,
 ): Promise<NameConflict | null> {

@@ -1,5 +1,5 @@
 /**
- * UserFiles over an ObjectStore, as a stack of layers each in its own file under src/vault/files/:
+ * TreeFiles (tree-files.ts) over an ObjectStore, as a stack of layers each in its own file under src/vault/files/:
  *
  *   keys.ts            paths to store keys through the codec, within the key limit; listed keys back to paths
  *   capabilities.ts    the store's optional capabilities, each with its fallback (io/fs style)
@@ -9,7 +9,7 @@
  *   versions.ts        the history's numbers: records memo, sequence floors, newest kept version
  *   version-writes.ts  the history's writes: kept versions, tombstones, renumbering, put-back
  *
- * This class composes them into the UserFiles operations: reads (with freshness), fences, writes.
+ * This class composes them into the TreeFiles operations: reads (with freshness), fences, writes.
  */
 import { countBytesRead } from '../store/accounting.js';
 import { markerOf } from '../store/fence.js';
@@ -25,18 +25,16 @@ import type { UserCodec } from '../crypto/user-codec.js';
 import { lookAgainWhileStale } from '../crypto/verified-read.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { HistoryTarget, HistoryUsage } from './history-usage.js';
+import type { ListedFile, ReadOptions, WriteResult } from './user-files.js';
 import type {
   FenceMarker,
   FencedFile,
-  FileVersion,
-  ListedFile,
   PathState,
-  ReadOptions,
   StatOptions,
-  UserFiles,
-  WriteCondition,
-  WriteResult,
-} from './user-files.js';
+  TreeFiles,
+  TreeFileVersion,
+  TreeWriteCondition,
+} from './tree-files.js';
 import { checkCurrentFresh, clockSeq, nextSeq } from './version-record.js';
 import { deleteVersion, dropPrepared, fenceVersion } from './files/capabilities.js';
 import { Expiry, type FileAccessPolicy } from './files/expiry.js';
@@ -54,8 +52,8 @@ export { versionRecordMemo, type KnownRecord, type VersionWriting } from './file
 type Examined =
   null | { marker: FenceMarker } | { opened: { object: StoredObject; data: Uint8Array; seq: number | undefined } };
 
-/** UserFiles over an ObjectStore: the codec decides keys and bytes, the layers the S3-style semantics. */
-export class StoreUserFiles implements UserFiles {
+/** TreeFiles over an ObjectStore: the codec decides keys and bytes, the layers the S3-style semantics. */
+export class StoreUserFiles implements TreeFiles {
   private readonly keys: UserKeys;
   private readonly expiry: Expiry;
   private readonly objects: UserObjects;
@@ -85,7 +83,7 @@ export class StoreUserFiles implements UserFiles {
     return this.codec.uid;
   }
 
-  async read(path: string, options?: ReadOptions): Promise<FileVersion | null> {
+  async read(path: string, options?: ReadOptions): Promise<TreeFileVersion | null> {
     return (await this.inspect(path, options))?.file ?? null;
   }
 
@@ -180,7 +178,7 @@ export class StoreUserFiles implements UserFiles {
     return { settled: Promise.all([cleanUp, recorded]).then(() => undefined) };
   }
 
-  write(path: string, data: Uint8Array, condition: WriteCondition = {}): Promise<WriteResult> {
+  write(path: string, data: Uint8Array, condition: TreeWriteCondition = {}): Promise<WriteResult> {
     return writeFile(
       {
         files: this,

@@ -1,6 +1,6 @@
 import type { CommandContext } from '../../src/pipeline/context.js';
 import type { MemoryCommand } from '../../src/tool/types.js';
-import type { UserFiles } from '../../src/vault/user-files.js';
+import type { TreeFiles } from '../../src/vault/tree-files.js';
 
 let requestCounter = 0;
 
@@ -11,7 +11,7 @@ export function fakeContext(overrides: Partial<CommandContext> & { input: unknow
     requestId: `req-${requestCounter}`,
     uid: 'u_3f9a0c',
     pathsCanonical: false,
-    files: {} as UserFiles,
+    files: {} as TreeFiles,
     stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
     decisions: {},
     ...overrides,

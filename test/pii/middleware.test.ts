@@ -3,7 +3,7 @@ import type { CommandContext, CommandResult } from '../../src/pipeline/context.j
 import { piiRedactor, redactForLog } from '../../src/pipeline/pii-redactor.js';
 import type { PiiDecision } from '../../src/pipeline/pii-redactor.js';
 import type { MemoryCommand } from '../../src/tool/types.js';
-import type { UserFiles } from '../../src/vault/user-files.js';
+import type { TreeFiles } from '../../src/vault/tree-files.js';
 
 const EMAIL = 'jane.doe@example.com';
 const CARD = '4111 1111 1111 1111';
@@ -24,7 +24,7 @@ function fakeContext(command: MemoryCommand | undefined): CommandContext {
           throw new Error('files must not be used');
         },
       },
-    ) as UserFiles,
+    ) as TreeFiles,
     stats: { bytesRead: 0, bytesWritten: 0, requests: {} },
     decisions: {},
   };

@@ -2,7 +2,7 @@ import { PreconditionFailedError } from '../../vault/user-files.js';
 import { writeRetried } from '../../telemetry/signals.js';
 import type { VaultLocks } from '../../vault/locks.js';
 import type { UserFiles } from '../../vault/user-files.js';
-import type { TreeOperations } from '../../vault/tree/index.js';
+import type { TreeOperation, TreeOperations } from '../../vault/tree/index.js';
 
 export { fail } from '../../vault/tree/env.js';
 
@@ -53,8 +53,8 @@ export interface WriteFilter {
   storedForm(oldStr: string): string | undefined;
 }
 
-export interface CommandEnv {
-  files: UserFiles;
+/** How the vault runs every command (src/entry/chain.ts), before a user's files are known. */
+export interface CommandSettings {
   /** Applied to the result of str_replace and insert before it is written (absent: written as is). */
   writeFilter?: WriteFilter;
   locks: VaultLocks;
@@ -66,6 +66,20 @@ export interface CommandEnv {
    * own; absent, the journalled protocols over the object store (src/vault/tree/).
    */
   tree?: TreeOperations;
+}
+
+/** The user's tree operations, bound to their files (command-env.ts): what delete and rename call. */
+export interface UserTree {
+  remove(path: string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  /** Finish the user's renames a stopped runner left part-way, but `except` (the command's own). */
+  finishStopped(except?: TreeOperation): Promise<number>;
+}
+
+/** What one command runs with: the user's files as a command sees them, and their tree operations. */
+export interface CommandEnv extends Omit<CommandSettings, 'tree'> {
+  files: UserFiles;
+  tree: UserTree;
 }
 
 /**

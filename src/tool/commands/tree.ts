@@ -5,27 +5,15 @@
 import type { DeleteCommand, RenameCommand } from '../types.js';
 import { messages } from '../messages.js';
 import { isWithin, MEMORY_ROOT } from '../../vault/paths.js';
-import { journalledTree } from '../../vault/tree/index.js';
-import type { TreeEnv, TreeOperations } from '../../vault/tree/index.js';
 import { fail, type CommandEnv } from './env.js';
 
 export { journalPath, RENAME_JOURNAL_TTL_MS, RESERVED_DIR } from '../../vault/tree/journal.js';
-
-/** What the tree operations need of a command's environment, with the protocol's texts. */
-export function treeEnv(env: CommandEnv): TreeEnv {
-  return { files: env.files, locks: env.locks, limits: env.limits, messages };
-}
-
-/** The command's tree operations: the store's own when it runs them as one transaction, else the journalled protocols. */
-function treeOf(env: CommandEnv): TreeOperations {
-  return env.tree ?? journalledTree;
-}
 
 export async function remove(command: DeleteCommand, env: CommandEnv): Promise<string> {
   const { path } = command;
   if (path === MEMORY_ROOT) fail('INVALID_PATH', messages.deleteRoot());
   return env.locks.withTree(env.files.uid, async () => {
-    await treeOf(env).remove(path, treeEnv(env));
+    await env.tree.remove(path);
     return messages.deleted(path);
   });
 }
@@ -37,7 +25,7 @@ export async function rename(command: RenameCommand, env: CommandEnv): Promise<s
   if (to === MEMORY_ROOT || from === to) fail('ALREADY_EXISTS', messages.destinationExists(to));
   if (isWithin(to, from)) fail('INVALID_PATH', messages.renameIntoItself(from, to));
   return env.locks.withTree(env.files.uid, async () => {
-    await treeOf(env).rename(from, to, treeEnv(env));
+    await env.tree.rename(from, to);
     return messages.renamed(from, to);
   });
 }

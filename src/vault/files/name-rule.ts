@@ -6,7 +6,7 @@
 import type { ObjectStore } from '../../store/port.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileNameConflict, NameConflictError, type NameConflict } from '../names.js';
-import type { UserFiles } from '../user-files.js';
+import type { TreeFiles } from '../tree-files.js';
 import { deleteVersion } from './capabilities.js';
 
 /** Tries of a create whose rival took itself back too (names.ts), and the longest pause before the next. */
@@ -19,7 +19,7 @@ const NAME_CONFLICT_PAUSE_MS = 40;
  * who saw it stays). Returns the conflict, or null when the name is ours.
  */
 export async function takeBackOnConflict(
-  files: UserFiles,
+  files: TreeFiles,
   store: ObjectStore,
   path: string,
   key: string,
@@ -43,7 +43,7 @@ export async function takeBackOnConflict(
  * (NameConflictError), as has one met on the last attempt.
  */
 export async function tryAgainAfterRival(
-  files: UserFiles,
+  files: TreeFiles,
   path: string,
   attempt: number,
   conflict: NameConflict,

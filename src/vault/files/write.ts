@@ -6,7 +6,8 @@
 import type { UserCodec } from '../../crypto/user-codec.js';
 import { countBytesWritten } from '../../store/accounting.js';
 import { PreconditionFailedError, type ObjectStore } from '../../store/port.js';
-import type { UserFiles, WriteCondition, WriteResult } from '../user-files.js';
+import type { WriteResult } from '../user-files.js';
+import type { TreeFiles, TreeWriteCondition } from '../tree-files.js';
 import { bodyHashOf, clockSeq, nextSeq, sealVersionRecord, VERSION_METADATA } from '../version-record.js';
 import { dropPrepared } from './capabilities.js';
 import type { Expiry } from './expiry.js';
@@ -19,7 +20,7 @@ import { RESERVED_PREFIX, type VersionRecords } from './versions.js';
 /** The layers a write goes through (StoreUserFiles holds one of each). */
 export interface WriteLayers {
   /** The files the name rule looks at (the StoreUserFiles itself). */
-  files: UserFiles;
+  files: TreeFiles;
   store: ObjectStore;
   codec: UserCodec;
   keys: UserKeys;
@@ -33,7 +34,7 @@ export async function writeFile(
   layers: WriteLayers,
   path: string,
   data: Uint8Array,
-  condition: WriteCondition,
+  condition: TreeWriteCondition,
 ): Promise<WriteResult> {
   const { files, store, codec, keys, expiry, objects, records, versions } = layers;
   const key = keys.keyOf(path);

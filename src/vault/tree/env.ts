@@ -6,7 +6,7 @@
  */
 import { MemvaultError } from '../../errors.js';
 import type { VaultLocks } from '../locks.js';
-import type { UserFiles } from '../user-files.js';
+import type { TreeFiles } from '../tree-files.js';
 
 export interface TreeLimits {
   /** Conditional-write attempts of one step before it gives up with a conflict error. */
@@ -29,7 +29,7 @@ export interface TreeMessages {
 }
 
 export interface TreeEnv {
-  files: UserFiles;
+  files: TreeFiles;
   locks: VaultLocks;
   limits: TreeLimits;
   messages: TreeMessages;

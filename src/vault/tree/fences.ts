@@ -4,7 +4,7 @@
  * directory rename (move-directory.ts).
  */
 import { PreconditionFailedError } from '../user-files.js';
-import type { FileVersion } from '../user-files.js';
+import type { TreeFileVersion } from '../tree-files.js';
 import type { NameConflict } from '../names.js';
 import { writeRetried } from '../../telemetry/signals.js';
 import { fail, type TreeEnv } from './env.js';
@@ -17,10 +17,10 @@ export const DIRECTORY_MOVE_CONCURRENCY = 8;
  * or it lost to a newer version of the file (`file`), or to no file at all (deleted, moved or swept
  * by someone else: `file` undefined).
  */
-type FenceAttempt = { fenced: true } | { fenced: false; file: FileVersion | undefined };
+type FenceAttempt = { fenced: true } | { fenced: false; file: TreeFileVersion | undefined };
 
 /**
- * One fence of `path`, `If-Match` `etag` (UserFiles.fence: what follows it has settled when this
+ * One fence of `path`, `If-Match` `etag` (TreeFiles.fence: what follows it has settled when this
  * returns). On a lost condition the path is inspected: a marker of this command's own `op` is our
  * fence (the SDK's retry met it after its answer was lost), cleaned up like a landed one. The one mechanism behind
  * `fenceAway`, `withdrawCopy` and `fenceSource`, which differ only in what they do after a loss.

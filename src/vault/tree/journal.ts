@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { PreconditionFailedError } from '../user-files.js';
-import type { FileVersion } from '../user-files.js';
+import type { TreeFileVersion } from '../tree-files.js';
 import { isWithin, MEMORY_ROOT } from '../paths.js';
 import { fail, type TreeEnv } from './env.js';
 import { processIsGone, runnerOf, silentFor, thisProcess, type RunnerProcess } from './runner.js';
@@ -72,13 +72,13 @@ function parseProcess(value: unknown): RunnerProcess | undefined {
   return { host: v.host, pid: v.pid!, ...(typeof v.start === 'string' ? { start: v.start } : {}) };
 }
 
-export function parseJournal(file: FileVersion | null): TreeJournal | null {
+export function parseJournal(file: TreeFileVersion | null): TreeJournal | null {
   if (!file || Date.now() - file.lastModified.getTime() > RENAME_JOURNAL_TTL_MS) return null;
   return journalOf(file);
 }
 
 /** The journal a file holds, whatever its age (whose run holds it: a run longer than the TTL still knows its own). */
-function journalOf(file: FileVersion | null): TreeJournal | null {
+function journalOf(file: TreeFileVersion | null): TreeJournal | null {
   if (!file) return null;
   try {
     const v = JSON.parse(JOURNAL_TEXT.decode(file.data)) as Partial<TreeJournal>;
@@ -121,7 +121,7 @@ export function originsOf(journal: TreeJournal): Set<string> {
 
 export interface FoundJournal {
   journal: TreeJournal | null;
-  file: FileVersion | null;
+  file: TreeFileVersion | null;
 }
 
 /**

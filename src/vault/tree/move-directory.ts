@@ -3,7 +3,8 @@
  */
 import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../user-files.js';
-import type { FileVersion, ListedFile } from '../user-files.js';
+import type { ListedFile } from '../user-files.js';
+import type { TreeFileVersion } from '../tree-files.js';
 import { fileAncestor, filesThatAreDirectories, treeNameConflict } from '../names.js';
 import { forEachLimit } from '../../util/concurrency.js';
 import { fail, type TreeEnv } from './env.js';
@@ -80,7 +81,7 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
   for (const source of sources) env.files.assertStorable(targetOf(source.path));
   const existing = destination.map((f) => f.path);
   if (destinationFile) existing.push(to);
-  const ours = new Map<string, FileVersion>();
+  const ours = new Map<string, TreeFileVersion>();
   if (existing.length > 0) {
     if (!journal) fail('ALREADY_EXISTS', env.messages.destinationExists(to));
     const origins = originsOf(journal);
@@ -163,7 +164,7 @@ export async function moveDirectory(from: string, to: string, sources: ListedFil
 async function copyOne(
   from: string,
   to: string,
-  known: FileVersion | undefined,
+  known: TreeFileVersion | undefined,
   run: { id: string; origins: Set<string>; to: string },
   fate: { uncertain: boolean },
   env: TreeEnv,

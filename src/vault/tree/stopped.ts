@@ -7,7 +7,7 @@
 import { MemvaultError } from '../../errors.js';
 import { LruMap } from '../../util/lru.js';
 import { VaultLocks } from '../locks.js';
-import type { UserFiles } from '../user-files.js';
+import type { TreeFiles } from '../tree-files.js';
 import type { TreeEnv, TreeLimits, TreeMessages } from './env.js';
 import { JOURNAL_DIR, openJournal, runnerIsGone, sameOperation, type TreeOperation } from './journal.js';
 import { renameTree } from './operations.js';
@@ -87,7 +87,7 @@ async function finishAll(env: TreeEnv, except?: TreeOperation): Promise<StoppedR
  * the store longer than `resumeAfterMs` (and the slack in journal.ts) ago.
  */
 export function stoppedRenameFinisher(
-  filesOf: (storeUid: string) => Promise<UserFiles>,
+  filesOf: (storeUid: string) => Promise<TreeFiles>,
   limits: TreeLimits,
   messages: TreeMessages,
 ): (storeUid: string) => Promise<StoppedRenames> {
