@@ -4,14 +4,25 @@ import { dirname, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import cliProgress from 'cli-progress';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { ObjectStore } from '../../store/port.js';
 import { exportRecords, type ExportFormat, type ExportSummary } from '../../audit/export.js';
 import { collectFileChains, collectStoreChains, type CollectedChains } from '../../audit/sources.js';
-import { verifyChains, type ChainWitness, type VerifyFailure, type VerifyReport } from '../../audit/verify.js';
-import { parseExpectedHead, readCheckpointFile } from '../../audit/checkpoints.js';
-import { checkFailed, runtimeError, usageError } from '../errors.js';
+import { verifyChains, type ChainWitness, type VerifyReport } from '../../audit/verify.js';
+import { readCheckpointFile } from '../../audit/checkpoints.js';
+import { checkFailed, usageError } from '../errors.js';
 import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
+import {
+  addCheckOptions,
+  checkInputFiles,
+  parseDate,
+  parseFormat,
+  type CheckOptions,
+  type SourceOptions,
+} from './audit-options.js';
+import { formatExportSummary, formatFailure, formatVerifySummary, unverifiedMark } from './audit-text.js';
+
+export { parseDate } from './audit-options.js';
 
 export interface AuditCommandDeps {
   /** Opens the store behind `--store URL` (the vault's store opener; it must never create one). */
@@ -37,66 +48,6 @@ export interface AuditCommandDeps {
 
 /** Exports larger than this get a progress bar (when on a TTY). */
 const PROGRESS_MIN_BYTES = 4 * 1024 * 1024;
-
-interface SourceOptions {
-  store?: string;
-}
-
-interface CheckOptions {
-  dataStore?: string;
-  structureOnly?: boolean;
-  checkpoints?: string[];
-  expectHead?: ChainWitness[];
-}
-
-function collectValues<T>(parse: (value: string) => T): (value: string, previous: T[] | undefined) => T[] {
-  return (value, previous) => [...(previous ?? []), parse(value)];
-}
-
-function parseHead(value: string): ChainWitness {
-  const head = parseExpectedHead(value);
-  if (!head) throw new InvalidArgumentError('give [INSTANCE:]SEQ:HASH (HASH: 64 hex digits)');
-  return head;
-}
-
-/** The options verify and export share: how records are authenticated and what witnesses the tail. */
-function addCheckOptions(command: Command): Command {
-  return command
-    .option(
-      '--data-store <url>',
-      'the data store whose deployment holds the audit key (env MEMVAULT_STORE; default ./.memvault); never created',
-    )
-    .option(
-      '--structure-only',
-      'check the hash chain only, not the MACs (the result then proves nothing about who wrote the records)',
-    )
-    .option(
-      '--checkpoints <file>',
-      "a checkpoint file (the writer's tail witness); repeatable",
-      collectValues((v) => v),
-    )
-    .option(
-      '--expect-head <head>',
-      'a head recorded elsewhere, [INSTANCE:]SEQ:HASH; repeatable',
-      collectValues(parseHead),
-    );
-}
-
-/**
- * Every input must be there and readable: a missing file is a usage error, not "0 records"
- * (a verifier that reports success over nothing fails open).
- */
-function checkInputFiles(files: readonly string[]): void {
-  for (const file of files) {
-    try {
-      statSync(file);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') throw usageError(`no such audit file or directory: ${file}`);
-      throw runtimeError(`cannot read ${file} (${code ?? 'error'})`, e);
-    }
-  }
-}
 
 /**
  * `memvault audit verify` and `memvault audit export`. Both read either local files (an active
@@ -346,75 +297,4 @@ export function registerAuditCommands(program: Command, deps: AuditCommandDeps =
       },
     );
   return audit;
-}
-
-/** The first line of an export whose chain did not verify, so the file itself carries the warning. */
-function unverifiedMark(report: VerifyReport, format: ExportFormat): string {
-  const failures = report.failures.map((f) => ({
-    ...(f.instance !== undefined ? { instance: f.instance } : {}),
-    source: f.source,
-    line: f.line,
-    reason: f.reason,
-  }));
-  if (format === 'jsonl') return `${JSON.stringify({ memvaultExport: 'UNVERIFIED', failures })}\n`;
-  const text = `UNVERIFIED EXPORT: the audit chain does not verify (${failures.map((f) => `${f.source} line ${f.line}: ${f.reason}`).join('; ')})`;
-  return `"${text.replace(/"/g, '""')}"\r\n`;
-}
-
-export function parseDate(value: string, bound: 'start' | 'end'): Date {
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
-  const ms = Date.parse(dateOnly ? `${value}T00:00:00.000Z` : value);
-  if (Number.isNaN(ms)) throw new InvalidArgumentError(`not a date: ${value}`);
-  // A day given as --to is included whole: the bound becomes the next midnight (UTC), exclusive.
-  return new Date(dateOnly && bound === 'end' ? ms + 24 * 60 * 60 * 1000 : ms);
-}
-
-function parseFormat(value: string): ExportFormat {
-  if (value !== 'jsonl' && value !== 'csv') throw new InvalidArgumentError('format must be jsonl or csv');
-  return value;
-}
-
-function formatFailure(failure: VerifyFailure): string {
-  const where = [
-    failure.instance !== undefined ? `instance ${failure.instance}` : undefined,
-    failure.source,
-    `line ${failure.line}`,
-    failure.seq !== undefined
-      ? `seq ${failure.seq}`
-      : failure.expectedSeq !== undefined
-        ? `expected seq ${failure.expectedSeq}`
-        : undefined,
-  ].filter((part): part is string => part !== undefined);
-  return `audit chain broken: ${where.join(', ')}: ${failure.reason}\n`;
-}
-
-function formatVerifySummary(report: VerifyReport, collected: CollectedChains, macsChecked: boolean): string {
-  const { totals } = report;
-  const range = totals.firstTime !== undefined ? `, ${totals.firstTime} to ${totals.lastTime ?? totals.firstTime}` : '';
-  const dupes = collected.duplicates.length > 0 ? `, ${collected.duplicates.length} duplicate segment(s) ignored` : '';
-  const lines = [
-    `audit chains verified: ${totals.instances} instance(s), ${totals.segments} segment(s), ${totals.records} record(s)${range}${dupes}`,
-  ];
-  for (const chain of report.chains) {
-    // What verify vouches for, exactly: authenticity (MACs) and the tail (witness).
-    const auth =
-      chain.authenticatedFrom === undefined
-        ? 'NOT authenticated (records carry no MAC: anyone with write access could have rewritten them)'
-        : macsChecked
-          ? `authenticated seq ${chain.authenticatedFrom}-${chain.lastSeq}${chain.authenticatedFrom > 1 ? ` (seq 1-${chain.authenticatedFrom - 1} legacy, no MAC)` : ''}`
-          : 'MACs NOT checked (--structure-only)';
-    const tail = chain.witnessedThrough
-      ? chain.witnessedThrough.seq === chain.lastSeq
-        ? `tail witnessed (${chain.witnessedThrough.source})`
-        : `tail witnessed through seq ${chain.witnessedThrough.seq} (${chain.witnessedThrough.source}); seq ${chain.witnessedThrough.seq + 1}-${chain.lastSeq} could be cut off unnoticed`
-      : 'tail NOT witnessed: records cut off the end would go unnoticed (--checkpoints, --expect-head)';
-    lines.push(`  ${chain.instance}: ${chain.segments} segment(s), seq 1-${chain.lastSeq}; ${auth}; ${tail}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-function formatExportSummary(summary: ExportSummary, file: string, format: ExportFormat, verified: boolean): string {
-  const range =
-    summary.firstTime !== undefined ? `, ${summary.firstTime} to ${summary.lastTime ?? summary.firstTime}` : '';
-  return `exported ${summary.records} record(s) from ${summary.instances} instance(s)${range} to ${file} (${format})${verified ? '' : ', marked UNVERIFIED'}\n`;
 }
