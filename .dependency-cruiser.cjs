@@ -9,6 +9,8 @@ const LAYERS = [
   { name: 'cli', path: '^src/cli/' },
   // The HTTP service (memvault serve): over the vault's entry, under the CLI that starts it.
   { name: 'serve', path: '^src/serve(/|\\.ts$)' },
+  // Framework adapters (memvault/ai-sdk, memvault/langchain): a Vault as each framework's memory tool.
+  { name: 'frameworks', path: '^src/(frameworks/|(ai-sdk|langchain)\\.ts$)' },
   { name: 'entry', path: '^src/(memvault|index|s3|chain|verify|pii)\\.ts$|^src/(entry|lambda)/' },
   // Lifecycle operations (erasure, export, rotation, re-key, expiry sweeps, history, restore): the
   // Vault's methods call them; they use the layers below (vault, crypto, store, audit, expiry).

@@ -1,0 +1,70 @@
+/**
+ * memvault as the AI SDK's memory tool (`anthropic.tools.memory_20250818` of @ai-sdk/anthropic):
+ * for generateText, streamText and agents, with the same answers as under toolRunner.
+ */
+import { anthropic } from '@ai-sdk/anthropic';
+import type { Vault } from '../entry/vault-types.js';
+import type { ResultContent } from '../tool/types.js';
+import { checkOptions } from '../util/validate.js';
+import { bindMemoryTool, MemoryToolResultError, type ToolAnswer } from './bound-tool.js';
+
+type MemoryToolFactory = typeof anthropic.tools.memory_20250818;
+type FactoryOptions = Parameters<MemoryToolFactory>[0];
+
+/** The AI SDK's own options of the tool (approval, input hooks); execute and the output are memvault's. */
+export type AiSdkMemoryToolOptions = Pick<
+  FactoryOptions,
+  'needsApproval' | 'onInputStart' | 'onInputDelta' | 'onInputAvailable'
+>;
+const OPTION_KEYS = ['needsApproval', 'onInputStart', 'onInputDelta', 'onInputAvailable'] as const;
+
+/** The tool `memoryTool` returns: the provider's memory tool, its output memvault's answer. */
+export type AiSdkMemoryTool = ReturnType<typeof anthropic.tools.memory_20250818<ToolAnswer>>;
+
+/**
+ * The AI SDK checks a call's input against the provider's schema before `execute`; that schema
+ * would answer some inputs the protocol allows (str_replace without new_str) or answers itself
+ * (an unknown command) with the SDK's validation text. memvault validates every input, so the
+ * tool accepts any object and the model reads memvault's (the protocol's) wording.
+ */
+const anyInput = {
+  [Symbol.for('vercel.ai.schema')]: true,
+  _type: undefined,
+  jsonSchema: { type: 'object' },
+  validate: (value: unknown) => ({ success: true, value }),
+};
+
+/**
+ * `anthropic.tools.memory_20250818({ execute })` backed by the vault, for one user (bound here,
+ * never taken from the model). Errors reach the model as error results with the protocol's text;
+ * an image `view` reaches it as an image block; an aborted call that has not started is cancelled.
+ */
+export function memoryTool(vault: Vault, userId: string, options?: AiSdkMemoryToolOptions): AiSdkMemoryTool {
+  const checked = checkOptions('memoryTool (memvault/ai-sdk)', options, OPTION_KEYS, { code: 'CONFIG' });
+  const run = bindMemoryTool(vault, userId, 'memoryTool (memvault/ai-sdk)');
+  const tool = anthropic.tools.memory_20250818<ToolAnswer>({
+    ...(checked as AiSdkMemoryToolOptions),
+    execute: async (input, { abortSignal }) => {
+      const answer = await run(input, abortSignal);
+      // A thrown error is what the AI SDK sends as an error result (is_error, its message verbatim).
+      if (answer.isError) throw new MemoryToolResultError(answer.content);
+      return answer;
+    },
+    toModelOutput: ({ output }) => modelOutput(output.content),
+  });
+  return Object.assign(tool, { inputSchema: anyInput as unknown as AiSdkMemoryTool['inputSchema'] });
+}
+
+type ModelOutput = Awaited<ReturnType<NonNullable<AiSdkMemoryTool['toModelOutput']>>>;
+
+function modelOutput(content: ResultContent): ModelOutput {
+  if (typeof content === 'string') return { type: 'text', value: content };
+  return {
+    type: 'content',
+    value: content.map((block) =>
+      block.type === 'text'
+        ? { type: 'text' as const, text: block.text }
+        : { type: 'image-data' as const, data: block.source.data, mediaType: block.source.media_type },
+    ),
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * memvault as LangChain's memory tool (`memory_20250818` of @langchain/anthropic): bindable to
+ * ChatAnthropic and usable in LangChain and LangGraph agents, with toolRunner's answers.
+ */
+import { tools } from '@langchain/anthropic';
+import { ToolMessage } from '@langchain/core/messages';
+import type { Vault } from '../entry/vault-types.js';
+import type { ResultContent } from '../tool/types.js';
+import { checkOptions } from '../util/validate.js';
+import { bindMemoryTool, MemoryToolResultError } from './bound-tool.js';
+
+/** LangChain's run options of the tool (tracing tags and metadata). */
+export interface LangChainMemoryToolOptions {
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+}
+const OPTION_KEYS = ['tags', 'metadata'] as const;
+
+/** What LangChain passes a tool's function besides the input (RunnableConfig with the tool call). */
+interface ToolRunConfig {
+  signal?: AbortSignal;
+  toolCall?: { id?: string };
+}
+
+export type LangChainMemoryTool = ReturnType<typeof tools.memory_20250818>;
+
+/**
+ * The provider tool's zod schema would answer some inputs the protocol allows (str_replace without
+ * new_str) with LangChain's parsing error; memvault validates every input itself, so the tool takes
+ * any object (a JSON schema, which LangChain checks, not the one the API sees: that is the provider's).
+ */
+const ANY_OBJECT = { type: 'object' } as const;
+
+/**
+ * `memory_20250818({ execute })` backed by the vault, for one user (bound here, never taken from
+ * the model). A result is returned as a ToolMessage: an error one with status 'error' and the
+ * protocol's exact text (a thrown error would reach the model as ToolNode's "Please fix your
+ * mistakes" text), an image view as an image block.
+ */
+export function memoryTool(vault: Vault, userId: string, options?: LangChainMemoryToolOptions): LangChainMemoryTool {
+  const checked = checkOptions('memoryTool (memvault/langchain)', options, OPTION_KEYS, {
+    code: 'CONFIG',
+  }) as LangChainMemoryToolOptions;
+  const run = bindMemoryTool(vault, userId, 'memoryTool (memvault/langchain)');
+  // LangChain calls execute with (input, config); the provider's type names the input only.
+  const execute = async (input: unknown, config?: ToolRunConfig): Promise<string> => {
+    const answer = await run(input, config?.signal);
+    const toolCallId = config?.toolCall?.id;
+    // Called without a tool call (tool.invoke(input)): the content itself, or a throw for an error.
+    if (toolCallId === undefined) {
+      if (answer.isError) throw new MemoryToolResultError(answer.content);
+      return messageContent(answer.content) as string;
+    }
+    return new ToolMessage({
+      tool_call_id: toolCallId,
+      name: 'memory',
+      content: messageContent(answer.content),
+      status: answer.isError ? 'error' : 'success',
+    }) as unknown as string;
+  };
+  const tool = tools.memory_20250818({ execute });
+  tool.schema = ANY_OBJECT as unknown as typeof tool.schema;
+  if (checked.tags) tool.tags = checked.tags;
+  if (checked.metadata) tool.metadata = checked.metadata;
+  return tool;
+}
+
+function messageContent(content: ResultContent): ToolMessage['content'] {
+  if (typeof content === 'string') return content;
+  return content.map((block) =>
+    block.type === 'text' ? { type: 'text', text: block.text } : { type: 'image', source: { ...block.source } },
+  );
+}
