@@ -1,0 +1,33 @@
+// openapi.json (checked in) is what GET /openapi.json answers, generated from the route table.
+// Regenerate: npx tsx -e "import('./src/serve.js').then(m=>process.stdout.write(JSON.stringify(m.openApiDocument('1'),null,2)+'\n'))" > openapi.json
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { openApiDocument, PROBLEMS } from '../../src/serve.js';
+import { memoryVault } from '../kit/vault.js';
+import { startIdp, testServer } from './helpers.js';
+
+describe('openapi.json', () => {
+  it('is checked in as the server generates and serves it, every route and problem described', async () => {
+    const checkedIn = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(checkedIn).toEqual(openApiDocument('1'));
+    expect(checkedIn['openapi']).toBe('3.1.0');
+    const paths = checkedIn['paths'] as Record<string, Record<string, { security?: unknown[] }>>;
+    expect(Object.keys(paths).sort()).toEqual(['/healthz', '/openapi.json', '/readyz', '/v1/memory']);
+    expect(paths['/v1/memory']!['post']!.security).toBeUndefined();
+    expect(paths['/healthz']!['get']!.security).toEqual([]);
+    const types = JSON.stringify(checkedIn);
+    for (const name of Object.keys(PROBLEMS)) expect(types).toContain(`urn:memvault:problem:${name}`);
+    const idp = await startIdp();
+    const { server, vault } = await testServer(idp, {}, (await memoryVault()).vault);
+    try {
+      expect((await server.fastify.inject({ url: '/openapi.json' })).json()).toEqual(checkedIn);
+    } finally {
+      await server.close();
+      await vault.close();
+      await idp.close();
+    }
+  });
+});
