@@ -1,4 +1,3 @@
-import Anthropic from '@anthropic-ai/sdk';
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
@@ -47,6 +46,8 @@ export function registerChat(program: Command): void {
       } catch (error) {
         exitWithError(error);
       }
+      // Loaded here, not at the top: the SDK is a third of the CLI's start-up, and only chat needs it.
+      const { default: Anthropic } = await import('@anthropic-ai/sdk');
       const client = new Anthropic({ ...(flags.baseUrl ? { baseURL: flags.baseUrl } : {}) });
       const rl = createInterface({ input: process.stdin, output: process.stdout });
       const history: BetaMessageParam[] = [];
