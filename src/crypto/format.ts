@@ -1,7 +1,8 @@
 /**
  * The byte formats of docs/format.md, as pure functions of explicit keys and nonces (the test
  * vector in docs/format.md is checked against these). Everything here is synchronous and needs
- * `await loadSodium()` to have run once in the process.
+ * `await loadSodium()` to have run once in the process. The shared constants and labels are in
+ * format-base.ts, the key formats (local wrap, record MAC, fingerprint) in format-keys.ts.
  *
  * Content object:  version(1) | keyVersion(u32be) | commitment(32) | nonce(24) | ciphertext | tag(16)
  * Name segment:    base64url( siv(16) | XChaCha20(segment) ), nonce = siv | 0^8
@@ -24,60 +25,57 @@ import {
   withLengthPrefixedTexts,
 } from './bytes.js';
 import { readySodium } from './sodium.js';
+import {
+  COMMITMENT_BYTES,
+  CONTENT_HEADER_BYTES,
+  CONTENT_OVERHEAD,
+  FORMAT_VERSION,
+  KEY_BYTES,
+  LABEL_AUDIT_PATH,
+  LABEL_AUDIT_PSEUDONYM_KEY,
+  LABEL_COMMITMENT,
+  LABEL_CONTENT_KEY,
+  LABEL_NAME_KEY,
+  LABEL_NAME_SIV_KEY,
+  LABEL_UID,
+  NONCE_BYTES,
+  SIV_BYTES,
+  UID_HASH_BYTES,
+  integrityError,
+  keyedHash,
+} from './format-base.js';
 
-/**
- * Version 2 binds the deployment id into every associated data and KMS context and authenticates
- * key records with a MAC keyed from the deployment secret. Version 1 objects are not read (there
- * were no production stores).
- */
-export const FORMAT_VERSION = 2;
-/** Random bytes of a deployment id (16 -> 22 base64url characters). */
-export const DEPLOYMENT_ID_BYTES = 16;
-export const DEPLOYMENT_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
-export const RECORD_MAC_BYTES = 32;
-export const KEY_BYTES = 32;
-export const NONCE_BYTES = 24;
-export const TAG_BYTES = 16;
-export const COMMITMENT_BYTES = 32;
-export const SIV_BYTES = 16;
-/** version + key version + commitment + nonce. */
-export const CONTENT_HEADER_BYTES = 1 + 4 + COMMITMENT_BYTES + NONCE_BYTES;
-/** Stored size minus plaintext size of every content object. */
-export const CONTENT_OVERHEAD = CONTENT_HEADER_BYTES + TAG_BYTES;
-export const LOCAL_WRAP_BYTES = 1 + NONCE_BYTES + KEY_BYTES + TAG_BYTES;
-/** Bytes of the keyed hash kept in a uid (24 bytes -> 32 base64url characters). */
-export const UID_HASH_BYTES = 24;
-export const UID_PATTERN = /^[A-Za-z0-9_-]{32}$/;
-
-// Labels for BLAKE2b-keyed derivations. Each derived value has its own label, so no two uses of
-// one key ever hash the same message (domain separation).
-const LABEL_CONTENT_KEY = 'memvault/v1/content-key';
-const LABEL_NAME_KEY = 'memvault/v1/name-key';
-const LABEL_NAME_SIV_KEY = 'memvault/v1/name-siv-key';
-const LABEL_COMMITMENT = 'memvault/v1/key-commitment';
-const LABEL_WRAP_KEY = 'memvault/v1/wrap-key';
-const LABEL_KEY_CHECK = 'memvault/v1/key-check';
-const LABEL_UID = 'memvault/v1/uid\u0000';
-// Introduced with format 2 (labels name the version that introduced them; older labels kept their value).
-const LABEL_RECORD_MAC_KEY = 'memvault/v2/record-mac-key';
-const LABEL_RECORD_MAC = 'memvault/v2/key-record';
-const LABEL_DEPLOYMENT_CHECK = 'memvault/v2/deployment-check';
-export const LABEL_AUDIT_PATH = 'memvault/v1/audit-path\u0000';
-/** The per-user audit pseudonym key (src/audit/pseudonyms.ts): gone with the data key on erasure. */
-const LABEL_AUDIT_PSEUDONYM_KEY = 'memvault/v1/audit-pseudonym-key';
-
-/** The text shown when stored bytes do not open. It names no path, user or key on purpose. */
-export const INTEGRITY_MESSAGE =
-  'Error: A stored memory file could not be decrypted: it was damaged, moved from another path or user, or sealed with a different key. Nothing was read.';
-
-export function integrityError(): MemvaultError {
-  return new MemvaultError('INTEGRITY', INTEGRITY_MESSAGE);
-}
-
-/** Keyed BLAKE2b of a label: a PRF output bound to `key` and the label. */
-export function keyedHash(key: Uint8Array, label: string | Uint8Array, length = 32): Uint8Array {
-  return readySodium().crypto_generichash(length, typeof label === 'string' ? utf8(label) : label, key);
-}
+export {
+  FORMAT_VERSION,
+  DEPLOYMENT_ID_BYTES,
+  DEPLOYMENT_ID_PATTERN,
+  RECORD_MAC_BYTES,
+  KEY_BYTES,
+  NONCE_BYTES,
+  TAG_BYTES,
+  COMMITMENT_BYTES,
+  SIV_BYTES,
+  CONTENT_HEADER_BYTES,
+  CONTENT_OVERHEAD,
+  LOCAL_WRAP_BYTES,
+  UID_HASH_BYTES,
+  UID_PATTERN,
+  LABEL_AUDIT_PATH,
+  INTEGRITY_MESSAGE,
+  integrityError,
+  keyedHash,
+} from './format-base.js';
+export {
+  deriveLocalMasterKeys,
+  localWrapWithNonce,
+  localUnwrap,
+  deriveRecordMacKey,
+  computeRecordMac,
+  verifyRecordMac,
+  computeDeploymentFingerprint,
+  type LocalMasterKeys,
+  type RecordMacFields,
+} from './format-keys.js';
 
 /** Subkeys of one user's data key. Wipe with `wipeUserKeys` when done. */
 export interface UserKeys {
@@ -279,137 +277,4 @@ export function computePathId(deploymentSecret: Uint8Array, uid: string, path: s
  */
 export function computeAuditMacKey(deploymentSecret: Uint8Array): Uint8Array {
   return new Uint8Array(createHmac('sha256', deploymentSecret).update('memvault/v1/audit-mac-key').digest());
-}
-
-// ---------------------------------------------------------------------------------------------
-// Local master-key wrapping
-
-export interface LocalMasterKeys {
-  wrapKey: Uint8Array;
-  /** Key check value: identifies the master key without revealing it (`local-` + base64url). */
-  keyId: string;
-}
-
-export function deriveLocalMasterKeys(masterKey: Uint8Array): LocalMasterKeys {
-  return {
-    wrapKey: keyedHash(masterKey, LABEL_WRAP_KEY),
-    keyId: `local-${toBase64Url(keyedHash(masterKey, LABEL_KEY_CHECK, 16).subarray(0, 12))}`,
-  };
-}
-
-function wrapAssociatedData(deploymentId: string, uid: string, keyVersion: number): Uint8Array {
-  return concatBytes(
-    Uint8Array.of(FORMAT_VERSION),
-    u32be(keyVersion),
-    lengthPrefixed(utf8(deploymentId)),
-    lengthPrefixed(utf8(uid)),
-  );
-}
-
-export function localWrapWithNonce(
-  wrapKey: Uint8Array,
-  dataKey: Uint8Array,
-  deploymentId: string,
-  uid: string,
-  keyVersion: number,
-  nonce: Uint8Array,
-): Uint8Array {
-  const sealed = readySodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
-    dataKey,
-    wrapAssociatedData(deploymentId, uid, keyVersion),
-    null,
-    nonce,
-    wrapKey,
-  );
-  return concatBytes(Uint8Array.of(FORMAT_VERSION), nonce, sealed);
-}
-
-/** Returns null when the wrapped key does not open (wrong master key, other user, damage). */
-export function localUnwrap(
-  wrapKey: Uint8Array,
-  wrapped: Uint8Array,
-  deploymentId: string,
-  uid: string,
-  keyVersion: number,
-): Uint8Array | null {
-  if (wrapped.byteLength !== LOCAL_WRAP_BYTES || wrapped[0] !== FORMAT_VERSION) return null;
-  try {
-    return readySodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
-      null,
-      wrapped.subarray(1 + NONCE_BYTES),
-      wrapAssociatedData(deploymentId, uid, keyVersion),
-      wrapped.subarray(1, 1 + NONCE_BYTES),
-      wrapKey,
-    );
-  } catch {
-    return null;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Key-record authentication (format 2)
-
-/** What a record MAC covers: every field of a key record but the MAC itself. */
-export interface RecordMacFields {
-  deploymentId: string;
-  /** The uid of the record ('_deployment' for the deployment record). */
-  uid: string;
-  kind: string;
-  keyId: string;
-  keyVersion: number;
-  wrapped: Uint8Array;
-  /** Versioned records only (keyVersion > 1): the oldest key version content may still carry. */
-  readFrom?: number;
-  /** Versioned records only: the older versions the record keeps, ascending (version 1 always: the name root). */
-  older?: readonly { keyVersion: number; wrapped: Uint8Array }[];
-}
-
-/**
- * The key that authenticates key records: derived from the deployment secret, which only a holder
- * of the master key (or kms:Decrypt) can recover. Someone who can write the bucket and call
- * kms:Encrypt can wrap a key of their own, but cannot MAC the record that carries it.
- */
-export function deriveRecordMacKey(deploymentSecret: Uint8Array): Uint8Array {
-  return keyedHash(deploymentSecret, LABEL_RECORD_MAC_KEY);
-}
-
-export function computeRecordMac(macKey: Uint8Array, fields: RecordMacFields): Uint8Array {
-  const message = concatBytes(
-    lengthPrefixed(utf8(LABEL_RECORD_MAC)),
-    lengthPrefixed(utf8(fields.deploymentId)),
-    lengthPrefixed(utf8(fields.uid)),
-    lengthPrefixed(utf8(fields.kind)),
-    lengthPrefixed(utf8(fields.keyId)),
-    u32be(fields.keyVersion),
-    lengthPrefixed(fields.wrapped),
-    // A single-version record's message ends here (its MAC is unchanged by versioning); a versioned
-    // record continues, so every older wrapped secret and the read-from version are covered too.
-    ...(fields.older !== undefined
-      ? [
-          u32be(fields.readFrom ?? 0),
-          u32be(fields.older.length),
-          ...fields.older.map((o) => concatBytes(u32be(o.keyVersion), lengthPrefixed(o.wrapped))),
-        ]
-      : []),
-  );
-  return keyedHash(macKey, message, RECORD_MAC_BYTES);
-}
-
-export function verifyRecordMac(macKey: Uint8Array, fields: RecordMacFields, mac: Uint8Array): boolean {
-  return constantTimeEqual(computeRecordMac(macKey, fields), mac);
-}
-
-/**
- * The deployment fingerprint `{deployment id}.{check}`: a commitment to the deployment secret that
- * a host can pin (encryption.deploymentFingerprint / MEMVAULT_DEPLOYMENT_FINGERPRINT). A replaced
- * deployment record has another secret, so it cannot have this fingerprint. It is a one-way hash:
- * safe for logs.
- */
-export function computeDeploymentFingerprint(deploymentSecret: Uint8Array, deploymentId: string): string {
-  const check = keyedHash(
-    deploymentSecret,
-    concatBytes(lengthPrefixed(utf8(LABEL_DEPLOYMENT_CHECK)), lengthPrefixed(utf8(deploymentId))),
-    16,
-  );
-  return `${deploymentId}.${toBase64Url(check)}`;
 }
