@@ -374,7 +374,7 @@ export const targets = [
   },
   {
     name: 'crypto-format',
-    mutate: ['src/crypto/format.ts'],
+    mutate: ['src/crypto/format.ts', 'src/crypto/format-base.ts', 'src/crypto/format-keys.ts'],
     tests: [
       'test/crypto/format*.test.ts',
       'test/crypto/content.test.ts',
@@ -384,7 +384,7 @@ export const targets = [
     threshold: 95,
     equivalent: [
       {
-        file: 'src/crypto/format.ts',
+        file: 'src/crypto/format-base.ts',
         mutator: 'ConditionalExpression',
         replacement: 'false',
         code: "typeof label === 'string'",
@@ -392,7 +392,7 @@ export const targets = [
           'libsodium crypto_generichash UTF-8-encodes a string message itself: passing the label string unencoded hashes the same bytes',
       },
       {
-        file: 'src/crypto/format.ts',
+        file: 'src/crypto/format-base.ts',
         mutator: 'StringLiteral',
         replacement: '""',
         code: "'string'",
@@ -890,6 +890,8 @@ export const targets = [
     name: 'pii-email-ssn',
     mutate: [
       'src/pii/detectors/email.ts',
+      'src/pii/detectors/email-chars.ts',
+      'src/pii/detectors/email-spelt.ts',
       'src/pii/detectors/ssn.ts',
       'src/pii/detectors/postal.ts',
       'src/pii/detectors/table.ts',
