@@ -1,6 +1,6 @@
 /**
  * What the quota middleware records and returns around views, refused creates and commands that
- * need no check (issue 22, quota survivors): the view cap at its exact edge with its `view_chars`
+ * need no check (the quota target's survivors): the view cap at its exact edge with its `view_chars`
  * decision, error views passed through untouched, the decision of a create refused from its input
  * alone, and `checked: false` for a delete before and after the user's usage is known.
  */

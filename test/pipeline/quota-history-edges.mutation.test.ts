@@ -1,5 +1,5 @@
 /**
- * The history allowance's edges for the quota's mutation target (issue #36 class 4): the decision
+ * The history allowance's edges for the quota's mutation target: the decision
  * each history refusal records, the count refused while the bytes are exactly at their limit, a
  * rename admitted once pruning made its room, a delete's tombstone counted (and nothing pruned when
  * it lands exactly at the limit), and the empty-file churn refused at the exact round.

@@ -1,6 +1,6 @@
 /**
- * Quota cases that only show under concurrency, with a store whose writes are held at a gate
- * (issue 22): a usage refresh runs exclusively (never beside a write in flight, which it would count
+ * Quota cases that only show under concurrency, with a store whose writes are held at a gate:
+ * a usage refresh runs exclusively (never beside a write in flight, which it would count
  * twice), and a user with a write in flight stays in the usage cache (else their next write is
  * checked against a fresh listing that misses the write in flight). Plus the edges of the options,
  * the messages and the view cap.
