@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+// Built by npm test before vitest, or by test/setup/built.ts when stale.
+const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 export interface CliResult {
   stdout: string;
@@ -17,13 +17,13 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...base, ...extra };
 }
 
-/** Runs `memvault ARGS` as the operator would (a separate process, from source through tsx). */
+/** Runs `memvault ARGS` as the operator would: a separate process of the built CLI. */
 export function runCli(
   args: string[],
   options: { cwd: string; input?: string; env?: Record<string, string> },
 ): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(tsx, [main, ...args], { cwd: options.cwd, env: cliEnv(options.env) });
+    const child = spawn(process.execPath, [main, ...args], { cwd: options.cwd, env: cliEnv(options.env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
