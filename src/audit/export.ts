@@ -46,6 +46,7 @@ const DEFAULT_TYPES: readonly AuditRecordType[] = [
   'rekey',
   'history',
   'restore',
+  'migrate',
 ];
 
 interface Cursor {

@@ -20,7 +20,8 @@ export type AuditFormatVersion = typeof AUDIT_FORMAT_VERSION | typeof AUDIT_MAC_
  * `start` (writer opened) and `seal` (segment closed) are written by the writer itself; the others
  * come from services: the audit middleware (`command`), the expiry sweeper (`expire`), user erasure
  * (`erase`), user export (`export`), key rotation (`rotate`), data-key replacement (`rekey`), a user's
- * history read (`history`) and a restore or a dropped version (`restore`; docs/versions.md).
+ * history read (`history`), a restore or a dropped version (`restore`; docs/versions.md) and a
+ * copy of the deployment to another store (`migrate`; docs/stores.md).
  */
 export const AUDIT_RECORD_TYPES = [
   'start',
@@ -33,6 +34,7 @@ export const AUDIT_RECORD_TYPES = [
   'rekey',
   'history',
   'restore',
+  'migrate',
 ] as const;
 export type AuditRecordType = (typeof AUDIT_RECORD_TYPES)[number];
 export type ServiceRecordType = Exclude<AuditRecordType, 'start' | 'seal'>;

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, type Option } from 'commander';
 import { registerAuditCommands } from './commands/audit.js';
+import { registerBackup } from './commands/backup.js';
 import { registerChat } from './commands/chat.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerExpire } from './commands/expire.js';
@@ -11,6 +12,7 @@ import { auditPseudonymsOf } from '../audit/pseudonyms.js';
 import { isMemvaultError, MemvaultError } from '../errors.js';
 import { registerExec } from './commands/exec.js';
 import { registerKeys } from './commands/keys.js';
+import { registerMigrate } from './commands/migrate.js';
 import { registerServe } from './commands/serve.js';
 import { registerUser } from './commands/user.js';
 import { EXIT, reportError } from './errors.js';
@@ -46,6 +48,8 @@ registerUser(program);
 registerExpire(program);
 registerDoctor(program);
 registerServe(program);
+registerMigrate(program);
+registerBackup(program);
 registerAuditCommands(program, {
   // Audit segments are read, never written: a missing store directory is an error, not a new store.
   openStore: (url) => openCliStore(url),

@@ -270,6 +270,10 @@ export class FileStore implements ObjectStore {
     }
   }
 
+  readTags(key: string): Promise<Record<string, string> | undefined> {
+    return this.run('HEAD', () => this.tagsOf(key));
+  }
+
   /** Waits for operations in flight; later calls fail. */
   async close(): Promise<void> {
     this.closed = true;

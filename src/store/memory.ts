@@ -186,6 +186,11 @@ export class MemoryStore implements ObjectStore {
     return entry ? { ...entry.tags } : undefined;
   }
 
+  async readTags(key: string): Promise<Record<string, string> | undefined> {
+    countRequest('HEAD');
+    return this.tagsOf(key);
+  }
+
   /** Every stored key (tests that scan raw storage use it). */
   keys(): string[] {
     return this.sorted.slice();

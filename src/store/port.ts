@@ -100,6 +100,12 @@ export interface ObjectStore {
     body: Uint8Array,
     options?: { metadata?: Record<string, string>; tags?: Record<string, string> },
   ): Promise<PreparedCreate>;
+  /**
+   * The tags stored with an object (undefined when there is none), for a migration that carries
+   * objects between stores as they are (src/lifecycle/migrate.ts). Counted as a HEAD where it is a
+   * request (S3 GetObjectTagging).
+   */
+  readTags?(key: string): Promise<Record<string, string> | undefined>;
   /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */
   deleteMany(keys: string[]): Promise<{ failed: string[] }>;
   close(): Promise<void>;

@@ -316,6 +316,12 @@ export class S3Store implements ObjectStore {
     return { failed };
   }
 
+  /** GetObjectTagging (counted as the client's request); undefined for a missing object or none. */
+  async readTags(key: string): Promise<Record<string, string> | undefined> {
+    const tags = await this.tagsOf(this.fullKey(key));
+    return tags.length === 0 ? undefined : Object.fromEntries(tags.map((t) => [t.Key ?? '', t.Value ?? '']));
+  }
+
   async close(): Promise<void> {
     // A client handed in by the host is the host's to close.
     if (this.ownsClient) this.client.destroy();

@@ -199,10 +199,26 @@ export class SqliteStore implements ObjectStore {
     );
   }
 
-  /** Tags of an object (tests of TTL classes read them); not a port operation and not counted. */
-  async tagsOf(key: string): Promise<Record<string, string> | undefined> {
-    const row = this.statement('SELECT tags FROM objects WHERE key = ?').get(keyBytes(key)) as Row | undefined;
-    return row ? (JSON.parse(row.tags) as Record<string, string>) : undefined;
+  readTags(key: string): Promise<Record<string, string> | undefined> {
+    return this.run('HEAD', () => {
+      const row = this.statement('SELECT tags FROM objects WHERE key = ?').get(keyBytes(key)) as Row | undefined;
+      return row ? (JSON.parse(row.tags) as Record<string, string>) : undefined;
+    });
+  }
+
+  /**
+   * A consistent copy of the whole database into `path` (VACUUM INTO: one read transaction, so
+   * writers of every process carry on meanwhile and none of their commits is half in it). `path`
+   * must not exist or be an empty file; it is fsync'd by SQLite before this returns. Not counted:
+   * no object request.
+   */
+  async backupTo(path: string): Promise<void> {
+    if (this.closed) throw new MemvaultError('STORE_UNAVAILABLE', 'the local store is closed');
+    try {
+      this.db.prepare('VACUUM INTO ?').run(path);
+    } catch (e) {
+      throw toSqliteStoreError(e);
+    }
   }
 
   /** Later calls fail; the connection is closed (the last one on the file checkpoints the WAL). */

@@ -98,6 +98,7 @@ export const AUDIT_RECORD_TYPE_VALUES = [
   'rekey',
   'history',
   'restore',
+  'migrate',
 ] as const;
 
 const COMMANDS: ReadonlySet<string> = new Set(COMMAND_VALUES);

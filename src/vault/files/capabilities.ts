@@ -4,6 +4,7 @@
  * the file system has it, else Open and Read). The vault calls these helpers and never branches on a
  * store's members itself.
  */
+import { MemvaultError } from '../../errors.js';
 import { MARKER_BODY, markerMetadata, reap } from '../../store/fence.js';
 import { MAX_STORE_KEY_BYTES } from '../../store/layout.js';
 import { PreconditionFailedError, type ObjectStore, type PreparedCreate } from '../../store/port.js';
@@ -87,4 +88,15 @@ export async function dropPrepared(prepared: Promise<PreparedCreate> | undefined
       () => undefined,
     )
     .catch(() => undefined);
+}
+
+/**
+ * `readTags`: an object's tags, where the store can tell them (every adapter of memvault's own); a
+ * store that cannot (a host's adapter without it) is CONFIG, so that nothing carried between stores
+ * loses its tags unseen (an S3 lifecycle rule expires by them).
+ */
+export async function readTagsOf(store: ObjectStore, key: string): Promise<Record<string, string>> {
+  if (!store.readTags)
+    throw new MemvaultError('CONFIG', `memvault: the ${store.kind} store cannot report its objects' tags.`);
+  return (await store.readTags(key)) ?? {};
 }
