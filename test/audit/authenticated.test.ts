@@ -247,7 +247,9 @@ describe('several processes on one audit file', () => {
   function runFixture(args: string[]): Promise<void> {
     const script = join(import.meta.dirname, 'fixtures', 'audit-process.ts');
     return new Promise((resolve, reject) => {
-      const child = spawn('npx', ['tsx', script, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}: ${stderr}`))));

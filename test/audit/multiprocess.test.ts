@@ -14,7 +14,7 @@ const script = join(import.meta.dirname, 'fixtures', 'audit-process.ts');
 
 function runProcess(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

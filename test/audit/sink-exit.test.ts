@@ -13,7 +13,9 @@ const script = fileURLToPath(new URL('./fixtures/audit-process.ts', import.meta.
 
 function runProcess(args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['tsx', script, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
