@@ -5,13 +5,11 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { MemvaultError } from '../errors.js';
 import { observeAuditWrite } from '../telemetry/signals.js';
 import { fsyncDirectorySync } from '../util/fs.js';
-import { GENESIS_HASH } from './chain.js';
-import { readHead, recoverActiveFile, type SegmentState } from './chain-head.js';
+import { readHead, recoverActiveFile } from './chain-head.js';
+import { ChainState } from './chain-state.js';
 import { withFileLock } from './file-lock.js';
-import { encodeCheckpoint, encodeRecord, type EncodedRecord } from './line.js';
+import { encodeCheckpoint } from './line.js';
 import {
-  AUDIT_FORMAT_VERSION,
-  AUDIT_MAC_FORMAT_VERSION,
   sanitizeEntry,
   type AuditEntry,
   type AuditRecord,
@@ -37,10 +35,10 @@ export {
 } from './writer-options.js';
 
 /**
- * The audit writer: the chain's state and the order of its steps. The jobs around it each have a
- * module: line encoding (line.ts: the bytes written are the bytes hashed), the appenders (sink.ts),
- * the head on disk and crash recovery (chain-head.ts), the shared mode's lock (file-lock.ts),
- * segment paths (segments.ts) and shipping sealed segments (segment-shipper.ts).
+ * The audit writer: the order of its steps. The jobs around it each have a module: the chain's
+ * state (chain-state.ts), line encoding (line.ts: the bytes written are the bytes hashed), the
+ * appenders (sink.ts), the head on disk and crash recovery (chain-head.ts), the shared mode's lock
+ * (file-lock.ts), segment paths (segments.ts) and shipping sealed segments (segment-shipper.ts).
  */
 
 /**
@@ -64,11 +62,7 @@ export class AuditWriteError extends MemvaultError {
  * the chain, and in sync mode the record is written when `append` returns.
  */
 export class AuditWriter {
-  private instance = '';
-  private seq = 0;
-  private prevHash = GENESIS_HASH;
-  private lastTimeMs = 0;
-  private segment: SegmentState = { firstSeq: 1, records: 0, bytes: 0 };
+  private readonly chain: ChainState;
   private sealedCount = 0;
   private fileSink: LineSink | undefined;
   private stdoutSink: LineSink | undefined;
@@ -77,15 +71,13 @@ export class AuditWriter {
   private readonly pendingCloses = new Set<Promise<void>>();
   private readonly shipper: SegmentShipper | undefined;
   private readonly now: () => number;
-  private recordsSinceCheckpoint = 0;
   /** Shared mode: the active file as this process last left it. */
   private sharedFile: { ino: number; size: number } | undefined;
-  private readonly macKey: Uint8Array | undefined;
   private readonly maxSegmentBytes: number;
 
   private constructor(private readonly options: AuditWriterOptions) {
     this.now = options.now ?? Date.now;
-    this.macKey = options.macKey ? new Uint8Array(options.macKey) : undefined;
+    this.chain = new ChainState(this.now, options.macKey ? new Uint8Array(options.macKey) : undefined);
     this.maxSegmentBytes = options.maxSegmentBytes ?? DEFAULT_MAX_SEGMENT_BYTES;
     const upload = options.upload;
     const uploader = upload?.uploader ?? (upload?.store ? new ObjectStoreSegmentUploader(upload.store) : undefined);
@@ -112,7 +104,7 @@ export class AuditWriter {
       // Shared: recovery (cutting a torn line, finishing a rotation) must not race another process's append.
       discardedBytes = options.shared ? withFileLock(file, () => writer.recover(file)) : writer.recover(file);
     } else {
-      writer.instance = options.instanceId ?? randomUUID();
+      writer.chain.instance = options.instanceId ?? randomUUID();
     }
     writer.openSinks();
     writer.writeRecord('start', discardedBytes > 0 ? { recovered: { discardedBytes } } : {});
@@ -121,12 +113,12 @@ export class AuditWriter {
   }
 
   get instanceId(): string {
-    return this.instance;
+    return this.chain.instance;
   }
 
   /** seq and hash of the last record written: the head of the chain. */
   get head(): { seq: number; hash: string } {
-    return { seq: this.seq, hash: this.prevHash };
+    return { seq: this.chain.seq, hash: this.chain.prevHash };
   }
 
   /** The last background upload failure, if the most recent attempt failed. */
@@ -148,7 +140,7 @@ export class AuditWriter {
       entry.type,
       sanitizeEntry(entry, { includeUserId: this.options.includeUserId ?? false }),
     );
-    if (this.options.file && !this.options.shared && this.segment.bytes >= this.maxSegmentBytes) this.rotate();
+    if (this.options.file && !this.options.shared && this.chain.segment.bytes >= this.maxSegmentBytes) this.rotate();
     return record;
   }
 
@@ -205,7 +197,7 @@ export class AuditWriter {
     if (this.failure) throw new AuditWriteError(this.failure);
     if (this.options.shared) return this.writeShared(type, fields);
     if (!this.fileSink && !this.stdoutSink) throw new AuditWriteError(new Error('audit writer has no sink'));
-    const encoded = this.encodeNext(type, fields);
+    const encoded = this.chain.encodeNext(type, fields);
     try {
       observeAuditWrite(type, () => {
         this.fileSink?.write(encoded.line);
@@ -216,67 +208,31 @@ export class AuditWriter {
     }
     // In sync mode a failed write(2) has reported itself (onError) before write returned.
     if (this.failure) throw new AuditWriteError(this.failure);
-    this.advance(encoded);
+    this.chain.advance(encoded);
     this.maybeCheckpoint(type);
     return encoded.record;
-  }
-
-  /** The next record after the current head, encoded (not yet written). */
-  private encodeNext(type: AuditRecordType, fields: Partial<AuditRecord>): EncodedRecord {
-    // Records of one instance must be in time order for the export's merge; a clock stepping back
-    // (NTP) would break that, so time never goes backwards within a chain.
-    const timeMs = Math.max(this.now(), this.lastTimeMs);
-    return encodeRecord(
-      {
-        v: this.version,
-        seq: this.seq + 1,
-        time: new Date(timeMs).toISOString(),
-        type,
-        instance: this.instance,
-        ...fields,
-        prevHash: this.prevHash,
-      },
-      this.macKey,
-    );
-  }
-
-  private advance({ record, bytes }: EncodedRecord): void {
-    this.seq = record.seq;
-    this.prevHash = record.hash;
-    this.lastTimeMs = Date.parse(record.time);
-    this.segment.records++;
-    this.segment.bytes += bytes;
-    this.recordsSinceCheckpoint++;
-  }
-
-  private get version(): AuditRecord['v'] {
-    return this.macKey ? AUDIT_MAC_FORMAT_VERSION : AUDIT_FORMAT_VERSION;
   }
 
   /** Appends the head to the checkpoint file: periodically, at each seal, and on close. */
   private maybeCheckpoint(type: AuditRecordType | 'close'): void {
     const checkpoint = this.options.checkpoint;
-    if (!checkpoint || this.seq === 0) return;
+    if (!checkpoint || this.chain.seq === 0) return;
     if (
       type !== 'seal' &&
       type !== 'close' &&
-      this.recordsSinceCheckpoint < (checkpoint.every ?? DEFAULT_CHECKPOINT_EVERY)
+      this.chain.recordsSinceCheckpoint < (checkpoint.every ?? DEFAULT_CHECKPOINT_EVERY)
     )
       return;
-    const head = {
-      instance: this.instance,
-      seq: this.seq,
-      hash: this.prevHash,
-      time: new Date(this.lastTimeMs).toISOString(),
-    };
     try {
-      appendFileSync(checkpoint.file, encodeCheckpoint(this.version, head, this.macKey), { mode: 0o600 });
+      appendFileSync(checkpoint.file, encodeCheckpoint(this.chain.version, this.chain.head, this.chain.macKey), {
+        mode: 0o600,
+      });
     } catch (error) {
       // The operator asked for a witness: without it, records would be written unwitnessed.
       this.failure = asError(error);
       throw new AuditWriteError(this.failure);
     }
-    this.recordsSinceCheckpoint = 0;
+    this.chain.recordsSinceCheckpoint = 0;
   }
 
   /**
@@ -288,24 +244,24 @@ export class AuditWriter {
     try {
       return withFileLock(file, () => {
         this.syncHeadFromFile(file);
-        const encoded = this.encodeNext(type, fields);
+        const encoded = this.chain.encodeNext(type, fields);
         const fsync = this.options.fsync ?? false;
         observeAuditWrite(type, () => {
           this.sharedFile = appendLineSync(file, encoded.line, fsync);
         });
-        this.advance(encoded);
-        if (type !== 'seal' && this.segment.bytes >= this.maxSegmentBytes) {
+        this.chain.advance(encoded);
+        if (type !== 'seal' && this.chain.segment.bytes >= this.maxSegmentBytes) {
           this.sealedCount = listSealedSegments(file).at(-1)?.index ?? 0;
           const index = this.sealedCount + 1;
-          const seal = this.encodeNext('seal', {
-            segment: { index, firstSeq: this.segment.firstSeq, records: this.segment.records },
+          const seal = this.chain.encodeNext('seal', {
+            segment: { index, firstSeq: this.chain.segment.firstSeq, records: this.chain.segment.records },
           });
           appendLineSync(file, seal.line, fsync);
-          this.advance(seal);
+          this.chain.advance(seal);
           renameSync(file, sealedSegmentPath(file, index));
           this.sharedFile = undefined;
           this.sealedCount = index;
-          this.segment = { firstSeq: this.seq + 1, records: 0, bytes: 0 };
+          this.chain.startSegment();
           this.maybeCheckpoint('seal');
           this.scheduleUploads();
         }
@@ -325,20 +281,15 @@ export class AuditWriter {
     const known = this.sharedFile;
     if (now && known && now.ino === known.ino && now.size === known.size) return;
     const { last, segment } = readHead(file);
-    this.segment = segment;
-    if (last) {
-      this.instance = last.instance;
-      this.seq = last.seq;
-      this.prevHash = last.hash;
-      this.lastTimeMs = Math.max(this.lastTimeMs, Date.parse(last.time) || 0);
-    }
+    this.chain.segment = segment;
+    if (last) this.chain.resumeAfter(last, Math.max(this.chain.lastTimeMs, Date.parse(last.time) || 0));
   }
 
   /** Resumes the chain from the files of an earlier run; returns the bytes of a torn line cut off. */
   private recover(file: string): number {
     const { last, segment, sealedCount, discardedBytes } = recoverActiveFile(file);
     this.sealedCount = sealedCount;
-    this.segment = segment;
+    this.chain.segment = segment;
     if (last) {
       if (this.options.instanceId !== undefined && this.options.instanceId !== last.instance) {
         throw new MemvaultError(
@@ -346,12 +297,9 @@ export class AuditWriter {
           'audit: this audit file belongs to another instance id; give each instance its own file',
         );
       }
-      this.instance = last.instance;
-      this.seq = last.seq;
-      this.prevHash = last.hash;
-      this.lastTimeMs = Date.parse(last.time) || 0;
+      this.chain.resumeAfter(last, Date.parse(last.time) || 0);
     } else {
-      this.instance = this.options.instanceId ?? randomUUID();
+      this.chain.instance = this.options.instanceId ?? randomUUID();
     }
     return discardedBytes;
   }
@@ -374,14 +322,18 @@ export class AuditWriter {
     const sink = this.fileSink;
     if (!file || !sink) return;
     const index = this.sealedCount + 1;
-    const summary: SegmentSummary = { index, firstSeq: this.segment.firstSeq, records: this.segment.records };
+    const summary: SegmentSummary = {
+      index,
+      firstSeq: this.chain.segment.firstSeq,
+      records: this.chain.segment.records,
+    };
     this.writeRecord('seal', { segment: summary });
     // Renaming an open file is safe on POSIX: buffered writes (async mode) still reach it through
     // its descriptor, so the seal record lands in the sealed file.
     renameSync(file, sealedSegmentPath(file, index));
     if (this.options.fsync) fsyncDirectorySync(dirname(file));
     this.sealedCount = index;
-    this.segment = { firstSeq: this.seq + 1, records: 0, bytes: 0 };
+    this.chain.startSegment();
     this.maybeCheckpoint('seal');
     this.fileSink = undefined;
     this.trackClose(sink.end());
