@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ENV } from '../config/env.js';
 import { createEncryptionFromConfig, type Encryption, type EncryptionConfig } from '../crypto/index.js';
 import type { CodecProvider } from '../crypto/user-codec.js';
-import { localStorePath } from '../store/open.js';
+import { localStoreBase } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
 import { createPlainCodecProvider } from '../vault/plain-codec.js';
 import type { VaultLogger } from './logger.js';
@@ -17,7 +17,7 @@ import type { VaultLogger } from './logger.js';
  * it, and start-up stops with a clear error instead.
  */
 export function defaultMasterKeyFileFor(storeUrl: string | undefined, defaultKeyDir?: string): string {
-  const local = localStorePath(storeUrl);
+  const local = localStoreBase(storeUrl);
   if (local !== undefined) return `${local}.key`;
   return join(defaultKeyDir ?? join(homedir(), '.memvault'), 'master.key');
 }
@@ -33,7 +33,7 @@ export function keyFileBesideData(
   defaultMasterKeyFile: string,
   notices: readonly string[],
 ): string | undefined {
-  if (localStorePath(storeUrl) === undefined) return undefined;
+  if (localStoreBase(storeUrl) === undefined) return undefined;
   if (!notices.some((n) => n.includes(`(from ${defaultMasterKeyFile})`))) return undefined;
   return (
     `the master key is the default key file ${defaultMasterKeyFile}, beside the data directory: a copy of the parent folder carries the data and its key together, ` +
@@ -52,7 +52,7 @@ export const CREATE_KEY_FILE_ENV = ENV.createKeyFile.name;
  * file is always read.
  */
 function mayCreateDefaultKeyFile(storeUrl: string | undefined, encrypt: EncryptionConfig): boolean {
-  if (localStorePath(storeUrl) !== undefined) return true;
+  if (localStoreBase(storeUrl) !== undefined) return true;
   return encrypt.createKeyFile === true;
 }
 

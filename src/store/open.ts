@@ -17,13 +17,15 @@ export function defaultStoreUrl(cwd = process.cwd()): string {
 }
 
 /**
- * The local path behind an embedded store's URL (`file:` a directory, `sqlite:` a database file),
- * beside which its default key file lives; undefined for any other URL or one that does not parse.
+ * What an embedded store's default key file is named after (`<base>.key`, beside the data): a file
+ * store's directory, a SQLite store's file without its `.db` extension (so `./.memvault` and
+ * `./.memvault.db` share `./.memvault.key`, and a deployment migrated between them keeps its key).
+ * Undefined for any other URL or one that does not parse.
  */
-export function localStorePath(url: string | undefined): string | undefined {
+export function localStoreBase(url: string | undefined): string | undefined {
   try {
     if (url?.startsWith('file:')) return fileURLToPath(url).replace(/[/\\]+$/, '');
-    if (url?.startsWith('sqlite:')) return parseSqliteUrl(url).path;
+    if (url?.startsWith('sqlite:')) return parseSqliteUrl(url).path.replace(/\.db$/, '');
   } catch {
     // not a valid URL of either kind
   }

@@ -1,8 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { localStoreBase, openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { parseSqliteUrl } from '../../src/store/sqlite/url.js';
 import { runStoreContract } from './contract.js';
 
 const sandboxes: string[] = [];
@@ -21,4 +23,54 @@ runStoreContract('sqlite', async () => {
     store: await SqliteStore.open(join(dir, 'store.db')),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
+});
+
+describe('sqlite: store URLs and the database file', () => {
+  it('parses sqlite:<path> with its durability, and refuses anything else as CONFIG', () => {
+    expect(parseSqliteUrl('sqlite:/var/lib/m.db')).toEqual({ path: '/var/lib/m.db', durability: 'full' });
+    expect(parseSqliteUrl('sqlite:///var/lib/m.db?durability=normal')).toEqual({
+      path: '/var/lib/m.db',
+      durability: 'normal',
+    });
+    expect(parseSqliteUrl('sqlite:m.db').path).toBe(join(process.cwd(), 'm.db'));
+    for (const bad of [
+      'sqlite:',
+      'sqlite://host/m.db',
+      'sqlite:/m.db?durability=off',
+      'sqlite:/m.db?mode=ro',
+      'sqlite:/d/',
+    ])
+      expect(() => parseSqliteUrl(bad), bad).toThrow(expect.objectContaining({ code: 'CONFIG' }));
+  });
+
+  it('names the default key file after the store: <dir>.key, <file without .db>.key', () => {
+    expect(localStoreBase('sqlite:/srv/.memvault.db')).toBe('/srv/.memvault');
+    expect(localStoreBase('file:///srv/.memvault/')).toBe('/srv/.memvault');
+    expect(localStoreBase('s3://bucket/prefix')).toBeUndefined();
+    expect(localStoreBase('sqlite:')).toBeUndefined();
+  });
+
+  it('opens owner-only in WAL mode, never creates what it only reads, and refuses another program’s database', async () => {
+    const dir = await sandbox();
+    const path = join(dir, 'new', 'store.db');
+    await expect(openStore(`sqlite:${path}`, { create: false })).rejects.toMatchObject({ code: 'CONFIG' });
+    await expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' });
+    const store = await openStore(`sqlite:${path}?durability=normal`);
+    await store.put('k', new TextEncoder().encode('v'));
+    expect((await stat(path)).mode & 0o077).toBe(0);
+    expect((await stat(`${path}-wal`)).isFile()).toBe(true);
+    await store.close();
+    const { DatabaseSync } = await import('node:sqlite');
+    const foreign = new DatabaseSync(join(dir, 'foreign.db'));
+    foreign.exec('CREATE TABLE t (x)');
+    foreign.close();
+    const refused = SqliteStore.open(join(dir, 'foreign.db'));
+    await expect(refused).rejects.toMatchObject({ code: 'CONFIG' });
+    await expect(refused).rejects.toThrow(/not a memvault store/);
+    // A file that is no database: a store error with SQLite's code, no path.
+    await writeFile(join(dir, 'garbage.db'), 'x'.repeat(4096));
+    const garbage = SqliteStore.open(join(dir, 'garbage.db'));
+    await expect(garbage).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(garbage).rejects.not.toThrow(dir);
+  });
 });
