@@ -15,6 +15,7 @@ import { IdempotencyRecords, type IdempotencyOptions } from './idempotency.js';
 import { resolveCaller, type Caller, type CredentialVerifier } from './identity.js';
 import { jwtVerifier, type JwtOptions } from './jwt.js';
 import { parseJsonBody, resolveLimits, type ServeLimits } from './limits.js';
+import { fileRoutes } from './file-routes.js';
 import { memoryRoute } from './memory-route.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, problem, problemOfFrameworkError, ProblemError, type Problem } from './problems.js';
@@ -168,8 +169,15 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
 
   const idempotency = new IdempotencyRecords(vault.store, options.idempotency);
   const document = openApiDocument('1');
-  const handlers: Record<string, (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>> = {
+  const files = fileRoutes(vault);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each handler types its own request
+  const handlers: Record<string, (request: FastifyRequest<any>, reply: FastifyReply) => Promise<unknown>> = {
     runMemoryCommand: memoryRoute(vault, idempotency),
+    listFiles: files.list,
+    readFile: files.read,
+    restore: files.restore,
+    exportMemory: files.exportArchive,
+    forgetMe: files.erase,
     health: async () => ({ status: 'ok' }),
     readiness: async (_request, reply) => {
       if (draining.closing) return sendProblem(reply, problem('shutting-down', 'The service is shutting down.'));
@@ -189,7 +197,10 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
       method: route.method,
       url: route.url,
       config: { auth: route.auth, ...(route.auth && options.rateLimit !== false ? { rateLimit: {} } : {}) },
-      schema: { ...(route.query ? { querystring: route.query } : {}) },
+      schema: {
+        ...(route.query ? { querystring: route.query } : {}),
+        ...(route.validateBody && route.body ? { body: route.body } : {}),
+      },
       handler: handlers[route.operationId]!,
     });
   }

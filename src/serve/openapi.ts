@@ -5,6 +5,7 @@ import { PROBLEM_CONTENT_TYPE } from './problems.js';
 function parametersOf(route: RouteSpec): JsonSchema[] {
   const parameters: JsonSchema[] = [];
   for (const [where, schema] of [
+    ['path', route.params],
     ['query', route.query],
     ['header', route.headers],
   ] as const) {
@@ -50,7 +51,7 @@ function operationOf(route: RouteSpec): JsonSchema {
 export function openApiDocument(version: string): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of ROUTES) {
-    const path = route.url.replace(/:(\w+)/g, '{$1}');
+    const path = route.openapiPath ?? route.url;
     (paths[path] ??= {})[route.method.toLowerCase()] = operationOf(route);
   }
   return {

@@ -9,12 +9,18 @@ export type JsonSchema = Record<string, unknown>;
 
 export interface RouteSpec {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Fastify's spelling ('*' for the rest of the path). */
   url: string;
+  /** The OpenAPI spelling, when it differs ('{path}' for '*'). */
+  openapiPath?: string;
+  /** Fastify validates the body by `body` (off for the tool input, which the vault checks itself). */
+  validateBody?: boolean;
   operationId: string;
   summary: string;
   /** Needs a verified caller (every route except health, readiness and this description). */
   auth: boolean;
   query?: JsonSchema;
+  params?: JsonSchema;
   headers?: JsonSchema;
   body?: JsonSchema;
   /** Status -> description and, when it has one, its JSON schema. */
@@ -68,7 +74,145 @@ const userHeaders: JsonSchema = {
   },
 };
 
-export const ROUTES: readonly RouteSpec[] = [
+const pathParameter: JsonSchema = {
+  type: 'object',
+  properties: {
+    path: { type: 'string', description: 'The memory path without its leading slash, e.g. memories/notes.md.' },
+  },
+  required: ['path'],
+};
+
+const fileEntry: JsonSchema = {
+  type: 'object',
+  properties: {
+    path: { type: 'string' },
+    size: { type: 'integer' },
+    modified_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const FILE_ROUTES: readonly RouteSpec[] = [
+  {
+    method: 'GET',
+    url: '/v1/files',
+    operationId: 'listFiles',
+    summary: "The caller's files below a prefix (plaintext sizes), at most 10,000.",
+    auth: true,
+    headers: userHeaders,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        prefix: {
+          type: 'string',
+          maxLength: 4096,
+          description: 'A directory, e.g. memories/notes (default memories).',
+        },
+        depth: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 64,
+          description: 'Levels below the prefix to list (default all).',
+        },
+      },
+    },
+    responses: {
+      '200': {
+        description: 'The files.',
+        schema: {
+          type: 'object',
+          properties: { data: { type: 'array', items: fileEntry }, truncated: { type: 'boolean' } },
+        },
+      },
+      '400': { description: 'The prefix is not a memory path (problem+json).' },
+      ...authProblems,
+    },
+  },
+  {
+    method: 'GET',
+    url: '/v1/files/*',
+    openapiPath: '/v1/files/{path}',
+    operationId: 'readFile',
+    summary:
+      "One file's bytes, with an ETag (the content's SHA-256). A path ending in /versions lists that file's versions instead.",
+    auth: true,
+    headers: userHeaders,
+    params: pathParameter,
+    responses: {
+      '200': {
+        description: 'The file (application/octet-stream), or its versions (JSON).',
+        schema: { type: 'string', format: 'binary' },
+        contentType: 'application/octet-stream',
+      },
+      '304': { description: 'If-None-Match named the current ETag.' },
+      '400': { description: 'Not a memory path (problem+json).' },
+      ...authProblems,
+      '404': { description: 'No file there (problem+json).' },
+    },
+  },
+  {
+    method: 'POST',
+    url: '/v1/restore',
+    operationId: 'restore',
+    summary:
+      "Restore a file, a directory or (no path) the caller's whole memory as of a time; each restored file is a new version. Audited with the caller as actor.",
+    auth: true,
+    headers: userHeaders,
+    validateBody: true,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['as_of'],
+      properties: {
+        path: { type: 'string', maxLength: 4096 },
+        as_of: { type: 'string', maxLength: 64, description: 'RFC 3339 date-time.' },
+        dry_run: { type: 'boolean' },
+      },
+    },
+    responses: {
+      '200': { description: 'What was (or, in a dry run, would be) restored.', schema: { type: 'object' } },
+      '400': { description: 'A bad path or date, or file history is off (problem+json).' },
+      ...authProblems,
+    },
+  },
+  {
+    method: 'GET',
+    url: '/v1/export',
+    operationId: 'exportMemory',
+    summary: "The caller's files and versions as a tar (format memvault-user-export v2). Audited.",
+    auth: true,
+    headers: userHeaders,
+    responses: {
+      '200': {
+        description: 'The tar archive.',
+        schema: { type: 'string', format: 'binary' },
+        contentType: 'application/x-tar',
+      },
+      ...authProblems,
+      '404': { description: 'Nothing stored for this user (problem+json).' },
+    },
+  },
+  {
+    method: 'DELETE',
+    url: '/v1/me',
+    operationId: 'forgetMe',
+    summary:
+      "Erase the caller's memory for good (crypto-erasure). Only a user's own token issued in the last 300 s, with ?confirm=forget-me. Audited.",
+    auth: true,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { confirm: { type: 'string', maxLength: 64 } },
+    },
+    responses: {
+      '200': { description: 'Erased.', schema: { type: 'object' } },
+      ...authProblems,
+      '428': { description: 'The confirmation is missing (problem+json).' },
+    },
+  },
+];
+
+const CORE_ROUTES: readonly RouteSpec[] = [
   {
     method: 'POST',
     url: '/v1/memory',
@@ -126,3 +270,5 @@ export const ROUTES: readonly RouteSpec[] = [
     responses: { '200': { description: 'The OpenAPI document.', schema: { type: 'object' } } },
   },
 ];
+
+export const ROUTES: readonly RouteSpec[] = [...CORE_ROUTES, ...FILE_ROUTES];

@@ -188,7 +188,12 @@ describe('POST /v1/memory: identity from the credential', () => {
       expect(result.body['type'], name).toBe('urn:memvault:problem:unauthorized');
       expect(result.raw, name).not.toMatch(/stack|at .*\.ts|\/work\/|Error:/);
     }
-    for (const headers of [{}, { authorization: 'Basic Ym9iOmJvYg==' }, { 'memvault-user': 'bob' }]) {
+    const noCredential: Record<string, string>[] = [
+      {},
+      { authorization: 'Basic Ym9iOmJvYg==' },
+      { 'memvault-user': 'bob' },
+    ];
+    for (const headers of noCredential) {
       const result = await post(headers, { command: 'delete', path: '/memories/bob/plan.md' });
       expect(result.status).toBe(401);
     }

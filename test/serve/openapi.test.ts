@@ -15,7 +15,17 @@ describe('openapi.json', () => {
     expect(checkedIn).toEqual(openApiDocument('1'));
     expect(checkedIn['openapi']).toBe('3.1.0');
     const paths = checkedIn['paths'] as Record<string, Record<string, { security?: unknown[] }>>;
-    expect(Object.keys(paths).sort()).toEqual(['/healthz', '/openapi.json', '/readyz', '/v1/memory']);
+    expect(Object.keys(paths).sort()).toEqual([
+      '/healthz',
+      '/openapi.json',
+      '/readyz',
+      '/v1/export',
+      '/v1/files',
+      '/v1/files/{path}',
+      '/v1/me',
+      '/v1/memory',
+      '/v1/restore',
+    ]);
     expect(paths['/v1/memory']!['post']!.security).toBeUndefined();
     expect(paths['/healthz']!['get']!.security).toEqual([]);
     const types = JSON.stringify(checkedIn);

@@ -1,0 +1,195 @@
+/**
+ * The caller's files as resources (shaped like managed memory stores): list, read (ETag: the
+ * content's SHA-256), versions, restore, export, erasure. `{path}` is the memory path without its
+ * leading slash, checked by the path guard's own canonicalisation. Reads go through the host's view of
+ * the files; restore, export and erasure are the vault's audited lifecycle operations with the caller
+ * as actor. Writes and deletes of single files are not offered here yet: they need a write condition
+ * carried through the command chain (POST /v1/memory is the write path meanwhile).
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isMemvaultError } from '../errors.js';
+import type { Vault } from '../memvault.js';
+import { canonicalizePath } from '../pipeline/path-guard.js';
+import type { Caller } from './identity.js';
+import { ProblemError } from './problems.js';
+
+/** Entries one listing answers at most (then `truncated: true`). */
+export const MAX_LISTED_FILES = 10_000;
+/** How recently a user's token must have been issued for erasure (seconds). */
+export const FRESH_CREDENTIAL_SECONDS = 300;
+export const ERASURE_CONFIRMATION = 'forget-me';
+export const VERSIONS_SUFFIX = '/versions';
+
+function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw new ProblemError('unauthorized', 'Send a credential.');
+  return request.caller;
+}
+
+/** `memories/a/b.md` (the URL's spelling) as the guard's canonical `/memories/a/b.md`, or a 400. */
+export function memoryPathOf(urlPath: string): string {
+  try {
+    return canonicalizePath(`/${urlPath}`);
+  } catch {
+    throw new ProblemError('invalid-request', 'The path is not a valid memory path (/memories/...).');
+  }
+}
+
+/** The vault's typed errors as problems; anything else is rethrown (a 500 without detail). */
+function vaultProblem(error: unknown): never {
+  if (isMemvaultError(error, 'NOT_FOUND'))
+    throw new ProblemError('not-found', 'Nothing is stored there for this user.');
+  if (isMemvaultError(error, 'INVALID_PATH') || isMemvaultError(error, 'INVALID_INPUT'))
+    throw new ProblemError('invalid-request', 'The path or an argument is not valid.');
+  if (isMemvaultError(error, 'CONFIG'))
+    throw new ProblemError(
+      'invalid-request',
+      'This deployment does not offer that (file history or encryption is off).',
+    );
+  throw error;
+}
+
+export function etagOf(data: Uint8Array): string {
+  return `"sha256:${createHash('sha256').update(data).digest('hex')}"`;
+}
+
+export function fileRoutes(vault: Vault) {
+  async function list(request: FastifyRequest<{ Querystring: { prefix?: string; depth?: number } }>) {
+    const caller = callerOf(request);
+    const dir = memoryPathOf(request.query.prefix ?? 'memories');
+    const depth = request.query.depth;
+    const base = dir === '/memories' ? 2 : dir.split('/').length;
+    const files = await vault.files(caller.userId);
+    const data: { path: string; size: number; modified_at: string }[] = [];
+    let truncated = false;
+    try {
+      for await (const file of files.listFiles(dir)) {
+        if (depth !== undefined && file.path.split('/').length - base >= depth + 1) continue;
+        if (data.length === MAX_LISTED_FILES) {
+          truncated = true;
+          break;
+        }
+        data.push({ path: file.path.slice(1), size: file.size, modified_at: file.lastModified.toISOString() });
+      }
+    } catch (error) {
+      vaultProblem(error);
+    }
+    // Encrypted names list in key order, not path order: sort the (bounded) page by path.
+    data.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return { data, truncated };
+  }
+
+  async function read(request: FastifyRequest<{ Params: { '*': string } }>, reply: FastifyReply) {
+    const caller = callerOf(request);
+    const raw = request.params['*'];
+    if (raw.endsWith(VERSIONS_SUFFIX)) return versions(caller, raw.slice(0, -VERSIONS_SUFFIX.length));
+    const path = memoryPathOf(raw);
+    let file;
+    try {
+      file = await (await vault.files(caller.userId)).read(path);
+    } catch (error) {
+      vaultProblem(error);
+    }
+    if (!file) throw new ProblemError('not-found', 'No file at this path.');
+    const etag = etagOf(file.data);
+    void reply.headers({
+      etag,
+      'last-modified': file.lastModified.toUTCString(),
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    return reply.type('application/octet-stream').send(Buffer.from(file.data));
+  }
+
+  async function versions(caller: Caller, raw: string) {
+    const path = memoryPathOf(raw);
+    try {
+      const { versions: found, truncated } = await vault.history(caller.userId, path, { actor: caller.actor });
+      return {
+        data: found.map((v) => ({
+          path: v.path.slice(1),
+          seq: v.seq,
+          actor: v.actor,
+          time: v.time.toISOString(),
+          size: v.size,
+          ...(v.end ? { end: v.end } : {}),
+        })),
+        truncated,
+      };
+    } catch (error) {
+      vaultProblem(error);
+    }
+  }
+
+  async function restore(request: FastifyRequest<{ Body: { path?: string; as_of: string; dry_run?: boolean } }>) {
+    const caller = callerOf(request);
+    const body = request.body;
+    const asOf = new Date(body.as_of);
+    if (Number.isNaN(asOf.getTime())) throw new ProblemError('invalid-request', 'as_of must be an RFC 3339 date-time.');
+    const path = body.path === undefined ? undefined : memoryPathOf(body.path);
+    try {
+      const result = await vault.restore(caller.userId, {
+        asOf,
+        actor: caller.actor,
+        ...(path !== undefined ? { path } : {}),
+        ...(body.dry_run !== undefined ? { dryRun: body.dry_run } : {}),
+      });
+      return {
+        as_of: result.asOf.toISOString(),
+        dry_run: result.dryRun,
+        files: result.files.map((f) => ({ ...f, path: f.path.slice(1) })),
+        restored: result.restored,
+        deleted: result.deleted,
+        unchanged: result.unchanged,
+        conflicts: result.conflicts,
+      };
+    } catch (error) {
+      vaultProblem(error);
+    }
+  }
+
+  async function exportArchive(request: FastifyRequest, reply: FastifyReply) {
+    const caller = callerOf(request);
+    let archive;
+    try {
+      archive = await vault.exportUser(caller.userId, { actor: caller.actor });
+    } catch (error) {
+      vaultProblem(error);
+    }
+    // A failure part way errors the stream, which cuts the response off (never a partial 200 that looks whole).
+    archive.done.catch(() => undefined);
+    return reply
+      .headers({ 'cache-control': 'no-store', 'content-disposition': 'attachment; filename="memvault-export.tar"' })
+      .type('application/x-tar')
+      .send(archive.stream);
+  }
+
+  async function erase(request: FastifyRequest<{ Querystring: { confirm?: string } }>) {
+    const caller = callerOf(request);
+    if (caller.kind !== 'user-token' && caller.kind !== 'development')
+      throw new ProblemError(
+        'forbidden',
+        "Erasure is the user's own act (their token) or the operator's (memvault user forget).",
+      );
+    if (request.query.confirm !== ERASURE_CONFIRMATION)
+      throw new ProblemError('precondition-required', `Confirm the erasure with ?confirm=${ERASURE_CONFIRMATION}.`);
+    const now = Math.floor(Date.now() / 1000);
+    if (
+      caller.kind === 'user-token' &&
+      (caller.issuedAt === undefined || now - caller.issuedAt > FRESH_CREDENTIAL_SECONDS)
+    )
+      throw new ProblemError(
+        'forbidden',
+        `Erasure needs a token issued in the last ${FRESH_CREDENTIAL_SECONDS} seconds; sign in again.`,
+      );
+    try {
+      const result = await vault.forgetUser(caller.userId, { actor: caller.actor });
+      return { erased: true, key_deleted: result.keyDeleted, objects_deleted: result.objectsDeleted };
+    } catch (error) {
+      vaultProblem(error);
+    }
+  }
+
+  return { list, read, restore, exportArchive, erase };
+}

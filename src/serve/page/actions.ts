@@ -1,0 +1,198 @@
+/**
+ * What a signed-in person does on the memory page: browse, read, edit (conditional on the version
+ * the edit was based on), delete, download everything, forget me. Edits and deletes are tool
+ * commands through vault.run, so the path guard, PII redactor, quotas and audit apply as to an agent.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isMemvaultError } from '../../errors.js';
+import type { Vault } from '../../memvault.js';
+import { etagOf, memoryPathOf } from '../file-routes.js';
+import { ProblemError } from '../problems.js';
+import { html, type Safe } from './html.js';
+import { conflictScreen, fileScreen, messageScreen, treeScreen, type TreeEntry } from './screens.js';
+import type { PageSession } from './session.js';
+
+/** Files the tree shows at most. */
+export const MAX_TREE_FILES = 5_000;
+/** What the person types to confirm erasure. */
+export const FORGET_CONFIRMATION = 'forget me';
+
+export interface PageContext {
+  prefix: string;
+  actor: string;
+  readSession(request: FastifyRequest, reply: FastifyReply): PageSession | undefined;
+  writeSession(request: FastifyRequest, reply: FastifyReply, form: Record<string, string>): PageSession;
+  send(reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession): FastifyReply;
+  signedOut(reply: FastifyReply): FastifyReply;
+  endSession(reply: FastifyReply): void;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+function resultText(content: unknown): string {
+  return typeof content === 'string' ? content : 'The change was refused.';
+}
+
+export function pageActions(scope: FastifyInstance, vault: Vault, page: PageContext): void {
+  const { prefix, send } = page;
+
+  function formOf(request: FastifyRequest): Record<string, string> {
+    if (typeof request.body !== 'object' || request.body === null)
+      throw new ProblemError('invalid-request', 'Send the form.');
+    return request.body as Record<string, string>;
+  }
+
+  function pathOf(value: unknown): string {
+    if (typeof value !== 'string') throw new ProblemError('invalid-request', 'Name a file.');
+    return memoryPathOf(value.replace(/^\//, ''));
+  }
+
+  async function tree(user: string): Promise<{ entries: TreeEntry[]; truncated: boolean }> {
+    const files = await vault.files(user);
+    const entries: TreeEntry[] = [];
+    let truncated = false;
+    for await (const file of files.listFiles('/memories')) {
+      if (entries.length === MAX_TREE_FILES) {
+        truncated = true;
+        break;
+      }
+      entries.push({ path: file.path, size: file.size, modified: file.lastModified });
+    }
+    try {
+      const { versions } = await vault.history(user, '/memories', { actor: page.actor });
+      const latest = new Map<string, { seq: number; actor: string }>();
+      for (const v of versions) {
+        const seen = latest.get(v.path);
+        if (!seen || v.seq > seen.seq) latest.set(v.path, { seq: v.seq, actor: v.actor });
+      }
+      for (const entry of entries) entry.actor = latest.get(entry.path)?.actor;
+    } catch (error) {
+      // Without file history there is no "changed by" column to fill.
+      if (!isMemvaultError(error, 'CONFIG')) throw error;
+    }
+    entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return { entries, truncated };
+  }
+
+  scope.get('/', async (request, reply) => {
+    const session = page.readSession(request, reply);
+    if (!session) return page.signedOut(reply);
+    const { entries, truncated } = await tree(session.user);
+    return send(reply, 200, 'Your memory', treeScreen(prefix, entries, truncated), session);
+  });
+
+  scope.get<{ Querystring: { path?: string } }>('/file', async (request, reply) => {
+    const session = page.readSession(request, reply);
+    if (!session) return reply.redirect(prefix, 303);
+    const path = pathOf(request.query.path);
+    const file = await (await vault.files(session.user)).read(path);
+    if (!file) throw new ProblemError('not-found', 'There is no such file in your memory.');
+    const body = fileScreen(prefix, path, decoder.decode(file.data), etagOf(file.data), session.csrf);
+    return send(reply, 200, 'A memory file', body, session);
+  });
+
+  scope.post('/file', async (request, reply) => {
+    const form = formOf(request);
+    const session = page.writeSession(request, reply, form);
+    const path = pathOf(form['path']);
+    if (typeof form['text'] !== 'string' || typeof form['base'] !== 'string')
+      throw new ProblemError('invalid-request', 'Send the text and the version it was based on.');
+    // Browsers send a textarea's line ends as CRLF.
+    const text = form['text'].replace(/\r\n/g, '\n');
+    const files = await vault.files(session.user);
+    const current = await files.read(path);
+    const conflict = async (stored: Uint8Array | undefined) =>
+      send(
+        reply,
+        409,
+        'Changed meanwhile',
+        conflictScreen(prefix, path, text, stored ? decoder.decode(stored) : '', stored ? etagOf(stored) : '', session.csrf),
+        session,
+      );
+    if (!current || etagOf(current.data) !== form['base']) return conflict(current?.data);
+    const old = decoder.decode(current.data);
+    if (old === text) return send(reply, 200, 'Saved', messageScreen('Nothing changed.', prefix), session);
+    // str_replace of the whole stored text applies only if that text is still there: an agent's
+    // write that landed since the read above makes it fail, and nothing is overwritten.
+    const input =
+      old === ''
+        ? { command: 'create', path, file_text: text }
+        : { command: 'str_replace', path, old_str: old, new_str: text };
+    const result = await vault.run(session.user, input);
+    if (result.isError) {
+      const now = await files.read(path);
+      if (!now || etagOf(now.data) !== etagOf(current.data)) return conflict(now?.data);
+      return send(reply, 422, 'Not saved', messageScreen(resultText(result.content), prefix), session);
+    }
+    return send(reply, 200, 'Saved', messageScreen(`Saved ${path}.`, prefix), session);
+  });
+
+  scope.post('/delete', async (request, reply) => {
+    const form = formOf(request);
+    const session = page.writeSession(request, reply, form);
+    const path = pathOf(form['path']);
+    const result = await vault.run(session.user, { command: 'delete', path });
+    const status = result.isError ? 422 : 200;
+    const message = result.isError ? resultText(result.content) : `Deleted ${path}.`;
+    return send(reply, status, result.isError ? 'Not deleted' : 'Deleted', messageScreen(message, prefix), session);
+  });
+
+  scope.get('/export', async (request, reply) => {
+    const session = page.readSession(request, reply);
+    if (!session) return reply.redirect(prefix, 303);
+    let archive;
+    try {
+      archive = await vault.exportUser(session.user, { actor: page.actor });
+    } catch (error) {
+      if (isMemvaultError(error, 'NOT_FOUND'))
+        return send(reply, 404, 'Nothing to download', messageScreen('Nothing is stored for you.', prefix), session);
+      throw error;
+    }
+    archive.done.catch(() => undefined);
+    return reply
+      .headers({
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        'content-disposition': 'attachment; filename="memvault-export.tar"',
+      })
+      .type('application/x-tar')
+      .send(archive.stream);
+  });
+
+  scope.get('/forget', async (request, reply) => {
+    const session = page.readSession(request, reply);
+    if (!session) return reply.redirect(prefix, 303);
+    const body = html`<p class="warn">
+        This erases everything agents remember about you, and every earlier version. It cannot be undone.
+      </p>
+      <form method="post" action="${prefix}/forget">
+        <input type="hidden" name="csrf" value="${session.csrf}" />
+        <label for="confirm">Type <strong>${FORGET_CONFIRMATION}</strong> to confirm</label>
+        <input id="confirm" name="confirm" autocomplete="off" required />
+        <p><button type="submit">Erase my memory</button></p>
+      </form>`;
+    return send(reply, 200, 'Forget me', body, session);
+  });
+
+  scope.post('/forget', async (request, reply) => {
+    const form = formOf(request);
+    const session = page.writeSession(request, reply, form);
+    if (form['confirm']?.trim().toLowerCase() !== FORGET_CONFIRMATION)
+      return send(reply, 400, 'Not erased', messageScreen(`Type “${FORGET_CONFIRMATION}” to confirm.`, prefix), session);
+    const result = await vault.forgetUser(session.user, { actor: page.actor });
+    const at = new Date().toISOString();
+    page.endSession(reply);
+    const body = html`<p role="status">Your memory is erased and you are signed out. Keep this receipt.</p>
+      <dl id="receipt">
+        <dt>Erased at</dt>
+        <dd>${at}</dd>
+        <dt>Encryption key destroyed</dt>
+        <dd>${result.keyDeleted ? 'yes' : 'no key was left (already erased)'}</dd>
+        <dt>Objects deleted</dt>
+        <dd>${result.objectsDeleted}</dd>
+        <dt>Pseudonymous user id in the audit log</dt>
+        <dd>${result.uid}</dd>
+      </dl>`;
+    return send(reply, 200, 'Erased', body);
+  });
+}

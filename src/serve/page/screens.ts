@@ -1,0 +1,96 @@
+/** The memory page's screens, as HTML fragments (html.ts escapes every value they show). */
+import { csrfField, html, verbatim, type Safe } from './html.js';
+
+export interface TreeEntry {
+  path: string;
+  size: number;
+  modified: Date;
+  /** Who made the file's latest version (from file history), when history is on. */
+  actor?: string;
+}
+
+function fileLink(base: string, path: string): string {
+  return `${base}/file?path=${encodeURIComponent(path)}`;
+}
+
+export function signedOutScreen(base: string): Safe {
+  return html`<p>Sign in to see, correct, restore and erase what agents remember about you.</p>
+    <p><a href="${base}/login">Sign in</a></p>`;
+}
+
+export function treeScreen(base: string, entries: readonly TreeEntry[], truncated: boolean): Safe {
+  if (entries.length === 0) return html`<p>Nothing is remembered about you.</p>`;
+  const rows = entries.map(
+    (e) =>
+      html`<tr>
+        <td><a href="${fileLink(base, e.path)}">${e.path}</a></td>
+        <td>${e.size.toLocaleString('en-US')} B</td>
+        <td><time datetime="${e.modified.toISOString()}">${e.modified.toISOString()}</time></td>
+        <td>${e.actor ?? '—'}</td>
+      </tr>`,
+  );
+  return html`<table>
+      <caption class="muted">
+        Your memory files
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">File</th>
+          <th scope="col">Size</th>
+          <th scope="col">Last change</th>
+          <th scope="col">Changed by</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+    ${truncated ? html`<p class="warn">Only the first files are shown.</p>` : undefined}`;
+}
+
+export function fileScreen(base: string, path: string, content: string, etag: string, csrf: string): Safe {
+  return html`<p class="muted">${path}</p>
+    <form method="post" action="${base}/file">
+      ${csrfField(csrf)}
+      <input type="hidden" name="path" value="${path}" />
+      <input type="hidden" name="base" value="${etag}" />
+      <label for="text">Content</label>
+      ${verbatim('textarea', 'text', content, 'text')}
+      <p><button type="submit">Save</button></p>
+    </form>
+    <form method="post" action="${base}/delete">
+      ${csrfField(csrf)}
+      <input type="hidden" name="path" value="${path}" />
+      <button type="submit">Delete this file</button>
+    </form>`;
+}
+
+export function conflictScreen(base: string, path: string, yours: string, theirs: string, etag: string, csrf: string): Safe {
+  return html`<p class="warn" role="alert">
+      This file changed since you opened it (an agent or another session wrote to it). Nothing was overwritten.
+    </p>
+    <div class="both">
+      <section>
+        <h2>Stored now</h2>
+        ${verbatim('pre', 'theirs', theirs)}
+      </section>
+      <section>
+        <h2>Your edit (not saved)</h2>
+        ${verbatim('pre', 'yours', yours)}
+      </section>
+    </div>
+    <h2>Save your edit over the stored text</h2>
+    <form method="post" action="${base}/file">
+      ${csrfField(csrf)}
+      <input type="hidden" name="path" value="${path}" />
+      <input type="hidden" name="base" value="${etag}" />
+      <label for="text">Content</label>
+      ${verbatim('textarea', 'text', yours, 'text')}
+      <p><button type="submit">Save</button> <a href="${fileLink(base, path)}">Discard my edit</a></p>
+    </form>`;
+}
+
+export function messageScreen(message: string, base: string): Safe {
+  return html`<p role="status">${message}</p>
+    <p><a href="${base}">Back to your memory</a></p>`;
+}
