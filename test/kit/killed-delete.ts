@@ -5,13 +5,13 @@
  * listing, a file's history or the export, that the delete run again finishes the job, and that the
  * export still works after it.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import type { ObjectStore } from '../../src/store/port.js';
 import { forEachLimit } from '../../src/util/concurrency.js';
 import { StoreWrapper } from './stores.js';
+import { startWorker } from './worker-process.js';
 
 const masterKey = Buffer.alloc(32, 11).toString('base64');
 const USER = 'killed-delete';
@@ -52,47 +52,17 @@ async function startDelete(
   env: NodeJS.ProcessEnv | undefined,
   stopAt: string,
 ): Promise<{ kill(): Promise<boolean>; stopped: Promise<void>; finished: Promise<void>; exited: Promise<void> }> {
-  const args = [
-    '--import',
-    'tsx',
-    worker,
-    url,
-    USER,
-    JSON.stringify({ command: 'delete', path: '/memories/src' }),
-    stopAt,
-  ];
-  const child = spawn(process.execPath, args, {
+  const command = JSON.stringify({ command: 'delete', path: '/memories/src' });
+  const child = await startWorker(worker, [url, USER, command, stopAt], {
+    ready: 'started',
     env: { ...(env ?? process.env), MEMVAULT_TEST_MASTER_KEY: masterKey },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  // Registered first, so that the listeners below see each chunk already appended.
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const seen = (word: string) =>
-    new Promise<void>((resolve) => child.stdout.on('data', () => out.includes(word) && resolve()));
-  const stopped = seen('stopped');
-  const finished = seen('finished');
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the delete never started: ${out} ${err}`)), 60_000);
-    child.stdout.on('data', () => {
-      if (out.includes('started')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', () => reject(new Error(`the worker exited before its delete: ${out} ${err}`)));
   });
   return {
-    stopped,
-    finished,
-    exited,
+    stopped: child.printed('stopped'),
+    finished: child.printed('finished'),
+    exited: child.exited,
     async kill() {
-      child.kill('SIGKILL');
-      await exited;
-      return out.includes('finished');
+      return (await child.kill()).includes('finished');
     },
   };
 }

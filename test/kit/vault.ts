@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import { afterAll } from 'vitest';
 import { createVault, type Vault, type VaultOptions } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { ObjectStore } from '../../src/store/port.js';
@@ -70,4 +72,14 @@ export async function seedSource(vault: Vault, user: string, source: Record<stri
 export async function textAt(vault: Vault, user: string, path: string): Promise<string | null> {
   const file = await (await vault.files(user)).read(path);
   return file ? Buffer.from(file.data).toString('utf8') : null;
+}
+
+/** A suite's master key, and the list of the vaults it opens: each closed after the suite (afterAll). */
+export function suiteVaults(): { masterKey: string; opened: Vault[] } {
+  const masterKey = randomBytes(32).toString('base64');
+  const opened: Vault[] = [];
+  afterAll(async () => {
+    for (const vault of opened) await vault.close();
+  });
+  return { masterKey, opened };
 }

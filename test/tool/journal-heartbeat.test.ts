@@ -15,6 +15,7 @@ import { FileStore } from '../../src/store/file.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { ObjectStore, PutOptions } from '../../src/store/port.js';
 import { StoreWrapper } from '../kit/stores.js';
+import { textAt } from '../kit/vault.js';
 
 const U = 'heartbeat-user';
 const masterKey = randomBytes(32).toString('base64');
@@ -64,19 +65,27 @@ async function open(store: ObjectStore): Promise<Vault> {
   return createVault({ store, encryption: { masterKey }, limits: { resumeAfterMs: RESUME_AFTER_MS } });
 }
 
-async function textAt(vault: Vault, path: string): Promise<string | null> {
-  const file = await (await vault.files(U)).read(path);
-  return file ? Buffer.from(file.data).toString('utf8') : null;
+/** FILES files under /memories/src, each created through the tool. */
+async function createSource(vault: Vault): Promise<void> {
+  for (let i = 0; i < FILES; i++)
+    expect(
+      await vault.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` }),
+    ).toMatchObject({ isError: false });
+}
+
+/** Every file of the rename at /memories/dst, whole, and none left at /memories/src. */
+async function expectMovedWhole(vault: Vault): Promise<void> {
+  for (let i = 0; i < FILES; i++) {
+    expect(await textAt(vault, U, `/memories/dst/f${i}.md`), `f${i}`).toBe(`f${i}\n`);
+    expect(await textAt(vault, U, `/memories/src/f${i}.md`), `f${i}`).toBeNull();
+  }
 }
 
 describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({ make }) => {
   it('keeps its journal alive: the same rename asked of another instance meanwhile is told it is busy, and runs once', async () => {
     const shared = await make();
     const fast = await open(shared);
-    for (let i = 0; i < FILES; i++)
-      expect(
-        await fast.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` }),
-      ).toMatchObject({ isError: false });
+    await createSource(fast);
     // The first instance's requests each take 100 ms: its rename of 24 files runs well over a second.
     const slowStore = new SlowStore(shared, 100);
     const slow = await open(slowStore);
@@ -96,10 +105,7 @@ describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({
     expect(String(second.content)).toContain('/memories/src');
     const answered = await first;
     expect(answered, JSON.stringify(answered.content)).toMatchObject({ isError: false });
-    for (let i = 0; i < FILES; i++) {
-      expect(await textAt(fast, `/memories/dst/f${i}.md`), `f${i}`).toBe(`f${i}\n`);
-      expect(await textAt(fast, `/memories/src/f${i}.md`), `f${i}`).toBeNull();
-    }
+    await expectMovedWhole(fast);
     // The journal is gone once the rename is done: a rename back starts at once, from either instance.
     expect(
       await fast.run(U, { command: 'rename', old_path: '/memories/dst', new_path: '/memories/src' }),
@@ -111,10 +117,7 @@ describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({
   it('a run whose journal another instance claimed (it stalled past resumeAfterMs) stops before its next file and leaves the journal to the claimer, which finishes', async () => {
     const shared = await make();
     const fast = await open(shared);
-    for (let i = 0; i < FILES; i++)
-      expect(
-        await fast.run(U, { command: 'create', path: `/memories/src/f${i}.md`, file_text: `f${i}\n` }),
-      ).toMatchObject({ isError: false });
+    await createSource(fast);
     // The first instance stalls (every request 100 ms, and then one of 2 s right after its journal
     // is written): long enough for the other instance to find the journal idle and claim it.
     let stall = false;
@@ -145,10 +148,7 @@ describe.each(stores)('a directory rename longer than resumeAfterMs ($name)', ({
     // The stalled run learns of the claim at its next beat and stops (the busy error), or it had
     // nothing left to do; either way every file is in exactly one place, whole.
     if (stalled.isError) expect(stalled).toMatchObject({ code: 'CONFLICT' });
-    for (let i = 0; i < FILES; i++) {
-      expect(await textAt(fast, `/memories/dst/f${i}.md`), `f${i}`).toBe(`f${i}\n`);
-      expect(await textAt(fast, `/memories/src/f${i}.md`), `f${i}`).toBeNull();
-    }
+    await expectMovedWhole(fast);
     await slow.close();
     await fast.close();
   });

@@ -8,12 +8,12 @@
  *   once they have seen its journal silent for `resumeAfterMs`.
  * Each case prints how long the rename's files could be seen at both places.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
 import type { ObjectStore } from '../../src/store/port.js';
 import { JOURNAL_DIR } from '../../src/vault/tree/journal.js';
+import { startWorker } from '../kit/worker-process.js';
 import { PausingStore, type PausePoint } from './pausing-store.js';
 
 const FILES = 60;
@@ -90,28 +90,8 @@ export async function killPartWay(
   nth: number,
   env?: NodeJS.ProcessEnv,
 ): Promise<number> {
-  // node itself (not the tsx wrapper, whose SIGKILL would leave its node child running).
-  const child = spawn(process.execPath, ['--import', 'tsx', worker, url, user, kind, String(nth)], {
-    env: env ?? process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the worker never paused: ${out} ${err}`)), 60_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('paused')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', () => reject(new Error(`the worker exited before its pause: ${out} ${err}`)));
-  });
-  child.kill('SIGKILL');
-  await exited;
+  const child = await startWorker(worker, [url, user, kind, String(nth)], { ready: 'paused', ...(env ? { env } : {}) });
+  await child.kill();
   return performance.now();
 }
 

@@ -6,12 +6,12 @@
  * kept stays within both. Run on the memory and file stores (test/vault/history-allowance.test.ts)
  * and on radosgw (test/s3/history-allowance.test.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
 import { USERS_PREFIX } from '../../src/store/layout.js';
 import { listAll, type ObjectStore } from '../../src/store/port.js';
 import { isKeptVersionKey } from '../kit/stores.js';
+import { suiteVaults } from '../kit/vault.js';
 
 /** More than any allowance below admits: a loop that reaches it was never refused. */
 const MAX_ROUNDS = 300;
@@ -21,13 +21,8 @@ export function historyAllowanceSuite(
   makeStore: () => Promise<ObjectStore>,
   options: { timeoutMs?: number } = {},
 ): void {
-  const masterKey = randomBytes(32).toString('base64');
-  const opened: Vault[] = [];
+  const { masterKey, opened } = suiteVaults();
   const timeout = options.timeoutMs ?? 60_000;
-
-  afterAll(async () => {
-    for (const vault of opened) await vault.close();
-  });
 
   /** Create and delete empty files, one name each, until a create is refused; the refusal and the rounds done. */
   async function churnEmptyFiles(

@@ -7,12 +7,12 @@
  * key: fail closed). Run on the memory and file stores (test/vault/verified-read.test.ts) and on
  * radosgw (test/s3/verified-read.test.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/index.js';
 import { USERS_PREFIX } from '../../src/store/layout.js';
 import { listAll, type ObjectStore, type StoredObject } from '../../src/store/port.js';
 import { isKeptVersionKey } from '../kit/stores.js';
+import { suiteVaults } from '../kit/vault.js';
 import { decode } from '../kit/text.js';
 
 const PATH = '/memories/k.md';
@@ -56,13 +56,8 @@ export function verifiedReadSuite(
   makeStore: () => Promise<ObjectStore>,
   options: { timeoutMs?: number } = {},
 ): void {
-  const masterKey = randomBytes(32).toString('base64');
-  const opened: Vault[] = [];
+  const { masterKey, opened } = suiteVaults();
   const timeout = options.timeoutMs ?? 30_000;
-
-  afterAll(async () => {
-    for (const vault of opened) await vault.close();
-  });
 
   async function ok(vault: Vault, user: string, input: Record<string, unknown>): Promise<void> {
     const result = await vault.run(user, input);
