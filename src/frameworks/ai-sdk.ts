@@ -42,6 +42,7 @@ const anyInput = {
 export function memoryTool(vault: Vault, userId: string, options?: AiSdkMemoryToolOptions): AiSdkMemoryTool {
   const checked = checkOptions('memoryTool (memvault/ai-sdk)', options, OPTION_KEYS, { code: 'CONFIG' });
   const run = bindMemoryTool(vault, userId, 'memoryTool (memvault/ai-sdk)');
+  const imagePart = imagePartFor(anthropic.specificationVersion);
   const tool = anthropic.tools.memory_20250818<ToolAnswer>({
     ...(checked as AiSdkMemoryToolOptions),
     execute: async (input, { abortSignal }) => {
@@ -50,21 +51,32 @@ export function memoryTool(vault: Vault, userId: string, options?: AiSdkMemoryTo
       if (answer.isError) throw new MemoryToolResultError(answer.content);
       return answer;
     },
-    toModelOutput: ({ output }) => modelOutput(output.content),
+    toModelOutput: ({ output }) => modelOutput(output.content, imagePart),
   });
   return Object.assign(tool, { inputSchema: anyInput as unknown as AiSdkMemoryTool['inputSchema'] });
 }
 
 type ModelOutput = Awaited<ReturnType<NonNullable<AiSdkMemoryTool['toModelOutput']>>>;
 
-function modelOutput(content: ResultContent): ModelOutput {
+type ContentPart = Extract<ModelOutput, { type: 'content' }>['value'][number];
+type ImageSource = { media_type: string; data: string };
+
+/**
+ * An image block as the installed line takes it: a `file` part from @ai-sdk/anthropic 4 on (which
+ * warns that `image-data` is deprecated), `image-data` on line 3 (which has no `file` part).
+ */
+function imagePartFor(specificationVersion: string): (source: ImageSource) => ContentPart {
+  if (specificationVersion === 'v3')
+    return (source) => ({ type: 'image-data', data: source.data, mediaType: source.media_type });
+  return (source) => ({ type: 'file', mediaType: source.media_type, data: { type: 'data', data: source.data } });
+}
+
+function modelOutput(content: ResultContent, imagePart: (source: ImageSource) => ContentPart): ModelOutput {
   if (typeof content === 'string') return { type: 'text', value: content };
   return {
     type: 'content',
     value: content.map((block) =>
-      block.type === 'text'
-        ? { type: 'text' as const, text: block.text }
-        : { type: 'image-data' as const, data: block.source.data, mediaType: block.source.media_type },
+      block.type === 'text' ? { type: 'text' as const, text: block.text } : imagePart(block.source),
     ),
   };
 }

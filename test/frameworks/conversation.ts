@@ -10,6 +10,7 @@ import {
   type ConformanceBlock,
   type ConformanceOutcome,
 } from '../kit/conformance.js';
+import type { Vault } from '../../src/index.js';
 import { toolUse, type FakeApi, type Script, type ScriptedTurn } from '../kit/fake-messages-api.js';
 
 export const DONE: ScriptedTurn = { stop_reason: 'end_turn', content: [{ type: 'text', text: 'Done.' }] };
@@ -39,3 +40,63 @@ export function chatModel(api: FakeApi): ChatAnthropic {
     maxTokens: 1024,
   });
 }
+
+/**
+ * The vault, its tool's runs counted: `maxInFlight` above 1 shows a framework ran a turn's calls at
+ * once (each command awaits the store, so calls started together overlap).
+ */
+export function countingRuns(vault: Vault): { vault: Vault; maxInFlight: () => number } {
+  let inFlight = 0;
+  let max = 0;
+  const counted = Object.create(vault) as Vault;
+  counted.tool = (userId, extraProps) => {
+    const tool = vault.tool(userId, extraProps);
+    return {
+      ...tool,
+      run: async (input: Parameters<typeof tool.run>[0]) => {
+        max = Math.max(max, ++inFlight);
+        try {
+          return await tool.run(input);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    };
+  };
+  return { vault: counted, maxInFlight: () => max };
+}
+
+/** Eight edits of one file in one assistant turn (four str_replace, four insert at line 0). */
+export const PLAN = '- step 1: todo\n- step 2: todo\n- step 3: todo\n- step 4: todo\n';
+export const parallelTurn: ScriptedTurn = {
+  stop_reason: 'tool_use',
+  content: [
+    ...[1, 2, 3, 4].map((i) =>
+      toolUse(`e${i}`, {
+        command: 'str_replace',
+        path: '/memories/plan.md',
+        old_str: `- step ${i}: todo`,
+        new_str: `- step ${i}: done`,
+      }),
+    ),
+    ...[1, 2, 3, 4].map((i) =>
+      toolUse(`i${i}`, { command: 'insert', path: '/memories/plan.md', insert_line: 0, insert_text: `note ${i}` }),
+    ),
+  ],
+};
+
+/** The plan file after the parallel turn: every edit landed. */
+export async function planLines(vault: Vault, userId: string): Promise<string[]> {
+  const file = await (await vault.files(userId)).read('/memories/plan.md');
+  return Buffer.from(file!.data).toString('utf8').split('\n').filter(Boolean).sort();
+}
+export const PLAN_AFTER = [
+  '- step 1: done',
+  '- step 2: done',
+  '- step 3: done',
+  '- step 4: done',
+  'note 1',
+  'note 2',
+  'note 3',
+  'note 4',
+];

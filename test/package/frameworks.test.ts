@@ -1,0 +1,143 @@
+/**
+ * memvault/ai-sdk and memvault/langchain as a consumer gets them: the packed tarball installed into a
+ * fresh strict TypeScript project beside the LOW end of each framework's peer range (the repo's own
+ * tests, test/frameworks, run the high end). Asserts the ranges, one copy of each framework package,
+ * .d.ts files that typecheck strictly, and one conversation per entry point with every tool_result exact.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/** The low ends of the framework peer ranges in package.json (checked below), and what they need. */
+const LOW_ENDS = {
+  '@ai-sdk/anthropic': '3.0.0',
+  '@langchain/anthropic': '1.3.0',
+  '@langchain/core': '1.1.5',
+} as const;
+const APP_DEPS = { ai: '6.0.0', '@anthropic-ai/sdk': '1.0.0', '@types/node': '22.20.7', zod: '4.1.8' };
+
+let project = '';
+
+async function sh(cmd: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+  return run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: 'error' } });
+}
+
+beforeAll(async () => {
+  if (!existsSync(join(repo, 'dist', 'ai-sdk.js'))) await sh('npm', ['run', 'build'], repo);
+  project = await mkdtemp(join(tmpdir(), 'memvault-frameworks-'));
+  const { stdout } = await sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], repo);
+  const tarball = join(project, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({
+      name: 'frameworks-app',
+      private: true,
+      type: 'module',
+      dependencies: { memvault: `file:${tarball}`, ...LOW_ENDS, ...APP_DEPS },
+    }),
+  );
+  await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], project);
+  await mkdir(join(project, 'src'));
+  await copyFile(join(repo, 'test', 'package', 'consumer', 'frameworks-app.ts'), join(project, 'src', 'app.ts'));
+}, 600_000);
+
+afterAll(async () => {
+  if (project) await rm(project, { recursive: true, force: true });
+});
+
+describe('memvault/ai-sdk and memvault/langchain installed from the tarball', () => {
+  it('the framework peers are optional and their ranges start at the versions installed here', async () => {
+    const pkg = (await import(join(repo, 'package.json'), { with: { type: 'json' } })) as {
+      default: {
+        peerDependencies: Record<string, string>;
+        peerDependenciesMeta: Record<string, { optional?: boolean }>;
+      };
+    };
+    for (const [name, low] of Object.entries(LOW_ENDS)) {
+      expect(pkg.default.peerDependencies[name], name).toMatch(new RegExp(`^\\^${low.replace(/\./g, '\\.')}( |$)`));
+      expect(pkg.default.peerDependenciesMeta[name]?.optional, name).toBe(true);
+    }
+  });
+
+  it('npm ls shows one copy of each framework package: the app’s own', async () => {
+    const wanted = { ...LOW_ENDS, ai: APP_DEPS.ai };
+    const { stdout } = await sh('npm', ['ls', ...Object.keys(wanted), '--all', '--json'], project);
+    const versions = new Map<string, Set<string>>();
+    const walk = (node: { version?: string; dependencies?: Record<string, unknown> }, key?: string): void => {
+      if (key && key in wanted && node.version) versions.set(key, (versions.get(key) ?? new Set()).add(node.version));
+      for (const [k, child] of Object.entries(node.dependencies ?? {})) walk(child as typeof node, k);
+    };
+    walk(JSON.parse(stdout) as Parameters<typeof walk>[0]);
+    for (const [name, version] of Object.entries(wanted))
+      expect([...(versions.get(name) ?? [])], name).toEqual([version]);
+  });
+
+  it('typechecks strictly and runs one conversation through each entry point: every tool_result exact', async () => {
+    // One compiler run checks strictly (memvault's .d.ts included, other packages' left to them) and emits.
+    await writeFile(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: false,
+          outDir: 'out',
+          types: ['node'],
+        },
+        files: ['src/app.ts', 'node_modules/memvault/dist/ai-sdk.d.ts', 'node_modules/memvault/dist/langchain.d.ts'],
+      }),
+    );
+    const compiled = await sh(process.execPath, [tsc, '-p', 'tsconfig.json'], project).catch(
+      (e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e), stderr: '' }),
+    );
+    // The adapters' declarations and the app; the root's need @aws-sdk/client-s3, not installed here.
+    const ours = compiled.stdout
+      .split('\n')
+      .filter(
+        (l) =>
+          l.includes('error TS') && /^(src\/|node_modules\/memvault\/dist\/(ai-sdk|langchain|frameworks\/))/.test(l),
+      );
+    expect(ours).toEqual([]);
+    const { stdout } = await sh(process.execPath, ['out/app.js'], project);
+    type Sent = { tools: unknown; last: { role: string; content: unknown } };
+    const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, { text: unknown; requests: Sent[] }>;
+    const edited =
+      'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tlaunch: monday';
+    const missing = 'The path /memories/nope.md does not exist. Please provide a valid path.';
+    const viewed = "Here's the content of /memories/plan.md with line numbers:\n     1\tlaunch: monday";
+    for (const [entry, flag] of [
+      ['aiSdk', { is_error: true }],
+      // @langchain/anthropic sends no is_error (docs/frameworks.md): the text is the same.
+      ['langChain', {}],
+    ] as const) {
+      const { text, requests } = out[entry]!;
+      expect(text, entry).toBe('Done.');
+      expect(requests, entry).toHaveLength(4);
+      expect(requests[0]!.tools, entry).toEqual([{ type: 'memory_20250818', name: 'memory' }]);
+      const results = requests.slice(1).map((r) => r.last.content as Array<Record<string, unknown>>);
+      expect(
+        results.map((blocks) => blocks.map(({ cache_control: _, ...block }) => block)),
+        entry,
+      ).toEqual([
+        [{ type: 'tool_result', tool_use_id: 'c1', content: 'File created successfully at: /memories/plan.md' }],
+        [
+          { type: 'tool_result', tool_use_id: 's1', content: edited },
+          { type: 'tool_result', tool_use_id: 'missing', content: missing, ...flag },
+        ],
+        [{ type: 'tool_result', tool_use_id: 'v1', content: viewed }],
+      ]);
+    }
+  }, 120_000);
+});
