@@ -6,6 +6,7 @@ import {
   DEFAULT_HOST,
   DEFAULT_PORT,
   isLoopback,
+  newApiKey,
   parseApiKeys,
   type ServeAuthOptions,
 } from '../../serve.js';
@@ -24,6 +25,18 @@ interface ServeFlags extends VaultFlags {
   apiKeys?: string;
   auth: boolean;
   rateLimit: number;
+  newApiKey?: string;
+}
+
+/** `--new-api-key ID`: a new key (shown once) and the entry for the keys file, as JSON; nothing is served. */
+function printNewApiKey(id: string): void {
+  let made;
+  try {
+    made = newApiKey(id);
+  } catch {
+    throw usageError('--new-api-key: the key id must match [a-z0-9-]{1,64}');
+  }
+  process.stdout.write(`${JSON.stringify({ key: made.key, entry: made.entry }, null, 2)}\n`);
 }
 
 function port(value: string): number {
@@ -96,7 +109,16 @@ export function registerServe(program: Command): void {
     .option('--api-keys <file>', 'service API keys: JSON {"keys":[{"id","sha256","scopes":["act-as"]}]}')
     .option('--no-auth', 'no credentials (local development, loopback only; warned on every start)')
     .option('--rate-limit <n>', 'requests per credential per minute', positive, 600)
+    .option('--new-api-key <id>', 'print a new service API key and its keys-file entry (with act-as), then exit')
     .action(async (flags: ServeFlags) => {
+      if (flags.newApiKey !== undefined) {
+        try {
+          printNewApiKey(flags.newApiKey);
+        } catch (error) {
+          exitWithError(error);
+        }
+        return;
+      }
       let vault: Vault;
       let auth: ServeAuthOptions;
       try {
