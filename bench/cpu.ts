@@ -16,7 +16,7 @@
  *   regex) counts for the stage that made it. Samples with no stage on their stack are the runtime
  *   (promise jobs, timers) and the garbage collector.
  * The process CPU is the median of ROUNDS rounds of the edits (the spread is printed too).
- * Goal (issue 17): at most 300 µs per edit.
+ * Goal: at most 300 µs per edit.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -189,7 +189,7 @@ describe('tail truncation with a witness', () => {
     );
   });
 
-  it('a checkpoint file replaced by a checkpoint without MAC does not pass a cut tail off as witnessed (issue 36 class 5)', async () => {
+  it('a checkpoint file replaced by a checkpoint without MAC does not pass a cut tail off as witnessed', async () => {
     const dir = temp();
     const file = join(dir, 'audit.jsonl');
     const checkpoints = join(dir, 'cp.jsonl');

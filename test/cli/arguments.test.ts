@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 2, through the real CLI: the flags are checked by the API's checkers
+ * Through the real CLI: the flags are checked by the API's checkers
  * (src/util/validate.ts) and an invalid one is exit 2, one line, and nothing changed. `--actor`
  * with an e-mail address was accepted and silently dropped from the audit record before.
  */

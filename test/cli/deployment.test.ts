@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 5 / issue 13 "fail closed": a store holding user data but no deployment record
+ * Fail closed: a store holding user data but no deployment record
  * never becomes a new deployment; commands that only read or erase never create a store, a
  * deployment or a key file.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 7: every documented MEMVAULT_* setting works through the real CLI, alone and in
+ * Every documented MEMVAULT_* setting works through the real CLI, alone and in
  * the combinations the docs show, and each one is seen to take effect (not merely to not fail).
  * MEMVAULT_TTL_DAYS=1 once made every command fail (the touch interval was a day), and
  * `audit export --user --data-store` failed with the key in MEMVAULT_MASTER_KEY (the first open of

@@ -1,5 +1,5 @@
 /**
- * Issue #36 class 1 and #37 class 6, run on every store: memory and file
+ * A retired key coming back, and a stale instance meeting a re-key, run on every store: memory and file
  * (test/crypto/key-rollback.test.ts) and radosgw (test/s3/key-rollback.test.ts).
  *
  * - A retired key record put back (the pre-re-key record, or the record from before the drop) is

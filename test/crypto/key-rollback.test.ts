@@ -1,6 +1,5 @@
 /**
- * Issue #36 class 1 (a retired key comes back) and #37 class 6 (a stale instance fails a directory
- * rename) on the memory and the directory (file) store; test/s3/key-rollback.test.ts runs the same
+ * A retired key comes back, and a stale instance fails a directory rename, on the memory and the directory (file) store; test/s3/key-rollback.test.ts runs the same
  * scenarios on radosgw.
  */
 import { beforeAll, describe, it } from 'vitest';

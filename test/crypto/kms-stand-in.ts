@@ -2,7 +2,7 @@
  * A stand-in for one AWS KMS key, with the property memvault depends on: a ciphertext opens only
  * with the encryption context it was made with. `host()` is the service's client (GenerateDataKey,
  * Encrypt, Decrypt); `encryptOnly()` is a principal allowed kms:Encrypt and nothing else on the
- * same key, the attacker of issue 20 (it can make ciphertexts that Decrypt accepts, but never
+ * same key, an attacker holding only that grant (it can make ciphertexts that Decrypt accepts, but never
  * decrypt one). Request shapes and permissions only: not evidence about AWS itself.
  */
 import { randomBytes } from 'node:crypto';

@@ -8,7 +8,7 @@ import { runApiValidationSuite } from './api-validation.js';
 
 runApiValidationSuite('memory store', async () => new MemoryStore());
 
-// The directory store (issue 36 asks for each class there): a fresh data directory per store.
+// The directory store (every class of invalid argument is checked there too): a fresh data directory per store.
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 2: every public entry point refuses an argument that means nothing with a typed
+ * Every public entry point refuses an argument that means nothing with a typed
  * error, and nothing in the store changes. One table, run on the memory store
  * (api-validation.test.ts) and on radosgw (test/s3/api-validation.test.ts). Each row is an invalid
  * call; the store's objects (keys and ETags) are compared before and after it.

@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 2, for the package's plain functions (src/entry/functions.ts): a misspelt or
+ * For the package's plain functions (src/entry/functions.ts): a misspelt or
  * mistyped option is a typed error and nothing is created, and verification never reports ok
  * on options it could not use.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 7: the library never changes process.env. createVault with fromEnv(), the CLI's store opening
+ * The library never changes process.env. createVault with fromEnv(), the CLI's store opening
  * (cli/store.ts, twice in one process as `audit export --user --data-store` does) and the CLI's vault
  * read every setting from the environment and leave it exactly as it was. (This file sets
  * process.env; vitest runs each test file in a process of its own.)

@@ -1,6 +1,6 @@
 /**
- * A sweep meeting re-creates of the names it expires, on the memory and the file store (issue 37,
- * class 3; radosgw: test/s3/sweep-recreate.test.ts): the re-created files keep their history.
+ * A sweep meeting re-creates of the names it expires, on the memory and the file store (radosgw:
+ * test/s3/sweep-recreate.test.ts): the re-created files keep their history.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * The sweeper finishes directory renames stopped part-way (issue #36, class 6): a user who never
+ * The sweeper finishes directory renames stopped part-way: a user who never
  * comes back must not keep files at two places. It meets each user once per sweep and hands their
  * store uid to `finishStoppedRenames` (stoppedRenameFinisher over the host's way of opening a user's
  * files). A runner on the sweeper's host that was killed is known gone at once; a live (paused) one

@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 7: a one-day TTL works without a setting (the default touch interval is a day,
+ * A one-day TTL works without a setting (the default touch interval is a day,
  * or half the shortest TTL when that is shorter), and MEMVAULT_TOUCH_INTERVAL_HOURS is read.
  */
 import { describe, expect, it } from 'vitest';

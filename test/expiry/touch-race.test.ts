@@ -1,6 +1,5 @@
 /**
- * A read's touch racing another instance's edit, on the memory and the file store (issue 37, class
- * 1): the edit wins whole, the file opens, the TTL-class tag stays. The same cases run on radosgw in
+ * A read's touch racing another instance's edit, on the memory and the file store: the edit wins whole, the file opens, the TTL-class tag stays. The same cases run on radosgw in
  * test/s3/touch-race.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * A directory delete killed (kill -9 of its process) part-way while another instance creates files
- * at its paths (issue 37, class 4), on any store several processes share. Each round kills the delete
+ * at its paths, on any store several processes share. Each round kills the delete
  * a little later; then a fresh instance checks that what the crash left never breaks a read, a
  * listing, a file's history or the export, that the delete run again finishes the job, and that the
  * export still works after it.

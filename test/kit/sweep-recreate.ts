@@ -1,5 +1,5 @@
 /**
- * A sweep meeting re-creates (issue 37, class 3), on any store: files idle past their TTL are swept
+ * A sweep meeting re-creates, on any store: files idle past their TTL are swept
  * while the model makes the same names again (DAY_MS-scale ages come from the store's clock where
  * it can be set, else from a wait longer than VERSION_LAG_MS). The sweep lists one key a request,
  * and each name is made again once the sweep has deleted the expired files, so that the new

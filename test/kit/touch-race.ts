@@ -1,5 +1,5 @@
 /**
- * A read's touch racing another instance's edit (issue 37, class 1), on any store: two vaults on one
+ * A read's touch racing another instance's edit, on any store: two vaults on one
  * store, the reader's clock two days ahead so every read touches the file it read. Each case holds
  * one side's write until the other's has landed, then checks what the next reader of a fresh vault
  * sees: the file opens, holds every acknowledged edit, and keeps its TTL-class tag.

@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 2, for `memvault/lambda`: a misspelt event mode (it once fell back to a full
+ * For `memvault/lambda`: a misspelt event mode (it once fell back to a full
  * 'start' sweep) or handler option is a CONFIG error, and the store is unchanged: no file deleted,
  * no sweep checkpoint written.
  */

@@ -1,6 +1,5 @@
 /**
- * The sweeper believes its checkpoint only as far as a run could have written it (issue 37, class
- * 5): a lease past any run's time limit, a resume point outside the users' keys or a date in the
+ * The sweeper believes its checkpoint only as far as a run could have written it: a lease past any run's time limit, a resume point outside the users' keys or a date in the
  * future is dropped, the run sweeps without it and then fails (the alarm); a sweep with no finished
  * pass for longer than MEMVAULT_SWEEP_OVERDUE_HOURS says so in every run's line and fails, skipped
  * runs included.

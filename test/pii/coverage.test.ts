@@ -1,5 +1,5 @@
 /**
- * Coverage added for issue 12 item 5 and the public-data misses: SSNs in their spaced and dotted
+ * Coverage added for the detectors' known gaps and the public-data misses: SSNs in their spaced and dotted
  * forms, internationalised e-mail addresses, the unspecified IPv6 address in 'all' mode, and
  * credential families (Bundler host credentials, UUID keys, `*_KEY` config names), with the
  * neighbours that must stay unreported.

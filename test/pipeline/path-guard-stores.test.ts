@@ -1,6 +1,5 @@
 /**
- * The path guard's newest refusals (issue 36, class 9: a '%' that starts no escape, read as IIS reads
- * it) through a vault on the directory store: each is the spec's invalid-path error and nothing is
+ * The path guard's newest refusals (a '%' that starts no escape, read as IIS reads it) through a vault on the directory store: each is the spec's invalid-path error and nothing is
  * written to the data directory; the legitimate names beside them are stored.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue #36, class 7, on radosgw through the real CLI: an S3 deployment configured only by the
+ * On radosgw through the real CLI: an S3 deployment configured only by the
  * environment (MEMVAULT_STORE, MEMVAULT_S3_*, MEMVAULT_HOME, MEMVAULT_CREATE_KEY_FILE, and the
  * idle-expiry variables with MEMVAULT_TTL_DAYS=1). MEMVAULT_CREATE_KEY_FILE took only '1': 'true'
  * was a silent "no"; now 1/true/yes and 0/false/no are read and any other word is refused.

@@ -89,7 +89,7 @@ function fenceOnly(hook: { only?: (command: object) => boolean }): void {
 }
 
 describe.skipIf(!s3Available())(
-  `issue 21 scenarios on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
+  `fence and marker race scenarios on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`,
   () => {
     afterAll(async () => {
       for (const vault of opened) {

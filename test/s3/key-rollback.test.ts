@@ -9,7 +9,7 @@ import { recordS3SuiteRun, s3Available, s3SkipReason, suiteStores } from './help
 
 recordS3SuiteRun(import.meta.url);
 
-// Issue #36 class 1 and #37 class 6 on a real S3 server: a retired key record put back is refused
+// A retired key and a stale instance on a real S3 server: a retired key record put back is refused
 // (the key state marks are create-only objects radosgw keeps), a dropped version stays unusable, and
 // an instance that cached the record before a re-key runs every kind of command on re-sealed content.
 describe.skipIf(!s3Available())(

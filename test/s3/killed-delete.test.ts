@@ -1,6 +1,6 @@
 /**
  * A directory delete killed (kill -9) part-way while another instance creates at its paths, on a
- * real S3 server (radosgw; issue 37, class 4): what the crash left never breaks a read, a listing,
+ * real S3 server (radosgw): what the crash left never breaks a read, a listing,
  * a history or the export, and the delete run again finishes the job. The rounds are
  * test/kit/killed-delete.ts.
  */

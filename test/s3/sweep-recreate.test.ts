@@ -1,6 +1,5 @@
 /**
- * A sweep meeting re-creates of the names it expires, on radosgw with the S3 deleter (issue 37,
- * class 3). The server's clock cannot be set: the files age by a wait longer than VERSION_LAG_MS,
+ * A sweep meeting re-creates of the names it expires, on radosgw with the S3 deleter. The server's clock cannot be set: the files age by a wait longer than VERSION_LAG_MS,
  * and the sweep's clock runs 31 days ahead.
  */
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,6 +1,6 @@
 /**
  * The sweeper believes its checkpoint in the bucket only as far as a run could have written it, on
- * a real S3 server (radosgw; issue 37, class 5): a lease ending in the year 9999, a resume point
+ * a real S3 server (radosgw): a lease ending in the year 9999, a resume point
  * past every key or outside the users' keys, a completion date in the future. Each state is written
  * into the bucket as a forger (or a bug) would; the Lambda handler then runs with the environment a
  * deployment gives it. LastModified comes from the server's clock, so the sweeper's clock is set 31

@@ -1,5 +1,5 @@
 /**
- * A read's touch racing another instance's edit on a real S3 server (radosgw; issue 37, class 1).
+ * A read's touch racing another instance's edit on a real S3 server (radosgw).
  * Before touches were conditional, a touch was a CopyObject onto itself with the metadata its read
  * saw: RGW copied the newer body under the older version record (the file no longer opened) and
  * restated the TTL-class tag in a second request. The cases are test/kit/touch-race.ts.

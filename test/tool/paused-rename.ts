@@ -3,8 +3,8 @@
  * `limits.resumeAfterMs` is taken over by another instance, which finishes it and answers success.
  * When the paused run wakes up, whatever step it was in (a copy, between a copy and its source's
  * fence, a fence, a tombstone, the journal's final delete), it must fail safely: every file ends at
- * exactly one place, whole (issue #37, class 2: files once ended at neither place, their newest kept
- * version a `deleted` tombstone). Run on the memory and file stores by paused-rename.test.ts, on
+ * exactly one place, whole (files once ended at neither place, their newest kept version a
+ * `deleted` tombstone). Run on the memory and file stores by paused-rename.test.ts, on
  * radosgw by test/s3/stopped-rename.test.ts. The pause is in-process: every request of the paused instance,
  * from the chosen one on, is held until it wakes (its heartbeat's too), then sent as it was.
  */

@@ -1,5 +1,5 @@
 /**
- * A directory rename stopped part-way is finished by memvault itself (issue #36, class 6), on any
+ * A directory rename stopped part-way is finished by memvault itself, on any
  * store several processes share (run on the file store by stopped-rename.test.ts, on radosgw by
  * test/s3/stopped-rename.test.ts):
  * - killed (kill -9 of a worker process on this host): the next command of the user, whatever it

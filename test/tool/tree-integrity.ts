@@ -205,7 +205,7 @@ export function runTreeIntegritySuite(
     });
   });
 
-  describe(`directory renames and deletes against each other, from two instances (${storeName}; issue 21)`, () => {
+  describe(`directory renames and deletes against each other, from two instances (${storeName})`, () => {
     const busyMessage =
       /^Error: Cannot change \/memories\/\S+ now: (a rename of .* to .* is in progress or stopped part-way|a delete of .* is in progress or stopped part-way|another rename or delete of it is in progress)/;
 

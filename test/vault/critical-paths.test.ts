@@ -1,9 +1,9 @@
 /**
- * Critical paths (issue 17, goal 2): requests that need no answer from each other go out together.
+ * Critical paths: requests that need no answer from each other go out together.
  *
  * A create's name check (src/vault/names.ts: a LIST, a HEAD per ancestor) and the write of its kept
  * version need no answer from each other, so they go out together once the create's PUT has landed:
- * its latency is two round trips, not three (issue 17, goal 2). The version never goes out before the
+ * its latency is two round trips, not three. The version never goes out before the
  * PUT it keeps (the history is never ahead of the file), and a create the check takes back takes its
  * version back too (test/tool/create-refused.test.ts scans the store for that). A delete's (and a
  * rename's) tombstone follows its fence and goes out beside the marker's clean-up; the command

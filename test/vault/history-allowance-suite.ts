@@ -1,5 +1,5 @@
 /**
- * The history allowance cannot be outgrown (issue #36 class 4): versions and tombstones of empty
+ * The history allowance cannot be outgrown: versions and tombstones of empty
  * files used to count 0 bytes, so creating and deleting empty files grew the history without bound
  * (300 objects against a 2,000-byte allowance in one run). Every kept version now counts at least
  * 512 bytes, and the allowance bounds the count of versions too: the loop is refused, and what is

@@ -1,5 +1,5 @@
 /**
- * An integrity error means tampering or damage, never a race (issue #37, class 8): a read whose
+ * An integrity error means tampering or damage, never a race: a read whose
  * GET and history LIST meet another instance's write, delete or rename half-way answers what that
  * command left (the new content, not found), and so does a read meeting a create that landed below
  * a number kept meanwhile and is about to number itself again; an older object put back in place

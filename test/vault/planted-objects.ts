@@ -1,5 +1,5 @@
 /**
- * Objects under a user's prefix that are not the user's files (issue 20, item 4): one planted
+ * Objects under a user's prefix that are not the user's files: one planted
  * object must not deny a user their memory. Shared by the memory, file-store and radosgw suites.
  */
 import { randomBytes } from 'node:crypto';

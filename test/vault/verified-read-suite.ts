@@ -1,5 +1,5 @@
 /**
- * One verified read for every reader (issue #36 class 3, #37 class 7): two kept versions swapped in
+ * One verified read for every reader: two kept versions swapped in
  * the store, or an older object put back in place of the current file (a raw PUT), are refused with
  * INTEGRITY by every path that reads stored data: the vault's read, history, restore, the user
  * export (which fails closed: no archive that files a version's content under another's number, or
