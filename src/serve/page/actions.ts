@@ -20,11 +20,11 @@ export const FORGET_CONFIRMATION = 'forget me';
 export interface PageContext {
   prefix: string;
   actor: string;
-  readSession(request: FastifyRequest, reply: FastifyReply): PageSession | undefined;
-  writeSession(request: FastifyRequest, reply: FastifyReply, form: Record<string, string>): PageSession;
-  send(reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession): FastifyReply;
-  signedOut(reply: FastifyReply): FastifyReply;
-  endSession(reply: FastifyReply): void;
+  readSession: (request: FastifyRequest, reply: FastifyReply) => PageSession | undefined;
+  writeSession: (request: FastifyRequest, reply: FastifyReply, form: Record<string, string>) => PageSession;
+  send: (reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession) => FastifyReply;
+  signedOut: (reply: FastifyReply) => FastifyReply;
+  endSession: (reply: FastifyReply) => void;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -106,7 +106,14 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
         reply,
         409,
         'Changed meanwhile',
-        conflictScreen(prefix, path, text, stored ? decoder.decode(stored) : '', stored ? etagOf(stored) : '', session.csrf),
+        conflictScreen(
+          prefix,
+          path,
+          text,
+          stored ? decoder.decode(stored) : '',
+          stored ? etagOf(stored) : '',
+          session.csrf,
+        ),
         session,
       );
     if (!current || etagOf(current.data) !== form['base']) return conflict(current?.data);
@@ -178,7 +185,13 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const form = formOf(request);
     const session = page.writeSession(request, reply, form);
     if (form['confirm']?.trim().toLowerCase() !== FORGET_CONFIRMATION)
-      return send(reply, 400, 'Not erased', messageScreen(`Type “${FORGET_CONFIRMATION}” to confirm.`, prefix), session);
+      return send(
+        reply,
+        400,
+        'Not erased',
+        messageScreen(`Type “${FORGET_CONFIRMATION}” to confirm.`, prefix),
+        session,
+      );
     const result = await vault.forgetUser(session.user, { actor: page.actor });
     const at = new Date().toISOString();
     page.endSession(reply);

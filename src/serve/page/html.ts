@@ -46,12 +46,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
-export function layout(
-  title: string,
-  body: Safe,
-  base: string,
-  signedIn: { csrf: string } | undefined,
-): string {
+export function layout(title: string, body: Safe, base: string, signedIn: { csrf: string } | undefined): string {
   const logout = signedIn
     ? html`<form method="post" action="${base}/logout" class="inline">
         <input type="hidden" name="csrf" value="${signedIn.csrf}" />
@@ -67,22 +62,21 @@ export function layout(
       </nav>`
     : undefined;
   return html`<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>${title} · memvault</title>
-    <link rel="stylesheet" href="${base}/page.css" />
-  </head>
-  <body>
-    <header><strong>memvault</strong> ${nav}</header>
-    <main>
-      <h1>${title}</h1>
-      ${body}
-    </main>
-  </body>
-</html>
-`.value;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · memvault</title>
+        <link rel="stylesheet" href="${base}/page.css" />
+      </head>
+      <body>
+        <header><strong>memvault</strong> ${nav}</header>
+        <main>
+          <h1>${title}</h1>
+          ${body}
+        </main>
+      </body>
+    </html> `.value;
 }
 
 /** A hidden CSRF field for a form. */

@@ -155,10 +155,15 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
         const finalStatus = error instanceof ProblemError ? status : code && code >= 400 && code < 500 ? code : 500;
         return send(reply, finalStatus, 'Not done', messageScreen(detail, prefix));
       });
-      scope.setNotFoundHandler((_request, reply) => send(reply, 404, 'Not found', messageScreen('No such page.', prefix)));
+      scope.setNotFoundHandler((_request, reply) =>
+        send(reply, 404, 'Not found', messageScreen('No such page.', prefix)),
+      );
 
       scope.get('/page.css', async (_request, reply) =>
-        reply.headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }).type('text/css').send(PAGE_CSS),
+        reply
+          .headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' })
+          .type('text/css')
+          .send(PAGE_CSS),
       );
 
       scope.get('/login', async (_request, reply) => {

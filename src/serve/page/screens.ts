@@ -65,7 +65,14 @@ export function fileScreen(base: string, path: string, content: string, etag: st
     </form>`;
 }
 
-export function conflictScreen(base: string, path: string, yours: string, theirs: string, etag: string, csrf: string): Safe {
+export function conflictScreen(
+  base: string,
+  path: string,
+  yours: string,
+  theirs: string,
+  etag: string,
+  csrf: string,
+): Safe {
   return html`<p class="warn" role="alert">
       This file changed since you opened it (an agent or another session wrote to it). Nothing was overwritten.
     </p>

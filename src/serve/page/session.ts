@@ -65,7 +65,10 @@ export class CookieSealer {
       const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, IV_BYTES));
       decipher.setAAD(Buffer.from(purpose));
       decipher.setAuthTag(raw.subarray(raw.byteLength - TAG_BYTES));
-      const plain = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.byteLength - TAG_BYTES)), decipher.final()]);
+      const plain = Buffer.concat([
+        decipher.update(raw.subarray(IV_BYTES, raw.byteLength - TAG_BYTES)),
+        decipher.final(),
+      ]);
       return JSON.parse(plain.toString('utf8')) as unknown;
     } catch {
       return undefined;
