@@ -51,9 +51,14 @@ export function memoryTool(vault: Vault, userId: string, options?: AiSdkMemoryTo
       if (answer.isError) throw new MemoryToolResultError(answer.content);
       return answer;
     },
-    toModelOutput: ({ output }) => modelOutput(output.content, imagePart),
+    // The AI SDK passes { output }; Mastra's agents pass the output itself (the AI SDK 5 form).
+    toModelOutput: (options) => modelOutput(answerOf(options).content, imagePart),
   });
   return Object.assign(tool, { inputSchema: anyInput as unknown as AiSdkMemoryTool['inputSchema'] });
+}
+
+function answerOf(options: { output: ToolAnswer } | ToolAnswer): ToolAnswer {
+  return 'output' in options ? options.output : options;
 }
 
 type ModelOutput = Awaited<ReturnType<NonNullable<AiSdkMemoryTool['toModelOutput']>>>;

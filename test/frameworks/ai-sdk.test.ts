@@ -150,6 +150,12 @@ describe('memvault/ai-sdk memoryTool with the real AI SDK', () => {
       (e: unknown) => String(e) === 'The path /memories/a.md does not exist. Please provide a valid path.',
     );
 
+    // Mastra's agents call toModelOutput(output), the AI SDK toModelOutput({ output }): both are read.
+    const answer = { content: 'File created successfully at: /memories/b.md', isError: false };
+    const text = { type: 'text', value: answer.content };
+    expect(await tool.toModelOutput!({ toolCallId: 't3', input: {} as never, output: answer })).toEqual(text);
+    expect(await tool.toModelOutput!(answer as never)).toEqual(text);
+
     expect(() => memoryTool(vault, '')).toThrow(expect.objectContaining({ code: 'INVALID_USER' }) as Error);
     expect(() => memoryTool(vault, 'u', { needsAproval: true } as never)).toThrow(
       expect.objectContaining({
