@@ -45,7 +45,7 @@ describe('the conformance conversation through the three entry points', () => {
     const viaAiSdk = await conversation(async (api, vault) => {
       const provider = createAnthropic({ apiKey: 'test-key', baseURL: `${api.baseURL}/v1` });
       await generateText({
-        model: provider('claude-test'),
+        model: provider('claude-sonnet-4-5'),
         prompt: 'Go.',
         tools: { memory: aiSdkMemoryTool(vault, USER) },
         stopWhen: stepCountIs(STEPS + 1),
