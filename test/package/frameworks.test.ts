@@ -116,6 +116,7 @@ describe('memvault/ai-sdk and memvault/langchain installed from the tarball', ()
     const edited =
       'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tlaunch: monday';
     const missing = 'The path /memories/nope.md does not exist. Please provide a valid path.';
+    const noMatch = 'No replacement was performed, old_str `sunday` did not appear verbatim in /memories/plan.md.';
     const viewed = "Here's the content of /memories/plan.md with line numbers:\n     1\tlaunch: monday";
     for (const [entry, flag] of [
       ['aiSdk', { is_error: true }],
@@ -135,6 +136,7 @@ describe('memvault/ai-sdk and memvault/langchain installed from the tarball', ()
         [
           { type: 'tool_result', tool_use_id: 's1', content: edited },
           { type: 'tool_result', tool_use_id: 'missing', content: missing, ...flag },
+          { type: 'tool_result', tool_use_id: 'nomatch', content: noMatch, ...flag },
         ],
         [{ type: 'tool_result', tool_use_id: 'v1', content: viewed }],
       ]);

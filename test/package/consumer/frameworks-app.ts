@@ -15,7 +15,7 @@ import { memoryTool as langChainMemoryTool } from 'memvault/langchain';
 type Turn = { stop_reason: 'tool_use' | 'end_turn'; content: Array<Record<string, unknown>> };
 const toolUse = (id: string, input: Record<string, unknown>) => ({ type: 'tool_use', id, name: 'memory', input });
 
-/** One conversation: a create, a parallel edit and bad view, a view; then the model is done. */
+/** One conversation: a create; an edit, a bad view and a failed edit at once; a view; then done. */
 const TURNS: Turn[] = [
   {
     stop_reason: 'tool_use',
@@ -26,6 +26,8 @@ const TURNS: Turn[] = [
     content: [
       toolUse('s1', { command: 'str_replace', path: '/memories/plan.md', old_str: 'friday', new_str: 'monday' }),
       toolUse('missing', { command: 'view', path: '/memories/nope.md' }),
+      // No new_str: the protocol allows it (memvault answers, not the framework's input schema).
+      toolUse('nomatch', { command: 'str_replace', path: '/memories/plan.md', old_str: 'sunday' }),
     ],
   },
   { stop_reason: 'tool_use', content: [toolUse('v1', { command: 'view', path: '/memories/plan.md' })] },
