@@ -200,11 +200,58 @@ describe('POST /v1/memory: identity from the credential', () => {
     expect(await storeKeys()).toEqual(before);
   });
 
-  it('the health, readiness and description routes need no credential; nothing else answers without one', async () => {
+  it('no endpoint or method reaches bob’s files with alice’s token; none answers without a credential', async () => {
     for (const url of ['/healthz', '/readyz', '/openapi.json'])
       expect((await server.fastify.inject({ url })).statusCode).toBe(200);
-    const unknown = await server.fastify.inject({ url: '/v1/files/memories/bob/plan.md', headers: bearer(alice) });
-    expect(unknown.statusCode).toBe(404);
-    expect(unknown.body).not.toContain(SECRET);
+    const requests: { method: 'GET' | 'POST' | 'DELETE'; url: string; payload?: unknown }[] = [
+      { method: 'GET', url: '/v1/files' },
+      { method: 'GET', url: '/v1/files?prefix=memories/bob' },
+      { method: 'GET', url: '/v1/files/memories/bob/plan.md' },
+      { method: 'GET', url: '/v1/files/memories/bob/plan.md/versions' },
+      { method: 'GET', url: '/v1/files/memories/%2e%2e/bob/plan.md' },
+      { method: 'GET', url: '/v1/export' },
+      { method: 'POST', url: '/v1/restore', payload: { as_of: new Date(0).toISOString(), dry_run: true } },
+      { method: 'DELETE', url: '/v1/me' },
+    ];
+    const before = await storeKeys();
+    for (const { method, url, payload } of requests) {
+      const body =
+        payload === undefined
+          ? {}
+          : { payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } };
+      const asAlice = await server.fastify.inject({
+        method,
+        url,
+        ...body,
+        headers: { ...body.headers, ...bearer(alice) },
+      });
+      expect(asAlice.body, `${method} ${url}`).not.toContain(SECRET);
+      expect(asAlice.rawPayload.includes(Buffer.from(SECRET)), `${method} ${url}`).toBe(false);
+      const naming = await server.fastify.inject({
+        method,
+        url,
+        ...body,
+        headers: { ...body.headers, ...bearer(alice), 'memvault-user': 'bob' },
+      });
+      expect(naming.statusCode, `${method} ${url} naming bob`).toBe(403);
+      const anonymous = await server.fastify.inject({
+        method,
+        url,
+        ...body,
+        headers: { ...body.headers, 'memvault-user': 'bob' },
+      });
+      expect(anonymous.statusCode, `${method} ${url} without a credential`).toBe(401);
+      const scoped = await server.fastify.inject({
+        method,
+        url,
+        ...body,
+        headers: { ...body.headers, ...bearer(keyWithoutActAs.key), 'memvault-user': 'bob' },
+      });
+      expect(scoped.statusCode, `${method} ${url} with a key without act-as`).toBe(403);
+    }
+    // Only alice's own reads and audit-free dry runs happened: bob's objects are as they were.
+    const bobPrefix = (await vault.files('bob')).uid;
+    const after = await storeKeys();
+    expect(after.filter((k) => k.includes(bobPrefix))).toEqual(before.filter((k) => k.includes(bobPrefix)));
   });
 });
