@@ -6,6 +6,7 @@ import { keyHash } from './expiry/sweep.js';
 import { createExpiryService } from './expiry/access.js';
 import { createLifecycle } from './lifecycle/index.js';
 import { VaultLocks } from './vault/locks.js';
+import { treeOperationsOf } from './vault/tree/transactional.js';
 import { observeStore } from './store/observed.js';
 import { StoreUserFiles, versionRecordMemo, type UnreadableObjectListener } from './vault/store-user-files.js';
 import { resolveHistoryOptions } from './vault/history-options.js';
@@ -59,7 +60,9 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     if (audit) closers.add(audit, (opened) => opened.close());
     return { store, observedStore, codec, encryption, audit };
   });
-  const runChain = resolveCommandChain({ ...options, audit }, new VaultLocks());
+  // A store that runs transactions (SQLite) renames and deletes a directory in one.
+  const tree = treeOperationsOf(store);
+  const runChain = resolveCommandChain({ ...options, audit, ...(tree ? { tree } : {}) }, new VaultLocks());
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;

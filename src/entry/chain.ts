@@ -10,6 +10,7 @@ import { namedStage, observeExecute, observeStages } from '../pipeline/telemetry
 import { terminal } from '../pipeline/terminal.js';
 import { DEFAULT_LIMITS, type CommandLimits } from '../tool/commands/env.js';
 import type { VaultLocks } from '../vault/locks.js';
+import type { TreeOperations } from '../vault/tree/index.js';
 import type { VaultLogger } from './logger.js';
 
 export interface ChainSettings {
@@ -21,6 +22,8 @@ export interface ChainSettings {
   limits?: Partial<CommandLimits>;
   createMode?: 'overwrite' | 'fail';
   logger?: VaultLogger;
+  /** The store's own directory operations (one transaction each), when it has them. */
+  tree?: TreeOperations;
 }
 
 /** One command through the chain and into the terminal step (the error boundary around it is vault.run's). */
@@ -47,6 +50,12 @@ export function resolveCommandChain(settings: ChainSettings, locks: VaultLocks):
     logger?.error({ requestId: ctx.requestId, uid: ctx.uid, err: loggableError(error) }, 'memvault command failed');
   const chain = compose(observeStages(planned.middlewares).map((middleware) => answering(middleware, reportFault)));
   const limits: CommandLimits = { ...DEFAULT_LIMITS, ...planned.limits };
-  const execute = observeExecute(terminal({ env: { locks, limits, createMode: settings.createMode ?? 'overwrite' } }));
+  const env = {
+    locks,
+    limits,
+    createMode: settings.createMode ?? 'overwrite',
+    ...(settings.tree ? { tree: settings.tree } : {}),
+  };
+  const execute = observeExecute(terminal({ env }));
   return (ctx) => chain(ctx, () => execute(ctx));
 }

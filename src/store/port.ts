@@ -106,6 +106,13 @@ export interface ObjectStore {
    * request (S3 GetObjectTagging).
    */
   readTags?(key: string): Promise<Record<string, string> | undefined>;
+  /**
+   * Runs `fn` as one transaction: every request `fn` makes (in its async context) lands together
+   * when it resolves, or none does (it throws, the process dies), and no other reader or writer sees
+   * a part of it. Offered only where the store guarantees that (the SQLite store); the vault then
+   * runs a directory rename or delete in one (src/vault/tree/transactional.ts). Nested calls join.
+   */
+  transaction?<T>(fn: () => Promise<T>): Promise<T>;
   /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */
   deleteMany(keys: string[]): Promise<{ failed: string[] }>;
   close(): Promise<void>;

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { MemvaultError } from '../errors.js';
 import { countRequest } from './accounting.js';
 import { assertValidKey, isWellFormed } from './file/keys.js';
@@ -13,7 +11,8 @@ import {
   type PutOptions,
   type StoredObject,
 } from './port.js';
-import { openDatabase, toSqliteStoreError, type SqliteDatabaseOptions } from './sqlite/database.js';
+import { SqliteConnection } from './sqlite/connection.js';
+import { toSqliteStoreError, type SqliteDatabaseOptions } from './sqlite/database.js';
 import { listStatement, prefixBounds } from './sqlite/listing.js';
 
 export type { SqliteDurability } from './sqlite/database.js';
@@ -60,28 +59,35 @@ export class SqliteStore implements ObjectStore {
   readonly kind = 'sqlite';
   /** The conditional DELETE is one statement: a write that lands first makes it fail. */
   readonly atomicConditionalDelete = true;
-  private readonly statements = new Map<string, StatementSync>();
-  /** Random per connection, so that two connections on one file never hand out one ETag. */
-  private readonly etagPrefix = randomBytes(8).toString('hex');
-  private issued = 0;
   private closed = false;
 
   private constructor(
-    private readonly db: DatabaseSync,
+    private readonly connection: SqliteConnection,
     private readonly now: () => Date,
   ) {}
 
-  /** Open (and by default create) the database at `path`. */
+  /** Open (and by default create) the database at `path`; stores of one process on one file share its connection. */
   static async open(path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
     const { now, ...databaseOptions } = options;
-    return new SqliteStore(await openDatabase(path, databaseOptions), now ?? (() => new Date()));
+    return new SqliteStore(await SqliteConnection.acquire(path, databaseOptions), now ?? (() => new Date()));
+  }
+
+  /**
+   * Runs `fn` as one transaction: every request it makes (in its async context) commits together
+   * when it resolves, or none does (it throws, or the process dies); other requests wait until it
+   * is over, and other processes see it whole or not at all. The vault runs a directory rename or
+   * delete this way (src/vault/tree/transactional.ts). Nested calls join the outer one.
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(closedError());
+    return this.connection.transaction(fn);
   }
 
   get(key: string): Promise<StoredObject | null> {
     return this.run('GET', () => {
-      const row = this.statement('SELECT body, size, etag, modified, metadata FROM objects WHERE key = ?').get(
-        keyBytes(key),
-      ) as Row | undefined;
+      const row = this.connection
+        .statement('SELECT body, size, etag, modified, metadata FROM objects WHERE key = ?')
+        .get(keyBytes(key)) as Row | undefined;
       if (!row) return null;
       return {
         ...info(key, row),
@@ -93,8 +99,9 @@ export class SqliteStore implements ObjectStore {
 
   head(key: string): Promise<ObjectInfo | null> {
     return this.run('HEAD', () => {
-      const row = this.statement('SELECT size, etag, modified FROM objects WHERE key = ?').get(keyBytes(key)) as
-        Row | undefined;
+      const row = this.connection
+        .statement('SELECT size, etag, modified FROM objects WHERE key = ?')
+        .get(keyBytes(key)) as Row | undefined;
       return row ? info(key, row) : null;
     });
   }
@@ -102,19 +109,20 @@ export class SqliteStore implements ObjectStore {
   put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ etag: string }> {
     return this.run('PUT', () => {
       const k = keyBytes(key);
-      const etag = this.nextEtag();
+      const etag = this.connection.nextEtag();
       const fields = [body, body.byteLength, etag, this.now().getTime(), json(options.metadata), json(options.tags)];
       if (options.ifMatch !== undefined) {
         // Both conditions at once: an object exists (the ETag matched) or none does (no match): either way one fails.
         const { changes } =
           options.ifNoneMatch === '*'
             ? { changes: 0 }
-            : this.statement(REPLACE_IF_MATCH).run(...fields, k, options.ifMatch);
+            : this.connection.statement(REPLACE_IF_MATCH).run(...fields, k, options.ifMatch);
         if (changes === 0) throw new PreconditionFailedError(key);
       } else if (options.ifNoneMatch === '*') {
-        if (this.statement(INSERT_NEW).run(k, ...fields).changes === 0) throw new PreconditionFailedError(key);
+        if (this.connection.statement(INSERT_NEW).run(k, ...fields).changes === 0)
+          throw new PreconditionFailedError(key);
       } else {
-        this.statement(UPSERT).run(k, ...fields);
+        this.connection.statement(UPSERT).run(k, ...fields);
       }
       return { etag };
     });
@@ -129,7 +137,9 @@ export class SqliteStore implements ObjectStore {
       const maxKeys = Math.min(Math.max(requested, 1), 1000);
       const after = options.continuationToken ?? options.startAfter;
       const bounds = prefixBounds(prefix, after);
-      const rows = this.statement(listStatement(bounds)).all(...bounds.params, maxKeys + 1) as unknown as ListedRow[];
+      const rows = this.connection
+        .statement(listStatement(bounds))
+        .all(...bounds.params, maxKeys + 1) as unknown as ListedRow[];
       const more = rows.length > maxKeys;
       if (more) rows.pop();
       const objects = rows.map((row) => info(Buffer.from(row.key).toString('utf8'), row));
@@ -140,18 +150,18 @@ export class SqliteStore implements ObjectStore {
 
   copy(sourceKey: string, destinationKey: string, options: CopyOptions = {}): Promise<{ etag: string }> {
     return this.run('COPY', () =>
-      this.immediate(() => {
+      this.connection.immediate(() => {
         const destination = keyBytes(destinationKey);
-        const source = this.statement('SELECT body, etag, metadata, tags FROM objects WHERE key = ?').get(
-          keyBytes(sourceKey),
-        ) as Row | undefined;
+        const source = this.connection
+          .statement('SELECT body, etag, metadata, tags FROM objects WHERE key = ?')
+          .get(keyBytes(sourceKey)) as Row | undefined;
         if (!source) throw new MemvaultError('NOT_FOUND', 'the copy source does not exist');
         if (options.ifSourceMatch !== undefined && source.etag !== options.ifSourceMatch)
           throw new PreconditionFailedError(sourceKey);
-        const etag = this.nextEtag();
+        const etag = this.connection.nextEtag();
         const metadata = options.metadata !== undefined ? json(options.metadata) : source.metadata;
         const fields = [destination, source.body, source.body.byteLength, etag, this.now().getTime(), metadata];
-        const statement = this.statement(options.ifNoneMatch === '*' ? INSERT_NEW : UPSERT);
+        const statement = this.connection.statement(options.ifNoneMatch === '*' ? INSERT_NEW : UPSERT);
         if (statement.run(...fields, source.tags).changes === 0) throw new PreconditionFailedError(destinationKey);
         return { etag };
       }),
@@ -162,14 +172,15 @@ export class SqliteStore implements ObjectStore {
     return this.run('DELETE', () => {
       const k = keyBytes(key);
       if (options.ifMatch === undefined) {
-        this.statement('DELETE FROM objects WHERE key = ?').run(k);
+        this.connection.statement('DELETE FROM objects WHERE key = ?').run(k);
         return;
       }
       const ifMatch = options.ifMatch;
-      this.immediate(() => {
-        if (this.statement('DELETE FROM objects WHERE key = ? AND etag = ?').run(k, ifMatch).changes > 0) return;
+      this.connection.immediate(() => {
+        if (this.connection.statement('DELETE FROM objects WHERE key = ? AND etag = ?').run(k, ifMatch).changes > 0)
+          return;
         // Nothing there is no error (S3); another version is.
-        if (this.statement('SELECT 1 AS found FROM objects WHERE key = ?').get(k))
+        if (this.connection.statement('SELECT 1 AS found FROM objects WHERE key = ?').get(k))
           throw new PreconditionFailedError(key);
       });
     });
@@ -178,7 +189,10 @@ export class SqliteStore implements ObjectStore {
   /** One statement decides it: the version is deleted by this call, or the call fails. */
   deleteExactly(key: string, ifMatch: string): Promise<void> {
     return this.run('DELETE', () => {
-      if (this.statement('DELETE FROM objects WHERE key = ? AND etag = ?').run(keyBytes(key), ifMatch).changes === 0)
+      if (
+        this.connection.statement('DELETE FROM objects WHERE key = ? AND etag = ?').run(keyBytes(key), ifMatch)
+          .changes === 0
+      )
         throw new PreconditionFailedError(key);
     });
   }
@@ -189,8 +203,8 @@ export class SqliteStore implements ObjectStore {
       'DELETE_MANY',
       () => {
         const encoded = keys.map(keyBytes);
-        const remove = this.statement('DELETE FROM objects WHERE key = ?');
-        this.immediate(() => {
+        const remove = this.connection.statement('DELETE FROM objects WHERE key = ?');
+        this.connection.immediate(() => {
           for (const k of encoded) remove.run(k);
         });
         return { failed: [] };
@@ -201,7 +215,8 @@ export class SqliteStore implements ObjectStore {
 
   readTags(key: string): Promise<Record<string, string> | undefined> {
     return this.run('HEAD', () => {
-      const row = this.statement('SELECT tags FROM objects WHERE key = ?').get(keyBytes(key)) as Row | undefined;
+      const row = this.connection.statement('SELECT tags FROM objects WHERE key = ?').get(keyBytes(key)) as
+        Row | undefined;
       return row ? (JSON.parse(row.tags) as Record<string, string>) : undefined;
     });
   }
@@ -213,68 +228,35 @@ export class SqliteStore implements ObjectStore {
    * no object request.
    */
   async backupTo(path: string): Promise<void> {
-    if (this.closed) throw new MemvaultError('STORE_UNAVAILABLE', 'the local store is closed');
-    try {
-      this.db.prepare('VACUUM INTO ?').run(path);
-    } catch (e) {
-      throw toSqliteStoreError(e);
-    }
+    await this.execute(() => this.connection.db.prepare('VACUUM INTO ?').run(path));
   }
 
   /** Later calls fail; the connection is closed (the last one on the file checkpoints the WAL). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.statements.clear();
-    this.db.close();
+    await this.connection.release();
   }
 
   private run<T>(type: string, fn: () => T, requests = 1): Promise<T> {
     if (requests > 0) countRequest(type, requests);
-    if (this.closed) return Promise.reject(new MemvaultError('STORE_UNAVAILABLE', 'the local store is closed'));
+    return this.execute(fn);
+  }
+
+  /** Runs a request now, or once another context's transaction is over (never inside it). */
+  private execute<T>(fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(closedError());
+    const wait = this.connection.whenFree();
+    if (wait) return wait.then(() => this.execute(fn));
     try {
       return Promise.resolve(fn());
     } catch (e) {
       return Promise.reject(toSqliteStoreError(e));
     }
   }
-
-  /** `fn` in one immediate transaction: the write lock is taken first, so what it reads stays true until it commits. */
-  private immediate<T>(fn: () => T): T {
-    this.db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = fn();
-      this.db.exec('COMMIT');
-      return result;
-    } catch (e) {
-      rollBack(this.db);
-      throw e;
-    }
-  }
-
-  private statement(sql: string): StatementSync {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    return statement;
-  }
-
-  private nextEtag(): string {
-    // A counter keeps rewrites of identical bytes distinguishable, as a conditional writer needs.
-    return `${this.etagPrefix}${(++this.issued).toString(16).padStart(8, '0')}`;
-  }
 }
 
-/** Undo an open transaction; one SQLite already rolled back (a full disk, an I/O error) needs nothing. */
-function rollBack(db: DatabaseSync): void {
-  try {
-    db.exec('ROLLBACK');
-  } catch {
-    // no transaction was active
-  }
-}
+const closedError = (): MemvaultError => new MemvaultError('STORE_UNAVAILABLE', 'the local store is closed');
 
 function keyBytes(key: string): Buffer {
   assertValidKey(key);

@@ -100,3 +100,12 @@ export async function readTagsOf(store: ObjectStore, key: string): Promise<Recor
     throw new MemvaultError('CONFIG', `memvault: the ${store.kind} store cannot report its objects' tags.`);
   return (await store.readTags(key)) ?? {};
 }
+
+/**
+ * `transaction`: where the store runs a whole operation as one transaction, the directory operations
+ * that use it (src/vault/tree/transactional.ts); else undefined, and the journalled protocols run.
+ */
+export function transactionOf(store: ObjectStore): (<T>(fn: () => Promise<T>) => Promise<T>) | undefined {
+  if (!store.transaction) return undefined;
+  return <T>(fn: () => Promise<T>): Promise<T> => store.transaction!(fn);
+}
