@@ -3,8 +3,9 @@
  * store: a person signs in, browses, reads, edits (and meets an agent's edit as a conflict that loses
  * nothing), deletes, downloads, erases, signs out. Attacks are in attacks.test.ts.
  */
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIn, startBench, type Bench } from './setup.js';
+import { screenshot, signIn, startBench, type Bench } from './setup.js';
 
 let bench: Bench;
 beforeAll(async () => {
@@ -12,13 +13,102 @@ beforeAll(async () => {
 });
 afterAll(async () => bench?.close());
 
+async function stored(user: string, path: string): Promise<string | undefined> {
+  const file = await (await bench.vault.files(user)).read(path);
+  return file ? new TextDecoder().decode(file.data) : undefined;
+}
+
 describe('the memory page', () => {
-  it('signs alice in and shows her tree', async () => {
+  it('signs in, browses, reads and edits through the chain; an agent edit meanwhile is a conflict', async () => {
     await bench.agent('alice', { command: 'create', path: '/memories/prefs.md', file_text: 'likes tea\n' });
+    await bench.agent('alice', { command: 'create', path: '/memories/work/project.md', file_text: 'ships memvault\n' });
+    const page = await signIn(bench, await bench.newContext(), 'alice');
+    const rows = page.locator('tbody tr');
+    await expect(rows.count()).resolves.toBe(2);
+    const first = await rows.first().locator('td').allTextContents();
+    expect(first[0]).toBe('/memories/prefs.md');
+    expect(first[1]).toBe('10 B');
+    expect(first[3]).not.toBe('—');
+    await screenshot(page, 'page-tree');
+
+    await page.getByRole('link', { name: '/memories/prefs.md' }).click();
+    await expect(page.getByLabel('Content').inputValue()).resolves.toBe('likes tea\n');
+    await page.getByLabel('Content').fill('likes green tea\nlives in Lyon\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toBe('Saved /memories/prefs.md.');
+    expect(await stored('alice', '/memories/prefs.md')).toBe('likes green tea\nlives in Lyon\n');
+
+    // Loaded, then an agent writes, then the person saves: both texts shown, the agent's kept.
+    await page.goto(`${bench.base}/file?path=memories/prefs.md`);
+    await screenshot(page, 'page-file');
+    await bench.agent('alice', {
+      command: 'str_replace',
+      path: '/memories/prefs.md',
+      old_str: 'lives in Lyon',
+      new_str: 'lives in Paris',
+    });
+    await page.getByLabel('Content').fill('likes coffee\n');
+    const conflict = page.waitForResponse((r) => r.url() === `${bench.base}/file`);
+    await page.getByRole('button', { name: 'Save' }).click();
+    expect((await conflict).status()).toBe(409);
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('Nothing was overwritten');
+    await expect(page.locator('#theirs').textContent()).resolves.toBe('likes green tea\nlives in Paris\n');
+    await expect(page.locator('#yours').textContent()).resolves.toBe('likes coffee\n');
+    expect(await stored('alice', '/memories/prefs.md')).toBe('likes green tea\nlives in Paris\n');
+    await screenshot(page, 'page-conflict');
+    // Saving again from the conflict screen is based on the agent's version, so it applies.
+    await page.getByRole('button', { name: 'Save' }).click();
+    expect(await stored('alice', '/memories/prefs.md')).toBe('likes coffee\n');
+
+    await page.goto(`${bench.base}/file?path=memories/work/project.md`);
+    await page.getByRole('button', { name: 'Delete this file' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toBe('Deleted /memories/work/project.md.');
+    expect(await stored('alice', '/memories/work/project.md')).toBeUndefined();
+    await page.close();
+  });
+
+  it('downloads everything as the export tar', async () => {
+    await bench.agent('carol', { command: 'create', path: '/memories/a.md', file_text: 'carol-only text' });
+    const page = await signIn(bench, await bench.newContext(), 'carol');
+    const download = page.waitForEvent('download');
+    await page.getByRole('link', { name: 'Download everything' }).click();
+    const tar = await readFile((await (await download).path())!);
+    expect(tar.includes('memories/a.md')).toBe(true);
+    expect(tar.includes('carol-only text')).toBe(true);
+    expect(tar.includes('manifest.json')).toBe(true);
+  });
+
+  it('forgets dana after a typed confirmation, ends the session and gives a receipt', async () => {
+    await bench.agent('dana', { command: 'create', path: '/memories/secret.md', file_text: 'dana secret' });
+    const page = await signIn(bench, await bench.newContext(), 'dana');
+    await page.getByRole('link', { name: 'Forget me' }).click();
+    await page.getByLabel('Type forget me to confirm').fill('forget');
+    await page.getByRole('button', { name: 'Erase my memory' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toBe('Type “forget me” to confirm.');
+    expect(await stored('dana', '/memories/secret.md')).toBe('dana secret');
+
+    await page.goto(`${bench.base}/forget`);
+    await page.getByLabel('Type forget me to confirm').fill('forget me');
+    await page.getByRole('button', { name: 'Erase my memory' }).click();
+    const receipt = await page.locator('#receipt dd').allTextContents();
+    expect(receipt[1]).toBe('yes');
+    expect(Number(receipt[2])).toBeGreaterThan(0);
+    await screenshot(page, 'page-receipt');
+    await page.goto(bench.base);
+    await expect(page.getByRole('link', { name: 'Sign in' }).count()).resolves.toBe(1);
+
+    const again = await signIn(bench, await bench.newContext(), 'dana');
+    await expect(again.getByText('Nothing is remembered about you.').count()).resolves.toBe(1);
+  });
+
+  it('logs out, and the cookie kept from before opens nothing', async () => {
     const context = await bench.newContext();
-    const page = await signIn(bench, context, 'alice');
-    await expect(page.getByRole('link', { name: '/memories/prefs.md' }).textContent()).resolves.toBe(
-      '/memories/prefs.md',
-    );
+    const page = await signIn(bench, context, 'erin');
+    const before = await context.cookies();
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await expect(page.getByRole('link', { name: 'Sign in' }).count()).resolves.toBe(1);
+    await context.addCookies(before);
+    await page.goto(bench.base);
+    await expect(page.getByRole('link', { name: 'Sign in' }).count()).resolves.toBe(1);
   });
 });

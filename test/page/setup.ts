@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { createServer, newApiKey, type MemvaultServer } from '../../src/serve.js';
 import { registerPage, type PageOptions } from '../../src/serve/page/plugin.js';
@@ -159,4 +159,11 @@ export async function signIn(bench: Bench, context: BrowserContext, login: strin
   await page.locator('button[type=submit]').click();
   await page.waitForURL(bench.base);
   return page;
+}
+
+/** Saves a screenshot to docs/images/ when MEMVAULT_SCREENSHOTS is set (never in CI). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!process.env['MEMVAULT_SCREENSHOTS']) return;
+  await page.setViewportSize({ width: 900, height: 560 });
+  await page.screenshot({ path: `docs/images/${name}.png` });
 }

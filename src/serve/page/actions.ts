@@ -24,7 +24,7 @@ export interface PageContext {
   writeSession: (request: FastifyRequest, reply: FastifyReply, form: Record<string, string>) => PageSession;
   send: (reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession) => FastifyReply;
   signedOut: (reply: FastifyReply) => FastifyReply;
-  endSession: (reply: FastifyReply) => void;
+  endSession: (reply: FastifyReply, session: PageSession) => void;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -194,7 +194,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
       );
     const result = await vault.forgetUser(session.user, { actor: page.actor });
     const at = new Date().toISOString();
-    page.endSession(reply);
+    page.endSession(reply, session);
     const body = html`<p role="status">Your memory is erased and you are signed out. Keep this receipt.</p>
       <dl id="receipt">
         <dt>Erased at</dt>

@@ -40,7 +40,8 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
     "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: under it Chromium sends `Origin: null` with the page's own forms.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',

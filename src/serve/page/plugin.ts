@@ -20,6 +20,7 @@ import {
   LOGIN_STATE_MS,
   newSession,
   openSession,
+  RevokedSessions,
   type PageSession,
   type SessionTimeouts,
 } from './session.js';
@@ -86,6 +87,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const now = options.now ?? Date.now;
   const sealer = new CookieSealer(options.sessionSecret);
+  const revoked = new RevokedSessions(timeouts);
   const login = await oidcLogin(options.oidc);
   const maxFormBytes = options.maxFormBytes ?? 2 * 1024 * 1024;
   const flags = `HttpOnly; Path=${prefix}${secure ? '; Secure' : ''}`;
@@ -111,7 +113,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
   /** The session of a read: the Lax cookie (a link from elsewhere opens the page signed in). */
   function readSession(request: FastifyRequest, reply: FastifyReply): PageSession | undefined {
     const session = openSession(sealer, cookiesOf(request).get(SESSION_COOKIE), timeouts, now());
-    if (!session) return undefined;
+    if (!session || revoked.has(session)) return undefined;
     const renewed = { ...session, seen: now() };
     void reply.header('set-cookie', sessionCookies(renewed));
     return renewed;
@@ -122,7 +124,8 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
     if (request.headers.origin !== origin)
       throw new ProblemError('forbidden', 'This change did not come from this page; open the page and try again.');
     const session = openSession(sealer, cookiesOf(request).get(WRITE_COOKIE), timeouts, now());
-    if (!session) throw new ProblemError('unauthorized', 'Your session has ended; sign in again.');
+    if (!session || revoked.has(session))
+      throw new ProblemError('unauthorized', 'Your session has ended; sign in again.');
     if (!csrfMatches(session, form['csrf']))
       throw new ProblemError('forbidden', 'This form is out of date; open the page and try again.');
     const renewed = { ...session, seen: now() };
@@ -187,7 +190,8 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
       });
 
       scope.post('/logout', async (request, reply) => {
-        writeSession(request, reply, (request.body ?? {}) as Record<string, string>);
+        const session = writeSession(request, reply, (request.body ?? {}) as Record<string, string>);
+        revoked.revoke(session, now());
         void reply.removeHeader('set-cookie');
         void reply.header('set-cookie', cleared);
         return send(reply, 200, 'Signed out', signedOutScreen(prefix));
@@ -200,7 +204,8 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
         writeSession,
         send,
         signedOut: (reply) => send(reply, 200, 'Your memory', signedOutScreen(prefix)),
-        endSession: (reply) => {
+        endSession: (reply, session) => {
+          revoked.revoke(session, now());
           void reply.removeHeader('set-cookie');
           void reply.header('set-cookie', cleared);
         },

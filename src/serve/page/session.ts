@@ -4,7 +4,7 @@
  * timeouts need. Nothing in it can be read or changed by the browser; a cookie that does not open,
  * is past its idle or absolute timeout, or was sealed for another purpose is no session at all.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export interface PageSession {
   /** The user id from the ID token's configured claim (validated as every user id is). */
@@ -122,4 +122,32 @@ export function openSession(
 export function csrfMatches(session: PageSession, submitted: unknown): boolean {
   if (typeof submitted !== 'string' || submitted.length !== session.csrf.length) return false;
   return timingSafeEqual(Buffer.from(submitted), Buffer.from(session.csrf));
+}
+
+/** Sessions ended by logout (or erasure) before their timeouts: most this instance remembers at once. */
+export const MAX_REVOKED_SESSIONS = 100_000;
+
+/**
+ * Ended sessions, by their CSRF token's hash, until their absolute timeout passes: a copy of the
+ * cookie kept from before the logout opens nothing. Held in this process (see docs/page.md).
+ */
+export class RevokedSessions {
+  readonly #until = new Map<string, number>();
+
+  constructor(private readonly timeouts: SessionTimeouts) {}
+
+  static idOf(session: PageSession): string {
+    return createHash('sha256').update(session.csrf).digest('base64url');
+  }
+
+  revoke(session: PageSession, now: number): void {
+    for (const [id, until] of this.#until) if (until <= now) this.#until.delete(id);
+    // Full: the oldest entry goes (its session is the nearest to its own timeout).
+    if (this.#until.size >= MAX_REVOKED_SESSIONS) this.#until.delete(this.#until.keys().next().value!);
+    this.#until.set(RevokedSessions.idOf(session), session.created + this.timeouts.absoluteMs);
+  }
+
+  has(session: PageSession): boolean {
+    return this.#until.has(RevokedSessions.idOf(session));
+  }
 }
