@@ -55,7 +55,8 @@ export async function startProvider(redirectUri: string): Promise<{ issuer: stri
       return grant;
     },
   });
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (request, response) => void handle(request, response));
   return { issuer, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
