@@ -2,12 +2,13 @@
  * The command mix on the embedded store against the SDK's own local tool, in one run.
  *   npx tsx bench/commands.ts [iterations]
  * Both write real files under a temp directory of this machine. memvault runs with its default
- * chain (validation, path guard, PII redactor, quota) and file history (on by default), without and
- * with client-side encryption (the default), so the table shows what the guarantees cost:
- * conditional writes, locks, fsync'd atomic writes, the kept versions, encryption. Two last columns
- * attribute the rest: the encrypted store with history off, and with history on but without fsync
- * (FileStore durable: false, not a setting to deploy). The columns run interleaved, round by round,
- * so that the disk's drift during the run hits them alike.
+ * chain (validation, path guard, PII redactor, quota), file history and client-side encryption (the
+ * defaults), on the two embedded stores side by side: the directory store (file://, an fsync'd file
+ * per write, version and fence) and the SQLite store (sqlite:, one WAL commit fsync'd per request,
+ * a directory rename or delete one transaction), so the table shows what the guarantees cost on
+ * each. A last column attributes the rest: SQLite with durability=normal (the WAL fsync'd at
+ * checkpoints only). The columns run interleaved, round by round, so that the disk's drift during
+ * the run hits them alike.
  * With MEMVAULT_S3_ENDPOINT set, the same mix then runs on S3 and prints its requests per command,
  * with history on (the default) and off.
  */
@@ -20,6 +21,7 @@ import { createEncryptionFromConfig } from '../src/crypto/index.js';
 import { createVault, type Vault } from '../src/index.js';
 import { withRequestCounter, type RequestCounter } from '../src/store/accounting.js';
 import { FileStore } from '../src/store/file.js';
+import { SqliteStore } from '../src/store/sqlite.js';
 import type { ObjectStore } from '../src/store/port.js';
 import { ensureBucket, s3Bucket, s3ClientConfig, s3Endpoint } from './s3-env.js';
 import { median, printTable } from './stats.js';
@@ -75,18 +77,14 @@ async function measureInterleaved(runners: Runner[]): Promise<Array<Map<string, 
   return out;
 }
 
-async function memvaultRunner(
-  dir: string,
-  encrypted: boolean,
-  durable: boolean,
-  history: boolean,
-): Promise<{ run: Runner; vault: Vault }> {
-  const store = await FileStore.open(dir, { durable });
-  const vault = await createVault({
-    store,
-    history,
-    ...(encrypted ? await encryptionOptions(store) : { encryption: false as const }),
-  });
+type Embedded = 'file' | 'sqlite' | 'sqlite-normal';
+
+async function memvaultRunner(dir: string, kind: Embedded): Promise<{ run: Runner; vault: Vault }> {
+  const store =
+    kind === 'file'
+      ? await FileStore.open(dir)
+      : await SqliteStore.open(`${dir}.db`, { durability: kind === 'sqlite' ? 'full' : 'normal' });
+  const vault = await createVault({ store, history: true, ...(await encryptionOptions(store)) });
   const handlers = vault.handlers('bench-user') as unknown as Record<string, (i: unknown) => Promise<unknown>>;
   return { vault, run: (input) => handlers[String(input['command'])]!(input) };
 }
@@ -162,16 +160,12 @@ async function main(): Promise<void> {
     const sdkHandlers = sdk as unknown as Record<string, (i: unknown) => Promise<unknown>>;
     const sdkRun: Runner = (input) => sdkHandlers[String(input['command'])]!.call(sdk, input);
     const opened: Array<{ name: string; run: Runner; vault?: Vault }> = [{ name: 'SDK local tool', run: sdkRun }];
-    for (const [name, encrypted, durable, history] of [
-      ['memvault, no encryption', false, true, true],
-      ['memvault (default: encrypted, history)', true, true, true],
-      ['memvault encrypted, history off', true, true, false],
-      ['memvault encrypted, no fsync', true, false, true],
+    for (const [name, kind] of [
+      ['memvault, directory store', 'file'],
+      ['memvault, SQLite store', 'sqlite'],
+      ['SQLite, durability=normal', 'sqlite-normal'],
     ] as const) {
-      opened.push({
-        name,
-        ...(await memvaultRunner(join(root, name.replace(/\W+/g, '-')), encrypted, durable, history)),
-      });
+      opened.push({ name, ...(await memvaultRunner(join(root, name.replace(/\W+/g, '-')), kind)) });
     }
     const measured = await measureInterleaved(opened.map((o) => o.run));
     for (const o of opened) await o.vault?.close();

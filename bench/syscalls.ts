@@ -1,7 +1,7 @@
 /**
- * One command, N times, on the embedded store with encryption and the default chain, for system-call
- * counts and CPU profiles of the file store's hot path:
- *   strace -c -f -o /tmp/sc.txt npx tsx bench/syscalls.ts create 200
+ * One command, N times, on an embedded store (file, the default, or sqlite) with encryption and the
+ * default chain, for system-call counts and CPU profiles of the store's hot path:
+ *   strace -c -f -o /tmp/sc.txt npx tsx bench/syscalls.ts create 200 [file|sqlite]
  *   node --cpu-prof --import tsx bench/syscalls.ts rename 200
  * The setup (seeding the files renames and deletes work on) runs before the marker line is printed
  * and is counted too: run with `seed` as the command to get the setup's own counts and subtract.
@@ -18,10 +18,12 @@ import { NOTE_4K } from './stats.js';
 
 const command = process.argv[2] ?? 'create';
 const n = Number(process.argv[3] ?? 200);
+const kind = process.argv[4] ?? 'file';
+if (kind !== 'file' && kind !== 'sqlite') throw new Error(`unknown store ${kind}: file or sqlite`);
 
 const root = await mkdtemp(join(tmpdir(), 'memvault-sc-'));
 try {
-  const url = pathToFileURL(root).href;
+  const url = kind === 'file' ? pathToFileURL(root).href : `sqlite:${join(root, 'store.db')}`;
   const store = await openStore(url);
   const encryption = await createEncryptionFromConfig({
     store,
@@ -53,7 +55,7 @@ try {
   if (!input) throw new Error(`unknown command ${command}`);
   const t0 = performance.now();
   for (let i = 0; i < (command === 'seed' ? 1 : n); i++) await run(input(i));
-  console.log(`${command} x${n}: ${((performance.now() - t0) / n).toFixed(3)} ms each`);
+  console.log(`${command} x${n} (${kind}): ${((performance.now() - t0) / n).toFixed(3)} ms each`);
   await vault.close();
 } finally {
   await rm(root, { recursive: true, force: true });
