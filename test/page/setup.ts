@@ -123,6 +123,7 @@ export async function startBench(page: Partial<PageOptions> = {}): Promise<Bench
     },
     async newContext() {
       const context = await browser.newContext();
+      context.setDefaultTimeout(10_000);
       // Nothing may be fetched from another origin (the provider's form asks for a web font).
       await context.route(/^https:/, (route) => route.abort());
       contexts.push(context);
