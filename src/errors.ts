@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'PII_REJECTED'
   | 'CONFLICT' // too many concurrent writers; retry budget spent
   | 'PRECONDITION_FAILED' // store level: a conditional write lost
+  | 'VERSION_MISMATCH' // the caller's precondition (vault.run's ifMatch / ifNoneMatch) did not hold: nothing changed
   | 'STORE_UNAVAILABLE' // store level: the backend failed after retries
   | 'INTEGRITY' // ciphertext failed to open: tampered, moved or wrong key
   | 'KEY_UNAVAILABLE' // master key / KMS problem

@@ -15,9 +15,11 @@ import {
   checkFunction,
   checkNumber,
   checkOptions,
+  checkString,
   ifGiven,
   invalidArgument,
 } from '../util/validate.js';
+import type { Precondition } from '../pipeline/context.js';
 
 type Options = Record<string, unknown>;
 
@@ -146,6 +148,27 @@ export function checkDropVersionArgs(userId: unknown, path: unknown, seq: unknow
   checkNumber('dropVersion: seq', seq, { integer: true, min: 1 });
   lifecycleOptions('dropVersion', options, LIFECYCLE_KEYS);
   return canonical;
+}
+
+const RUN_KEYS = ['precondition', 'actor'] as const;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** run(userId, input, options): the write condition and the actor, checked; unknown keys refused. */
+export function checkRunOptions(options: unknown): { precondition?: Precondition; actor?: string } {
+  const given = checkOptions('run options', options, RUN_KEYS);
+  const out: { precondition?: Precondition; actor?: string } = {};
+  ifGiven(given['actor'], (actor) => (out.actor = checkActor('run: actor', actor)));
+  ifGiven(given['precondition'], (value) => {
+    const condition = checkOptions('run: precondition', value, ['ifMatch', 'ifNoneMatch'], { required: true });
+    const { ifMatch, ifNoneMatch } = condition;
+    if ((ifMatch === undefined) === (ifNoneMatch === undefined))
+      throw invalidArgument('run: precondition', 'exactly one of ifMatch and ifNoneMatch', value);
+    out.precondition =
+      ifMatch !== undefined
+        ? { ifMatch: checkString('run: precondition.ifMatch', ifMatch, SHA256_HEX, 'a hex SHA-256 (64 of 0-9 a-f)') }
+        : { ifNoneMatch: checkString('run: precondition.ifNoneMatch', ifNoneMatch, /^\*$/, "'*'") as '*' };
+  });
+  return out;
 }
 
 /** tool(userId, extraProps): extraProps, when given, is an object (its members are the SDK's). */

@@ -15,6 +15,7 @@ import { withCommandStats, withRequestCounter, type CommandStats } from '../stor
 import type { ResultContent } from '../tool/types.js';
 import type { StoreUserFiles } from '../vault/store-user-files.js';
 import type { CommandIdentities } from './audit.js';
+import { checkRunOptions } from './arguments.js';
 import type { VaultLogger } from './logger.js';
 
 export interface RunnerDeps {
@@ -29,8 +30,8 @@ export function commandRunner({
   runChain,
   identities,
   logger,
-}: RunnerDeps): (userId: string, input: unknown) => Promise<CommandResult> {
-  return observeCommands(async (userId: string, input: unknown): Promise<CommandResult> => {
+}: RunnerDeps): (userId: string, input: unknown, options?: unknown) => Promise<CommandResult> {
+  const runOne = async (userId: string, input: unknown, options: unknown): Promise<CommandResult> => {
     const stats: CommandStats = { bytesRead: 0, bytesWritten: 0, requests: {} };
     const requestId = randomUUID();
     let uid: string | undefined;
@@ -38,11 +39,23 @@ export function commandRunner({
     // model's answer here (run() answers with a result, never a throw); faults are logged by name only.
     return withErrorBoundary(
       async () => {
+        // Checked before the key load: an invalid option is the host's error, answered before anything is read.
+        const { precondition, actor } = checkRunOptions(options);
         // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
         // count it into the command's stats, which metrics and the audit record read.
         const { files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId));
         uid = files.uid;
-        const ctx: CommandContext = { requestId, uid, input, pathsCanonical: false, files, stats, decisions: {} };
+        const ctx: CommandContext = {
+          requestId,
+          uid,
+          input,
+          pathsCanonical: false,
+          files,
+          stats,
+          decisions: {},
+          ...(precondition !== undefined ? { precondition } : {}),
+          ...(actor !== undefined ? { actor } : {}),
+        };
         identities.rawUserIds.set(ctx, userId);
         identities.pseudonyms.set(ctx, pseudonyms);
         return withCommandStats(stats, () => runChain(ctx));
@@ -53,7 +66,11 @@ export function commandRunner({
           'memvault command failed',
         ),
     );
-  });
+  };
+  const observed = observeCommands((userId, input) => runOne(userId, input, undefined));
+  // Without options, the one observed runner; with them, a runner observed the same way for this call.
+  return (userId, input, options) =>
+    options === undefined ? observed(userId, input) : observeCommands((u, i) => runOne(u, i, options))(userId, input);
 }
 
 function toHandlerResult(result: CommandResult): ResultContent {

@@ -22,7 +22,7 @@ import type { ExportProgress } from '../lifecycle/export-archive.js';
 import type { ExpireOptions, LifecycleOptions, RekeyCallOptions, UserExport } from '../lifecycle/types.js';
 import type { ExpiryOptions } from '../expiry/config.js';
 import type { SweepSummary } from '../expiry/sweep.js';
-import type { CommandResult, Middleware } from '../pipeline/context.js';
+import type { CommandResult, Middleware, Precondition } from '../pipeline/context.js';
 import type { QuotaOptions } from '../pipeline/quota.js';
 import type { PiiMiddlewareOptions } from '../pipeline/pii-redactor.js';
 import type { OpenStoreOptions } from '../store/open.js';
@@ -107,13 +107,30 @@ export interface VaultOptions {
 /** What `betaMemoryTool(handlers, extraProps)` takes besides the handlers: cache_control, defer_loading, ... */
 export type MemoryToolExtraProps = NonNullable<Parameters<typeof betaMemoryTool>[1]>;
 
+/** How the host runs one command (vault.run's third argument). */
+export interface RunOptions {
+  /**
+   * `{ ifMatch }`: the hex SHA-256 (64 lowercase hex digits) of the file's current plaintext, as
+   * serve's ETag carries it; the create or delete lands only on exactly that version.
+   * `{ ifNoneMatch: '*' }`: create only when no file is at the path.
+   */
+  precondition?: Precondition;
+  /** Who sent the command, recorded on its audit record: 1-128 of A-Z a-z 0-9 . _ : - (e.g. a service key id). */
+  actor?: string;
+}
+
 export interface Vault {
   /** Handlers for `betaMemoryTool` from '@anthropic-ai/sdk/helpers/beta/memory'. */
   handlers(userId: string): MemoryToolHandlers;
   /** `betaMemoryTool(vault.handlers(userId), extraProps)`, ready for `client.beta.messages.toolRunner`. */
   tool(userId: string, extraProps?: MemoryToolExtraProps): ReturnType<typeof betaMemoryTool>;
-  /** Runs one tool input for a user and returns the result without throwing (the CLI uses it). */
-  run(userId: string, input: unknown): Promise<CommandResult>;
+  /**
+   * Runs one tool input for a user and returns the result without throwing (the CLI and serve use it).
+   * `options.precondition` makes a create or delete conditional (a mismatch is VERSION_MISMATCH and
+   * changes nothing); `options.actor` is recorded on the command's audit record. Invalid options are
+   * an INVALID_INPUT result, never a default.
+   */
+  run(userId: string, input: unknown, options?: RunOptions): Promise<CommandResult>;
   /** Host-side access to a user's files (import, export), bypassing the model-facing chain. */
   files(userId: string): Promise<TreeFiles>;
   readonly store: ObjectStore;

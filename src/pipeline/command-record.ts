@@ -43,6 +43,7 @@ export function commandEntry(
     requests: { ...ctx.stats.requests },
     latencyMs: Math.round(latencyMs * 1000) / 1000,
   };
+  if (ctx.actor !== undefined) entry.actor = ctx.actor;
   if (outcome.code !== undefined) entry.code = outcome.code;
   else if (outcome.isError) entry.code = 'UNSPECIFIED';
   const decisions = sanitizeDecisions(ctx.decisions);

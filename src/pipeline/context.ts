@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../errors.js';
-import type { WriteFilter } from '../tool/commands/env.js';
+import type { Precondition, WriteFilter } from '../tool/commands/env.js';
 import type { MemoryCommand, ResultContent } from '../tool/types.js';
 import type { CommandStats } from '../store/accounting.js';
 import type { TreeFiles } from '../vault/tree-files.js';
@@ -14,6 +14,7 @@ export interface CommandResult {
 
 export type { CommandStats } from '../store/accounting.js';
 export type { CommandDecisions } from './decisions.js';
+export type { Precondition } from '../tool/commands/env.js';
 
 /**
  * The state of one command as it travels through the middleware chain.
@@ -35,6 +36,10 @@ export interface CommandContext {
   readonly stats: CommandStats;
   /** What each middleware decided, one typed field per middleware (decisions.ts). */
   readonly decisions: CommandDecisions;
+  /** The host's write condition (vault.run's options): the command writes or deletes only if it holds. */
+  readonly precondition?: Precondition;
+  /** Who sent the command, for its audit record (a key id the operator chose; absent: the model, as before). */
+  readonly actor?: string;
 }
 
 export type Next = () => Promise<CommandResult>;

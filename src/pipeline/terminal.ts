@@ -18,6 +18,7 @@ export function terminal(options: TerminalOptions): (ctx: CommandContext) => Pro
     const content = await executeCommand(
       ctx.command,
       commandEnv(ctx.files, { ...options.env, ...(ctx.writeFilter ? { writeFilter: ctx.writeFilter } : {}) }),
+      ctx.precondition,
     );
     return { content, isError: false };
   };

@@ -19,6 +19,13 @@ export function echo(text: string): string {
 export const messages = {
   // validation (memvault)
   unreadableInput: 'Error: The tool input could not be read as a memory command object.',
+  // preconditions of a host's conditional write (memvault; vault.run's options, PUT/DELETE /v1/files)
+  versionChanged: (path: string) =>
+    `Error: The file ${path} is not the version this change was based on (it changed, or is gone). Nothing was changed; read it again and retry.`,
+  versionExists: (path: string) =>
+    `Error: The file ${path} already exists, and this write was to create it only. Nothing was changed.`,
+  preconditionUnsupported: (command: string) =>
+    `Error: A write condition applies to create and delete (ifNoneMatch to create only), not to ${command}. Nothing was changed.`,
   // view (spec)
   dirHeader: (path: string) =>
     `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:`,

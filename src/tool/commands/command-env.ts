@@ -4,7 +4,9 @@
  * tree operations, bound here to the user's TreeFiles with the protocol's texts.
  */
 import type { TreeFiles } from '../../vault/tree-files.js';
+import { newFenceId } from '../../store/fence.js';
 import { journalledTree, type TreeEnv } from '../../vault/tree/index.js';
+import { withdrawCopy } from '../../vault/tree/fences.js';
 import { messages } from '../messages.js';
 import type { CommandEnv, CommandSettings } from './env.js';
 
@@ -22,6 +24,8 @@ export function commandEnv(files: TreeFiles, settings: CommandSettings): Command
     files,
     tree: {
       remove: (path) => operations.remove(path, env),
+      // One fence of exactly this version: a conditional delete where the store has one, else a marker put If-Match.
+      removeExactly: (path, etag) => withdrawCopy(path, etag, newFenceId(), env),
       rename: (from, to) => operations.rename(from, to, env),
       finishStopped: async (except) => (operations.finishStopped ? operations.finishStopped(env, except) : 0),
     },

@@ -53,6 +53,12 @@ export interface WriteFilter {
   storedForm(oldStr: string): string | undefined;
 }
 
+/**
+ * A host's condition on a create or delete: `ifMatch` the hex SHA-256 of the file's current plaintext
+ * (the file must exist and hold exactly that), or `ifNoneMatch: '*'` (create only: no file at the path).
+ */
+export type Precondition = { readonly ifMatch: string } | { readonly ifNoneMatch: '*' };
+
 /** How the vault runs every command (src/entry/chain.ts), before a user's files are known. */
 export interface CommandSettings {
   /** Applied to the result of str_replace and insert before it is written (absent: written as is). */
@@ -71,6 +77,8 @@ export interface CommandSettings {
 /** The user's tree operations, bound to their files (command-env.ts): what delete and rename call. */
 export interface UserTree {
   remove(path: string): Promise<void>;
+  /** Delete the file at `path` only as version `etag` (no directory, no newer version); false when it is not that. */
+  removeExactly(path: string, etag: string): Promise<boolean>;
   rename(from: string, to: string): Promise<void>;
   /** Finish the user's renames a stopped runner left part-way, but `except` (the command's own). */
   finishStopped(except?: TreeOperation): Promise<number>;
