@@ -1,13 +1,19 @@
 /**
- * `npm run demo`: memvault on the embedded default store (./.memvault, encrypted with a key file
- * created beside it on first run). Runs the memory tool commands an agent would send, prints what
- * the model would read, then shows what actually lies on disk.
+ * `npm run demo`: memvault on the embedded default store (a SQLite file ./.memvault.db, or the
+ * directory ./.memvault; encrypted with a key file ./.memvault.key created beside it on first run).
+ * Runs the memory tool commands an agent would send, prints what the model would read, then shows
+ * what actually lies on disk.
  */
 import { readdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createVault } from '../src/index.js';
+import { listAll } from '../src/store/port.js';
+import { defaultStoreUrl } from '../src/store/open.js';
+import { parseSqliteUrl } from '../src/store/sqlite/url.js';
 
-const vault = await createVault(); // store: ./.memvault
+const url = defaultStoreUrl();
+const vault = await createVault(); // store: the default, `url`
 const user = 'demo-user@example.com';
 const commands = [
   { command: 'view', path: '/memories' },
@@ -45,6 +51,19 @@ async function walk(dir: string): Promise<string[]> {
   }
   return out;
 }
-const root = join(process.cwd(), '.memvault');
 console.log('\nOn disk (names and contents encrypted; the user id is a keyed hash):');
-for (const file of (await walk(root)).slice(0, 8)) console.log(`  .memvault/${relative(root, file)}`);
+if (url.startsWith('sqlite:')) {
+  // One database file: its objects' keys, as the store lists them.
+  const { SqliteStore } = await import('../src/store/sqlite.js');
+  const path = parseSqliteUrl(url).path;
+  const store = await SqliteStore.open(path, { create: false });
+  let shown = 0;
+  for await (const object of listAll(store, '')) {
+    if (shown++ === 8) break;
+    console.log(`  ${basename(path)}: ${object.key} (${object.size} bytes)`);
+  }
+  await store.close();
+} else {
+  const root = fileURLToPath(url);
+  for (const file of (await walk(root)).slice(0, 8)) console.log(`  ${basename(root)}/${relative(root, file)}`);
+}

@@ -1,3 +1,4 @@
+import type { StatementSync } from 'node:sqlite';
 import { MemvaultError } from '../errors.js';
 import { countRequest } from './accounting.js';
 import { assertValidKey, isWellFormed } from './file/keys.js';
@@ -84,10 +85,10 @@ export class SqliteStore implements ObjectStore {
   }
 
   get(key: string): Promise<StoredObject | null> {
-    return this.run('GET', () => {
-      const row = this.connection
-        .statement('SELECT body, size, etag, modified, metadata FROM objects WHERE key = ?')
-        .get(keyBytes(key)) as Row | undefined;
+    return this.read('GET', (statement) => {
+      const row = statement('SELECT body, size, etag, modified, metadata FROM objects WHERE key = ?').get(
+        keyBytes(key),
+      ) as Row | undefined;
       if (!row) return null;
       return {
         ...info(key, row),
@@ -98,10 +99,9 @@ export class SqliteStore implements ObjectStore {
   }
 
   head(key: string): Promise<ObjectInfo | null> {
-    return this.run('HEAD', () => {
-      const row = this.connection
-        .statement('SELECT size, etag, modified FROM objects WHERE key = ?')
-        .get(keyBytes(key)) as Row | undefined;
+    return this.read('HEAD', (statement) => {
+      const row = statement('SELECT size, etag, modified FROM objects WHERE key = ?').get(keyBytes(key)) as
+        Row | undefined;
       return row ? info(key, row) : null;
     });
   }
@@ -129,7 +129,7 @@ export class SqliteStore implements ObjectStore {
   }
 
   list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
-    return this.run('LIST', () => {
+    return this.read('LIST', (statement) => {
       if (typeof prefix !== 'string' || !isWellFormed(prefix))
         throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
       const requested =
@@ -137,9 +137,7 @@ export class SqliteStore implements ObjectStore {
       const maxKeys = Math.min(Math.max(requested, 1), 1000);
       const after = options.continuationToken ?? options.startAfter;
       const bounds = prefixBounds(prefix, after);
-      const rows = this.connection
-        .statement(listStatement(bounds))
-        .all(...bounds.params, maxKeys + 1) as unknown as ListedRow[];
+      const rows = statement(listStatement(bounds)).all(...bounds.params, maxKeys + 1) as unknown as ListedRow[];
       const more = rows.length > maxKeys;
       if (more) rows.pop();
       const objects = rows.map((row) => info(Buffer.from(row.key).toString('utf8'), row));
@@ -214,9 +212,8 @@ export class SqliteStore implements ObjectStore {
   }
 
   readTags(key: string): Promise<Record<string, string> | undefined> {
-    return this.run('HEAD', () => {
-      const row = this.connection.statement('SELECT tags FROM objects WHERE key = ?').get(keyBytes(key)) as
-        Row | undefined;
+    return this.read('HEAD', (statement) => {
+      const row = statement('SELECT tags FROM objects WHERE key = ?').get(keyBytes(key)) as Row | undefined;
       return row ? (JSON.parse(row.tags) as Record<string, string>) : undefined;
     });
   }
@@ -241,6 +238,17 @@ export class SqliteStore implements ObjectStore {
   private run<T>(type: string, fn: () => T, requests = 1): Promise<T> {
     if (requests > 0) countRequest(type, requests);
     return this.execute(fn);
+  }
+
+  /** A read runs now, never waiting for a transaction: outside it, on the connection that sees what was committed. */
+  private read<T>(type: string, fn: (statement: (sql: string) => StatementSync) => T): Promise<T> {
+    countRequest(type);
+    if (this.closed) return Promise.reject(closedError());
+    try {
+      return Promise.resolve(fn((sql) => this.connection.readStatement(sql)));
+    } catch (e) {
+      return Promise.reject(toSqliteStoreError(e));
+    }
   }
 
   /** Runs a request now, or once another context's transaction is over (never inside it). */

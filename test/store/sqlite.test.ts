@@ -74,3 +74,48 @@ describe('sqlite: store URLs and the database file', () => {
     await expect(garbage).rejects.not.toThrow(dir);
   });
 });
+
+describe('SqliteStore transactions', () => {
+  it('commits all or nothing; others read the committed state meanwhile, and their writes wait', async () => {
+    const dir = await sandbox();
+    const store = await SqliteStore.open(join(dir, 'tx.db'));
+    const other = await SqliteStore.open(join(dir, 'tx.db')); // another vault of the process: one connection
+    const text = (s: string) => new TextEncoder().encode(s);
+    const body = async (key: string) => {
+      const object = await other.get(key);
+      return object ? Buffer.from(object.body).toString() : null;
+    };
+    await store.put('a', text('old'));
+    let opened!: () => void;
+    const written = new Promise<void>((resolve) => (opened = resolve));
+    // Started outside the transaction, awaited inside it (as a key load another command began):
+    // the read sees what was committed, and does not wait for the transaction that waits for it.
+    const readOutside = written.then(() => body('a'));
+    const committed = store.transaction(async () => {
+      await store.put('a', text('new'));
+      await store.put('b', text('new'));
+      opened();
+      expect(await readOutside).toBe('old');
+      expect(await store.get('a').then((o) => Buffer.from(o!.body).toString())).toBe('new');
+    });
+    await written;
+    // A write from outside waits for the commit, then lands over it.
+    const outsideWrite = other.put('a', text('after'));
+    await committed;
+    await outsideWrite;
+    expect(await body('a')).toBe('after');
+    expect(await body('b')).toBe('new');
+    // A transaction that throws leaves nothing of itself.
+    await expect(
+      store.transaction(async () => {
+        await store.put('c', text('never'));
+        await store.delete('b');
+        throw new Error('stop');
+      }),
+    ).rejects.toThrow('stop');
+    expect(await body('c')).toBeNull();
+    expect(await body('b')).toBe('new');
+    await other.close();
+    await store.close();
+  });
+});

@@ -8,6 +8,9 @@
  * of it (async-local storage tells) waits until it has committed or rolled back, so that nothing
  * of another command lands inside it. Sharing the connection is what makes that possible: two
  * connections of one process would wait for each other's lock on the one thread and never get it.
+ * A read that is not part of the open transaction does not wait: it runs on a second connection,
+ * which sees the last committed state (never a part of the transaction), so that a transaction
+ * that awaits such a read (a key load another command started) cannot wait for itself.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
@@ -33,10 +36,13 @@ export class SqliteConnection {
   private issued = 0;
   private users = 0;
   private active: OpenTransaction | null = null;
+  private reader: { db: DatabaseSync; statements: Map<string, StatementSync> } | undefined;
 
   private constructor(
     readonly db: DatabaseSync,
     private readonly id: string,
+    private readonly path: string,
+    private readonly busyTimeoutMs: number,
   ) {}
 
   /** The process's connection to the file at `path` (opened, and by default created, on first use). */
@@ -46,7 +52,9 @@ export class SqliteConnection {
     const id = `${options.durability ?? 'full'}|${join(dir, basename(path))}`;
     let opening = shared.get(id);
     if (!opening) {
-      opening = openDatabase(path, options).then((db) => new SqliteConnection(db, id));
+      opening = openDatabase(path, options).then(
+        (db) => new SqliteConnection(db, id, path, options.busyTimeoutMs ?? 15_000),
+      );
       shared.set(id, opening);
       opening.catch(() => shared.delete(id));
     }
@@ -63,6 +71,8 @@ export class SqliteConnection {
     if (this.users > 0) return;
     shared.delete(this.id);
     this.statements.clear();
+    this.reader?.statements.clear();
+    this.reader?.db.close();
     this.db.close();
   }
 
@@ -126,6 +136,24 @@ export class SqliteConnection {
     if (!statement) {
       statement = this.db.prepare(sql);
       this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** A statement for a read: on this connection, or on the reader while another context's transaction is open. */
+  readStatement(sql: string): StatementSync {
+    if (!this.active || current.getStore() === this.active) return this.statement(sql);
+    if (!this.reader) {
+      const Database = this.db.constructor as new (path: string) => DatabaseSync;
+      const db = new Database(this.path);
+      db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
+      db.exec('PRAGMA query_only = 1');
+      this.reader = { db, statements: new Map() };
+    }
+    let statement = this.reader.statements.get(sql);
+    if (!statement) {
+      statement = this.reader.db.prepare(sql);
+      this.reader.statements.set(sql, statement);
     }
     return statement;
   }
