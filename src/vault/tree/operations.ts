@@ -73,7 +73,7 @@ export async function renameTree(from: string, to: string, env: TreeEnv): Promis
  * at its old place, its new place or both; renaming again completes it (a target that already holds
  * exactly the source's bytes is taken as our own earlier copy).
  */
-async function moveFile(
+export async function moveFile(
   from: string,
   to: string,
   source: { data: Uint8Array; etag: string },

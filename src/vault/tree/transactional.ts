@@ -13,7 +13,7 @@ import type { ListedFile } from '../user-files.js';
 import { fail, type TreeEnv } from './env.js';
 import { failOnConflict } from './fences.js';
 import type { TreeOperations } from './index.js';
-import { deleteTree, renameTree } from './operations.js';
+import { deleteTree, moveFile } from './operations.js';
 
 /** Runs `fn` as one transaction of the store (StoreTransaction in src/vault/files/capabilities.ts). */
 export type Transaction = <T>(fn: () => Promise<T>) => Promise<T>;
@@ -40,7 +40,7 @@ async function collect(files: AsyncIterable<ListedFile>): Promise<ListedFile[]> 
  */
 async function renameInOne(from: string, to: string, env: TreeEnv): Promise<void> {
   const [source, below] = await Promise.all([env.files.read(from), collect(env.files.listFiles(from))]);
-  if (source && below.length === 0) return renameTree(from, to, env);
+  if (source && below.length === 0) return moveFile(from, to, source, env);
   const sources = source ? [from, ...below.map((f) => f.path)] : below.map((f) => f.path);
   if (sources.length === 0) fail('NOT_FOUND', env.messages.renameMissing(from));
   const targetOf = (path: string): string => to + path.slice(from.length);
