@@ -158,13 +158,17 @@ function loadTypescript() {
  * A fingerprint of a source file that a reformat does not change and any change to the code does:
  * the sha-256 of its syntax tree (each node's kind, entered and left), its tokens (kind and text;
  * a string literal by its value, so that a change of quotes is not a change), and its comments
- * (with their runs of whitespace made one space). Whitespace between tokens is not in it, nor a
- * trailing comma before a closing bracket (Prettier adds one when it breaks a list across lines,
- * and removes it when the list fits on one). Comments are kept: a `// Stryker disable` comment
- * changes which mutants run, and a `@ts-expect-error` what compiles. The tree is kept so that two
+ * that are directives (with their runs of whitespace made one space). Whitespace between tokens is
+ * not in it, nor a trailing comma before a closing bracket (Prettier adds one when it breaks a list
+ * across lines, and removes it when the list fits on one). A comment counts only when it is a
+ * directive: a `// Stryker disable` changes which mutants run, a `@ts-expect-error` what compiles,
+ * a `/// <reference>` what is loaded; prose changes no mutant's result. The tree is kept so that two
  * texts with the same tokens that parse differently (a line break after `return`) differ.
  * Undefined when TypeScript cannot be loaded (the caller then compares the texts).
  */
+/** Comments that change what runs or compiles: Stryker's, TypeScript's and triple-slash directives. */
+const DIRECTIVE = /Stryker|@ts-|^\/\/\/\s*</;
+
 export function sourceFingerprint(file, text) {
   const ts = loadTypescript();
   if (!ts) return undefined;
@@ -207,7 +211,8 @@ export function sourceFingerprint(file, text) {
     trivia.setText(text, from, to - from);
     for (let t = trivia.scan(); t !== ts.SyntaxKind.EndOfFileToken; t = trivia.scan()) {
       if (t === ts.SyntaxKind.SingleLineCommentTrivia || t === ts.SyntaxKind.MultiLineCommentTrivia) {
-        entries.push(`#${trivia.getTokenText().replace(/\s+/g, ' ').trim()}`);
+        const comment = trivia.getTokenText();
+        if (DIRECTIVE.test(comment)) entries.push(`#${comment.replace(/\s+/g, ' ').trim()}`);
       }
     }
   };

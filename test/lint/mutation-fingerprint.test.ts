@@ -63,12 +63,20 @@ describe('the mutation reports’ source fingerprint', () => {
     expect(fp('const a = [1, 2,];')).toBe(fp('const a = [1, 2];'));
   });
 
-  it('differs for a change of one token, of a comment, or of how the same tokens parse', () => {
+  it('ignores a comment of prose, not a directive', () => {
+    const base = fp(SOURCE);
+    expect(fp(SOURCE.replace('A hidden name', 'A hidden file'))).toBe(base);
+    expect(fp(SOURCE.replace('/** Whether a name is allowed. */', ''))).toBe(base);
+    expect(fp(SOURCE.replace('// A hidden name never is.', '// Stryker disable next-line all'))).not.toBe(base);
+    expect(fp(SOURCE.replace('// A hidden name never is.', '// @ts-expect-error'))).not.toBe(base);
+    expect(fp(`/// <reference types="node" />\n${SOURCE}`)).not.toBe(base);
+  });
+
+  it('differs for a change of one token, or of how the same tokens parse', () => {
     const base = fp(SOURCE);
     expect(fp(SOURCE.replace('limits.min', 'limits.max'))).not.toBe(base);
     expect(fp(SOURCE.replace('>= limits.min', '> limits.min'))).not.toBe(base);
     expect(fp(SOURCE.replace("startsWith('.')", "startsWith(',')"))).not.toBe(base);
-    expect(fp(SOURCE.replace('A hidden name', 'A hidden file'))).not.toBe(base);
     // Whitespace inside a string, a template or a regular expression is code.
     expect(fp('const s = `a b`;')).not.toBe(fp('const s = `a  b`;'));
     expect(fp('const r = /a b/;')).not.toBe(fp('const r = /ab/;'));
