@@ -175,6 +175,8 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
     runMemoryCommand: memoryRoute(vault, idempotency),
     listFiles: files.list,
     readFile: files.read,
+    writeFile: files.write,
+    deleteFile: files.remove,
     restore: files.restore,
     exportMemory: files.exportArchive,
     forgetMe: files.erase,

@@ -3,16 +3,18 @@
  * content's SHA-256), versions, restore, export, erasure. `{path}` is the memory path without its
  * leading slash, checked by the path guard's own canonicalisation. Reads go through the host's view of
  * the files; restore, export and erasure are the vault's audited lifecycle operations with the caller
- * as actor. Writes and deletes of single files are not offered here yet: they need a write condition
- * carried through the command chain (POST /v1/memory is the write path meanwhile).
+ * as actor. A file's write (PUT) and delete (DELETE) are the model's create and delete commands run by
+ * vault.run with the caller's condition (If-Match: the ETag read; If-None-Match: *) and the caller
+ * as actor, so they pass the same chain (guard, PII, quotas, audit) and change nothing on a mismatch (412).
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isMemvaultError } from '../errors.js';
+import { isMemvaultError, type ErrorCode } from '../errors.js';
 import type { Vault } from '../memvault.js';
+import type { CommandResult, Precondition } from '../pipeline/context.js';
 import { canonicalizePath } from '../pipeline/path-guard.js';
 import type { Caller } from './identity.js';
-import { ProblemError } from './problems.js';
+import { ProblemError, type ProblemName } from './problems.js';
 
 /** Entries one listing answers at most (then `truncated: true`). */
 export const MAX_LISTED_FILES = 10_000;
@@ -51,6 +53,72 @@ function vaultProblem(error: unknown): never {
 
 export function etagOf(data: Uint8Array): string {
   return `"sha256:${createHash('sha256').update(data).digest('hex')}"`;
+}
+
+const OUR_ETAG = /^"sha256:([0-9a-f]{64})"$/;
+
+/** The content hash an If-Match names: exactly one strong ETag as this service gives them, or a 400. */
+function hashOfIfMatch(header: string): string {
+  const hash = OUR_ETAG.exec(header.trim())?.[1];
+  if (hash === undefined)
+    throw new ProblemError('invalid-request', 'If-Match must be one ETag as GET /v1/files/{path} gives it.');
+  return hash;
+}
+
+/** PUT: If-Match (replace exactly that version) or If-None-Match: * (create only); one of them, or a 428. */
+function writeCondition(request: FastifyRequest): Precondition {
+  const ifMatch = request.headers['if-match'];
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifMatch !== undefined && ifNoneMatch !== undefined)
+    throw new ProblemError('invalid-request', 'Send If-Match or If-None-Match, not both.');
+  if (ifNoneMatch !== undefined) {
+    if (ifNoneMatch.trim() !== '*') throw new ProblemError('invalid-request', 'If-None-Match on a write must be *.');
+    return { ifNoneMatch: '*' };
+  }
+  if (ifMatch === undefined)
+    throw new ProblemError(
+      'precondition-required',
+      'Send If-Match with the ETag you read (or If-None-Match: * to create), so no edit is overwritten.',
+    );
+  return { ifMatch: hashOfIfMatch(ifMatch) };
+}
+
+/** The body of a PUT: exactly `{"content": <string>}`, or a 400 (no coercion, no extra member). */
+function contentOf(body: unknown): string {
+  const content = (body as { content?: unknown } | null)?.content;
+  if (
+    typeof body !== 'object' ||
+    Array.isArray(body) ||
+    Object.keys(body as object).length !== 1 ||
+    typeof content !== 'string'
+  )
+    throw new ProblemError('invalid-request', 'The body must be {"content": "<the file\'s text>"}.');
+  return content;
+}
+
+/** A command's typed error as the problem a resource client expects; its detail is the vault's own text. */
+const PROBLEM_OF_CODE: Partial<Record<ErrorCode, ProblemName>> = {
+  VERSION_MISMATCH: 'precondition-failed',
+  NOT_FOUND: 'not-found',
+  INVALID_PATH: 'invalid-request',
+  INVALID_INPUT: 'invalid-request',
+  CONFLICT: 'conflict',
+  STORE_UNAVAILABLE: 'unavailable',
+  KEY_UNAVAILABLE: 'unavailable',
+  INTEGRITY: 'internal',
+  INTERNAL: 'internal',
+};
+
+function commandProblem(result: CommandResult): never {
+  const name = (result.code && PROBLEM_OF_CODE[result.code]) ?? 'refused';
+  // The model-facing text names only the caller's own path; the infrastructure codes get a fixed detail.
+  const detail =
+    name === 'internal' || name === 'unavailable'
+      ? 'The store did not complete the change; nothing of it is reported here. Retry it.'
+      : typeof result.content === 'string'
+        ? result.content
+        : 'The change was refused.';
+  throw new ProblemError(name, detail);
 }
 
 export function fileRoutes(vault: Vault) {
@@ -191,5 +259,28 @@ export function fileRoutes(vault: Vault) {
     }
   }
 
-  return { list, read, restore, exportArchive, erase };
+  async function write(request: FastifyRequest<{ Params: { '*': string }; Body: unknown }>, reply: FastifyReply) {
+    const caller = callerOf(request);
+    const path = memoryPathOf(request.params['*']);
+    const precondition = writeCondition(request);
+    const input = { command: 'create', path, file_text: contentOf(request.body) };
+    const result = await vault.run(caller.userId, input, { precondition, actor: caller.actor });
+    if (result.isError) commandProblem(result);
+    void reply.code('ifNoneMatch' in precondition ? 201 : 200).header('cache-control', 'no-store');
+    return { path: path.slice(1), content: result.content };
+  }
+
+  async function remove(request: FastifyRequest<{ Params: { '*': string } }>) {
+    const caller = callerOf(request);
+    const path = memoryPathOf(request.params['*']);
+    const ifMatch = request.headers['if-match'];
+    if (ifMatch === undefined)
+      throw new ProblemError('precondition-required', 'Send If-Match with the ETag you read, so no edit is deleted.');
+    const precondition = { ifMatch: hashOfIfMatch(ifMatch) };
+    const result = await vault.run(caller.userId, { command: 'delete', path }, { precondition, actor: caller.actor });
+    if (result.isError) commandProblem(result);
+    return { path: path.slice(1), content: result.content };
+  }
+
+  return { list, read, write, remove, restore, exportArchive, erase };
 }

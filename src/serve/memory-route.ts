@@ -1,7 +1,7 @@
 /**
  * POST /v1/memory: the tool input the model sent, run for the caller's user through the vault's whole
  * chain (vault.run: path guard, PII, quotas, audit), answered as `{content, is_error}` exactly as
- * vault.run gives it. With an Idempotency-Key it runs at most once (idempotency.ts). The span joins
+ * vault.run gives it, its audit record naming the caller as actor. With an Idempotency-Key it runs at most once (idempotency.ts). The span joins
  * the trace context of the incoming request (traceparent), when the host registered a propagator.
  */
 import { context, propagation, ROOT_CONTEXT } from '@opentelemetry/api';
@@ -26,7 +26,7 @@ export function memoryRoute(vault: Vault, idempotency: IdempotencyRecords) {
     const key = checkIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
     const input = request.body;
     const run = async (): Promise<ReplayableResult> => {
-      const result = await vault.run(caller.userId, input);
+      const result = await vault.run(caller.userId, input, { actor: caller.actor });
       return { content: result.content, is_error: result.isError };
     };
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);

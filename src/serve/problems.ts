@@ -13,6 +13,8 @@ export const PROBLEMS = {
   'not-acceptable-body': { status: 400, title: 'The request body is not acceptable' },
   'invalid-request': { status: 400, title: 'The request is not valid' },
   'precondition-failed': { status: 412, title: 'The precondition did not hold' },
+  conflict: { status: 409, title: 'Too many concurrent changes of this file' },
+  refused: { status: 422, title: 'The vault refused the change' },
   'precondition-required': { status: 428, title: 'A precondition is required' },
   'body-too-large': { status: 413, title: 'The request body is too large' },
   'unsupported-media-type': { status: 415, title: 'The request body must be JSON' },

@@ -82,6 +82,31 @@ const pathParameter: JsonSchema = {
   required: ['path'],
 };
 
+/**
+ * Memvault-User plus a write's condition headers (no Idempotency-Key: a conditional write is safe to
+ * retry as it is; a retry of one that landed answers 412, and a GET shows the content).
+ */
+function conditionHeaders(ifMatch: string, ifNoneMatch?: string): JsonSchema {
+  const properties = userHeaders['properties'] as Record<string, JsonSchema>;
+  return {
+    type: 'object',
+    properties: {
+      'memvault-user': properties['memvault-user'],
+      'if-match': { type: 'string', description: ifMatch },
+      ...(ifNoneMatch !== undefined ? { 'if-none-match': { type: 'string', description: ifNoneMatch } } : {}),
+    },
+  };
+}
+
+const writeResult: JsonSchema = {
+  type: 'object',
+  required: ['path', 'content'],
+  properties: {
+    path: { type: 'string' },
+    content: { type: 'string', description: "The vault's answer, as the model would read it." },
+  },
+};
+
 const fileEntry: JsonSchema = {
   type: 'object',
   properties: {
@@ -148,6 +173,62 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
       '400': { description: 'Not a memory path (problem+json).' },
       ...authProblems,
       '404': { description: 'No file there (problem+json).' },
+    },
+  },
+  {
+    method: 'PUT',
+    url: '/v1/files/*',
+    openapiPath: '/v1/files/{path}',
+    operationId: 'writeFile',
+    summary:
+      "Write a file's text: with If-Match (the ETag read) it replaces exactly that version, with If-None-Match: * it creates the file only. The model's create command, through the same chain (guard, PII, quotas) and audited with the caller as actor.",
+    auth: true,
+    headers: conditionHeaders(
+      'The ETag you read (GET /v1/files/{path}): the write lands only on that version.',
+      '* : create the file only if there is none.',
+    ),
+    params: pathParameter,
+    // Checked by the handler: the service's Ajv coerces types (a number would become a text).
+    validateBody: false,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['content'],
+      properties: { content: { type: 'string', description: "The file's new text (UTF-8)." } },
+    },
+    responses: {
+      '200': { description: 'Replaced (If-Match).', schema: writeResult },
+      '201': { description: 'Created (If-None-Match: *).', schema: writeResult },
+      '400': { description: 'Not a memory path, a malformed condition or body (problem+json).' },
+      ...authProblems,
+      '409': { description: 'Too many concurrent changes of the file; retry (problem+json).' },
+      '412': {
+        description:
+          'The file is not the version named (or exists, with If-None-Match: *); nothing changed (problem+json).',
+      },
+      '422': {
+        description:
+          'The vault refused the content (PII policy, quota, size, a directory there); detail says why (problem+json).',
+      },
+      '428': { description: 'Neither If-Match nor If-None-Match was sent (problem+json).' },
+    },
+  },
+  {
+    method: 'DELETE',
+    url: '/v1/files/*',
+    openapiPath: '/v1/files/{path}',
+    operationId: 'deleteFile',
+    summary:
+      "Delete a file, only if it is still the version read (If-Match). The model's delete command, through the same chain and audited with the caller as actor.",
+    auth: true,
+    headers: conditionHeaders('The ETag you read: the delete takes only that version.'),
+    params: pathParameter,
+    responses: {
+      '200': { description: 'Deleted.', schema: writeResult },
+      '400': { description: 'Not a memory path, or a malformed If-Match (problem+json).' },
+      ...authProblems,
+      '412': { description: 'The file is not the version named, or is gone; nothing changed (problem+json).' },
+      '428': { description: 'If-Match was not sent (problem+json).' },
     },
   },
   {
