@@ -32,6 +32,7 @@ describe('the memory page', () => {
     await screenshot(page, 'page-tree');
 
     await page.getByRole('link', { name: '/memories/prefs.md' }).click();
+    await page.waitForURL(/\/file\?/);
     await expect(page.getByLabel('Content').inputValue()).resolves.toBe('likes tea\n');
     await page.getByLabel('Content').fill('likes green tea\nlives in Lyon\n');
     await page.getByRole('button', { name: 'Save' }).click();
@@ -58,6 +59,7 @@ describe('the memory page', () => {
     await screenshot(page, 'page-conflict');
     // Saving again from the conflict screen is based on the agent's version, so it applies.
     await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').waitFor();
     expect(await stored('alice', '/memories/prefs.md')).toBe('likes coffee\n');
 
     await page.goto(`${bench.base}/file?path=memories/work/project.md`);
@@ -65,6 +67,43 @@ describe('the memory page', () => {
     await expect(page.getByRole('status').textContent()).resolves.toBe('Deleted /memories/work/project.md.');
     expect(await stored('alice', '/memories/work/project.md')).toBeUndefined();
     await page.close();
+  });
+
+  it("lists a file's versions with their actor, restores one, and previews then restores the memory as of a time", async () => {
+    await bench.agent('frank', { command: 'create', path: '/memories/notes/a.md', file_text: 'one' });
+    await bench.agent('frank', {
+      command: 'str_replace',
+      path: '/memories/notes/a.md',
+      old_str: 'one',
+      new_str: 'two',
+    });
+    const page = await signIn(bench, await bench.newContext(), 'frank');
+    await page.goto(`${bench.base}/file?path=memories/notes/a.md`);
+    await page.getByRole('link', { name: 'Versions' }).click();
+    await page.waitForURL(/\/versions\?/);
+    const rows = page.locator('tbody tr');
+    await expect(rows.count()).resolves.toBe(2);
+    await screenshot(page, 'page-versions');
+    await rows.last().getByRole('button', { name: 'Restore…' }).click();
+    await page.locator('#preview').waitFor();
+    await expect(page.locator('#preview li').allTextContents()).resolves.toEqual(['/memories/notes/a.md: restored']);
+    expect(await stored('frank', '/memories/notes/a.md')).toBe('two');
+    await page.getByRole('button', { name: 'Restore now' }).click();
+    await page.getByRole('heading', { name: 'Restored' }).waitFor();
+    expect(await stored('frank', '/memories/notes/a.md')).toBe('one');
+
+    const asOf = new Date().toISOString();
+    await bench.agent('frank', { command: 'create', path: '/memories/notes/late.md', file_text: 'late' });
+    await page.goto(bench.base);
+    await page.getByLabel(/Restore everything as it was at/).fill(asOf);
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.locator('#preview').waitFor();
+    await expect(page.locator('#preview li').allTextContents()).resolves.toEqual(['/memories/notes/late.md: deleted']);
+    expect(await stored('frank', '/memories/notes/late.md')).toBe('late');
+    await page.getByRole('button', { name: 'Restore now' }).click();
+    await page.getByRole('heading', { name: 'Restored' }).waitFor();
+    expect(await stored('frank', '/memories/notes/late.md')).toBeUndefined();
+    expect(await stored('frank', '/memories/notes/a.md')).toBe('one');
   });
 
   it('downloads everything as the export tar', async () => {
@@ -90,6 +129,7 @@ describe('the memory page', () => {
     await page.goto(`${bench.base}/forget`);
     await page.getByLabel('Type forget me to confirm').fill('forget me');
     await page.getByRole('button', { name: 'Erase my memory' }).click();
+    await page.locator('#receipt').waitFor();
     const receipt = await page.locator('#receipt dd').allTextContents();
     expect(receipt[1]).toBe('yes');
     expect(Number(receipt[2])).toBeGreaterThan(0);
@@ -106,6 +146,7 @@ describe('the memory page', () => {
     const page = await signIn(bench, context, 'erin');
     const before = await context.cookies();
     await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('link', { name: 'Sign in' }).waitFor();
     await expect(page.getByRole('link', { name: 'Sign in' }).count()).resolves.toBe(1);
     await context.addCookies(before);
     await page.goto(bench.base);

@@ -9,8 +9,9 @@ import type { Vault } from '../../memvault.js';
 import { etagOf, memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
 import { html, type Safe } from './html.js';
-import { conflictScreen, fileScreen, messageScreen, treeScreen, type TreeEntry } from './screens.js';
+import { conflictScreen, fileScreen, messageScreen, restoreAllForm, treeScreen, type TreeEntry } from './screens.js';
 import type { PageSession } from './session.js';
+import { versionRoutes } from './versions.js';
 
 /** Files the tree shows at most. */
 export const MAX_TREE_FILES = 5_000;
@@ -35,6 +36,7 @@ function resultText(content: unknown): string {
 
 export function pageActions(scope: FastifyInstance, vault: Vault, page: PageContext): void {
   const { prefix, send } = page;
+  versionRoutes(scope, vault, page);
 
   function formOf(request: FastifyRequest): Record<string, string> {
     if (typeof request.body !== 'object' || request.body === null)
@@ -78,7 +80,8 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const session = page.readSession(request, reply);
     if (!session) return page.signedOut(reply);
     const { entries, truncated } = await tree(session.user);
-    return send(reply, 200, 'Your memory', treeScreen(prefix, entries, truncated), session);
+    const body = html`${treeScreen(prefix, entries, truncated)} ${restoreAllForm(prefix, session.csrf)}`;
+    return send(reply, 200, 'Your memory', body, session);
   });
 
   scope.get<{ Querystring: { path?: string } }>('/file', async (request, reply) => {

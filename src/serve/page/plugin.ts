@@ -6,6 +6,8 @@
  * that lacks the strict cookie, the same-origin Origin header and the session's CSRF token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { VaultLogger } from '../../entry/logger.js';
+import { loggableError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
 import { ProblemError } from '../problems.js';
 import { layout, PAGE_HEADERS, type Safe } from './html.js';
@@ -37,6 +39,8 @@ export interface PageOptions {
   prefix?: string;
   /** Bytes of a form body at most (default 2 MiB: a file's text, escaped). */
   maxFormBytes?: number;
+  /** Where failures of the page are logged (the error, never a user, path or content). */
+  logger?: VaultLogger;
   /** The clock (tests). */
   now?: () => number;
 }
@@ -146,16 +150,20 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
           }
         },
       );
-      scope.setErrorHandler((error, _request, reply) => {
-        const status = error instanceof ProblemError ? error.problem.status : 500;
+      scope.setErrorHandler((error, request, reply) => {
+        const code = (error as { statusCode?: number }).statusCode;
+        const finalStatus =
+          error instanceof ProblemError ? error.problem.status : code && code >= 400 && code < 500 ? code : 500;
         const detail =
           error instanceof ProblemError
             ? error.problem.detail
-            : status === 500 && (error as { statusCode?: number }).statusCode === 413
+            : code === 413
               ? 'The form is too large.'
-              : 'Something went wrong; nothing was changed by this request.';
-        const code = (error as { statusCode?: number }).statusCode;
-        const finalStatus = error instanceof ProblemError ? status : code && code >= 400 && code < 500 ? code : 500;
+              : finalStatus < 500
+                ? 'The request was not understood; nothing was changed.'
+                : 'Something went wrong; nothing was changed by this request.';
+        if (finalStatus >= 500)
+          options.logger?.error({ reqId: request.id, err: loggableError(error) }, 'memvault page request failed');
         return send(reply, finalStatus, 'Not done', messageScreen(detail, prefix));
       });
       scope.setNotFoundHandler((_request, reply) =>

@@ -48,8 +48,19 @@ export function treeScreen(base: string, entries: readonly TreeEntry[], truncate
     ${truncated ? html`<p class="warn">Only the first files are shown.</p>` : undefined}`;
 }
 
+/** Restore the whole memory as of a moment (a preview comes first). */
+export function restoreAllForm(base: string, csrf: string): Safe {
+  return html`<form method="post" action="${base}/restore">
+    ${csrfField(csrf)}
+    <input type="hidden" name="preview" value="1" />
+    <label for="as_of">Restore everything as it was at (UTC, e.g. 2026-12-01T09:00:00Z)</label>
+    <input id="as_of" name="as_of" required />
+    <button type="submit">Preview</button>
+  </form>`;
+}
+
 export function fileScreen(base: string, path: string, content: string, etag: string, csrf: string): Safe {
-  return html`<p class="muted">${path}</p>
+  return html`<p class="muted">${path} · <a href="${base}/versions?path=${encodeURIComponent(path)}">Versions</a></p>
     <form method="post" action="${base}/file">
       ${csrfField(csrf)}
       <input type="hidden" name="path" value="${path}" />
