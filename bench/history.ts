@@ -1,5 +1,5 @@
 /**
- * The history checker's long run (issues 21, 37): 6 processes for 30 minutes on one bucket, a
+ * The history checker's long run: 6 processes for 30 minutes on one bucket, a
  * SIGKILL or a SIGSTOP past resumeAfterMs every 4 to 10 s, then the checker's rules
  * (test/s3/history-checker.test.ts). Prints the run's counts
  * (operations, processes, crashes, seed, duration) as the test does.

@@ -1,5 +1,5 @@
 /**
- * Issue 13 Build 1: records nobody can forge or shorten. A key only memvault holds authenticates
+ * Records nobody can forge or shorten. A key only memvault holds authenticates
  * every record (format v2, HMAC of the hash); a checkpoint file or an expected head witnesses the
  * tail; processes sharing one audit file keep one chain that verifies.
  */

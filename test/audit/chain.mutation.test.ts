@@ -1,5 +1,5 @@
 /**
- * The audit chain's primitives at their edges (issue 22): the canonical serialisation every hash
+ * The audit chain's primitives at their edges: the canonical serialisation every hash
  * depends on, the domain-separated hash and MACs (computed independently here, per docs/audit.md),
  * and the MAC comparison.
  */

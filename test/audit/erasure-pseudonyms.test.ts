@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 2: erasure shreds the audit pseudonyms. Audit uids and path ids are keyed by the
+ * Erasure shreds the audit pseudonyms. Audit uids and path ids are keyed by the
  * user's own key, so after `forget` nothing that remains (audit log, store, master key, deployment
  * secret) links the user's records to their id or to a guessed path; a returning id starts a new
  * history; the chain still verifies.

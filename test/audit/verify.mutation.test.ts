@@ -1,5 +1,5 @@
 /**
- * verify at every rule (issue 22): chains built record by record in memory (hashes and MACs as the
+ * verify at every rule: chains built record by record in memory (hashes and MACs as the
  * writer makes them), each broken in one way, and the exact failure verify reports: where (source,
  * line), which seq it read and expected, and the reason an operator reads. Also the summaries
  * and totals; the witnesses are in witnesses.mutation.test.ts.

@@ -1,5 +1,5 @@
 /**
- * verify's witnesses (issue 22, issue 36 class 5): checkpoints and --expect-head, how much of a
+ * verify's witnesses: checkpoints and --expect-head, how much of a
  * chain each proves, and which are refused: a checkpoint whose MAC does not match, and one that
  * carries no MAC but witnesses an authenticated record (a cut tail passed off as witnessed).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13 Build 2: verify and export fail closed, with one clear line and the documented exit
+ * Verify and export fail closed, with one clear line and the documented exit
  * codes (1 check failed, 2 usage, 3 runtime), never a stack trace.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Issue 13 Build 3: forget, export, key rotation and the sweeper as audited API on the vault
+ * Forget, export, key rotation and the sweeper as audited API on the vault
  * (exported from the package root), and the CLI commands that call them.
  */
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Issue 16: every CLI command resolves its S3 client through the one resolver (store/s3/settings.ts).
+ * Every CLI command resolves its S3 client through the one resolver (store/s3/settings.ts).
  * A MEMVAULT_S3_FORCE_PATH_STYLE that means nothing is refused by each of them as a configuration
  * error (exit 2) before any request; before, exec, chat, user, keys and audit read it through the
  * CLI's own resolver, which took any unknown word for "false" and went on. (Radosgw runs of the same

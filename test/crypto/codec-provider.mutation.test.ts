@@ -1,5 +1,5 @@
 /**
- * The encrypted codec provider's start-up and life cycle (issue 22, the crypto-codec survivors):
+ * The encrypted codec provider's start-up and life cycle (the crypto-codec survivors):
  * every start-up refusal in its own words (a lost deployment record, no deployment for a command
  * that only reads, a pinned fingerprint, the wrong master key, a damaged or altered record, a key
  * service that is down), the deployment record re-checked every cache age, a key record re-read once

@@ -1,5 +1,5 @@
 /**
- * The encrypted codec at its edges (issue 22): every refusal of a user id with its message, the
+ * The encrypted codec at its edges: every refusal of a user id with its message, the
  * key-length limit at its exact byte, canonical-path checks, keys that are not the user's, sizes,
  * copies of key material, and the provider's life cycle (closed, released keys, one load per user).
  */

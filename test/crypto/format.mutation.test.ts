@@ -1,5 +1,5 @@
 /**
- * The byte formats' checks at their exact edges (issue 22: mutation testing found them unasserted):
+ * The byte formats' checks at their exact edges (mutation testing found them unasserted):
  * the size boundaries of content objects, the key-wrapping format's version byte and length, the
  * uid pattern's anchors, the derivations nothing else called (contentKeyVersion, computePathId),
  * and the wording of every error. Each case is a stored object or input a user could meet.

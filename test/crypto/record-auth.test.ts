@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 1: key records and the deployment record hold against someone who can write the
+ * Key records and the deployment record hold against someone who can write the
  * bucket and call kms:Encrypt (not Decrypt), relabelled records are never counted as rotated, and
  * two deployments sharing a master key refuse each other's objects.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 3: re-keying a user's data key. A new key version in the record, every object
+ * Re-keying a user's data key. A new key version in the record, every object
  * re-sealed in place under it (If-Match), the old versions dropped once nothing needs them; reads pick
  * the key by the header's version; names and audit pseudonyms stay on the first version.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 5: what can be wiped is wiped. The master key is decoded into a buffer of its own
+ * What can be wiped is wiped. The master key is decoded into a buffer of its own
  * (never a slice of Node's shared pool, which no wipe reaches). A key read from process.env is left
  * there: the library never changes process.env (deleting it once broke the second
  * start of `audit export --user`). (This file has its own process: it sets process.env.)

@@ -1,5 +1,5 @@
 /**
- * Issue 13 Build 4: doctor fails closed (a required check that could not be made is a failure,
+ * Doctor fails closed (a required check that could not be made is a failure,
  * with its real cause) and checks the file store too.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';

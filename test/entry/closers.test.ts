@@ -1,5 +1,5 @@
 /**
- * Issue 16: createVault is built from resolvers with one list of closers (src/entry/closers.ts): a
+ * createVault is built from resolvers with one list of closers (src/entry/closers.ts): a
  * failure part way through start-up closes what was opened before it, last first, and vault.close()
  * closes everything in reverse order of opening.
  */

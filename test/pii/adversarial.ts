@@ -56,7 +56,7 @@ export const ADVERSARIAL_INPUTS: ReadonlyArray<{ name: string; make: () => strin
   { name: "spelt 'at'/'dot' chains", make: () => repeat('a at b dot c dot ') },
   { name: "bracketed '[at]' runs", make: () => repeat('a[at]b(dot)') },
   { name: "'at' words", make: () => repeat('at ') },
-  // Issue 38's table context: every cell an SSN-shaped value, and cells that alternate between two
+  // The SSN table context: every cell an SSN-shaped value, and cells that alternate between two
   // delimiters of lines that hold both (each line's header lookup must not walk the block again).
   { name: 'CSV of SSN-shaped cells', make: () => 'name,ssn\n' + repeat('p,234567890\n') },
   { name: 'cells of two delimiters', make: () => 'a,b;c\n' + repeat('234567890,x;y\nx,y;234567890\n') },

@@ -1,5 +1,5 @@
 /**
- * Issue 38 (pii-card-iban): card numbers written with dots, as several European and Latin American
+ * Card numbers written with dots, as several European and Latin American
  * locales print them, in every grouping a brand prints, in running text and in quoted JSON and YAML
  * values; and numbers glued to a word by '-' or '_' (in text and in file names). Hard negatives:
  * versions, dates, decimals and digits that only look grouped.

@@ -189,7 +189,7 @@ describe('IP_ADDRESS', () => {
     'std::vector<int> and Foo::bar()',
     'meeting 12:30:45 and MAC 00:1A:2B:3C:4D:5E',
     'release 2.10.3.1 notes',
-    // Addresses that identify no host (issue 12): loopback, unspecified, netmasks, wildcard masks,
+    // Addresses that identify no host: loopback, unspecified, netmasks, wildcard masks,
     // documentation and benchmarking ranges, multicast, broadcast, and single-digit quads without an address word.
     'listen on 127.0.0.1:8080 or 0.0.0.0',
     'netmask 255.255.255.0, /22 is 255.255.252.0, ACL wildcard 0.0.0.255',

@@ -1,5 +1,5 @@
 /**
- * Issue 12, items 1 and 4, through the whole chain (createVault -> vault.run): what an edit stores
+ * Through the whole chain (createVault -> vault.run): what an edit stores
  * is checked as the file it produces, not as the fragment it was given, and edits match the text
  * as the model wrote or saw it. Run on the in-memory store and on the embedded file store (plain
  * codec, so the bytes on disk show that redaction, not encryption, removed a value).

@@ -1,5 +1,5 @@
 /**
- * The acceptance check of issue 6 through the real vault: a file written with PII reads back with
+ * The PII acceptance check through the real vault: a file written with PII reads back with
  * placeholders, and no detected value appears in the bucket (keys, bodies, metadata, tags), the
  * operational logs or the audit records. Plain codec on purpose: with encryption the bucket would
  * hide the values anyway, so only the plain store shows that redaction, not encryption, removed them.

@@ -1,5 +1,5 @@
 /**
- * Issue 12, item 3: values in the forms people and their software write are found on a folded
+ * Values in the forms people and their software write are found on a folded
  * view of the text, and the characters really written are replaced (the output keeps everything
  * around them, and none of the value).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12, item 2: values in file and directory names are user data. Names a command writes
+ * Values in file and directory names are user data. Names a command writes
  * (create, rename destination) follow the policy: `reject` refuses the command, `redact` stores the
  * name with each value replaced by REDACTED-<TYPE>-<8 hex> (valid, unique per value, the same for
  * the same value so the model can keep using the name it wrote), `allow` keeps it.

@@ -1,5 +1,5 @@
 /**
- * Issue 38 (pii-phone): national formats that passed: Brazilian mobiles with the ninth digit and the
+ * National formats that used to pass: Brazilian mobiles with the ninth digit and the
  * area code in brackets (BR is not a default region), Belgian numbers written with dots. Hard
  * negatives: IP addresses, versions, amounts and product codes of the same shapes.
  */

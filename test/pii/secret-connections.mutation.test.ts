@@ -1,5 +1,5 @@
 /**
- * Issue 38 (pii-secret): passwords in connection strings and URLs (with and without a user, with
+ * Passwords in connection strings and URLs (with and without a user, with
  * '%', '$', '!' and other characters), DSNs and JDBC strings, and password statements in other
  * languages than English.
  */

@@ -657,7 +657,7 @@ describe('passwords in URLs', () => {
   it.each([
     ['https://bot:Tr0ub4dor&3@git.example.com/x.git', 'Tr0ub4dor&3'],
     ['postgres://app:p@ss#w?rd@db:5432/app', 'p@ss#w?rd'],
-    // Issue 38: the password-only form is a password too (was: null, not reported).
+    // The password-only form is a password too (was: null, not reported).
     ['redis://:only-a-password@cache', 'only-a-password'],
     ['amqp://u:a:b:c@mq', 'a:b:c'],
     ['see ftp://anna:hunter22@files.example.org and ssh://bob:S3cure!@host', 'hunter22|S3cure!'],
@@ -670,7 +670,7 @@ describe('passwords in URLs', () => {
     const pw = random(ALNUM, 256);
     for (const userLength of [1, 128, 129, 1000, 20_000])
       expect(secrets(`https://${'u'.repeat(userLength)}:${pw}@host`)).toEqual([pw]);
-    expect(secrets(`https://:${pw}@host`)).toEqual([pw]); // no user, as Redis URLs give it (issue 38; was [])
+    expect(secrets(`https://:${pw}@host`)).toEqual([pw]); // no user, as Redis URLs give it (was [])
     // A "://" right after a user-like run is the next URL, whose password is still found.
     expect(secrets(`see a://b://user:${pw}@host`)).toEqual([pw]);
     expect(secrets(`proxy=http://proxy://bot:${pw}@git.example.com`)).toEqual([pw]);

@@ -1,5 +1,5 @@
 /**
- * Issue 12, the public-data misses of the last round: e-mail addresses with "at" and "dot" spelt
+ * The public-data misses of the last round: e-mail addresses with "at" and "dot" spelt
  * out (scrubadub's "john at gmail.com"), and SSNs in Presidio's XXXXX-XXXX grouping without an
  * SSN word ("07805-1121", also the ZIP+4 shape). Positives in several forms, the near misses that
  * must stay unreported, and the same values made piece by piece through vault.run.

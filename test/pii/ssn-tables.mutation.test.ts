@@ -1,5 +1,5 @@
 /**
- * Issue 38 (pii-email-ssn): SSNs in CSV, TSV and Markdown tables, under an SSN-like column header,
+ * SSNs in CSV, TSV and Markdown tables, under an SSN-like column header,
  * where the cell has no context word beside it, with or without dashes; and the table context's own
  * edges (table.ts): quoted cells, the Markdown rule line, which line is the header, blocks.
  */

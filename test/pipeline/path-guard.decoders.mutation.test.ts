@@ -1,6 +1,6 @@
 /**
- * The path guard's decoders and limits at the edges the first mutation runs left unasserted
- * (issue 22). Each case is a name a user could send: what the lenient and the tag-blind UTF-8
+ * The path guard's decoders and limits at the edges the first mutation runs left unasserted.
+ * Each case is a name a user could send: what the lenient and the tag-blind UTF-8
  * readings make of its escapes decides whether it is refused, and a decoder that reads one byte
  * class wrongly either lets a disguised separator, traversal or invisible name through or refuses
  * an ordinary name. Every case is checked by the shortcut and the full walk alike.

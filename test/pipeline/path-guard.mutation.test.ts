@@ -1,5 +1,5 @@
 /**
- * The path guard at its exact edges (issue 22: mutation testing found these unasserted): the
+ * The path guard at its exact edges (mutation testing found these unasserted): the
  * 4,096-byte limit for non-ASCII paths (before and after NFC), every rule's message as the model
  * reads it, how a rejected path is quoted, the lenient UTF-8 decoder's lead-byte classes, and what
  * the middleware records.

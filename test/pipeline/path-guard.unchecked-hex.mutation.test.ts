@@ -1,5 +1,5 @@
 /**
- * Issue 36 class 9: a '%' that starts no escape, as a decoder reads it that takes whatever follows
+ * A '%' that starts no escape, as a decoder reads it that takes whatever follows
  * '%' for hex digits (IIS's invalid-hex bug). '..%bg%qf..' is '..%c0%af..' to it, an overlong '/':
  * refused like '%c0%af' itself; '%1u%1u' is '..', 'a%1vb' is 'a/b'. What that reading makes of
  * ordinary text ('50% off' holds %o as the byte 0x18) is held to the path's structure only, so

@@ -1,5 +1,5 @@
 /**
- * Issue 36 class 5 on radosgw: an authenticated chain's sealed segments uploaded to S3, its newest
+ * Audit witnesses on radosgw: an authenticated chain's sealed segments uploaded to S3, its newest
  * segment deleted there, and the checkpoint file replaced by one naming the new end without its MAC.
  * `verify --store` of the S3 copy refuses that checkpoint instead of reporting the cut tail as
  * witnessed; the same head with its MAC (a checkpoint the writer wrote) witnesses it.

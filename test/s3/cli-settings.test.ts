@@ -1,5 +1,5 @@
 /**
- * Issue 16: every CLI command reads the S3 settings through the one resolver (store/s3/settings.ts).
+ * Every CLI command reads the S3 settings through the one resolver (store/s3/settings.ts).
  * Here the right credentials are given ONLY as MEMVAULT_S3_ACCESS_KEY_ID/SECRET and the AWS SDK's own
  * chain is given wrong ones: before, exec, user, keys and audit built their client from a resolver
  * that knew no credentials, so the SDK signed with the wrong keys and radosgw refused them.

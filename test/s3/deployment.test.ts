@@ -15,7 +15,7 @@ import {
 recordS3SuiteRun(import.meta.url);
 
 /**
- * Issue 11 item 5 on a real S3 server: a prefix with user data but no deployment record never
+ * On a real S3 server: a prefix with user data but no deployment record never
  * becomes a new deployment, and `create: false` never writes to an empty prefix.
  */
 describe.skipIf(!s3Available())(

@@ -1,5 +1,5 @@
 /**
- * How S3 answers become store outcomes (src/store/s3/errors.ts), case by case (issue 22): which
+ * How S3 answers become store outcomes (src/store/s3/errors.ts), case by case: which
  * answers are a lost condition (re-read and retry) and which are a real failure, which 404s mean a
  * missing object, and what a failure's message may name. Pure functions: no server needed.
  */

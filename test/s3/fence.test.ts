@@ -1,5 +1,5 @@
 /**
- * Issue 21, the scenarios, each on radosgw with another vault instance (its own S3 client, so no
+ * The fence scenarios, each on radosgw with another vault instance (its own S3 client, so no
  * shared in-process locks) racing at the exact request where the old protocol had its window:
  *
  * - a directory rename racing an insert from another instance, landing between the rename's HEAD

@@ -1,5 +1,5 @@
 /**
- * Issue 21, Build 3: the history checker (test/kit/history/run.ts) on radosgw: several processes,
+ * The history checker (test/kit/history/run.ts) on radosgw: several processes,
  * each with its own S3 client, on one bucket prefix, killed with SIGKILL at random points.
  */
 import {

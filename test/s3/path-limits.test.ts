@@ -1,5 +1,5 @@
 /**
- * Issue 36 class 8 on radosgw: the documented deepest paths (src/vault/paths.ts) are stored and
+ * Path limits on radosgw: the documented deepest paths (src/vault/paths.ts) are stored and
  * read back on S3, history on and off, and one level more is refused by the vault as too long to
  * store, never by S3. Buckets of their own with no store prefix: the limits are documented for the
  * whole 1,024-byte key (a prefix takes its bytes off, as docs/paths-and-quotas.md says).

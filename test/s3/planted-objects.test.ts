@@ -4,7 +4,7 @@ import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3SkipReason } 
 
 recordS3SuiteRun(import.meta.url);
 
-// Issue 20 item 4 on a real S3 server: console folder markers (keys ending in '/'), an object copied
+// Planted objects on a real S3 server: console folder markers (keys ending in '/'), an object copied
 // from another user and garbage names under a user's prefix leave every listing working.
 describe.skipIf(!s3Available())(`planted objects on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {
   it("listings skip what is not the user's, reads of it stay integrity errors", async () => {

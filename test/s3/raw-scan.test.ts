@@ -17,7 +17,7 @@ import {
 recordS3SuiteRun(import.meta.url);
 
 /**
- * Issue 4's acceptance on the real server: after a workload through RGW, nothing a bucket reader
+ * No plaintext in the bucket, on the real server: after a workload through RGW, nothing a bucket reader
  * can see (object keys, metadata, tags, bodies) holds any of the workload's file contents, file
  * names or user ids. Unique strings are planted in each and grepped for in the raw bytes.
  */

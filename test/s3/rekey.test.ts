@@ -4,7 +4,7 @@ import { emptyStore, makeS3Store, recordS3SuiteRun, s3Available, s3SkipReason } 
 
 recordS3SuiteRun(import.meta.url);
 
-// Issue 20 item 3 on a real S3 server: re-keying re-seals in place with If-Match (radosgw enforces
+// On a real S3 server: re-keying re-seals in place with If-Match (radosgw enforces
 // it), an edit from another instance that races a re-seal wins, stale instances' writes during the
 // settle time are re-sealed before the old version is dropped, names and audit pseudonyms stay.
 describe.skipIf(!s3Available())(`re-keying on S3${s3Available() ? '' : ` (skipped: ${s3SkipReason()})`}`, () => {

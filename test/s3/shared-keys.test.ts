@@ -14,7 +14,7 @@ import {
 recordS3SuiteRun(import.meta.url);
 
 /**
- * Issue 21 item 2 on a real S3 server: two vault instances on one bucket prefix. A key record or
+ * Shared key state on a real S3 server: two vault instances on one bucket prefix. A key record or
  * deployment record deleted under them is an error on both (the running one after the key-cache
  * age), never a silently created key; the user's key is created with a conditional PUT only.
  */

@@ -5,7 +5,7 @@ import { recordS3SuiteRun, s3Available, s3SkipReason, suiteStores } from './help
 
 recordS3SuiteRun(import.meta.url);
 
-// Issue 11 (items 1, 6, 9) on a real S3 server: resumed renames, the name invariant between two
+// Tree integrity on a real S3 server: resumed renames, the name invariant between two
 // instances on one bucket, and the key limit (which the store's prefix lowers), encrypted.
 const masterKey = randomBytes(32).toString('base64');
 

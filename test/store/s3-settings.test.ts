@@ -1,5 +1,5 @@
 /**
- * Issue 16: one resolver of S3 client settings (store/s3/settings.ts). The CLI had a second one
+ * One resolver of S3 client settings (store/s3/settings.ts). The CLI had a second one
  * (cli/config.ts s3ConfigFrom: no credentials, any unknown path-style word meant false, region from
  * AWS_DEFAULT_REGION) that exec, user, keys and audit used alone while expire and doctor merged both.
  */

@@ -1,5 +1,5 @@
 /**
- * The edit commands' size and line limits at their exact edges (issue 22): a file may hold exactly
+ * The edit commands' size and line limits at their exact edges: a file may hold exactly
  * maxFileBytes UTF-8 bytes and 999,999 lines; one byte or one line more is refused with the spec's
  * message and nothing is written. Also the snippet of an edit that deletes text.
  */

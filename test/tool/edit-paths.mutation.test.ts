@@ -1,5 +1,5 @@
 /**
- * str_replace, insert and create on the paths the other edit tests do not take (issue 22, the
+ * str_replace, insert and create on the paths the other edit tests do not take (the
  * edit-text survivors): old_str quoted as the model wrote a value that was redacted on the way in
  * (the stored-form lookup) and the write filter on edits, a verbatim CRLF old_str, the snippet at
  * the end of a file without a final newline and around a match that starts with a line break, an

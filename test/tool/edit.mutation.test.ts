@@ -1,5 +1,5 @@
 /**
- * The edit commands and the text model at their edges (issue 22: mutation testing found these
+ * The edit commands and the text model at their edges (mutation testing found these
  * unasserted): bytes that are not UTF-8 but hold no NUL, a BOM kept through a rewrite, line-ending
  * detection, insert_line bounds, every error code and message of create/str_replace/insert, the
  * snippet window and the size format of listings.

@@ -1,5 +1,5 @@
 /**
- * Issue 11.6 across processes: two processes on one file store create /memories/rN and
+ * The name race across processes: two processes on one file store create /memories/rN and
  * /memories/rN/y.md at the same moment, round after round. On the old code both won every time;
  * now at most one does, and the store holds exactly what was acknowledged.
  */

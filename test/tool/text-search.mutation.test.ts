@@ -1,6 +1,6 @@
 /**
- * The occurrence search under str_replace (issue 22: the KMP border table, the slices between
- * yields and the stop were not asserted). Every answer is compared with a plain quadratic search:
+ * The occurrence search under str_replace (the KMP border table, the slices between
+ * yields and the stop had gone unasserted). Every answer is compared with a plain quadratic search:
  * needles with borders that force the table's fall-back, needles and texts longer than one slice
  * (SCAN_SLICE characters) with matches across slice boundaries, a stop on the first match, and the
  * event loop turning between slices (another user's command is not held up by one long scan).

@@ -6,7 +6,7 @@ import { HookedStore } from '../kit/stores.js';
 import { journalPath } from '../../src/tool/commands/tree.js';
 
 /**
- * Issue 11, items 1, 6 and 9, on every store (memory, file, S3 on radosgw): `makeStore` gives a
+ * Tree integrity on every store (memory, file, S3 on radosgw): `makeStore` gives a
  * fresh empty store (or prefix) per call.
  * - A directory rename resumes only onto exactly the state it left; anything written at its
  *   destination since is the spec's "already exists", and a refused rename changes nothing.

@@ -1,5 +1,5 @@
 /**
- * view's character cap at its exact edges (issue 22): a line longer than the cap is cut at its
+ * view's character cap at its exact edges: a line longer than the cap is cut at its
  * end, keeping its beginning (a test with one repeated character could not tell the two ends
  * apart); the cap counts number, tab, text and line break of each line; the truncation notes name
  * the right lines.

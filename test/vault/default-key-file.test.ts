@@ -1,5 +1,5 @@
 /**
- * Issue 20 item 6 (narrowed): the embedded store's default key file `<dir>.key` lives beside the
+ * The embedded store's default key file `<dir>.key` lives beside the
  * data, so a copy of the parent folder carries both. Every start-up that uses it says so, loudly.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

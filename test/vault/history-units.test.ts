@@ -129,7 +129,7 @@ describe('history on by default, and its off switch', () => {
     const r = await vault.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' });
     expect(r.isError).toBe(true);
     expect(JSON.stringify(r.content)).toMatch(/too long to store/);
-    // With history off too: the depth a path may have does not change with the setting (issue 36 class 8).
+    // With history off too: the depth a path may have does not change with the setting.
     const off = await createVault({ store: new MemoryStore(), encryption: false, history: false });
     expect(
       JSON.stringify((await off.run('u', { command: 'create', path: `/memories/${name}`, file_text: 'x' })).content),

@@ -1,5 +1,5 @@
 /**
- * Issue 36 class 8: every documented path limit is the code's. The limits live in src/vault/paths.ts
+ * Every documented path limit is the code's. The limits live in src/vault/paths.ts
  * (and the key and user id limits in src/store/layout.ts); docs/paths-and-quotas.md's "Limits"
  * table cites each, and here each is found from the code: the guard at the length limits, the
  * deepest storable paths on the memory and file stores, history on and off (the S3 suite does the

@@ -1,5 +1,5 @@
 /**
- * Issue 21 item 2: shared key state changes are seen by every instance. A key record or deployment
+ * Shared key state changes are seen by every instance. A key record or deployment
  * record that disappears or changes is an error on every instance (a fresh one at once, a running
  * one after at most the key-cache age), never a silently created new key; a legitimate rewrite
  * (rotation) is not mistaken for a change. On the memory store and on the file store (real files);
