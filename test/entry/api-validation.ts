@@ -26,7 +26,7 @@ interface Row {
 const any = (value: unknown) => value as never;
 
 export const ROWS: Row[] = [
-  // restore: the issue's own case first (it deleted every file of the user).
+  // restore: the reported case first (it deleted every file of the user).
   {
     entry: 'restore',
     what: 'asOf: new Date(NaN)',

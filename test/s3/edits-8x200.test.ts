@@ -1,5 +1,5 @@
 /**
- * The issue's acceptance run: 8 processes x 200 edits (str_replace and insert mixed) on one file
+ * The concurrency acceptance run: 8 processes x 200 edits (str_replace and insert mixed) on one file
  * through a real S3 server (RGW), each process a memvault instance of its own (no shared locks: only
  * S3's conditional writes keep them apart). 0 lost edits: every edit that reported success is in the
  * final file, exactly once; nothing else was added; edits that failed left no trace.

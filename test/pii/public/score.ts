@@ -18,7 +18,7 @@ export interface PublicSample {
   spans?: Array<[number, number]>;
   /** How many values of `type` the source expects, when it gives no positions. */
   count?: number;
-  /** Why the sample is not scored: not a value of its type by the issue's definitions. */
+  /** Why the sample is not scored: not a value of its type by the detectors' definitions (docs/pii.md). */
   excluded?: string;
 }
 
