@@ -1,23 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Vault } from '../../memvault.js';
-import {
-  createServer,
-  DEFAULT_HOST,
-  DEFAULT_PORT,
-  isLoopback,
-  newApiKey,
-  parseApiKeys,
-  type ServeAuthOptions,
-} from '../../serve.js';
-import { closeOnSignals } from '../../serve/shutdown.js';
+import type * as ServeEntry from '../../serve.js';
+import type { ServeAuthOptions } from '../../serve.js';
 import { cliLogger } from '../config.js';
 import { exitWithError, usageError } from '../errors.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
 
+/**
+ * The serve entry (Fastify, jose and the routes), loaded by the action only: every other command of
+ * the CLI starts without it.
+ */
+type ServeModule = typeof ServeEntry;
+const loadServe = (): Promise<ServeModule> => import('../../serve.js');
+
 interface ServeFlags extends VaultFlags {
-  host: string;
-  port: number;
+  /** Absent: the service's default (DEFAULT_HOST, loopback). */
+  host?: string;
+  /** Absent: the service's default (DEFAULT_PORT). */
+  port?: number;
   jwksUrl?: string;
   issuer?: string;
   audience?: string;
@@ -29,10 +30,10 @@ interface ServeFlags extends VaultFlags {
 }
 
 /** `--new-api-key ID`: a new key (shown once) and the entry for the keys file, as JSON; nothing is served. */
-function printNewApiKey(id: string): void {
+function printNewApiKey(id: string, serve: ServeModule): void {
   let made;
   try {
-    made = newApiKey(id);
+    made = serve.newApiKey(id);
   } catch {
     throw usageError('--new-api-key: the key id must match [a-z0-9-]{1,64}');
   }
@@ -52,7 +53,7 @@ function positive(value: string): number {
 }
 
 /** The credentials the flags configure; none at all is refused unless --no-auth on loopback. */
-export function authFromFlags(flags: ServeFlags): ServeAuthOptions {
+export function authFromFlags(flags: ServeFlags & { host: string }, serve: ServeModule): ServeAuthOptions {
   const jwtFlags = [flags.jwksUrl, flags.issuer, flags.audience];
   if (jwtFlags.some((f) => f !== undefined) && jwtFlags.some((f) => f === undefined))
     throw usageError('--jwks-url, --issuer and --audience go together');
@@ -73,14 +74,15 @@ export function authFromFlags(flags: ServeFlags): ServeAuthOptions {
       throw usageError('--api-keys: the keys file cannot be read');
     }
     try {
-      auth.apiKeys = parseApiKeys(JSON.parse(text));
+      auth.apiKeys = serve.parseApiKeys(JSON.parse(text));
     } catch (error) {
       throw usageError(`--api-keys: ${error instanceof RangeError ? error.message : 'the keys file is not JSON'}`);
     }
   }
   if (!flags.auth) {
     if (auth.jwt || auth.apiKeys) throw usageError('--no-auth cannot be combined with --jwks-url or --api-keys');
-    if (!isLoopback(flags.host)) throw usageError('--no-auth listens on a loopback address only (--host 127.0.0.1)');
+    if (!serve.isLoopback(flags.host))
+      throw usageError('--no-auth listens on a loopback address only (--host 127.0.0.1)');
     auth.development = true;
   } else if (!auth.jwt && !auth.apiKeys) {
     throw usageError(
@@ -94,14 +96,14 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('serve the memory tool over HTTP (POST /v1/memory), identity from each request’s credential')
-    .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
+    .option('--store <url>', 'sqlite:/abs/file.db, file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault.db)')
     .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE)')
     .option(
       '--audit-checkpoints <path>',
       'append the audit chain head to this file (env MEMVAULT_AUDIT_CHECKPOINT_FILE)',
     )
-    .option('--host <address>', 'address to listen on', DEFAULT_HOST)
-    .option('--port <n>', 'port to listen on (0: any free port)', port, DEFAULT_PORT)
+    .option('--host <address>', 'address to listen on (default: 127.0.0.1)')
+    .option('--port <n>', 'port to listen on (0: any free port; default: 8787)', port)
     .option('--jwks-url <url>', "users' bearer JWTs: the identity provider's JWKS URL")
     .option('--issuer <iss>', "users' bearer JWTs: the required issuer")
     .option('--audience <aud>', "users' bearer JWTs: the required audience")
@@ -111,9 +113,13 @@ export function registerServe(program: Command): void {
     .option('--rate-limit <n>', 'requests per credential per minute', positive, 600)
     .option('--new-api-key <id>', 'print a new service API key and its keys-file entry (with act-as), then exit')
     .action(async (flags: ServeFlags) => {
+      const serve = await loadServe();
+      const { closeOnSignals } = await import('../../serve/shutdown.js');
+      const host = flags.host ?? serve.DEFAULT_HOST;
+      const listenPort = flags.port ?? serve.DEFAULT_PORT;
       if (flags.newApiKey !== undefined) {
         try {
-          printNewApiKey(flags.newApiKey);
+          printNewApiKey(flags.newApiKey, serve);
         } catch (error) {
           exitWithError(error);
         }
@@ -122,14 +128,14 @@ export function registerServe(program: Command): void {
       let vault: Vault;
       let auth: ServeAuthOptions;
       try {
-        auth = authFromFlags(flags);
+        auth = authFromFlags({ ...flags, host }, serve);
         vault = await openCliVault(flags);
       } catch (error) {
         exitWithError(error);
       }
       const logger = cliLogger();
       try {
-        const server = await createServer(vault, {
+        const server = await serve.createServer(vault, {
           auth,
           logger,
           rateLimit: { max: flags.rateLimit, windowMs: 60_000 },
@@ -138,7 +144,7 @@ export function registerServe(program: Command): void {
           process.stderr.write(
             'memvault serve: WARNING: --no-auth: anyone who can connect acts as any user they name\n',
           );
-        const url = await server.listen({ host: flags.host, port: flags.port });
+        const url = await server.listen({ host, port: listenPort });
         process.stdout.write(`memvault serve listening on ${url}\n`);
         await new Promise<void>((resolve, reject) => {
           closeOnSignals(
