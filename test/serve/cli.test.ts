@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { parseApiKeys } from '../../src/serve.js';
-import { ONE_LINE, runCli } from '../cli/helpers.js';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { cliEnv, ONE_LINE, runCli } from '../cli/helpers.js';
 import { tempDir } from '../kit/temp.js';
 
 describe('memvault serve (CLI)', () => {
@@ -40,4 +42,24 @@ describe('memvault serve (CLI)', () => {
       temp.cleanup();
     }
   }, 60_000);
+
+  it('loads neither Fastify nor jose for another command (the serve entry is imported by its action)', () => {
+    // A resolve hook that prints, at exit, every package the process resolved.
+    const hook = `import { registerHooks } from 'node:module';
+      const seen = new Set();
+      registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx);
+        const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(r.url); if (m) seen.add(m[1]); return r; } });
+      process.on('exit', () => process.stderr.write('PACKAGES ' + [...seen].join(',') + '\\n'));`;
+    const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+    const run = spawnSync(
+      process.execPath,
+      ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, main, '--help'],
+      { env: cliEnv(), encoding: 'utf8' },
+    );
+    expect(run.status).toBe(0);
+    const packages = /PACKAGES (.*)/.exec(run.stderr)?.[1]?.split(',') ?? [];
+    expect(packages).toContain('commander');
+    expect(packages).not.toContain('fastify');
+    expect(packages).not.toContain('jose');
+  });
 });
