@@ -5,7 +5,7 @@ import { defaultStoreUrl } from '../store/open.js';
 /**
  * Configuration shared by every CLI command: flags first, then the environment (the one table of
  * config/env.ts, applied here and by fromEnv()), then defaults. The embedded default store is
- * ./.memvault (created on first use). The CLI is an application: it hands process.env over; the
+ * ./.memvault.db (created on first use). The CLI is an application: it hands process.env over; the
  * library never reads it by itself.
  */
 export interface StoreFlags {

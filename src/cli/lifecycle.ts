@@ -10,7 +10,7 @@ export function addLifecycleOptions(command: Command): Command {
   return command
     .option(
       '--store <url>',
-      'file:///abs/dir or s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault); must exist, never created',
+      'sqlite:/abs/file.db, file:///abs/dir or s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault.db); must exist, never created',
     )
     .option('--audit-file <path>', 'append the audit record of this operation here (env MEMVAULT_AUDIT_FILE)')
     .option(

@@ -116,7 +116,7 @@ export const ENV = {
     'MEMVAULT_STORE',
     'store',
     'vault',
-    'The store URL: file:///abs/dir, s3://bucket/prefix or memory: (CLI default ./.memvault).',
+    'The store URL: sqlite:/abs/file.db, file:///abs/dir, s3://bucket/prefix or memory: (CLI default ./.memvault.db).',
     text,
   ),
   masterKey: v(

@@ -15,7 +15,7 @@ export interface ResolvedStore {
   url: string | undefined;
 }
 
-/** The vault's store: the host's adapter as it is, else opened from its URL (default ./.memvault). */
+/** The vault's store: the host's adapter as it is, else opened from its URL (default ./.memvault.db). */
 export async function resolveStore(settings: StoreSettings): Promise<ResolvedStore> {
   if (typeof settings.store === 'object') return { store: settings.store, url: undefined };
   const url = settings.store ?? defaultStoreUrl();

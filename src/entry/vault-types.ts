@@ -35,7 +35,7 @@ import type { TreeFiles } from '../vault/tree-files.js';
 import type { VaultLogger } from './logger.js';
 
 export interface VaultOptions {
-  /** 'file:///abs/dir' (default: ./.memvault), 's3://bucket/prefix', 'memory:', or an adapter. */
+  /** 'sqlite:/abs/file.db' (default: ./.memvault.db), 'file:///abs/dir', 's3://bucket/prefix', 'memory:', or an adapter. */
   store?: string | ObjectStore;
   /**
    * For s3:// stores: your S3Client (it sends every request, with its credentials, middleware and

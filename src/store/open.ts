@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -9,11 +10,29 @@ import type { S3Store } from './s3.js';
 import { resolveS3Settings } from './s3/settings.js';
 import { parseSqliteUrl } from './sqlite/url.js';
 
-/** Where the embedded store lives when nothing is configured. */
+/** Where the embedded store lives when nothing is configured: one SQLite database file. */
+export const DEFAULT_STORE_FILE = '.memvault.db';
+/** The earlier default, a directory store: still the default where one exists and no database does. */
 export const DEFAULT_STORE_DIR = '.memvault';
 
+/**
+ * The embedded default: `sqlite:<cwd>/.memvault.db`. A directory store that an earlier default
+ * created (`./.memvault`) stays the default where it is and no database file is, so that an upgrade
+ * never opens an empty store in its place; `memvault migrate` moves it (docs/stores.md).
+ */
 export function defaultStoreUrl(cwd = process.cwd()): string {
-  return pathToFileURL(resolve(cwd, DEFAULT_STORE_DIR)).href;
+  const file = resolve(cwd, DEFAULT_STORE_FILE);
+  const dir = resolve(cwd, DEFAULT_STORE_DIR);
+  if (!existsSync(file) && isDirectory(dir)) return pathToFileURL(dir).href;
+  return `sqlite:${file}`;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**

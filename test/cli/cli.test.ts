@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ const lines = (s: string) =>
     .map((l) => JSON.parse(l) as { content: unknown; is_error: boolean });
 
 describe('memvault exec', () => {
-  it('runs one JSON command on the embedded default store (./.memvault, encrypted with a key file created beside it)', async () => {
+  it('runs one JSON command on the embedded default store (./.memvault.db, encrypted with a key file created beside it)', async () => {
     const r = await cli([
       'exec',
       '--user',
@@ -36,7 +37,8 @@ describe('memvault exec', () => {
     ]);
     expect(r.code).toBe(0);
     expect(lines(r.stdout)).toEqual([{ content: 'File created successfully at: /memories/a.md', is_error: false }]);
-    expect((await stat(join(cwd, '.memvault'))).isDirectory()).toBe(true);
+    expect((await stat(join(cwd, '.memvault.db'))).isFile()).toBe(true);
+    expect(existsSync(join(cwd, '.memvault'))).toBe(false);
     expect((await stat(join(cwd, '.memvault.key'))).mode & 0o077).toBe(0);
     expect(r.stderr).toMatch(/created a new master key file/);
   });

@@ -320,5 +320,6 @@ describe('memvault user export / forget through the API', () => {
     const verified = await runCli(['audit', 'verify', '--data-store', store, auditFile], { cwd, env });
     expect(verified.code, verified.stderr).toBe(0);
     expect(existsSync(join(cwd, '.memvault'))).toBe(false);
+    expect(existsSync(join(cwd, '.memvault.db'))).toBe(false);
   }, 180_000);
 });

@@ -61,13 +61,14 @@ describe('the store and key settings', () => {
     expect(existsSync(join(cwd, 'data'))).toBe(true);
     expect(existsSync(join(cwd, 'data.key'))).toBe(true);
     expect(existsSync(join(cwd, '.memvault'))).toBe(false);
+    expect(existsSync(join(cwd, '.memvault.db'))).toBe(false);
   });
 
   it('MEMVAULT_MASTER_KEY alone and with MEMVAULT_STORE: no key file is made, and another key is refused', async () => {
     const cwd = freshDir();
     const env = { MEMVAULT_MASTER_KEY: key() };
     await execOk(cwd, env, [create('/memories/a.md', 'a')]);
-    expect(readdirSync(cwd)).toEqual(['.memvault']);
+    expect(readdirSync(cwd).filter((name) => !/^\.memvault\.db-(wal|shm)$/.test(name))).toEqual(['.memvault.db']);
     const withStore = { ...env, MEMVAULT_STORE: `file://${join(cwd, 'other')}` };
     const r = await execOk(cwd, withStore, [create('/memories/b.md', 'b'), view('/memories/b.md')]);
     expect(answers(r)[1]!.content).toContain('b');

@@ -35,7 +35,7 @@ export function addCheckOptions(command: Command): Command {
   return command
     .option(
       '--data-store <url>',
-      'the data store whose deployment holds the audit key (env MEMVAULT_STORE; default ./.memvault); never created',
+      'the data store whose deployment holds the audit key (env MEMVAULT_STORE; default ./.memvault.db); never created',
     )
     .option(
       '--structure-only',

@@ -22,7 +22,10 @@ export function registerChat(program: Command): void {
     .requiredOption('--user <id>', 'the end user whose memory to use')
     .option('--model <model>', 'Claude model', 'claude-sonnet-5-5')
     .option('--base-url <url>', 'Messages API base URL (env ANTHROPIC_BASE_URL)')
-    .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
+    .option(
+      '--store <url>',
+      'sqlite:/abs/file.db, file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault.db)',
+    )
     .option(
       '--audit-file <path>',
       'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it',

@@ -31,7 +31,10 @@ export function registerExec(program: Command): void {
       'run memory tool commands (JSON) for one user; with no JSON argument, one command per line of standard input',
     )
     .requiredOption('--user <id>', 'the end user whose memory to use')
-    .option('--store <url>', 'file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault)')
+    .option(
+      '--store <url>',
+      'sqlite:/abs/file.db, file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault.db)',
+    )
     .option(
       '--audit-file <path>',
       'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE); several processes may share it',
