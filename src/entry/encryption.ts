@@ -36,7 +36,7 @@ export function keyFileBesideData(
   if (localStoreBase(storeUrl) === undefined) return undefined;
   if (!notices.some((n) => n.includes(`(from ${defaultMasterKeyFile})`))) return undefined;
   return (
-    `the master key is the default key file ${defaultMasterKeyFile}, beside the data directory: a copy of the parent folder carries the data and its key together, ` +
+    `the master key is the default key file ${defaultMasterKeyFile}, beside the store: a copy of the parent folder carries the data and its key together, ` +
     `so the encryption does not protect such a copy. Keep the key elsewhere (MEMVAULT_MASTER_KEY_FILE on another disk, a secret store, MEMVAULT_MASTER_KEY) for that`
   );
 }
