@@ -20,7 +20,7 @@ afterEach(async () => {
 
 const besideData = (lines: ReturnType<typeof recordingLogger>['lines']) =>
   lines.filter((l) =>
-    /beside the data directory/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')),
+    /beside the store/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')),
   );
 
 describe('the default key file beside a file store', () => {
