@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { messages } from '../../src/tool/messages.js';
-import { StoreWrapper, type StoreOp } from '../kit/stores.js';
+import { sqliteStores, StoreWrapper, type StoreOp } from '../kit/stores.js';
 import { tempDir } from '../kit/temp.js';
 
 /** Runs `rival` once, just before the next conditional request (the command's write or fence) goes out. */
@@ -25,7 +25,11 @@ class RivalStore extends StoreWrapper {
 }
 
 const { dir, cleanup } = tempDir('memvault-conditional');
-afterAll(cleanup);
+const sqlite = sqliteStores('conditional');
+afterAll(async () => {
+  cleanup();
+  await sqlite.cleanup();
+});
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const PATH = '/memories/notes.md';
@@ -93,10 +97,21 @@ describe('vault.run with a precondition', () => {
     expect(JSON.stringify(records)).not.toContain('alice');
   });
 
-  it('loses to an edit that lands between its read and its write, for create and delete', async () => {
-    const store = new RivalStore(new MemoryStore());
-    const vault = await createVault({ store });
-    const agent = await createVault({ store: store.inner });
+  it.each([
+    { name: 'memory store, fenced by a marker', deleteExactly: false, sqlite: false },
+    { name: 'memory store, fenced by a conditional delete', deleteExactly: true, sqlite: false },
+    { name: 'SQLite store with file history', deleteExactly: true, sqlite: true },
+  ])('loses to an edit that lands between its read and its write, for create and delete: $name', async (setup) => {
+    const inner = setup.sqlite ? await sqlite.make() : new MemoryStore();
+    const store = new RivalStore(inner, { deleteExactly: setup.deleteExactly });
+    const options = setup.sqlite
+      ? {
+          history: { retentionDays: 10, maxVersions: 5 },
+          encryption: { masterKey: Buffer.alloc(32, 7).toString('base64') },
+        }
+      : {};
+    const vault = await createVault({ store, ...options });
+    const agent = await createVault({ store: inner, ...options });
     await vault.run('alice', { command: 'create', path: PATH, file_text: 'base\n' });
     const agentEdit = (n: number) => () =>
       agent.run('alice', { command: 'str_replace', path: PATH, old_str: 'base', new_str: `agent ${n}` });
@@ -122,6 +137,7 @@ describe('vault.run with a precondition', () => {
     expect(removed.code).toBe('VERSION_MISMATCH');
     expect(await view(vault)).toContain('agent 2');
     await Promise.all([vault.close(), agent.close()]);
+    if (setup.sqlite) await inner.close();
   });
 
   it('refuses invalid options and conditions on other commands, changing nothing', async () => {
