@@ -3,17 +3,12 @@
  * per-run prefix, and the "this suite really ran" marker that CI checks.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, DeleteBucketCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { afterAll, inject } from 'vitest';
 import { listAll } from '../../src/store/port.js';
 import { createS3Store, type ConditionChecks, type S3Store } from '../../src/store/s3.js';
+import { recordSuiteRun } from '../kit/suite-marker.js';
 import type { S3TestConnection } from '../setup/rgw.js';
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const MARKER = join(repoRoot, '.tmp', 's3-suite-ran');
 
 /** The S3 server of this run, or null when the S3 suites skip. */
 export function s3Connection(): S3TestConnection | null {
@@ -150,40 +145,11 @@ export async function makeS3StoreInFreshBucket(
   };
 }
 
-interface TaskLike {
-  type?: string;
-  mode?: string;
-  tasks?: TaskLike[];
-  result?: { state?: string };
-}
-
-function tally(task: TaskLike, counts: { passed: number; failed: number; skipped: number }): void {
-  if (task.tasks) {
-    for (const child of task.tasks) tally(child, counts);
-    return;
-  }
-  if (task.type !== 'test') return;
-  const state = task.result?.state;
-  if (state === 'pass') counts.passed += 1;
-  else if (state === 'fail') counts.failed += 1;
-  else counts.skipped += 1;
-}
-
 /**
- * Call once at the top level of every S3 test file. After the file, appends one line
- * `<file> passed=N failed=N skipped=N` to .tmp/s3-suite-ran (O_APPEND of one short line: files
- * running in parallel forks do not interleave). When the suites skip nothing is written, so a CI
- * check of the marker fails.
+ * Call once at the top level of every S3 test file: its pass count goes to .tmp/s3-suite-ran
+ * (test/kit/suite-marker.ts). When the suites skip nothing is written, so a CI check of the marker
+ * fails.
  */
 export function recordS3SuiteRun(fileUrl: string): void {
-  // vitest 4 parses a hook's first parameter as a fixture pattern: it must be destructuring.
-  // eslint-disable-next-line no-empty-pattern
-  afterAll(({}, suite) => {
-    if (!s3Available()) return;
-    const counts = { passed: 0, failed: 0, skipped: 0 };
-    tally(suite as unknown as TaskLike, counts);
-    mkdirSync(dirname(MARKER), { recursive: true });
-    const file = relative(repoRoot, fileURLToPath(fileUrl));
-    appendFileSync(MARKER, `${file} passed=${counts.passed} failed=${counts.failed} skipped=${counts.skipped}\n`);
-  });
+  recordSuiteRun('s3', fileUrl, s3Available);
 }
