@@ -3,30 +3,22 @@
  * the edit was based on), delete, download everything, forget me. Edits and deletes are tool
  * commands through vault.run, so the path guard, PII redactor, quotas and audit apply as to an agent.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isMemvaultError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
 import { etagOf, memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
-import { html, type Safe } from './html.js';
+import { html } from './html.js';
 import { conflictScreen, fileScreen, messageScreen, restoreAllForm, treeScreen, type TreeEntry } from './screens.js';
-import type { PageSession } from './session.js';
+import type { PageContext } from './context.js';
 import { versionRoutes } from './versions.js';
 
 /** Files the tree shows at most. */
 export const MAX_TREE_FILES = 5_000;
 /** What the person types to confirm erasure. */
 export const FORGET_CONFIRMATION = 'forget me';
-
-export interface PageContext {
-  prefix: string;
-  actor: string;
-  readSession: (request: FastifyRequest, reply: FastifyReply) => PageSession | undefined;
-  writeSession: (request: FastifyRequest, reply: FastifyReply, form: Record<string, string>) => PageSession;
-  send: (reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession) => FastifyReply;
-  signedOut: (reply: FastifyReply) => FastifyReply;
-  endSession: (reply: FastifyReply, session: PageSession) => void;
-}
+/** Erasure needs a sign-in this recent (ms), as the API's erasure needs a fresh token. */
+export const FRESH_SIGN_IN_MS = 10 * 60_000;
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
@@ -187,6 +179,10 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
   scope.post('/forget', async (request, reply) => {
     const form = formOf(request);
     const session = page.writeSession(request, reply, form);
+    if (page.now() - session.created > FRESH_SIGN_IN_MS) {
+      page.endSession(reply, session);
+      return send(reply, 403, 'Sign in again', messageScreen('To erase your memory, sign in again first.', prefix));
+    }
     if (form['confirm']?.trim().toLowerCase() !== FORGET_CONFIRMATION)
       return send(
         reply,

@@ -208,6 +208,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
       pageActions(scope, vault, {
         prefix,
         actor: PAGE_ACTOR,
+        now,
         readSession,
         writeSession,
         send,

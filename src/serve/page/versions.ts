@@ -8,7 +8,7 @@ import { isMemvaultError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
 import { memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
-import type { PageContext } from './actions.js';
+import type { PageContext } from './context.js';
 import { csrfField, html, type Safe } from './html.js';
 import { messageScreen } from './screens.js';
 

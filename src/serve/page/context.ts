@@ -1,0 +1,15 @@
+/** What the page's route groups share: the prefix, the actor, the clock, sessions and the layout. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Safe } from './html.js';
+import type { PageSession } from './session.js';
+
+export interface PageContext {
+  prefix: string;
+  actor: string;
+  now: () => number;
+  readSession: (request: FastifyRequest, reply: FastifyReply) => PageSession | undefined;
+  writeSession: (request: FastifyRequest, reply: FastifyReply, form: Record<string, string>) => PageSession;
+  send: (reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession) => FastifyReply;
+  signedOut: (reply: FastifyReply) => FastifyReply;
+  endSession: (reply: FastifyReply, session: PageSession) => void;
+}
