@@ -96,7 +96,10 @@ export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('serve the memory tool over HTTP (POST /v1/memory), identity from each request’s credential')
-    .option('--store <url>', 'sqlite:/abs/file.db, file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault.db)')
+    .option(
+      '--store <url>',
+      'sqlite:/abs/file.db, file:///abs/dir, s3://bucket/prefix (env MEMVAULT_STORE; default ./.memvault.db)',
+    )
     .option('--audit-file <path>', 'write audit records as JSON lines to this file (env MEMVAULT_AUDIT_FILE)')
     .option(
       '--audit-checkpoints <path>',
