@@ -3,6 +3,7 @@
  * form field or API call; a cross-site form post; a change without the CSRF token or Origin; a memory
  * made of script, HTML, SVG and markdown links; an expired or tampered session cookie.
  */
+import { createHash } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
@@ -57,12 +58,16 @@ describe('attacks on the memory page', () => {
       headers,
       form: { csrf, path: 'memories/keep.md', base: '', text: 'bob was here' },
     });
-    expect(edit.status()).toBe(409);
+    // The form names a path, never a user: the write lands in bob's own memory.
+    expect(edit.status()).toBe(200);
+    const bobs = await (await bench.vault.files('bob')).read('/memories/keep.md');
+    expect(new TextDecoder().decode(bobs!.data)).toBe('bob was here');
+    const aliceEtag = `"sha256:${createHash('sha256').update('alice keeps this').digest('hex')}"`;
     const smuggled = await page.request.post(`${bench.base}/delete`, {
       headers,
-      form: { csrf, path: 'memories/keep.md', user: 'alice' },
+      form: { csrf, path: 'memories/keep.md', base: aliceEtag, user: 'alice' },
     });
-    expect(smuggled.status()).toBe(422);
+    expect(smuggled.status()).toBe(409);
     const exported = await page.request.get(`${bench.base}/export`);
     expect((await exported.body()).includes('alice keeps this')).toBe(false);
     expect((await exported.body()).includes('bob only')).toBe(true);

@@ -22,6 +22,13 @@ export const FRESH_SIGN_IN_MS = 10 * 60_000;
 
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
+/** The hex SHA-256 of an ETag the page gave (`"sha256:<hex>"`), or a 400. */
+function hexOf(etag: string): string {
+  const match = /^"sha256:([0-9a-f]{64})"$/.exec(etag);
+  if (!match) throw new ProblemError('invalid-request', 'The version the edit was based on is not valid.');
+  return match[1]!;
+}
+
 function resultText(content: unknown): string {
   return typeof content === 'string' ? content : 'The change was refused.';
 }
@@ -111,21 +118,21 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
         ),
         session,
       );
-    if (!current || etagOf(current.data) !== form['base']) return conflict(current?.data);
-    const old = decoder.decode(current.data);
-    if (old === text) return send(reply, 200, 'Saved', messageScreen('Nothing changed.', prefix), session);
-    // str_replace of the whole stored text applies only if that text is still there: an agent's
-    // write that landed since the read above makes it fail, and nothing is overwritten.
-    const input =
-      old === ''
-        ? { command: 'create', path, file_text: text }
-        : { command: 'str_replace', path, old_str: old, new_str: text };
-    const result = await vault.run(session.user, input);
-    if (result.isError) {
-      const now = await files.read(path);
-      if (!now || etagOf(now.data) !== etagOf(current.data)) return conflict(now?.data);
+    // An empty base: the file was gone when the edit started (a conflict screen after a delete).
+    const created = form['base'] === '';
+    if (created ? current : !current || etagOf(current.data) !== form['base']) return conflict(current?.data);
+    if (current && decoder.decode(current.data) === text)
+      return send(reply, 200, 'Saved', messageScreen('Nothing changed.', prefix), session);
+    // The write lands only on exactly the version the edit was based on: an agent's write since
+    // then is a conflict, and nothing is overwritten.
+    const result = await vault.run(
+      session.user,
+      { command: 'create', path, file_text: text },
+      { precondition: created ? { ifNoneMatch: '*' } : { ifMatch: hexOf(form['base']) }, actor: page.actor },
+    );
+    if (result.code === 'VERSION_MISMATCH') return conflict((await files.read(path))?.data);
+    if (result.isError)
       return send(reply, 422, 'Not saved', messageScreen(resultText(result.content), prefix), session);
-    }
     return send(reply, 200, 'Saved', messageScreen(`Saved ${path}.`, prefix), session);
   });
 
@@ -133,7 +140,20 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const form = formOf(request);
     const session = page.writeSession(request, reply, form);
     const path = pathOf(form['path']);
-    const result = await vault.run(session.user, { command: 'delete', path });
+    if (typeof form['base'] !== 'string') throw new ProblemError('invalid-request', 'Send the version to delete.');
+    const result = await vault.run(
+      session.user,
+      { command: 'delete', path },
+      { precondition: { ifMatch: hexOf(form['base']) }, actor: page.actor },
+    );
+    if (result.code === 'VERSION_MISMATCH')
+      return send(
+        reply,
+        409,
+        'Changed meanwhile',
+        messageScreen('This file changed since you opened it; nothing was deleted. Open it again.', prefix),
+        session,
+      );
     const status = result.isError ? 422 : 200;
     const message = result.isError ? resultText(result.content) : `Deleted ${path}.`;
     return send(reply, status, result.isError ? 'Not deleted' : 'Deleted', messageScreen(message, prefix), session);

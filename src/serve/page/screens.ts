@@ -72,6 +72,7 @@ export function fileScreen(base: string, path: string, content: string, etag: st
     <form method="post" action="${base}/delete">
       ${csrfField(csrf)}
       <input type="hidden" name="path" value="${path}" />
+      <input type="hidden" name="base" value="${etag}" />
       <button type="submit">Delete this file</button>
     </form>`;
 }
