@@ -14,5 +14,7 @@ export type { Caller, CallerKind, CredentialRequest, CredentialVerifier } from '
 export { USER_HEADER } from './serve/identity.js';
 export type { ServeLimits } from './serve/limits.js';
 export { openApiDocument } from './serve/openapi.js';
+export { registerPage } from './serve/page/plugin.js';
+export type { PageOptions } from './serve/page/plugin.js';
 export { PROBLEMS, problemType } from './serve/problems.js';
 export type { Problem, ProblemName } from './serve/problems.js';

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Vault } from '../../memvault.js';
@@ -27,6 +28,41 @@ interface ServeFlags extends VaultFlags {
   auth: boolean;
   rateLimit: number;
   newApiKey?: string;
+  oidcIssuer?: string;
+  oidcClientId?: string;
+  oidcClientSecretFile?: string;
+  oidcUserClaim?: string;
+  publicUrl?: string;
+  pageSecretFile?: string;
+}
+
+/** The memory page's settings (docs/page.md), or undefined without --oidc-issuer. */
+function pageFromFlags(flags: ServeFlags): Parameters<ServeModule['registerPage']>[2] | undefined {
+  if (flags.oidcIssuer === undefined) return undefined;
+  if (!flags.oidcClientId || !flags.publicUrl)
+    throw usageError('--oidc-issuer needs --oidc-client-id and --public-url');
+  const read = (file: string, flag: string) => {
+    try {
+      return readFileSync(file);
+    } catch {
+      throw usageError(`${flag}: the file cannot be read`);
+    }
+  };
+  const secret = flags.pageSecretFile ? read(flags.pageSecretFile, '--page-secret-file') : randomBytes(32);
+  if (secret.byteLength < 32) throw usageError('--page-secret-file: the secret must be at least 32 bytes');
+  const clientSecret = flags.oidcClientSecretFile
+    ? read(flags.oidcClientSecretFile, '--oidc-client-secret-file').toString('utf8').trim()
+    : undefined;
+  return {
+    oidc: {
+      issuer: flags.oidcIssuer,
+      clientId: flags.oidcClientId,
+      ...(clientSecret ? { clientSecret } : {}),
+      ...(flags.oidcUserClaim ? { userClaim: flags.oidcUserClaim } : {}),
+    },
+    publicUrl: flags.publicUrl,
+    sessionSecret: secret,
+  };
 }
 
 /** `--new-api-key ID`: a new key (shown once) and the entry for the keys file, as JSON; nothing is served. */
@@ -114,6 +150,15 @@ export function registerServe(program: Command): void {
     .option('--api-keys <file>', 'service API keys: JSON {"keys":[{"id","sha256","scopes":["act-as"]}]}')
     .option('--no-auth', 'no credentials (local development, loopback only; warned on every start)')
     .option('--rate-limit <n>', 'requests per credential per minute', positive, 600)
+    .option('--oidc-issuer <url>', 'the memory page (docs/page.md): the OpenID provider people sign in with')
+    .option('--oidc-client-id <id>', 'the memory page: its client id at the provider')
+    .option(
+      '--oidc-client-secret-file <path>',
+      'the memory page: a file holding the client secret (confidential client)',
+    )
+    .option('--oidc-user-claim <claim>', 'the memory page: the ID-token claim that is the user id (default: sub)')
+    .option('--public-url <url>', 'the memory page: the URL people reach the service at (https, or http on loopback)')
+    .option('--page-secret-file <path>', 'the memory page: 32+ random bytes sealing sessions (default: new per start)')
     .option('--new-api-key <id>', 'print a new service API key and its keys-file entry (with act-as), then exit')
     .action(async (flags: ServeFlags) => {
       const serve = await loadServe();
@@ -130,8 +175,10 @@ export function registerServe(program: Command): void {
       }
       let vault: Vault;
       let auth: ServeAuthOptions;
+      let page: ReturnType<typeof pageFromFlags>;
       try {
         auth = authFromFlags({ ...flags, host }, serve);
+        page = pageFromFlags(flags);
         vault = await openCliVault(flags);
       } catch (error) {
         exitWithError(error);
@@ -147,6 +194,7 @@ export function registerServe(program: Command): void {
           process.stderr.write(
             'memvault serve: WARNING: --no-auth: anyone who can connect acts as any user they name\n',
           );
+        if (page) await serve.registerPage(server.fastify, vault, { ...page, logger });
         const url = await server.listen({ host, port: listenPort });
         process.stdout.write(`memvault serve listening on ${url}\n`);
         await new Promise<void>((resolve, reject) => {

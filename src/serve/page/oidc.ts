@@ -36,13 +36,18 @@ export async function oidcLogin(options: OidcOptions): Promise<OidcLogin> {
   const insecure = issuer.protocol === 'http:';
   // Plain HTTP to the provider only on loopback (a provider the operator runs beside the service, or tests).
   if (insecure && !isLoopbackUrl(issuer)) throw new RangeError('the OpenID issuer must be an https URL');
-  const config = await client.discovery(
-    issuer,
-    options.clientId,
-    undefined,
-    options.clientSecret === undefined ? client.None() : client.ClientSecretBasic(options.clientSecret),
-    insecure ? { execute: [client.allowInsecureRequests] } : undefined,
-  );
+  let config: client.Configuration;
+  try {
+    config = await client.discovery(
+      issuer,
+      options.clientId,
+      undefined,
+      options.clientSecret === undefined ? client.None() : client.ClientSecretBasic(options.clientSecret),
+      insecure ? { execute: [client.allowInsecureRequests] } : undefined,
+    );
+  } catch {
+    throw new RangeError("the OpenID issuer's discovery document could not be read (check the issuer URL)");
+  }
   const userClaim = options.userClaim ?? 'sub';
   const scope = options.scope ?? 'openid';
 
