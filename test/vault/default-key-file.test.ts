@@ -19,9 +19,7 @@ afterEach(async () => {
 });
 
 const besideData = (lines: ReturnType<typeof recordingLogger>['lines']) =>
-  lines.filter((l) =>
-    /beside the store/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')),
-  );
+  lines.filter((l) => /beside the store/.test(typeof l.fields === 'string' ? l.fields : String(l.message ?? '')));
 
 describe('the default key file beside a file store', () => {
   it('is announced as beside the data on every start, not only the first, at warn level and with its path', async () => {
