@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { csvHeader, recordToCsvRow } from './csv.js';
 import { parseRecordLine } from './parse.js';
-import type { AuditRecord, AuditRecordType } from './record.js';
+import { AUDIT_RECORD_TYPES, type AuditRecord, type AuditRecordType } from './record.js';
 import type { InstanceChain } from './sources.js';
 
 export type ExportFormat = 'jsonl' | 'csv';
@@ -36,18 +36,8 @@ export interface ExportSummary {
   bytesRead: number;
 }
 
-const DEFAULT_TYPES: readonly AuditRecordType[] = [
-  'start',
-  'command',
-  'expire',
-  'erase',
-  'export',
-  'rotate',
-  'rekey',
-  'history',
-  'restore',
-  'migrate',
-];
+// Every type but the seals, which chain the segments rather than record an operation.
+const DEFAULT_TYPES: readonly AuditRecordType[] = AUDIT_RECORD_TYPES.filter((type) => type !== 'seal');
 
 interface Cursor {
   record: AuditRecord;

@@ -1,4 +1,5 @@
 import { COMMAND_NAMES, type CommandName } from '../tool/types.js';
+import { AUDIT_RECORD_TYPE_VALUES } from '../telemetry/names.js';
 
 /**
  * The audit record and its allow-list. Every field that reaches a record passes one of the
@@ -23,19 +24,8 @@ export type AuditFormatVersion = typeof AUDIT_FORMAT_VERSION | typeof AUDIT_MAC_
  * history read (`history`), a restore or a dropped version (`restore`; docs/versions.md) and a
  * copy of the deployment to another store (`migrate`; docs/stores.md).
  */
-export const AUDIT_RECORD_TYPES = [
-  'start',
-  'seal',
-  'command',
-  'expire',
-  'erase',
-  'export',
-  'rotate',
-  'rekey',
-  'history',
-  'restore',
-  'migrate',
-] as const;
+// One list: telemetry (a leaf every layer may import) names the same types as metric attribute values.
+export const AUDIT_RECORD_TYPES = AUDIT_RECORD_TYPE_VALUES;
 export type AuditRecordType = (typeof AUDIT_RECORD_TYPES)[number];
 export type ServiceRecordType = Exclude<AuditRecordType, 'start' | 'seal'>;
 
