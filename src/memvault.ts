@@ -17,7 +17,7 @@ import { Closers } from './entry/closers.js';
 import { resolveCodec } from './entry/encryption.js';
 import { checkToolArgs } from './entry/arguments.js';
 import { lifecycleMethods } from './entry/lifecycle-methods.js';
-import { commandRunner, handlersOver } from './entry/run.js';
+import { commandRunner, handlersOver, toolCallOver } from './entry/run.js';
 import { resolveStore } from './entry/store.js';
 import { sweepRenameFinisher } from './entry/stopped-renames.js';
 import { checkVaultOptions } from './entry/vault-options.js';
@@ -100,6 +100,7 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   };
   const run = commandRunner({ openUser, runChain, identities, logger });
   const handlers = handlersOver(run);
+  const toolCall = toolCallOver(run);
 
   // Lifecycle operations (src/lifecycle/): each leaves one audit record, whatever its outcome.
   const lifecycle = createLifecycle({
@@ -128,7 +129,10 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     handlers,
     tool: (userId, extraProps) => {
       checkToolArgs(userId, extraProps);
-      return betaMemoryTool(handlers(userId), extraProps);
+      // Every input goes through the chain, whatever its command: betaMemoryTool's own dispatch
+      // answers an unknown command with "chmod not implemented", and looks a command such as
+      // "toString" up on Object.prototype, where the protocol's answer is memvault's INVALID_INPUT.
+      return { ...betaMemoryTool(handlers(userId), extraProps), run: toolCall(userId) };
     },
     run,
     files: async (userId) => (await openUser(userId, 'host')).files,

@@ -79,12 +79,22 @@ function toHandlerResult(result: CommandResult): ResultContent {
   return result.content;
 }
 
+/** One user's tool call: any input through the chain, an error result thrown as the SDK's ToolError. */
+export function toolCallOver(
+  run: (userId: string, input: unknown) => Promise<CommandResult>,
+): (userId: string) => (input: unknown) => Promise<ResultContent> {
+  return (userId) => {
+    validateUserId(userId);
+    return async (input: unknown) => toHandlerResult(await run(userId, input));
+  };
+}
+
 export function handlersOver(
   run: (userId: string, input: unknown) => Promise<CommandResult>,
 ): (userId: string) => MemoryToolHandlers {
+  const callFor = toolCallOver(run);
   return (userId) => {
-    validateUserId(userId);
-    const call = async (input: unknown) => toHandlerResult(await run(userId, input));
+    const call = callFor(userId);
     return { view: call, create: call, str_replace: call, insert: call, delete: call, rename: call };
   };
 }

@@ -49,12 +49,7 @@ describe('the conformance conversation over HTTP', () => {
       return { content: body.content, isError: body.is_error };
     });
     const viaRunner = await runConformance(viaToolRunner(reference, 'carol'));
-    // One step differs by design: toolRunner's betaMemoryTool answers an unknown command itself and
-    // never calls the handlers; the service answers what vault.run gives (the contract).
-    const unknown = viaRunner.findIndex((outcome) => outcome.step === 'unknown-command');
-    const runAnswer = await reference.run('carol', { command: 'chmod', path: '/memories/a.md' });
-    expect(overHttp[unknown]).toEqual({ step: 'unknown-command', isError: true, text: runAnswer.content });
-    expect(overHttp.filter((_, i) => i !== unknown)).toEqual(viaRunner.filter((_, i) => i !== unknown));
+    expect(overHttp).toEqual(viaRunner);
     expect(conformanceMismatches(overHttp)).toEqual([]);
   });
 });
