@@ -6,7 +6,7 @@ import type { PiiFinding, PiiType, RedactOptions } from './types.js';
 /**
  * The longest text any detector's decision about one value depends on: the value itself plus the
  * context it looks at on either side (a label before it, a boundary character after it). The
- * longest spans are private key blocks (64 KiB, see MAX_PEM in detectors/secret.ts) and JWTs
+ * longest spans are private key blocks (64 KiB, see MAX_PEM in detectors/secret-pem.ts) and JWTs
  * (at most 12 KiB); every other value is under 1 KiB with under 200 characters of context. So a
  * finding that touches an edit, or whose context does, lies within EDIT_MARGIN of it.
  */
