@@ -3,7 +3,7 @@
  * chain and answers with a result, never a throw; and the memory tool's handlers over it.
  */
 import { randomUUID } from 'node:crypto';
-import type { MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
+import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { AuditPseudonyms } from '../audit/index.js';
 import { validateUserId } from '../crypto/user-id.js';
@@ -15,8 +15,9 @@ import { withCommandStats, withRequestCounter, type CommandStats } from '../stor
 import type { ResultContent } from '../tool/types.js';
 import type { StoreUserFiles } from '../vault/store-user-files.js';
 import type { CommandIdentities } from './audit.js';
-import { checkRunOptions } from './arguments.js';
+import { checkRunOptions, checkToolArgs } from './arguments.js';
 import type { VaultLogger } from './logger.js';
+import type { MemoryToolExtraProps } from './vault-types.js';
 
 export interface RunnerDeps {
   openUser: (userId: string) => Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }>;
@@ -96,5 +97,20 @@ export function handlersOver(
   return (userId) => {
     const call = callFor(userId);
     return { view: call, create: call, str_replace: call, insert: call, delete: call, rename: call };
+  };
+}
+
+/**
+ * `vault.tool(userId, extraProps)`: betaMemoryTool over the handlers, with every input sent through
+ * the chain whatever its command. betaMemoryTool's own dispatch answers an unknown command with
+ * "chmod not implemented", and looks a command such as "toString" up on Object.prototype, where the
+ * protocol's answer is memvault's INVALID_INPUT.
+ */
+export function memoryToolOver(run: (userId: string, input: unknown) => Promise<CommandResult>) {
+  const handlers = handlersOver(run);
+  const callFor = toolCallOver(run);
+  return (userId: string, extraProps?: MemoryToolExtraProps): ReturnType<typeof betaMemoryTool> => {
+    checkToolArgs(userId, extraProps);
+    return { ...betaMemoryTool(handlers(userId), extraProps), run: callFor(userId) };
   };
 }
