@@ -15,7 +15,6 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -26,24 +25,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const repoModules = realpathSync(join(repo, 'node_modules'));
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** `npm test` builds before vitest; run alone, rebuild when dist/ is older than the sources it ships. */
-function ensureBuilt(): void {
-  const built = join(repo, 'dist', 'infra', 'index.js');
-  const stale =
-    !existsSync(built) ||
-    Math.max(newestMtime(join(repo, 'src')), newestMtime(join(repo, 'infra', 'lib'))) > statSync(built).mtimeMs;
-  if (stale) execFileSync('npm', ['run', 'build'], { cwd: repo, stdio: 'pipe' });
-}
 
 const APP = `
 import { App, Stack } from 'aws-cdk-lib';
@@ -108,7 +89,7 @@ describe('memvault/infra from the packed tarball in a fresh CDK app', () => {
   });
 
   beforeAll(() => {
-    ensureBuilt();
+    // dist/ is fresh: npm test builds before vitest, and test/setup/built.ts compiles what is stale.
     work = mkdtempSync(join(tmpdir(), 'memvault-consumer-'));
     execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: repo, stdio: 'pipe' });
     const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'))!;
