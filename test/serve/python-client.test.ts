@@ -1,5 +1,5 @@
 // The Python client (clients/python, `python3 -m unittest`) against two live `memvault serve`
-// processes (the real CLI, through tsx) on one file store. The expected conformance outcomes are
+// processes (the real, built CLI) on one file store. The expected conformance outcomes are
 // toolRunner's, computed here and handed to Python in a file. Stopping the servers with SIGTERM
 // checks the graceful exit.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,8 +14,9 @@ import { memoryVault } from '../kit/vault.js';
 import { cliEnv } from '../cli/helpers.js';
 import { serviceKey } from './helpers.js';
 
-const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+// The built CLI (test/setup/built.ts), in one process: a SIGKILL of the tsx wrapper would leave its
+// node child serving after the suite.
+const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const clientDir = fileURLToPath(new URL('../../clients/python', import.meta.url));
 const PYTHON = process.env['PYTHON'] ?? 'python3';
 const MASTER_KEY = Buffer.alloc(32, 9).toString('base64');
@@ -27,7 +28,7 @@ const servers: { child: ChildProcess; url: string; exit: Promise<number | null> 
 
 function startServe(): Promise<{ child: ChildProcess; url: string; exit: Promise<number | null> }> {
   const keysFile = join(temp.dir, 'keys.json');
-  const child = spawn(tsx, [main, 'serve', '--store', store, '--api-keys', keysFile, '--port', '0'], {
+  const child = spawn(process.execPath, [main, 'serve', '--store', store, '--api-keys', keysFile, '--port', '0'], {
     env: cliEnv({ MEMVAULT_MASTER_KEY: MASTER_KEY }),
   });
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
