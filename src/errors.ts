@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'CONFLICT' // too many concurrent writers; retry budget spent
   | 'PRECONDITION_FAILED' // store level: a conditional write lost
   | 'VERSION_MISMATCH' // the caller's precondition (vault.run's ifMatch / ifNoneMatch) did not hold: nothing changed
+  | 'ABORTED' // the host's signal (vault.run's signal) fired before the command wrote anything: nothing changed
+  | 'PAUSED' // the person paused their memory: the model's writes are refused, reads still work
   | 'STORE_UNAVAILABLE' // store level: the backend failed after retries
   | 'INTEGRITY' // ciphertext failed to open: tampered, moved or wrong key
   | 'KEY_UNAVAILABLE' // master key / KMS problem

@@ -27,9 +27,12 @@ export function bodyHashOf(body: Uint8Array): string {
   return createHash('sha256').update(body).digest('base64url');
 }
 
-/** Who made a version: the model through the tool, the host through files(), a restore, the sweeper. */
-export type VersionActor = 'model' | 'host' | 'restore' | 'sweeper';
-const ACTORS: readonly VersionActor[] = ['model', 'host', 'restore', 'sweeper'];
+/**
+ * Who made a version: the model through the tool, the person it remembers (the memory page, their own
+ * token on serve), the host (files(), a service key, the CLI), a restore, the sweeper.
+ */
+export type VersionActor = 'model' | 'person' | 'host' | 'restore' | 'sweeper';
+const ACTORS: readonly VersionActor[] = ['model', 'person', 'host', 'restore', 'sweeper'];
 
 /** Why a file ended at a tombstone version: deleted, moved away (rename) or expired (sweeper). */
 export type VersionEnd = 'deleted' | 'moved' | 'expired';

@@ -19,7 +19,7 @@ import {
   ifGiven,
   invalidArgument,
 } from '../util/validate.js';
-import type { Precondition } from '../pipeline/context.js';
+import { WRITERS, type Precondition, type Writer } from '../pipeline/context.js';
 
 type Options = Record<string, unknown>;
 
@@ -150,14 +150,30 @@ export function checkDropVersionArgs(userId: unknown, path: unknown, seq: unknow
   return canonical;
 }
 
-const RUN_KEYS = ['precondition', 'actor'] as const;
+const RUN_KEYS = ['precondition', 'actor', 'writer', 'signal'] as const;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-/** run(userId, input, options): the write condition and the actor, checked; unknown keys refused. */
-export function checkRunOptions(options: unknown): { precondition?: Precondition; actor?: string } {
+export interface CheckedRunOptions {
+  precondition?: Precondition;
+  actor?: string;
+  writer?: Writer;
+  signal?: AbortSignal;
+}
+
+/** run(userId, input, options): the write condition, the actor, the writer and the signal, checked; unknown keys refused. */
+export function checkRunOptions(options: unknown): CheckedRunOptions {
   const given = checkOptions('run options', options, RUN_KEYS);
-  const out: { precondition?: Precondition; actor?: string } = {};
+  const out: CheckedRunOptions = {};
   ifGiven(given['actor'], (actor) => (out.actor = checkActor('run: actor', actor)));
+  ifGiven(given['writer'], (writer) => {
+    if (!WRITERS.includes(writer as Writer))
+      throw invalidArgument('run: writer', "'model', 'person' or 'host'", writer);
+    out.writer = writer as Writer;
+  });
+  ifGiven(given['signal'], (signal) => {
+    if (!(signal instanceof AbortSignal)) throw invalidArgument('run: signal', 'an AbortSignal', signal);
+    out.signal = signal;
+  });
   ifGiven(given['precondition'], (value) => {
     const condition = checkOptions('run: precondition', value, ['ifMatch', 'ifNoneMatch'], { required: true });
     const { ifMatch, ifNoneMatch } = condition;

@@ -8,7 +8,8 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { AuditPseudonyms } from '../audit/index.js';
 import { validateUserId } from '../crypto/user-id.js';
 import { loggableError } from '../errors.js';
-import type { CommandContext, CommandResult } from '../pipeline/context.js';
+import { AbortableFiles, abortedError } from '../pipeline/abortable-files.js';
+import type { CommandContext, CommandResult, Writer } from '../pipeline/context.js';
 import { withErrorBoundary } from '../pipeline/error-result.js';
 import { observeCommands } from '../pipeline/telemetry.js';
 import { withCommandStats, withRequestCounter, type CommandStats } from '../store/accounting.js';
@@ -20,7 +21,7 @@ import type { VaultLogger } from './logger.js';
 import type { MemoryToolExtraProps } from './vault-types.js';
 
 export interface RunnerDeps {
-  openUser: (userId: string) => Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }>;
+  openUser: (userId: string, writer?: Writer) => Promise<{ files: StoreUserFiles; pseudonyms: AuditPseudonyms }>;
   runChain: (ctx: CommandContext) => Promise<CommandResult>;
   identities: CommandIdentities;
   logger: VaultLogger | undefined;
@@ -41,21 +42,24 @@ export function commandRunner({
     return withErrorBoundary(
       async () => {
         // Checked before the key load: an invalid option is the host's error, answered before anything is read.
-        const { precondition, actor } = checkRunOptions(options);
+        const { precondition, actor, writer, signal } = checkRunOptions(options);
+        if (signal?.aborted) throw abortedError();
         // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
         // count it into the command's stats, which metrics and the audit record read.
-        const { files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId));
+        const { files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId, writer));
         uid = files.uid;
         const ctx: CommandContext = {
           requestId,
           uid,
           input,
           pathsCanonical: false,
-          files,
+          // With a signal, the command stops at its first change once the signal fired (abortable-files.ts).
+          files: signal ? new AbortableFiles(files, signal) : files,
           stats,
           decisions: {},
           ...(precondition !== undefined ? { precondition } : {}),
           ...(actor !== undefined ? { actor } : {}),
+          ...(writer !== undefined ? { writer } : {}),
         };
         identities.rawUserIds.set(ctx, userId);
         identities.pseudonyms.set(ctx, pseudonyms);

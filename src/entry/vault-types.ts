@@ -117,6 +117,17 @@ export interface RunOptions {
   precondition?: Precondition;
   /** Who sent the command, recorded on its audit record: 1-128 of A-Z a-z 0-9 . _ : - (e.g. a service key id). */
   actor?: string;
+  /**
+   * Whose change this is, kept in the file's history: 'model' (the default: the agent, through the
+   * tool), 'person' (the person remembered, e.g. on the memory page) or 'host' (the application or an
+   * operator). A paused memory refuses only the model's writes.
+   */
+  writer?: 'model' | 'person' | 'host';
+  /**
+   * Cancels the command if it fires before the command's first change (while it waits for its lock or
+   * reads): the answer is an ABORTED error and nothing changed. A command that has written finishes.
+   */
+  signal?: AbortSignal;
 }
 
 export interface Vault {
@@ -127,7 +138,8 @@ export interface Vault {
   /**
    * Runs one tool input for a user and returns the result without throwing (the CLI and serve use it).
    * `options.precondition` makes a create or delete conditional (a mismatch is VERSION_MISMATCH and
-   * changes nothing); `options.actor` is recorded on the command's audit record. Invalid options are
+   * changes nothing); `options.actor` is recorded on the command's audit record, `options.writer` in
+   * the file's history; `options.signal` cancels a command that has not written yet. Invalid options are
    * an INVALID_INPUT result, never a default.
    */
   run(userId: string, input: unknown, options?: RunOptions): Promise<CommandResult>;

@@ -40,7 +40,13 @@ export interface CommandContext {
   readonly precondition?: Precondition;
   /** Who sent the command, for its audit record (a key id the operator chose; absent: the model, as before). */
   readonly actor?: string;
+  /** Whose write this is, for the file's history and the pause (absent: the model's, through the tool). */
+  readonly writer?: Writer;
 }
+
+/** Who writes through vault.run: the model (the tool), the person remembered (page, own token), the host. */
+export type Writer = 'model' | 'person' | 'host';
+export const WRITERS: readonly Writer[] = ['model', 'person', 'host'];
 
 export type Next = () => Promise<CommandResult>;
 export type Middleware = (ctx: CommandContext, next: Next) => Promise<CommandResult>;
