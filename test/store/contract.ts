@@ -444,19 +444,36 @@ export function runStoreContract(
       const key = `${p}counter`;
       await store().put(key, text('0'));
       let conflicts = 0;
-      const writer = async (): Promise<void> => {
-        for (let done = 0; done < 20;) {
+      // Where each writer is: a stall (seen once on the file store in CI, never reproduced) then
+      // fails before the timeout saying which request never answered.
+      const phases = Array.from({ length: 10 }, () => ({ done: 0, at: 'start' }));
+      const writer = async (phase: { done: number; at: string }): Promise<void> => {
+        while (phase.done < 20) {
+          phase.at = 'get';
           const current = await store().get(key);
+          phase.at = 'put';
           try {
             await store().put(key, text(String(Number(str(current!.body)) + 1)), { ifMatch: current!.etag });
-            done += 1;
+            phase.done += 1;
           } catch (e) {
             if (!(e instanceof PreconditionFailedError)) throw e;
             conflicts += 1;
           }
         }
+        phase.at = 'finished';
       };
-      await Promise.all(Array.from({ length: 10 }, writer));
+      let watchdog: NodeJS.Timeout | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        watchdog = setTimeout(
+          () => reject(new Error(`stalled after ${conflicts} conflicts: ${JSON.stringify(phases)}`)),
+          150_000,
+        );
+      });
+      try {
+        await Promise.race([Promise.all(phases.map(writer)), stalled]);
+      } finally {
+        clearTimeout(watchdog);
+      }
       expect(str((await store().get(key))!.body)).toBe('200');
       // Not a requirement, but a suite whose writers never collided would prove nothing.
       expect(conflicts).toBeGreaterThan(0);
