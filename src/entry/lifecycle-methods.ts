@@ -4,6 +4,7 @@
  * of src/lifecycle/.
  */
 import type { Lifecycle } from '../lifecycle/index.js';
+import { checkReadVersionArgs } from '../lifecycle/read-version.js';
 import {
   checkDropVersionArgs,
   checkExpireArgs,
@@ -30,6 +31,7 @@ type LifecycleMethods = Pick<
   | 'history'
   | 'restore'
   | 'dropVersion'
+  | 'readVersion'
 >;
 
 export function lifecycleMethods(ops: Lifecycle): LifecycleMethods {
@@ -66,5 +68,7 @@ export function lifecycleMethods(ops: Lifecycle): LifecycleMethods {
     restore: async (userId, options) => ops.restore(userId, checkRestoreArgs(userId, options), options),
     dropVersion: async (userId, path, seq, options) =>
       ops.dropVersion(userId, checkDropVersionArgs(userId, path, seq, options), seq, options),
+    readVersion: async (userId, path, seq, options) =>
+      ops.readVersion(userId, checkReadVersionArgs(userId, path, seq, options), seq, options),
   };
 }

@@ -10,6 +10,7 @@ import { expire } from './expire.js';
 import { exportOf } from './export.js';
 import { forget } from './forget.js';
 import { history } from './history.js';
+import { readVersion } from './read-version.js';
 import { rekeyAll, rekeyUser } from './rekey.js';
 import { dropVersion, restore } from './restore.js';
 import { rotate } from './rotate.js';
@@ -17,6 +18,7 @@ import { verify } from './verify.js';
 
 export type { LifecycleContext } from './context.js';
 export type { AuditSink } from './audited.js';
+export type { VersionContent } from './read-version.js';
 export type { ExpireOptions, LifecycleOptions, RekeyCallOptions, UserExport } from './types.js';
 
 export function createLifecycle(ctx: Omit<LifecycleContext, 'audited'>) {
@@ -31,6 +33,7 @@ export function createLifecycle(ctx: Omit<LifecycleContext, 'audited'>) {
     expire: expire(full),
     history: history(full),
     restore: restore(full),
+    readVersion: readVersion(full),
     dropVersion: dropVersion(full),
   };
 }

@@ -108,6 +108,24 @@ describe('the memory page', () => {
     await page.getByRole('heading', { name: 'Restored' }).waitFor();
     expect(await stored('frank', '/memories/notes/late.md')).toBeUndefined();
     expect(await stored('frank', '/memories/notes/a.md')).toBe('one');
+
+    // A diff of two versions: each changed line marked, markup in a memory shown as text.
+    await bench.agent('frank', {
+      command: 'create',
+      path: '/memories/notes/a.md',
+      file_text: 'one\n<script>document.title="run"</script>\n',
+    });
+    await page.goto(`${bench.base}/versions?path=memories/notes/a.md`);
+    await page.getByLabel('From (older)').selectOption({ index: 2 });
+    await page.getByRole('button', { name: 'Compare' }).click();
+    await page.waitForURL(/\/diff\?/);
+    await expect(page.locator('#diff').textContent()).resolves.toBe(
+      '- two\n+ one\n+ <script>document.title="run"</script>\n',
+    );
+    await expect(page.locator('#diff ins').count()).resolves.toBe(2);
+    await expect(page.getByRole('status').textContent()).resolves.toMatch(/by agent\).* to version .*by agent\)/s);
+    await expect(page.title()).resolves.toBe('Compare versions · memvault');
+    await screenshot(page, 'page-diff');
   });
 
   it('downloads everything as the export tar', async () => {

@@ -9,6 +9,19 @@ export interface TreeEntry {
   actor?: string;
 }
 
+const ACTOR_LABELS: Readonly<Record<string, string>> = {
+  model: 'agent',
+  person: 'you',
+  host: 'operator',
+  restore: 'restore',
+  sweeper: 'expiry',
+};
+
+/** Who made a version, in the person's words (a version record's actor). */
+export function actorLabel(actor: string): string {
+  return ACTOR_LABELS[actor] ?? actor;
+}
+
 function fileLink(base: string, path: string): string {
   return `${base}/file?path=${encodeURIComponent(path)}`;
 }
@@ -26,7 +39,7 @@ export function treeScreen(base: string, entries: readonly TreeEntry[], truncate
         <td><a href="${fileLink(base, e.path)}">${e.path}</a></td>
         <td>${e.size.toLocaleString('en-US')} B</td>
         <td><time datetime="${e.modified.toISOString()}">${e.modified.toISOString()}</time></td>
-        <td>${e.actor ?? '—'}</td>
+        <td>${e.actor === undefined ? '—' : actorLabel(e.actor)}</td>
       </tr>`,
   );
   return html`<table>

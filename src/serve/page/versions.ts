@@ -6,11 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import { isMemvaultError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
+import type { VersionInfo } from '../../vault/history.js';
 import { memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
 import type { PageContext } from './context.js';
-import { csrfField, html, type Safe } from './html.js';
-import { messageScreen } from './screens.js';
+import { csrfField, html, Safe } from './html.js';
+import { diffRoutes } from './diff-screen.js';
+import { actorLabel, messageScreen } from './screens.js';
 
 /** Versions one screen lists at most (newest first). */
 export const MAX_SHOWN_VERSIONS = 500;
@@ -31,8 +33,33 @@ function restoreForm(prefix: string, csrf: string, path: string, asOf: string, l
   </form>`;
 }
 
+/** Pick two versions to see the lines that changed between them (GET <prefix>/diff). */
+function compareForm(prefix: string, path: string, versions: readonly VersionInfo[]): Safe {
+  const options = (selected: number) =>
+    versions.map(
+      (v) =>
+        html`<option value="${v.seq}" ${v.seq === selected ? new Safe('selected') : undefined}>
+          ${v.seq} · ${v.time.toISOString()} · ${actorLabel(v.actor)}
+        </option>`,
+    );
+  return html`<h2>Compare two versions</h2>
+    <form method="get" action="${prefix}/diff">
+      <input type="hidden" name="path" value="${path}" />
+      <label for="from">From (older)</label>
+      <select id="from" name="from">
+        ${options(versions[1]!.seq)}
+      </select>
+      <label for="to">To (newer)</label>
+      <select id="to" name="to">
+        ${options(versions[0]!.seq)}
+      </select>
+      <button type="submit">Compare</button>
+    </form>`;
+}
+
 export function versionRoutes(scope: FastifyInstance, vault: Vault, page: PageContext): void {
   const { prefix, send } = page;
+  diffRoutes(scope, vault, page);
 
   scope.get<{ Querystring: { path?: string } }>('/versions', async (request, reply) => {
     const session = page.readSession(request, reply);
@@ -54,7 +81,7 @@ export function versionRoutes(scope: FastifyInstance, vault: Vault, page: PageCo
         html`<tr>
           <td>${v.seq}</td>
           <td><time datetime="${v.time.toISOString()}">${v.time.toISOString()}</time></td>
-          <td>${v.actor}</td>
+          <td>${actorLabel(v.actor)}</td>
           <td>${v.end ? `(${v.end})` : `${v.size.toLocaleString('en-US')} B`}</td>
           <td>${restoreForm(prefix, session.csrf, path, until(i).toISOString(), 'Restore…', true)}</td>
         </tr>`,
@@ -73,7 +100,8 @@ export function versionRoutes(scope: FastifyInstance, vault: Vault, page: PageCo
         <tbody>
           ${rows}
         </tbody>
-      </table>`;
+      </table>
+      ${versions.length > 1 ? compareForm(prefix, path, versions) : undefined}`;
     return send(reply, 200, 'Versions', body, session);
   });
 
