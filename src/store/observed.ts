@@ -11,6 +11,8 @@ export class ObservedStore implements ObjectStore {
   readonly deleteExactly?: (key: string, ifMatch: string) => Promise<void>;
   /** Likewise; the commit is observed as the PUT it is. */
   readonly prepareCreate?: ObjectStore['prepareCreate'];
+  /** Likewise (the vault runs a command's writes in one); the requests inside it are observed one by one. */
+  readonly transaction?: ObjectStore['transaction'];
 
   constructor(private readonly inner: ObjectStore) {
     if (inner.prepareCreate)
@@ -21,6 +23,7 @@ export class ObservedStore implements ObjectStore {
           discard: () => prepared.discard(),
         };
       };
+    if (inner.transaction) this.transaction = <T>(fn: () => Promise<T>) => inner.transaction!(fn);
     if (inner.deleteExactly)
       this.deleteExactly = (key, ifMatch) =>
         observeStoreOperation(inner.kind, 'delete', () => inner.deleteExactly!(key, ifMatch));

@@ -11,6 +11,7 @@
  *
  * This class composes them into the TreeFiles operations: reads (with freshness), fences, writes.
  */
+import { MemvaultError } from '../errors.js';
 import { countBytesRead } from '../store/accounting.js';
 import { markerOf } from '../store/fence.js';
 import {
@@ -36,7 +37,7 @@ import type {
   TreeWriteCondition,
 } from './tree-files.js';
 import { checkCurrentFresh, clockSeq, nextSeq } from './version-record.js';
-import { deleteVersion, dropPrepared, fenceVersion } from './files/capabilities.js';
+import { deleteVersion, dropPrepared, fenceVersion, inOneTransaction, transactionOf } from './files/capabilities.js';
 import { Expiry, type FileAccessPolicy } from './files/expiry.js';
 import { UserKeys, type UnreadableObjectListener } from './files/keys.js';
 import { ORIGIN_METADATA, UserObjects } from './files/objects.js';
@@ -52,6 +53,9 @@ export { versionRecordMemo, type KnownRecord, type VersionWriting } from './file
 type Examined =
   null | { marker: FenceMarker } | { opened: { object: StoredObject; data: Uint8Array; seq: number | undefined } };
 
+/** A write that met a put-back has put the newest kept version back (VersionKeeper.keepVersion): that stays. */
+const isPutBack = (error: unknown): boolean => error instanceof MemvaultError && error.code === 'INTEGRITY';
+
 /** TreeFiles over an ObjectStore: the codec decides keys and bytes, the layers the S3-style semantics. */
 export class StoreUserFiles implements TreeFiles {
   private readonly keys: UserKeys;
@@ -59,6 +63,8 @@ export class StoreUserFiles implements TreeFiles {
   private readonly objects: UserObjects;
   private readonly records: VersionRecords;
   private readonly versions: VersionKeeper;
+  /** The store's transactions, where it has them: a write or a fence is then one commit. */
+  private readonly transaction: ReturnType<typeof transactionOf>;
 
   constructor(
     private readonly store: ObjectStore,
@@ -72,6 +78,7 @@ export class StoreUserFiles implements TreeFiles {
     this.objects = new UserObjects(store, codec, this.expiry);
     this.records = new VersionRecords(store, codec, this.objects, writing);
     this.versions = new VersionKeeper(store, codec, this.expiry, this.records);
+    this.transaction = transactionOf(store);
   }
 
   /** The history holds versions of `path` up to `seq`: this instance's next version of it is numbered above. */
@@ -143,6 +150,14 @@ export class StoreUserFiles implements TreeFiles {
   }
 
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
+    const transaction = this.transaction;
+    if (!transaction) return this.fenceNow(path, ifMatch, reason, op);
+    // In one transaction with its tombstone: settled once that commits.
+    await transaction(async () => (await this.fenceNow(path, ifMatch, reason, op)).settled);
+    return { settled: Promise.resolve() };
+  }
+
+  private async fenceNow(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
     const key = this.keys.existingKeyOf(path);
     if (key === null) throw new PreconditionFailedError(path); // no file can be there
     // The tombstone is numbered one past the version it ends, not by the clock: a create of the same
@@ -179,6 +194,10 @@ export class StoreUserFiles implements TreeFiles {
   }
 
   write(path: string, data: Uint8Array, condition: TreeWriteCondition = {}): Promise<WriteResult> {
+    return inOneTransaction(this.transaction, () => this.writeNow(path, data, condition), isPutBack);
+  }
+
+  private writeNow(path: string, data: Uint8Array, condition: TreeWriteCondition): Promise<WriteResult> {
     return writeFile(
       {
         files: this,

@@ -103,9 +103,37 @@ export async function readTagsOf(store: ObjectStore, key: string): Promise<Recor
 
 /**
  * `transaction`: where the store runs a whole operation as one transaction, the directory operations
- * that use it (src/vault/tree/transactional.ts); else undefined, and the journalled protocols run.
+ * that use it (src/vault/tree/transactional.ts) and a write's or a fence's steps (StoreUserFiles);
+ * else undefined, and the journalled protocols run.
  */
 export function transactionOf(store: ObjectStore): (<T>(fn: () => Promise<T>) => Promise<T>) | undefined {
   if (!store.transaction) return undefined;
   return <T>(fn: () => Promise<T>): Promise<T> => store.transaction!(fn);
+}
+
+/**
+ * Runs a file's write or fence (the object, its version or tombstone, the name check and a
+ * take-back) as one transaction where the store has them: one commit, one fsync, seen whole or not
+ * at all. A step that throws rolls every step back (a failed command changes nothing), except an
+ * error whose steps repair the file (`keep`: a put-back found by a version's write puts the newest
+ * kept version back, which must stay): those commit, then the error is thrown. Elsewhere `fn` runs
+ * as it is.
+ */
+export function inOneTransaction<T>(
+  transaction: ReturnType<typeof transactionOf>,
+  fn: () => Promise<T>,
+  keep: (error: unknown) => boolean,
+): Promise<T> {
+  if (!transaction) return fn();
+  return transaction(async () => {
+    try {
+      return { value: await fn() };
+    } catch (error) {
+      if (keep(error)) return { error };
+      throw error;
+    }
+  }).then((outcome) => {
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  });
 }
