@@ -9,6 +9,7 @@ import { resolveAudit, type CommandIdentities } from './entry/audit.js';
 import { resolveCommandChain } from './entry/chain.js';
 import { Closers } from './entry/closers.js';
 import { resolveCodec } from './entry/encryption.js';
+import { readinessCheck, userRecordsOf } from './entry/host-records.js';
 import { lifecycleMethods } from './entry/lifecycle-methods.js';
 import { commandRunner, handlersOver, memoryToolOver } from './entry/run.js';
 import { userFilesOpener } from './entry/user-files.js';
@@ -28,6 +29,7 @@ export type {
 } from './entry/vault-types.js';
 
 export type { VaultLogger } from './entry/logger.js';
+export type { UserRecords } from './entry/host-records.js';
 
 /** User ids come from the host application; the one check of them lives with the codec that hashes them. */
 export { validateUserId };
@@ -94,6 +96,8 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
     tool: memoryToolOver(run),
     run,
     files: async (userId) => (await openUser(userId, 'host')).files,
+    userRecords: userRecordsOf(codec),
+    checkReady: readinessCheck(store, encryption),
     audit,
     close: () => closers.closeAll(),
   };

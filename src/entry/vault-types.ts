@@ -19,7 +19,6 @@ import type {
   RotationResult,
 } from '../crypto/index.js';
 import type { ExportProgress } from '../lifecycle/export-archive.js';
-import type { VersionContent } from '../lifecycle/read-version.js';
 import type { ExpireOptions, LifecycleOptions, RekeyCallOptions, UserExport } from '../lifecycle/types.js';
 import type { ExpiryOptions } from '../expiry/config.js';
 import type { SweepSummary } from '../expiry/sweep.js';
@@ -33,6 +32,7 @@ import type { CodecProvider } from '../crypto/user-codec.js';
 import type { RestoreResult, VersionInfo } from '../vault/history.js';
 import type { HistoryOptions } from '../vault/history-options.js';
 import type { TreeFiles } from '../vault/tree-files.js';
+import type { UserRecords } from './host-records.js';
 import type { VaultLogger } from './logger.js';
 
 export interface VaultOptions {
@@ -146,6 +146,16 @@ export interface Vault {
   run(userId: string, input: unknown, options?: RunOptions): Promise<CommandResult>;
   /** Host-side access to a user's files (import, export), bypassing the model-facing chain. */
   files(userId: string): Promise<TreeFiles>;
+  /**
+   * Records a host keeps beside a user's files (serve's idempotency records): named by a keyed hash,
+   * sealed under the user's own key, erased with the user. `kind` is [a-z-]{1,32}.
+   */
+  userRecords(userId: string, kind: string): Promise<UserRecords>;
+  /**
+   * Readiness (serve's /readyz): throws unless the store answers and the configured key opens this
+   * deployment's record now (one read and one unwrap: a KMS call with KMS; callers cache it).
+   */
+  checkReady(): Promise<void>;
   readonly store: ObjectStore;
   /** The audit logger, when configured (the expiry sweeper and erasure append their records to it). */
   readonly audit: AuditLogger | undefined;
@@ -206,11 +216,6 @@ export interface Vault {
     path: string,
     options?: LifecycleOptions,
   ): Promise<{ versions: VersionInfo[]; truncated: boolean }>;
-  /**
-   * One kept version of the file at `path` (`seq` as history lists it): its record and content, or
-   * null when no such version is kept. Needs history on; audited as a read of history.
-   */
-  readVersion(userId: string, path: string, seq: number, options?: LifecycleOptions): Promise<VersionContent | null>;
   /** Restore a file, a directory or (no path) the whole user as of `asOf`; each file restored is a new version. Audited. */
   restore(
     userId: string,

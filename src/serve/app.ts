@@ -19,6 +19,7 @@ import { fileRoutes } from './file-routes.js';
 import { memoryRoute } from './memory-route.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, problem, problemOfFrameworkError, ProblemError, type Problem } from './problems.js';
+import { Readiness } from './readiness.js';
 import { ROUTES } from './routes.js';
 import { Draining } from './shutdown.js';
 
@@ -44,6 +45,8 @@ export interface ServeOptions {
   /** Requests per credential per window (default 600 a minute); false turns rate limits off. */
   rateLimit?: { max: number; windowMs: number } | false;
   idempotency?: IdempotencyOptions;
+  /** How long /readyz keeps the outcome of its check (store answers, key opens); default 5 s. */
+  readyCacheMs?: number;
   logger?: VaultLogger;
 }
 
@@ -168,6 +171,12 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
   }
 
   const idempotency = new IdempotencyRecords(vault.store, options.idempotency);
+  const readiness = new Readiness(
+    () => vault.checkReady(),
+    options.readyCacheMs,
+    undefined,
+    (error) => logger?.warn({ err: loggableError(error) }, 'memvault serve is not ready'),
+  );
   const document = openApiDocument('1');
   const files = fileRoutes(vault);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each handler types its own request
@@ -183,14 +192,8 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
     health: async () => ({ status: 'ok' }),
     readiness: async (_request, reply) => {
       if (draining.closing) return sendProblem(reply, problem('shutting-down', 'The service is shutting down.'));
-      try {
-        // One LIST of at most one key: the store answers (the vault opened its key record at start-up).
-        await vault.store.list('k/', { maxKeys: 1 });
-        return { status: 'ready' };
-      } catch (error) {
-        logger?.warn({ err: loggableError(error) }, 'memvault serve is not ready');
-        return sendProblem(reply, problem('unavailable', 'The store does not answer.'));
-      }
+      await readiness.assertReady();
+      return { status: 'ready' };
     },
     openapi: async () => document,
   };

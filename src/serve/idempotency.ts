@@ -1,21 +1,27 @@
 /**
  * Idempotency-Key: a command runs at most once per user and key for 24 hours, across every instance
- * sharing the store. The record lives beside the user's files (u/{uid}/i/{hash}, src/store/layout.ts),
- * named by a SHA-256 of uid and key and sealed (AES-256-GCM) under a key derived from the
- * Idempotency-Key itself, so the stored result (which can quote file text) opens only for a caller
- * who holds that key; erasing the user deletes it with the rest of their prefix.
+ * sharing the store. The record lives beside the user's files (u/{uid}/i/{name}, src/store/layout.ts)
+ * through vault.userRecords: {name} is a keyed hash of the Idempotency-Key (a per-user key the
+ * deployment secret derives, so knowing a client's key does not find its record), and the record is
+ * sealed under the user's own data key, bound to that name, like the user's files. Whoever can read
+ * the store learns neither key nor result; erasing the user makes every record unreadable.
  *
  * A run claims the key with a create-only PUT of a "pending" record; the winner runs the command and
  * replaces the record with its result (If-Match). Anyone else meets the record: the same request gets
  * the stored result (or 409 while it runs), another request with the key is 422. A pending record
  * older than `staleAfterMs` (its instance died mid-command) and any record past its expiry may be
- * taken over, conditionally, by one caller.
+ * taken over, conditionally, by one caller. A record that does not open (altered, or sealed under a
+ * key version a re-key has dropped since) is never taken as consent to run again within the 24 hours.
  */
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import type { UserRecords } from '../memvault.js';
 import { userIdempotencyPrefix } from '../store/layout.js';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
+import { isMemvaultError } from '../errors.js';
 import { ProblemError } from './problems.js';
 
+/** The kind of vault.userRecords the records are. */
+export const IDEMPOTENCY_RECORD_KIND = 'idempotency';
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{16,255}$/;
 const RECORD_VERSION = 1;
@@ -52,25 +58,25 @@ export function checkIdempotencyKey(value: string | string[] | undefined): strin
   return value;
 }
 
-function sealingKey(uid: string, key: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', key, uid, 'memvault idempotency record v1', 32));
+function seal(records: UserRecords, name: string, record: IdempotencyRecord): Uint8Array {
+  return records.seal(name, Buffer.from(JSON.stringify(record), 'utf8'));
 }
 
-function seal(uid: string, key: string, record: IdempotencyRecord): Uint8Array {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(uid, key), iv);
-  const body = Buffer.concat([cipher.update(JSON.stringify(record), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]);
-}
-
-function open(uid: string, key: string, stored: Uint8Array): IdempotencyRecord {
-  const bytes = Buffer.from(stored);
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(uid, key), bytes.subarray(0, 12));
-  decipher.setAuthTag(bytes.subarray(12, 28));
-  const text = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
-  const record = JSON.parse(text) as IdempotencyRecord;
-  if (record.v !== RECORD_VERSION) throw new Error('unknown idempotency record version');
-  return record;
+/** The record, or undefined when it does not open as one (altered, or its key version dropped by a re-key). */
+async function open(records: UserRecords, name: string, stored: Uint8Array): Promise<IdempotencyRecord | undefined> {
+  let text: string;
+  try {
+    text = Buffer.from(await records.open(name, stored)).toString('utf8');
+  } catch (error) {
+    if (isMemvaultError(error) && error.code === 'INTEGRITY') return undefined;
+    throw error;
+  }
+  try {
+    const record = JSON.parse(text) as IdempotencyRecord;
+    return record.v === RECORD_VERSION ? record : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function requestFingerprint(route: string, body: unknown): string {
@@ -95,20 +101,22 @@ export class IdempotencyRecords {
     this.now = options.now ?? Date.now;
   }
 
-  objectKey(uid: string, key: string): string {
-    return userIdempotencyPrefix(uid) + createHash('sha256').update(uid).update('\0').update(key).digest('hex');
+  /** The record's store key: the user's prefix and a keyed hash of the Idempotency-Key. */
+  objectKey(records: UserRecords, key: string): { name: string; objectKey: string } {
+    const name = records.nameOf(key);
+    return { name, objectKey: userIdempotencyPrefix(records.uid) + name };
   }
 
   /** Runs `execute` unless this user's key was used already; answers the first result either way. */
   async once(
-    uid: string,
+    records: UserRecords,
     key: string,
     request: string,
     execute: () => Promise<ReplayableResult>,
   ): Promise<{ result: ReplayableResult; replayed: boolean }> {
-    const objectKey = this.objectKey(uid, key);
+    const { name, objectKey } = this.objectKey(records, key);
     for (let attempt = 0; attempt < 4; attempt++) {
-      const claimed = await this.claim(uid, key, objectKey, request);
+      const claimed = await this.claim(records, name, objectKey, request);
       if ('replay' in claimed) return { result: claimed.replay, replayed: true };
       if (!claimed.etag) continue; // lost a race for the record: read it again
       let result: ReplayableResult;
@@ -127,7 +135,7 @@ export class IdempotencyRecords {
         result,
       };
       // A failure to record is not the caller's: the command ran and its result is answered.
-      await this.store.put(objectKey, seal(uid, key, done), { ifMatch: claimed.etag }).catch(() => undefined);
+      await this.store.put(objectKey, seal(records, name, done), { ifMatch: claimed.etag }).catch(() => undefined);
       return { result, replayed: false };
     }
     throw new ProblemError(
@@ -141,33 +149,28 @@ export class IdempotencyRecords {
 
   /** Our claim on the key (etag undefined: lost a race, try again), or the stored result to replay. */
   private async claim(
-    uid: string,
-    key: string,
+    records: UserRecords,
+    name: string,
     objectKey: string,
     request: string,
   ): Promise<{ etag?: string; createdAt: number } | { replay: ReplayableResult }> {
     const now = this.now();
-    const pending = seal(uid, key, { v: RECORD_VERSION, state: 'pending', request, createdAt: now });
+    const pending = seal(records, name, { v: RECORD_VERSION, state: 'pending', request, createdAt: now });
     const existing = await this.store.get(objectKey);
     let condition: { ifNoneMatch: '*' } | { ifMatch: string } = { ifNoneMatch: '*' };
     if (existing) {
-      const record = open(uid, key, existing.body);
-      const age = now - record.createdAt;
-      const takeOver = age >= this.ttlMs || (record.state === 'pending' && age >= this.staleAfterMs);
-      if (!takeOver) {
-        if (record.request !== request)
+      const record = await open(records, name, existing.body);
+      if (!record) {
+        // Its first result cannot be read back: the key stays spent for its 24 hours (store time).
+        if (now - existing.lastModified.getTime() < this.ttlMs)
           throw new ProblemError(
-            'idempotency-key-reused',
-            'This Idempotency-Key was used with another request; use a new key for a new request.',
+            'idempotency-record-unreadable',
+            'The first result of this Idempotency-Key cannot be read back; send a new key if the command should run again.',
           );
-        if (record.state === 'done' && record.result) return { replay: record.result };
-        throw new ProblemError(
-          'idempotency-in-progress',
-          'The first request with this Idempotency-Key is still running; retry shortly.',
-          {
-            'retry-after': '1',
-          },
-        );
+      } else {
+        const age = now - record.createdAt;
+        const takeOver = age >= this.ttlMs || (record.state === 'pending' && age >= this.staleAfterMs);
+        if (!takeOver) return answerFromRecord(record, request);
       }
       condition = { ifMatch: existing.etag };
     }
@@ -179,4 +182,21 @@ export class IdempotencyRecords {
       throw error;
     }
   }
+}
+
+/** A live record answers: the stored result of the same request, else 422 (another request) or 409 (still running). */
+function answerFromRecord(record: IdempotencyRecord, request: string): { replay: ReplayableResult } {
+  if (record.request !== request)
+    throw new ProblemError(
+      'idempotency-key-reused',
+      'This Idempotency-Key was used with another request; use a new key for a new request.',
+    );
+  if (record.state === 'done' && record.result) return { replay: record.result };
+  throw new ProblemError(
+    'idempotency-in-progress',
+    'The first request with this Idempotency-Key is still running; retry shortly.',
+    {
+      'retry-after': '1',
+    },
+  );
 }

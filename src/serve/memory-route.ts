@@ -11,6 +11,7 @@ import { inSpan } from '../telemetry/tracing.js';
 import {
   checkIdempotencyKey,
   IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_RECORD_KIND,
   requestFingerprint,
   type IdempotencyRecords,
   type ReplayableResult,
@@ -36,9 +37,9 @@ export function memoryRoute(vault: Vault, idempotency: IdempotencyRecords) {
         { 'memvault.caller.kind': caller.kind, 'memvault.idempotent': key !== undefined },
         async () => {
           if (key === undefined) return run();
-          const { uid } = await vault.files(caller.userId);
+          const records = await vault.userRecords(caller.userId, IDEMPOTENCY_RECORD_KIND);
           const { result, replayed } = await idempotency.once(
-            uid,
+            records,
             key,
             requestFingerprint('POST /v1/memory', input),
             run,

@@ -20,10 +20,12 @@ export const PROBLEMS = {
   'unsupported-media-type': { status: 415, title: 'The request body must be JSON' },
   'idempotency-key-reused': { status: 422, title: 'The idempotency key was used with another request' },
   'idempotency-in-progress': { status: 409, title: 'A request with this idempotency key is still running' },
+  'idempotency-record-unreadable': { status: 422, title: 'The first result of this idempotency key cannot be read' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   'request-timeout': { status: 408, title: 'The request took too long to arrive' },
   'shutting-down': { status: 503, title: 'The service is shutting down' },
   unavailable: { status: 503, title: 'The service cannot reach its store' },
+  'key-unavailable': { status: 503, title: 'The service cannot open its key' },
   internal: { status: 500, title: 'The service failed to complete the request' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

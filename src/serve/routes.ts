@@ -319,7 +319,10 @@ const CORE_ROUTES: readonly RouteSpec[] = [
       '409': { description: 'The first request with this Idempotency-Key is still running (problem+json).' },
       '413': { description: 'The body is larger than the vault’s limits allow (problem+json).' },
       '415': { description: 'The body is not application/json (problem+json).' },
-      '422': { description: 'The Idempotency-Key was used with another request (problem+json).' },
+      '422': {
+        description:
+          'The Idempotency-Key was used with another request, or its first result cannot be read back (problem+json).',
+      },
       '503': { description: 'The service is shutting down (problem+json).' },
     },
   },
@@ -335,11 +338,14 @@ const CORE_ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     url: '/readyz',
     operationId: 'readiness',
-    summary: 'The store answers (the vault opened its key at start-up).',
+    summary: 'The store answers and the configured key opens the deployment record (checked at most every 5 s).',
     auth: false,
     responses: {
       '200': { description: 'Ready.', schema: { type: 'object', properties: { status: { const: 'ready' } } } },
-      '503': { description: 'The store does not answer, or the service is shutting down (problem+json).' },
+      '503': {
+        description:
+          'The store does not answer (unavailable), the key does not open the deployment (key-unavailable), or the service is shutting down (problem+json).',
+      },
     },
   },
   {

@@ -13,7 +13,7 @@
  *   u/{uid}/v/{names}/@{rev}  the versions of one file (docs/versions.md): {names} as in f/, {rev}
  *                        the version's sequence number counted down, so the newest lists first
  *   u/{uid}/i/{hash}     the HTTP service's idempotency records (src/serve/idempotency.ts): {hash} a
- *                        SHA-256 of the Idempotency-Key, the record sealed under a key derived from it; 24 h
+ *                        keyed hash of the Idempotency-Key, the record sealed under the user's key; 24 h
  *   s/sweep-state.json   the sweeper's checkpoint
  *   audit/{instance}/... sealed audit segments
  */

@@ -1,5 +1,6 @@
 // Safe retries and many clients: an Idempotency-Key runs a command once per user and key, across two
 // servers sharing one store; 64 concurrent clients on one file lose no acknowledged edit.
+import { createDecipheriv, createHash, hkdfSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import type { MemvaultServer } from '../../src/serve.js';
@@ -106,6 +107,56 @@ describe('Idempotency-Key', () => {
       const stored = await vault.store.get(object.key);
       expect(Buffer.from(stored!.body).toString('latin1')).not.toMatch(/once|hit|memories|edited/);
     }
+  });
+});
+
+describe('idempotency records open with the user key, not with the Idempotency-Key', () => {
+  it('a record does not open with a key derived from the Idempotency-Key, nor is it named by one', async () => {
+    const [a] = servers.map((s) => s.url) as [string];
+    const key = 'secret-looking-key-0123456789';
+    const create = { command: 'create', path: '/memories/sealed.md', file_text: 'quoted back in the result\n' };
+    await post(a, create, 'grace', key);
+    await post(a, create, 'heidi', key);
+    const vault = servers[0]!.vault;
+    const [grace, heidi] = [(await vault.files('grace')).uid, (await vault.files('heidi')).uid];
+    const [graceKeys = [], heidiKeys = []] = await Promise.all(
+      [grace, heidi].map(async (uid) => (await vault.store.list(userIdempotencyPrefix(uid))).objects.map((o) => o.key)),
+    );
+    expect(graceKeys).toHaveLength(1);
+    expect(heidiKeys).toHaveLength(1);
+    // Another user's same key is another object, and not merely under another prefix.
+    const names = [graceKeys[0]!.split('/').pop(), heidiKeys[0]!.split('/').pop()];
+    expect(names[0]).not.toBe(names[1]);
+    // The old, unkeyed names: a SHA-256 of uid and key, or of the key alone.
+    const sha = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex');
+    expect(names).not.toContain(sha(grace, key));
+    expect(names).not.toContain(sha(key));
+    const stored = (await vault.store.get(graceKeys[0]!))!.body;
+    // The former sealing: AES-256-GCM under HKDF(Idempotency-Key, uid), laid out iv | tag | body.
+    const derived = Buffer.from(hkdfSync('sha256', key, grace, 'memvault idempotency record v1', 32));
+    const bytes = Buffer.from(stored);
+    const decipher = createDecipheriv('aes-256-gcm', derived, bytes.subarray(0, 12));
+    decipher.setAuthTag(bytes.subarray(12, 28));
+    expect(() => Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()])).toThrow();
+    expect(Buffer.from(stored).toString('latin1')).not.toMatch(/quoted|sealed|memories/);
+  });
+
+  it('a record moved to another name does not open there: 422 unreadable, neither replayed nor run', async () => {
+    const [a] = servers.map((s) => s.url) as [string];
+    const vault = servers[0]!.vault;
+    const first = { command: 'create', path: '/memories/moved.md', file_text: 'one\n' };
+    await post(a, first, 'ivan', 'first-key-0123456789');
+    const uid = (await vault.files('ivan')).uid;
+    const [record] = (await vault.store.list(userIdempotencyPrefix(uid))).objects;
+    const body = (await vault.store.get(record!.key))!.body;
+    // Plant it under the name another key will have: find that name by sending the key once on a view.
+    await post(a, { command: 'view', path: '/memories' }, 'ivan', 'second-key-0123456789');
+    const after = (await vault.store.list(userIdempotencyPrefix(uid))).objects.map((o) => o.key);
+    const target = after.find((k) => k !== record!.key)!;
+    await vault.store.put(target, body);
+    const answer = await post(a, { command: 'view', path: '/memories' }, 'ivan', 'second-key-0123456789');
+    expect(answer.status).toBe(422);
+    expect(answer.body['type']).toBe('urn:memvault:problem:idempotency-record-unreadable');
   });
 });
 
