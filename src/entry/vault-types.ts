@@ -19,6 +19,7 @@ import type {
   RotationResult,
 } from '../crypto/index.js';
 import type { ExportProgress } from '../lifecycle/export-archive.js';
+import type { VersionContent } from '../lifecycle/read-version.js';
 import type { ExpireOptions, LifecycleOptions, RekeyCallOptions, UserExport } from '../lifecycle/types.js';
 import type { ExpiryOptions } from '../expiry/config.js';
 import type { SweepSummary } from '../expiry/sweep.js';
@@ -216,6 +217,11 @@ export interface Vault {
     path: string,
     options?: LifecycleOptions,
   ): Promise<{ versions: VersionInfo[]; truncated: boolean }>;
+  /**
+   * One kept version of the file at `path` (`seq` as history lists it): its record and content, or
+   * null when no such version is kept. Needs history on; audited as a read of history.
+   */
+  readVersion(userId: string, path: string, seq: number, options?: LifecycleOptions): Promise<VersionContent | null>;
   /** Restore a file, a directory or (no path) the whole user as of `asOf`; each file restored is a new version. Audited. */
   restore(
     userId: string,
