@@ -1,7 +1,7 @@
 /**
- * One command, N times, on an embedded store (file, the default, or sqlite) with encryption and the
+ * One command, N times, on an embedded store (file, the default, sqlite or sqlite-normal) with encryption and the
  * default chain, for system-call counts and CPU profiles of the store's hot path:
- *   strace -c -f -o /tmp/sc.txt npx tsx bench/syscalls.ts create 200 [file|sqlite]
+ *   strace -c -f -o /tmp/sc.txt npx tsx bench/syscalls.ts create 200 [file|sqlite|sqlite-normal]
  *   node --cpu-prof --import tsx bench/syscalls.ts rename 200
  * The setup (seeding the files renames and deletes work on) runs before the marker line is printed
  * and is counted too: run with `seed` as the command to get the setup's own counts and subtract.
@@ -19,11 +19,15 @@ import { NOTE_4K } from './stats.js';
 const command = process.argv[2] ?? 'create';
 const n = Number(process.argv[3] ?? 200);
 const kind = process.argv[4] ?? 'file';
-if (kind !== 'file' && kind !== 'sqlite') throw new Error(`unknown store ${kind}: file or sqlite`);
+if (kind !== 'file' && kind !== 'sqlite' && kind !== 'sqlite-normal')
+  throw new Error(`unknown store ${kind}: file, sqlite or sqlite-normal (durability=normal: no fsync per commit)`);
 
 const root = await mkdtemp(join(tmpdir(), 'memvault-sc-'));
 try {
-  const url = kind === 'file' ? pathToFileURL(root).href : `sqlite:${join(root, 'store.db')}`;
+  const url =
+    kind === 'file'
+      ? pathToFileURL(root).href
+      : `sqlite:${join(root, 'store.db')}${kind === 'sqlite-normal' ? '?durability=normal' : ''}`;
   const store = await openStore(url);
   const encryption = await createEncryptionFromConfig({
     store,

@@ -1,0 +1,205 @@
+/**
+ * The embedded store's goals that bench/commands.ts does not measure, in one run:
+ *   npx tsx bench/goals.ts [--quick] [cpu|users|scale ...]
+ * memvault with its defaults (encryption, history, the default chain) on the SQLite store
+ * (durability=full) and on the directory store (file://), each in its own temp directory:
+ * - CPU per 4 KiB edit: process.cpuUsage() (user + system, all threads) around N str_replace
+ *   commands on 4 KiB files, divided by N (goal: 300 µs on SQLite);
+ * - throughput with 16 and 64 concurrent users on one process: each user runs create, view,
+ *   str_replace, view on its own files, the same 1,024 commands in every row; commands/s, p50, p99
+ *   (goal: SQLite at least 5x the directory store);
+ * - scaling: a directory of 1,000 and 10,000 files (4 KiB each) on SQLite: view, rename, delete of
+ *   the whole directory, with the growth order k (time ~ n^k between the two sizes; 1 is linear).
+ * The load average is printed with each part (the machine is shared).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createEncryptionFromConfig } from '../src/crypto/index.js';
+import { createVault, type Vault } from '../src/index.js';
+import { openStore } from '../src/store/open.js';
+import { formatNumber, NOTE_4K, printTable } from './stats.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const parts = args.filter((a) => !a.startsWith('--'));
+const wants = (part: string) => parts.length === 0 || parts.includes(part);
+
+type Kind = 'sqlite' | 'file';
+const KINDS: Array<[Kind, string]> = [
+  ['sqlite', 'SQLite store'],
+  ['file', 'directory store'],
+];
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+async function openVault(root: string, kind: Kind, name: string): Promise<Vault> {
+  const url = kind === 'file' ? pathToFileURL(join(root, name)).href : `sqlite:${join(root, `${name}.db`)}`;
+  const store = await openStore(url);
+  const encryption = await createEncryptionFromConfig({
+    store,
+    config: { masterKey: randomBytes(32).toString('base64') },
+  });
+  return createVault({ store, codec: encryption.codecProvider, history: true });
+}
+
+async function ok(vault: Vault, user: string, input: Record<string, unknown>): Promise<void> {
+  const result = await vault.run(user, input);
+  if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
+}
+
+/** CPU per str_replace of a 4 KiB file (the edit alternates two words, so every command writes). */
+async function cpuPerEdit(root: string): Promise<void> {
+  const edits = quick ? 300 : 2000;
+  const files = 50;
+  const rows: Array<Array<string | number>> = [];
+  for (const [kind, label] of KINDS) {
+    const vault = await openVault(root, kind, `cpu-${kind}`);
+    for (let i = 0; i < files; i++)
+      await ok(vault, 'cpu', { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
+    const edit = (i: number) => {
+      const [from, to] = Math.floor(i / files) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
+      return ok(vault, 'cpu', {
+        command: 'str_replace',
+        path: `/memories/f${i % files}.md`,
+        old_str: `${from} line`,
+        new_str: `${to} line`,
+      });
+    };
+    for (let i = 0; i < files * 2; i++) await edit(i); // warm up: JIT, key and name caches
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < edits; i++) await edit(i);
+    const cpu = process.cpuUsage(cpu0);
+    const wall = performance.now() - t0;
+    await vault.close();
+    const perEdit = (cpu.user + cpu.system) / edits;
+    rows.push([
+      label,
+      edits,
+      formatNumber(perEdit),
+      formatNumber(cpu.user / edits),
+      formatNumber(cpu.system / edits),
+      formatNumber((wall * 1000) / edits),
+    ]);
+  }
+  console.log(`\nCPU per 4 KiB edit (str_replace, process.cpuUsage around the edits; load ${load()})\n`);
+  printTable(['store', 'edits', 'CPU µs/edit', 'user µs', 'system µs', 'wall µs/edit'], rows);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+/** `users` users at once on one vault, each running create, view, str_replace, view on its own files. */
+async function throughput(
+  vault: Vault,
+  users: number,
+  tag: string,
+): Promise<{ perSecond: number; p50: number; p99: number }> {
+  const rounds = Math.max(1, Math.round(256 / users));
+  const latencies: number[] = [];
+  const one = async (user: string, input: Record<string, unknown>) => {
+    const t0 = performance.now();
+    await ok(vault, user, input);
+    latencies.push(performance.now() - t0);
+  };
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: users }, async (_, u) => {
+      const user = `${tag}-${users}-${u}`;
+      for (let r = 0; r < rounds; r++) {
+        const path = `/memories/load/f${r}.md`;
+        await one(user, { command: 'create', path, file_text: NOTE_4K });
+        await one(user, { command: 'view', path });
+        await one(user, { command: 'str_replace', path, old_str: 'first line', new_str: 'First line' });
+        await one(user, { command: 'view', path: '/memories/load' });
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  latencies.sort((x, y) => x - y);
+  return {
+    perSecond: (latencies.length / ms) * 1000,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+  };
+}
+
+async function usersRows(root: string): Promise<void> {
+  const rows: Array<Array<string | number>> = [];
+  const vaults = new Map<Kind, Vault>();
+  for (const [kind] of KINDS) vaults.set(kind, await openVault(root, kind, `users-${kind}`));
+  for (const users of [16, 64]) {
+    const measured = new Map<Kind, Awaited<ReturnType<typeof throughput>>>();
+    // The stores in turn, twice, alternating which goes first; the better of the two runs of each.
+    for (const round of [0, 1]) {
+      const order = round === 0 ? KINDS : [...KINDS].reverse();
+      for (const [kind] of order) {
+        const m = await throughput(vaults.get(kind)!, users, `r${round}`);
+        const best = measured.get(kind);
+        if (!best || m.perSecond > best.perSecond) measured.set(kind, m);
+      }
+    }
+    const sqlite = measured.get('sqlite')!;
+    const file = measured.get('file')!;
+    for (const [kind, label] of KINDS) {
+      const m = measured.get(kind)!;
+      rows.push([
+        `${users} users`,
+        label,
+        formatNumber(m.perSecond),
+        formatNumber(m.p50),
+        formatNumber(m.p99),
+        kind === 'sqlite' ? `${(sqlite.perSecond / file.perSecond).toFixed(2)}x` : '',
+      ]);
+    }
+  }
+  for (const vault of vaults.values()) await vault.close();
+  console.log(
+    `\nConcurrent users on one process (1,024 commands a row: create, view, str_replace, view dir; load ${load()})\n`,
+  );
+  printTable(['users', 'store', 'commands/s', 'p50 ms', 'p99 ms', 'SQLite / directory'], rows);
+}
+
+async function scaleRows(root: string): Promise<void> {
+  const sizes = quick ? [100, 1000] : [1000, 10_000];
+  const vault = await openVault(root, 'sqlite', 'scale');
+  const times = new Map<string, number[]>();
+  const timed = async (name: string, input: Record<string, unknown>) => {
+    const t0 = performance.now();
+    await ok(vault, 'scale', input);
+    const list = times.get(name) ?? [];
+    list.push(performance.now() - t0);
+    times.set(name, list);
+  };
+  for (const n of sizes) {
+    const dir = `/memories/d${n}`;
+    for (let i = 0; i < n; i++)
+      await ok(vault, 'scale', { command: 'create', path: `${dir}/f${i}.md`, file_text: NOTE_4K });
+    await timed('view', { command: 'view', path: dir });
+    await timed('rename', { command: 'rename', old_path: dir, new_path: `${dir}-moved` });
+    await timed('delete', { command: 'delete', path: `${dir}-moved` });
+  }
+  await vault.close();
+  const rows = [...times].map(([name, [small, large]]) => {
+    const k = Math.log(large! / small!) / Math.log(sizes[1]! / sizes[0]!);
+    return [`${name} dir`, formatNumber(small!), formatNumber(large!), k.toFixed(2)];
+  });
+  console.log(`\nA directory of ${sizes[0]} and ${sizes[1]} files on SQLite (ms; k: time ~ n^k; load ${load()})\n`);
+  printTable(['command', `${sizes[0]} files`, `${sizes[1]} files`, 'k'], rows);
+}
+
+const root = await mkdtemp(join(tmpdir(), 'memvault-goals-'));
+try {
+  if (wants('cpu')) await cpuPerEdit(root);
+  if (wants('users')) await usersRows(root);
+  if (wants('scale')) await scaleRows(root);
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
