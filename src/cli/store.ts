@@ -2,7 +2,8 @@ import { readEnv } from '../config/env.js';
 import { createEncryptionFromConfig, type Encryption } from '../crypto/index.js';
 import { Closers } from '../entry/closers.js';
 import { defaultMasterKeyFileFor } from '../entry/encryption.js';
-import { openExistingStore, openS3Store, openStore } from '../store/open.js';
+import { openExistingStore, openStore } from '../store/open.js';
+import { openS3Store } from '../store/open-s3.js';
 import type { ObjectStore } from '../store/port.js';
 import type { S3Store } from '../store/s3.js';
 

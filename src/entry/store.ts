@@ -1,10 +1,10 @@
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3ClientConfigLike, S3ClientLike } from '../store/s3/client-shape.js';
 import { defaultStoreUrl, openStore, type OpenStoreOptions } from '../store/open.js';
 import type { ObjectStore } from '../store/port.js';
 
 export interface StoreSettings {
   store?: string | ObjectStore;
-  s3?: S3Client | S3ClientConfig;
+  s3?: S3ClientLike | S3ClientConfigLike;
   s3Options?: OpenStoreOptions['s3Options'];
   create?: boolean;
 }

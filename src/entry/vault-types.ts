@@ -4,7 +4,7 @@
  * re-exports them all; src/entry/arguments.ts and vault-options.ts check them at run time.
  */
 import type { betaMemoryTool, MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3ClientConfigLike, S3ClientLike } from '../store/s3/client-shape.js';
 import type { AuditLogger, AuditOptions } from '../pipeline/audit-logger.js';
 import type {
   RekeyUserResult,
@@ -43,7 +43,7 @@ export interface VaultOptions {
    * For s3:// stores: your S3Client (it sends every request, with its credentials, middleware and
    * retries; recognised by shape, so any copy of @aws-sdk/client-s3 v3 works), or its config.
    */
-  s3?: S3Client | S3ClientConfig;
+  s3?: S3ClientLike | S3ClientConfigLike;
   /**
    * For s3:// stores: `conditionChecks: 'native'` on AWS S3 (which enforces conditional copies and
    * deletes itself); the default 'check-first' adds a HEAD where Ceph RGW 16 ignores the condition.

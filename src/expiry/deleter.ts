@@ -24,6 +24,7 @@
  */
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3ClientLike } from '../store/s3/client-shape.js';
 import { createHash } from 'node:crypto';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { forEachLimit } from '../util/concurrency.js';
@@ -81,7 +82,8 @@ export function storeDeleter(store: ObjectStore): ConditionalDeleter {
 }
 
 export interface S3DeleterOptions {
-  client: S3Client;
+  /** The S3 store's client (by shape in this public type: src/store/s3/client-shape.ts). */
+  client: S3ClientLike;
   bucket: string;
   /** The store's key prefix ('' for none), as in `s3://bucket/prefix`. */
   prefix: string;
@@ -103,7 +105,8 @@ function status(error: unknown): number | undefined {
 }
 
 export function s3Deleter(options: S3DeleterOptions): ConditionalDeleter {
-  const { client, bucket, prefix, mode } = options;
+  const { bucket, prefix, mode } = options;
+  const client = options.client as unknown as S3Client;
   const fullKey = (key: string): string => (prefix === '' ? key : `${prefix}/${key}`);
   // The S3 commands are loaded when a sweep first deletes, so that importing the sweeper (the
   // package root does, for vault.expire) never loads the AWS SDK for a file store.

@@ -4,11 +4,12 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MemvaultError } from '../errors.js';
 import { MemoryStore } from './memory.js';
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { ObjectStore } from './port.js';
-import type { S3Store } from './s3.js';
-import { resolveS3Settings } from './s3/settings.js';
+import { BAD_URL, type OpenStoreOptions } from './open-options.js';
+import { openS3Store } from './open-s3.js';
 import { parseSqliteUrl } from './sqlite/url.js';
+
+export type { OpenStoreOptions } from './open-options.js';
 
 /** Where the embedded store lives when nothing is configured: one SQLite database file. */
 export const DEFAULT_STORE_FILE = '.memvault.db';
@@ -51,27 +52,6 @@ export function localStoreBase(url: string | undefined): string | undefined {
   return undefined;
 }
 
-export interface OpenStoreOptions {
-  /**
-   * For s3:// URLs: an S3Client (used as it is), or a config (region, endpoint, forcePathStyle,
-   * credentials) over the MEMVAULT_S3_* settings of `env` (store/s3/settings.ts).
-   */
-  s3?: S3Client | S3ClientConfig;
-  /** For s3:// URLs: how conditions the server ignores are checked, and tag handling (see S3StoreOptions). */
-  s3Options?: { conditionChecks?: 'native' | 'check-first'; restateTagsOnReplace?: boolean };
-  /** An environment whose MEMVAULT_S3_* settings apply (under `s3`). None by default: the library never reads process.env itself. */
-  env?: NodeJS.ProcessEnv;
-  /**
-   * true (default): a file store's directory is created when missing. false: the store must exist
-   * (a file store's directory must be there; S3 buckets are never created, and an empty prefix is
-   * caught by the deployment check), for tools that only read or erase.
-   */
-  create?: boolean;
-}
-
-const BAD_URL =
-  'Error: the store URL must be sqlite:/path/to/store.db, file:///absolute/path, s3://bucket/prefix or memory:.';
-
 /**
  * Opens a store from a URL: `sqlite:/path/store.db` (one database file), `file:///abs/dir` (a
  * directory), `s3://bucket/prefix`, or `memory:` (tests). Adapters are imported lazily so that the
@@ -97,13 +77,6 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
   if (url.startsWith('s3://')) return openS3Store(url, options);
   throw new MemvaultError('CONFIG', BAD_URL);
-}
-
-/** An s3:// store with its client (doctor and the sweeper's conditional deleter talk to the client itself). */
-export async function openS3Store(url: string, options: Omit<OpenStoreOptions, 'create'> = {}): Promise<S3Store> {
-  if (!url.startsWith('s3://')) throw new MemvaultError('CONFIG', BAD_URL);
-  const { createS3Store } = await import('./s3.js');
-  return createS3Store({ url, s3: resolveS3Settings(options.s3, options.env), ...options.s3Options });
 }
 
 /**

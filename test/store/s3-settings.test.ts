@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isMemvaultError } from '../../src/errors.js';
-import { openS3Store, openStore } from '../../src/store/open.js';
+import { openStore } from '../../src/store/open.js';
+import { openS3Store } from '../../src/store/open-s3.js';
 import { buildS3Client, type S3Store } from '../../src/store/s3.js';
 import { resolveS3Settings, s3ConfigFromEnv } from '../../src/store/s3/settings.js';
 

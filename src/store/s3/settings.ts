@@ -1,4 +1,5 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3ClientConfigLike, S3ClientLike } from './client-shape.js';
 import { s3FromEnv } from '../../config/from-env.js';
 
 /**
@@ -41,9 +42,9 @@ export function isS3Client(value: unknown): value is S3Client {
  * host's config over the settings of `env` when one is handed over (the host's values win, key by key).
  */
 export function resolveS3Settings(
-  s3: S3Client | S3ClientConfig | undefined,
+  s3: S3ClientLike | S3ClientConfigLike | undefined,
   env?: NodeJS.ProcessEnv,
 ): S3Client | S3ClientConfig {
   if (s3 !== undefined && isS3Client(s3)) return s3;
-  return { ...(env ? s3FromEnv(env) : {}), ...s3 };
+  return { ...(env ? s3FromEnv(env) : {}), ...(s3 as S3ClientConfig | undefined) };
 }
