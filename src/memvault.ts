@@ -7,6 +7,7 @@ import { observeStore } from './store/observed.js';
 import { resolveHistoryOptions } from './vault/history-options.js';
 import { resolveAudit, type CommandIdentities } from './entry/audit.js';
 import { resolveCommandChain } from './entry/chain.js';
+import { settingsKeysOf, UserSettings } from './pipeline/pause.js';
 import { Closers } from './entry/closers.js';
 import { resolveCodec } from './entry/encryption.js';
 import { readinessCheck, userRecordsOf } from './entry/host-records.js';
@@ -58,7 +59,11 @@ export async function createVault(options: VaultOptions = {}): Promise<Vault> {
   });
   // A store that runs transactions (SQLite) renames and deletes a directory in one.
   const tree = treeOperationsOf(store);
-  const runChain = resolveCommandChain({ ...options, audit, ...(tree ? { tree } : {}) }, new VaultLocks());
+  const userSettings = new UserSettings(observedStore, settingsKeysOf(codec));
+  const runChain = resolveCommandChain(
+    { ...options, audit, userSettings, ...(tree ? { tree } : {}) },
+    new VaultLocks(),
+  );
   logger?.info({ store: store.kind, codec: codec.mode }, 'memvault vault opened');
 
   const expiry = options.expiry ? createExpiryService(observedStore, options.expiry) : undefined;

@@ -4,6 +4,7 @@ import { compose } from '../pipeline/compose.js';
 import type { CommandContext, CommandResult, Middleware } from '../pipeline/context.js';
 import { answering } from '../pipeline/error-result.js';
 import { defaultChain } from '../pipeline/index.js';
+import { pauseGuard, type UserSettings } from '../pipeline/pause.js';
 import { piiRedactor, type PiiMiddlewareOptions } from '../pipeline/pii-redactor.js';
 import type { QuotaOptions } from '../pipeline/quota.js';
 import { namedStage, observeExecute, observeStages } from '../pipeline/telemetry.js';
@@ -24,6 +25,8 @@ export interface ChainSettings {
   logger?: VaultLogger;
   /** The store's own directory operations (one transaction each), when it has them. */
   tree?: TreeOperations;
+  /** The users' settings (pause memory: the model's writes refused), read by the pause guard. */
+  userSettings?: UserSettings;
 }
 
 /** One command through the chain and into the terminal step (the error boundary around it is vault.run's). */
@@ -42,7 +45,10 @@ export function resolveCommandChain(settings: ChainSettings, locks: VaultLocks):
     ],
     ...(settings.pii === false ? {} : { pii: piiRedactor(settings.pii) }),
     quota: settings.quota === false ? false : { ...settings.quota },
-    inner: settings.middlewares ?? [],
+    inner: [
+      ...(settings.userSettings ? [namedStage('pause', pauseGuard(settings.userSettings))] : []),
+      ...(settings.middlewares ?? []),
+    ],
     ...(settings.limits ? { limits: settings.limits } : {}),
   });
   const logger = settings.logger;

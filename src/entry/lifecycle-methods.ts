@@ -32,6 +32,8 @@ type LifecycleMethods = Pick<
   | 'restore'
   | 'dropVersion'
   | 'readVersion'
+  | 'memoryPaused'
+  | 'setMemoryPaused'
 >;
 
 export function lifecycleMethods(ops: Lifecycle): LifecycleMethods {
@@ -70,5 +72,8 @@ export function lifecycleMethods(ops: Lifecycle): LifecycleMethods {
       ops.dropVersion(userId, checkDropVersionArgs(userId, path, seq, options), seq, options),
     readVersion: async (userId, path, seq, options) =>
       ops.readVersion(userId, checkReadVersionArgs(userId, path, seq, options), seq, options),
+    // Checked in src/lifecycle/pause.ts.
+    memoryPaused: (userId, options) => ops.memoryPaused(userId, options),
+    setMemoryPaused: (userId, paused, options) => ops.setMemoryPaused(userId, paused, options),
   };
 }

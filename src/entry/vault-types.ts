@@ -222,6 +222,14 @@ export interface Vault {
    * null when no such version is kept. Needs history on; audited as a read of history.
    */
   readVersion(userId: string, path: string, seq: number, options?: LifecycleOptions): Promise<VersionContent | null>;
+  /** Whether the user paused their memory (docs/page.md). An unknown user is not paused (nothing is created). */
+  memoryPaused(userId: string, options?: LifecycleOptions): Promise<boolean>;
+  /**
+   * Pause or resume a user's memory: while paused, the model's writes (vault.run with writer 'model',
+   * the default, and every tool call) are refused with PAUSED in every process on the store; views,
+   * and writes by the person or the host, go on. Audited (`pause`).
+   */
+  setMemoryPaused(userId: string, paused: boolean, options?: LifecycleOptions): Promise<void>;
   /** Restore a file, a directory or (no path) the whole user as of `asOf`; each file restored is a new version. Audited. */
   restore(
     userId: string,

@@ -10,6 +10,7 @@ import { expire } from './expire.js';
 import { exportOf } from './export.js';
 import { forget } from './forget.js';
 import { history } from './history.js';
+import { pauseSettings } from './pause.js';
 import { readVersion } from './read-version.js';
 import { rekeyAll, rekeyUser } from './rekey.js';
 import { dropVersion, restore } from './restore.js';
@@ -34,6 +35,7 @@ export function createLifecycle(ctx: Omit<LifecycleContext, 'audited'>) {
     history: history(full),
     restore: restore(full),
     readVersion: readVersion(full),
+    ...pauseSettings(full),
     dropVersion: dropVersion(full),
   };
 }

@@ -23,6 +23,16 @@ export const FRESH_CREDENTIAL_SECONDS = 300;
 export const ERASURE_CONFIRMATION = 'forget-me';
 export const VERSIONS_SUFFIX = '/versions';
 
+/**
+ * Whose change a file write is, for the file's history and the pause: the person's own token is the
+ * person, a service key (or local development) the host; any other kind counts as the model's, so a
+ * paused memory refuses it (fail closed).
+ */
+function writerOf(caller: Caller): 'person' | 'host' | 'model' {
+  if (caller.kind === 'user-token') return 'person';
+  return caller.kind === 'service-key' || caller.kind === 'development' ? 'host' : 'model';
+}
+
 function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw new ProblemError('unauthorized', 'Send a credential.');
   return request.caller;
@@ -264,7 +274,11 @@ export function fileRoutes(vault: Vault) {
     const path = memoryPathOf(request.params['*']);
     const precondition = writeCondition(request);
     const input = { command: 'create', path, file_text: contentOf(request.body) };
-    const result = await vault.run(caller.userId, input, { precondition, actor: caller.actor });
+    const result = await vault.run(caller.userId, input, {
+      precondition,
+      actor: caller.actor,
+      writer: writerOf(caller),
+    });
     if (result.isError) commandProblem(result);
     void reply.code('ifNoneMatch' in precondition ? 201 : 200).header('cache-control', 'no-store');
     return { path: path.slice(1), content: result.content };

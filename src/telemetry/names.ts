@@ -99,6 +99,7 @@ export const AUDIT_RECORD_TYPE_VALUES = [
   'history',
   'restore',
   'migrate',
+  'pause',
 ] as const;
 
 const COMMANDS: ReadonlySet<string> = new Set(COMMAND_VALUES);

@@ -24,6 +24,8 @@ export const messages = {
     `Error: The file ${path} is not the version this change was based on (it changed, or is gone). Nothing was changed; read it again and retry.`,
   versionExists: (path: string) =>
     `Error: The file ${path} already exists, and this write was to create it only. Nothing was changed.`,
+  memoryPaused: () =>
+    'Error: The person this memory is about has paused it: writes to memory are refused until they resume it. Reading (view) still works. Nothing was changed; do not retry this write.',
   aborted: () => 'Error: The command was cancelled before it changed anything. Nothing was changed.',
   preconditionUnsupported: (command: string) =>
     `Error: A write condition applies to create and delete (ifNoneMatch to create only), not to ${command}. Nothing was changed.`,

@@ -5,6 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { messages } from '../../src/tool/messages.js';
 import { recordSuiteRun } from '../kit/suite-marker.js';
 import { screenshot, signIn, startBench, type Bench } from './setup.js';
 
@@ -126,6 +127,34 @@ describe('the memory page', () => {
     await expect(page.getByRole('status').textContent()).resolves.toMatch(/by agent\).* to version .*by agent\)/s);
     await expect(page.title()).resolves.toBe('Compare versions · memvault');
     await screenshot(page, 'page-diff');
+  });
+
+  it("pauses memory: the agent's writes are refused with the model's message, views and the person's edits work", async () => {
+    await bench.agent('gina', { command: 'create', path: '/memories/a.md', file_text: 'before\n' });
+    const page = await signIn(bench, await bench.newContext(), 'gina');
+    await page.getByRole('button', { name: 'Pause memory' }).click();
+    await page.getByRole('heading', { name: 'Paused' }).waitFor();
+    const write = { command: 'create', path: '/memories/a.md', file_text: 'agent\n' };
+    await expect(bench.vault.run('gina', write)).resolves.toEqual({
+      content: messages.memoryPaused(),
+      isError: true,
+      code: 'PAUSED',
+    });
+    await expect(bench.agent('gina', write)).resolves.toEqual({ content: messages.memoryPaused(), is_error: true });
+    const view = await bench.vault.run('gina', { command: 'view', path: '/memories/a.md' });
+    expect([view.isError, String(view.content)]).toEqual([false, expect.stringContaining('before')]);
+    await page.goto(`${bench.base}/file?path=memories/a.md`);
+    await page.getByLabel('Content').fill('mine\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').waitFor();
+    expect(await stored('gina', '/memories/a.md')).toBe('mine\n');
+
+    await page.goto(bench.base);
+    await expect(page.locator('#pause strong').textContent()).resolves.toBe('Memory is paused:');
+    await page.getByRole('button', { name: 'Resume memory' }).click();
+    await page.getByRole('heading', { name: 'Resumed' }).waitFor();
+    await expect(bench.vault.run('gina', write)).resolves.toMatchObject({ isError: false });
+    expect(await stored('gina', '/memories/a.md')).toBe('agent\n');
   });
 
   it('downloads everything as the export tar', async () => {

@@ -9,7 +9,15 @@ import type { Vault } from '../../memvault.js';
 import { etagOf, memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
 import { html } from './html.js';
-import { conflictScreen, fileScreen, messageScreen, restoreAllForm, treeScreen, type TreeEntry } from './screens.js';
+import {
+  conflictScreen,
+  fileScreen,
+  messageScreen,
+  pauseForm,
+  restoreAllForm,
+  treeScreen,
+  type TreeEntry,
+} from './screens.js';
 import type { PageContext } from './context.js';
 import { versionRoutes } from './versions.js';
 
@@ -79,7 +87,9 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const session = page.readSession(request, reply);
     if (!session) return page.signedOut(reply);
     const { entries, truncated } = await tree(session.user);
-    const body = html`${treeScreen(prefix, entries, truncated)} ${restoreAllForm(prefix, session.csrf)}`;
+    const paused = await vault.memoryPaused(session.user);
+    const body = html`${pauseForm(prefix, session.csrf, paused)} ${treeScreen(prefix, entries, truncated)}
+    ${restoreAllForm(prefix, session.csrf)}`;
     return send(reply, 200, 'Your memory', body, session);
   });
 
@@ -128,7 +138,11 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const result = await vault.run(
       session.user,
       { command: 'create', path, file_text: text },
-      { precondition: created ? { ifNoneMatch: '*' } : { ifMatch: hexOf(form['base']) }, actor: page.actor },
+      {
+        precondition: created ? { ifNoneMatch: '*' } : { ifMatch: hexOf(form['base']) },
+        actor: page.actor,
+        writer: 'person',
+      },
     );
     if (result.code === 'VERSION_MISMATCH') return conflict((await files.read(path))?.data);
     if (result.isError)
@@ -144,7 +158,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const result = await vault.run(
       session.user,
       { command: 'delete', path },
-      { precondition: { ifMatch: hexOf(form['base']) }, actor: page.actor },
+      { precondition: { ifMatch: hexOf(form['base']) }, actor: page.actor, writer: 'person' },
     );
     if (result.code === 'VERSION_MISMATCH')
       return send(
@@ -157,6 +171,19 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const status = result.isError ? 422 : 200;
     const message = result.isError ? resultText(result.content) : `Deleted ${path}.`;
     return send(reply, status, result.isError ? 'Not deleted' : 'Deleted', messageScreen(message, prefix), session);
+  });
+
+  scope.post('/pause', async (request, reply) => {
+    const form = formOf(request);
+    const session = page.writeSession(request, reply, form);
+    if (form['paused'] !== 'on' && form['paused'] !== 'off')
+      throw new ProblemError('invalid-request', 'Choose to pause or to resume.');
+    const paused = form['paused'] === 'on';
+    await vault.setMemoryPaused(session.user, paused, { actor: page.actor });
+    const message = paused
+      ? 'Memory is paused: agents can read what they remember about you, but not change it.'
+      : 'Memory is on again: agents can remember and change things.';
+    return send(reply, 200, paused ? 'Paused' : 'Resumed', messageScreen(message, prefix), session);
   });
 
   scope.get('/export', async (request, reply) => {

@@ -61,6 +61,22 @@ export function treeScreen(base: string, entries: readonly TreeEntry[], truncate
     ${truncated ? html`<p class="warn">Only the first files are shown.</p>` : undefined}`;
 }
 
+/** Pause memory (agents' writes refused, reads go on) or resume it. */
+export function pauseForm(base: string, csrf: string, paused: boolean): Safe {
+  return html`<form method="post" action="${base}/pause" id="pause">
+    ${csrfField(csrf)}
+    <input type="hidden" name="paused" value="${paused ? 'off' : 'on'}" />
+    <p>
+      ${
+        paused
+          ? html`<strong>Memory is paused:</strong> agents can read what they remember about you but cannot change it.`
+          : html`Memory is on: agents remember and change things about you.`
+      }
+      <button type="submit">${paused ? 'Resume memory' : 'Pause memory'}</button>
+    </p>
+  </form>`;
+}
+
 /** Restore the whole memory as of a moment (a preview comes first). */
 export function restoreAllForm(base: string, csrf: string): Safe {
   return html`<form method="post" action="${base}/restore">
