@@ -148,6 +148,8 @@ describe('the memory page', () => {
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').waitFor();
     expect(await stored('gina', '/memories/a.md')).toBe('mine\n');
+    await page.goto(bench.base);
+    await expect(page.locator('tbody tr td').nth(3).textContent()).resolves.toBe('you');
 
     await page.goto(bench.base);
     await expect(page.locator('#pause strong').textContent()).resolves.toBe('Memory is paused:');
@@ -155,6 +157,21 @@ describe('the memory page', () => {
     await page.getByRole('heading', { name: 'Resumed' }).waitFor();
     await expect(bench.vault.run('gina', write)).resolves.toMatchObject({ isError: false });
     expect(await stored('gina', '/memories/a.md')).toBe('agent\n');
+    await page.goto(bench.base);
+    await expect(page.locator('tbody tr td').nth(3).textContent()).resolves.toBe('agent');
+
+    // A textarea sends CRLF: an edit keeps the file's own line ends (LF, or CRLF throughout).
+    await bench.agent('gina', { command: 'create', path: '/memories/dos.txt', file_text: 'one\r\ntwo\r\n' });
+    for (const [file, typed, kept] of [
+      ['a.md', 'x\ny\n', 'x\ny\n'],
+      ['dos.txt', 'one\nthree\n', 'one\r\nthree\r\n'],
+    ] as const) {
+      await page.goto(`${bench.base}/file?path=memories/${file}`);
+      await page.getByLabel('Content').fill(typed);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('status').waitFor();
+      expect(await stored('gina', `/memories/${file}`)).toBe(kept);
+    }
   });
 
   it('downloads everything as the export tar', async () => {

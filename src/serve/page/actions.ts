@@ -37,6 +37,16 @@ function hexOf(etag: string): string {
   return match[1]!;
 }
 
+/**
+ * Browsers send a textarea's line ends as CRLF whatever the file held: the edit gets the file's own
+ * style, CRLF only when every line end of the stored file is one (a new file gets LF).
+ */
+export function withLineEndsOf(stored: string | undefined, submitted: string): string {
+  const lf = submitted.replace(/\r\n/g, '\n');
+  const crlf = stored !== undefined && stored.includes('\r\n') && !/(^|[^\r])\n/.test(stored);
+  return crlf ? lf.replace(/\n/g, '\r\n') : lf;
+}
+
 function resultText(content: unknown): string {
   return typeof content === 'string' ? content : 'The change was refused.';
 }
@@ -109,10 +119,9 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const path = pathOf(form['path']);
     if (typeof form['text'] !== 'string' || typeof form['base'] !== 'string')
       throw new ProblemError('invalid-request', 'Send the text and the version it was based on.');
-    // Browsers send a textarea's line ends as CRLF.
-    const text = form['text'].replace(/\r\n/g, '\n');
     const files = await vault.files(session.user);
     const current = await files.read(path);
+    const text = withLineEndsOf(current ? decoder.decode(current.data) : undefined, form['text']);
     const conflict = async (stored: Uint8Array | undefined) =>
       send(
         reply,
