@@ -188,8 +188,7 @@ export function checkRunOptions(options: unknown): CheckedRunOptions {
 }
 
 /** tool(userId, extraProps): extraProps, when given, is an object (its members are the SDK's). */
-export function checkToolArgs(userId: unknown, extraProps: unknown): void {
-  checkUser(userId);
+export function checkExtraProps(extraProps: unknown): void {
   if (extraProps !== undefined && (typeof extraProps !== 'object' || extraProps === null || Array.isArray(extraProps)))
     throw invalidArgument('tool: extraProps', 'an object', extraProps);
 }

@@ -16,7 +16,7 @@ import { withCommandStats, withRequestCounter, type CommandStats } from '../stor
 import type { ResultContent } from '../tool/types.js';
 import type { StoreUserFiles } from '../vault/store-user-files.js';
 import type { CommandIdentities } from './audit.js';
-import { checkRunOptions, checkToolArgs } from './arguments.js';
+import { checkExtraProps, checkRunOptions } from './arguments.js';
 import type { VaultLogger } from './logger.js';
 import type { MemoryToolExtraProps } from './vault-types.js';
 
@@ -98,10 +98,11 @@ export function handlersOver(
   run: (userId: string, input: unknown) => Promise<CommandResult>,
 ): (userId: string) => MemoryToolHandlers {
   const callFor = toolCallOver(run);
-  return (userId) => {
-    const call = callFor(userId);
-    return { view: call, create: call, str_replace: call, insert: call, delete: call, rename: call };
-  };
+  return (userId) => handlersOf(callFor(userId));
+}
+
+function handlersOf(call: (input: unknown) => Promise<ResultContent>): MemoryToolHandlers {
+  return { view: call, create: call, str_replace: call, insert: call, delete: call, rename: call };
 }
 
 /**
@@ -111,10 +112,11 @@ export function handlersOver(
  * protocol's answer is memvault's INVALID_INPUT.
  */
 export function memoryToolOver(run: (userId: string, input: unknown) => Promise<CommandResult>) {
-  const handlers = handlersOver(run);
   const callFor = toolCallOver(run);
   return (userId: string, extraProps?: MemoryToolExtraProps): ReturnType<typeof betaMemoryTool> => {
-    checkToolArgs(userId, extraProps);
-    return { ...betaMemoryTool(handlers(userId), extraProps), run: callFor(userId) };
+    // The user id is checked once, here (an invalid one throws before extraProps is looked at).
+    const call = callFor(userId);
+    checkExtraProps(extraProps);
+    return { ...betaMemoryTool(handlersOf(call), extraProps), run: call };
   };
 }
