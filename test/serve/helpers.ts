@@ -1,8 +1,11 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload, type CryptoKey } from 'jose';
 import { createServer, newApiKey, type MemvaultServer, type ServeOptions } from '../../src/serve.js';
 import type { Vault } from '../../src/memvault.js';
+import { fileURLToPath } from 'node:url';
+import { cliEnv } from '../cli/helpers.js';
 import { memoryVault } from '../kit/vault.js';
 
 export const ISSUER = 'https://idp.test/';
@@ -68,4 +71,31 @@ export async function testServer(
 
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  exit: Promise<number | null>;
+}
+
+/**
+ * A `memvault serve` process of the built CLI (test/setup/built.ts), in one process: a SIGKILL of
+ * the tsx wrapper would leave its node child serving after the suite. Resolves once it listens.
+ */
+export function startServeProcess(args: string[], env: Record<string, string>): Promise<ServeProcess> {
+  const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+  const child = spawn(process.execPath, [main, 'serve', '--port', '0', ...args], { env: cliEnv(env) });
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve({ child, url: match[1]!, exit });
+    });
+    void exit.then((code) => reject(new Error(`memvault serve exited ${code}: ${err}`)));
+  });
 }

@@ -2,7 +2,7 @@
 // processes (the real, built CLI) on one file store. The expected conformance outcomes are
 // toolRunner's, computed here and handed to Python in a file. Stopping the servers with SIGTERM
 // checks the graceful exit.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,12 +11,8 @@ import { createVault } from '../../src/memvault.js';
 import { CONFORMANCE_STEPS, runConformance, seedConformance, viaToolRunner } from '../kit/conformance.js';
 import { tempDir } from '../kit/temp.js';
 import { memoryVault } from '../kit/vault.js';
-import { cliEnv } from '../cli/helpers.js';
-import { serviceKey } from './helpers.js';
+import { serviceKey, startServeProcess, type ServeProcess } from './helpers.js';
 
-// The built CLI (test/setup/built.ts), in one process: a SIGKILL of the tsx wrapper would leave its
-// node child serving after the suite.
-const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const clientDir = fileURLToPath(new URL('../../clients/python', import.meta.url));
 const PYTHON = process.env['PYTHON'] ?? 'python3';
 const MASTER_KEY = Buffer.alloc(32, 9).toString('base64');
@@ -24,24 +20,11 @@ const USERS = { sync: 'py-sync', async: 'py-async', tool: 'py-tool' };
 
 const temp = tempDir('memvault-serve-py');
 const store = `file://${join(temp.dir, 'store')}`;
-const servers: { child: ChildProcess; url: string; exit: Promise<number | null> }[] = [];
+const servers: ServeProcess[] = [];
 
-function startServe(): Promise<{ child: ChildProcess; url: string; exit: Promise<number | null> }> {
-  const keysFile = join(temp.dir, 'keys.json');
-  const child = spawn(process.execPath, [main, 'serve', '--store', store, '--api-keys', keysFile, '--port', '0'], {
-    env: cliEnv({ MEMVAULT_MASTER_KEY: MASTER_KEY }),
-  });
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve({ child, url: match[1]!, exit });
-    });
-    void exit.then((code) => reject(new Error(`memvault serve exited ${code}: ${err}`)));
+function startServe(): Promise<ServeProcess> {
+  return startServeProcess(['--store', store, '--api-keys', join(temp.dir, 'keys.json')], {
+    MEMVAULT_MASTER_KEY: MASTER_KEY,
   });
 }
 
