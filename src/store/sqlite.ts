@@ -50,8 +50,9 @@ const REPLACE_IF_MATCH = `UPDATE objects SET body = ?, size = ?, etag = ?, modif
  *   conditional write, a create-only write and a conditional delete are each one atomic step, for
  *   every connection of every process on the file (WAL mode; a writer waits out another's
  *   transaction up to the busy timeout, then fails with STORE_UNAVAILABLE).
- * - `durability` 'full' (default) fsyncs the WAL at every commit: an acknowledged write survives a
- *   power loss. 'normal' fsyncs at checkpoints only (see sqlite/database.ts).
+ * - `durability` 'full' (default) fsyncs the WAL before a commit answers: an acknowledged write
+ *   survives a power loss (one fsync shared by the commits made meanwhile: sqlite/connection.ts).
+ *   'normal' fsyncs at checkpoints only (see sqlite/database.ts).
  * - node:sqlite is synchronous: a request runs to its end on the event loop, so requests of one
  *   connection never interleave.
  * - Errors carry SQLite's result code only, never a path or SQL text.
@@ -235,9 +236,12 @@ export class SqliteStore implements ObjectStore {
     await this.connection.release();
   }
 
-  private run<T>(type: string, fn: () => T, requests = 1): Promise<T> {
+  /** A write: answered once it is durable (its own commit's fsync), or with its transaction's commit. */
+  private async run<T>(type: string, fn: () => T, requests = 1): Promise<T> {
     if (requests > 0) countRequest(type, requests);
-    return this.execute(fn);
+    const result = await this.execute(fn);
+    if (!this.connection.inTransaction()) await this.connection.durable();
+    return result;
   }
 
   /** A read runs now, never waiting for a transaction: outside it, on the connection that sees what was committed. */

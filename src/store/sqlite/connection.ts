@@ -11,13 +11,21 @@
  * A read that is not part of the open transaction does not wait: it runs on a second connection,
  * which sees the last committed state (never a part of the transaction), so that a transaction
  * that awaits such a read (a key load another command started) cannot wait for itself.
+ *
+ * Group commit (durability 'full'): SQLite commits without an fsync of its own (synchronous=NORMAL,
+ * never a corrupt database in WAL mode), and a write answers once an fsync of the WAL file that
+ * started after its commit has landed (`durable`). That fsync runs on libuv's thread pool, so the
+ * event loop runs other commands meanwhile, and every commit made while one fsync runs shares the
+ * next: one fsync for many users' commands. The write lock is not held across the fsync. A reader
+ * may see a commit whose fsync is still under way (it has not been acknowledged: a power loss in
+ * that millisecond takes it back, never an acknowledged one).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { realpath } from 'node:fs/promises';
+import { open as openFile, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { openDatabase, toSqliteStoreError, type SqliteDatabaseOptions } from './database.js';
+import { openDatabase, toSqliteStoreError, type SqliteDatabaseOptions, type SqliteDurability } from './database.js';
 
 interface OpenTransaction {
   connection: SqliteConnection;
@@ -37,12 +45,18 @@ export class SqliteConnection {
   private users = 0;
   private active: OpenTransaction | null = null;
   private reader: { db: DatabaseSync; statements: Map<string, StatementSync> } | undefined;
+  /** The WAL file, opened at the first fsync (SQLite makes it; it stays while this connection is open). */
+  private wal: Promise<FileHandle> | undefined;
+  /** The WAL fsync under way, and the next one, shared by every commit made while that one runs. */
+  private syncing: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
 
   private constructor(
     readonly db: DatabaseSync,
     private readonly id: string,
     private readonly path: string,
     private readonly busyTimeoutMs: number,
+    private readonly durability: SqliteDurability,
   ) {}
 
   /** The process's connection to the file at `path` (opened, and by default created, on first use). */
@@ -53,7 +67,7 @@ export class SqliteConnection {
     let opening = shared.get(id);
     if (!opening) {
       opening = openDatabase(path, options).then(
-        (db) => new SqliteConnection(db, id, path, options.busyTimeoutMs ?? 15_000),
+        (db) => new SqliteConnection(db, id, path, options.busyTimeoutMs ?? 15_000, options.durability ?? 'full'),
       );
       shared.set(id, opening);
       opening.catch(() => shared.delete(id));
@@ -68,8 +82,13 @@ export class SqliteConnection {
     this.users -= 1;
     if (this.users > 0) return;
     await this.active?.done;
+    await this.queued?.catch(() => undefined);
+    await this.syncing?.catch(() => undefined);
     if (this.users > 0) return;
     shared.delete(this.id);
+    const wal = this.wal;
+    this.wal = undefined;
+    await wal?.then((handle) => handle.close()).catch(() => undefined);
     this.statements.clear();
     this.reader?.statements.clear();
     this.reader?.db.close();
@@ -100,17 +119,65 @@ export class SqliteConnection {
       } catch (e) {
         throw toSqliteStoreError(e);
       }
+      let result: T;
       try {
-        const result = await current.run(tx, fn);
-        this.db.exec('COMMIT');
-        return result;
+        result = await current.run(tx, fn);
       } catch (e) {
         rollBack(this.db, 'ROLLBACK');
         throw e;
       }
-    } finally {
+      try {
+        this.db.exec('COMMIT');
+      } catch (e) {
+        rollBack(this.db, 'ROLLBACK');
+        throw toSqliteStoreError(e);
+      }
       this.active = null;
+      finish(); // the next transaction runs while this one's fsync does: the write lock is free
+      await this.durable();
+      return result;
+    } finally {
+      if (this.active === tx) this.active = null;
       finish();
+    }
+  }
+
+  /** Whether the current async context runs in this connection's open transaction (its writes commit with it). */
+  inTransaction(): boolean {
+    return this.active !== null && current.getStore() === this.active;
+  }
+
+  /**
+   * Resolves once every commit made before this call is on disk: with durability 'full', when an
+   * fsync of the WAL that started after the call has landed (the one queued behind the fsync under
+   * way, shared by every commit meanwhile); with 'normal', at once. A failed fsync rejects
+   * (STORE_UNAVAILABLE): the write may have landed, as when an answer is lost.
+   */
+  durable(): Promise<void> {
+    if (this.durability !== 'full') return Promise.resolve();
+    if (this.queued) return this.queued;
+    const before = this.syncing ?? Promise.resolve();
+    const queued = before
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        const syncing = this.syncWal();
+        this.syncing = syncing;
+        return syncing.finally(() => {
+          if (this.syncing === syncing) this.syncing = undefined;
+        });
+      });
+    this.queued = queued;
+    return queued;
+  }
+
+  private async syncWal(): Promise<void> {
+    try {
+      this.wal ??= openFile(`${this.path}-wal`, 'r+');
+      await (await this.wal).datasync();
+    } catch (e) {
+      this.wal = undefined;
+      throw toSqliteStoreError(e);
     }
   }
 

@@ -11,7 +11,9 @@ import { MemvaultError } from '../../errors.js';
 import { PreconditionFailedError } from '../port.js';
 
 /**
- * 'full' (default): every acknowledged write is in the WAL and fsync'd before the call returns.
+ * 'full' (default): every acknowledged write is in the WAL and fsync'd before the call returns
+ * (connection.ts: SQLite commits without its own fsync and the WAL is fsync'd off the event loop,
+ * one fsync for every commit made while the one before ran).
  * 'normal': the WAL is fsync'd at checkpoints only, so a power loss (not a process crash) can lose
  * the last writes acknowledged before it; the database itself is never corrupted.
  */
@@ -62,7 +64,10 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
     checkApplication(db);
     const mode = db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: string } | undefined;
     if (mode?.journal_mode !== 'wal') throw new MemvaultError('STORE_UNAVAILABLE', 'the SQLite store cannot use WAL');
-    db.exec(`PRAGMA synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    // NORMAL for both: in WAL mode it never corrupts the database (the WAL is fsync'd before every
+    // checkpoint); 'full' makes every commit durable itself, by a WAL fsync before it answers
+    // (SqliteConnection.durable), so that the fsync runs off the event loop and is shared.
+    db.exec('PRAGMA synchronous = NORMAL');
     db.exec('BEGIN IMMEDIATE');
     try {
       db.exec(SCHEMA);
