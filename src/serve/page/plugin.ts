@@ -27,6 +27,7 @@ import {
   type SessionTimeouts,
 } from './session.js';
 import { PAGE_CSS } from './style.js';
+import { DEFAULT_PAGE_RATE_LIMITS, RateWindow, type PageRateLimits } from './rate.js';
 
 export interface PageOptions {
   oidc: OidcOptions;
@@ -41,6 +42,8 @@ export interface PageOptions {
   maxFormBytes?: number;
   /** Where failures of the page are logged (the error, never a user, path or content). */
   logger?: VaultLogger;
+  /** Rate limits per session and, for signing in, per client address (defaults: 300 and 20 a minute). */
+  rateLimits?: Partial<PageRateLimits>;
   /** The clock (tests). */
   now?: () => number;
 }
@@ -95,6 +98,9 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
   const login = await oidcLogin(options.oidc);
   const maxFormBytes = options.maxFormBytes ?? 2 * 1024 * 1024;
   const flags = `HttpOnly; Path=${prefix}${secure ? '; Secure' : ''}`;
+  const limits = { ...DEFAULT_PAGE_RATE_LIMITS, ...options.rateLimits };
+  const perSession = new RateWindow(limits.session, 'requests from this session');
+  const perAddress = new RateWindow(limits.login, 'sign-in attempts from your network');
 
   function sessionCookies(session: PageSession): string[] {
     const sealed = sealer.seal('session', session);
@@ -118,6 +124,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
   function readSession(request: FastifyRequest, reply: FastifyReply): PageSession | undefined {
     const session = openSession(sealer, cookiesOf(request).get(SESSION_COOKIE), timeouts, now());
     if (!session || revoked.has(session)) return undefined;
+    perSession.take(RevokedSessions.idOf(session), now());
     const renewed = { ...session, seen: now() };
     void reply.header('set-cookie', sessionCookies(renewed));
     return renewed;
@@ -132,6 +139,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
       throw new ProblemError('unauthorized', 'Your session has ended; sign in again.');
     if (!csrfMatches(session, form['csrf']))
       throw new ProblemError('forbidden', 'This form is out of date; open the page and try again.');
+    perSession.take(RevokedSessions.idOf(session), now());
     const renewed = { ...session, seen: now() };
     void reply.header('set-cookie', sessionCookies(renewed));
     return renewed;
@@ -162,9 +170,15 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
               : finalStatus < 500
                 ? 'The request was not understood; nothing was changed.'
                 : 'Something went wrong; nothing was changed by this request.';
+        if (error instanceof ProblemError) void reply.headers(error.headers);
         if (finalStatus >= 500)
           options.logger?.error({ reqId: request.id, err: loggableError(error) }, 'memvault page request failed');
-        return send(reply, finalStatus, 'Not done', messageScreen(detail, prefix));
+        return send(
+          reply,
+          finalStatus,
+          finalStatus === 429 ? 'Too many requests' : 'Not done',
+          messageScreen(detail, prefix),
+        );
       });
       scope.setNotFoundHandler((_request, reply) =>
         send(reply, 404, 'Not found', messageScreen('No such page.', prefix)),
@@ -177,7 +191,8 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
           .send(PAGE_CSS),
       );
 
-      scope.get('/login', async (_request, reply) => {
+      scope.get('/login', async (request, reply) => {
+        perAddress.take(request.ip, now());
         const { url, state } = await login.start(redirectUri, now());
         const sealed = sealer.seal('login', state);
         return reply
@@ -187,6 +202,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
       });
 
       scope.get('/callback', async (request, reply) => {
+        perAddress.take(request.ip, now());
         const state = sealer.open('login', cookiesOf(request).get(LOGIN_COOKIE));
         if (!isLoginState(state) || now() - state.created > LOGIN_STATE_MS)
           throw new ProblemError('unauthorized', 'The sign-in took too long or was not started here; sign in again.');
