@@ -3,7 +3,6 @@
  * way `client.beta.messages.toolRunner` runs `vault.tool(userId)`, so that a framework's model
  * reads exactly what a toolRunner model reads (the same text, the same error flag).
  */
-import { toolErrorContent } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import type { Vault } from '../entry/vault-types.js';
 import type { ResultContent } from '../tool/types.js';
 import { invalidArgument } from '../util/validate.js';
@@ -18,23 +17,30 @@ export interface ToolAnswer {
 export type BoundMemoryTool = (input: unknown, signal?: AbortSignal) => Promise<ToolAnswer>;
 
 /**
- * The user id is checked here, once, and never read from the model's input. A signal that is
- * aborted before the command starts cancels it (it rejects with the signal's reason and nothing is
- * written); a command that started runs to its end, since each command lands whole or not at all.
+ * The user id is checked here, once, and never read from the model's input. Each call is
+ * `vault.run`, the runner under `vault.tool(userId).run` (the same chain, content and error flag as
+ * under toolRunner), given the framework's signal: a call whose signal fired before the command's
+ * first change (before it started, or while it waited for its lock or a read) rejects with the
+ * signal's reason and changes nothing; a command that has written runs to its end, since each
+ * command lands whole or not at all.
  */
 export function bindMemoryTool(vault: Vault, userId: string, entry: string): BoundMemoryTool {
-  if (typeof vault !== 'object' || vault === null || typeof (vault as Partial<Vault>).tool !== 'function')
-    throw invalidArgument(`${entry}: vault`, 'a Vault from createVault()', vault);
-  const tool = vault.tool(userId); // validates the user id (INVALID_USER)
+  if (!isVault(vault)) throw invalidArgument(`${entry}: vault`, 'a Vault from createVault()', vault);
+  vault.tool(userId); // validates the user id (INVALID_USER) when the tool is built
   return async (input, signal) => {
     signal?.throwIfAborted();
-    try {
-      return { content: (await tool.run(tool.parse(input))) as ResultContent, isError: false };
-    } catch (error) {
-      // toolRunner's own mapping: a ToolError's content, anything else as `Error: <message>`.
-      return { content: toolErrorContent(error) as ResultContent, isError: true };
-    }
+    const result = await vault.run(userId, input, signal ? { signal } : undefined);
+    // Cancelled by the signal: the framework gets its own abort, as from any other aborted call.
+    if (result.code === 'ABORTED') signal?.throwIfAborted();
+    return { content: result.content, isError: result.isError };
   };
+}
+
+function isVault(value: unknown): value is Vault {
+  const vault = value as Partial<Vault> | null;
+  return (
+    typeof vault === 'object' && vault !== null && typeof vault.tool === 'function' && typeof vault.run === 'function'
+  );
 }
 
 /** The text blocks of a result joined, for frameworks whose tool output is a string. */

@@ -1,21 +1,39 @@
+import { isDeepStrictEqual } from 'node:util';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, stepCountIs, streamText, ToolLoopAgent, type LanguageModel } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryTool } from '../../src/ai-sdk.js';
 import type { Vault } from '../../src/index.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import type { ObjectStore } from '../../src/store/port.js';
 import { CONFORMANCE_IMAGE_PATH, CONFORMANCE_PNG, seedConformance } from '../kit/conformance.js';
 import { startFakeApi, toolUse, type FakeApi, type Script } from '../kit/fake-messages-api.js';
+import { snapshot, type StoreOp } from '../kit/stores.js';
 import { memoryVault } from '../kit/vault.js';
-import { countingRuns, DONE, parallelTurn, PLAN, PLAN_AFTER, planLines } from './conversation.js';
+import {
+  ABORTED,
+  AbortingStore,
+  countingRuns,
+  DONE,
+  EDITED_STEP_1,
+  editStep1,
+  parallelTurn,
+  PLAN,
+  PLAN_AFTER,
+  planLines,
+} from './conversation.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const item of open.splice(0)) await item.close();
 });
 
-async function setUp(script: Script): Promise<{ api: FakeApi; vault: Vault; model: LanguageModel }> {
+async function setUp(
+  script: Script,
+  store: ObjectStore = new MemoryStore(),
+): Promise<{ api: FakeApi; vault: Vault; model: LanguageModel }> {
   const api = await startFakeApi(script);
-  const { vault } = await memoryVault();
+  const { vault } = await memoryVault({ store });
   open.push(api, vault);
   return { api, vault, model: provider(api)('claude-sonnet-4-5') };
 }
@@ -134,6 +152,8 @@ describe('memvault/ai-sdk memoryTool with the real AI SDK', () => {
     const { vault } = await memoryVault();
     open.push(vault);
     const tool = memoryTool(vault, 'user-1');
+    // A provider tool at run time, and typed so (Mastra's Agent takes it by its id).
+    expect(tool).toMatchObject({ type: 'provider', id: 'anthropic.memory_20250818' });
     const controller = new AbortController();
     controller.abort(new Error('stopped by the host'));
     const input = { command: 'create' as const, path: '/memories/a.md', file_text: 'x' };
@@ -165,5 +185,34 @@ describe('memvault/ai-sdk memoryTool with the real AI SDK', () => {
     );
     expect(() => memoryTool({} as Vault, 'u')).toThrow(/vault must be a Vault/);
     expect(memoryTool(vault, 'u', { needsApproval: true }).needsApproval).toBe(true);
+  });
+
+  it('execute’s abortSignal: a command stopped before its write changes nothing; a written one stands', async () => {
+    // The host aborts generateText or streamText while the command reads (before its write) or writes.
+    const cancel = async (at: StoreOp, stream: boolean) => {
+      const store = new AbortingStore(new MemoryStore());
+      const { api, vault, model } = await setUp([turn(editStep1), DONE], store);
+      await vault.run('user-1', { command: 'create', path: '/memories/plan.md', file_text: PLAN });
+      const before = await snapshot(store);
+      const counted = countingRuns(vault);
+      const controller = new AbortController();
+      store.abortAt(at, controller);
+      const options = {
+        model,
+        prompt: 'Update my plan.',
+        tools: { memory: memoryTool(counted.vault, 'user-1') },
+        stopWhen: stepCountIs(3),
+        maxRetries: 0,
+        abortSignal: controller.signal,
+      };
+      // The framework gets the host's abort; the model gets no further request, no tool_result.
+      await expect(stream ? streamText(options).text : generateText(options)).rejects.toThrow('stopped by the host');
+      expect(api.requests).toHaveLength(1);
+      return { results: await counted.results(), unchanged: isDeepStrictEqual(await snapshot(store), before) };
+    };
+    for (const stream of [false, true])
+      expect(await cancel('get', stream), `stream: ${stream}`).toEqual({ results: [ABORTED], unchanged: true });
+    const written = await cancel('put', false);
+    expect(written).toEqual({ results: [{ content: EDITED_STEP_1, isError: false }], unchanged: false });
   });
 });

@@ -10,8 +10,9 @@ import {
   type ConformanceBlock,
   type ConformanceOutcome,
 } from '../kit/conformance.js';
-import type { Vault } from '../../src/index.js';
+import type { CommandResult, Vault } from '../../src/index.js';
 import { toolUse, type FakeApi, type Script, type ScriptedTurn } from '../kit/fake-messages-api.js';
+import { StoreWrapper, type StoreOp } from '../kit/stores.js';
 
 export const DONE: ScriptedTurn = { stop_reason: 'end_turn', content: [{ type: 'text', text: 'Done.' }] };
 
@@ -42,28 +43,26 @@ export function chatModel(api: FakeApi): ChatAnthropic {
 }
 
 /**
- * The vault, its tool's runs counted: `maxInFlight` above 1 shows a framework ran a turn's calls at
- * once (each command awaits the store, so calls started together overlap).
+ * The vault, its runs counted: `maxInFlight` above 1 shows a framework ran a turn's calls at once
+ * (each command awaits the store, so calls started together overlap).
  */
-export function countingRuns(vault: Vault): { vault: Vault; maxInFlight: () => number } {
+export function countingRuns(vault: Vault): {
+  vault: Vault;
+  maxInFlight: () => number;
+  results: () => Promise<CommandResult[]>;
+} {
   let inFlight = 0;
   let max = 0;
+  const runs: Array<Promise<CommandResult>> = [];
   const counted = Object.create(vault) as Vault;
-  counted.tool = (userId, extraProps) => {
-    const tool = vault.tool(userId, extraProps);
-    return {
-      ...tool,
-      run: async (input: Parameters<typeof tool.run>[0]) => {
-        max = Math.max(max, ++inFlight);
-        try {
-          return await tool.run(input);
-        } finally {
-          inFlight -= 1;
-        }
-      },
-    };
+  counted.run = (...args) => {
+    max = Math.max(max, ++inFlight);
+    const run = vault.run(...args).finally(() => (inFlight -= 1));
+    runs.push(run);
+    return run;
   };
-  return { vault: counted, maxInFlight: () => max };
+  // Every run's result, once all have ended (a framework may stop waiting for one that is still running).
+  return { vault: counted, maxInFlight: () => max, results: () => Promise.all(runs) };
 }
 
 /** Eight edits of one file in one assistant turn (four str_replace, four insert at line 0). */
@@ -85,6 +84,24 @@ export const parallelTurn: ScriptedTurn = {
   ],
 };
 
+/** One edit of the plan, and what it answers. */
+export const editStep1 = toolUse('s1', {
+  command: 'str_replace',
+  path: '/memories/plan.md',
+  old_str: '- step 1: todo',
+  new_str: '- step 1: done',
+});
+export const EDITED_STEP_1 =
+  'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n' +
+  '     1\t- step 1: done\n     2\t- step 2: todo\n     3\t- step 3: todo';
+
+/** vault.run's answer to a command its signal stopped before it changed anything. */
+export const ABORTED = {
+  content: 'Error: The command was cancelled before it changed anything. Nothing was changed.',
+  isError: true,
+  code: 'ABORTED',
+};
+
 /** The plan file after the parallel turn: every edit landed. */
 export async function planLines(vault: Vault, userId: string): Promise<string[]> {
   const file = await (await vault.files(userId)).read('/memories/plan.md');
@@ -100,3 +117,16 @@ export const PLAN_AFTER = [
   'note 3',
   'note 4',
 ];
+
+/** Aborts `controller` once, as the next request of kind `op` goes out (the command is then mid-way). */
+export class AbortingStore extends StoreWrapper {
+  private armed: { op: StoreOp; controller: AbortController } | undefined;
+  abortAt(op: StoreOp, controller: AbortController): void {
+    this.armed = { op, controller };
+  }
+  protected override step(op: StoreOp): void {
+    if (this.armed?.op !== op) return;
+    this.armed.controller.abort(new Error('stopped by the host'));
+    this.armed = undefined;
+  }
+}

@@ -1,22 +1,38 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ToolMessage } from '@langchain/core/messages';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { createAgent } from 'langchain';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryTool } from '../../src/langchain.js';
 import type { Vault } from '../../src/index.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import type { ObjectStore } from '../../src/store/port.js';
 import { CONFORMANCE_IMAGE_PATH, CONFORMANCE_PNG, seedConformance } from '../kit/conformance.js';
 import { startFakeApi, toolUse, type FakeApi, type Script } from '../kit/fake-messages-api.js';
+import { snapshot, type StoreOp } from '../kit/stores.js';
 import { memoryVault } from '../kit/vault.js';
-import { chatModel, countingRuns, DONE, parallelTurn, PLAN, PLAN_AFTER, planLines } from './conversation.js';
+import {
+  ABORTED,
+  AbortingStore,
+  chatModel,
+  countingRuns,
+  DONE,
+  EDITED_STEP_1,
+  editStep1,
+  parallelTurn,
+  PLAN,
+  PLAN_AFTER,
+  planLines,
+} from './conversation.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const item of open.splice(0)) await item.close();
 });
 
-async function setUp(script: Script): Promise<{ api: FakeApi; vault: Vault }> {
+async function setUp(script: Script, store: ObjectStore = new MemoryStore()): Promise<{ api: FakeApi; vault: Vault }> {
   const api = await startFakeApi(script);
-  const { vault } = await memoryVault();
+  const { vault } = await memoryVault({ store });
   open.push(api, vault);
   return { api, vault };
 }
@@ -133,5 +149,25 @@ describe('memvault/langchain memoryTool with the real LangChain packages', () =>
     expect(() => memoryTool(vault, 'u', { tag: ['x'] } as never)).toThrow(
       expect.objectContaining({ code: 'CONFIG' }) as Error,
     );
+  });
+
+  it('the run’s signal reaches the tool: a command stopped before its write changes nothing; a written one stands', async () => {
+    // The host aborts agent.invoke while the command reads (before its write) or writes.
+    const cancel = async (at: StoreOp) => {
+      const store = new AbortingStore(new MemoryStore());
+      const { api, vault } = await setUp([turn(editStep1), DONE], store);
+      await vault.run('user-1', { command: 'create', path: '/memories/plan.md', file_text: PLAN });
+      const before = await snapshot(store);
+      const counted = countingRuns(vault);
+      const controller = new AbortController();
+      store.abortAt(at, controller);
+      const agent = createAgent({ model: chatModel(api), tools: [memoryTool(counted.vault, 'user-1')] });
+      // LangChain rejects at the abort, not waiting for the tool: the command's own result is awaited.
+      await expect(agent.invoke(go, { signal: controller.signal })).rejects.toThrow('stopped by the host');
+      expect(api.requests).toHaveLength(1);
+      return { results: await counted.results(), unchanged: isDeepStrictEqual(await snapshot(store), before) };
+    };
+    expect(await cancel('get')).toEqual({ results: [ABORTED], unchanged: true });
+    expect(await cancel('put')).toEqual({ results: [{ content: EDITED_STEP_1, isError: false }], unchanged: false });
   });
 });
