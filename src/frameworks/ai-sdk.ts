@@ -18,8 +18,16 @@ export type AiSdkMemoryToolOptions = Pick<
 >;
 const OPTION_KEYS = ['needsApproval', 'onInputStart', 'onInputDelta', 'onInputAvailable'] as const;
 
-/** The tool `memoryTool` returns: the provider's memory tool, its output memvault's answer. */
-export type AiSdkMemoryTool = ReturnType<typeof anthropic.tools.memory_20250818<ToolAnswer>>;
+/**
+ * The tool `memoryTool` returns: the provider's memory tool, its output memvault's answer. Typed as
+ * the provider-tool branch of the AI SDK's Tool union (what it is at run time: `type: 'provider'`,
+ * `id: 'anthropic.memory_20250818'`): @ai-sdk/anthropic 3 declares the whole union, whose function
+ * branch Mastra's `Agent` does not accept as a tool.
+ */
+export type AiSdkMemoryTool = Extract<
+  ReturnType<typeof anthropic.tools.memory_20250818<ToolAnswer>>,
+  { type: 'provider' }
+>;
 
 /**
  * The AI SDK checks a call's input against the provider's schema before `execute`; that schema
