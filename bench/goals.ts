@@ -4,7 +4,7 @@
  * memvault with its defaults (encryption, history, the default chain) on the SQLite store
  * (durability=full) and on the directory store (file://), each in its own temp directory:
  * - CPU per 4 KiB edit: process.cpuUsage() (user + system, all threads) around N str_replace
- *   commands on 4 KiB files, divided by N (goal: 300 µs on SQLite);
+ *   commands on 4 KiB files, divided by N (goal: 300 µs on SQLite), the memory store beside them;
  * - throughput with 16 and 64 concurrent users on one process: each user runs create, view,
  *   str_replace, view on its own files, the same 1,024 commands in every row; commands/s, p50, p99
  *   (goal: SQLite at least 5x the directory store);
@@ -27,7 +27,7 @@ const quick = args.includes('--quick');
 const parts = args.filter((a) => !a.startsWith('--'));
 const wants = (part: string) => parts.length === 0 || parts.includes(part);
 
-type Kind = 'sqlite' | 'file';
+type Kind = 'sqlite' | 'file' | 'memory';
 const KINDS: Array<[Kind, string]> = [
   ['sqlite', 'SQLite store'],
   ['file', 'directory store'],
@@ -39,7 +39,12 @@ const load = () =>
     .join(' ');
 
 async function openVault(root: string, kind: Kind, name: string): Promise<Vault> {
-  const url = kind === 'file' ? pathToFileURL(join(root, name)).href : `sqlite:${join(root, `${name}.db`)}`;
+  const url =
+    kind === 'memory'
+      ? 'memory:'
+      : kind === 'file'
+        ? pathToFileURL(join(root, name)).href
+        : `sqlite:${join(root, `${name}.db`)}`;
   const store = await openStore(url);
   const encryption = await createEncryptionFromConfig({
     store,
@@ -58,7 +63,8 @@ async function cpuPerEdit(root: string): Promise<void> {
   const edits = quick ? 300 : 2000;
   const files = 50;
   const rows: Array<Array<string | number>> = [];
-  for (const [kind, label] of KINDS) {
+  // The memory store calibrates: the same edits with no storage engine (bench/cpu.ts's setting).
+  for (const [kind, label] of [...KINDS, ['memory', 'memory store'] as const]) {
     const vault = await openVault(root, kind, `cpu-${kind}`);
     for (let i = 0; i < files; i++)
       await ok(vault, 'cpu', { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });

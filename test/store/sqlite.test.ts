@@ -75,6 +75,46 @@ describe('sqlite: store URLs and the database file', () => {
   });
 });
 
+describe('sqlite: schema versions', () => {
+  it('moves a version 1 database (the body second) to version 2 (the body last) as it opens, every object intact', async () => {
+    const dir = await sandbox();
+    const path = join(dir, 'v1.db');
+    const { DatabaseSync } = await import('node:sqlite');
+    const v1 = new DatabaseSync(path);
+    v1.exec('PRAGMA journal_mode = WAL');
+    v1.exec(`CREATE TABLE objects (key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, size INTEGER NOT NULL,
+      etag TEXT NOT NULL, modified INTEGER NOT NULL, metadata TEXT NOT NULL, tags TEXT NOT NULL)`);
+    v1.exec('PRAGMA application_id = 1836477556');
+    v1.exec('PRAGMA user_version = 1');
+    const insert = v1.prepare('INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?, ?)');
+    insert.run(Buffer.from('a/1'), Buffer.from('one'), 3, 'e1', 1000, '{"m":"1"}', '{"t":"x"}');
+    insert.run(Buffer.from('a/2'), Buffer.alloc(5000, 7), 5000, 'e2', 2000, '{}', '{}');
+    v1.close();
+
+    const store = await SqliteStore.open(path);
+    const one = await store.get('a/1');
+    expect(one && { body: Buffer.from(one.body).toString(), etag: one.etag, metadata: one.metadata }).toEqual({
+      body: 'one',
+      etag: 'e1',
+      metadata: { m: '1' },
+    });
+    expect(one?.lastModified.getTime()).toBe(1000);
+    expect(await store.readTags('a/1')).toEqual({ t: 'x' });
+    expect((await store.get('a/2'))?.body).toEqual(new Uint8Array(5000).fill(7));
+    expect((await store.list('a/')).objects.map((o) => [o.key, o.size, o.etag])).toEqual([
+      ['a/1', 3, 'e1'],
+      ['a/2', 5000, 'e2'],
+    ]);
+    await store.put('a/3', new Uint8Array([1]));
+    await store.close();
+    const check = new DatabaseSync(path, { readOnly: true });
+    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
+    const columns = (check.prepare('PRAGMA table_info(objects)').all() as Array<{ name: string }>).map((c) => c.name);
+    expect(columns.at(-1)).toBe('body');
+    check.close();
+  });
+});
+
 describe('SqliteStore transactions', () => {
   it('commits all or nothing; others read the committed state meanwhile, and their writes wait', async () => {
     const dir = await sandbox();

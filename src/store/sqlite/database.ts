@@ -29,22 +29,33 @@ export interface SqliteDatabaseOptions {
 
 /** Marks the file as memvault's (PRAGMA application_id), so that another program's database is refused. */
 const APPLICATION_ID = 0x6d766c74; // 'mvlt'
-const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /*
  * Keys are stored as their UTF-8 bytes (a BLOB compares with memcmp), so that the index order is
- * S3's listing order. The size is kept beside the body, so that a listing never reads a body.
+ * S3's listing order. The body is the last column, so that a listing or a HEAD, which read the
+ * columns before it, never walks a body's overflow pages (version 1 had it second: a LIST of 2,000
+ * files read 2,000 bodies).
  */
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS objects (
+const table = (name: string) => `
+CREATE TABLE IF NOT EXISTS ${name} (
   key BLOB NOT NULL UNIQUE,
-  body BLOB NOT NULL,
   size INTEGER NOT NULL,
   etag TEXT NOT NULL,
   modified INTEGER NOT NULL,
   metadata TEXT NOT NULL,
-  tags TEXT NOT NULL
+  tags TEXT NOT NULL,
+  body BLOB NOT NULL
 )`;
+
+/** Version 1's rows into version 2's table, in the transaction that opens the file (all or nothing). */
+function migrateFromVersion1(db: DatabaseSync): void {
+  const columns = 'key, size, etag, modified, metadata, tags, body';
+  db.exec(table('objects_v2'));
+  db.exec(`INSERT INTO objects_v2 (${columns}) SELECT ${columns} FROM objects`);
+  db.exec('DROP TABLE objects');
+  db.exec('ALTER TABLE objects_v2 RENAME TO objects');
+}
 
 export async function openDatabase(path: string, options: SqliteDatabaseOptions = {}): Promise<DatabaseSync> {
   const durability = options.durability ?? 'full';
@@ -70,7 +81,9 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('BEGIN IMMEDIATE');
     try {
-      db.exec(SCHEMA);
+      // Looked at again under the write lock: another process may have made or migrated it meanwhile.
+      if (userVersion(db) === 1) migrateFromVersion1(db);
+      else db.exec(table('objects'));
       db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
       db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
       db.exec('COMMIT');
@@ -85,10 +98,14 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
   }
 }
 
+function userVersion(db: DatabaseSync): number {
+  return (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+}
+
 /** A database another program made, or a newer memvault's, is refused before anything is written to it. */
 function checkApplication(db: DatabaseSync): void {
   const id = (db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id;
-  const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+  const version = userVersion(db);
   const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n;
   if (tables > 0 && id !== APPLICATION_ID)
     throw new MemvaultError('CONFIG', 'memvault: the SQLite file is not a memvault store. Nothing was changed.');
