@@ -4,6 +4,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { Vault } from '../../memvault.js';
 import type * as ServeEntry from '../../serve.js';
 import type { ServeAuthOptions } from '../../serve.js';
+import type { CredentialVerifier } from '../../serve/identity.js';
 import { cliLogger } from '../config.js';
 import { exitWithError, usageError } from '../errors.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
@@ -88,6 +89,13 @@ function positive(value: string): number {
   return n;
 }
 
+/** The API's one verifier when only the memory page is configured: it recognises no request. */
+const NO_AGENT_CREDENTIALS: CredentialVerifier = {
+  kind: 'none',
+  recognises: () => false,
+  verify: () => Promise.reject(new Error('no agent credential is configured')),
+};
+
 /** The credentials the flags configure; none at all is refused unless --no-auth on loopback. */
 export function authFromFlags(flags: ServeFlags & { host: string }, serve: ServeModule): ServeAuthOptions {
   const jwtFlags = [flags.jwksUrl, flags.issuer, flags.audience];
@@ -121,9 +129,13 @@ export function authFromFlags(flags: ServeFlags & { host: string }, serve: Serve
       throw usageError('--no-auth listens on a loopback address only (--host 127.0.0.1)');
     auth.development = true;
   } else if (!auth.jwt && !auth.apiKeys) {
-    throw usageError(
-      'no authentication configured: give --jwks-url/--issuer/--audience, --api-keys FILE, or --no-auth on loopback',
-    );
+    if (flags.oidcIssuer === undefined)
+      throw usageError(
+        'no authentication configured: give --jwks-url/--issuer/--audience, --api-keys FILE, --oidc-issuer (the memory page), or --no-auth on loopback',
+      );
+    // OpenID alone: people sign in to the memory page (its own session and CSRF checks); the API
+    // has no credential kind for agents, so every call to it is 401.
+    auth.verifiers = [NO_AGENT_CREDENTIALS];
   }
   return auth;
 }

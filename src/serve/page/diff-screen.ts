@@ -53,9 +53,10 @@ export function renderDiff(lines: readonly DiffLine[]): Safe {
   return new Safe(`<pre id="diff" class="diff">\n${out.join('')}</pre>`);
 }
 
-function describe(version: VersionContent): Safe {
-  return html`version ${version.seq} (${version.time.toISOString()}, by
-  ${actorLabel(version.actor)}${version.end ? `, ${version.end}` : ''})`;
+/** One line: the version's number, time and writer (a plain string; html escapes it where it is used). */
+function describe(version: VersionContent): string {
+  const end = version.end ? `, ${version.end}` : '';
+  return `version ${version.seq} (${version.time.toISOString()}, by ${actorLabel(version.actor)}${end})`;
 }
 
 export function diffRoutes(scope: FastifyInstance, vault: Vault, page: PageContext): void {
