@@ -2,16 +2,30 @@
  * memvault/ai-sdk and memvault/langchain as a consumer gets them: the packed tarball installed into a
  * fresh strict TypeScript project beside the LOW end of each framework's peer range (the repo's own
  * tests, test/frameworks, run the high end). Asserts the ranges, one copy of each framework package,
- * .d.ts files that typecheck strictly, and one conversation per entry point with every tool_result exact.
+ * .d.ts files that typecheck strictly, and one conversation per entry point with every tool_result exact;
+ * and docs/frameworks.md's Mastra example (@mastra/core's Agent with memoryTool), strictly typed and run
+ * through the whole conformance conversation, giving toolRunner's tool_results.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CONFORMANCE_IMAGE_PATH,
+  CONFORMANCE_PNG,
+  CONFORMANCE_STEPS,
+  conformanceMismatches,
+  normaliseAnswer,
+  runConformance,
+  seedConformance,
+  viaToolRunner,
+  type ConformanceBlock,
+} from '../kit/conformance.js';
+import { memoryVault } from '../kit/vault.js';
 
 const run = promisify(execFile);
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -24,8 +38,22 @@ const LOW_ENDS = {
   '@langchain/core': '1.1.5',
 } as const;
 const APP_DEPS = { ai: '6.0.0', '@anthropic-ai/sdk': '1.0.0', '@types/node': '22.20.7', zod: '4.1.8' };
+/**
+ * Mastra, whose agents take the AI SDK tool (docs/frameworks.md): the version the example is tested
+ * with, installed by its test, after the npm ls check. Beside ai 6.0.0 it brings a second `ai` of its
+ * own (its `chat` dependency's optional peer is ai ^6.0.182 || ^7), which memvault never loads.
+ */
+const MASTRA = '@mastra/core@1.71.0';
 
 let project = '';
+const STRICT = {
+  target: 'ES2022',
+  lib: ['ES2023'],
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  strict: true,
+  types: ['node'],
+};
 
 async function sh(cmd: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
   return run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: 'error' } });
@@ -48,6 +76,10 @@ beforeAll(async () => {
   await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], project);
   await mkdir(join(project, 'src'));
   await copyFile(join(repo, 'test', 'package', 'consumer', 'frameworks-app.ts'), join(project, 'src', 'app.ts'));
+  await copyFile(
+    join(repo, 'test', 'package', 'consumer', 'frameworks-mastra-app.ts'),
+    join(project, 'src', 'mastra.ts'),
+  );
 }, 600_000);
 
 afterAll(async () => {
@@ -86,16 +118,7 @@ describe('memvault/ai-sdk and memvault/langchain installed from the tarball', ()
     await writeFile(
       join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          lib: ['ES2023'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          skipLibCheck: false,
-          outDir: 'out',
-          types: ['node'],
-        },
+        compilerOptions: { ...STRICT, skipLibCheck: false, outDir: 'out' },
         files: ['src/app.ts', 'node_modules/memvault/dist/ai-sdk.d.ts', 'node_modules/memvault/dist/langchain.d.ts'],
       }),
     );
@@ -142,4 +165,52 @@ describe('memvault/ai-sdk and memvault/langchain installed from the tarball', ()
       ]);
     }
   }, 120_000);
+
+  it('Mastra: the docs’ Agent with memoryTool typechecks strictly and gives toolRunner’s whole conformance conversation', async () => {
+    // The example as docs/frameworks.md shows it, from `new Agent({` to its `});`.
+    await sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', MASTRA], project);
+    const docs = await readFile(join(repo, 'docs', 'frameworks.md'), 'utf8');
+    const example = /\nconst agent = new Agent\(\{\n[^]*?\n\}\);\n/.exec(docs.slice(docs.indexOf('## Mastra')));
+    expect(await readFile(join(project, 'src', 'mastra.ts'), 'utf8')).toContain(example?.[0]);
+    // Strict on the app (memvault's declarations are checked above; Mastra's own are left to Mastra).
+    const options = { ...STRICT, skipLibCheck: true, outDir: 'out-mastra' };
+    await writeFile(
+      join(project, 'tsconfig.mastra.json'),
+      JSON.stringify({ compilerOptions: options, files: ['src/mastra.ts'] }),
+    );
+    const compiled = await sh(process.execPath, [tsc, '-p', 'tsconfig.mastra.json'], project).catch(
+      (e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e) }),
+    );
+    expect(compiled.stdout).toBe('');
+
+    const script = {
+      steps: CONFORMANCE_STEPS.map(({ step, input }) => ({ step, input })),
+      seed: { path: CONFORMANCE_IMAGE_PATH, base64: CONFORMANCE_PNG.toString('base64') },
+    };
+    await writeFile(join(project, 'conformance.json'), JSON.stringify(script));
+    const { stdout } = await run(process.execPath, ['out-mastra/mastra.js', 'conformance.json'], {
+      cwd: project,
+      env: { ...process.env, MASTRA_TELEMETRY_DISABLED: '1' },
+    });
+    type Sent = { type: string; tool_use_id: string; content: string | ConformanceBlock[]; is_error?: boolean };
+    const out = JSON.parse(stdout) as { text: string; requests: number; tools: unknown; toolResults: Sent[] };
+    expect(out.text).toBe('Done.');
+    expect(out.requests).toBe(CONFORMANCE_STEPS.length + 1);
+    expect(out.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }]);
+    // Mastra adds nothing to a tool_result; is_error only on errors, as the AI SDK sends it.
+    expect(out.toolResults.filter((r) => Object.keys(r).some((key) => !RESULT_KEYS.includes(key)))).toEqual([]);
+    expect(out.toolResults.filter((r) => r.is_error === false)).toEqual([]);
+    const viaMastra = out.toolResults.map((r) =>
+      normaliseAnswer(r.tool_use_id, { content: r.content, isError: r.is_error === true }),
+    );
+    expect(conformanceMismatches(viaMastra)).toEqual([]);
+    const { vault } = await memoryVault();
+    await seedConformance(vault, 'user-42');
+    const viaToolRunnerOutcomes = await runConformance(viaToolRunner(vault, 'user-42'));
+    await vault.close();
+    // Every step's text and error flag, the image view's base64 included.
+    expect(viaMastra).toEqual(viaToolRunnerOutcomes);
+  }, 300_000);
 });
+
+const RESULT_KEYS = ['type', 'tool_use_id', 'content', 'is_error'];
