@@ -6,6 +6,17 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DoctorCheck } from './checks.js';
 
+/**
+ * Opens the deployment with the configured key and creates nothing; throws the start-up error
+ * (no deployment, a key that does not match, user data without a deployment record).
+ */
+export type DeploymentOpener = () => Promise<{
+  keyId: string;
+  users(): AsyncIterable<string>;
+  renameJournals(uid: string): Promise<Array<{ lastModified: Date }>>;
+  close(): Promise<void>;
+}>;
+
 export interface FileStoreDoctorOptions {
   /** The store's root directory. */
   dir: string;
@@ -17,12 +28,7 @@ export interface FileStoreDoctorOptions {
    * Opens the deployment with the configured key and creates nothing; throws the start-up error
    * (no deployment, a key that does not match, user data without a deployment record).
    */
-  openDeployment: () => Promise<{
-    keyId: string;
-    users(): AsyncIterable<string>;
-    renameJournals(uid: string): Promise<Array<{ lastModified: Date }>>;
-    close(): Promise<void>;
-  }>;
+  openDeployment: DeploymentOpener;
   now?: () => number;
 }
 
@@ -54,31 +60,7 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
   // The directory is there (private or not): its debris and deployment are checked below.
   checks.push(dirCheck);
 
-  if (options.keyFile !== undefined) {
-    const file = options.keyFile;
-    checks.push(
-      (
-        await privatePathCheck({
-          id: 'key-file',
-          title: 'Master key file',
-          path: file,
-          kind: 'regular file',
-          openTo: 'other users can read it',
-          fix: `chmod 600 ${file}`,
-          okDetail: `${file}, mode 0600`,
-          missingDetail: `${file} does not exist: without it the stored memories cannot be read (restore it from your backup)`,
-        })
-      ).check,
-    );
-  } else {
-    checks.push({
-      id: 'key-file',
-      title: 'Master key',
-      status: 'ok',
-      required: true,
-      detail: `from ${options.keySource ?? 'the environment'} (no key file)`,
-    });
-  }
+  checks.push(await keyFileCheck(options.keyFile, options.keySource));
 
   if (dirOk) {
     const debris = await staleFiles(dir, now());
@@ -96,9 +78,42 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
     );
   }
 
-  let deployment: Awaited<ReturnType<FileStoreDoctorOptions['openDeployment']>> | undefined;
+  checks.push(...(await deploymentChecks(options.openDeployment, now)));
+  return checks;
+}
+
+/** The master key file is there and private (mode 0600), or the key comes from elsewhere. */
+export async function keyFileCheck(keyFile: string | undefined, keySource: string | undefined): Promise<DoctorCheck> {
+  if (keyFile !== undefined) {
+    const file = keyFile;
+    return (
+      await privatePathCheck({
+        id: 'key-file',
+        title: 'Master key file',
+        path: file,
+        kind: 'regular file',
+        openTo: 'other users can read it',
+        fix: `chmod 600 ${file}`,
+        okDetail: `${file}, mode 0600`,
+        missingDetail: `${file} does not exist: without it the stored memories cannot be read (restore it from your backup)`,
+      })
+    ).check;
+  }
+  return {
+    id: 'key-file',
+    title: 'Master key',
+    status: 'ok',
+    required: true,
+    detail: `from ${keySource ?? 'the environment'} (no key file)`,
+  };
+}
+
+/** The deployment record opens with the configured key, and no directory rename journal is stale. */
+export async function deploymentChecks(openDeployment: DeploymentOpener, now: () => number): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  let deployment: Awaited<ReturnType<DeploymentOpener>> | undefined;
   try {
-    deployment = await options.openDeployment();
+    deployment = await openDeployment();
     checks.push({
       id: 'deployment',
       title: 'Deployment record (k/_deployment)',
@@ -164,7 +179,7 @@ export async function runFileStoreDoctor(options: FileStoreDoctorOptions): Promi
  * group or other bits; not checked on Windows): ok, missing (absent, wrong kind, too open: with the
  * chmod fix) or unknown (could not stat it). `present`: it is there and of its kind.
  */
-async function privatePathCheck(p: {
+export async function privatePathCheck(p: {
   id: string;
   title: string;
   path: string;

@@ -7,8 +7,10 @@ import {
   formatDoctor,
   runDoctor,
   runFileStoreDoctor,
+  runSqliteDoctor,
   type FileStoreDoctorOptions,
 } from '../../doctor/index.js';
+import { parseSqliteUrl } from '../../store/sqlite/url.js';
 import { fileURLToPath } from 'node:url';
 import { iterateUsers } from '../../crypto/index.js';
 import { defaultMasterKeyFileFor } from '../../entry/encryption.js';
@@ -48,24 +50,29 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
   return program
     .command('doctor')
     .description(
-      'check a store against what memvault needs: an S3 bucket (versioning, lifecycle rules, encryption, public access, conditional writes) or a file store (permissions, key file, deployment record, stale locks and journals); a required check that could not be made fails (exit 1)',
+      'check a store against what memvault needs: an S3 bucket (versioning, lifecycle rules, encryption, public access, conditional writes), a file store (permissions, key file, deployment record, stale locks and journals) or a SQLite store (WAL, durability, quick_check, schema, free disk, key file, deployment record; opened read-only); a required check that could not be made fails (exit 1)',
     )
-    .option('--store <url>', `s3://bucket/prefix or file:///dir (env ${ENV.store.name}); never created`)
+    .option(
+      '--store <url>',
+      `s3://bucket/prefix, file:///dir or sqlite:/path/store.db (env ${ENV.store.name}); never created`,
+    )
     .option('--ttl-days <n>', `idle days of the default TTL class to look for (env ${ENV.ttlDays.name})`, positiveInt)
     .option('--no-probes', 'only read the bucket configuration; write no probe objects')
     .option('--json', 'print the checks as one JSON object')
     .action(async (flags: { store?: string; ttlDays?: number; probes: boolean; json?: boolean }) => {
       try {
         const url = storeUrlFrom(flags, env);
-        if (url.startsWith('file:')) {
-          const checks = await runFileStoreDoctor(fileDoctorOptions(url, env));
+        if (url.startsWith('file:') || url.startsWith('sqlite:')) {
+          const checks = url.startsWith('file:')
+            ? await runFileStoreDoctor({ dir: fileURLToPath(url), ...localDoctorOptions(url, env) })
+            : await runSqliteDoctor({ ...parseSqliteUrl(url), ...localDoctorOptions(url, env) });
           if (flags.json) out(`${JSON.stringify({ ok: !doctorFailed(checks), notes: [], checks })}\n`);
           else out(formatDoctor(checks));
           setExitCode(doctorFailed(checks) ? 1 : 0);
           return;
         }
         if (!url.startsWith('s3://')) {
-          out('memvault doctor checks S3 buckets and file stores; a memory store has nothing to check\n');
+          out('memvault doctor checks S3 buckets, file and SQLite stores; a memory store has nothing to check\n');
           setExitCode(0);
           return;
         }
@@ -93,8 +100,8 @@ export function registerDoctor(program: Command, deps: DoctorCommandDeps = {}): 
     });
 }
 
-/** What doctor checks on a file store, with the key configured as the service would see it. */
-function fileDoctorOptions(url: string, env: NodeJS.ProcessEnv): FileStoreDoctorOptions {
+/** What doctor checks on a file or SQLite store, with the key configured as the service would see it. */
+function localDoctorOptions(url: string, env: NodeJS.ProcessEnv): Omit<FileStoreDoctorOptions, 'dir'> {
   const kmsKeyId = readEnv(env, 'kmsKeyId');
   const keySource =
     readEnv(env, 'masterKey') !== undefined
@@ -106,7 +113,6 @@ function fileDoctorOptions(url: string, env: NodeJS.ProcessEnv): FileStoreDoctor
     ? undefined
     : (readEnv(env, 'masterKeyFile') ?? defaultMasterKeyFileFor(url, readEnv(env, 'home')));
   return {
-    dir: fileURLToPath(url),
     ...(keyFile !== undefined ? { keyFile } : {}),
     ...(keySource !== undefined ? { keySource } : {}),
     openDeployment: async () => {
