@@ -94,7 +94,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
   }
 
   scope.get('/', async (request, reply) => {
-    const session = page.readSession(request, reply);
+    const session = await page.readSession(request, reply);
     if (!session) return page.signedOut(reply);
     const { entries, truncated } = await tree(session.user);
     const paused = await vault.memoryPaused(session.user);
@@ -104,7 +104,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
   });
 
   scope.get<{ Querystring: { path?: string } }>('/file', async (request, reply) => {
-    const session = page.readSession(request, reply);
+    const session = await page.readSession(request, reply);
     if (!session) return reply.redirect(prefix, 303);
     const path = pathOf(request.query.path);
     const file = await (await vault.files(session.user)).read(path);
@@ -115,7 +115,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
 
   scope.post('/file', async (request, reply) => {
     const form = formOf(request);
-    const session = page.writeSession(request, reply, form);
+    const session = await page.writeSession(request, reply, form);
     const path = pathOf(form['path']);
     if (typeof form['text'] !== 'string' || typeof form['base'] !== 'string')
       throw new ProblemError('invalid-request', 'Send the text and the version it was based on.');
@@ -161,7 +161,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
 
   scope.post('/delete', async (request, reply) => {
     const form = formOf(request);
-    const session = page.writeSession(request, reply, form);
+    const session = await page.writeSession(request, reply, form);
     const path = pathOf(form['path']);
     if (typeof form['base'] !== 'string') throw new ProblemError('invalid-request', 'Send the version to delete.');
     const result = await vault.run(
@@ -184,7 +184,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
 
   scope.post('/pause', async (request, reply) => {
     const form = formOf(request);
-    const session = page.writeSession(request, reply, form);
+    const session = await page.writeSession(request, reply, form);
     if (form['paused'] !== 'on' && form['paused'] !== 'off')
       throw new ProblemError('invalid-request', 'Choose to pause or to resume.');
     const paused = form['paused'] === 'on';
@@ -196,7 +196,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
   });
 
   scope.get('/export', async (request, reply) => {
-    const session = page.readSession(request, reply);
+    const session = await page.readSession(request, reply);
     if (!session) return reply.redirect(prefix, 303);
     let archive;
     try {
@@ -218,7 +218,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
   });
 
   scope.get('/forget', async (request, reply) => {
-    const session = page.readSession(request, reply);
+    const session = await page.readSession(request, reply);
     if (!session) return reply.redirect(prefix, 303);
     const body = html`<p class="warn">
         This erases everything agents remember about you, and every earlier version. It cannot be undone.
@@ -234,9 +234,9 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
 
   scope.post('/forget', async (request, reply) => {
     const form = formOf(request);
-    const session = page.writeSession(request, reply, form);
+    const session = await page.writeSession(request, reply, form);
     if (page.now() - session.created > FRESH_SIGN_IN_MS) {
-      page.endSession(reply, session);
+      await page.endSession(reply, session);
       return send(reply, 403, 'Sign in again', messageScreen('To erase your memory, sign in again first.', prefix));
     }
     if (form['confirm']?.trim().toLowerCase() !== FORGET_CONFIRMATION)
@@ -249,7 +249,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
       );
     const result = await vault.forgetUser(session.user, { actor: page.actor });
     const at = new Date().toISOString();
-    page.endSession(reply, session);
+    await page.endSession(reply, session);
     const body = html`<p role="status">Your memory is erased and you are signed out. Keep this receipt.</p>
       <dl id="receipt">
         <dt>Erased at</dt>

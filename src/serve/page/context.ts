@@ -7,9 +7,10 @@ export interface PageContext {
   prefix: string;
   actor: string;
   now: () => number;
-  readSession: (request: FastifyRequest, reply: FastifyReply) => PageSession | undefined;
-  writeSession: (request: FastifyRequest, reply: FastifyReply, form: Record<string, string>) => PageSession;
+  readSession: (request: FastifyRequest, reply: FastifyReply) => Promise<PageSession | undefined>;
+  writeSession: (request: FastifyRequest, reply: FastifyReply, form: Record<string, string>) => Promise<PageSession>;
   send: (reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession) => FastifyReply;
   signedOut: (reply: FastifyReply) => FastifyReply;
-  endSession: (reply: FastifyReply, session: PageSession) => void;
+  /** Ends the session here and, through the store, on every instance. */
+  endSession: (reply: FastifyReply, session: PageSession) => Promise<void>;
 }

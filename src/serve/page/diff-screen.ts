@@ -63,7 +63,7 @@ export function diffRoutes(scope: FastifyInstance, vault: Vault, page: PageConte
   const { prefix, send } = page;
 
   scope.get<{ Querystring: { path?: string; from?: string; to?: string } }>('/diff', async (request, reply) => {
-    const session = page.readSession(request, reply);
+    const session = await page.readSession(request, reply);
     if (!session) return reply.redirect(prefix, 303);
     if (typeof request.query.path !== 'string') throw new ProblemError('invalid-request', 'Name a file.');
     const path = memoryPathOf(request.query.path.replace(/^\//, ''));

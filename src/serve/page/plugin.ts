@@ -27,6 +27,7 @@ import {
   type SessionTimeouts,
 } from './session.js';
 import { PAGE_CSS } from './style.js';
+import { SessionEnds } from './session-ends.js';
 import { DEFAULT_PAGE_RATE_LIMITS, RateWindow, type PageRateLimits } from './rate.js';
 
 export interface PageOptions {
@@ -44,6 +45,8 @@ export interface PageOptions {
   logger?: VaultLogger;
   /** Rate limits per session and, for signing in, per client address (defaults: 300 and 20 a minute). */
   rateLimits?: Partial<PageRateLimits>;
+  /** How long an instance trusts what it read of a person's ended sessions (default 5 s). */
+  sessionEndsCacheMs?: number;
   /** The clock (tests). */
   now?: () => number;
 }
@@ -95,6 +98,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
   const now = options.now ?? Date.now;
   const sealer = new CookieSealer(options.sessionSecret);
   const revoked = new RevokedSessions(timeouts);
+  const ends = new SessionEnds(vault, options.sessionEndsCacheMs);
   const login = await oidcLogin(options.oidc);
   const maxFormBytes = options.maxFormBytes ?? 2 * 1024 * 1024;
   const flags = `HttpOnly; Path=${prefix}${secure ? '; Secure' : ''}`;
@@ -121,17 +125,23 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
   }
 
   /** The session of a read: the Lax cookie (a link from elsewhere opens the page signed in). */
-  function readSession(request: FastifyRequest, reply: FastifyReply): PageSession | undefined {
+  async function readSession(request: FastifyRequest, reply: FastifyReply): Promise<PageSession | undefined> {
     const session = openSession(sealer, cookiesOf(request).get(SESSION_COOKIE), timeouts, now());
     if (!session || revoked.has(session)) return undefined;
+    // Counted before the store is asked whether the session was ended elsewhere.
     perSession.take(RevokedSessions.idOf(session), now());
+    if (await ends.ended(session.user, session.created, now())) return undefined;
     const renewed = { ...session, seen: now() };
     void reply.header('set-cookie', sessionCookies(renewed));
     return renewed;
   }
 
   /** The session of a change: strict cookie, same-origin Origin and the session's CSRF token, or a 403. */
-  function writeSession(request: FastifyRequest, reply: FastifyReply, form: Record<string, string>): PageSession {
+  async function writeSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    form: Record<string, string>,
+  ): Promise<PageSession> {
     if (request.headers.origin !== origin)
       throw new ProblemError('forbidden', 'This change did not come from this page; open the page and try again.');
     const session = openSession(sealer, cookiesOf(request).get(WRITE_COOKIE), timeouts, now());
@@ -140,6 +150,8 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
     if (!csrfMatches(session, form['csrf']))
       throw new ProblemError('forbidden', 'This form is out of date; open the page and try again.');
     perSession.take(RevokedSessions.idOf(session), now());
+    if (await ends.ended(session.user, session.created, now()))
+      throw new ProblemError('unauthorized', 'Your session has ended; sign in again.');
     const renewed = { ...session, seen: now() };
     void reply.header('set-cookie', sessionCookies(renewed));
     return renewed;
@@ -207,6 +219,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
         if (!isLoginState(state) || now() - state.created > LOGIN_STATE_MS)
           throw new ProblemError('unauthorized', 'The sign-in took too long or was not started here; sign in again.');
         const user = await login.finish(new URL(request.url, origin), state);
+        await ends.signedIn(user, now());
         return reply
           .headers(PAGE_HEADERS)
           .header('set-cookie', [...cleared.slice(2), ...sessionCookies(newSession(user, now()))])
@@ -214,8 +227,9 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
       });
 
       scope.post('/logout', async (request, reply) => {
-        const session = writeSession(request, reply, (request.body ?? {}) as Record<string, string>);
+        const session = await writeSession(request, reply, (request.body ?? {}) as Record<string, string>);
         revoked.revoke(session, now());
+        await ends.endAll(session.user, now());
         void reply.removeHeader('set-cookie');
         void reply.header('set-cookie', cleared);
         return send(reply, 200, 'Signed out', signedOutScreen(prefix));
@@ -229,8 +243,9 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
         writeSession,
         send,
         signedOut: (reply) => send(reply, 200, 'Your memory', signedOutScreen(prefix)),
-        endSession: (reply, session) => {
+        endSession: async (reply, session) => {
           revoked.revoke(session, now());
+          await ends.endAll(session.user, now());
           void reply.removeHeader('set-cookie');
           void reply.header('set-cookie', cleared);
         },

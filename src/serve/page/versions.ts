@@ -62,7 +62,7 @@ export function versionRoutes(scope: FastifyInstance, vault: Vault, page: PageCo
   diffRoutes(scope, vault, page);
 
   scope.get<{ Querystring: { path?: string } }>('/versions', async (request, reply) => {
-    const session = page.readSession(request, reply);
+    const session = await page.readSession(request, reply);
     if (!session) return reply.redirect(prefix, 303);
     if (typeof request.query.path !== 'string') throw new ProblemError('invalid-request', 'Name a file.');
     const path = memoryPathOf(request.query.path.replace(/^\//, ''));
@@ -107,7 +107,7 @@ export function versionRoutes(scope: FastifyInstance, vault: Vault, page: PageCo
 
   scope.post('/restore', async (request, reply) => {
     const form = (request.body ?? {}) as Record<string, string>;
-    const session = page.writeSession(request, reply, form);
+    const session = await page.writeSession(request, reply, form);
     const asOf = new Date(form['as_of'] ?? '');
     if (Number.isNaN(asOf.getTime()))
       throw new ProblemError('invalid-request', 'Give the date and time to restore to.');

@@ -1,0 +1,100 @@
+/**
+ * Logging out ends the person's page sessions on every instance that shares the store (over HTTP,
+ * two servers, two vaults, one store): through a sealed per-person record each instance reads at most
+ * once per cache period. A record that does not open ends every session until the next sign-in.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createVault, type Vault } from '../../src/memvault.js';
+import { createServer, type MemvaultServer } from '../../src/serve.js';
+import { registerPage, SESSION_COOKIE, WRITE_COOKIE } from '../../src/serve/page/plugin.js';
+import { SessionEnds } from '../../src/serve/page/session-ends.js';
+import { CookieSealer, newSession } from '../../src/serve/page/session.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { CLIENT_ID, startProvider } from './setup.js';
+
+const PUBLIC = 'http://127.0.0.1:1';
+const secret = randomBytes(32);
+const masterKey = randomBytes(32).toString('base64');
+const store = new MemoryStore();
+const instances: Array<{ vault: Vault; server: MemvaultServer; url: string }> = [];
+let idp: Awaited<ReturnType<typeof startProvider>>;
+
+beforeAll(async () => {
+  idp = await startProvider(`${PUBLIC}/page/callback`);
+  for (let i = 0; i < 2; i++) {
+    const vault = await createVault({ store, encryption: { masterKey } });
+    const server = await createServer(vault, { auth: { development: true }, rateLimit: false });
+    await registerPage(server.fastify, vault, {
+      oidc: { issuer: idp.issuer, clientId: CLIENT_ID },
+      publicUrl: PUBLIC,
+      sessionSecret: secret,
+      sessionEndsCacheMs: 0,
+    });
+    instances.push({ vault, server, url: await server.listen({ host: '127.0.0.1', port: 0 }) });
+  }
+});
+afterAll(async () => {
+  for (const { server, vault } of instances) {
+    await server.close();
+    await vault.close();
+  }
+  await idp?.close();
+});
+
+function sessionOf(user: string, created: number) {
+  const session = newSession(user, created);
+  const sealed = new CookieSealer(secret).seal('session', session);
+  return { cookie: `${SESSION_COOKIE}=${sealed}; ${WRITE_COOKIE}=${sealed}`, csrf: session.csrf };
+}
+
+async function signedIn(url: string, cookie: string): Promise<boolean> {
+  const body = await (await fetch(`${url}/page`, { headers: { cookie } })).text();
+  return !body.includes('>Sign in</a>');
+}
+
+describe('ending page sessions across instances', () => {
+  it("logging out on one instance ends the person's sessions on the other, and only sessions from before", async () => {
+    const [a, b] = instances.map((i) => i.url) as [string, string];
+    const phone = sessionOf('alice', Date.now() - 2_000);
+    const laptop = sessionOf('alice', Date.now() - 1_000);
+    const bob = sessionOf('bob', Date.now() - 1_000);
+    expect([await signedIn(a, phone.cookie), await signedIn(b, laptop.cookie)]).toEqual([true, true]);
+    const logout = await fetch(`${a}/page/logout`, {
+      method: 'POST',
+      headers: { cookie: phone.cookie, origin: PUBLIC, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: phone.csrf }).toString(),
+    });
+    expect(logout.status).toBe(200);
+    expect([await signedIn(b, laptop.cookie), await signedIn(b, phone.cookie)]).toEqual([false, false]);
+    const change = await fetch(`${b}/page/pause`, {
+      method: 'POST',
+      headers: { cookie: laptop.cookie, origin: PUBLIC, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: laptop.csrf, paused: 'on' }).toString(),
+    });
+    expect(change.status).toBe(401);
+    await expect(instances[1]!.vault.memoryPaused('alice')).resolves.toBe(false);
+    // A later sign-in, and another person, are not ended.
+    expect(await signedIn(b, sessionOf('alice', Date.now() + 1).cookie)).toBe(true);
+    expect(await signedIn(b, bob.cookie)).toBe(true);
+  });
+
+  it('an altered record ends every session until the next sign-in writes it afresh', async () => {
+    const ends = new SessionEnds(instances[0]!.vault, 0);
+    await ends.endAll('carol', 1_000);
+    await expect(ends.ended('carol', 999, 2_000)).resolves.toBe(true);
+    await expect(ends.ended('carol', 1_000, 2_000)).resolves.toBe(false);
+    const keys = (await store.list(`u/`)).objects.map((o) => o.key).filter((k) => /\/p\/[0-9a-f]{64}$/.test(k));
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      const body = new Uint8Array((await store.get(key))!.body);
+      expect(Buffer.from(body).toString('latin1')).not.toContain('endedBefore');
+      body[body.length - 1]! ^= 1;
+      await store.put(key, body);
+    }
+    await expect(ends.ended('carol', 5_000, 6_000)).resolves.toBe(true);
+    await ends.signedIn('carol', 7_000);
+    await expect(ends.ended('carol', 7_000, 8_000)).resolves.toBe(false);
+    await expect(ends.ended('carol', 6_999, 8_000)).resolves.toBe(true);
+  });
+});
