@@ -1,10 +1,15 @@
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import fc from 'fast-check';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INTERNAL_ERROR_MESSAGE } from '../../src/errors.js';
 import { createVault } from '../../src/memvault.js';
 import { quota } from '../../src/pipeline/quota.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { listAll } from '../../src/store/port.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
 import { COMMAND_NAMES } from '../../src/tool/types.js';
 import { userSpaceOf } from './helpers.js';
 
@@ -159,6 +164,38 @@ describe('bad-input fuzzing against the whole chain', () => {
       { numRuns: 1500 },
     );
     expect(created).toBeGreaterThan(0); // the fuzzer reached the store
+  });
+
+  // The same on the SQLite store (one transaction per command): fewer runs, its own database file.
+  it('vault.run on the SQLite store: every input gets a result, never an internal fault, writes stay in the user space', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'memvault-fuzz-'));
+    const store = await SqliteStore.open(join(dir, 'fuzz.db'));
+    // Plain names, as the memory store's run has them (the user space is then known by prefix).
+    const vault = await createVault({ store, encryption: false, middlewares: [quota({ maxUserBytes: 5_000_000 })] });
+    const inUserSpace = await userSpaceOf(USER);
+    const strayKeys = async () => {
+      const stray: string[] = [];
+      for await (const o of listAll(store, '')) if (!inUserSpace(o.key)) stray.push(o.key);
+      return stray;
+    };
+    let created = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(input, async (value) => {
+          const result = await withinTimeout(vault.run(USER, value), 'vault.run');
+          if (result.isError) expect(result.code).not.toBe('INTERNAL');
+          checkContent(result.content);
+          if (!result.isError && (value as { command?: unknown } | null)?.command === 'create') created += 1;
+          expect(await strayKeys()).toEqual([]);
+        }),
+        { numRuns: 1000 },
+      );
+      expect(created).toBeGreaterThan(0);
+    } finally {
+      await vault.close();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('handlers: every input resolves or throws a ToolError, nothing else', async () => {
