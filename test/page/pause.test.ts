@@ -63,4 +63,16 @@ describe('pause memory', () => {
     await expect(page.memoryPaused('ivy', { who: 1 } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(page.memoryPaused('nobody-yet')).resolves.toBe(false);
   });
+
+  it('works without encryption too (the setting then plain, as the files are)', async () => {
+    const plain = await createVault({ store: new MemoryStore(), encryption: false });
+    try {
+      await plain.setMemoryPaused('ivy', true);
+      await expect(plain.run('ivy', write)).resolves.toEqual(paused);
+      await plain.setMemoryPaused('ivy', false);
+      await expect(plain.run('ivy', write)).resolves.toMatchObject({ isError: false });
+    } finally {
+      await plain.close();
+    }
+  });
 });
