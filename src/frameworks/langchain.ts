@@ -65,9 +65,17 @@ export function memoryTool(vault: Vault, userId: string, options?: LangChainMemo
   return tool;
 }
 
+/**
+ * An image as an `image_url` block with a base64 data URL, which @langchain/anthropic turns into the
+ * API's `{ type: 'image', source: { type: 'base64', ... } }` on every version in the range. An
+ * Anthropic image block itself would be passed through from 1.5 on, but 1.3.0 ends the tool_result's
+ * content at it (its generator returns instead of yielding): the model read the caption, no image.
+ */
 function messageContent(content: ResultContent): ToolMessage['content'] {
   if (typeof content === 'string') return content;
   return content.map((block) =>
-    block.type === 'text' ? { type: 'text', text: block.text } : { type: 'image', source: { ...block.source } },
+    block.type === 'text'
+      ? { type: 'text', text: block.text }
+      : { type: 'image_url', image_url: { url: `data:${block.source.media_type};base64,${block.source.data}` } },
   );
 }

@@ -164,6 +164,27 @@ describe('memvault/ai-sdk and memvault/langchain installed from the tarball', ()
         [{ type: 'tool_result', tool_use_id: 'v1', content: viewed }],
       ]);
     }
+    // An image view reaches the API as an image block at the low ends too (@langchain/anthropic 1.3.0
+    // drops an Anthropic image block given as is: the adapter hands it an image_url data URL).
+    const image = {
+      type: 'tool_result',
+      tool_use_id: 'img',
+      content: [
+        { type: 'text', text: "Here's the image at /memories/pixel.png:" },
+        {
+          type: 'image',
+          source: { type: 'base64', media_type: 'image/png', data: CONFORMANCE_PNG.toString('base64') },
+        },
+      ],
+    };
+    const images = out['images'] as unknown as Record<
+      string,
+      { role: string; content: Array<Record<string, unknown>> }
+    >;
+    for (const entry of ['aiSdk', 'langChain']) {
+      const blocks = images[entry]!.content.map(({ cache_control: _, ...block }) => block);
+      expect(blocks, entry).toEqual([image]);
+    }
   }, 120_000);
 
   it('Mastra: the docs’ Agent with memoryTool typechecks strictly and gives toolRunner’s whole conformance conversation', async () => {

@@ -41,12 +41,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** A local stand-in for the Messages API: the scripted turns, every request's last message kept. */
-async function fakeMessagesApi() {
+async function fakeMessagesApi(turns: Turn[] = TURNS) {
   const requests: Array<{ messages: Array<{ role: string; content: unknown }>; tools?: unknown[] }> = [];
   const server = createServer((req, res) => {
     void readBody(req).then((text) => {
       requests.push(JSON.parse(text) as (typeof requests)[number]);
-      const turn = TURNS[Math.min(requests.length - 1, TURNS.length - 1)]!;
+      const turn = turns[Math.min(requests.length - 1, turns.length - 1)]!;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
@@ -106,5 +106,36 @@ async function langChainExample(): Promise<unknown> {
   return { text: messages.at(-1)!.content, requests: api.sent() };
 }
 
-const out = { aiSdk: await aiSdkExample(), langChain: await langChainExample() };
+/** A view of an image (a 1x1 PNG the host wrote) through each entry point: the tool_result sent back. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+const IMAGE_TURNS: Turn[] = [
+  { stop_reason: 'tool_use', content: [toolUse('img', { command: 'view', path: '/memories/pixel.png' })] },
+  { stop_reason: 'end_turn', content: [{ type: 'text', text: 'Done.' }] },
+];
+async function imageViews(): Promise<Record<string, unknown>> {
+  const results: Record<string, unknown> = {};
+  for (const entry of ['aiSdk', 'langChain'] as const) {
+    const api = await fakeMessagesApi(IMAGE_TURNS);
+    const vault = await createVault({ store: 'memory:' });
+    await (await vault.files('user-42')).write('/memories/pixel.png', Buffer.from(PNG, 'base64'));
+    if (entry === 'aiSdk') {
+      const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${api.baseURL}/v1` });
+      const tools = { memory: aiSdkMemoryTool(vault, 'user-42') };
+      await generateText({ model: anthropic('claude-sonnet-4-5'), prompt: 'Look.', tools, stopWhen: stepCountIs(3) });
+    } else {
+      const memory = langChainMemoryTool(vault, 'user-42');
+      const model = new ChatAnthropic({ model: 'claude-sonnet-4-5', apiKey: 'test-key', anthropicApiUrl: api.baseURL });
+      const messages: BaseMessage[] = [new HumanMessage('Look.')];
+      const reply = await model.bindTools([memory]).invoke(messages);
+      messages.push(reply, ...(await Promise.all(reply.tool_calls!.map((call) => memory.invoke(call)))));
+      await model.bindTools([memory]).invoke(messages);
+    }
+    results[entry] = api.sent()[1]?.last;
+    await vault.close();
+    await api.close();
+  }
+  return results;
+}
+
+const out = { aiSdk: await aiSdkExample(), langChain: await langChainExample(), images: await imageViews() };
 process.stdout.write(JSON.stringify(out) + '\n');
