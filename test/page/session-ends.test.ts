@@ -96,5 +96,7 @@ describe('ending page sessions across instances', () => {
     await ends.signedIn('carol', 7_000);
     await expect(ends.ended('carol', 7_000, 8_000)).resolves.toBe(false);
     await expect(ends.ended('carol', 6_999, 8_000)).resolves.toBe(true);
+    for (const bad of [-1, 1.5, Number.NaN])
+      expect(() => new SessionEnds(instances[0]!.vault, bad)).toThrow(RangeError);
   });
 });

@@ -30,7 +30,10 @@ export class SessionEnds {
   constructor(
     private readonly vault: Vault,
     private readonly cacheMs = 5_000,
-  ) {}
+  ) {
+    if (!Number.isSafeInteger(cacheMs) || cacheMs < 0)
+      throw new RangeError('sessionEndsCacheMs must be a whole number of milliseconds, 0 or more');
+  }
 
   async #place(user: string): Promise<{ records: UserRecords; name: string; key: string }> {
     const records = await this.vault.userRecords(user, RECORD_KIND);
