@@ -3,7 +3,8 @@
  * runs as one transaction, so the process killed before any write, between two, or before its
  * commit leaves every file whole at its old place; one that finished leaves every file at its new
  * place (or none, deleted). There is no journal, no fence marker, nothing to resume, and the next
- * command sees a consistent tree.
+ * command sees a consistent tree. kill -9 at every write of a re-key (files re-sealed in place) and
+ * of a migration into another SQLite file: every file reads as before, and running it again finishes.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault } from '../../src/index.js';
 import { FENCE_METADATA } from '../../src/store/fence.js';
+import { DEPLOYMENT_RECORD_KEY } from '../../src/store/layout.js';
 import { listAll } from '../../src/store/port.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { mapLimit } from '../../src/util/concurrency.js';
@@ -48,13 +50,20 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** Runs the worker on a fresh copy of the template; resolves with its report, or null when it was killed. */
-async function runKilled(op: string, killAt: number): Promise<{ db: string; report: { writes: number } | null }> {
-  const db = join(dir, `${op}-${killAt}.db`);
-  await copyFile(template, db);
+/**
+ * Runs the worker on a fresh copy of the template (or again on `again`, the database a killed run
+ * left); resolves with its report, or null when it was killed.
+ */
+async function runKilled(
+  op: string,
+  killAt: number,
+  again?: string,
+): Promise<{ db: string; report: { writes: number; isError: boolean } | null }> {
+  const db = again ?? join(dir, `${op}-${killAt}.db`);
+  if (again === undefined) await copyFile(template, db);
   try {
     const { stdout } = await run(tsx, [worker, db, keyFile, op, String(killAt)], { timeout: 60_000 });
-    return { db, report: JSON.parse(stdout) as { writes: number } };
+    return { db, report: JSON.parse(stdout) as { writes: number; isError: boolean } };
   } catch (error) {
     // Killed: tsx (the launcher) passes the signal on as its exit status, 128 + 9.
     const { signal, code } = error as { signal?: string | null; code?: number };
@@ -103,4 +112,51 @@ describe('kill -9 at every step of a directory rename and delete on SQLite', () 
         expect(await treeOf(db), `killed before write ${i + 1}`).toEqual(at('src'));
       }
     }, 120_000);
+});
+
+describe('kill -9 at every write of a re-key and of a migration on SQLite', () => {
+  it('rekey: every file whole (old or new key) at every kill point, the next command runs, a rerun finishes', async () => {
+    const full = await runKilled('rekey', 0);
+    expect(full.report?.isError).toBe(false);
+    const writes = full.report!.writes;
+    expect(writes).toBeGreaterThanOrEqual(Object.keys(FILES).length * 2); // each file and its kept version
+    expect(await treeOf(full.db)).toEqual(at('src'));
+    const killed = await mapLimit(
+      Array.from({ length: writes }, (_, i) => i + 1),
+      2,
+      (killAt) => runKilled('rekey', killAt),
+    );
+    for (const [i, { db, report }] of killed.entries()) {
+      expect(report, `killed before write ${i + 1}`).toBeNull();
+      expect(await treeOf(db), `killed before write ${i + 1}`).toEqual(at('src'));
+    }
+    // Run again after the kill that left the most to do and after the last one: each finishes.
+    for (const { db } of [killed[0]!, killed[killed.length - 1]!]) {
+      expect((await runKilled('rekey', 0, db)).report?.isError).toBe(false);
+      expect(await treeOf(db)).toEqual(at('src'));
+    }
+  }, 120_000);
+
+  it('migrate: a destination killed part-way holds no deployment record; a rerun finishes and verifies, every file whole', async () => {
+    const full = await runKilled('migrate', 0);
+    const writes = full.report!.writes;
+    expect(writes).toBeGreaterThanOrEqual(Object.keys(FILES).length * 2 + 2); // files, versions, key record, deployment
+    expect(await treeOf(`${full.db}.to.db`)).toEqual(at('src'));
+    const killed = await mapLimit(
+      Array.from({ length: writes }, (_, i) => i + 1),
+      2,
+      (killAt) => runKilled('migrate', killAt),
+    );
+    for (const [i, { db, report }] of killed.entries()) {
+      expect(report, `killed before write ${i + 1}`).toBeNull();
+      // The deployment record goes last: a destination without it is never taken for a whole one
+      // (every start-up refuses users without a deployment record).
+      const destination = await SqliteStore.open(`${db}.to.db`, { create: false });
+      expect(await destination.head(DEPLOYMENT_RECORD_KEY), `killed before write ${i + 1}`).toBeNull();
+      await destination.close();
+      const rerun = await runKilled('migrate', 0, db);
+      expect(rerun.report, `rerun after write ${i + 1}`).not.toBeNull();
+      expect(await treeOf(`${db}.to.db`), `killed before write ${i + 1}`).toEqual(at('src'));
+    }
+  }, 120_000);
 });
