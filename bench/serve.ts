@@ -1,15 +1,23 @@
 /**
  * POST /v1/memory against in-process vault.run, on the same file store, in one run.
- *   npx tsx bench/serve.ts [seconds per cell]
+ *   npx tsx bench/serve.ts [seconds per cell]      (MIX=view: views only)
  * A `memvault serve` process (the real CLI, its own process as deployed, a service API key, rate
  * limits off) and this process's own vault share one encrypted file store under a temp directory.
  * The command mix is half `view` of a 4 KiB file, half `str_replace` on it (flipping one word back
  * and forth, so the size stays), each client on its own file. At 1, 16 and 64 concurrent clients,
- * each cell runs for a fixed time; the columns alternate in-process and HTTP per level. The HTTP
- * client is node:http with keep-alive (one socket per client), in this process.
+ * each cell runs for a fixed time after a warm-up of both paths; in-process and HTTP alternate per
+ * level. The HTTP client is node:http with keep-alive (one socket per client), in this process.
+ *
+ * Latency is reported per command: the mix is bimodal (a view is a read, a str_replace a locked,
+ * versioned write), so one p50 over both lands on the slowest view or the fastest write depending
+ * on a count's parity, which is what made an earlier run read "+4.67 ms". `GET /healthz` over the
+ * same sockets is the floor: a loopback round trip through Node's HTTP stack and Fastify, no vault.
+ * CPU ms per request (this process's, plus the serve process's from /proc for the HTTP cells) says
+ * what the HTTP layer costs in work, which a busy machine's scheduling does not blur as it does latency.
  */
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +32,8 @@ const viewsOnly = process.env['MIX'] === 'view';
 const LEVELS = [1, 16, 64];
 const MASTER_KEY = Buffer.alloc(32, 5).toString('base64');
 const USER = 'bench-user';
+/** Linux's USER_HZ: the unit of /proc/<pid>/stat's CPU times (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
 
 const fileOf = (client: number) => `/memories/bench/c${client}.md`;
 function inputOf(client: number, i: number): Record<string, unknown> {
@@ -34,7 +44,10 @@ function inputOf(client: number, i: number): Record<string, unknown> {
 
 interface Cell {
   rps: number;
-  p50: number;
+  /** CPU ms per request, of every process `cpu` names (this one, the server). */
+  cpuMs: number;
+  /** p50 of each command kind in the mix, in ms. */
+  p50: Record<string, number>;
   p99: number;
   errors: number;
 }
@@ -46,10 +59,18 @@ function percentile(sorted: number[], p: number): number {
 /** Each client's next step, kept across cells so that its str_replace always finds the word it flips. */
 const nextStep: number[] = [];
 
-async function measure(clients: number, run: (client: number, i: number) => Promise<boolean>): Promise<Cell> {
+async function measure(
+  clients: number,
+  run: (client: number, i: number) => Promise<boolean>,
+  kindOf: (client: number, i: number) => string = (client, i) => String(inputOf(client, i)['command']),
+  forSeconds = seconds,
+  cpu: () => number = ownCpuSeconds,
+): Promise<Cell> {
+  const cpuBefore = cpu();
   const latencies: number[] = [];
+  const byKind = new Map<string, number[]>();
   let errors = 0;
-  const until = performance.now() + seconds * 1000;
+  const until = performance.now() + forSeconds * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
@@ -57,62 +78,103 @@ async function measure(clients: number, run: (client: number, i: number) => Prom
         const i = (nextStep[client] = (nextStep[client] ?? -1) + 1);
         const t0 = performance.now();
         if (!(await run(client, i))) errors++;
-        latencies.push(performance.now() - t0);
+        const ms = performance.now() - t0;
+        latencies.push(ms);
+        const kind = kindOf(client, i);
+        (byKind.get(kind) ?? byKind.set(kind, []).get(kind)!).push(ms);
       }
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+  const p50: Record<string, number> = {};
+  for (const [kind, list] of byKind)
+    p50[kind] = percentile(
+      list.sort((a, b) => a - b),
+      50,
+    );
+  const cpuMs = ((cpu() - cpuBefore) * 1000) / latencies.length;
+  return { rps: latencies.length / elapsed, cpuMs, p50, p99: percentile(latencies, 99), errors };
 }
 
-function startServe(store: string, keysFile: string): Promise<{ url: URL; stop: () => void }> {
-  const tsx = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
+interface Served {
+  url: URL;
+  /** CPU seconds (user + system) the serve process has used so far. */
+  cpuSeconds: () => number;
+  stop: () => void;
+}
+
+/** The serve process: node with tsx's loader, one process (no tsx wrapper), so its CPU can be read. */
+function startServe(store: string, keysFile: string): Promise<Served> {
   const main = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
   const env = { ...process.env, MEMVAULT_MASTER_KEY: MASTER_KEY, MEMVAULT_LOG_LEVEL: 'error' };
   const child = spawn(
-    tsx,
-    [main, 'serve', '--store', store, '--api-keys', keysFile, '--port', '0', '--rate-limit', '100000000'],
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      main,
+      'serve',
+      '--store',
+      store,
+      '--api-keys',
+      keysFile,
+      '--port',
+      '0',
+      '--rate-limit',
+      '100000000',
+    ],
     { env },
   );
+  const cpuSeconds = () => {
+    // /proc/<pid>/stat: utime and stime (fields 14 and 15) in clock ticks, after the ")" of comm.
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  };
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve({ url: new URL(match[1]!), stop: () => child.kill('SIGTERM') });
+      if (match) resolve({ url: new URL(match[1]!), cpuSeconds, stop: () => child.kill('SIGTERM') });
     });
     child.on('exit', (code) => reject(new Error(`memvault serve exited ${code}`)));
   });
 }
 
+/** This process's CPU seconds (every thread: the event loop and libuv's pool). */
+const ownCpuSeconds = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
+
 function httpRunner(url: URL, key: string, clients: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const headers = { authorization: `Bearer ${key}`, 'memvault-user': USER, 'content-type': 'application/json' };
-  return (client: number, i: number) =>
+  const send = (method: string, path: string, body: string | undefined) =>
     new Promise<boolean>((resolve, reject) => {
-      const req = request(
-        { host: url.hostname, port: url.port, path: '/v1/memory', method: 'POST', agent, headers },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve(
-              res.statusCode === 200 &&
-                !(JSON.parse(Buffer.concat(chunks).toString()) as { is_error: boolean }).is_error,
-            ),
-          );
-        },
-      );
+      const req = request({ host: url.hostname, port: url.port, path, method, agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return resolve(false);
+          const answer = JSON.parse(Buffer.concat(chunks).toString()) as { is_error?: boolean };
+          resolve(answer.is_error !== true);
+        });
+      });
       req.on('error', reject);
-      req.end(JSON.stringify(inputOf(client, i)));
+      req.end(body);
     });
+  return {
+    memory: (client: number, i: number) => send('POST', '/v1/memory', JSON.stringify(inputOf(client, i))),
+    health: () => send('GET', '/healthz', undefined),
+  };
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'memvault-bench-serve-'));
 const store = `file://${join(dir, 'store')}`;
 let vault: Vault | undefined;
-let server: { url: URL; stop: () => void } | undefined;
+let server: Served | undefined;
 try {
   const { key, entry } = newApiKey('bench');
   const keysFile = join(dir, 'keys.json');
@@ -123,25 +185,39 @@ try {
   server = await startServe(store, keysFile);
   const direct = vault;
   const rows: Array<Array<string | number>> = [];
+  const kinds = viewsOnly ? ['view'] : ['view', 'str_replace'];
   for (const clients of LEVELS) {
     const http = httpRunner(server.url, key, clients);
-    await measure(clients, http); // warm up the sockets and the server's key cache
-    const inProcess = await measure(
+    const inProcessRun = async (client: number, i: number) => !(await direct.run(USER, inputOf(client, i))).isError;
+    // Warm up both paths: sockets, the server's key cache and JIT, this process's JIT.
+    await measure(clients, http.memory, undefined, Math.min(2, seconds));
+    await measure(clients, inProcessRun, undefined, Math.min(2, seconds));
+    const inProcess = await measure(clients, inProcessRun);
+    const served = server;
+    const overHttp = await measure(
       clients,
-      async (client, i) => !(await direct.run(USER, inputOf(client, i))).isError,
+      http.memory,
+      undefined,
+      seconds,
+      () => ownCpuSeconds() + served.cpuSeconds(),
     );
-    const overHttp = await measure(clients, http);
+    const floor = await measure(clients, http.health, () => 'healthz', Math.min(2, seconds));
     rows.push([
       String(clients),
       inProcess.rps,
       overHttp.rps,
       overHttp.rps / inProcess.rps,
-      inProcess.p50,
-      overHttp.p50,
-      overHttp.p50 - inProcess.p50,
+      ...kinds.flatMap((kind) => [
+        inProcess.p50[kind]!,
+        overHttp.p50[kind]!,
+        overHttp.p50[kind]! - inProcess.p50[kind]!,
+      ]),
+      floor.p50['healthz']!,
+      inProcess.cpuMs,
+      overHttp.cpuMs,
       inProcess.p99,
       overHttp.p99,
-      inProcess.errors + overHttp.errors,
+      inProcess.errors + overHttp.errors + floor.errors,
     ]);
   }
   const mix = viewsOnly ? 'views of a 4 KiB file' : 'half view / half str_replace of a 4 KiB file';
@@ -152,9 +228,10 @@ try {
       'in-process req/s',
       'HTTP req/s',
       'HTTP/in-process',
-      'in-process p50 ms',
-      'HTTP p50 ms',
-      'p50 added ms',
+      ...kinds.flatMap((kind) => [`${kind} p50 in-process ms`, `${kind} p50 HTTP ms`, `${kind} p50 added ms`]),
+      'GET /healthz p50 ms',
+      'CPU ms/req in-process',
+      'CPU ms/req HTTP (client + server)',
       'in-process p99 ms',
       'HTTP p99 ms',
       'errors',
