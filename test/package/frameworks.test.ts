@@ -204,8 +204,18 @@ describe('memvault/ai-sdk and memvault/langchain installed from the tarball', ()
     );
     expect(compiled.stdout).toBe('');
 
+    // The conformance conversation, one call a turn; then four inserts into one file in one turn, and a view.
+    const todo = '/memories/notes/todo.md';
+    const inserts = [1, 2, 3, 4].map((i) => ({
+      id: `insert-${i}`,
+      input: { command: 'insert', path: todo, insert_line: 0, insert_text: `note ${i}` },
+    }));
     const script = {
-      steps: CONFORMANCE_STEPS.map(({ step, input }) => ({ step, input })),
+      turns: [
+        ...CONFORMANCE_STEPS.map(({ step, input }) => [{ id: step, input }]),
+        inserts,
+        [{ id: 'view-notes', input: { command: 'view', path: todo } }],
+      ],
       seed: { path: CONFORMANCE_IMAGE_PATH, base64: CONFORMANCE_PNG.toString('base64') },
     };
     await writeFile(join(project, 'conformance.json'), JSON.stringify(script));
@@ -216,11 +226,17 @@ describe('memvault/ai-sdk and memvault/langchain installed from the tarball', ()
     type Sent = { type: string; tool_use_id: string; content: string | ConformanceBlock[]; is_error?: boolean };
     const out = JSON.parse(stdout) as { text: string; requests: number; tools: unknown; toolResults: Sent[] };
     expect(out.text).toBe('Done.');
-    expect(out.requests).toBe(CONFORMANCE_STEPS.length + 1);
+    expect(out.requests).toBe(CONFORMANCE_STEPS.length + 3);
     expect(out.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }]);
     // Mastra adds nothing to a tool_result; is_error only on errors, as the AI SDK sends it.
     expect(out.toolResults.filter((r) => Object.keys(r).some((key) => !RESULT_KEYS.includes(key)))).toEqual([]);
     expect(out.toolResults.filter((r) => r.is_error === false)).toEqual([]);
+    const [viewNotes, ...inserted] = out.toolResults.splice(CONFORMANCE_STEPS.length).reverse();
+    expect(inserted.map((r) => [r.tool_use_id, r.content])).toEqual(
+      [4, 3, 2, 1].map((i) => [`insert-${i}`, `The file ${todo} has been edited.`]),
+    );
+    // Every insert landed (Mastra runs a turn's calls one at a time; memvault would serialise them anyway).
+    for (const i of [1, 2, 3, 4]) expect(viewNotes!.content).toMatch(new RegExp(`^ +\\d\tnote ${i}$`, 'm'));
     const viaMastra = out.toolResults.map((r) =>
       normaliseAnswer(r.tool_use_id, { content: r.content, isError: r.is_error === true }),
     );

@@ -1,8 +1,8 @@
 // A consumer's Mastra agent with memvault's AI SDK memory tool, as docs/frameworks.md shows it: copied
 // into the temporary project of test/package/frameworks.test.ts (the packed tarball beside the low end
 // of @ai-sdk/anthropic's range and @mastra/core), typechecked strictly and run through the whole
-// conformance conversation (argv[2]: its steps and the image to seed). Prints the tool_result blocks
-// the stand-in of the Messages API received, as JSON.
+// conformance conversation and a turn of parallel edits (argv[2]: the turns and the image to seed).
+// Prints the tool_result blocks the stand-in of the Messages API received, as JSON.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +12,8 @@ import { createVault } from 'memvault';
 import { memoryTool } from 'memvault/ai-sdk';
 
 interface Script {
-  steps: Array<{ step: string; input: Record<string, unknown> }>;
+  /** The model's turns: each one's memory calls (the tool_use ids and inputs). */
+  turns: Array<Array<{ id: string; input: Record<string, unknown> }>>;
   seed: { path: string; base64: string };
 }
 const script = JSON.parse(await readFile(process.argv[2]!, 'utf8')) as Script;
@@ -23,12 +24,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The stand-in: request i gets step i as a tool_use (its id the step's name), then a text turn. */
+/** The stand-in: request i gets turn i's tool_use blocks; after the last turn, a text turn. */
 const requests: Array<{ messages: Array<{ role: string; content: unknown }>; tools?: unknown[] }> = [];
 const server = createServer((req, res) => {
   void readBody(req).then((text) => {
     requests.push(JSON.parse(text) as (typeof requests)[number]);
-    const step = script.steps[requests.length - 1];
+    const turn = script.turns[requests.length - 1];
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(
       JSON.stringify({
@@ -36,10 +37,10 @@ const server = createServer((req, res) => {
         type: 'message',
         role: 'assistant',
         model: 'claude-sonnet-4-5',
-        content: step
-          ? [{ type: 'tool_use', id: step.step, name: 'memory', input: step.input }]
+        content: turn
+          ? turn.map(({ id, input }) => ({ type: 'tool_use', id, name: 'memory', input }))
           : [{ type: 'text', text: 'Done.' }],
-        stop_reason: step ? 'tool_use' : 'end_turn',
+        stop_reason: turn ? 'tool_use' : 'end_turn',
         stop_sequence: null,
         usage: { input_tokens: 1, output_tokens: 1 },
       }),
@@ -62,7 +63,7 @@ const agent = new Agent({
   model: anthropic('claude-sonnet-4-5'),
   tools: { memory: memoryTool(vault, userId) }, // one agent (or tool) per user
 });
-const { text } = await agent.generate('Where did we leave the launch plan?', { maxSteps: script.steps.length + 1 });
+const { text } = await agent.generate('Where did we leave the launch plan?', { maxSteps: script.turns.length + 1 });
 
 await vault.close();
 await new Promise<void>((resolve) => server.close(() => resolve()));
