@@ -18,6 +18,7 @@ import {
 } from './identity.js';
 import { ProblemError } from './problems.js';
 import { API_KEY_PREFIX } from './api-keys.js';
+import { VerifiedTokens, type VerifiedClaims } from './verified-tokens.js';
 
 /** Asymmetric algorithms only: a JWKS publishes public keys, which must never verify an HMAC. */
 export const ALLOWED_JWT_ALGORITHMS = [
@@ -44,13 +45,20 @@ export interface JwtOptions {
   clockSkewSeconds?: number;
   /** Testing and custom key sources: the key resolver itself instead of a fetched JWKS. */
   keys?: JWTVerifyGetKey;
+  /**
+   * Seconds a verified token is remembered (its signature not checked again; never past its exp),
+   * default 60, at most 300; 0 checks every request (verified-tokens.ts).
+   */
+  verifiedCacheSeconds?: number;
 }
 
 function invalid(detail: string): ProblemError {
   return new ProblemError('unauthorized', detail, UNAUTHORIZED_HEADERS);
 }
 
-export function checkJwtOptions(options: JwtOptions): Required<Pick<JwtOptions, 'algorithms' | 'clockSkewSeconds'>> {
+export function checkJwtOptions(
+  options: JwtOptions,
+): Required<Pick<JwtOptions, 'algorithms' | 'clockSkewSeconds' | 'verifiedCacheSeconds'>> {
   const algorithms = options.algorithms ?? [...ALLOWED_JWT_ALGORITHMS];
   if (algorithms.length === 0 || algorithms.some((a) => !(ALLOWED_JWT_ALGORITHMS as readonly string[]).includes(a)))
     throw new RangeError(`JWT algorithms must be among ${ALLOWED_JWT_ALGORITHMS.join(', ')}`);
@@ -60,11 +68,49 @@ export function checkJwtOptions(options: JwtOptions): Required<Pick<JwtOptions, 
   if (typeof options.issuer !== 'string' || options.issuer === '') throw new RangeError('a JWT issuer is required');
   if (typeof options.audience !== 'string' || options.audience === '')
     throw new RangeError('a JWT audience is required');
-  return { algorithms, clockSkewSeconds };
+  const verifiedCacheSeconds = options.verifiedCacheSeconds ?? 60;
+  if (!Number.isInteger(verifiedCacheSeconds) || verifiedCacheSeconds < 0 || verifiedCacheSeconds > 300)
+    throw new RangeError('verifiedCacheSeconds must be a whole number from 0 to 300');
+  return { algorithms, clockSkewSeconds, verifiedCacheSeconds };
+}
+
+/** The token's signature, issuer, audience and times checked (jose); its claims, or a 401. */
+async function verifyToken(
+  token: string,
+  keys: JWTVerifyGetKey,
+  options: JwtOptions,
+  algorithms: string[],
+  clockSkewSeconds: number,
+): Promise<VerifiedClaims> {
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token, keys, {
+      algorithms,
+      issuer: options.issuer,
+      audience: options.audience,
+      clockTolerance: clockSkewSeconds,
+      requiredClaims: ['sub', 'exp'],
+    }));
+  } catch (error) {
+    if (error instanceof joseErrors.JWTExpired) throw invalid('The token has expired.');
+    if (error instanceof joseErrors.JOSEError) throw invalid('The token is not valid for this service.');
+    // The JWKS could not be fetched: the credential is not proven, so it is refused (fail closed).
+    throw invalid('The token could not be verified.');
+  }
+  const sub = payload.sub;
+  if (
+    typeof sub !== 'string' ||
+    sub === '' ||
+    sub.length > MAX_USER_ID_LENGTH ||
+    /[\u0000-\u001f\u007f-\u009f]/.test(sub)
+  )
+    throw invalid('The token names no usable subject.');
+  return { sub, exp: payload.exp!, ...(typeof payload.iat === 'number' ? { iat: payload.iat } : {}) };
 }
 
 export function jwtVerifier(options: JwtOptions): CredentialVerifier {
-  const { algorithms, clockSkewSeconds } = checkJwtOptions(options);
+  const { algorithms, clockSkewSeconds, verifiedCacheSeconds } = checkJwtOptions(options);
+  const verified = new VerifiedTokens(verifiedCacheSeconds * 1000, clockSkewSeconds);
   const keys =
     options.keys ?? createRemoteJWKSet(new URL(options.jwksUrl), { timeoutDuration: 5000, cooldownDuration: 30_000 });
   return {
@@ -75,29 +121,12 @@ export function jwtVerifier(options: JwtOptions): CredentialVerifier {
     },
     async verify(request: CredentialRequest): Promise<Caller> {
       const token = bearerToken(request) ?? '';
-      let payload;
-      try {
-        ({ payload } = await jwtVerify(token, keys, {
-          algorithms,
-          issuer: options.issuer,
-          audience: options.audience,
-          clockTolerance: clockSkewSeconds,
-          requiredClaims: ['sub', 'exp'],
-        }));
-      } catch (error) {
-        if (error instanceof joseErrors.JWTExpired) throw invalid('The token has expired.');
-        if (error instanceof joseErrors.JOSEError) throw invalid('The token is not valid for this service.');
-        // The JWKS could not be fetched: the credential is not proven, so it is refused (fail closed).
-        throw invalid('The token could not be verified.');
+      let claims = verified.get(token);
+      if (!claims) {
+        claims = await verifyToken(token, keys, options, algorithms, clockSkewSeconds);
+        verified.set(token, claims);
       }
-      const sub = payload.sub;
-      if (
-        typeof sub !== 'string' ||
-        sub === '' ||
-        sub.length > MAX_USER_ID_LENGTH ||
-        /[\u0000-\u001f\u007f-\u009f]/.test(sub)
-      )
-        throw invalid('The token names no usable subject.');
+      const sub = claims.sub;
       const named = singleHeader(request, USER_HEADER);
       if (named !== undefined && named !== sub)
         throw new ProblemError('forbidden', "A user's token acts only for that user; leave out Memvault-User.");
@@ -106,7 +135,7 @@ export function jwtVerifier(options: JwtOptions): CredentialVerifier {
         userId: sub,
         actor: 'user',
         rateKey: rateKeyOf('sub', sub),
-        ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}),
+        ...(claims.iat !== undefined ? { issuedAt: claims.iat } : {}),
       };
     },
   };
