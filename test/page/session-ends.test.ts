@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { createServer, type MemvaultServer } from '../../src/serve.js';
 import { registerPage, SESSION_COOKIE, WRITE_COOKIE } from '../../src/serve/page/plugin.js';
+import { FORGET_CONFIRMATION } from '../../src/serve/page/actions.js';
 import { SessionEnds } from '../../src/serve/page/session-ends.js';
+import { userPrefix } from '../../src/store/layout.js';
 import { CookieSealer, newSession } from '../../src/serve/page/session.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { CLIENT_ID, startProvider } from './setup.js';
@@ -77,6 +79,24 @@ describe('ending page sessions across instances', () => {
     // A later sign-in, and another person, are not ended.
     expect(await signedIn(b, sessionOf('alice', Date.now() + 1).cookie)).toBe(true);
     expect(await signedIn(b, bob.cookie)).toBe(true);
+  });
+
+  it('forget-me ends the session and leaves nothing of the person in the store: no new key', async () => {
+    const [a] = instances.map((i) => i.url) as [string];
+    const vault = instances[0]!.vault;
+    await vault.run('dave', { command: 'create', path: '/memories/a.md', file_text: 'x\n' });
+    const prefix = userPrefix((await vault.files('dave')).uid);
+    expect((await store.list(prefix)).objects.length).toBeGreaterThan(0);
+    const dave = sessionOf('dave', Date.now());
+    const forget = await fetch(`${a}/page/forget`, {
+      method: 'POST',
+      headers: { cookie: dave.cookie, origin: PUBLIC, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: dave.csrf, confirm: FORGET_CONFIRMATION }).toString(),
+    });
+    expect(forget.status).toBe(200);
+    expect(await forget.text()).toContain('id="receipt"');
+    expect((await store.list(prefix)).objects).toEqual([]);
+    expect(await signedIn(a, dave.cookie)).toBe(false);
   });
 
   it('an altered record ends every session until the next sign-in writes it afresh', async () => {

@@ -236,7 +236,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
     const form = formOf(request);
     const session = await page.writeSession(request, reply, form);
     if (page.now() - session.created > FRESH_SIGN_IN_MS) {
-      await page.endSession(reply, session);
+      await page.endSession(reply, session, false);
       return send(reply, 403, 'Sign in again', messageScreen('To erase your memory, sign in again first.', prefix));
     }
     if (form['confirm']?.trim().toLowerCase() !== FORGET_CONFIRMATION)
@@ -249,7 +249,7 @@ export function pageActions(scope: FastifyInstance, vault: Vault, page: PageCont
       );
     const result = await vault.forgetUser(session.user, { actor: page.actor });
     const at = new Date().toISOString();
-    await page.endSession(reply, session);
+    await page.endSession(reply, session, false);
     const body = html`<p role="status">Your memory is erased and you are signed out. Keep this receipt.</p>
       <dl id="receipt">
         <dt>Erased at</dt>

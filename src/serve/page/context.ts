@@ -12,5 +12,10 @@ export interface PageContext {
   send: (reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession) => FastifyReply;
   signedOut: (reply: FastifyReply) => FastifyReply;
   /** Ends the session here and, through the store, on every instance. */
-  endSession: (reply: FastifyReply, session: PageSession) => Promise<void>;
+  /**
+   * Ends the session; `everywhere` (logout) also every session the person signed in before, on every
+   * instance. Forget-me ends this one only: the record that ends the others would give the erased
+   * person a new key.
+   */
+  endSession: (reply: FastifyReply, session: PageSession, everywhere?: boolean) => Promise<void>;
 }

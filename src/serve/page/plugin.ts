@@ -243,9 +243,9 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
         writeSession,
         send,
         signedOut: (reply) => send(reply, 200, 'Your memory', signedOutScreen(prefix)),
-        endSession: async (reply, session) => {
+        endSession: async (reply, session, everywhere = true) => {
           revoked.revoke(session, now());
-          await ends.endAll(session.user, now());
+          if (everywhere) await ends.endAll(session.user, now());
           void reply.removeHeader('set-cookie');
           void reply.header('set-cookie', cleared);
         },
