@@ -14,6 +14,8 @@
  *                        the version's sequence number counted down, so the newest lists first
  *   u/{uid}/i/{hash}     the HTTP service's idempotency records (src/serve/idempotency.ts): {hash} a
  *                        keyed hash of the Idempotency-Key, the record sealed under the user's key; 24 h
+ *   u/{uid}/p/settings   the user's settings: pause memory (src/pipeline/pause.ts)
+ *   u/{uid}/p/{hash}     the memory page's ended-sessions record (src/serve/page/session-ends.ts)
  *   s/sweep-state.json   the sweeper's checkpoint
  *   audit/{instance}/... sealed audit segments
  */
