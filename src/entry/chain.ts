@@ -35,7 +35,7 @@ export type CommandRunner = (ctx: CommandContext) => Promise<CommandResult>;
 /**
  * The vault's chain. Order: audit (sees everything, rejected commands too), the host's outer
  * middlewares, validation, the path guard, then the middlewares that need canonical paths (PII,
- * quota, the host's inner ones); every stage is observed and answers a throw with a result.
+ * quota, the pause guard, the host's inner ones); every stage is observed and answers a throw with a result.
  */
 export function resolveCommandChain(settings: ChainSettings, locks: VaultLocks): CommandRunner {
   const planned = defaultChain({
