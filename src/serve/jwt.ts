@@ -5,7 +5,7 @@
  * The user is the token's `sub`; a Memvault-User header, if sent, must name that same user.
  */
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import { MAX_USER_ID_LENGTH } from '../store/layout.js';
+import { validateUserId } from '../crypto/user-id.js';
 import {
   bearerToken,
   singleHeader,
@@ -97,14 +97,13 @@ async function verifyToken(
     // The JWKS could not be fetched: the credential is not proven, so it is refused (fail closed).
     throw invalid('The token could not be verified.');
   }
-  const sub = payload.sub;
-  if (
-    typeof sub !== 'string' ||
-    sub === '' ||
-    sub.length > MAX_USER_ID_LENGTH ||
-    /[\u0000-\u001f\u007f-\u009f]/.test(sub)
-  )
+  // The same rule as every user id (vault.run's): non-blank, bounded, no controls, well-formed UTF-16.
+  let sub: string;
+  try {
+    sub = validateUserId(payload.sub);
+  } catch {
     throw invalid('The token names no usable subject.');
+  }
   return { sub, exp: payload.exp!, ...(typeof payload.iat === 'number' ? { iat: payload.iat } : {}) };
 }
 

@@ -27,10 +27,15 @@ describe('verified tokens', () => {
       for (let i = 0; i < 2; i++)
         await expect(verifier.verify(request(forged))).rejects.toMatchObject({ problem: { status: 401 } });
       expect(lookups).toBe(3);
+      // A subject that is no user id (blank, a lone surrogate) is refused like any bad token.
+      for (const sub of ['   ', '\ud800x'])
+        await expect(verifier.verify(request(await idp.sign({ sub })))).rejects.toMatchObject({
+          problem: { status: 401, detail: 'The token names no usable subject.' },
+        });
       const uncached = jwtVerifier({ ...base, verifiedCacheSeconds: 0 });
       await uncached.verify(request(alice));
       await uncached.verify(request(alice));
-      expect(lookups).toBe(5);
+      expect(lookups).toBe(7);
       for (const bad of [-1, 301, 1.5])
         expect(() => jwtVerifier({ ...base, verifiedCacheSeconds: bad })).toThrow(RangeError);
     } finally {
