@@ -4,9 +4,9 @@
  * that a before/after ratio is measured in one run: this machine's drift hits both columns alike,
  * where two bench runs one after the other can differ by half.
  *   git worktree add /tmp/base <rev> && ln -s "$PWD/node_modules" /tmp/base/node_modules
- *   npx tsx bench/checkouts.ts /tmp/base . 200
+ *   npx tsx bench/checkouts.ts /tmp/base . 200 [file|sqlite]
  * Each checkout is loaded from its own sources; both must have the API used below (createVault,
- * createEncryptionFromConfig, FileStore.open, Vault.handlers).
+ * createEncryptionFromConfig, FileStore.open or SqliteStore.open, Vault.handlers).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,9 +21,10 @@ type Checkout = { handlers: Handlers; close: () => Promise<void> };
 
 const [baseDir, newDir] = [process.argv[2], process.argv[3]];
 const n = Number(process.argv[4] ?? 200);
+const kind = process.argv[5] ?? 'file';
 const PAUSE_MS = 2;
-if (!baseDir || !newDir || !Number.isInteger(n) || n < 1) {
-  console.error('usage: npx tsx bench/checkouts.ts <base checkout> <new checkout> [rounds]');
+if (!baseDir || !newDir || !Number.isInteger(n) || n < 1 || (kind !== 'file' && kind !== 'sqlite')) {
+  console.error('usage: npx tsx bench/checkouts.ts <base checkout> <new checkout> [rounds] [file|sqlite]');
   process.exit(2);
 }
 
@@ -53,12 +54,13 @@ const commands: Array<{ name: string; input: (i: number) => Record<string, unkno
 
 async function load(checkout: string, dir: string): Promise<Checkout> {
   const from = (module: string) => import(pathToFileURL(join(resolve(checkout), 'src', module)).href);
-  const [{ createVault }, { createEncryptionFromConfig }, { FileStore }] = await Promise.all([
+  const [{ createVault }, { createEncryptionFromConfig }, stores] = await Promise.all([
     from('index.ts'),
     from('crypto/index.ts'),
-    from('store/file.ts'),
+    from(kind === 'file' ? 'store/file.ts' : 'store/sqlite.ts'),
   ]);
-  const store = await FileStore.open(dir, { durable: true });
+  const store =
+    kind === 'file' ? await stores.FileStore.open(dir, { durable: true }) : await stores.SqliteStore.open(`${dir}.db`);
   const encryption = await createEncryptionFromConfig({
     store,
     config: { masterKey: randomBytes(32).toString('base64') },
@@ -84,7 +86,7 @@ try {
   // Seeded side by side too: files written last are younger on disk for both alike.
   for (let i = 0; i < n; i++)
     for (const c of checkouts) await run(c, { command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
-  console.log(`\nTwo checkouts in one run, embedded store, defaults (median ms of ${n} calls each, interleaved)\n`);
+  console.log(`\nTwo checkouts in one run, ${kind} store, defaults (median ms of ${n} calls each, interleaved)\n`);
   const rows: Array<Array<string | number>> = [];
   for (const { name, input } of commands) {
     const times: [number[], number[]] = [[], []];
