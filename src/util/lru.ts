@@ -8,11 +8,22 @@
  * over (the next least recently used one leaves instead), and the entry just set never leaves, so
  * the map may stay over its bound while everything else is pinned.
  *
- * Built on Map's insertion order: re-inserting a key moves it to the end, so the first key is the
- * least recently used one. Every operation is O(1), but for `set` passing over pinned entries.
+ * A Map of nodes on a doubly linked list, oldest first. A `get` only relinks its node: moving the
+ * key to the end of the Map itself (delete, then set) cost ten times a lookup, since it stores the
+ * caller's key string (often one built for the lookup, hashed and flattened anew) and leaves a hole
+ * that the Map rehashes away later. Every operation is O(1), but for `set` passing over pinned entries.
  */
+interface Node<K, V> {
+  key: K;
+  value: V;
+  older: Node<K, V> | undefined;
+  newer: Node<K, V> | undefined;
+}
+
 export class LruMap<K, V> {
-  private readonly entries = new Map<K, V>();
+  private readonly nodes = new Map<K, Node<K, V>>();
+  private oldest: Node<K, V> | undefined;
+  private newest: Node<K, V> | undefined;
   readonly maxEntries: number;
 
   constructor(
@@ -25,61 +36,99 @@ export class LruMap<K, V> {
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.nodes.size;
   }
 
   /** The value, made the most recently used. */
   get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    // One lookup on the common path; `has` only to tell a stored undefined from a miss.
-    if (value === undefined && !this.entries.has(key)) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, value as V);
-    return value;
+    const node = this.nodes.get(key);
+    if (node === undefined) return undefined;
+    if (node !== this.newest) {
+      this.unlink(node);
+      this.append(node);
+    }
+    return node.value;
   }
 
   /** The value, without touching the order. */
   peek(key: K): V | undefined {
-    return this.entries.get(key);
+    return this.nodes.get(key)?.value;
   }
 
   has(key: K): boolean {
-    return this.entries.has(key);
+    return this.nodes.has(key);
   }
 
   /** Stores the value as the most recently used, then evicts the least recently used past the bound. */
   set(key: K, value: V): this {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.maxEntries) this.evictPastBound(key);
+    const known = this.nodes.get(key);
+    if (known !== undefined) {
+      known.value = value;
+      if (known !== this.newest) {
+        this.unlink(known);
+        this.append(known);
+      }
+      return this;
+    }
+    const node: Node<K, V> = { key, value, older: undefined, newer: undefined };
+    this.nodes.set(key, node);
+    this.append(node);
+    if (this.nodes.size > this.maxEntries) this.evictPastBound(node);
     return this;
   }
 
   /** Oldest first: the loop stops as soon as the map is within its bound (O(1) without pinned entries). */
-  private evictPastBound(newest: K): void {
-    for (const [key, value] of this.entries) {
-      if (this.entries.size <= this.maxEntries) return;
-      if (key === newest || this.isPinned?.(value, key)) continue;
-      this.entries.delete(key);
-      this.onEvict?.(key, value);
+  private evictPastBound(newest: Node<K, V>): void {
+    let node = this.oldest;
+    while (node !== undefined && this.nodes.size > this.maxEntries) {
+      const next = node.newer;
+      if (node !== newest && !this.isPinned?.(node.value, node.key)) {
+        this.remove(node);
+        this.onEvict?.(node.key, node.value);
+      }
+      node = next;
     }
   }
 
   delete(key: K): boolean {
-    return this.entries.delete(key);
+    const node = this.nodes.get(key);
+    if (node === undefined) return false;
+    this.remove(node);
+    return true;
   }
 
   clear(): void {
-    this.entries.clear();
+    this.nodes.clear();
+    this.oldest = this.newest = undefined;
   }
 
   /** Values from the least to the most recently used. */
-  values(): IterableIterator<V> {
-    return this.entries.values();
+  *values(): IterableIterator<V> {
+    for (let node = this.oldest; node !== undefined; node = node.newer) yield node.value;
   }
 
   /** Keys from the least to the most recently used. */
-  keys(): IterableIterator<K> {
-    return this.entries.keys();
+  *keys(): IterableIterator<K> {
+    for (let node = this.oldest; node !== undefined; node = node.newer) yield node.key;
+  }
+
+  private remove(node: Node<K, V>): void {
+    this.nodes.delete(node.key);
+    this.unlink(node);
+  }
+
+  private unlink(node: Node<K, V>): void {
+    if (node.older === undefined) this.oldest = node.newer;
+    else node.older.newer = node.newer;
+    if (node.newer === undefined) this.newest = node.older;
+    else node.newer.older = node.older;
+    node.older = node.newer = undefined;
+  }
+
+  private append(node: Node<K, V>): void {
+    node.older = this.newest;
+    if (this.newest === undefined) this.oldest = node;
+    else this.newest.newer = node;
+    this.newest = node;
   }
 }
