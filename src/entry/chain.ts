@@ -35,7 +35,7 @@ export type CommandRunner = (ctx: CommandContext) => Promise<CommandResult>;
 /**
  * The vault's chain. Order: audit (sees everything, rejected commands too), the host's outer
  * middlewares, validation, the path guard, then the middlewares that need canonical paths (PII,
- * quota, the pause guard, the host's inner ones); every stage is observed and answers a throw with a result.
+ * the pause guard, quota, the host's inner ones); every stage is observed and answers a throw with a result.
  */
 export function resolveCommandChain(settings: ChainSettings, locks: VaultLocks): CommandRunner {
   const planned = defaultChain({
@@ -44,11 +44,9 @@ export function resolveCommandChain(settings: ChainSettings, locks: VaultLocks):
       ...(settings.outerMiddlewares ?? []),
     ],
     ...(settings.pii === false ? {} : { pii: piiRedactor(settings.pii) }),
+    ...(settings.userSettings ? { pause: pauseGuard(settings.userSettings) } : {}),
     quota: settings.quota === false ? false : { ...settings.quota },
-    inner: [
-      ...(settings.userSettings ? [namedStage('pause', pauseGuard(settings.userSettings))] : []),
-      ...(settings.middlewares ?? []),
-    ],
+    inner: [...(settings.middlewares ?? [])],
     ...(settings.limits ? { limits: settings.limits } : {}),
   });
   const logger = settings.logger;

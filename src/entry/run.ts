@@ -7,12 +7,13 @@ import { betaMemoryTool, type MemoryToolHandlers } from '@anthropic-ai/sdk/helpe
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { AuditPseudonyms } from '../audit/index.js';
 import { validateUserId } from '../crypto/user-id.js';
-import { loggableError } from '../errors.js';
-import { AbortableFiles, abortedError } from '../pipeline/abortable-files.js';
+import { loggableError, MemvaultError } from '../errors.js';
+import { GatedFiles } from '../pipeline/gated-files.js';
 import type { CommandContext, CommandResult, Writer } from '../pipeline/context.js';
 import { withErrorBoundary } from '../pipeline/error-result.js';
 import { observeCommands } from '../pipeline/telemetry.js';
 import { withCommandStats, withRequestCounter, type CommandStats } from '../store/accounting.js';
+import { messages } from '../tool/messages.js';
 import type { ResultContent } from '../tool/types.js';
 import type { StoreUserFiles } from '../vault/store-user-files.js';
 import type { CommandIdentities } from './audit.js';
@@ -43,7 +44,7 @@ export function commandRunner({
       async () => {
         // Checked before the key load: an invalid option is the host's error, answered before anything is read.
         const { precondition, actor, writer, signal } = checkRunOptions(options);
-        if (signal?.aborted) throw abortedError();
+        if (signal) stopIfAborted(signal);
         // Loading the user's key (GET, and PUT the very first time) is part of this command's cost:
         // count it into the command's stats, which metrics and the audit record read.
         const { files, pseudonyms } = await withRequestCounter(stats.requests, () => openUser(userId, writer));
@@ -53,8 +54,8 @@ export function commandRunner({
           uid,
           input,
           pathsCanonical: false,
-          // With a signal, the command stops at its first change once the signal fired (abortable-files.ts).
-          files: signal ? new AbortableFiles(files, signal) : files,
+          // With a signal, the command stops at its first change once the signal fired (gated-files.ts).
+          files: signal ? new GatedFiles(files, () => stopIfAborted(signal)) : files,
           stats,
           decisions: {},
           ...(precondition !== undefined ? { precondition } : {}),
@@ -76,6 +77,10 @@ export function commandRunner({
   // Without options, the one observed runner; with them, a runner observed the same way for this call.
   return (userId, input, options) =>
     options === undefined ? observed(userId, input) : observeCommands((u, i) => runOne(u, i, options))(userId, input);
+}
+
+function stopIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new MemvaultError('ABORTED', messages.aborted());
 }
 
 function toHandlerResult(result: CommandResult): ResultContent {

@@ -45,8 +45,10 @@ export { validateInput, validateInputWithin, type InputLimits, type InputSizeDec
  *                any work that grows with the input (the redactor's scan above all).
  *   3. guard     always on: every path canonical, or an INVALID_PATH answer; nothing below sees a raw path.
  *   4. pii       rewrites file_text / new_str / insert_text before they are measured or stored.
- *   5. quota     measures what will really be written (after redaction), caps what view returns.
- *   6. inner     the host's own middlewares; they see canonical paths and redacted text.
+ *   5. pause     the model's writes refused while the person paused their memory (read at the first
+ *                change, under the quota's own checks: a write the quota refuses reads nothing).
+ *   6. quota     measures what will really be written (after redaction), caps what view returns.
+ *   7. inner     the host's own middlewares; they see canonical paths and redacted text.
  *   -> terminal  the six commands.
  */
 export interface ChainOptions {
@@ -54,6 +56,8 @@ export interface ChainOptions {
   outer?: Middleware[];
   /** The PII redactor, if configured. */
   pii?: Middleware;
+  /** The pause guard (pause.ts), when the vault keeps users' settings. */
+  pause?: Middleware;
   /** Quota options; `false` turns quotas off (not recommended for model-facing use). Default: on, defaults. */
   quota?: QuotaOptions | false;
   /** Between the quota and the commands. */
@@ -92,6 +96,7 @@ export function defaultChain(options: ChainOptions = {}): Chain {
     namedStage('validate', validateInputWithin({ maxFileBytes: limits.maxFileBytes ?? DEFAULT_LIMITS.maxFileBytes })),
     namedStage('path_guard', pathGuard),
     ...(options.pii ? [namedStage('pii', options.pii)] : []),
+    ...(options.pause ? [namedStage('pause', options.pause)] : []),
     ...(quotaMiddleware ? [namedStage('quota', quotaMiddleware)] : []),
     ...(options.inner ?? []),
   ];

@@ -8,7 +8,7 @@
  * of the user), sealed with AES-256-GCM under a key derived from the user's audit pseudonym key:
  * that key comes from the user's first data key, so it outlives a re-key and dies with erasure (as
  * the user's prefix is deleted with it). Plain codecs (no encryption) store it plain, as they store
- * files. A model write costs one GET of it; a view costs nothing. A record that does not open counts
+ * files. A model write costs one GET of it, just before its first change; a view costs nothing. A record that does not open counts
  * as paused (fail closed) until the person sets it again.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
@@ -16,7 +16,9 @@ import type { CodecProvider } from '../crypto/user-codec.js';
 import { userPrefix } from '../store/layout.js';
 import type { ObjectStore } from '../store/port.js';
 import { messages } from '../tool/messages.js';
+import { MemvaultError } from '../errors.js';
 import type { Middleware } from './context.js';
+import { GatedFiles } from './gated-files.js';
 
 const RECORD_VERSION = 1;
 const PLAIN_MARK = 0x7b; // '{': a plain record is its JSON
@@ -110,11 +112,19 @@ export class UserSettings {
   }
 }
 
-/** Refuses the model's writes while the user's memory is paused; below validation (it needs the command). */
+/**
+ * Refuses the model's writes while the user's memory is paused: below validation (it needs the
+ * command), above the quota (a write the quota refuses reads nothing). The setting is read at the
+ * command's first change (gated-files.ts), so a command that ends without writing (no match, not
+ * found) costs no read, and a view never does.
+ */
 export function pauseGuard(settings: UserSettings): Middleware {
   return async (ctx, next) => {
     if (!ctx.command || !WRITE_COMMANDS.has(ctx.command.command) || (ctx.writer ?? 'model') !== 'model') return next();
-    if (await settings.paused(ctx.uid)) return { content: messages.memoryPaused(), isError: true, code: 'PAUSED' };
+    const uid = ctx.uid;
+    ctx.files = new GatedFiles(ctx.files, async () => {
+      if (await settings.paused(uid)) throw new MemvaultError('PAUSED', messages.memoryPaused());
+    });
     return next();
   };
 }

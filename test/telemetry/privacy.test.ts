@@ -39,7 +39,7 @@ const ALLOWED: Record<string, (v: unknown) => boolean> = {
   [ATTRS.outcome]: (v) => v === 'ok' || v === 'error',
   [ATTRS.errorCode]: (v) => typeof v === 'string' && /^[A-Z][A-Z_]*$/.test(v),
   [ATTRS.stage]: (v) =>
-    ['audit', 'validate', 'path_guard', 'pii', 'quota', 'middleware', 'execute'].includes(v as string),
+    ['audit', 'validate', 'path_guard', 'pii', 'pause', 'quota', 'middleware', 'execute'].includes(v as string),
   [ATTRS.stagePosition]: (v) => Number.isInteger(v),
   [ATTRS.storeKind]: (v) => ['memory', 'file', 's3'].includes(v as string),
   [ATTRS.storeOperation]: (v) => ['get', 'head', 'put', 'list', 'copy', 'delete', 'delete_many'].includes(v as string),

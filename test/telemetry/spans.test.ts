@@ -46,7 +46,7 @@ function ancestors(spans: ReadableSpan[], s: ReadableSpan): string[] {
   return out;
 }
 
-const STAGES = ['audit', 'validate', 'path_guard', 'pii', 'quota'];
+const STAGES = ['audit', 'validate', 'path_guard', 'pii', 'pause', 'quota'];
 
 describe('command spans', () => {
   it('nests the stages in chain order, the commands inside the last, the store calls inside those', async () => {
@@ -143,6 +143,7 @@ describe('command spans', () => {
     expect(ancestors(spans, get)).toEqual([
       'memvault.stage.execute',
       'memvault.stage.quota',
+      'memvault.stage.pause',
       'memvault.stage.pii',
       'memvault.stage.path_guard',
       'memvault.stage.validate',
@@ -197,7 +198,7 @@ describe('command spans', () => {
     await vault.run(USER, { command: 'view', path: '/memories' });
     const spans = telemetry.spans();
     const host = one(spans, 'memvault.stage.middleware');
-    expect(host.attributes['memvault.stage.position']).toBe(4);
+    expect(host.attributes['memvault.stage.position']).toBe(5);
     expect(parentOf(spans, host)?.name).toBe('memvault.stage.quota');
     expect(parentOf(spans, one(spans, 'memvault.stage.execute'))).toBe(host);
     await vault.close();

@@ -1,11 +1,11 @@
 /**
- * The TreeFiles a command sees when the host passed vault.run a signal: until the command's first
- * change, every change first checks the signal, so a command aborted while it waited (for its lock,
- * for a read) stops before it wrote anything and changes nothing. Once it has written, it finishes:
- * half a command would be worse than a late one.
+ * The TreeFiles a command sees behind a gate: the command's first change (a write, a fence, a
+ * delete, a prune) first passes `gate`, once, and every change after it waits for that; reads never
+ * do. A gate that throws stops the command before it changed anything, so it changes nothing. Two
+ * gates: vault.run's signal (a command aborted while it waited for its lock or a read stops there;
+ * once it has written, it finishes: half a command would be worse than a late one), and the pause
+ * (pause.ts: the one read of the user's settings, only for a command that is about to write).
  */
-import { MemvaultError } from '../errors.js';
-import { messages } from '../tool/messages.js';
 import type { ListedFile, ReadOptions, WriteResult } from '../vault/user-files.js';
 import type { HistoryTarget, HistoryUsage } from '../vault/history-usage.js';
 import type {
@@ -17,22 +17,18 @@ import type {
   TreeWriteCondition,
 } from '../vault/tree-files.js';
 
-export function abortedError(): MemvaultError {
-  return new MemvaultError('ABORTED', messages.aborted());
-}
-
-export class AbortableFiles implements TreeFiles {
-  private changed = false;
+export class GatedFiles implements TreeFiles {
+  private passed: Promise<void> | undefined;
 
   constructor(
     private readonly inner: TreeFiles,
-    private readonly signal: AbortSignal,
+    private readonly gate: () => void | Promise<void>,
   ) {}
 
-  /** Called before each change: refuses the first one once the signal fired. */
-  private beforeChange(): void {
-    if (!this.changed && this.signal.aborted) throw abortedError();
-    this.changed = true;
+  /** Before each change: the gate, run at the first one and shared by every later one. */
+  private beforeChange(): Promise<void> {
+    this.passed ??= (async () => this.gate())();
+    return this.passed;
   }
 
   get uid(): string {
@@ -64,22 +60,22 @@ export class AbortableFiles implements TreeFiles {
   }
 
   async write(path: string, data: Uint8Array, condition?: TreeWriteCondition): Promise<WriteResult> {
-    this.beforeChange();
+    await this.beforeChange();
     return this.inner.write(path, data, condition);
   }
 
   async fence(path: string, ifMatch: string, reason: 'moved' | 'deleted', op: string): Promise<FencedFile> {
-    this.beforeChange();
+    await this.beforeChange();
     return this.inner.fence(path, ifMatch, reason, op);
   }
 
   async remove(path: string, condition?: { ifMatch?: string }): Promise<void> {
-    this.beforeChange();
+    await this.beforeChange();
     return this.inner.remove(path, condition);
   }
 
   async removeMany(paths: string[]): Promise<{ failed: string[] }> {
-    this.beforeChange();
+    await this.beforeChange();
     return this.inner.removeMany(paths);
   }
 
@@ -89,7 +85,7 @@ export class AbortableFiles implements TreeFiles {
   }
 
   async historyUsage(pruneTo?: HistoryTarget): Promise<HistoryUsage | null> {
-    if (pruneTo !== undefined) this.beforeChange();
+    if (pruneTo !== undefined) await this.beforeChange();
     return this.inner.historyUsage ? this.inner.historyUsage(pruneTo) : null;
   }
 }
