@@ -212,9 +212,10 @@ describe('crash safety', () => {
   );
 
   it.each([false, true])('a failed edit changes nothing (history %s)', async (history) => {
-    // GET, PUT (and with history the version's PUT, whose failure leaves the edit made and the
-    // version missing from the history).
-    for (let step = 1; step <= 3; step++) {
+    // GET, the GET of the user's settings (pause memory, just before the first change), PUT (and
+    // with history the version's PUT, whose failure leaves the edit made and the version missing
+    // from the history).
+    for (let step = 1; step <= 4; step++) {
       const store = new FaultyStore(new MemoryStore());
       const vault = await createVault({ store, history });
       await vault.run(U, { command: 'create', path: '/memories/a.md', file_text: 'one\n' });
@@ -222,7 +223,7 @@ describe('crash safety', () => {
       const r = await vault.run(U, { command: 'str_replace', path: '/memories/a.md', old_str: 'one', new_str: 'two' });
       store.disarm();
       expect(r.isError).toBe(store.fired && !store.firedAbsorbably);
-      expect(store.firedInHistory).toBe(history && step === 3);
+      expect(store.firedInHistory).toBe(history && step === 4);
       const t = await text(vault, '/memories/a.md');
       expect(t).toBe(r.isError ? 'one\n' : 'two\n');
       if (history) {

@@ -258,7 +258,8 @@ describe('with history on', () => {
         .isError,
     ).toBe(false);
     expect(store.ops.filter((op) => op === 'list')).toEqual([]);
-    expect(store.ops.filter((op) => op === 'get')).toHaveLength(2);
+    // Each edit: its file's GET, and the user's settings (pause memory) just before it writes.
+    expect(store.ops.filter((op) => op === 'get')).toHaveLength(4);
     expect(await content(vault, '/memories/h.md')).toBe('two\nthree\n');
     // The check the edits leave out is there for reads.
     store.ops.length = 0;
