@@ -4,7 +4,8 @@
  * memvault with its defaults (encryption, history, the default chain) on the SQLite store
  * (durability=full) and on the directory store (file://), each in its own temp directory:
  * - CPU per 4 KiB edit: process.cpuUsage() (user + system, all threads) around N str_replace
- *   commands on 4 KiB files, divided by N (goal: 300 µs on SQLite), the memory store beside them;
+ *   commands on 4 KiB files, divided by N (goal: 300 µs on SQLite), SQLite with durability=normal
+ *   (no fsync per edit) and the memory store (no storage engine) beside them;
  * - throughput with 16 and 64 concurrent users on one process: each user runs create, view,
  *   str_replace, view on its own files, the same 1,024 commands in every row; commands/s, p50, p99
  *   (goal: SQLite at least 5x the directory store);
@@ -27,7 +28,7 @@ const quick = args.includes('--quick');
 const parts = args.filter((a) => !a.startsWith('--'));
 const wants = (part: string) => parts.length === 0 || parts.includes(part);
 
-type Kind = 'sqlite' | 'file' | 'memory';
+type Kind = 'sqlite' | 'sqlite-normal' | 'file' | 'memory';
 const KINDS: Array<[Kind, string]> = [
   ['sqlite', 'SQLite store'],
   ['file', 'directory store'],
@@ -44,7 +45,7 @@ async function openVault(root: string, kind: Kind, name: string, extra: Record<s
       ? 'memory:'
       : kind === 'file'
         ? pathToFileURL(join(root, name)).href
-        : `sqlite:${join(root, `${name}.db`)}`;
+        : `sqlite:${join(root, `${name}.db`)}${kind === 'sqlite-normal' ? '?durability=normal' : ''}`;
   const store = await openStore(url);
   const encryption = await createEncryptionFromConfig({
     store,
@@ -63,8 +64,14 @@ async function cpuPerEdit(root: string): Promise<void> {
   const edits = quick ? 300 : 2000;
   const files = 50;
   const rows: Array<Array<string | number>> = [];
-  // The memory store calibrates: the same edits with no storage engine (bench/cpu.ts's setting).
-  for (const [kind, label] of [...KINDS, ['memory', 'memory store'] as const]) {
+  // The memory store calibrates: the same edits with no storage engine (bench/cpu.ts's setting). SQLite with
+  // durability=normal beside it: the difference to the default is what the fsync per edit costs.
+  const kinds: Array<[Kind, string]> = [
+    ...KINDS,
+    ['sqlite-normal', 'SQLite, durability=normal'],
+    ['memory', 'memory store'],
+  ];
+  for (const [kind, label] of kinds) {
     const vault = await openVault(root, kind, `cpu-${kind}`);
     for (let i = 0; i < files; i++)
       await ok(vault, 'cpu', { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
