@@ -66,13 +66,16 @@ async function cpuPerEdit(root: string): Promise<void> {
   const rows: Array<Array<string | number>> = [];
   // The memory store calibrates: the same edits with no storage engine (bench/cpu.ts's setting). SQLite with
   // durability=normal beside it: the difference to the default is what the fsync per edit costs.
-  const kinds: Array<[Kind, string]> = [
-    ...KINDS,
-    ['sqlite-normal', 'SQLite, durability=normal'],
-    ['memory', 'memory store'],
+  // The last row waits 1 ms after each edit (a timer, no I/O): what going idle and waking costs a process
+  // that waits for something between commands, as the default waits for its fsync.
+  const kinds: Array<[Kind, string, number]> = [
+    ...KINDS.map(([kind, label]): [Kind, string, number] => [kind, label, 0]),
+    ['sqlite-normal', 'SQLite, durability=normal', 0],
+    ['memory', 'memory store', 0],
+    ['memory', 'memory store, idle 1 ms after each edit', 1],
   ];
-  for (const [kind, label] of kinds) {
-    const vault = await openVault(root, kind, `cpu-${kind}`);
+  for (const [kind, label, idleMs] of kinds) {
+    const vault = await openVault(root, kind, `cpu-${kind}-${idleMs}`);
     for (let i = 0; i < files; i++)
       await ok(vault, 'cpu', { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
     const edit = (i: number) => {
@@ -87,7 +90,10 @@ async function cpuPerEdit(root: string): Promise<void> {
     for (let i = 0; i < files * 2; i++) await edit(i); // warm up: JIT, key and name caches
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
-    for (let i = 0; i < edits; i++) await edit(i);
+    for (let i = 0; i < edits; i++) {
+      await edit(i);
+      if (idleMs > 0) await new Promise((resolve) => setTimeout(resolve, idleMs));
+    }
     const cpu = process.cpuUsage(cpu0);
     const wall = performance.now() - t0;
     await vault.close();
