@@ -32,7 +32,7 @@ interface Row {
   tags: string;
 }
 
-type ListedRow = Pick<Row, 'size' | 'etag' | 'modified'> & { key: Uint8Array };
+type ListedRow = Pick<Row, 'size' | 'etag' | 'modified'> & { name: string };
 
 const UPSERT = `INSERT INTO objects (key, body, size, etag, modified, metadata, tags) VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (key) DO UPDATE SET body = excluded.body, size = excluded.size, etag = excluded.etag,
@@ -141,7 +141,7 @@ export class SqliteStore implements ObjectStore {
       const rows = statement(listStatement(bounds)).all(...bounds.params, maxKeys + 1) as unknown as ListedRow[];
       const more = rows.length > maxKeys;
       if (more) rows.pop();
-      const objects = rows.map((row) => info(Buffer.from(row.key).toString('utf8'), row));
+      const objects = rows.map((row) => info(row.name, row));
       const last = objects[objects.length - 1];
       return more && last ? { objects, continuationToken: last.key } : { objects };
     });
