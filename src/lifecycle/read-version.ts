@@ -9,7 +9,7 @@ import { readKeptVersion } from '../crypto/verified-read.js';
 import { canonicalizePath } from '../pipeline/path-guard.js';
 import { versionKeyOf } from '../store/layout.js';
 import { checkActor, checkNumber, checkOptions, ifGiven, invalidArgument } from '../util/validate.js';
-import type { HistoryContext, VersionInfo } from '../vault/history.js';
+import { versionInfoOf, type HistoryContext, type VersionInfo } from '../vault/history.js';
 import { MEMORY_ROOT } from '../vault/paths.js';
 import { actorOf } from './audited.js';
 import type { LifecycleContext } from './context.js';
@@ -43,15 +43,7 @@ async function readOne(h: HistoryContext, path: string, seq: number): Promise<Ve
   );
   if (!opened) return null;
   const { record, data } = opened;
-  return {
-    path,
-    seq: record.seq,
-    actor: record.actor,
-    time: new Date(record.time),
-    size: data.byteLength,
-    ...(record.end ? { end: record.end } : {}),
-    data,
-  };
+  return { ...versionInfoOf(path, record, data), data };
 }
 
 /** `path` is canonical (checkReadVersionArgs). Null when no such version is kept (never was, dropped, expired). */

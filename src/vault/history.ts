@@ -20,7 +20,7 @@ import { NameConflictError } from './names.js';
 import { MEMORY_ROOT } from './paths.js';
 import type { StoreUserFiles } from './store-user-files.js';
 import { readKeptVersion } from '../crypto/verified-read.js';
-import { SEQ_PER_MS, type VersionActor, type VersionEnd } from './version-record.js';
+import { SEQ_PER_MS, type VersionActor, type VersionEnd, type VersionRecord } from './version-record.js';
 
 export interface HistoryContext {
   store: ObjectStore;
@@ -106,6 +106,18 @@ async function* versionGroups(ctx: HistoryContext, path: string): AsyncGenerator
   if (group.length > 0) yield group;
 }
 
+/** What history tells of a kept version, from its opened record and body. */
+export function versionInfoOf(path: string, record: VersionRecord, data: Uint8Array): VersionInfo {
+  return {
+    path,
+    seq: record.seq,
+    actor: record.actor,
+    time: new Date(record.time),
+    size: data.byteLength,
+    ...(record.end ? { end: record.end } : {}),
+  };
+}
+
 /** A kept version, read through the one verified read (src/crypto/verified-read.ts: its record opens, matches its body and names its key's number). */
 async function openVersion(
   ctx: HistoryContext,
@@ -115,14 +127,7 @@ async function openVersion(
   if (!opened) return null; // dropped or expired meanwhile
   const { record, data } = opened;
   return {
-    record: {
-      path: version.path,
-      seq: record.seq,
-      actor: record.actor,
-      time: new Date(record.time),
-      size: data.byteLength,
-      ...(record.end ? { end: record.end } : {}),
-    },
+    record: versionInfoOf(version.path, record, data),
     data,
     ...(record.keptAt !== undefined ? { keptAt: record.keptAt } : {}),
   };
