@@ -113,6 +113,32 @@ describe('sqlite: schema versions', () => {
     expect(columns.at(-1)).toBe('body');
     check.close();
   });
+
+  it('opens a database already at this version without writing to it (a check or a read changes nothing)', async () => {
+    const path = join(await sandbox(), 'current.db');
+    const first = await SqliteStore.open(path);
+    await first.put('a/1', new Uint8Array([1]));
+    await first.close();
+    const { DatabaseSync } = await import('node:sqlite');
+    const contents = () => {
+      const probe = new DatabaseSync(path, { readOnly: true });
+      try {
+        return {
+          size: probe.prepare('PRAGMA page_count').get(),
+          objects: probe.prepare('SELECT count(*) AS n FROM objects').get(),
+        };
+      } finally {
+        probe.close();
+      }
+    };
+    const before = contents();
+    const again = await SqliteStore.open(path);
+    // Nothing committed: the WAL SQLite keeps beside the file has no frame.
+    expect((await stat(`${path}-wal`)).size).toBe(0);
+    expect((await again.get('a/1'))?.body).toEqual(new Uint8Array([1]));
+    await again.close();
+    expect(contents()).toEqual(before);
+  });
 });
 
 describe('SqliteStore transactions', () => {

@@ -79,6 +79,8 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
     // checkpoint); 'full' makes every commit durable itself, by a WAL fsync before it answers
     // (SqliteConnection.durable), so that the fsync runs off the event loop and is shared.
     db.exec('PRAGMA synchronous = NORMAL');
+    // A database that is already this version's opens without a write (doctor, a read-only tool).
+    if (isCurrent(db)) return db;
     db.exec('BEGIN IMMEDIATE');
     try {
       // Looked at again under the write lock: another process may have made or migrated it meanwhile.
@@ -96,6 +98,13 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
     db?.close();
     throw toSqliteStoreError(e);
   }
+}
+
+/** Memvault's, at this schema version, with its table: nothing to create or migrate. */
+function isCurrent(db: DatabaseSync): boolean {
+  const id = (db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id;
+  const table = db.prepare("SELECT 1 AS found FROM sqlite_schema WHERE type = 'table' AND name = 'objects'").get();
+  return id === APPLICATION_ID && userVersion(db) === SCHEMA_VERSION && table !== undefined;
 }
 
 function userVersion(db: DatabaseSync): number {
