@@ -20,6 +20,7 @@ import {
   invalidArgument,
 } from '../util/validate.js';
 import { WRITERS, type Precondition, type Writer } from '../pipeline/context.js';
+import { MEMORY_ROOT } from '../vault/paths.js';
 
 type Options = Record<string, unknown>;
 
@@ -148,6 +149,29 @@ export function checkDropVersionArgs(userId: unknown, path: unknown, seq: unknow
   checkNumber('dropVersion: seq', seq, { integer: true, min: 1 });
   lifecycleOptions('dropVersion', options, LIFECYCLE_KEYS);
   return canonical;
+}
+
+/** readVersion(userId, path, seq, options): as dropVersion's, and the path a file (not /memories itself). */
+export function checkReadVersionArgs(userId: unknown, path: unknown, seq: unknown, options: unknown): string {
+  checkUser(userId);
+  const canonical = checkMemoryPath('readVersion', path);
+  if (canonical === MEMORY_ROOT) throw invalidArgument('readVersion: path', 'a file below /memories', path);
+  checkNumber('readVersion: seq', seq, { integer: true, min: 1 });
+  lifecycleOptions('readVersion', options, LIFECYCLE_KEYS);
+  return canonical;
+}
+
+/** memoryPaused(userId, options). */
+export function checkMemoryPausedArgs(userId: unknown, options: unknown): void {
+  checkUser(userId);
+  lifecycleOptions('memoryPaused', options, LIFECYCLE_KEYS);
+}
+
+/** setMemoryPaused(userId, paused, options): paused a boolean, never a default. */
+export function checkSetMemoryPausedArgs(userId: unknown, paused: unknown, options: unknown): void {
+  checkUser(userId);
+  checkBoolean('setMemoryPaused: paused', paused);
+  lifecycleOptions('setMemoryPaused', options, LIFECYCLE_KEYS);
 }
 
 const RUN_KEYS = ['precondition', 'actor', 'writer', 'signal'] as const;

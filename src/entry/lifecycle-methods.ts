@@ -4,9 +4,11 @@
  * of src/lifecycle/.
  */
 import type { Lifecycle } from '../lifecycle/index.js';
-import { checkReadVersionArgs } from '../lifecycle/read-version.js';
 import {
   checkDropVersionArgs,
+  checkMemoryPausedArgs,
+  checkReadVersionArgs,
+  checkSetMemoryPausedArgs,
   checkExpireArgs,
   checkExportArgs,
   checkForgetArgs,
@@ -72,8 +74,13 @@ export function lifecycleMethods(ops: Lifecycle): LifecycleMethods {
       ops.dropVersion(userId, checkDropVersionArgs(userId, path, seq, options), seq, options),
     readVersion: async (userId, path, seq, options) =>
       ops.readVersion(userId, checkReadVersionArgs(userId, path, seq, options), seq, options),
-    // Checked in src/lifecycle/pause.ts.
-    memoryPaused: (userId, options) => ops.memoryPaused(userId, options),
-    setMemoryPaused: (userId, paused, options) => ops.setMemoryPaused(userId, paused, options),
+    memoryPaused: async (userId, options) => {
+      checkMemoryPausedArgs(userId, options);
+      return ops.memoryPaused(userId);
+    },
+    setMemoryPaused: async (userId, paused, options) => {
+      checkSetMemoryPausedArgs(userId, paused, options);
+      return ops.setMemoryPaused(userId, paused, options);
+    },
   };
 }

@@ -1,21 +1,14 @@
 /**
  * Pause memory (docs/page.md): the person's setting that makes the chain refuse the model's writes
- * (src/pipeline/pause.ts). Setting it is audited (`pause`, with the actor); reading it is not, and
+ * (src/pipeline/pause.ts); its arguments are checked by the entry (src/entry/arguments.ts). Setting it is audited (`pause`, with the actor); reading it is not, and
  * never creates a user (an unknown user is not paused).
  */
 import { auditPseudonymsOf } from '../audit/index.js';
-import { validateUserId } from '../crypto/user-id.js';
 import { isMemvaultError } from '../errors.js';
 import { settingsKeysOf, UserSettings } from '../pipeline/pause.js';
-import { checkActor, checkBoolean, checkOptions, ifGiven } from '../util/validate.js';
 import { actorOf, auditFailure } from './audited.js';
 import type { LifecycleContext } from './context.js';
 import type { LifecycleOptions } from './types.js';
-
-function checkPauseOptions(method: string, options: unknown): void {
-  const given = checkOptions(`${method} options`, options, ['actor']);
-  ifGiven(given['actor'], (actor) => checkActor(`${method}: actor`, actor));
-}
 
 export function pauseSettings(ctx: LifecycleContext) {
   const settings = new UserSettings(ctx.observedStore, settingsKeysOf(ctx.codec));
@@ -33,16 +26,11 @@ export function pauseSettings(ctx: LifecycleContext) {
     }
   };
   return {
-    memoryPaused: async (userId: string, options?: LifecycleOptions): Promise<boolean> => {
-      validateUserId(userId);
-      checkPauseOptions('memoryPaused', options);
+    memoryPaused: async (userId: string): Promise<boolean> => {
       const uid = await storedUidOf(userId);
       return uid === undefined ? false : settings.paused(uid);
     },
     setMemoryPaused: async (userId: string, paused: boolean, options?: LifecycleOptions): Promise<void> => {
-      validateUserId(userId);
-      checkBoolean('setMemoryPaused: paused', paused);
-      checkPauseOptions('setMemoryPaused', options);
       const entry = { type: 'pause' as const, ...actorOf(options) };
       let userCodec;
       try {
