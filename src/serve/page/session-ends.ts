@@ -11,6 +11,7 @@
 import type { UserRecords } from '../../entry/host-records.js';
 import type { Vault } from '../../memvault.js';
 import { userPrefix } from '../../store/layout.js';
+import { LruMap } from '../../util/lru.js';
 
 const RECORD_KIND = 'page-sessions';
 const RECORD_NAME = 'ended-before';
@@ -25,7 +26,7 @@ interface Cached {
 }
 
 export class SessionEnds {
-  readonly #cache = new Map<string, Cached>();
+  readonly #cache = new LruMap<string, Cached>(MAX_CACHED);
 
   constructor(
     private readonly vault: Vault,
@@ -57,14 +58,8 @@ export class SessionEnds {
         fresh = { endedBefore: 0, unreadable: true, fetched: now };
       }
     }
-    this.#remember(user, fresh);
+    this.#cache.set(user, fresh);
     return fresh;
-  }
-
-  #remember(user: string, value: Cached): void {
-    this.#cache.delete(user);
-    if (this.#cache.size >= MAX_CACHED) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(user, value);
   }
 
   /** Whether a session of `user` signed in at `created` was ended (here or on another instance). */
@@ -78,7 +73,7 @@ export class SessionEnds {
     const { records, name, key } = await this.#place(user);
     const body = records.seal(name, new TextEncoder().encode(JSON.stringify({ endedBefore: at })));
     await this.vault.store.put(key, body);
-    this.#remember(user, { endedBefore: at, unreadable: false, fetched: at });
+    this.#cache.set(user, { endedBefore: at, unreadable: false, fetched: at });
   }
 
   /** At sign-in: a record that does not open is written afresh, ending the sessions before this one. */
