@@ -46,7 +46,7 @@ export function resolveCommandChain(settings: ChainSettings, locks: VaultLocks):
     ...(settings.pii === false ? {} : { pii: piiRedactor(settings.pii) }),
     ...(settings.userSettings ? { pause: pauseGuard(settings.userSettings) } : {}),
     quota: settings.quota === false ? false : { ...settings.quota },
-    inner: [...(settings.middlewares ?? [])],
+    inner: settings.middlewares ?? [],
     ...(settings.limits ? { limits: settings.limits } : {}),
   });
   const logger = settings.logger;
