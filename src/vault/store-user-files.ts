@@ -11,7 +11,6 @@
  *
  * This class composes them into the TreeFiles operations: reads (with freshness), fences, writes.
  */
-import { MemvaultError } from '../errors.js';
 import { countBytesRead } from '../store/accounting.js';
 import { markerOf } from '../store/fence.js';
 import {
@@ -41,7 +40,7 @@ import { deleteVersion, dropPrepared, fenceVersion, inOneTransaction, transactio
 import { Expiry, type FileAccessPolicy } from './files/expiry.js';
 import { UserKeys, type UnreadableObjectListener } from './files/keys.js';
 import { ORIGIN_METADATA, UserObjects } from './files/objects.js';
-import { VersionKeeper } from './files/version-writes.js';
+import { PutBackRepairedError, VersionKeeper } from './files/version-writes.js';
 import { HOST_WRITES, VersionRecords, type VersionWriting } from './files/versions.js';
 import { writeFile } from './files/write.js';
 
@@ -53,8 +52,11 @@ export { versionRecordMemo, type KnownRecord, type VersionWriting } from './file
 type Examined =
   null | { marker: FenceMarker } | { opened: { object: StoredObject; data: Uint8Array; seq: number | undefined } };
 
-/** A write that met a put-back has put the newest kept version back (VersionKeeper.keepVersion): that stays. */
-const isPutBack = (error: unknown): boolean => error instanceof MemvaultError && error.code === 'INTEGRITY';
+/**
+ * A write that met a put-back and put the newest kept version back (VersionKeeper.keepVersion): that
+ * repair stays. Only its own error says so: any other, INTEGRITY included, rolls the write back.
+ */
+const isPutBack = (error: unknown): boolean => error instanceof PutBackRepairedError;
 
 /** TreeFiles over an ObjectStore: the codec decides keys and bytes, the layers the S3-style semantics. */
 export class StoreUserFiles implements TreeFiles {

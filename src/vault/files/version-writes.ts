@@ -5,6 +5,7 @@
  * again); a write taken back takes its version with it.
  */
 import type { UserCodec } from '../../crypto/user-codec.js';
+import { MemvaultError } from '../../errors.js';
 import { MARKER_BODY, markerMetadata } from '../../store/fence.js';
 import {
   DELETE_BATCH_KEYS as DELETE_BATCH,
@@ -41,6 +42,19 @@ export interface KeptVersion {
   versionKey: string;
   body: Uint8Array;
   metadata: Record<string, string>;
+}
+
+/**
+ * A write that met a put-back and put the newest kept version back in place of itself (keepVersion):
+ * the put-back's error, same code and text, and the one failure of a write whose steps stay where a
+ * write is one transaction (inOneTransaction's `keep`: the repair makes the file whole again). Any
+ * other error, INTEGRITY or not, rolls the write back.
+ */
+export class PutBackRepairedError extends MemvaultError {
+  constructor(path: string) {
+    const error = staleVersionError(path);
+    super(error.code, error.message);
+  }
 }
 
 export class VersionKeeper {
@@ -107,11 +121,12 @@ export class VersionKeeper {
    * Keep the version just written (create-only: a version key is written once). For an edit, its
    * number taken already means the version this write replaced was not the newest (someone put an
    * older one back and this write edited that): the newest kept version is put back in place of this
-   * write, and the command fails with the integrity error. A write numbered by the clock replaced no
-   * version it read: its number taken is another writer's clock that gave the same number (another
-   * process), a race and no put-back, answered 'taken' (the write numbers itself again). Any other
-   * failure leaves the file written and the version missing from the history (reads accept a
-   * current version newer than the history).
+   * write, and the command fails with the integrity error (PutBackRepairedError once that is done;
+   * the plain one when it could not be, and a transaction then takes the write back). A write
+   * numbered by the clock replaced no version it read: its number taken is another writer's clock
+   * that gave the same number (another process), a race and no put-back, answered 'taken' (the
+   * write numbers itself again). Any other failure leaves the file written and the version missing
+   * from the history (reads accept a current version newer than the history).
    */
   async keepVersion(
     path: string,
@@ -137,21 +152,25 @@ export class VersionKeeper {
       return 'kept';
     }
     if (numberedByClock) return 'taken';
-    await this.putBackNewest(key, etag).catch(() => undefined);
-    throw staleVersionError(path);
+    const repaired = await this.putBackNewest(key, etag).catch(() => false);
+    throw repaired ? new PutBackRepairedError(path) : staleVersionError(path);
   }
 
-  /** Replace the version `etag` at `key` by the newest kept version (its object as it is kept, or a marker for a tombstone). */
-  private async putBackNewest(key: string, etag: string): Promise<void> {
+  /**
+   * Replace the version `etag` at `key` by the newest kept version (its object as it is kept, or a
+   * marker for a tombstone); false when there is none to put back.
+   */
+  private async putBackNewest(key: string, etag: string): Promise<boolean> {
     const listed = await this.records.newestVersionInfo(key);
     const newest = listed ? await this.store.get(listed.key) : null;
-    if (!newest) return;
+    if (!newest) return false;
     if (newest.body.byteLength === 0) {
       await this.store.put(key, MARKER_BODY, { ifMatch: etag, metadata: markerMetadata('deleted', 'history') });
-      return;
+      return true;
     }
     const tags = this.expiry.writeTags;
     await this.store.put(key, newest.body, { ifMatch: etag, metadata: newest.metadata, ...(tags ? { tags } : {}) });
+    return true;
   }
 
   /**
