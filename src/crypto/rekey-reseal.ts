@@ -1,10 +1,18 @@
 /**
- * One re-key pass over a user's objects (src/crypto/rekey.ts): every file and kept version still
- * sealed under an older key version re-sealed in place under the current one (If-Match on the ETag
- * read), its version record re-sealed with it; what does not open or fails a check is left alone.
+ * One re-key pass over a user's objects (src/crypto/rekey.ts): every file, kept version and host
+ * record (vault.userRecords) still sealed under an older key version re-sealed in place under the
+ * current one (If-Match on the ETag read), a version record re-sealed with its body; what does not
+ * open or fails a check is left alone.
  */
 import { markerOf } from '../store/fence.js';
-import { HISTORY_TAG_KEY, HISTORY_TAG_VALUE, parseVersionKey, userHistoryPrefix } from '../store/layout.js';
+import {
+  HISTORY_TAG_KEY,
+  HISTORY_TAG_VALUE,
+  parseUserRecordKey,
+  parseVersionKey,
+  userHistoryPrefix,
+  userRecordPrefixes,
+} from '../store/layout.js';
 import { listAll, PreconditionFailedError } from '../store/port.js';
 import {
   contentKeyVersion,
@@ -20,6 +28,7 @@ import {
 import { randomNonce } from './bytes.js';
 import { contentVersionsOf, type KeyRecord } from './key-provider.js';
 import { userFilesPrefix } from './layout.js';
+import { userRecordPath } from './record-path.js';
 import { openRecordVersions } from './wrapped-secret.js';
 import {
   bodyHashOf,
@@ -57,6 +66,18 @@ export async function resealPass(
     for (const prefix of [files, userHistoryPrefix(uid)]) {
       for await (const object of listAll(ctx.store, prefix)) {
         const outcome = await resealObject(ctx, uid, keyring, object.key, access);
+        counts[outcome] += 1;
+        scanned += 1;
+        progress(scanned, counts.resealed);
+      }
+    }
+    // Then the host's records (vault.userRecords): an idempotency record must still replay its
+    // result, an ended-sessions record still end its sessions, after the drop.
+    for (const prefix of userRecordPrefixes(uid)) {
+      for await (const object of listAll(ctx.store, prefix)) {
+        const record = parseUserRecordKey(uid, object.key);
+        if (record === null) continue; // not a record (the settings under p/)
+        const outcome = await resealRecord(ctx, uid, keyring, object.key, userRecordPath(record.kind, record.name));
         counts[outcome] += 1;
         scanned += 1;
         progress(scanned, counts.resealed);
@@ -165,6 +186,33 @@ function resealedRecord(
     return new TextEncoder().encode(JSON.stringify(next));
   });
   return out === null || broken ? null : Buffer.from(out).toString('base64url');
+}
+
+/**
+ * One host record re-sealed in place (If-Match). A write of the host that races it wins, as an edit
+ * does; one that does not open stays as it is and keeps the old version (fail closed, as a file).
+ */
+async function resealRecord(
+  ctx: Context,
+  uid: string,
+  keyring: UserKeyring,
+  key: string,
+  path: string,
+): Promise<keyof PassCounts> {
+  for (let attempt = 1; attempt <= (ctx.maxAttemptsPerObject ?? 5); attempt++) {
+    const stored = await ctx.store.get(key);
+    if (!stored) return 'skipped'; // deleted since the listing (an expired idempotency record)
+    if (contentKeyVersion(stored.body) === keyring.current.keyVersion) return 'current';
+    const body = resealed(ctx, uid, keyring, path, stored.body);
+    if (body === null) return 'failed';
+    try {
+      await ctx.store.put(key, body, { ifMatch: stored.etag, metadata: stored.metadata });
+      return 'resealed';
+    } catch (e) {
+      if (!(e instanceof PreconditionFailedError)) throw e;
+    }
+  }
+  return 'conflicts';
 }
 
 async function resealObject(

@@ -25,6 +25,10 @@
  * number, actor and time, and gains the time the store first kept the version (`k`), since the
  * rewrite moves the object's LastModified that a restore otherwise goes by. A current file's own
  * record is re-sealed the same way.
+ *
+ * So are the host's records beside the files (vault.userRecords: serve's idempotency records, the
+ * page's ended-sessions record; src/store/layout.ts says where each kind lives): a retry still
+ * replays its first result and a logged-out session stays out once the old version is dropped.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';

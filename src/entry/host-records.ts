@@ -4,14 +4,15 @@
  * configured key still opens this deployment (vault.checkReady).
  */
 import { createHmac } from 'node:crypto';
-import { MEMORIES_ROOT, validateUserId } from '../crypto/codec.js';
+import { validateUserId } from '../crypto/codec.js';
 import type { Encryption } from '../crypto/index.js';
 import { DEPLOYMENT_CHANGED_MESSAGE, explainDeploymentFailure } from '../crypto/deployment-checks.js';
 import { computeDeploymentFingerprint } from '../crypto/format.js';
+import { userRecordPath } from '../crypto/record-path.js';
 import type { CodecProvider } from '../crypto/user-codec.js';
 import { readDeployment } from '../crypto/wrapped-secret.js';
 import { MemvaultError } from '../errors.js';
-import { KEYS_PREFIX } from '../store/layout.js';
+import { KEYS_PREFIX, USER_RECORD_KIND, USER_RECORD_NAME, userRecordKey } from '../store/layout.js';
 import type { ObjectStore } from '../store/port.js';
 
 /**
@@ -19,37 +20,45 @@ import type { ObjectStore } from '../store/port.js';
  * named by a keyed hash (a key the deployment secret derives per user), sealed under the user's own
  * data key with the record's name in the associated data, like the user's files. The store learns
  * neither the name nor the content, a record moved to another name does not open, and erasing the
- * user's key makes every record unreadable, backups included.
+ * user's key makes every record unreadable, backups included. A record stored at `keyOf(name)` is
+ * re-sealed by a re-key like the user's files, so it still opens after the old key version is
+ * dropped (src/store/layout.ts says where each kind lives).
  */
 export interface UserRecords {
   /** The user's pseudonymous store id (u/{uid}/). */
   readonly uid: string;
   /** 64 hex digits: the keyed hash of a record's name, the same in every instance of the deployment. */
   nameOf(name: string): string;
+  /** The store key of the record named `hashedName` (from nameOf): where a re-key finds it. */
+  keyOf(hashedName: string): string;
   /** Bytes to store for the record named `hashedName` (from nameOf). */
   seal(hashedName: string, plaintext: Uint8Array): Uint8Array;
   /** Throws MemvaultError('INTEGRITY') when the bytes are not this user's record of that name. */
   open(hashedName: string, stored: Uint8Array): Promise<Uint8Array>;
 }
 
-const KIND_PATTERN = /^[a-z][a-z-]{0,31}$/;
-
 export function userRecordsOf(codec: CodecProvider): (userId: string, kind: string) => Promise<UserRecords> {
   return async (userId, kind) => {
-    if (!KIND_PATTERN.test(kind)) throw new MemvaultError('INVALID_INPUT', 'Error: A record kind is [a-z-]{1,32}.');
+    if (typeof kind !== 'string' || !USER_RECORD_KIND.test(kind))
+      throw new MemvaultError('INVALID_INPUT', 'Error: A record kind is [a-z-]{1,32}.');
     const userCodec = await codec.forUser(validateUserId(userId));
     const uid = userCodec.uid;
-    // The path guard refuses a NUL in every file path: no file is sealed under such a path, so a
-    // record never opens as a file, nor a file as a record.
-    const pathOf = (hashedName: string) => `${MEMORIES_ROOT}/\u0000${kind}/${hashedName}`;
     const nameKey = Buffer.from(codec.pathId(uid, `\u0000record-names\u0000${kind}`), 'base64url');
+    // Only a name from nameOf: a record elsewhere would be one a re-key never finds.
+    const checked = (hashedName: string): string => {
+      if (typeof hashedName !== 'string' || !USER_RECORD_NAME.test(hashedName))
+        throw new MemvaultError('INVALID_INPUT', 'Error: A record name is the 64 hex digits nameOf returns.');
+      return hashedName;
+    };
     return {
       uid,
       nameOf: (name) => createHmac('sha256', nameKey).update(name, 'utf8').digest('hex'),
-      seal: (hashedName, plaintext) => userCodec.seal(pathOf(hashedName), plaintext),
+      keyOf: (hashedName) => userRecordKey(uid, kind, checked(hashedName)),
+      seal: (hashedName, plaintext) => userCodec.seal(userRecordPath(kind, checked(hashedName)), plaintext),
       open: async (hashedName, stored) => {
+        const path = userRecordPath(kind, checked(hashedName));
         await userCodec.ensureKeyFor?.(stored);
-        return userCodec.open(pathOf(hashedName), stored);
+        return userCodec.open(path, stored);
       },
     };
   };

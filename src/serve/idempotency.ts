@@ -10,12 +10,13 @@
  * replaces the record with its result (If-Match). Anyone else meets the record: the same request gets
  * the stored result (or 409 while it runs), another request with the key is 422. A pending record
  * older than `staleAfterMs` (its instance died mid-command) and any record past its expiry may be
- * taken over, conditionally, by one caller. A record that does not open (altered, or sealed under a
- * key version a re-key has dropped since) is never taken as consent to run again within the 24 hours.
+ * taken over, conditionally, by one caller. A re-key re-seals the records in place with the user's
+ * files (src/crypto/rekey-reseal.ts), so they open after the old key version is dropped. A record
+ * that does not open (altered, or planted) is never taken as consent to run again within the 24
+ * hours.
  */
 import { createHash } from 'node:crypto';
 import type { UserRecords } from '../memvault.js';
-import { userIdempotencyPrefix } from '../store/layout.js';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { isMemvaultError } from '../errors.js';
 import { ProblemError } from './problems.js';
@@ -104,7 +105,7 @@ export class IdempotencyRecords {
   /** The record's store key: the user's prefix and a keyed hash of the Idempotency-Key. */
   objectKey(records: UserRecords, key: string): { name: string; objectKey: string } {
     const name = records.nameOf(key);
-    return { name, objectKey: userIdempotencyPrefix(records.uid) + name };
+    return { name, objectKey: records.keyOf(name) };
   }
 
   /** Runs `execute` unless this user's key was used already; answers the first result either way. */
@@ -135,7 +136,7 @@ export class IdempotencyRecords {
         result,
       };
       // A failure to record is not the caller's: the command ran and its result is answered.
-      await this.store.put(objectKey, seal(records, name, done), { ifMatch: claimed.etag }).catch(() => undefined);
+      await this.recordResult(records, name, objectKey, claimed.etag, done).catch(() => undefined);
       return { result, replayed: false };
     }
     throw new ProblemError(
@@ -145,6 +146,35 @@ export class IdempotencyRecords {
         'retry-after': '1',
       },
     );
+  }
+
+  /**
+   * Replaces our pending record with the result. A re-key may have re-sealed the pending record in
+   * place meanwhile (a new ETag, the same record): the result then replaces that one. A record that
+   * is not our claim any more (taken over, or gone) is left as it is.
+   */
+  private async recordResult(
+    records: UserRecords,
+    name: string,
+    objectKey: string,
+    etag: string,
+    done: IdempotencyRecord,
+  ): Promise<void> {
+    let ifMatch = etag;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.store.put(objectKey, seal(records, name, done), { ifMatch });
+        return;
+      } catch (error) {
+        if (!(error instanceof PreconditionFailedError)) throw error;
+      }
+      const existing = await this.store.get(objectKey);
+      const record = existing && (await open(records, name, existing.body));
+      const ours =
+        record?.state === 'pending' && record.request === done.request && record.createdAt === done.createdAt;
+      if (!existing || !ours) return;
+      ifMatch = existing.etag;
+    }
   }
 
   /** Our claim on the key (etag undefined: lost a race, try again), or the stored result to replay. */

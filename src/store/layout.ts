@@ -16,6 +16,7 @@
  *                        keyed hash of the Idempotency-Key, the record sealed under the user's key; 24 h
  *   u/{uid}/p/settings   the user's settings: pause memory (src/pipeline/pause.ts)
  *   u/{uid}/p/{hash}     the memory page's ended-sessions record (src/serve/page/session-ends.ts)
+ *   u/{uid}/r/{kind}/{hash}  a host's other vault.userRecords records (src/entry/host-records.ts)
  *   s/sweep-state.json   the sweeper's checkpoint
  *   audit/{instance}/... sealed audit segments
  */
@@ -47,6 +48,47 @@ export function userKeyStatePrefix(uid: string): string {
 /** Prefix of one user's idempotency records of the HTTP service (src/serve/idempotency.ts). */
 export function userIdempotencyPrefix(uid: string): string {
   return `${userPrefix(uid)}i/`;
+}
+
+/**
+ * Where the host records of a user live (vault.userRecords, src/entry/host-records.ts): the HTTP
+ * service's idempotency records under i/, the page's ended-sessions record under p/ (beside the
+ * settings, which are no such record), any other kind under r/{kind}/. A record's name is 64 hex
+ * digits (a keyed hash). A re-key re-seals every record it finds here (src/crypto/rekey-reseal.ts).
+ */
+const RECORD_FOLDERS: ReadonlyMap<string, string> = new Map([
+  ['idempotency', 'i/'],
+  ['page-sessions', 'p/'],
+]);
+const OTHER_RECORDS_FOLDER = 'r/';
+/** A kind of host record: [a-z-]{1,32}, starting with a letter. */
+export const USER_RECORD_KIND = /^[a-z][a-z-]{0,31}$/;
+/** A host record's name: the keyed hash of the name the host gave it. */
+export const USER_RECORD_NAME = /^[0-9a-f]{64}$/;
+
+/** The key of one user's host record of `kind` named `name` (both checked by the caller). */
+export function userRecordKey(uid: string, kind: string, name: string): string {
+  return `${userPrefix(uid)}${RECORD_FOLDERS.get(kind) ?? `${OTHER_RECORDS_FOLDER}${kind}/`}${name}`;
+}
+
+/** The prefixes a user's host records live under. */
+export function userRecordPrefixes(uid: string): string[] {
+  return [...RECORD_FOLDERS.values(), OTHER_RECORDS_FOLDER].map((folder) => userPrefix(uid) + folder);
+}
+
+/** A listed key as a host record's kind and name, or null for any other key (the settings under p/). */
+export function parseUserRecordKey(uid: string, key: string): { kind: string; name: string } | null {
+  const prefix = userPrefix(uid);
+  if (!key.startsWith(prefix)) return null;
+  const rest = key.slice(prefix.length);
+  const name = rest.slice(rest.lastIndexOf('/') + 1);
+  const folder = rest.slice(0, rest.length - name.length);
+  const kind = folder.startsWith(OTHER_RECORDS_FOLDER)
+    ? folder.slice(OTHER_RECORDS_FOLDER.length, -1)
+    : [...RECORD_FOLDERS].find(([, known]) => known === folder)?.[0];
+  if (kind === undefined || !USER_RECORD_KIND.test(kind) || !USER_RECORD_NAME.test(name)) return null;
+  // Another spelling of a known kind's place (r/idempotency/...) is not where that kind lives.
+  return userRecordKey(uid, kind, name) === key ? { kind, name } : null;
 }
 
 /** Prefix of one user's file versions (docs/versions.md). */

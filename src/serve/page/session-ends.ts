@@ -5,12 +5,12 @@
  * own key, so it holds nothing readable and names no one). Each instance reads it at most once per
  * `cacheMs` per person (default 5 s): a session ended elsewhere stops working here within that time.
  *
- * Fail closed: a record that does not open (altered; sealed under a key a re-key has since retired)
- * ends every session signed in before the next sign-in, which writes it afresh.
+ * A re-key re-seals the record under the new key version with the user's files, so it opens after
+ * the old version is dropped. Fail closed: a record that does not open (altered, or planted) ends
+ * every session signed in before the next sign-in, which writes it afresh.
  */
 import type { UserRecords } from '../../entry/host-records.js';
 import type { Vault } from '../../memvault.js';
-import { userPrefix } from '../../store/layout.js';
 import { LruMap } from '../../util/lru.js';
 
 const RECORD_KIND = 'page-sessions';
@@ -39,7 +39,7 @@ export class SessionEnds {
   async #place(user: string): Promise<{ records: UserRecords; name: string; key: string }> {
     const records = await this.vault.userRecords(user, RECORD_KIND);
     const name = records.nameOf(RECORD_NAME);
-    return { records, name, key: `${userPrefix(records.uid)}p/${name}` };
+    return { records, name, key: records.keyOf(name) };
   }
 
   async #read(user: string, now: number): Promise<Cached> {
