@@ -13,12 +13,13 @@
  * taken over, conditionally, by one caller. A re-key re-seals the records in place with the user's
  * files (src/crypto/rekey-reseal.ts), so they open after the old key version is dropped. A record
  * that does not open (altered, or planted) is never taken as consent to run again within the 24
- * hours.
+ * hours. Each new record deletes a few expired ones (idempotency-expiry.ts): the prefix stays bounded.
  */
 import { createHash } from 'node:crypto';
 import type { UserRecords } from '../memvault.js';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { isMemvaultError } from '../errors.js';
+import { dropExpiredRecords } from './idempotency-expiry.js';
 import { ProblemError } from './problems.js';
 
 /** The kind of vault.userRecords the records are. */
@@ -120,12 +121,17 @@ export class IdempotencyRecords {
       const claimed = await this.claim(records, name, objectKey, request);
       if ('replay' in claimed) return { result: claimed.replay, replayed: true };
       if (!claimed.etag) continue; // lost a race for the record: read it again
+      // A new record: expired ones go, while the command runs (a failure there is no one's concern here).
+      const dropping = claimed.created
+        ? dropExpiredRecords(this.store, objectKey.slice(0, -name.length), this.ttlMs, claimed.createdAt).catch(() => 0)
+        : undefined;
       let result: ReplayableResult;
       try {
         result = await execute();
       } catch (error) {
         // Nothing was answered: free the key so that a retry runs the command.
         await this.store.delete(objectKey, { ifMatch: claimed.etag }).catch(() => undefined);
+        await dropping;
         throw error;
       }
       const done: IdempotencyRecord = {
@@ -137,6 +143,7 @@ export class IdempotencyRecords {
       };
       // A failure to record is not the caller's: the command ran and its result is answered.
       await this.recordResult(records, name, objectKey, claimed.etag, done).catch(() => undefined);
+      await dropping;
       return { result, replayed: false };
     }
     throw new ProblemError(
@@ -183,7 +190,7 @@ export class IdempotencyRecords {
     name: string,
     objectKey: string,
     request: string,
-  ): Promise<{ etag?: string; createdAt: number } | { replay: ReplayableResult }> {
+  ): Promise<{ etag?: string; createdAt: number; created?: boolean } | { replay: ReplayableResult }> {
     const now = this.now();
     const pending = seal(records, name, { v: RECORD_VERSION, state: 'pending', request, createdAt: now });
     const existing = await this.store.get(objectKey);
@@ -206,7 +213,7 @@ export class IdempotencyRecords {
     }
     try {
       const { etag } = await this.store.put(objectKey, pending, condition);
-      return { etag, createdAt: now };
+      return { etag, createdAt: now, created: !existing };
     } catch (error) {
       if (error instanceof PreconditionFailedError) return { createdAt: now };
       throw error;
