@@ -130,7 +130,8 @@ export class IdempotencyRecords {
         result = await execute();
       } catch (error) {
         // Nothing was answered: free the key so that a retry runs the command.
-        await this.store.delete(objectKey, { ifMatch: claimed.etag }).catch(() => undefined);
+        const claim = { request, createdAt: claimed.createdAt };
+        await this.settleClaim(records, name, objectKey, claimed.etag, claim).catch(() => undefined);
         await dropping;
         throw error;
       }
@@ -142,7 +143,7 @@ export class IdempotencyRecords {
         result,
       };
       // A failure to record is not the caller's: the command ran and its result is answered.
-      await this.recordResult(records, name, objectKey, claimed.etag, done).catch(() => undefined);
+      await this.settleClaim(records, name, objectKey, claimed.etag, done, done).catch(() => undefined);
       await dropping;
       return { result, replayed: false };
     }
@@ -156,21 +157,24 @@ export class IdempotencyRecords {
   }
 
   /**
-   * Replaces our pending record with the result. A re-key may have re-sealed the pending record in
-   * place meanwhile (a new ETag, the same record): the result then replaces that one. A record that
-   * is not our claim any more (taken over, or gone) is left as it is.
+   * Replaces our pending record with the result (`done`), or deletes it (a command that failed). A
+   * re-key may have re-sealed the pending record in place meanwhile (a new ETag, the same record):
+   * that one is then replaced or deleted. A record that is not our claim any more (taken over, or
+   * gone) is left as it is.
    */
-  private async recordResult(
+  private async settleClaim(
     records: UserRecords,
     name: string,
     objectKey: string,
     etag: string,
-    done: IdempotencyRecord,
+    claim: { request: string; createdAt: number },
+    done?: IdempotencyRecord,
   ): Promise<void> {
     let ifMatch = etag;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await this.store.put(objectKey, seal(records, name, done), { ifMatch });
+        if (done) await this.store.put(objectKey, seal(records, name, done), { ifMatch });
+        else await this.store.delete(objectKey, { ifMatch });
         return;
       } catch (error) {
         if (!(error instanceof PreconditionFailedError)) throw error;
@@ -178,7 +182,7 @@ export class IdempotencyRecords {
       const existing = await this.store.get(objectKey);
       const record = existing && (await open(records, name, existing.body));
       const ours =
-        record?.state === 'pending' && record.request === done.request && record.createdAt === done.createdAt;
+        record?.state === 'pending' && record.request === claim.request && record.createdAt === claim.createdAt;
       if (!existing || !ours) return;
       ifMatch = existing.etag;
     }

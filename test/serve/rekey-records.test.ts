@@ -60,6 +60,27 @@ describe('host records that do not open, and where records live', () => {
     await vault.close();
   });
 
+  it('a command that fails after a re-key re-sealed its pending record frees its key: a retry runs it', async () => {
+    const clock = new Clock();
+    const store = new MemoryStore(clock.date);
+    const masterKey = randomBytes(32).toString('base64');
+    const [vault, rekeyer] = [await vaultOn(store, masterKey, clock), await vaultOn(store, masterKey, clock)];
+    const idempotency = new IdempotencyRecords(store, { now: clock.now });
+    const records = await vault.userRecords(RECORDS_USER, IDEMPOTENCY_RECORD_KIND);
+    const key = 'fails-while-rekeyed-0123456789';
+    const failing = idempotency.once(records, key, 'request', async () => {
+      const options = { settleMs: 60_000, now: clock.now, sleep: clock.sleep, wait: false };
+      expect(await rekeyer.rekeyUser(RECORDS_USER, options)).toMatchObject({ resealed: 1 });
+      throw new Error('the command failed');
+    });
+    await expect(failing).rejects.toThrow('the command failed');
+    expect(await recordObjects(store, records.uid)).toEqual(new Map());
+    const retried = await idempotency.once(records, key, 'request', async () => ({ content: 'ran', is_error: false }));
+    expect(retried).toEqual({ result: { content: 'ran', is_error: false }, replayed: false });
+    await rekeyer.close();
+    await vault.close();
+  });
+
   it('each kind has its place; a name is the 64 hex digits nameOf gives; nothing else parses as a record', async () => {
     const vault = await vaultOn(new MemoryStore(), randomBytes(32).toString('base64'), new Clock());
     const records = await vault.userRecords(RECORDS_USER, 'host-notes');
