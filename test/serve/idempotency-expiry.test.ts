@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSodium } from '../../src/crypto/sodium.js';
 import type { UserRecords } from '../../src/memvault.js';
-import { DROPPED_PER_CLAIM } from '../../src/serve/idempotency-expiry.js';
+import { DROPPED_PER_CLAIM, dropExpiredRecords } from '../../src/serve/idempotency-expiry.js';
 import { IDEMPOTENCY_RECORD_KIND, IdempotencyRecords } from '../../src/serve/idempotency.js';
 import { userIdempotencyPrefix } from '../../src/store/layout.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -65,12 +65,14 @@ async function setUp(atomic = true) {
 
 describe('expired idempotency records', () => {
   it('a new record removes expired ones, not a live one nor one within the skew minute; the live one still replays', async () => {
-    const { clock, vault, use, keysLeft, keyOf, runs } = await setUp();
+    const { clock, store, vault, use, keysLeft, keyOf, runs } = await setUp();
     await use('old');
     clock.t += TTL - HOUR;
     await use('live');
     clock.t += HOUR + SKEW / 2; // 'old' is past the TTL, not past the skew minute
+    store.counts.list = 0;
     await use('new-1');
+    expect(store.counts.list).toBe(1); // the whole prefix in one page
     expect(await keysLeft()).toHaveLength(3);
     clock.t += SKEW / 2;
     await use('new-2');
@@ -86,10 +88,25 @@ describe('expired idempotency records', () => {
     clock.t += TTL + SKEW;
     store.counts.list = store.counts.delete = store.counts.head = 0;
     await use('one-more');
-    expect(store.counts.list).toBeLessThanOrEqual(2);
+    expect(store.counts.list).toBe(2); // more than a page: the first, and one from a random point
     expect(store.counts.delete).toBe(DROPPED_PER_CLAIM);
     expect(store.counts.head).toBe(0); // the store decides the condition itself
     expect(await keysLeft()).toHaveLength(41 - DROPPED_PER_CLAIM);
+    await vault.close();
+  });
+
+  it('a prefix of more than a page is looked at from a point, wrapping round to its start', async () => {
+    const { clock, store, vault, records, use, keysLeft } = await setUp();
+    for (let i = 0; i < 20; i++) await use(`wrap-${i}`);
+    clock.t += TTL + SKEW;
+    const before = await keysLeft();
+    const prefix = userIdempotencyPrefix(records.uid);
+    const point = before[17]!.slice(prefix.length); // after it: the last two, then the first page
+    store.counts.list = 0;
+    expect(await dropExpiredRecords(store, prefix, TTL, clock.t, () => point)).toBe(DROPPED_PER_CLAIM);
+    expect(store.counts.list).toBe(2);
+    const left = new Set(await keysLeft());
+    expect(before.filter((key) => !left.has(key))).toEqual([before[0], before[1], before[18], before[19]]);
     await vault.close();
   });
 
