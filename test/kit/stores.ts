@@ -26,6 +26,12 @@ export interface StoreWrapperOptions {
    * fences with a marker (src/store/fence.ts).
    */
   deleteExactly?: boolean;
+  /**
+   * Pass the inner store's transactions through (the SQLite store): the vault then runs a command
+   * as one transaction, as on the real store. Off by default: a wrapper stands for a store like S3,
+   * and the vault then runs the protocol its steps were written for.
+   */
+  transactions?: boolean;
 }
 
 /**
@@ -35,6 +41,8 @@ export interface StoreWrapperOptions {
  */
 export class StoreWrapper implements ObjectStore {
   readonly deleteExactly?: (key: string, ifMatch: string) => Promise<void>;
+  // Declared, not a field: a subclass may define its own transaction() (a field would hide it).
+  declare readonly transaction?: <T>(fn: () => Promise<T>) => Promise<T>;
 
   constructor(
     readonly inner: ObjectStore = new MemoryStore(),
@@ -45,6 +53,7 @@ export class StoreWrapper implements ObjectStore {
         await this.step('deleteExactly', key, true);
         return inner.deleteExactly!(key, ifMatch);
       };
+    if (options.transactions && inner.transaction) this.transaction = (fn) => inner.transaction!(fn);
   }
 
   get kind(): string {

@@ -22,11 +22,11 @@ class CommitCountingStore extends StoreWrapper {
   constructor(inner: ObjectStore) {
     super(inner, { deleteExactly: true });
   }
-  transaction<T>(fn: () => Promise<T>): Promise<T> {
+  override readonly transaction = <T>(fn: () => Promise<T>): Promise<T> => {
     if (this.inTransaction.getStore()) return fn();
     this.commits += 1;
     return this.inner.transaction!(() => this.inTransaction.run(true, fn));
-  }
+  };
   protected override step(op: StoreOp): void {
     const writes = op === 'put' || op === 'delete' || op === 'deleteExactly' || op === 'copy';
     if (writes && !this.inTransaction.getStore()) this.commits += 1;

@@ -17,12 +17,10 @@ type Fault = (op: StoreOp, key: string, body?: Uint8Array) => Error | undefined;
 
 /** The SQLite store with its transactions, and a fault the test arms. */
 class FaultingStore extends StoreWrapper {
-  readonly transaction?: <T>(fn: () => Promise<T>) => Promise<T>;
   fault: Fault | undefined;
 
   constructor(inner: ObjectStore) {
-    super(inner, { deleteExactly: true });
-    if (inner.transaction) this.transaction = (fn) => inner.transaction!(fn);
+    super(inner, { deleteExactly: true, transactions: true });
   }
 
   protected override step(op: StoreOp, key: string): void {
