@@ -13,6 +13,8 @@ import { SessionEnds } from '../../src/serve/page/session-ends.js';
 import { userPrefix } from '../../src/store/layout.js';
 import { CookieSealer, newSession } from '../../src/serve/page/session.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { PreconditionFailedError, type PutOptions } from '../../src/store/port.js';
+import { StoreWrapper } from '../kit/stores.js';
 import { CLIENT_ID, startProvider } from './setup.js';
 
 const PUBLIC = 'http://127.0.0.1:1';
@@ -97,6 +99,39 @@ describe('ending page sessions across instances', () => {
     expect(await forget.text()).toContain('id="receipt"');
     expect((await store.list(prefix)).objects).toEqual([]);
     expect(await signedIn(a, dave.cookie)).toBe(false);
+  });
+
+  it('never moves the time back: an earlier end, raced or later, leaves the later one in force', async () => {
+    const [a, b] = instances.map(({ vault }) => new SessionEnds(vault, 0));
+    const check = new SessionEnds(instances[0]!.vault, 0);
+    // Two instances end the same person's sessions at once, clocks apart, in both orders of start.
+    for (const [user, first, second] of [
+      ['dave', () => a!.endAll('dave', 2_000), () => b!.endAll('dave', 1_000)],
+      ['erin', () => b!.endAll('erin', 1_000), () => a!.endAll('erin', 2_000)],
+    ] as const) {
+      await Promise.all([first(), second()]);
+      await expect(check.ended(user, 1_500, 3_000)).resolves.toBe(true);
+      await expect(check.ended(user, 2_000, 3_000)).resolves.toBe(false);
+    }
+    // One after the other: the earlier time written second does not undo the later one.
+    await a!.endAll('fay', 3_000);
+    await b!.endAll('fay', 1_000);
+    await expect(check.ended('fay', 2_000, 4_000)).resolves.toBe(true);
+  });
+
+  it('fails with CONFLICT, never a silent success, when other writes of the record win every attempt', async () => {
+    class AlwaysRaced extends StoreWrapper {
+      override async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ etag: string }> {
+        if (/\/p\/[0-9a-f]{64}$/.test(key)) throw new PreconditionFailedError(key);
+        return super.put(key, body, options);
+      }
+    }
+    const vault = await createVault({ store: new AlwaysRaced(new MemoryStore()), encryption: { masterKey } });
+    try {
+      await expect(new SessionEnds(vault, 0).endAll('gus', 1_000)).rejects.toMatchObject({ code: 'CONFLICT' });
+    } finally {
+      await vault.close();
+    }
   });
 
   it('an altered record ends every session until the next sign-in writes it afresh', async () => {

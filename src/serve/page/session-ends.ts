@@ -8,14 +8,23 @@
  * A re-key re-seals the record under the new key version with the user's files, so it opens after
  * the old version is dropped. Fail closed: a record that does not open (altered, or planted) ends
  * every session signed in before the next sign-in, which writes it afresh.
+ *
+ * The time only ever moves forward: a write reads the record and replaces exactly what it read
+ * (If-Match, or If-None-Match where there was none) with the later of the two times, so two
+ * instances ending sessions at once (a logout and a forget-me, clocks a little apart) never put
+ * back an earlier time that would bring a logged-out session back.
  */
 import type { UserRecords } from '../../entry/host-records.js';
+import { MemvaultError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
+import { PreconditionFailedError } from '../../store/port.js';
 import { LruMap } from '../../util/lru.js';
 
 const RECORD_KIND = 'page-sessions';
 const RECORD_NAME = 'ended-before';
 const MAX_CACHED = 10_000;
+/** Writes of the record tried before a logout fails (each lost only to another instance's write of it). */
+const MAX_WRITE_ATTEMPTS = 5;
 
 interface Cached {
   /** Sessions signed in before this time (ms) are over; 0: none ended. */
@@ -47,17 +56,11 @@ export class SessionEnds {
     if (cached && now - cached.fetched < this.cacheMs) return cached;
     const { records, name, key } = await this.#place(user);
     const stored = await this.vault.store.get(key);
-    let fresh: Cached = { endedBefore: 0, unreadable: false, fetched: now };
-    if (stored) {
-      try {
-        const value = JSON.parse(new TextDecoder().decode(await records.open(name, stored.body))) as unknown;
-        const endedBefore = (value as { endedBefore?: unknown }).endedBefore;
-        if (typeof endedBefore !== 'number' || !Number.isFinite(endedBefore)) throw new Error('not a session record');
-        fresh = { endedBefore, unreadable: false, fetched: now };
-      } catch {
-        fresh = { endedBefore: 0, unreadable: true, fetched: now };
-      }
-    }
+    const endedBefore = stored ? await endedBeforeIn(records, name, stored.body) : 0;
+    const fresh: Cached =
+      endedBefore === null
+        ? { endedBefore: 0, unreadable: true, fetched: now }
+        : { endedBefore, unreadable: false, fetched: now };
     this.#cache.set(user, fresh);
     return fresh;
   }
@@ -68,12 +71,30 @@ export class SessionEnds {
     return state.unreadable || created < state.endedBefore;
   }
 
-  /** Ends every session of `user` signed in before `at`, on every instance. */
+  /**
+   * Ends every session of `user` signed in before `at`, on every instance: the record then says `at`
+   * or a later time another write left there. A record that does not open is replaced. Throws
+   * CONFLICT when other instances' writes of the record won every attempt (nothing was ended here).
+   */
   async endAll(user: string, at: number): Promise<void> {
     const { records, name, key } = await this.#place(user);
-    const body = records.seal(name, new TextEncoder().encode(JSON.stringify({ endedBefore: at })));
-    await this.vault.store.put(key, body);
-    this.#cache.set(user, { endedBefore: at, unreadable: false, fetched: at });
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      const stored = await this.vault.store.get(key);
+      const current = stored ? await endedBeforeIn(records, name, stored.body) : null;
+      const endedBefore = Math.max(current ?? 0, at);
+      if (current !== endedBefore) {
+        const body = records.seal(name, new TextEncoder().encode(JSON.stringify({ endedBefore })));
+        try {
+          await this.vault.store.put(key, body, stored ? { ifMatch: stored.etag } : { ifNoneMatch: '*' });
+        } catch (error) {
+          if (error instanceof PreconditionFailedError) continue; // another instance wrote it: read again
+          throw error;
+        }
+      }
+      this.#cache.set(user, { endedBefore, unreadable: false, fetched: at });
+      return;
+    }
+    throw new MemvaultError('CONFLICT', 'The sessions could not be ended: too many writes at once. Try again.');
   }
 
   /** At sign-in: a record that does not open is written afresh, ending the sessions before this one. */
@@ -81,5 +102,16 @@ export class SessionEnds {
     this.#cache.delete(user);
     const state = await this.#read(user, at);
     if (state.unreadable) await this.endAll(user, at);
+  }
+}
+
+/** The time a stored record holds, or null when it does not open as one (altered, planted, another's). */
+async function endedBeforeIn(records: UserRecords, name: string, body: Uint8Array): Promise<number | null> {
+  try {
+    const value = JSON.parse(new TextDecoder().decode(await records.open(name, body))) as unknown;
+    const endedBefore = (value as { endedBefore?: unknown }).endedBefore;
+    return typeof endedBefore === 'number' && Number.isFinite(endedBefore) ? endedBefore : null;
+  } catch {
+    return null;
   }
 }
