@@ -184,4 +184,37 @@ describe('SqliteStore transactions', () => {
     await other.close();
     await store.close();
   });
+
+  it('runs waiting transactions one at a time, in the order they asked; a failed one passes its turn on', async () => {
+    const store = await SqliteStore.open(join(await sandbox(), 'turns.db'));
+    const text = (s: string) => new TextEncoder().encode(s);
+    const steps: string[] = [];
+    let inside = 0;
+    let most = 0;
+    const transaction = (name: string, fails = false) =>
+      store.transaction(async () => {
+        most = Math.max(most, (inside += 1));
+        steps.push(`${name} begins`);
+        await store.put(name, text(name));
+        await new Promise((resolve) => setImmediate(resolve)); // let the others ask meanwhile
+        steps.push(`${name} ends`);
+        inside -= 1;
+        if (fails) throw new Error(`${name} fails`);
+      });
+    const outcomes = await Promise.allSettled([
+      transaction('a'),
+      transaction('b', true),
+      transaction('c'),
+      transaction('d'),
+    ]);
+    expect(steps).toEqual(['a', 'b', 'c', 'd'].flatMap((n) => [`${n} begins`, `${n} ends`]));
+    expect(most).toBe(1);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(await store.get('b')).toBeNull();
+    expect((await store.list('')).objects.map((o) => o.key)).toEqual(['a', 'c', 'd']);
+    // The slot is free again: a transaction after them all runs at once.
+    await store.transaction(() => store.put('e', text('e')));
+    expect(await store.head('e')).not.toBeNull();
+    await store.close();
+  });
 });
