@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { createEncryptionFromConfig } from '../src/crypto/index.js';
 import { createVault, type Vault } from '../src/index.js';
 import { openStore } from '../src/store/open.js';
-import { formatNumber, NOTE_4K, printTable } from './stats.js';
+import { formatNumber, NOTE_4K, printTable, userMix } from './stats.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -177,16 +177,7 @@ async function throughput(
   };
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: users }, async (_, u) => {
-      const user = `${tag}-${users}-${u}`;
-      for (let r = 0; r < rounds; r++) {
-        const path = `/memories/load/f${r}.md`;
-        await one(user, { command: 'create', path, file_text: NOTE_4K });
-        await one(user, { command: 'view', path });
-        await one(user, { command: 'str_replace', path, old_str: 'first line', new_str: 'First line' });
-        await one(user, { command: 'view', path: '/memories/load' });
-      }
-    }),
+    Array.from({ length: users }, (_, u) => userMix((input) => one(`${tag}-${users}-${u}`, input), rounds)),
   );
   const ms = performance.now() - t0;
   latencies.sort((x, y) => x - y);

@@ -14,7 +14,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createVault } from '../src/index.js';
-import { formatNumber, NOTE_4K, printTable } from './stats.js';
+import { formatNumber, printTable, userMix } from './stats.js';
 
 const USERS = 64;
 
@@ -28,16 +28,7 @@ async function child(url: string, masterKey: string, tag: string, first: number,
   process.send?.('ready');
   await new Promise<void>((resolve) => process.once('message', () => resolve()));
   await Promise.all(
-    Array.from({ length: users }, async (_, u) => {
-      const user = `${tag}-${first + u}`;
-      for (let r = 0; r < rounds; r++) {
-        const path = `/memories/load/f${r}.md`;
-        await ok(user, { command: 'create', path, file_text: NOTE_4K });
-        await ok(user, { command: 'view', path });
-        await ok(user, { command: 'str_replace', path, old_str: 'first line', new_str: 'First line' });
-        await ok(user, { command: 'view', path: '/memories/load' });
-      }
-    }),
+    Array.from({ length: users }, (_, u) => userMix((input) => ok(`${tag}-${first + u}`, input), rounds)),
   );
   await vault.close();
 }

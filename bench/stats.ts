@@ -5,6 +5,23 @@
  * exactly once (an ambiguous old_str is refused, and a bench would measure the error path).
  */
 export const NOTE_4K = 'first line\n' + 'memory line with some words in it, about 60 characters long\n'.repeat(68);
+
+/**
+ * The concurrent users' mix (bench/goals.ts, bench/processes.ts): `rounds` times create, view,
+ * str_replace and view dir of one user's own files, each command through `run`.
+ */
+export async function userMix(
+  run: (input: Record<string, unknown>) => Promise<unknown>,
+  rounds: number,
+): Promise<void> {
+  for (let r = 0; r < rounds; r++) {
+    const path = `/memories/load/f${r}.md`;
+    await run({ command: 'create', path, file_text: NOTE_4K });
+    await run({ command: 'view', path });
+    await run({ command: 'str_replace', path, old_str: 'first line', new_str: 'First line' });
+    await run({ command: 'view', path: '/memories/load' });
+  }
+}
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
