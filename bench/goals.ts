@@ -16,15 +16,12 @@
  *   the whole directory, with the growth order k (time ~ n^k between the two sizes; 1 is linear).
  * The load average is printed with each part (the machine is shared).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createEncryptionFromConfig } from '../src/crypto/index.js';
-import { createVault, type Vault } from '../src/index.js';
-import { openStore } from '../src/store/open.js';
-import { formatNumber, NOTE_4K, printTable, userMix } from './stats.js';
+import type { Vault } from '../src/index.js';
+import { benchVault, formatNumber, mustRun, NOTE_4K, printTable, userMix } from './stats.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -52,17 +49,7 @@ async function openVault(root: string, kind: Kind, name: string, extra: Record<s
       : kind === 'file'
         ? pathToFileURL(join(root, name)).href
         : `sqlite:${join(root, `${name}.db`)}${kind === 'sqlite-normal' ? '?durability=normal' : ''}`;
-  const store = await openStore(url);
-  const encryption = await createEncryptionFromConfig({
-    store,
-    config: { masterKey: randomBytes(32).toString('base64') },
-  });
-  return createVault({ store, codec: encryption.codecProvider, history: true, ...extra });
-}
-
-async function ok(vault: Vault, user: string, input: Record<string, unknown>): Promise<void> {
-  const result = await vault.run(user, input);
-  if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
+  return benchVault(url, { history: true, ...extra });
 }
 
 /** CPU per str_replace of a 4 KiB file (the edit alternates two words, so every command writes). */
@@ -83,10 +70,10 @@ async function cpuPerEdit(root: string): Promise<void> {
   for (const [kind, label, idleMs] of kinds) {
     const vault = await openVault(root, kind, `cpu-${kind}-${idleMs}`);
     for (let i = 0; i < files; i++)
-      await ok(vault, 'cpu', { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
+      await mustRun(vault, 'cpu', { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
     const edit = (i: number) => {
       const [from, to] = Math.floor(i / files) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
-      return ok(vault, 'cpu', {
+      return mustRun(vault, 'cpu', {
         command: 'str_replace',
         path: `/memories/f${i % files}.md`,
         old_str: `${from} line`,
@@ -126,11 +113,11 @@ async function concurrentEdits(root: string, edits: number): Promise<Array<strin
   const user = (u: number) => `cpu-${u}`;
   for (let u = 0; u < users; u++)
     for (let i = 0; i < filesEach; i++)
-      await ok(vault, user(u), { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
+      await mustRun(vault, user(u), { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
   const editsOf = (u: number, count: number) => async () => {
     for (let i = 0; i < count; i++) {
       const [from, to] = Math.floor(i / filesEach) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
-      await ok(vault, user(u), {
+      await mustRun(vault, user(u), {
         command: 'str_replace',
         path: `/memories/f${i % filesEach}.md`,
         old_str: `${from} line`,
@@ -172,7 +159,7 @@ async function throughput(
   const latencies: number[] = [];
   const one = async (user: string, input: Record<string, unknown>) => {
     const t0 = performance.now();
-    await ok(vault, user, input);
+    await mustRun(vault, user, input);
     latencies.push(performance.now() - t0);
   };
   const t0 = performance.now();
@@ -236,7 +223,7 @@ async function scaleRows(root: string): Promise<void> {
   const times = new Map<string, number[]>();
   const timed = async (name: string, input: Record<string, unknown>) => {
     const t0 = performance.now();
-    await ok(vault, 'scale', input);
+    await mustRun(vault, 'scale', input);
     const list = times.get(name) ?? [];
     list.push(performance.now() - t0);
     times.set(name, list);
@@ -244,7 +231,7 @@ async function scaleRows(root: string): Promise<void> {
   for (const n of sizes) {
     const dir = `/memories/d${n}`;
     for (let i = 0; i < n; i++)
-      await ok(vault, 'scale', { command: 'create', path: `${dir}/f${i}.md`, file_text: NOTE_4K });
+      await mustRun(vault, 'scale', { command: 'create', path: `${dir}/f${i}.md`, file_text: NOTE_4K });
     await timed('view', { command: 'view', path: dir });
     await timed('rename', { command: 'rename', old_path: dir, new_path: `${dir}-moved` });
     await timed('delete', { command: 'delete', path: `${dir}-moved` });

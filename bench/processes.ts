@@ -14,21 +14,17 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createVault } from '../src/index.js';
-import { formatNumber, printTable, userMix } from './stats.js';
+import { formatNumber, mustRun, printTable, userMix } from './stats.js';
 
 const USERS = 64;
 
 /** One process's share: `users` users from `first`, `rounds` rounds of the mix each. */
 async function child(url: string, masterKey: string, tag: string, first: number, users: number, rounds: number) {
   const vault = await createVault({ store: url, encryption: { masterKey }, history: true });
-  const ok = async (user: string, input: Record<string, unknown>) => {
-    const result = await vault.run(user, input);
-    if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
-  };
   process.send?.('ready');
   await new Promise<void>((resolve) => process.once('message', () => resolve()));
   await Promise.all(
-    Array.from({ length: users }, (_, u) => userMix((input) => ok(`${tag}-${first + u}`, input), rounds)),
+    Array.from({ length: users }, (_, u) => userMix((input) => mustRun(vault, `${tag}-${first + u}`, input), rounds)),
   );
   await vault.close();
 }

@@ -6,15 +6,11 @@
  *   npx tsx bench/statements.ts <str_replace|rename|create|delete> [n] [full|normal]
  * A rename moves each file to /memories/r and back on alternate rounds; str_replace alternates two words.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync, StatementSync } from 'node:sqlite';
-import { createEncryptionFromConfig } from '../src/crypto/index.js';
-import { createVault } from '../src/index.js';
-import { openStore } from '../src/store/open.js';
-import { formatNumber, NOTE_4K, printTable } from './stats.js';
+import { benchVault, formatNumber, mustRun, NOTE_4K, printTable } from './stats.js';
 
 const command = process.argv[2] ?? 'str_replace';
 const n = Number(process.argv[3] ?? 2000);
@@ -53,18 +49,10 @@ dbProto['exec'] = timed((_self: never, args: unknown[]) => String(args[0]), dbPr
 
 const root = await mkdtemp(join(tmpdir(), 'memvault-stmts-'));
 try {
-  const store = await openStore(
+  const vault = await benchVault(
     `sqlite:${join(root, 'store.db')}${durability === 'normal' ? '?durability=normal' : ''}`,
   );
-  const encryption = await createEncryptionFromConfig({
-    store,
-    config: { masterKey: randomBytes(32).toString('base64') },
-  });
-  const vault = await createVault({ store, codec: encryption.codecProvider });
-  const run = async (input: Record<string, unknown>) => {
-    const result = await vault.run('stmt-user', input);
-    if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
-  };
+  const run = (input: Record<string, unknown>) => mustRun(vault, 'stmt-user', input);
   for (let i = 0; i < files; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
   const inputs: Record<string, (k: number, even: boolean, i: number) => Record<string, unknown>> = {
     str_replace: (k, even) => ({

@@ -1,4 +1,11 @@
-/** Small helpers shared by the benchmarks: medians, timing loops, aligned tables and the 4 KiB note. */
+/**
+ * Small helpers shared by the benchmarks: medians, timing loops, aligned tables, the 4 KiB note, the
+ * concurrent users' mix, and a vault as the benches open it.
+ */
+import { randomBytes } from 'node:crypto';
+import { createEncryptionFromConfig } from '../src/crypto/index.js';
+import { createVault, type Vault } from '../src/index.js';
+import { openStore } from '../src/store/open.js';
 
 /**
  * A 4 KiB memory note whose first line is unique, so that a str_replace of 'first line' matches
@@ -55,4 +62,20 @@ export function formatNumber(n: number): string {
   if (Math.abs(n) >= 10) return n.toFixed(1);
   if (Math.abs(n) >= 1) return n.toFixed(2);
   return n.toFixed(3);
+}
+
+/** A vault on the store at `url`, encrypted under a fresh master key, memvault's defaults otherwise (and `extra`). */
+export async function benchVault(url: string, extra: Record<string, unknown> = {}): Promise<Vault> {
+  const store = await openStore(url);
+  const encryption = await createEncryptionFromConfig({
+    store,
+    config: { masterKey: randomBytes(32).toString('base64') },
+  });
+  return createVault({ store, codec: encryption.codecProvider, ...extra });
+}
+
+/** Runs one command of `user` that must succeed: a bench that counted failed commands would measure nothing. */
+export async function mustRun(vault: Vault, user: string, input: Record<string, unknown>): Promise<void> {
+  const result = await vault.run(user, input);
+  if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
 }

@@ -6,15 +6,11 @@
  * The setup (seeding the files renames and deletes work on) runs before the marker line is printed
  * and is counted too: run with `seed` as the command to get the setup's own counts and subtract.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createEncryptionFromConfig } from '../src/crypto/index.js';
-import { createVault } from '../src/index.js';
-import { openStore } from '../src/store/open.js';
-import { NOTE_4K } from './stats.js';
+import { benchVault, mustRun, NOTE_4K } from './stats.js';
 
 const command = process.argv[2] ?? 'create';
 const n = Number(process.argv[3] ?? 200);
@@ -28,17 +24,8 @@ try {
     kind === 'file'
       ? pathToFileURL(root).href
       : `sqlite:${join(root, 'store.db')}${kind === 'sqlite-normal' ? '?durability=normal' : ''}`;
-  const store = await openStore(url);
-  const encryption = await createEncryptionFromConfig({
-    store,
-    config: { masterKey: randomBytes(32).toString('base64') },
-  });
-  const vault = await createVault({ store, codec: encryption.codecProvider });
-  // Every command must succeed: a count of failed commands measures nothing.
-  const run = async (input: Record<string, unknown>) => {
-    const result = await vault.run('sc-user', input);
-    if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
-  };
+  const vault = await benchVault(url);
+  const run = (input: Record<string, unknown>) => mustRun(vault, 'sc-user', input);
   if (command !== 'create')
     for (let i = 0; i < n; i++) await run({ command: 'create', path: `/memories/c/f${i}.md`, file_text: NOTE_4K });
   const inputs: Record<string, (i: number) => Record<string, unknown>> = {
