@@ -17,6 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { UserRecords } from '../memvault.js';
+import { userRecordPrefix } from '../store/layout.js';
 import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 import { isMemvaultError } from '../errors.js';
 import { dropExpiredRecords } from './idempotency-expiry.js';
@@ -123,7 +124,12 @@ export class IdempotencyRecords {
       if (!claimed.etag) continue; // lost a race for the record: read it again
       // A new record: expired ones go, while the command runs (a failure there is no one's concern here).
       const dropping = claimed.created
-        ? dropExpiredRecords(this.store, objectKey.slice(0, -name.length), this.ttlMs, claimed.createdAt).catch(() => 0)
+        ? dropExpiredRecords(
+            this.store,
+            userRecordPrefix(records.uid, IDEMPOTENCY_RECORD_KIND),
+            this.ttlMs,
+            claimed.createdAt,
+          ).catch(() => 0)
         : undefined;
       let result: ReplayableResult;
       try {

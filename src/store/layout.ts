@@ -45,11 +45,6 @@ export function userKeyStatePrefix(uid: string): string {
   return `${userPrefix(uid)}a/`;
 }
 
-/** Prefix of one user's idempotency records of the HTTP service (src/serve/idempotency.ts). */
-export function userIdempotencyPrefix(uid: string): string {
-  return `${userPrefix(uid)}i/`;
-}
-
 /**
  * Where the host records of a user live (vault.userRecords, src/entry/host-records.ts): the HTTP
  * service's idempotency records under i/, the page's ended-sessions record under p/ (beside the
@@ -66,9 +61,14 @@ export const USER_RECORD_KIND = /^[a-z][a-z-]{0,31}$/;
 /** A host record's name: the keyed hash of the name the host gave it. */
 export const USER_RECORD_NAME = /^[0-9a-f]{64}$/;
 
+/** The prefix of one user's host records of `kind` (checked by the caller). */
+export function userRecordPrefix(uid: string, kind: string): string {
+  return `${userPrefix(uid)}${RECORD_FOLDERS.get(kind) ?? `${OTHER_RECORDS_FOLDER}${kind}/`}`;
+}
+
 /** The key of one user's host record of `kind` named `name` (both checked by the caller). */
 export function userRecordKey(uid: string, kind: string, name: string): string {
-  return `${userPrefix(uid)}${RECORD_FOLDERS.get(kind) ?? `${OTHER_RECORDS_FOLDER}${kind}/`}${name}`;
+  return userRecordPrefix(uid, kind) + name;
 }
 
 /** The prefixes a user's host records live under. */

@@ -9,7 +9,7 @@ import { loadSodium } from '../../src/crypto/sodium.js';
 import type { UserRecords } from '../../src/memvault.js';
 import { DROPPED_PER_CLAIM, dropExpiredRecords } from '../../src/serve/idempotency-expiry.js';
 import { IDEMPOTENCY_RECORD_KIND, IdempotencyRecords } from '../../src/serve/idempotency.js';
-import { userIdempotencyPrefix } from '../../src/store/layout.js';
+import { userRecordPrefix } from '../../src/store/layout.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { listAll, type ObjectStore } from '../../src/store/port.js';
 import { Clock } from '../crypto/rekey-scenarios.js';
@@ -56,7 +56,7 @@ async function setUp(atomic = true) {
     }));
   const keysLeft = async () => {
     const keys = [];
-    for await (const o of listAll(store, userIdempotencyPrefix(records.uid))) keys.push(o.key);
+    for await (const o of listAll(store, userRecordPrefix(records.uid, IDEMPOTENCY_RECORD_KIND))) keys.push(o.key);
     return keys;
   };
   const keyOf = (key: string) => idempotency.objectKey(records, `idempotency-key-${key}-0123456789`).objectKey;
@@ -100,7 +100,7 @@ describe('expired idempotency records', () => {
     for (let i = 0; i < 20; i++) await use(`wrap-${i}`);
     clock.t += TTL + SKEW;
     const before = await keysLeft();
-    const prefix = userIdempotencyPrefix(records.uid);
+    const prefix = userRecordPrefix(records.uid, IDEMPOTENCY_RECORD_KIND);
     const point = before[17]!.slice(prefix.length); // after it: the last two, then the first page
     store.counts.list = 0;
     expect(await dropExpiredRecords(store, prefix, TTL, clock.t, () => point)).toBe(DROPPED_PER_CLAIM);

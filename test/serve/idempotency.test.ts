@@ -4,7 +4,8 @@ import { createDecipheriv, createHash, hkdfSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import type { MemvaultServer } from '../../src/serve.js';
-import { userIdempotencyPrefix } from '../../src/store/layout.js';
+import { IDEMPOTENCY_RECORD_KIND } from '../../src/serve/idempotency.js';
+import { userRecordPrefix } from '../../src/store/layout.js';
 import { tempDir } from '../kit/temp.js';
 import { serviceKey, startIdp, testServer, type TestIdp } from './helpers.js';
 
@@ -100,7 +101,7 @@ describe('Idempotency-Key', () => {
   it('records hold no plaintext: the object key is a hash, the body is sealed', async () => {
     const vault = servers[0]!.vault;
     const { uid } = await vault.files('dave');
-    const page = await vault.store.list(userIdempotencyPrefix(uid));
+    const page = await vault.store.list(userRecordPrefix(uid, IDEMPOTENCY_RECORD_KIND));
     expect(page.objects.length).toBeGreaterThan(0);
     for (const object of page.objects) {
       expect(object.key).toMatch(/\/i\/[0-9a-f]{64}$/);
@@ -120,7 +121,9 @@ describe('idempotency records open with the user key, not with the Idempotency-K
     const vault = servers[0]!.vault;
     const [grace, heidi] = [(await vault.files('grace')).uid, (await vault.files('heidi')).uid];
     const [graceKeys = [], heidiKeys = []] = await Promise.all(
-      [grace, heidi].map(async (uid) => (await vault.store.list(userIdempotencyPrefix(uid))).objects.map((o) => o.key)),
+      [grace, heidi].map(async (uid) =>
+        (await vault.store.list(userRecordPrefix(uid, IDEMPOTENCY_RECORD_KIND))).objects.map((o) => o.key),
+      ),
     );
     expect(graceKeys).toHaveLength(1);
     expect(heidiKeys).toHaveLength(1);
@@ -147,11 +150,11 @@ describe('idempotency records open with the user key, not with the Idempotency-K
     const first = { command: 'create', path: '/memories/moved.md', file_text: 'one\n' };
     await post(a, first, 'ivan', 'first-key-0123456789');
     const uid = (await vault.files('ivan')).uid;
-    const [record] = (await vault.store.list(userIdempotencyPrefix(uid))).objects;
+    const [record] = (await vault.store.list(userRecordPrefix(uid, IDEMPOTENCY_RECORD_KIND))).objects;
     const body = (await vault.store.get(record!.key))!.body;
     // Plant it under the name another key will have: find that name by sending the key once on a view.
     await post(a, { command: 'view', path: '/memories' }, 'ivan', 'second-key-0123456789');
-    const after = (await vault.store.list(userIdempotencyPrefix(uid))).objects.map((o) => o.key);
+    const after = (await vault.store.list(userRecordPrefix(uid, IDEMPOTENCY_RECORD_KIND))).objects.map((o) => o.key);
     const target = after.find((k) => k !== record!.key)!;
     await vault.store.put(target, body);
     const answer = await post(a, { command: 'view', path: '/memories' }, 'ivan', 'second-key-0123456789');
