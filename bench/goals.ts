@@ -52,6 +52,30 @@ async function openVault(root: string, kind: Kind, name: string, extra: Record<s
   return benchVault(url, { history: true, ...extra });
 }
 
+/** `files` 4 KiB notes of `user`, /memories/f0.md and on, each starting 'first line'. */
+async function seedFiles(vault: Vault, user: string, files: number): Promise<void> {
+  for (let i = 0; i < files; i++)
+    await mustRun(vault, user, { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
+}
+
+/** The i-th edit of `files` seeded notes: each in turn, 'first' to 'FIRST' in one round, back in the next, so every edit writes. */
+function editInput(i: number, files: number): Record<string, unknown> {
+  const [from, to] = Math.floor(i / files) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
+  return { command: 'str_replace', path: `/memories/f${i % files}.md`, old_str: `${from} line`, new_str: `${to} line` };
+}
+
+/** A row of the CPU table: `count` edits measured by process.cpuUsage and `wall` ms. */
+function cpuRow(label: string, count: number, cpu: NodeJS.CpuUsage, wall: number): Array<string | number> {
+  return [
+    label,
+    count,
+    formatNumber((cpu.user + cpu.system) / count),
+    formatNumber(cpu.user / count),
+    formatNumber(cpu.system / count),
+    formatNumber((wall * 1000) / count),
+  ];
+}
+
 /** CPU per str_replace of a 4 KiB file (the edit alternates two words, so every command writes). */
 async function cpuPerEdit(root: string): Promise<void> {
   const edits = quick ? 300 : 2000;
@@ -69,17 +93,8 @@ async function cpuPerEdit(root: string): Promise<void> {
   ];
   for (const [kind, label, idleMs] of kinds) {
     const vault = await openVault(root, kind, `cpu-${kind}-${idleMs}`);
-    for (let i = 0; i < files; i++)
-      await mustRun(vault, 'cpu', { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
-    const edit = (i: number) => {
-      const [from, to] = Math.floor(i / files) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
-      return mustRun(vault, 'cpu', {
-        command: 'str_replace',
-        path: `/memories/f${i % files}.md`,
-        old_str: `${from} line`,
-        new_str: `${to} line`,
-      });
-    };
+    await seedFiles(vault, 'cpu', files);
+    const edit = (i: number) => mustRun(vault, 'cpu', editInput(i, files));
     for (let i = 0; i < files * 2; i++) await edit(i); // warm up: JIT, key and name caches
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
@@ -90,15 +105,7 @@ async function cpuPerEdit(root: string): Promise<void> {
     const cpu = process.cpuUsage(cpu0);
     const wall = performance.now() - t0;
     await vault.close();
-    const perEdit = (cpu.user + cpu.system) / edits;
-    rows.push([
-      label,
-      edits,
-      formatNumber(perEdit),
-      formatNumber(cpu.user / edits),
-      formatNumber(cpu.system / edits),
-      formatNumber((wall * 1000) / edits),
-    ]);
+    rows.push(cpuRow(label, edits, cpu, wall));
   }
   rows.push(await concurrentEdits(root, edits));
   console.log(`\nCPU per 4 KiB edit (str_replace, process.cpuUsage around the edits; load ${load()})\n`);
@@ -111,19 +118,9 @@ async function concurrentEdits(root: string, edits: number): Promise<Array<strin
   const filesEach = 4;
   const vault = await openVault(root, 'sqlite', 'cpu-users');
   const user = (u: number) => `cpu-${u}`;
-  for (let u = 0; u < users; u++)
-    for (let i = 0; i < filesEach; i++)
-      await mustRun(vault, user(u), { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
+  for (let u = 0; u < users; u++) await seedFiles(vault, user(u), filesEach);
   const editsOf = (u: number, count: number) => async () => {
-    for (let i = 0; i < count; i++) {
-      const [from, to] = Math.floor(i / filesEach) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
-      await mustRun(vault, user(u), {
-        command: 'str_replace',
-        path: `/memories/f${i % filesEach}.md`,
-        old_str: `${from} line`,
-        new_str: `${to} line`,
-      });
-    }
+    for (let i = 0; i < count; i++) await mustRun(vault, user(u), editInput(i, filesEach));
   };
   const all = (count: number) => Promise.all(Array.from({ length: users }, (_, u) => editsOf(u, count)()));
   await all(filesEach * 2); // warm up, and every file back to 'first'
@@ -134,15 +131,7 @@ async function concurrentEdits(root: string, edits: number): Promise<Array<strin
   const cpu = process.cpuUsage(cpu0);
   const wall = performance.now() - t0;
   await vault.close();
-  const total = each * users;
-  return [
-    `SQLite store, ${users} users at once`,
-    total,
-    formatNumber((cpu.user + cpu.system) / total),
-    formatNumber(cpu.user / total),
-    formatNumber(cpu.system / total),
-    formatNumber((wall * 1000) / total),
-  ];
+  return cpuRow(`SQLite store, ${users} users at once`, each * users, cpu, wall);
 }
 
 function percentile(sorted: number[], p: number): number {
