@@ -9,7 +9,7 @@ import { createVault, type Vault } from '../../src/memvault.js';
 import { createServer, type MemvaultServer } from '../../src/serve.js';
 import { registerPage, SESSION_COOKIE, WRITE_COOKIE } from '../../src/serve/page/plugin.js';
 import { FORGET_CONFIRMATION } from '../../src/serve/page/actions.js';
-import { SessionEnds } from '../../src/serve/page/session-ends.js';
+import { MAX_CLOCK_AHEAD_MS, SessionEnds } from '../../src/serve/page/session-ends.js';
 import { userPrefix } from '../../src/store/layout.js';
 import { CookieSealer, newSession } from '../../src/serve/page/session.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -117,6 +117,27 @@ describe('ending page sessions across instances', () => {
     await a!.endAll('fay', 3_000);
     await b!.endAll('fay', 1_000);
     await expect(check.ended('fay', 2_000, 4_000)).resolves.toBe(true);
+  });
+
+  it('a time set far ahead by a wrong clock is replaced, not kept: new sign-ins work, earlier ones stay ended', async () => {
+    const [fast, right] = instances.map(({ vault }) => new SessionEnds(vault, 0));
+    const now = 10 * MAX_CLOCK_AHEAD_MS;
+    // An instance whose clock runs an hour ahead logs the person out.
+    await fast!.endAll('hal', now + 12 * MAX_CLOCK_AHEAD_MS);
+    // A logout on a right clock puts its own time back, which still ends the sessions before it.
+    await right!.endAll('hal', now);
+    await expect(right!.ended('hal', now - 1, now + 1)).resolves.toBe(true);
+    await expect(right!.ended('hal', now + 1, now + 2)).resolves.toBe(false);
+    // A sign-in on a right clock replaces a far-ahead time too, so the new session is not ended at once.
+    await fast!.endAll('ida', now + 12 * MAX_CLOCK_AHEAD_MS);
+    await right!.signedIn('ida', now);
+    await expect(right!.ended('ida', now, now + 1)).resolves.toBe(false);
+    await expect(right!.ended('ida', now - 1, now + 1)).resolves.toBe(true);
+    // A clock a little ahead (within the allowance) is kept: the later time stays in force.
+    await fast!.endAll('jo', now + MAX_CLOCK_AHEAD_MS);
+    await right!.endAll('jo', now);
+    await right!.signedIn('jo', now);
+    await expect(right!.ended('jo', now + MAX_CLOCK_AHEAD_MS - 1, now + 1)).resolves.toBe(true);
   });
 
   it('fails with CONFLICT, never a silent success, when other writes of the record win every attempt', async () => {

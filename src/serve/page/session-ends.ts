@@ -12,7 +12,11 @@
  * The time only ever moves forward: a write reads the record and replaces exactly what it read
  * (If-Match, or If-None-Match where there was none) with the later of the two times, so two
  * instances ending sessions at once (a logout and a forget-me, clocks a little apart) never put
- * back an earlier time that would bring a logged-out session back.
+ * back an earlier time that would bring a logged-out session back. A stored time more than
+ * MAX_CLOCK_AHEAD_MS ahead of this instance's clock is taken for a clock set wrong, not kept: a
+ * logout or a sign-in here replaces it with this clock's time, which still ends every session signed
+ * in before it (otherwise one instance's fast clock would end every new sign-in until real time
+ * caught up with it).
  */
 import type { UserRecords } from '../../entry/host-records.js';
 import { MemvaultError } from '../../errors.js';
@@ -25,6 +29,8 @@ const RECORD_NAME = 'ended-before';
 const MAX_CACHED = 10_000;
 /** Writes of the record tried before a logout fails (each lost only to another instance's write of it). */
 const MAX_WRITE_ATTEMPTS = 5;
+/** How far ahead of this instance's clock a stored time may be before it counts as another's clock set wrong. */
+export const MAX_CLOCK_AHEAD_MS = 5 * 60_000;
 
 interface Cached {
   /** Sessions signed in before this time (ms) are over; 0: none ended. */
@@ -81,7 +87,7 @@ export class SessionEnds {
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const stored = await this.vault.store.get(key);
       const current = stored ? await endedBeforeIn(records, name, stored.body) : null;
-      const endedBefore = Math.max(current ?? 0, at);
+      const endedBefore = current !== null && current <= at + MAX_CLOCK_AHEAD_MS ? Math.max(current, at) : at;
       if (current !== endedBefore) {
         const body = records.seal(name, new TextEncoder().encode(JSON.stringify({ endedBefore })));
         try {
@@ -97,11 +103,14 @@ export class SessionEnds {
     throw new MemvaultError('CONFLICT', 'The sessions could not be ended: too many writes at once. Try again.');
   }
 
-  /** At sign-in: a record that does not open is written afresh, ending the sessions before this one. */
+  /**
+   * At sign-in: a record that does not open, or holds a time a wrong clock set far ahead (which would
+   * end this new session), is written afresh with this time, ending the sessions before this one.
+   */
   async signedIn(user: string, at: number): Promise<void> {
     this.#cache.delete(user);
     const state = await this.#read(user, at);
-    if (state.unreadable) await this.endAll(user, at);
+    if (state.unreadable || state.endedBefore > at + MAX_CLOCK_AHEAD_MS) await this.endAll(user, at);
   }
 }
 
