@@ -240,7 +240,10 @@ export class SqliteStore implements ObjectStore {
   private async run<T>(type: string, fn: () => T, requests = 1): Promise<T> {
     if (requests > 0) countRequest(type, requests);
     const result = await this.execute(fn);
-    if (!this.connection.inTransaction()) await this.connection.durable();
+    if (!this.connection.inTransaction()) {
+      this.connection.committed();
+      await this.connection.durable();
+    }
     return result;
   }
 

@@ -18,13 +18,15 @@
  * event loop runs other commands meanwhile, and every commit made while one fsync runs shares the
  * next: one fsync for many users' commands. The write lock is not held across the fsync. A reader
  * may see a commit whose fsync is still under way (it has not been acknowledged: a power loss in
- * that millisecond takes it back, never an acknowledged one).
+ * that millisecond takes it back, never an acknowledged one). Checkpoints run on a worker thread
+ * (checkpointer.ts), each commit counted by `committed()`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { open as openFile, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { Checkpointer } from './checkpointer.js';
 import { openDatabase, toSqliteStoreError, type SqliteDatabaseOptions, type SqliteDurability } from './database.js';
 
 interface OpenTransaction {
@@ -50,6 +52,7 @@ export class SqliteConnection {
   /** The WAL fsync under way, and the next one, shared by every commit made while that one runs. */
   private syncing: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
+  private readonly checkpointer: Checkpointer;
 
   private constructor(
     readonly db: DatabaseSync,
@@ -57,7 +60,9 @@ export class SqliteConnection {
     private readonly path: string,
     private readonly busyTimeoutMs: number,
     private readonly durability: SqliteDurability,
-  ) {}
+  ) {
+    this.checkpointer = new Checkpointer(db, path, busyTimeoutMs);
+  }
 
   /** The process's connection to the file at `path` (opened, and by default created, on first use). */
   static async acquire(path: string, options: SqliteDatabaseOptions): Promise<SqliteConnection> {
@@ -89,6 +94,7 @@ export class SqliteConnection {
     const wal = this.wal;
     this.wal = undefined;
     await wal?.then((handle) => handle.close()).catch(() => undefined);
+    await this.checkpointer.close();
     this.statements.clear();
     this.reader?.statements.clear();
     this.reader?.db.close();
@@ -132,6 +138,7 @@ export class SqliteConnection {
         rollBack(this.db, 'ROLLBACK');
         throw toSqliteStoreError(e);
       }
+      this.committed();
       this.active = null;
       finish(); // the next transaction runs while this one's fsync does: the write lock is free
       await this.durable();
@@ -140,6 +147,11 @@ export class SqliteConnection {
       if (this.active === tx) this.active = null;
       finish();
     }
+  }
+
+  /** A write committed on this connection (a transaction, or a request of its own): the checkpointer counts it. */
+  committed(): void {
+    this.checkpointer.committed();
   }
 
   /** Whether the current async context runs in this connection's open transaction (its writes commit with it). */

@@ -1,0 +1,106 @@
+/**
+ * WAL checkpoints run on a worker thread (src/store/sqlite/checkpointer.ts): the connection's own
+ * checkpoint is only a far safety net while the worker works, the database file takes the pages
+ * the worker copies, a worker that fails hands checkpoints back to the connection (the WAL never
+ * grows without end), and a store that closes leaves no WAL behind (the worker's connection closed
+ * first, so the store's is the last one and checkpoints the whole WAL).
+ */
+import { readdirSync } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Checkpointer } from '../../src/store/sqlite/checkpointer.js';
+import { openDatabase } from '../../src/store/sqlite/database.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+async function freshPath(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'memvault-checkpoint-'));
+  dirs.push(dir);
+  return join(dir, 'store.db');
+}
+
+const body = new Uint8Array(4096).fill(7);
+
+/** `count` commits of a 4 KiB row each, every one counted by the checkpointer, as the connection does. */
+function commit(db: DatabaseSync, checkpointer: Checkpointer, count: number, from = 0): void {
+  const insert = db.prepare(
+    "INSERT INTO objects (key, body, size, etag, modified, metadata, tags) VALUES (?, ?, 4096, 'e', 0, '{}', '{}')",
+  );
+  for (let i = from; i < from + count; i++) {
+    db.exec('BEGIN IMMEDIATE');
+    insert.run(new TextEncoder().encode(`k${i}`), body);
+    db.exec('COMMIT');
+    checkpointer.committed();
+  }
+}
+
+const autocheckpoint = (db: DatabaseSync) =>
+  (db.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+
+describe('sqlite: WAL checkpoints on a worker thread', () => {
+  it('copies the WAL into the database file off the connection, whose own checkpoint waits far behind', async () => {
+    const path = await freshPath();
+    const db = await openDatabase(path);
+    const checkpointer = new Checkpointer(db, path, 1_000);
+    const before = (await stat(path)).size;
+    commit(db, checkpointer, 99);
+    expect(autocheckpoint(db)).toBe(1_000); // no worker yet: SQLite's default
+    commit(db, checkpointer, 1, 99); // the 100th commit starts the worker and asks for a checkpoint
+    expect(autocheckpoint(db)).toBe(10_000);
+    await checkpointer.settled();
+    // 100 rows of 4 KiB are about 200 pages, far under either connection threshold: only the
+    // worker's checkpoint can have put them in the database file.
+    expect((await stat(path)).size).toBeGreaterThan(before + 100 * 4096);
+    expect(checkpointer.fellBack).toBe(false);
+    await checkpointer.close();
+    db.close();
+  });
+
+  it('hands checkpoints back to the connection when the worker fails, and the writes go on', async () => {
+    const path = await freshPath();
+    const db = await openDatabase(path);
+    const checkpointer = new Checkpointer(db, path, 1_000, "throw new Error('no checkpoints here')");
+    commit(db, checkpointer, 100);
+    await checkpointer.settled();
+    expect(checkpointer.fellBack).toBe(true);
+    expect(autocheckpoint(db)).toBe(1_000);
+    commit(db, checkpointer, 200, 100); // no second worker, and nothing throws
+    expect((db.prepare('SELECT count(*) AS n FROM objects').get() as { n: number }).n).toBe(300);
+    await checkpointer.close();
+    db.close();
+  });
+
+  it('a worker that stops unasked hands checkpoints back too', async () => {
+    const path = await freshPath();
+    const db = await openDatabase(path);
+    const checkpointer = new Checkpointer(db, path, 1_000, "require('node:worker_threads').parentPort.close()");
+    commit(db, checkpointer, 100);
+    await checkpointer.settled();
+    expect(checkpointer.fellBack).toBe(true);
+    expect(autocheckpoint(db)).toBe(1_000);
+    await checkpointer.close();
+    db.close();
+  });
+
+  it('a store that closes leaves the whole WAL checkpointed and removed, its worker stopped', async () => {
+    const path = await freshPath();
+    const threads = () => readdirSync('/proc/self/task').length; // Linux: this process's threads
+    const before = threads();
+    const store = await SqliteStore.open(path);
+    await Promise.all(Array.from({ length: 300 }, (_, i) => store.put(`k${i}`, body)));
+    expect(threads()).toBeGreaterThan(before); // the worker
+    await store.close();
+    expect(threads()).toBe(before);
+    await expect(stat(`${path}-wal`)).rejects.toMatchObject({ code: 'ENOENT' });
+    const reopened = await SqliteStore.open(path);
+    expect((await reopened.list('')).objects.length).toBe(300);
+    await reopened.close();
+  });
+});
