@@ -66,7 +66,7 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
   it('hands checkpoints back to the connection when the worker fails, and the writes go on', async () => {
     const path = await freshPath();
     const db = await openDatabase(path);
-    const checkpointer = new Checkpointer(db, path, 1_000, "throw new Error('no checkpoints here')");
+    const checkpointer = new Checkpointer(db, path, 1_000, { source: "throw new Error('no checkpoints here')" });
     commit(db, checkpointer, 100);
     await checkpointer.settled();
     expect(checkpointer.fellBack).toBe(true);
@@ -77,10 +77,34 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
     db.close();
   });
 
+  it('a checkpoint that finds another under way (SQLITE_BUSY) is no failure; another error is', async () => {
+    const path = await freshPath();
+    const db = await openDatabase(path);
+    // The worker's statement takes the write lock (busy timeout 0) while this connection holds it:
+    // SQLITE_BUSY, as a PASSIVE checkpoint meets another connection's checkpoint.
+    const busy = new Checkpointer(db, path, 0, { sql: 'BEGIN IMMEDIATE' });
+    commit(db, busy, 99);
+    db.exec('BEGIN IMMEDIATE');
+    busy.committed();
+    await busy.settled();
+    db.exec('ROLLBACK');
+    expect(busy.fellBack).toBe(false);
+    expect(autocheckpoint(db)).toBe(10_000);
+    await busy.close();
+    const broken = new Checkpointer(db, path, 0, { sql: 'SELECT * FROM no_such_table' });
+    commit(db, broken, 100, 99);
+    await broken.settled();
+    expect(broken.fellBack).toBe(true);
+    await broken.close();
+    db.close();
+  });
+
   it('a worker that stops unasked hands checkpoints back too', async () => {
     const path = await freshPath();
     const db = await openDatabase(path);
-    const checkpointer = new Checkpointer(db, path, 1_000, "require('node:worker_threads').parentPort.close()");
+    const checkpointer = new Checkpointer(db, path, 1_000, {
+      source: "require('node:worker_threads').parentPort.close()",
+    });
     commit(db, checkpointer, 100);
     await checkpointer.settled();
     expect(checkpointer.fellBack).toBe(true);

@@ -18,6 +18,8 @@ const CHECKPOINT_EVERY = 100;
 /** The connection's own checkpoint while the worker runs: reached only when the worker lags far behind. */
 const SAFETY_NET_PAGES = 10_000;
 const SQLITE_DEFAULT_PAGES = 1_000;
+/** Copies what no reader still needs; never waits for a lock, never takes the write lock. */
+const CHECKPOINT_SQL = 'PRAGMA wal_checkpoint(PASSIVE)';
 
 // CommonJS, evaluated in the worker (no file to resolve from sources or a build). Warnings are the
 // main thread's business: node:sqlite's ExperimentalWarning (Node 22) is printed once, there.
@@ -27,7 +29,7 @@ process.emitWarning = () => {};
 const { DatabaseSync } = require('node:sqlite');
 const db = new DatabaseSync(workerData.path);
 db.exec('PRAGMA busy_timeout = ' + workerData.busyTimeoutMs);
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const checkpoint = db.prepare(workerData.sql);
 parentPort.on('message', (message) => {
   if (message === 'close') {
     db.close();
@@ -37,8 +39,10 @@ parentPort.on('message', (message) => {
   try {
     checkpoint.get();
     parentPort.postMessage('done');
-  } catch {
-    parentPort.postMessage('failed');
+  } catch (e) {
+    // SQLITE_BUSY or SQLITE_LOCKED: another connection (another process's worker) checkpoints now.
+    const code = typeof e?.errcode === 'number' ? e.errcode & 0xff : 0;
+    parentPort.postMessage(code === 5 || code === 6 ? 'done' : 'failed');
   }
 });
 `;
@@ -56,8 +60,8 @@ export class Checkpointer {
     private readonly db: DatabaseSync,
     private readonly path: string,
     private readonly busyTimeoutMs: number,
-    /** The worker's code (tests put a failing one here). */
-    private readonly workerSource = WORKER_SOURCE,
+    /** Tests only: other code for the worker, or another statement in place of the checkpoint. */
+    private readonly test: { source?: string; sql?: string } = {},
   ) {}
 
   /** Whether the connection checkpoints itself again (the worker failed). */
@@ -95,9 +99,9 @@ export class Checkpointer {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(this.workerSource, {
+    const worker = new Worker(this.test.source ?? WORKER_SOURCE, {
       eval: true,
-      workerData: { path: this.path, busyTimeoutMs: this.busyTimeoutMs },
+      workerData: { path: this.path, busyTimeoutMs: this.busyTimeoutMs, sql: this.test.sql ?? CHECKPOINT_SQL },
     });
     worker.unref(); // never what keeps a process alive
     worker.on('message', (message) => {
