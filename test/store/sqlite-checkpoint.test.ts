@@ -63,10 +63,13 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
     db.close();
   });
 
-  it('hands checkpoints back to the connection when the worker fails, and the writes go on', async () => {
+  it.each([
+    ['fails as it starts', "throw new Error('no checkpoints here')"],
+    ['stops unasked', "require('node:worker_threads').parentPort.close()"],
+  ])('hands checkpoints back to the connection when the worker %s, and the writes go on', async (_, source) => {
     const path = await freshPath();
     const db = await openDatabase(path);
-    const checkpointer = new Checkpointer(db, path, 1_000, { source: "throw new Error('no checkpoints here')" });
+    const checkpointer = new Checkpointer(db, path, 1_000, { source });
     commit(db, checkpointer, 100);
     await checkpointer.settled();
     expect(checkpointer.fellBack).toBe(true);
@@ -99,20 +102,6 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
     db.close();
   });
 
-  it('a worker that stops unasked hands checkpoints back too', async () => {
-    const path = await freshPath();
-    const db = await openDatabase(path);
-    const checkpointer = new Checkpointer(db, path, 1_000, {
-      source: "require('node:worker_threads').parentPort.close()",
-    });
-    commit(db, checkpointer, 100);
-    await checkpointer.settled();
-    expect(checkpointer.fellBack).toBe(true);
-    expect(autocheckpoint(db)).toBe(1_000);
-    await checkpointer.close();
-    db.close();
-  });
-
   it('a store that closes leaves the whole WAL checkpointed and removed, its worker stopped', async () => {
     const path = await freshPath();
     const threads = () => readdirSync('/proc/self/task').length; // Linux: this process's threads
@@ -121,7 +110,7 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
     await Promise.all(Array.from({ length: 300 }, (_, i) => store.put(`k${i}`, body)));
     expect(threads()).toBeGreaterThan(before); // the worker
     await store.close();
-    expect(threads()).toBe(before);
+    expect(threads()).toBeLessThanOrEqual(before); // the worker stopped with the store
     await expect(stat(`${path}-wal`)).rejects.toMatchObject({ code: 'ENOENT' });
     const reopened = await SqliteStore.open(path);
     expect((await reopened.list('')).objects.length).toBe(300);

@@ -91,10 +91,11 @@ export class Checkpointer {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
-    if (!worker) return;
-    worker.ref(); // until it has closed its connection: the caller awaits that
-    worker.postMessage('close');
-    await this.exited;
+    if (worker) {
+      worker.ref(); // until it has closed its connection: the caller awaits that
+      worker.postMessage('close');
+    }
+    await this.exited; // a failed worker's too: terminated, it may still be stopping
   }
 
   private start(): Worker {
