@@ -105,6 +105,8 @@ function viewFile(command: ViewCommand, data: Uint8Array, env: CommandEnv): Resu
 
 interface TreeEntry {
   path: string;
+  /** The path's segments below `dir`, split once: the sort compares them (n log n times). */
+  segments: string[];
   size: number;
   isDirectory: boolean;
 }
@@ -129,16 +131,19 @@ export function listDirectory(dir: string, files: ListedFile[], limit: number): 
     const visibleDepth = Math.min(rel.length, 2);
     for (let d = 1; d <= visibleDepth; d++) {
       if (isHiddenName(rel[d - 1]!)) break;
-      const entryPath = `${dir === MEMORY_ROOT ? MEMORY_ROOT : dir}/${rel.slice(0, d).join('/')}`;
-      const isDirectory = d < rel.length;
-      const entry = entries.get(entryPath) ?? { path: entryPath, size: 0, isDirectory };
+      const segments = rel.slice(0, d);
+      const entryPath = `${dir === MEMORY_ROOT ? MEMORY_ROOT : dir}/${segments.join('/')}`;
+      let entry = entries.get(entryPath);
+      if (!entry) {
+        entry = { path: entryPath, segments, size: 0, isDirectory: d < rel.length };
+        entries.set(entryPath, entry);
+      }
       entry.size += file.size;
-      entries.set(entryPath, entry);
     }
   }
   const sorted = [...entries.values()].sort((a, b) => {
-    const sa = pathSegments(a.path);
-    const sb = pathSegments(b.path);
+    const sa = a.segments;
+    const sb = b.segments;
     for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
       if (sa[i] !== sb[i]) return sa[i]! < sb[i]! ? -1 : 1;
     }
