@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import type { DatabaseSync } from 'node:sqlite';
 
-/** Commits between two checkpoints (a 4 KiB edit writes about ten pages: about SQLite's 1,000). */
+/** Commits between two checkpoints (a 4 KiB edit writes six to ten pages: about SQLite's 1,000 pages). */
 const CHECKPOINT_EVERY = 100;
 /** The connection's own checkpoint while the worker runs: reached only when the worker lags far behind. */
 const SAFETY_NET_PAGES = 10_000;
