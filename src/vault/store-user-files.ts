@@ -13,13 +13,7 @@
  */
 import { countBytesRead } from '../store/accounting.js';
 import { markerOf } from '../store/fence.js';
-import {
-  listAll,
-  PreconditionFailedError,
-  type ObjectInfo,
-  type ObjectStore,
-  type StoredObject,
-} from '../store/port.js';
+import { PreconditionFailedError, type ObjectInfo, type ObjectStore, type StoredObject } from '../store/port.js';
 import { DELETE_BATCH_KEYS as DELETE_BATCH } from '../store/layout.js';
 import type { UserCodec } from '../crypto/user-codec.js';
 import { lookAgainWhileStale } from '../crypto/verified-read.js';
@@ -266,12 +260,24 @@ export class StoreUserFiles implements TreeFiles {
   async *listFiles(dir: string): AsyncIterable<ListedFile> {
     const prefix = this.codec.prefixFor(dir);
     if (!this.keys.fitsKeyLimit(prefix)) return;
-    for await (const object of listAll(this.store, prefix)) {
-      if (!(await this.objects.isLiveObject(object))) continue;
-      const path = this.keys.listedPath(object.key);
-      if (path === null) continue;
-      yield { path, size: this.codec.plaintextSize(object.size), lastModified: object.lastModified, etag: object.etag };
-    }
+    // Page by page, with no await per object where its size tells whether it is live: a quota
+    // refresh lists every file of the user.
+    let continuationToken: string | undefined;
+    do {
+      const page = await this.store.list(prefix, continuationToken ? { continuationToken } : {});
+      for (const object of page.objects) {
+        if (!(this.objects.isLiveBySize(object) ?? (await this.objects.isLiveObject(object)))) continue;
+        const path = this.keys.listedPath(object.key);
+        if (path === null) continue;
+        yield {
+          path,
+          size: this.codec.plaintextSize(object.size),
+          lastModified: object.lastModified,
+          etag: object.etag,
+        };
+      }
+      continuationToken = page.continuationToken;
+    } while (continuationToken);
   }
 
   assertStorable(path: string): void {

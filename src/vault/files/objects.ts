@@ -45,12 +45,23 @@ export class UserObjects {
 
   /** Whether a listed object is a file the user has (not expired, not a fence or reaping marker). */
   async isLiveObject(object: ObjectInfo): Promise<boolean> {
+    const known = this.isLiveBySize(object);
+    if (known !== undefined) return known;
+    const current = await this.store.get(object.key);
+    return current !== null && markerOf(current.metadata) === null;
+  }
+
+  /**
+   * isLiveObject without a request, or undefined where only a GET can tell (a plain store's 0-byte
+   * object, or one of a reaping marker's size): listings of many objects take this path and await
+   * nothing for the others.
+   */
+  isLiveBySize(object: ObjectInfo): boolean | undefined {
     if (this.expiry.isExpired(object.lastModified)) return false;
     if (object.size !== 0 && object.size !== REAPING_BODY_BYTES) return true;
     // A sealed file is longer than a reaping marker too: the size tells, without a request.
     if (this.zeroBytesIsMarker()) return false;
-    const current = await this.store.get(object.key);
-    return current !== null && markerOf(current.metadata) === null;
+    return undefined;
   }
 
   /** Whether an object met at a key is a reaping marker (about to be deleted by its reaper). */
