@@ -142,11 +142,21 @@ export async function* listAll(
   pageSize = 1000,
   startAfter?: string,
 ): AsyncGenerator<ObjectInfo> {
+  for await (const objects of listPages(store, prefix, pageSize, startAfter)) yield* objects;
+}
+
+/** listAll a page at a time: for a caller that handles many objects, one await per LIST, not per object. */
+export async function* listPages(
+  store: ObjectStore,
+  prefix: string,
+  pageSize = 1000,
+  startAfter?: string,
+): AsyncGenerator<ObjectInfo[]> {
   let continuationToken: string | undefined;
   do {
     const from = continuationToken ? { continuationToken } : startAfter !== undefined ? { startAfter } : {};
     const page = await store.list(prefix, { maxKeys: pageSize, ...from });
-    yield* page.objects;
+    yield page.objects;
     continuationToken = page.continuationToken;
   } while (continuationToken);
 }

@@ -13,7 +13,13 @@
  */
 import { countBytesRead } from '../store/accounting.js';
 import { markerOf } from '../store/fence.js';
-import { PreconditionFailedError, type ObjectInfo, type ObjectStore, type StoredObject } from '../store/port.js';
+import {
+  listPages,
+  PreconditionFailedError,
+  type ObjectInfo,
+  type ObjectStore,
+  type StoredObject,
+} from '../store/port.js';
 import { DELETE_BATCH_KEYS as DELETE_BATCH } from '../store/layout.js';
 import type { UserCodec } from '../crypto/user-codec.js';
 import { lookAgainWhileStale } from '../crypto/verified-read.js';
@@ -262,11 +268,9 @@ export class StoreUserFiles implements TreeFiles {
     if (!this.keys.fitsKeyLimit(prefix)) return;
     // Page by page, with no await per object where its size tells whether it is live: a quota
     // refresh lists every file of the user.
-    let continuationToken: string | undefined;
-    do {
-      const page = await this.store.list(prefix, continuationToken ? { continuationToken } : {});
-      for (const object of page.objects) {
-        if (!(this.objects.isLiveBySize(object) ?? (await this.objects.isLiveObject(object)))) continue;
+    for await (const objects of listPages(this.store, prefix)) {
+      for (const object of objects) {
+        if (!(this.objects.isLiveBySize(object) ?? (await this.objects.isLiveByRequest(object)))) continue;
         const path = this.keys.listedPath(object.key);
         if (path === null) continue;
         yield {
@@ -276,8 +280,7 @@ export class StoreUserFiles implements TreeFiles {
           etag: object.etag,
         };
       }
-      continuationToken = page.continuationToken;
-    } while (continuationToken);
+    }
   }
 
   assertStorable(path: string): void {

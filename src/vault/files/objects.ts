@@ -45,16 +45,13 @@ export class UserObjects {
 
   /** Whether a listed object is a file the user has (not expired, not a fence or reaping marker). */
   async isLiveObject(object: ObjectInfo): Promise<boolean> {
-    const known = this.isLiveBySize(object);
-    if (known !== undefined) return known;
-    const current = await this.store.get(object.key);
-    return current !== null && markerOf(current.metadata) === null;
+    return this.isLiveBySize(object) ?? this.isLiveByRequest(object);
   }
 
   /**
    * isLiveObject without a request, or undefined where only a GET can tell (a plain store's 0-byte
-   * object, or one of a reaping marker's size): listings of many objects take this path and await
-   * nothing for the others.
+   * object, or one of a reaping marker's size, then isLiveByRequest): listings of many objects take
+   * this path and await nothing for the others.
    */
   isLiveBySize(object: ObjectInfo): boolean | undefined {
     if (this.expiry.isExpired(object.lastModified)) return false;
@@ -62,6 +59,12 @@ export class UserObjects {
     // A sealed file is longer than a reaping marker too: the size tells, without a request.
     if (this.zeroBytesIsMarker()) return false;
     return undefined;
+  }
+
+  /** What isLiveBySize cannot tell: whether the object at the key is a file or a marker (one GET). */
+  async isLiveByRequest(object: ObjectInfo): Promise<boolean> {
+    const current = await this.store.get(object.key);
+    return current !== null && markerOf(current.metadata) === null;
   }
 
   /** Whether an object met at a key is a reaping marker (about to be deleted by its reaper). */
