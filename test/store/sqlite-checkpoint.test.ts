@@ -6,24 +6,22 @@
  * first, so the store's is the last one and checkpoints the whole WAL).
  */
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Checkpointer } from '../../src/store/sqlite/checkpointer.js';
 import { openDatabase } from '../../src/store/sqlite/database.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { tempDir } from '../kit/temp.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const temp = tempDir('memvault-checkpoint');
+afterAll(temp.cleanup);
+let stores = 0;
 
-async function freshPath(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'memvault-checkpoint-'));
-  dirs.push(dir);
-  return join(dir, 'store.db');
+/** A database file of its own for each test. */
+function freshPath(): string {
+  return join(temp.dir, `store-${(stores += 1)}.db`);
 }
 
 const body = new Uint8Array(4096).fill(7);
@@ -46,7 +44,7 @@ const autocheckpoint = (db: DatabaseSync) =>
 
 describe('sqlite: WAL checkpoints on a worker thread', () => {
   it('copies the WAL into the database file off the connection, whose own checkpoint waits far behind', async () => {
-    const path = await freshPath();
+    const path = freshPath();
     const db = await openDatabase(path);
     const checkpointer = new Checkpointer(db, path, 1_000);
     const before = (await stat(path)).size;
@@ -67,7 +65,7 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
     ['fails as it starts', "throw new Error('no checkpoints here')"],
     ['stops unasked', "require('node:worker_threads').parentPort.close()"],
   ])('hands checkpoints back to the connection when the worker %s, and the writes go on', async (_, source) => {
-    const path = await freshPath();
+    const path = freshPath();
     const db = await openDatabase(path);
     const checkpointer = new Checkpointer(db, path, 1_000, { source });
     commit(db, checkpointer, 100);
@@ -81,7 +79,7 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
   });
 
   it('a checkpoint that finds another under way (SQLITE_BUSY) is no failure; another error is', async () => {
-    const path = await freshPath();
+    const path = freshPath();
     const db = await openDatabase(path);
     // The worker's statement takes the write lock (busy timeout 0) while this connection holds it:
     // SQLITE_BUSY, as a PASSIVE checkpoint meets another connection's checkpoint.
@@ -103,7 +101,7 @@ describe('sqlite: WAL checkpoints on a worker thread', () => {
   });
 
   it('a store that closes leaves the whole WAL checkpointed and removed, its worker stopped', async () => {
-    const path = await freshPath();
+    const path = freshPath();
     const threads = () => readdirSync('/proc/self/task').length; // Linux: this process's threads
     const before = threads();
     const store = await SqliteStore.open(path);
