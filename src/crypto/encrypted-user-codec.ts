@@ -189,6 +189,8 @@ export class EncryptedUserCodec implements UserCodec {
     return Math.max(0, storedSize - CONTENT_OVERHEAD);
   }
 
+  readonly sealOverhead = CONTENT_OVERHEAD;
+
   auditPseudonymKey(): Uint8Array {
     return new Uint8Array(this.keys.auditPseudonymKey);
   }

@@ -32,6 +32,11 @@ export interface UserCodec {
   /** Plaintext size of a stored object of `storedSize` bytes (listings show plaintext sizes). */
   plaintextSize(storedSize: number): number;
   /**
+   * What sealing adds to every file's bytes, where that is one figure (plaintextSize(n) is then
+   * n minus it, never below 0): a store's sum of stored sizes gives the plaintext total with it.
+   */
+  readonly sealOverhead?: number;
+  /**
    * A copy of the key of this user's audit pseudonyms (32 bytes; src/audit/pseudonyms.ts), derived
    * from the user's own data key so that erasing the key makes the user's audit records unlinkable.
    * Absent for codecs without user keys (plain): their audit pseudonyms stay `uid` and `pathId`.

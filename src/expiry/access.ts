@@ -30,7 +30,7 @@ import {
   type ResolvedTtl,
 } from './config.js';
 import { LruMap } from '../util/lru.js';
-import { isHidden } from './decide.js';
+import { isHidden, newestHidden } from './decide.js';
 import { classMarkerKey, classMarkerPrefix, parseUserKey, userPrefixOf } from './layout.js';
 
 /** Bounded memories (per process): recently touched keys and users whose class marker is known good. */
@@ -67,6 +67,7 @@ export class ExpiryService {
     return {
       writeTags: { [TTL_CLASS_TAG_KEY]: className },
       isExpired: (lastModified) => isHidden(lastModified, ttlDays, this.now()),
+      newestExpired: () => newestHidden(ttlDays, this.now()),
       afterRead: (key, object) => this.touch(key, object, { [TTL_CLASS_TAG_KEY]: className }),
       beforeWrite: async () => {
         if (recordClass) await this.recordClass(userPrefix, className);
@@ -82,7 +83,7 @@ export class ExpiryService {
    */
   async forStoredUser(
     filesPrefix: string,
-  ): Promise<{ writeTags: Record<string, string>; isExpired(lastModified: Date): boolean }> {
+  ): Promise<{ writeTags: Record<string, string>; isExpired(lastModified: Date): boolean; newestExpired(): Date }> {
     const userPrefix = userPrefixOf(filesPrefix);
     let className = this.ttl.defaultClass;
     let ttlDays = ttlDaysOf(this.ttl, className);
@@ -104,6 +105,7 @@ export class ExpiryService {
     return {
       writeTags: { [TTL_CLASS_TAG_KEY]: className },
       isExpired: (lastModified) => isHidden(lastModified, days, this.now()),
+      newestExpired: () => newestHidden(days, this.now()),
     };
   }
 

@@ -23,6 +23,11 @@ export function isHidden(lastModified: Date, ttlDays: number, now: Date): boolea
   return now.getTime() >= hiddenAt(lastModified, ttlDays);
 }
 
+/** The latest LastModified that isHidden at `now` (hidden exactly when LastModified <= it): a listing's filter in one figure. */
+export function newestHidden(ttlDays: number, now: Date): Date {
+  return new Date(now.getTime() - ttlDays * DAY_MS);
+}
+
 /** The sweeper's decision (dry run and real run alike). */
 export function isDeletable(lastModified: Date, ttlDays: number, asOf: Date, graceMs: number): boolean {
   return asOf.getTime() >= hiddenAt(lastModified, ttlDays) + graceMs;

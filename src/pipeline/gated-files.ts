@@ -16,6 +16,7 @@ import type {
   TreeFileVersion,
   TreeWriteCondition,
 } from '../vault/tree-files.js';
+import { usageOf } from '../vault/tree-files.js';
 
 export class GatedFiles implements TreeFiles {
   private passed: Promise<void> | undefined;
@@ -82,6 +83,11 @@ export class GatedFiles implements TreeFiles {
   async dropVersionsBefore(path: string, etag: string): Promise<void> {
     // Only ever after the edit's own write: never the first change.
     return this.inner.dropVersionsBefore?.(path, etag);
+  }
+
+  /** A read: no gate. */
+  usage(): Promise<{ files: number; bytes: number }> {
+    return usageOf(this.inner);
   }
 
   async historyUsage(pruneTo?: HistoryTarget): Promise<HistoryUsage | null> {

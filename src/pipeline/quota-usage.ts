@@ -1,6 +1,6 @@
 import { ReadWriteLock } from '../util/rw-lock.js';
 import { LruMap } from '../util/lru.js';
-import { MEMORY_ROOT } from '../vault/paths.js';
+import { usageOf } from '../vault/tree-files.js';
 import type { CommandContext } from './context.js';
 import type { ResolvedQuota } from './quota-options.js';
 
@@ -116,12 +116,8 @@ export class UsageCache {
     const release = await u.gate.acquire(true);
     try {
       if (!this.due(u)) return; // someone else refreshed while we waited
-      let bytes = 0;
-      let files = 0;
-      for await (const file of ctx.files.listFiles(MEMORY_ROOT)) {
-        bytes += file.size;
-        files += 1;
-      }
+      // Summed by the store where it can (one statement on SQLite), else every file listed.
+      const { bytes, files } = await usageOf(ctx.files);
       // The history is counted apart (its own allowance): null when the files keep none. It holds up
       // to maxVersions per file, so it is listed with every tenth listing of the files only (rarer
       // still when large), and with each once it is past half its allowance (where another

@@ -13,6 +13,8 @@ export class ObservedStore implements ObjectStore {
   readonly prepareCreate?: ObjectStore['prepareCreate'];
   /** Likewise (the vault runs a command's writes in one); the requests inside it are observed one by one. */
   readonly transaction?: ObjectStore['transaction'];
+  /** Likewise (a quota's usage without a listing); observed as the LIST it is counted as. */
+  readonly summarize?: ObjectStore['summarize'];
 
   constructor(private readonly inner: ObjectStore) {
     if (inner.prepareCreate)
@@ -23,6 +25,9 @@ export class ObservedStore implements ObjectStore {
           discard: () => prepared.discard(),
         };
       };
+    if (inner.summarize)
+      this.summarize = (prefix, options) =>
+        observeStoreOperation(inner.kind, 'list', () => inner.summarize!(prefix, options));
     if (inner.transaction) this.transaction = <T>(fn: () => Promise<T>) => inner.transaction!(fn);
     if (inner.deleteExactly)
       this.deleteExactly = (key, ifMatch) =>

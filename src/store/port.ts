@@ -52,6 +52,21 @@ export interface ListOptions {
   startAfter?: string;
 }
 
+/** What `ObjectStore.summarize` counts of the objects under a prefix. */
+export interface SummaryOptions {
+  /** Only objects last modified after this instant (later than it, not at it). */
+  modifiedAfter?: Date;
+  /** Leave out objects of these sizes (markers whose size tells them apart). */
+  exceptSizes?: readonly number[];
+  /** Taken off each object's size in `bytes`, never below 0 (a codec's seal overhead: `bytes` is then plaintext). */
+  overhead?: number;
+}
+
+export interface ObjectSummary {
+  objects: number;
+  bytes: number;
+}
+
 export interface ObjectStore {
   /** A short name for logs and errors: 'memory', 'file', 's3'. Never a host path or credentials. */
   readonly kind: string;
@@ -113,6 +128,14 @@ export interface ObjectStore {
    * runs a directory rename or delete in one (src/vault/tree/transactional.ts). Nested calls join.
    */
   transaction?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * How many objects lie under `prefix` and what they hold, as a listing of them would count (the
+   * options leave some out), summed by the store itself: no row per object reaches the caller. A
+   * quota's usage this way costs a fraction of a listing (src/vault/files/objects.ts, `liveUsage`).
+   * Offered only where the store sums in place (the SQLite store); callers of other stores list.
+   * Counted as one LIST.
+   */
+  summarize?(prefix: string, options?: SummaryOptions): Promise<ObjectSummary>;
   /** Batch delete (S3 DeleteObjects, up to 1,000 keys); returns the keys that failed. */
   deleteMany(keys: string[]): Promise<{ failed: string[] }>;
   close(): Promise<void>;

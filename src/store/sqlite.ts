@@ -9,12 +9,14 @@ import {
   type ListPage,
   type ObjectInfo,
   type ObjectStore,
+  type ObjectSummary,
   type PutOptions,
   type StoredObject,
+  type SummaryOptions,
 } from './port.js';
 import { SqliteConnection } from './sqlite/connection.js';
 import { toSqliteStoreError, type SqliteDatabaseOptions } from './sqlite/database.js';
-import { listStatement, prefixBounds } from './sqlite/listing.js';
+import { listStatement, prefixBounds, summaryStatement } from './sqlite/listing.js';
 
 export type { SqliteDurability } from './sqlite/database.js';
 
@@ -144,6 +146,17 @@ export class SqliteStore implements ObjectStore {
       const objects = rows.map((row) => info(row.name, row));
       const last = objects[objects.length - 1];
       return more && last ? { objects, continuationToken: last.key } : { objects };
+    });
+  }
+
+  /** One aggregate over the listing's range: what a LIST of every page would add up to, in one statement. */
+  summarize(prefix: string, options: SummaryOptions = {}): Promise<ObjectSummary> {
+    return this.read('LIST', (statement) => {
+      if (typeof prefix !== 'string' || !isWellFormed(prefix))
+        throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
+      const { sql, params } = summaryStatement(prefix, options);
+      const row = statement(sql).get(...params) as unknown as ObjectSummary;
+      return { objects: row.objects, bytes: row.bytes };
     });
   }
 

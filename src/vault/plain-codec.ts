@@ -45,6 +45,8 @@ class PlainUserCodec implements UserCodec {
   plaintextSize(storedSize: number): number {
     return storedSize;
   }
+
+  readonly sealOverhead = 0;
 }
 
 export function createPlainCodecProvider(): CodecProvider {

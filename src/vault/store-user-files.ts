@@ -35,6 +35,7 @@ import type {
   TreeFileVersion,
   TreeWriteCondition,
 } from './tree-files.js';
+import { usageOf } from './tree-files.js';
 import { checkCurrentFresh, clockSeq, nextSeq } from './version-record.js';
 import { deleteVersion, dropPrepared, fenceVersion, inOneTransaction, transactionOf } from './files/capabilities.js';
 import { Expiry, type FileAccessPolicy } from './files/expiry.js';
@@ -281,6 +282,13 @@ export class StoreUserFiles implements TreeFiles {
         };
       }
     }
+  }
+
+  /** The user's files counted and their plaintext summed (the quota's usage): summed by the store where it can, else listed. */
+  async usage(): Promise<{ files: number; bytes: number }> {
+    const prefix = this.codec.prefixFor(MEMORY_ROOT);
+    if (!this.keys.fitsKeyLimit(prefix)) return { files: 0, bytes: 0 };
+    return (await this.objects.summedUsage(prefix)) ?? usageOf({ listFiles: (dir) => this.listFiles(dir) });
   }
 
   assertStorable(path: string): void {

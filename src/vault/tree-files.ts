@@ -8,6 +8,7 @@
  * implement and use it, and a layer imports only downward (.dependency-cruiser.cjs).
  */
 import type { HistoryTarget, HistoryUsage } from './history-usage.js';
+import { MEMORY_ROOT } from './paths.js';
 import type { FileVersion, ReadOptions, UserFiles, WriteCondition, WriteResult } from './user-files.js';
 
 export interface TreeFileVersion extends FileVersion {
@@ -85,4 +86,24 @@ export interface TreeFiles extends UserFiles {
    * oldest down to `pruneTo` bytes and versions when given (src/vault/history-usage.ts); null with history off.
    */
   historyUsage?(pruneTo?: HistoryTarget): Promise<HistoryUsage | null>;
+  /**
+   * The user's files below /memories counted and their plaintext summed, as listFiles would count
+   * them (but for an object whose name does not open: see UserObjects.summedUsage), with no row per
+   * file where the store sums in place. Absent: the caller adds up listFiles.
+   */
+  usage?(): Promise<{ files: number; bytes: number }>;
+}
+
+/** What `usage` answers, for any TreeFiles: its own summary where it has one, else its listing added up. */
+export async function usageOf(
+  files: Pick<TreeFiles, 'usage' | 'listFiles'>,
+): Promise<{ files: number; bytes: number }> {
+  if (files.usage) return files.usage();
+  let count = 0;
+  let bytes = 0;
+  for await (const file of files.listFiles(MEMORY_ROOT)) {
+    count += 1;
+    bytes += file.size;
+  }
+  return { files: count, bytes };
 }

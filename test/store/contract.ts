@@ -479,6 +479,40 @@ export function runStoreContract(
       expect(conflicts).toBeGreaterThan(0);
     });
 
+    it('summarizes what a listing of the prefix adds up to, its filters applied, as one LIST (where offered)', async (ctx) => {
+      const summarize = store().summarize?.bind(store());
+      if (!summarize) return ctx.skip(); // the others list (src/vault/files/objects.ts, summedUsage)
+      const p = freshPrefix();
+      const sizes = [0, 3, 7, 7, 40, 120, 1000];
+      for (const [i, size] of sizes.entries()) await store().put(`${p}${i % 2 ? 'd/' : ''}k${i}`, new Uint8Array(size));
+      await store().put(`${p.slice(0, -1)}x`, new Uint8Array(9)); // a neighbour that only shares the prefix's start
+      const listed: Array<{ size: number; lastModified: Date }> = [];
+      for await (const info of listAll(store(), p)) listed.push(info);
+      const cutoff = listed.find((o) => o.size === 40)!.lastModified;
+      const expected = (keep: (o: { size: number; lastModified: Date }) => boolean, overhead = 0) => {
+        const kept = listed.filter(keep);
+        return { objects: kept.length, bytes: kept.reduce((n, o) => n + Math.max(0, o.size - overhead), 0) };
+      };
+      expect(await summarize(p)).toEqual(expected(() => true));
+      expect(await summarize(p)).toEqual({ objects: 7, bytes: 1177 });
+      expect(await summarize(`${p}d/`)).toEqual({ objects: 3, bytes: 3 + 7 + 120 });
+      expect(await summarize(`${p}none/`)).toEqual({ objects: 0, bytes: 0 });
+      expect(await summarize(p, { exceptSizes: [0, 7], overhead: 5 })).toEqual(
+        expected((o) => o.size !== 0 && o.size !== 7, 5),
+      );
+      expect(await summarize(p, { modifiedAfter: cutoff })).toEqual(
+        expected((o) => o.lastModified.getTime() > cutoff.getTime()),
+      );
+      const counter: RequestCounter = {};
+      await withRequestCounter(counter, () => summarize(p, { exceptSizes: [0] }));
+      expect(counter).toEqual({ LIST: 1 });
+      await expect(summarize(p, { exceptSizes: [-1] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(summarize(p, { overhead: 1.5 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(summarize(p, { modifiedAfter: new Date(Number.NaN) })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+    });
+
     it('counts exactly one request of its type for each operation', async () => {
       const p = freshPrefix();
       const counted = async (fn: () => Promise<unknown>): Promise<RequestCounter> => {

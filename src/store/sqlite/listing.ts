@@ -3,6 +3,9 @@
  * that start with a prefix are those from the prefix up to (not including) the prefix's successor,
  * the shortest byte string greater than all of them.
  */
+import { MemvaultError } from '../../errors.js';
+import type { SummaryOptions } from '../port.js';
+
 export interface ListBounds {
   /** `key > after` (a continuation) or `key >= prefix`. */
   exclusiveLower: boolean;
@@ -27,6 +30,35 @@ export function listStatement(bounds: ListBounds): string {
   // string, with no Uint8Array per row to copy and decode. Aliased, so that ORDER BY is the BLOB column's index.
   return `SELECT CAST(key AS TEXT) AS name, size, etag, modified FROM objects WHERE ${lower}${upper} ORDER BY key LIMIT ?`;
 }
+
+/**
+ * `SUM` and `COUNT` over the same range, in SQLite, with a summary's filters (ObjectStore.summarize):
+ * no row per object reaches JavaScript. The overhead comes off each size before the sum, never below
+ * 0 (as a codec's plaintextSize does), so that the total is what a listing's plaintext sizes add up to.
+ */
+export function summaryStatement(
+  prefix: string,
+  options: SummaryOptions,
+): { sql: string; params: Array<Buffer | number> } {
+  const bounds = prefixBounds(prefix, undefined);
+  const sizes = options.exceptSizes ?? [];
+  const overhead = options.overhead ?? 0;
+  const after = options.modifiedAfter?.getTime();
+  if (
+    sizes.length > MAX_EXCEPTED_SIZES ||
+    ![...sizes, overhead].every((n) => Number.isSafeInteger(n) && n >= 0) ||
+    (after !== undefined && !Number.isSafeInteger(after))
+  )
+    throw new MemvaultError('INVALID_INPUT', 'summary options are not valid');
+  const where = [bounds.bounded ? 'key >= ? AND key < ?' : 'key >= ?'];
+  if (after !== undefined) where.push('modified > ?');
+  for (let i = 0; i < sizes.length; i++) where.push('size != ?');
+  const sql = `SELECT count(*) AS objects, coalesce(sum(max(size - ?, 0)), 0) AS bytes FROM objects WHERE ${where.join(' AND ')}`;
+  return { sql, params: [overhead, ...bounds.params, ...(after !== undefined ? [after] : []), ...sizes] };
+}
+
+/** The sizes a summary may leave out (markers): a handful, one statement shape each. */
+const MAX_EXCEPTED_SIZES = 8;
 
 /** The smallest byte string greater than every string that starts with `prefix`; none for '' or all-0xFF. */
 function successor(prefix: Buffer): Buffer | undefined {

@@ -20,6 +20,8 @@ export interface TouchableObject {
  */
 export interface FileAccessPolicy {
   isExpired(lastModified: Date): boolean;
+  /** The latest LastModified isExpired calls expired now (expired exactly when at or before it): a summary's filter. */
+  newestExpired?(): Date;
   /**
    * After a read of a live file; best effort (never throws). A touch rewrites the object, so it
    * answers the version it wrote (the read then hands out that ETag), or nothing when it wrote none.
@@ -37,6 +39,14 @@ export class Expiry {
   /** Whether an object last written at `lastModified` is idle past its TTL (absent for the user). */
   isExpired(lastModified: Date): boolean {
     return this.access?.isExpired(lastModified) ?? false;
+  }
+
+  /**
+   * Files last modified after this instant are not expired: null when nothing expires, undefined when
+   * the policy cannot put it in one instant (only isExpired, object by object, can tell).
+   */
+  liveAfter(): Date | null | undefined {
+    return this.access ? this.access.newestExpired?.() : null;
   }
 
   /** Touch a live file just read; the version the touch wrote, if any. */

@@ -61,6 +61,26 @@ export class UserObjects {
     return undefined;
   }
 
+  /**
+   * The live files under `prefix` counted and their plaintext summed by the store itself, where it
+   * sums in place (ObjectStore.summarize) and the filter isLiveBySize applies fits in its options:
+   * markers told by their size (an encrypted codec), expiry in one instant, one seal overhead. Else
+   * null: the caller lists. Every live object counts, one whose name does not open included (a
+   * listing skips it and reports it to the operator: it still takes room until removed).
+   */
+  async summedUsage(prefix: string): Promise<{ files: number; bytes: number } | null> {
+    const liveAfter = this.expiry.liveAfter();
+    const overhead = this.codec.sealOverhead;
+    if (!this.store.summarize || liveAfter === undefined || overhead === undefined || !this.zeroBytesIsMarker())
+      return null;
+    const { objects, bytes } = await this.store.summarize(prefix, {
+      exceptSizes: [0, REAPING_BODY_BYTES],
+      overhead,
+      ...(liveAfter ? { modifiedAfter: liveAfter } : {}),
+    });
+    return { files: objects, bytes };
+  }
+
   /** What isLiveBySize cannot tell: whether the object at the key is a file or a marker (one GET). */
   async isLiveByRequest(object: ObjectInfo): Promise<boolean> {
     const current = await this.store.get(object.key);
