@@ -58,8 +58,10 @@ export interface SummaryOptions {
   modifiedAfter?: Date;
   /** Leave out objects of these sizes (markers whose size tells them apart). */
   exceptSizes?: readonly number[];
-  /** Taken off each object's size in `bytes`, never below 0 (a codec's seal overhead: `bytes` is then plaintext). */
+  /** Taken off each object's size in `bytes` (a codec's seal overhead: `bytes` is then plaintext). */
   overhead?: number;
+  /** The least an object counts in `bytes`, after the overhead is taken off (default 0). */
+  floor?: number;
 }
 
 export interface ObjectSummary {
@@ -131,7 +133,7 @@ export interface ObjectStore {
   /**
    * How many objects lie under `prefix` and what they hold, as a listing of them would count (the
    * options leave some out), summed by the store itself: no row per object reaches the caller. A
-   * quota's usage this way costs a fraction of a listing (src/vault/files/objects.ts, `liveUsage`).
+   * quota's usage this way costs a fraction of a listing (src/vault/files/objects.ts, `summedUsage`).
    * Offered only where the store sums in place (the SQLite store); callers of other stores list.
    * Counted as one LIST.
    */

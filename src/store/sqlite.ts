@@ -133,8 +133,7 @@ export class SqliteStore implements ObjectStore {
 
   list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
     return this.read('LIST', (statement) => {
-      if (typeof prefix !== 'string' || !isWellFormed(prefix))
-        throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
+      checkPrefix(prefix);
       const requested =
         options.maxKeys !== undefined && Number.isFinite(options.maxKeys) ? Math.floor(options.maxKeys) : 1000;
       const maxKeys = Math.min(Math.max(requested, 1), 1000);
@@ -152,8 +151,7 @@ export class SqliteStore implements ObjectStore {
   /** One aggregate over the listing's range: what a LIST of every page would add up to, in one statement. */
   summarize(prefix: string, options: SummaryOptions = {}): Promise<ObjectSummary> {
     return this.read('LIST', (statement) => {
-      if (typeof prefix !== 'string' || !isWellFormed(prefix))
-        throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
+      checkPrefix(prefix);
       const { sql, params } = summaryStatement(prefix, options);
       const row = statement(sql).get(...params) as unknown as ObjectSummary;
       return { objects: row.objects, bytes: row.bytes };
@@ -285,6 +283,11 @@ export class SqliteStore implements ObjectStore {
 }
 
 const closedError = (): MemvaultError => new MemvaultError('STORE_UNAVAILABLE', 'the local store is closed');
+
+function checkPrefix(prefix: string): void {
+  if (typeof prefix !== 'string' || !isWellFormed(prefix))
+    throw new MemvaultError('INVALID_INPUT', 'list prefix is not valid UTF-8');
+}
 
 function keyBytes(key: string): Buffer {
   assertValidKey(key);

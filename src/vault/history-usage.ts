@@ -9,7 +9,8 @@
  * is back under a low-water mark; the newest version of every file is never dropped (it is what a
  * read checks its freshness against, and what a deleted file's undo needs).
  *
- * One LIST per 1,000 versions (the listing carries each object's size and age; no GET).
+ * One LIST per 1,000 versions (the listing carries each object's size and age; no GET), or one
+ * statement where the store sums in place (ObjectStore.summarize) and nothing is to be pruned.
  */
 import type { UserCodec } from '../crypto/user-codec.js';
 import { DELETE_BATCH_KEYS, parseVersionKey, userHistoryPrefix } from '../store/layout.js';
@@ -62,6 +63,15 @@ export async function meterHistory(
   codec: UserCodec,
   pruneTo?: HistoryTarget,
 ): Promise<HistoryUsage> {
+  // Only counted: a store that sums in place does it in one statement (versionBytes is the size less
+  // the seal's overhead, never below the floor; a stray object under the history counts there too).
+  if (pruneTo === undefined && store.summarize && codec.sealOverhead !== undefined) {
+    const summary = await store.summarize(userHistoryPrefix(codec.uid), {
+      overhead: codec.sealOverhead,
+      floor: VERSION_FLOOR_BYTES,
+    });
+    return { bytes: summary.bytes, versions: summary.objects };
+  }
   let bytes = 0;
   let versions = 0;
   const candidates: Candidate[] = [];

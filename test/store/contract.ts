@@ -500,6 +500,10 @@ export function runStoreContract(
       expect(await summarize(p, { exceptSizes: [0, 7], overhead: 5 })).toEqual(
         expected((o) => o.size !== 0 && o.size !== 7, 5),
       );
+      expect(await summarize(p, { overhead: 5, floor: 100 })).toEqual({
+        objects: 7,
+        bytes: listed.reduce((n, o) => n + Math.max(o.size - 5, 100), 0),
+      });
       expect(await summarize(p, { modifiedAfter: cutoff })).toEqual(
         expected((o) => o.lastModified.getTime() > cutoff.getTime()),
       );
@@ -507,6 +511,7 @@ export function runStoreContract(
       await withRequestCounter(counter, () => summarize(p, { exceptSizes: [0] }));
       expect(counter).toEqual({ LIST: 1 });
       await expect(summarize(p, { exceptSizes: [-1] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(summarize(p, { floor: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       await expect(summarize(p, { overhead: 1.5 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       await expect(summarize(p, { modifiedAfter: new Date(Number.NaN) })).rejects.toMatchObject({
         code: 'INVALID_INPUT',

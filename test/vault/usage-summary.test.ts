@@ -13,10 +13,12 @@ import { createExpiryService } from '../../src/expiry/access.js';
 import { createVault } from '../../src/memvault.js';
 import { FENCE_METADATA, REAPING_BODY_BYTES } from '../../src/store/fence.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { meterHistory } from '../../src/vault/history-usage.js';
 import { StoreUserFiles } from '../../src/vault/store-user-files.js';
 import { usageOf } from '../../src/vault/tree-files.js';
 import { ManualClock } from '../kit/clock.js';
 import { counted } from '../kit/expiry.js';
+import { StoreWrapper } from '../kit/stores.js';
 import { tempDir } from '../kit/temp.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -65,6 +67,23 @@ describe('usage summed by the SQLite store', () => {
     const later = await counted(() => files.usage());
     expect(later.result).toEqual(expected);
     expect(later.requests).toEqual({ LIST: 1 }); // the listing takes two pages
+  });
+
+  it('counts the history as its listing does: tombstones and small versions at the floor, in one LIST', async () => {
+    const clock = new ManualClock();
+    const store = await sqliteStore(clock);
+    const keyProvider = await createLocalKeyProvider(new Uint8Array(randomBytes(32)));
+    const codec = await (await createEncryptedCodecProvider({ store, keyProvider })).forUser('alice');
+    const files = new StoreUserFiles(store, codec, undefined, undefined, { actor: 'model', keepHistory: true });
+    for (let i = 0; i < 30; i++) await files.write(`/memories/h${i % 6}.md`, new Uint8Array(i * 97));
+    const last = await files.stat('/memories/h0.md');
+    const fenced = await files.fence('/memories/h0.md', last!.etag, 'deleted', 'op-1'); // a tombstone
+    await fenced.settled;
+    const listedHistory = await meterHistory(new StoreWrapper(store), codec); // no summarize: listed
+    expect(listedHistory.versions).toBe(31);
+    const summed = await counted(() => meterHistory(store, codec));
+    expect(summed.result).toEqual(listedHistory);
+    expect(summed.requests).toEqual({ LIST: 1 });
   });
 
   it('counts an object whose name does not open, which listings skip (it takes room until removed)', async () => {

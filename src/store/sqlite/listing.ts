@@ -34,7 +34,8 @@ export function listStatement(bounds: ListBounds): string {
 /**
  * `SUM` and `COUNT` over the same range, in SQLite, with a summary's filters (ObjectStore.summarize):
  * no row per object reaches JavaScript. The overhead comes off each size before the sum, never below
- * 0 (as a codec's plaintextSize does), so that the total is what a listing's plaintext sizes add up to.
+ * the floor (0, as a codec's plaintextSize clamps, or a kept version's least cost), so that the total
+ * is what the listing's sizes add up to as its caller counts them.
  */
 export function summaryStatement(
   prefix: string,
@@ -43,18 +44,19 @@ export function summaryStatement(
   const bounds = prefixBounds(prefix, undefined);
   const sizes = options.exceptSizes ?? [];
   const overhead = options.overhead ?? 0;
+  const floor = options.floor ?? 0;
   const after = options.modifiedAfter?.getTime();
   if (
     sizes.length > MAX_EXCEPTED_SIZES ||
-    ![...sizes, overhead].every((n) => Number.isSafeInteger(n) && n >= 0) ||
+    ![...sizes, overhead, floor].every((n) => Number.isSafeInteger(n) && n >= 0) ||
     (after !== undefined && !Number.isSafeInteger(after))
   )
     throw new MemvaultError('INVALID_INPUT', 'summary options are not valid');
   const where = [bounds.bounded ? 'key >= ? AND key < ?' : 'key >= ?'];
   if (after !== undefined) where.push('modified > ?');
   for (let i = 0; i < sizes.length; i++) where.push('size != ?');
-  const sql = `SELECT count(*) AS objects, coalesce(sum(max(size - ?, 0)), 0) AS bytes FROM objects WHERE ${where.join(' AND ')}`;
-  return { sql, params: [overhead, ...bounds.params, ...(after !== undefined ? [after] : []), ...sizes] };
+  const sql = `SELECT count(*) AS objects, coalesce(sum(max(size - ?, ?)), 0) AS bytes FROM objects WHERE ${where.join(' AND ')}`;
+  return { sql, params: [overhead, floor, ...bounds.params, ...(after !== undefined ? [after] : []), ...sizes] };
 }
 
 /** The sizes a summary may leave out (markers): a handful, one statement shape each. */
