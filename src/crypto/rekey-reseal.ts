@@ -13,7 +13,7 @@ import {
   userHistoryPrefix,
   userRecordPrefixes,
 } from '../store/layout.js';
-import { listAll, PreconditionFailedError } from '../store/port.js';
+import { listAll, PreconditionFailedError, type PutOptions, type StoredObject } from '../store/port.js';
 import {
   contentKeyVersion,
   decryptSegment,
@@ -188,31 +188,52 @@ function resealedRecord(
   return out === null || broken ? null : Buffer.from(out).toString('base64url');
 }
 
+/** What one look at an object decides: an outcome, a PUT of these bytes If-Match what was read, or a read again (not an attempt). */
+type Step = keyof PassCounts | 'read again' | { body: Uint8Array; options: PutOptions };
+
 /**
- * One host record re-sealed in place (If-Match). A write of the host that races it wins, as an edit
- * does; one that does not open stays as it is and keeps the old version (fail closed, as a file).
+ * The one re-seal loop: reads `key` and asks `decide`; a PUT If-Match the ETag read that loses to
+ * a write which landed first (an edit, a delete, a fence: its bytes win) reads again, up to
+ * maxAttemptsPerObject PUTs, then counts as a conflict.
  */
-async function resealRecord(
+async function rewriteInPlace(
   ctx: Context,
-  uid: string,
-  keyring: UserKeyring,
   key: string,
-  path: string,
+  decide: (stored: StoredObject) => Step | Promise<Step>,
 ): Promise<keyof PassCounts> {
-  for (let attempt = 1; attempt <= (ctx.maxAttemptsPerObject ?? 5); attempt++) {
+  for (let attempt = 1; attempt <= (ctx.maxAttemptsPerObject ?? 5);) {
     const stored = await ctx.store.get(key);
-    if (!stored) return 'skipped'; // deleted since the listing (an expired idempotency record)
-    if (contentKeyVersion(stored.body) === keyring.current.keyVersion) return 'current';
-    const body = resealed(ctx, uid, keyring, path, stored.body);
-    if (body === null) return 'failed';
+    if (!stored) return 'skipped'; // deleted since the listing
+    const step = await decide(stored);
+    if (step === 'read again') continue;
+    if (typeof step === 'string') return step;
+    attempt += 1;
     try {
-      await ctx.store.put(key, body, { ifMatch: stored.etag, metadata: stored.metadata });
+      await ctx.store.put(key, step.body, { ...step.options, ifMatch: stored.etag });
       return 'resealed';
     } catch (e) {
       if (!(e instanceof PreconditionFailedError)) throw e;
     }
   }
   return 'conflicts';
+}
+
+/**
+ * One host record re-sealed in place (If-Match). A write of the host that races it wins, as an edit
+ * does; one that does not open stays as it is and keeps the old version (fail closed, as a file).
+ */
+function resealRecord(
+  ctx: Context,
+  uid: string,
+  keyring: UserKeyring,
+  key: string,
+  path: string,
+): Promise<keyof PassCounts> {
+  return rewriteInPlace(ctx, key, (stored) => {
+    if (contentKeyVersion(stored.body) === keyring.current.keyVersion) return 'current';
+    const body = resealed(ctx, uid, keyring, path, stored.body);
+    return body === null ? 'failed' : { body, options: { metadata: stored.metadata } };
+  });
 }
 
 async function resealObject(
@@ -231,9 +252,7 @@ async function resealObject(
   // A file to re-seal is checked against its history's newest number, listed before the GET that
   // is compared with it (src/crypto/verified-read.ts); a version against its key's number.
   let newest: number | null | undefined = place.version ? null : undefined;
-  for (let attempt = 1; attempt <= (ctx.maxAttemptsPerObject ?? 5); attempt++) {
-    const stored = await ctx.store.get(key);
-    if (!stored) return 'skipped'; // deleted since the listing
+  return rewriteInPlace(ctx, key, async (stored) => {
     const sealedRecord = stored.metadata[VERSION_METADATA];
     // A fence marker holds no content (its file moved or is being deleted); an expired file is left to the sweeper.
     // An empty version is a tombstone: only its record is sealed.
@@ -246,8 +265,7 @@ async function resealObject(
     if (bodyCurrent && recordCurrent) return 'current';
     if (newest === undefined) {
       newest = await newestKeptSeq(ctx.store, uid, key);
-      attempt -= 1; // read again after the listing; not a lost race
-      continue;
+      return 'read again'; // after the listing (once: newest is known from now on)
     }
     const known = newest;
     const check = (record: VersionRecord | undefined): void =>
@@ -267,13 +285,6 @@ async function resealObject(
         : resealedRecord(ctx, uid, keyring, path, stored, sealedRecord, body, check, place.version);
     if (record === null) return 'failed';
     const metadata = record === undefined ? stored.metadata : { ...stored.metadata, [VERSION_METADATA]: record };
-    try {
-      await ctx.store.put(key, body, { ifMatch: stored.etag, metadata, ...(tags ? { tags } : {}) });
-      return 'resealed';
-    } catch (e) {
-      if (!(e instanceof PreconditionFailedError)) throw e;
-      // An edit (or a delete, or a fence) raced: its bytes win; look again.
-    }
-  }
-  return 'conflicts';
+    return { body, options: { metadata, ...(tags ? { tags } : {}) } };
+  });
 }
