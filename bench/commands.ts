@@ -3,7 +3,7 @@
  *   npx tsx bench/commands.ts [iterations]
  * Both write real files under a temp directory of this machine. memvault runs with its default
  * chain (validation, path guard, PII redactor, quota), file history and client-side encryption (the
- * defaults), on the two embedded stores side by side: the directory store (file://, an fsync'd file
+ * defaults) and the audit log (a file sink: each record MACed and written before the answer), on the two embedded stores side by side: the directory store (file://, an fsync'd file
  * per write, version and fence) and the SQLite store (sqlite:, one WAL commit fsync'd per request,
  * a directory rename or delete one transaction), so the table shows what the guarantees cost on
  * each. A last column attributes the rest: SQLite with durability=normal (the WAL fsync'd at
@@ -84,7 +84,12 @@ async function memvaultRunner(dir: string, kind: Embedded): Promise<{ run: Runne
     kind === 'file'
       ? await FileStore.open(dir)
       : await SqliteStore.open(`${dir}.db`, { durability: kind === 'sqlite' ? 'full' : 'normal' });
-  const vault = await createVault({ store, history: true, ...(await encryptionOptions(store)) });
+  const vault = await createVault({
+    store,
+    history: true,
+    audit: { file: `${dir}.audit.jsonl` },
+    ...(await encryptionOptions(store)),
+  });
   const handlers = vault.handlers('bench-user') as unknown as Record<string, (i: unknown) => Promise<unknown>>;
   return { vault, run: (input) => handlers[String(input['command'])]!(input) };
 }
