@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEncryptedCodecProvider } from '../../src/crypto/codec.js';
 import { createLocalKeyProvider } from '../../src/crypto/local-key.js';
 import { createExpiryService } from '../../src/expiry/access.js';
-import { createVault } from '../../src/memvault.js';
+import { createVault, type VaultOptions } from '../../src/memvault.js';
 import { FENCE_METADATA, REAPING_BODY_BYTES } from '../../src/store/fence.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { meterHistory } from '../../src/vault/history-usage.js';
@@ -39,6 +39,14 @@ async function aliceFiles(store: SqliteStore, clock: ManualClock) {
   const codec = await codecs.forUser('alice');
   const expiry = createExpiryService(store, { ttlDays: 30, now: clock.now });
   return { codec, files: new StoreUserFiles(store, codec, await expiry.forUser('alice', codec)) };
+}
+
+/** alice's create on a vault over a new SQLite store, with the options given (a master key added). */
+async function aliceCreates(clock: ManualClock, options: Omit<VaultOptions, 'store'>) {
+  const store = await sqliteStore(clock);
+  const vault = await createVault({ store, encryption: { masterKey: randomBytes(32).toString('base64') }, ...options });
+  cleanups.push(() => vault.close());
+  return { store, create: (path: string) => vault.run('alice', { command: 'create', path, file_text: 'x' }) };
 }
 
 const listed = (files: StoreUserFiles) => usageOf({ listFiles: (dir) => files.listFiles(dir) });
@@ -99,15 +107,9 @@ describe('usage summed by the SQLite store', () => {
   });
 
   it('is what the quota counts on SQLite: a planted object takes room there', async () => {
-    const clock = new ManualClock();
-    const store = await sqliteStore(clock);
-    const vault = await createVault({
-      store,
-      encryption: { masterKey: randomBytes(32).toString('base64') },
+    const { store, create } = await aliceCreates(new ManualClock(), {
       quota: { maxUserFiles: 2, refreshEveryWrites: 1 },
     });
-    cleanups.push(() => vault.close());
-    const create = (path: string) => vault.run('alice', { command: 'create', path, file_text: 'x' });
     expect((await create('/memories/a.md')).isError).toBe(false);
     // The user's files prefix, as her first file's key shows it.
     const [key] = (await store.list('u/')).objects.map((o) => o.key).filter((k) => k.includes('/f/'));
@@ -117,15 +119,10 @@ describe('usage summed by the SQLite store', () => {
 
   it('frees an expired file’s room for the quota, as the listing did', async () => {
     const clock = new ManualClock();
-    const store = await sqliteStore(clock);
-    const vault = await createVault({
-      store,
-      encryption: { masterKey: randomBytes(32).toString('base64') },
+    const { create } = await aliceCreates(clock, {
       expiry: { ttlDays: 30, now: clock.now },
       quota: { maxUserFiles: 2, now: () => clock.now().getTime() },
     });
-    cleanups.push(() => vault.close());
-    const create = (path: string) => vault.run('alice', { command: 'create', path, file_text: 'x' });
     expect((await create('/memories/a.md')).isError).toBe(false);
     expect((await create('/memories/b.md')).isError).toBe(false);
     const refused = await create('/memories/c.md');
