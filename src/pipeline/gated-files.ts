@@ -16,7 +16,7 @@ import type {
   TreeFileVersion,
   TreeWriteCondition,
 } from '../vault/tree-files.js';
-import { usageOf } from '../vault/tree-files.js';
+import { usageOf, type FilesUsage } from '../vault/tree-files.js';
 
 export class GatedFiles implements TreeFiles {
   private passed: Promise<void> | undefined;
@@ -86,7 +86,7 @@ export class GatedFiles implements TreeFiles {
   }
 
   /** A read: no gate. */
-  usage(): Promise<{ files: number; bytes: number }> {
+  usage(): Promise<FilesUsage> {
     return usageOf(this.inner);
   }
 

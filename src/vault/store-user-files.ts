@@ -35,7 +35,7 @@ import type {
   TreeFileVersion,
   TreeWriteCondition,
 } from './tree-files.js';
-import { usageOf } from './tree-files.js';
+import { listedUsage, type FilesUsage } from './tree-files.js';
 import { checkCurrentFresh, clockSeq, nextSeq } from './version-record.js';
 import { deleteVersion, dropPrepared, fenceVersion, inOneTransaction, transactionOf } from './files/capabilities.js';
 import { Expiry, type FileAccessPolicy } from './files/expiry.js';
@@ -285,10 +285,10 @@ export class StoreUserFiles implements TreeFiles {
   }
 
   /** The user's files counted and their plaintext summed (the quota's usage): summed by the store where it can, else listed. */
-  async usage(): Promise<{ files: number; bytes: number }> {
+  async usage(): Promise<FilesUsage> {
     const prefix = this.codec.prefixFor(MEMORY_ROOT);
     if (!this.keys.fitsKeyLimit(prefix)) return { files: 0, bytes: 0 };
-    return (await this.objects.summedUsage(prefix)) ?? usageOf({ listFiles: (dir) => this.listFiles(dir) });
+    return (await this.objects.summedUsage(prefix)) ?? listedUsage(this);
   }
 
   assertStorable(path: string): void {

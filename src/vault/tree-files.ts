@@ -91,14 +91,22 @@ export interface TreeFiles extends UserFiles {
    * them (but for an object whose name does not open: see UserObjects.summedUsage), with no row per
    * file where the store sums in place. Absent: the caller adds up listFiles.
    */
-  usage?(): Promise<{ files: number; bytes: number }>;
+  usage?(): Promise<FilesUsage>;
+}
+
+/** How many files a user has below /memories and their plaintext bytes together. */
+export interface FilesUsage {
+  files: number;
+  bytes: number;
 }
 
 /** What `usage` answers, for any TreeFiles: its own summary where it has one, else its listing added up. */
-export async function usageOf(
-  files: Pick<TreeFiles, 'usage' | 'listFiles'>,
-): Promise<{ files: number; bytes: number }> {
-  if (files.usage) return files.usage();
+export function usageOf(files: Pick<TreeFiles, 'usage' | 'listFiles'>): Promise<FilesUsage> {
+  return files.usage ? files.usage() : listedUsage(files);
+}
+
+/** The user's files listed and added up (what a store that cannot sum in place pays: one LIST per 1,000 files). */
+export async function listedUsage(files: Pick<TreeFiles, 'listFiles'>): Promise<FilesUsage> {
   let count = 0;
   let bytes = 0;
   for await (const file of files.listFiles(MEMORY_ROOT)) {

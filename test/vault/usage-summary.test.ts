@@ -15,7 +15,7 @@ import { FENCE_METADATA, REAPING_BODY_BYTES } from '../../src/store/fence.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { meterHistory } from '../../src/vault/history-usage.js';
 import { StoreUserFiles } from '../../src/vault/store-user-files.js';
-import { usageOf } from '../../src/vault/tree-files.js';
+import { listedUsage } from '../../src/vault/tree-files.js';
 import { ManualClock } from '../kit/clock.js';
 import { counted } from '../kit/expiry.js';
 import { StoreWrapper } from '../kit/stores.js';
@@ -49,7 +49,7 @@ async function aliceCreates(clock: ManualClock, options: Omit<VaultOptions, 'sto
   return { store, create: (path: string) => vault.run('alice', { command: 'create', path, file_text: 'x' }) };
 }
 
-const listed = (files: StoreUserFiles) => usageOf({ listFiles: (dir) => files.listFiles(dir) });
+const listed = (files: StoreUserFiles) => listedUsage(files);
 
 describe('usage summed by the SQLite store', () => {
   it('equals the listing added up, markers and expired files left out, in one LIST for 1,200 files', async () => {

@@ -9,6 +9,7 @@ import { PreconditionFailedError, type ObjectInfo, type ObjectStore, type Stored
 import { writeRetried } from '../../telemetry/signals.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MEMORY_ROOT } from '../paths.js';
+import type { FilesUsage } from '../tree-files.js';
 import type { Expiry } from './expiry.js';
 
 /** Object metadata field carrying WriteCondition.origin (an opaque random id: no name, user or content). */
@@ -68,7 +69,7 @@ export class UserObjects {
    * null: the caller lists. Every live object counts, one whose name does not open included (a
    * listing skips it and reports it to the operator: it still takes room until removed).
    */
-  async summedUsage(prefix: string): Promise<{ files: number; bytes: number } | null> {
+  async summedUsage(prefix: string): Promise<FilesUsage | null> {
     const liveAfter = this.expiry.liveAfter();
     const overhead = this.codec.sealOverhead;
     if (!this.store.summarize || liveAfter === undefined || overhead === undefined || !this.zeroBytesIsMarker())
