@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withRequestCounter, type RequestCounter } from '../../src/store/accounting.js';
-import { listAll, PreconditionFailedError, type ObjectStore } from '../../src/store/port.js';
+import { listAll, PreconditionFailedError, type ObjectStore, type SummaryOptions } from '../../src/store/port.js';
 
 /**
  * The adapter contract: every ObjectStore adapter must pass this suite unchanged (memory, file, and
@@ -516,6 +516,8 @@ export function runStoreContract(
       await expect(summarize(p, { modifiedAfter: new Date(Number.NaN) })).rejects.toMatchObject({
         code: 'INVALID_INPUT',
       });
+      const notADate = { modifiedAfter: Date.now() } as unknown as SummaryOptions;
+      await expect(summarize(p, notADate)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     });
 
     it('counts exactly one request of its type for each operation', async () => {

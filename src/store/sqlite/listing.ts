@@ -45,7 +45,7 @@ export function summaryStatement(
   const sizes = options.exceptSizes ?? [];
   const overhead = options.overhead ?? 0;
   const floor = options.floor ?? 0;
-  const after = options.modifiedAfter?.getTime();
+  const after = options.modifiedAfter === undefined ? undefined : timeOf(options.modifiedAfter);
   if (
     sizes.length > MAX_EXCEPTED_SIZES ||
     ![...sizes, overhead, floor].every((n) => Number.isSafeInteger(n) && n >= 0) ||
@@ -58,6 +58,9 @@ export function summaryStatement(
   const sql = `SELECT count(*) AS objects, coalesce(sum(max(size - ?, ?)), 0) AS bytes FROM objects WHERE ${where.join(' AND ')}`;
   return { sql, params: [overhead, floor, ...bounds.params, ...(after !== undefined ? [after] : []), ...sizes] };
 }
+
+/** A Date's milliseconds, NaN for anything else (refused with the other options). */
+const timeOf = (value: unknown): number => (value instanceof Date ? value.getTime() : Number.NaN);
 
 /** The sizes a summary may leave out (markers): a handful, one statement shape each. */
 const MAX_EXCEPTED_SIZES = 8;
