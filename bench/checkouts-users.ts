@@ -20,7 +20,11 @@ async function child(checkout: string, users: number, commands: number): Promise
   const stats = (await import(pathToFileURL(join(checkout, 'bench/stats.ts')).href)) as typeof Stats;
   const root = await mkdtemp(join(tmpdir(), 'memvault-checkouts-users-'));
   try {
-    const vault = await stats.benchVault(`sqlite:${join(root, 'store.db')}`, { history: true });
+    // With the audit log, as bench/goals.ts runs the same mix.
+    const vault = await stats.benchVault(`sqlite:${join(root, 'store.db')}`, {
+      history: true,
+      audit: { file: join(root, 'audit.jsonl') },
+    });
     const rounds = Math.max(1, Math.round(commands / 4 / users));
     const row = (tag: string) =>
       Promise.all(
