@@ -1,3 +1,4 @@
+import { LruMap } from '../util/lru.js';
 import { placeholder, scan } from './engine.js';
 import { visibleAfter, visibleBefore } from './normalize.js';
 import { PII_TYPES } from './types.js';
@@ -342,15 +343,20 @@ export function redactPathValues(
   path: string,
   tag: (value: string) => string,
   options?: RedactOptions,
+  clean?: CleanSegments,
 ): { path: string; findings: PiiFinding[]; rejected: PiiType[] } {
   const findings: PiiFinding[] = [];
   const rejected = new Set<PiiType>();
   let offset = 0;
   const segments = path.split('/').map((segment) => {
-    const result = scan(segment, options);
     const base = offset;
     offset += segment.length + 1;
-    if (result.findings.length === 0) return segment;
+    if (clean?.has(segment)) return segment;
+    const result = scan(segment, options);
+    if (result.findings.length === 0) {
+      clean?.add(segment);
+      return segment;
+    }
     for (const t of result.rejected) rejected.add(t);
     let out = '';
     let last = 0;
@@ -362,4 +368,21 @@ export function redactPathValues(
     return out + segment.slice(last);
   });
   return { path: segments.join('/'), findings, rejected: PII_TYPES.filter((t) => rejected.has(t)) };
+}
+
+/** Path segments the scan found nothing in, under one set of options (redactPathValues skips their scan). */
+export interface CleanSegments {
+  has(segment: string): boolean;
+  add(segment: string): void;
+}
+
+/**
+ * At most `limit` clean segments, the least recently seen forgotten first. A scan depends on the
+ * segment and the options only, so a segment once found clean stays clean for one middleware's
+ * options: most commands name the same few directories and files, and their scan (about 2 µs a
+ * segment) is then skipped. Segments with findings are never kept (their tag is per user).
+ */
+export function cleanSegmentsMemo(limit: number): CleanSegments {
+  const seen = new LruMap<string, true>(limit);
+  return { has: (segment) => seen.get(segment) === true, add: (segment) => seen.set(segment, true) };
 }

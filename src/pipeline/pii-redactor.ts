@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import { countByType, redact, scan } from '../pii/index.js';
-import { redactEdit, redactPathValues, replaceFindings } from '../pii/edit.js';
+import { cleanSegmentsMemo, redactEdit, redactPathValues, replaceFindings, type CleanSegments } from '../pii/edit.js';
 import type { PiiFinding, PiiType, RedactOptions } from '../pii/index.js';
 import type { WriteFilter } from '../tool/commands/env.js';
 import { messages } from '../tool/messages.js';
@@ -21,6 +21,9 @@ export interface PiiMiddlewareOptions extends RedactOptions {
    */
   pathKey?: Uint8Array | string;
 }
+
+/** Clean path segments one redactor remembers (pii/edit.ts's cleanSegmentsMemo): a segment is at most 255 bytes, so about 1 MiB at most. */
+const CLEAN_SEGMENTS_REMEMBERED = 2048;
 
 function refuse(content: string, code: 'PII_REJECTED' | 'INVALID_PATH' = 'PII_REJECTED'): CommandResult {
   return { content, isError: true, code };
@@ -60,12 +63,13 @@ function pathFields(command: MemoryCommand): Array<{ field: PathField; written: 
  */
 export function piiRedactor(options?: PiiMiddlewareOptions): Middleware {
   const pathKey = options?.pathKey ?? randomBytes(32);
+  const clean = cleanSegmentsMemo(CLEAN_SEGMENTS_REMEMBERED);
   return async (ctx, next) => {
     const command = ctx.command;
     if (command === undefined) return next();
     const decision: PiiDecision = { action: 'none', findings: {} };
 
-    const pathResult = redactPaths(ctx, command, pathKey, options);
+    const pathResult = redactPaths(ctx, command, pathKey, options, clean);
     if (pathResult !== undefined) {
       ctx.decisions.pii = decision;
       decision.pathFindings = countByType(pathResult.findings);
@@ -134,6 +138,7 @@ function redactPaths(
   command: MemoryCommand,
   pathKey: Uint8Array | string,
   options: RedactOptions | undefined,
+  clean: CleanSegments,
 ): { findings: PiiFinding[]; rejected: PiiType[]; refusal?: CommandResult } | undefined {
   const tag = (value: string) =>
     createHmac('sha256', pathKey).update(ctx.uid).update('\0').update(value).digest('hex').slice(0, 8);
@@ -141,7 +146,7 @@ function redactPaths(
   const updated: Partial<Record<PathField, string>> = {};
   const findings: PiiFinding[] = [];
   for (const { field, written } of pathFields(command)) {
-    const result = redactPathValues(fields[field], tag, options);
+    const result = redactPathValues(fields[field], tag, options, clean);
     if (result.findings.length === 0) continue;
     findings.push(...result.findings);
     if (written && result.rejected.length > 0)

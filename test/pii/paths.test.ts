@@ -141,3 +141,23 @@ describe('redacted names', () => {
     await a.close();
   });
 });
+
+describe('clean path segments remembered (pii/edit.ts cleanSegmentsMemo)', () => {
+  it('a vault redacts a value in a name each time it is written, after clean commands on the same names', async () => {
+    const store = new MemoryStore();
+    const vault = await createVault({ store, encryption: false });
+    try {
+      for (const path of ['/memories/a/notes.md', '/memories/b/notes.md'])
+        expect((await vault.run('u', { command: 'create', path, file_text: 'x' })).isError).toBe(false);
+      for (const dir of ['jane.roe@example.com', 'jane.roe@example.com']) {
+        const r = await vault.run('u', { command: 'create', path: `/memories/${dir}/notes.md`, file_text: 'y' });
+        expect(r.isError).toBe(false);
+      }
+      const keys = decodeURIComponent([...store.keys()].join('\n'));
+      expect(keys).not.toContain('jane.roe');
+      expect(keys).toMatch(/REDACTED-EMAIL-[0-9a-f]{8}\/notes\.md/);
+    } finally {
+      await vault.close();
+    }
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * The redactor remembers path segments its scan found clean (pii/edit.ts's cleanSegmentsMemo), so
+ * that the names most commands repeat are not scanned again. Only clean segments are kept: a value
+ * in a name is redacted however often it comes back.
+ */
+import { describe, expect, it } from 'vitest';
+import { cleanSegmentsMemo, redactPathValues } from '../../src/pii/edit.js';
+
+const tag = () => '1a2b3c4d';
+const PATHS = [
+  '/memories/notes.md',
+  '/memories/jane.roe@example.com/notes.md',
+  '/memories/notes.md',
+  '/memories/card 4111111111111111.md',
+  '/memories/jane.roe@example.com/notes.md',
+];
+
+describe('clean path segments remembered', () => {
+  it('gives what a scan of every segment gives, clean or not, first time or again', () => {
+    const memo = cleanSegmentsMemo(16);
+    for (const path of [...PATHS, ...PATHS])
+      expect(redactPathValues(path, tag, undefined, memo)).toEqual(redactPathValues(path, tag));
+  });
+
+  it('keeps the clean segments only, never one with a finding', () => {
+    const added: string[] = [];
+    const memo = cleanSegmentsMemo(16);
+    redactPathValues('/memories/jane.roe@example.com/notes.md', tag, undefined, {
+      has: (s) => memo.has(s),
+      add: (s) => (added.push(s), memo.add(s)),
+    });
+    expect(added).toEqual(['', 'memories', 'notes.md']);
+  });
+
+  it('skips the scan of a remembered segment', () => {
+    // A memo that claims every segment is clean: nothing is scanned, so nothing is found.
+    const result = redactPathValues('/memories/jane.roe@example.com', tag, undefined, {
+      has: () => true,
+      add: () => {},
+    });
+    expect(result).toEqual({ path: '/memories/jane.roe@example.com', findings: [], rejected: [] });
+  });
+
+  it('forgets the least recently seen past its bound', () => {
+    const memo = cleanSegmentsMemo(2);
+    memo.add('a');
+    memo.add('b');
+    expect(memo.has('a')).toBe(true); // 'a' now the most recent
+    memo.add('c');
+    expect([memo.has('a'), memo.has('b'), memo.has('c')]).toEqual([true, false, true]);
+  });
+});
