@@ -9,7 +9,7 @@
  *   (no fsync per edit) and the memory store (no storage engine) beside them, one edit at a time,
  *   and the same edits by 16 users at once (the process never idles: their fsyncs are shared),
  *   the figure for a process that serves many users (docs/performance.md says why both are shown):
- *   their first round after the vault opened, and the steady state (the median of three more);
+ *   their first round after the vault opened, and the steady state (the median of five more);
  * - throughput with 16 and 64 concurrent users on one process: each user runs create, view,
  *   str_replace, view on its own files, the same 4,096 commands in every row, after one untimed
  *   row of the same shape on each store (JIT, statement caches, the process's first fsyncs);
@@ -119,7 +119,7 @@ async function cpuPerEdit(root: string): Promise<void> {
 }
 
 /** Measured rounds of the 16 users' edits after the first: their median is the steady state. */
-const STEADY_ROUNDS = 3;
+const STEADY_ROUNDS = 5;
 
 /**
  * The same edits on SQLite by 16 users at once, each editing its own files in turn: two rows of the
