@@ -156,6 +156,8 @@ export class EncryptedUserCodec implements UserCodec {
       throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
     const keys = this.keys;
     let path = MEMORIES_ROOT;
+    // At least one segment is opened (splitting '' gives one, and an empty one does not open), so
+    // what is returned is never /memories itself.
     for (const encoded of key.slice(this.filesPrefix.length).split('/')) {
       const memoKey = `${path.length}:${path}${encoded}`;
       let segment = this.memo.decrypted.get(memoKey);
@@ -165,8 +167,6 @@ export class EncryptedUserCodec implements UserCodec {
       }
       path = `${path}/${segment}`;
     }
-    if (path === MEMORIES_ROOT)
-      throw new MemvaultError('INTEGRITY', 'Error: A stored object does not belong to this user.');
     return path;
   }
 
