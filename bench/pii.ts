@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { phoneParseStats } from '../src/pii/detectors/phone.js';
 import { validSsnParts } from '../src/pii/detectors/ssn.js';
-import { cleanSegmentsMemo, redactEdit, redactPathValues } from '../src/pii/edit.js';
+import { cleanSegmentsMemo, redactEdit, redactPathValues, scopedSegments } from '../src/pii/edit.js';
 import { detectAll } from '../src/pii/engine.js';
 import { redact } from '../src/pii/index.js';
 import { PII_TYPES } from '../src/pii/types.js';
@@ -357,7 +357,7 @@ for (const [label, size, flat] of [
 // skipped once found clean (the redactor's memo); interleaved blocks of each, medians of the blocks.
 {
   const paths = ['/memories/notes.md', '/memories/projects/memvault/todo.md', '/memories/people/jane.md'];
-  const memo = cleanSegmentsMemo(2048);
+  const memo = scopedSegments(cleanSegmentsMemo(4096), 'user-1'); // as the redactor keeps them: per user
   const tag = () => '1a2b3c4d';
   const scanned: number[] = [];
   const remembered: number[] = [];

@@ -386,3 +386,13 @@ export function cleanSegmentsMemo(limit: number): CleanSegments {
   const seen = new LruMap<string, true>(limit);
   return { has: (segment) => seen.get(segment) === true, add: (segment) => seen.set(segment, true) };
 }
+
+/**
+ * One user's view of a shared memo: their segments apart from everyone else's, so that whether a
+ * name is remembered (a scan skipped, a command a few µs faster) never depends on another user's
+ * names. `scope` must not contain NUL (user ids cannot).
+ */
+export function scopedSegments(memo: CleanSegments, scope: string): CleanSegments {
+  const prefix = `${scope}\u0000`;
+  return { has: (segment) => memo.has(prefix + segment), add: (segment) => memo.add(prefix + segment) };
+}

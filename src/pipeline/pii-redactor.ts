@@ -1,7 +1,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import { countByType, redact, scan } from '../pii/index.js';
-import { cleanSegmentsMemo, redactEdit, redactPathValues, replaceFindings, type CleanSegments } from '../pii/edit.js';
+import {
+  cleanSegmentsMemo,
+  redactEdit,
+  redactPathValues,
+  replaceFindings,
+  scopedSegments,
+  type CleanSegments,
+} from '../pii/edit.js';
 import type { PiiFinding, PiiType, RedactOptions } from '../pii/index.js';
 import type { WriteFilter } from '../tool/commands/env.js';
 import { messages } from '../tool/messages.js';
@@ -22,8 +29,11 @@ export interface PiiMiddlewareOptions extends RedactOptions {
   pathKey?: Uint8Array | string;
 }
 
-/** Clean path segments one redactor remembers (pii/edit.ts's cleanSegmentsMemo): a segment is at most 255 bytes, so about 1 MiB at most. */
-const CLEAN_SEGMENTS_REMEMBERED = 2048;
+/**
+ * Clean path segments one redactor remembers, each user's apart (pii/edit.ts's cleanSegmentsMemo and
+ * scopedSegments): an entry is a user id and a segment of at most 255 bytes, a few MiB at most.
+ */
+const CLEAN_SEGMENTS_REMEMBERED = 4096;
 
 function refuse(content: string, code: 'PII_REJECTED' | 'INVALID_PATH' = 'PII_REJECTED'): CommandResult {
   return { content, isError: true, code };
@@ -69,7 +79,7 @@ export function piiRedactor(options?: PiiMiddlewareOptions): Middleware {
     if (command === undefined) return next();
     const decision: PiiDecision = { action: 'none', findings: {} };
 
-    const pathResult = redactPaths(ctx, command, pathKey, options, clean);
+    const pathResult = redactPaths(ctx, command, pathKey, options, scopedSegments(clean, ctx.uid));
     if (pathResult !== undefined) {
       ctx.decisions.pii = decision;
       decision.pathFindings = countByType(pathResult.findings);

@@ -4,7 +4,7 @@
  * in a name is redacted however often it comes back.
  */
 import { describe, expect, it } from 'vitest';
-import { cleanSegmentsMemo, redactPathValues } from '../../src/pii/edit.js';
+import { cleanSegmentsMemo, redactPathValues, scopedSegments } from '../../src/pii/edit.js';
 
 const tag = () => '1a2b3c4d';
 const PATHS = [
@@ -48,5 +48,18 @@ describe('clean path segments remembered', () => {
     expect(memo.has('a')).toBe(true); // 'a' now the most recent
     memo.add('c');
     expect([memo.has('a'), memo.has('b'), memo.has('c')]).toEqual([true, false, true]);
+  });
+
+  it("keeps each user's segments apart in one shared memo", () => {
+    const shared = cleanSegmentsMemo(16);
+    const alice = scopedSegments(shared, 'alice');
+    const bob = scopedSegments(shared, 'bob');
+    redactPathValues('/memories/divorce-lawyer.md', tag, undefined, alice);
+    expect(alice.has('divorce-lawyer.md')).toBe(true);
+    expect(bob.has('divorce-lawyer.md')).toBe(false);
+    expect(shared.has('divorce-lawyer.md')).toBe(false);
+    expect(shared.has('alice\u0000divorce-lawyer.md')).toBe(true);
+    // A scope that ends where another's segment starts is not the same entry.
+    expect(scopedSegments(shared, 'alice\u0000divorce-lawyer.m').has('d')).toBe(false);
   });
 });
