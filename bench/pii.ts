@@ -35,6 +35,23 @@ import { median } from './stats.js';
 
 const fmt = (n: number) => n.toFixed(3);
 
+/**
+ * CPU µs per call of each variant, measured in interleaved blocks (each variant's block in turn,
+ * `rounds` times, after one untimed round), so that all see the same machine load: the medians.
+ */
+function interleavedCpu(variants: Array<(i: number) => unknown>, block: number, rounds: number): number[] {
+  const samples = variants.map(() => [] as number[]);
+  for (let round = 0; round <= rounds; round++) {
+    variants.forEach((run, v) => {
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < block; i++) run(i);
+      const c = process.cpuUsage(c0);
+      if (round > 0) samples[v]!.push((c.user + c.system) / block);
+    });
+  }
+  return samples.map(median);
+}
+
 // PII_BASELINE_DIR=<dir holding an older src/pii> (e.g. `git archive <ref> src/pii | tar -x -C <dir>`, with a
 // node_modules link) also measures that code's edit cost in the same run, for a before/after on one machine state.
 const baselineDir = process.env.PII_BASELINE_DIR;
@@ -332,21 +349,10 @@ for (const [label, size, flat] of [
     // Interleaved: blocks of each in turn, so both see the same machine load; medians of the blocks.
     for (let i = 0; i < 200; i++) baselineEdit(before, after);
     const block = Math.max(1, Math.floor(runs / 30));
-    const mine: number[] = [];
-    const theirs: number[] = [];
-    for (let round = 0; round < 30; round++) {
-      for (const [fn, into] of [
-        [redactEdit, mine],
-        [baselineEdit, theirs],
-      ] as const) {
-        const c0 = process.cpuUsage();
-        for (let i = 0; i < block; i++) fn(before, after);
-        const c = process.cpuUsage(c0);
-        into.push((c.user + c.system) / block);
-      }
-    }
-    const m = median(mine);
-    const o = median(theirs);
+    const [m, o] = interleavedCpu([() => redactEdit(before, after), () => baselineEdit(before, after)], block, 30) as [
+      number,
+      number,
+    ];
     console.log(
       `    interleaved with the baseline code (${baselineDir}), 30 blocks of ${block}: this code ${m.toFixed(0)} µs cpu, baseline ${o.toFixed(0)} µs cpu (${(m / o).toFixed(2)}x)`,
     );
@@ -359,22 +365,13 @@ for (const [label, size, flat] of [
   const paths = ['/memories/notes.md', '/memories/projects/memvault/todo.md', '/memories/people/jane.md'];
   const memo = scopedSegments(cleanSegmentsMemo(4096), 'user-1'); // as the redactor keeps them: per user
   const tag = () => '1a2b3c4d';
-  const scanned: number[] = [];
-  const remembered: number[] = [];
   const block = 2000;
-  for (let round = 0; round < 31; round++) {
-    for (const [into, clean] of [
-      [scanned, undefined],
-      [remembered, memo],
-    ] as const) {
-      const c0 = process.cpuUsage();
-      for (let i = 0; i < block; i++) redactPathValues(paths[i % paths.length]!, tag, undefined, clean);
-      const c = process.cpuUsage(c0);
-      if (round > 0) into.push((c.user + c.system) / block); // the first round warms up
-    }
-  }
-  const s = median(scanned);
-  const r = median(remembered);
+  const path = (i: number) => paths[i % paths.length]!;
+  const [s, r] = interleavedCpu(
+    [(i) => redactPathValues(path(i), tag, undefined), (i) => redactPathValues(path(i), tag, undefined, memo)],
+    block,
+    30,
+  ) as [number, number];
   console.log(
     `  one command's path (3 paths in turn): every segment scanned ${s.toFixed(2)} µs cpu, clean segments remembered ${r.toFixed(2)} µs cpu (${(r / s).toFixed(2)}x; medians of 30 interleaved blocks of ${block})`,
   );
