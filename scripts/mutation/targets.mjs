@@ -783,7 +783,7 @@ export const targets = [
   },
   {
     name: 'pii-edit',
-    mutate: ['src/pii/edit.ts'],
+    mutate: ['src/pii/edit.ts', 'src/pii/clean-segments.ts'],
     tests: ['test/pii/window.test.ts', 'test/pii/edit*.mutation.test.ts'],
     threshold: 85,
     equivalent: [

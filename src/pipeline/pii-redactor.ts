@@ -1,14 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MemvaultError } from '../errors.js';
 import { countByType, redact, scan } from '../pii/index.js';
-import {
-  cleanSegmentsMemo,
-  redactEdit,
-  redactPathValues,
-  replaceFindings,
-  scopedSegments,
-  type CleanSegments,
-} from '../pii/edit.js';
+import { cleanSegmentsMemo, scopedSegments, type CleanSegments } from '../pii/clean-segments.js';
+import { redactEdit, redactPathValues, replaceFindings } from '../pii/edit.js';
 import type { PiiFinding, PiiType, RedactOptions } from '../pii/index.js';
 import type { WriteFilter } from '../tool/commands/env.js';
 import { messages } from '../tool/messages.js';
@@ -30,8 +24,8 @@ export interface PiiMiddlewareOptions extends RedactOptions {
 }
 
 /**
- * Clean path segments one redactor remembers, each user's apart (pii/edit.ts's cleanSegmentsMemo and
- * scopedSegments): an entry is a user id and a segment of at most 255 bytes, a few MiB at most.
+ * Clean path segments one redactor remembers, each user's apart (pii/clean-segments.ts): an entry
+ * is a user id and a segment of at most 255 bytes, a few MiB at most.
  */
 const CLEAN_SEGMENTS_REMEMBERED = 4096;
 

@@ -1,10 +1,11 @@
 /**
- * The redactor remembers path segments its scan found clean (pii/edit.ts's cleanSegmentsMemo), so
+ * The redactor remembers path segments its scan found clean (pii/clean-segments.ts), so
  * that the names most commands repeat are not scanned again. Only clean segments are kept: a value
  * in a name is redacted however often it comes back.
  */
 import { describe, expect, it } from 'vitest';
-import { cleanSegmentsMemo, redactPathValues, scopedSegments } from '../../src/pii/edit.js';
+import { cleanSegmentsMemo, scopedSegments } from '../../src/pii/clean-segments.js';
+import { redactPathValues } from '../../src/pii/edit.js';
 
 const tag = () => '1a2b3c4d';
 const PATHS = [

@@ -142,7 +142,7 @@ describe('redacted names', () => {
   });
 });
 
-describe('clean path segments remembered (pii/edit.ts cleanSegmentsMemo)', () => {
+describe('clean path segments remembered (pii/clean-segments.ts)', () => {
   it('a vault redacts a value in a name each time it is written, after clean commands on the same names', async () => {
     const store = new MemoryStore();
     const vault = await createVault({ store, encryption: false });
