@@ -12,6 +12,9 @@ import { MEMORY_ROOT } from '../paths.js';
 import type { FilesUsage } from '../tree-files.js';
 import type { Expiry } from './expiry.js';
 
+/** The sizes a marker has (a fence's 0 bytes, a reaping marker's body): the listing's filter and the summary's alike. */
+const MARKER_SIZES: readonly number[] = [0, REAPING_BODY_BYTES];
+
 /** Object metadata field carrying WriteCondition.origin (an opaque random id: no name, user or content). */
 export const ORIGIN_METADATA = 'origin';
 /** Attempts to replace an expired object that still occupies a path a create-only write targets. */
@@ -56,7 +59,7 @@ export class UserObjects {
    */
   isLiveBySize(object: ObjectInfo): boolean | undefined {
     if (this.expiry.isExpired(object.lastModified)) return false;
-    if (object.size !== 0 && object.size !== REAPING_BODY_BYTES) return true;
+    if (!MARKER_SIZES.includes(object.size)) return true;
     // A sealed file is longer than a reaping marker too: the size tells, without a request.
     if (this.zeroBytesIsMarker()) return false;
     return undefined;
@@ -75,7 +78,7 @@ export class UserObjects {
     if (!this.store.summarize || liveAfter === undefined || overhead === undefined || !this.zeroBytesIsMarker())
       return null;
     const { objects, bytes } = await this.store.summarize(prefix, {
-      exceptSizes: [0, REAPING_BODY_BYTES],
+      exceptSizes: MARKER_SIZES,
       overhead,
       ...(liveAfter ? { modifiedAfter: liveAfter } : {}),
     });
