@@ -110,11 +110,12 @@ async function cpuPerEdit(root: string): Promise<void> {
     await vault.close();
     rows.push(cpuRow(label, edits, cpu, wall));
   }
-  rows.push(...(await concurrentEdits(root, edits)));
+  const concurrent = await concurrentEdits(root, edits);
+  rows.push(...concurrent.rows);
   console.log(`\nCPU per 4 KiB edit (str_replace, process.cpuUsage around the edits; load ${load()})\n`);
   printTable(['store', 'edits', 'CPU µs/edit', 'user µs', 'system µs', 'wall µs/edit'], rows);
   console.log(
-    `\nsteady: the median of ${STEADY_ROUNDS} rounds after the first, CPU µs/edit ${steadyRounds.join(', ')}`,
+    `\nsteady: the median of ${STEADY_ROUNDS} rounds after the first, CPU µs/edit ${concurrent.steadyRounds.join(', ')}`,
   );
 }
 
@@ -128,7 +129,10 @@ const STEADY_ROUNDS = 5;
  * more rounds of the same edits on the same vault (what a serving process pays; each round's CPU is
  * printed below the table).
  */
-async function concurrentEdits(root: string, edits: number): Promise<Array<Array<string | number>>> {
+async function concurrentEdits(
+  root: string,
+  edits: number,
+): Promise<{ rows: Array<Array<string | number>>; steadyRounds: string[] }> {
   const users = 16;
   const filesEach = 4;
   const vault = await openVault(root, 'sqlite', 'cpu-users');
@@ -154,15 +158,15 @@ async function concurrentEdits(root: string, edits: number): Promise<Array<Array
   const total = (cpu: NodeJS.CpuUsage) => cpu.user + cpu.system;
   steady.sort((a, b) => total(a.cpu) - total(b.cpu));
   const median = steady[Math.floor(STEADY_ROUNDS / 2)]!;
-  steadyRounds = steady.map((r) => formatNumber(total(r.cpu) / (each * users)));
-  return [
-    cpuRow(`SQLite store, ${users} users at once, first round`, each * users, first.cpu, first.wall),
-    cpuRow(`SQLite store, ${users} users at once, steady`, each * users, median.cpu, median.wall),
-  ];
+  return {
+    rows: [
+      cpuRow(`SQLite store, ${users} users at once, first round`, each * users, first.cpu, first.wall),
+      cpuRow(`SQLite store, ${users} users at once, steady`, each * users, median.cpu, median.wall),
+    ],
+    // CPU µs per edit of each steady round (sorted), printed under the CPU table.
+    steadyRounds: steady.map((r) => formatNumber(total(r.cpu) / (each * users))),
+  };
 }
-
-/** CPU µs per edit of each steady round (sorted), printed under the CPU table. */
-let steadyRounds: string[] = [];
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
