@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVault, type Vault } from '../src/index.js';
-import { formatNumber, median, mustRun, NOTE_4K, printTable } from './stats.js';
+import { editInput, formatNumber, median, mustRun, printTable, seedFiles } from './stats.js';
 
 const users = Number(process.argv[2] ?? 16);
 const rounds = Number(process.argv[3] ?? 16);
@@ -46,17 +46,6 @@ interface Variant {
   cpu: number[];
 }
 
-/** The i-th edit of a user: each file in turn, 'first' to 'FIRST' in one pass and back in the next. */
-function editInput(i: number): Record<string, unknown> {
-  const [from, to] = Math.floor(i / FILES_EACH) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
-  return {
-    command: 'str_replace',
-    path: `/memories/f${i % FILES_EACH}.md`,
-    old_str: `${from} line`,
-    new_str: `${to} line`,
-  };
-}
-
 async function open(root: string, index: number, label: string, off: Options, memory = false): Promise<Variant> {
   const options: Options = {
     store: memory ? 'memory:' : `sqlite:${join(root, `v${index}.db`)}`,
@@ -69,9 +58,7 @@ async function open(root: string, index: number, label: string, off: Options, me
     else options[key] = value;
   }
   const vault = await createVault(options as Parameters<typeof createVault>[0]);
-  for (let u = 0; u < users; u++)
-    for (let f = 0; f < FILES_EACH; f++)
-      await mustRun(vault, `u${u}`, { command: 'create', path: `/memories/f${f}.md`, file_text: NOTE_4K });
+  for (let u = 0; u < users; u++) await seedFiles(vault, `u${u}`, FILES_EACH);
   return { label, vault, cpu: [] };
 }
 
@@ -80,7 +67,7 @@ async function round(variant: Variant): Promise<number> {
   const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: users }, async (_, u) => {
-      for (let i = 0; i < EACH; i++) await mustRun(variant.vault, `u${u}`, editInput(i));
+      for (let i = 0; i < EACH; i++) await mustRun(variant.vault, `u${u}`, editInput(i, FILES_EACH));
     }),
   );
   const cpu = process.cpuUsage(cpu0);

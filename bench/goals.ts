@@ -23,7 +23,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Vault } from '../src/index.js';
-import { benchVault, formatNumber, mustRun, NOTE_4K, printTable, userMix } from './stats.js';
+import { benchVault, editInput, formatNumber, mustRun, NOTE_4K, printTable, seedFiles, userMix } from './stats.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -53,18 +53,6 @@ async function openVault(root: string, kind: Kind, name: string, extra: Record<s
         : `sqlite:${join(root, `${name}.db`)}${kind === 'sqlite-normal' ? '?durability=normal' : ''}`;
   // The audit log as a deployment keeps it: a file sink, each MACed record written before the answer.
   return benchVault(url, { history: true, audit: { file: join(root, `${name}.audit.jsonl`) }, ...extra });
-}
-
-/** `files` 4 KiB notes of `user`, /memories/f0.md and on, each starting 'first line'. */
-async function seedFiles(vault: Vault, user: string, files: number): Promise<void> {
-  for (let i = 0; i < files; i++)
-    await mustRun(vault, user, { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
-}
-
-/** The i-th edit of `files` seeded notes: each in turn, 'first' to 'FIRST' in one round, back in the next, so every edit writes. */
-function editInput(i: number, files: number): Record<string, unknown> {
-  const [from, to] = Math.floor(i / files) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
-  return { command: 'str_replace', path: `/memories/f${i % files}.md`, old_str: `${from} line`, new_str: `${to} line` };
 }
 
 /** A row of the CPU table: `count` edits measured by process.cpuUsage and `wall` ms. */

@@ -74,6 +74,18 @@ export async function benchVault(url: string, extra: Record<string, unknown> = {
   return createVault({ store, codec: encryption.codecProvider, ...extra });
 }
 
+/** `files` 4 KiB notes of `user`, /memories/f0.md and on, each starting 'first line'. */
+export async function seedFiles(vault: Vault, user: string, files: number): Promise<void> {
+  for (let i = 0; i < files; i++)
+    await mustRun(vault, user, { command: 'create', path: `/memories/f${i}.md`, file_text: NOTE_4K });
+}
+
+/** The i-th edit of `files` seeded notes: each in turn, 'first' to 'FIRST' in one round, back in the next, so every edit writes. */
+export function editInput(i: number, files: number): Record<string, unknown> {
+  const [from, to] = Math.floor(i / files) % 2 === 0 ? ['first', 'FIRST'] : ['FIRST', 'first'];
+  return { command: 'str_replace', path: `/memories/f${i % files}.md`, old_str: `${from} line`, new_str: `${to} line` };
+}
+
 /** Runs one command of `user` that must succeed: a bench that counted failed commands would measure nothing. */
 export async function mustRun(vault: Vault, user: string, input: Record<string, unknown>): Promise<void> {
   const result = await vault.run(user, input);
