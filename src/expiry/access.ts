@@ -23,6 +23,7 @@ import { listAll, PreconditionFailedError, type ObjectStore } from '../store/por
 import type { FileAccessPolicy, TouchableObject } from '../vault/store-user-files.js';
 import {
   checkTouchInterval,
+  classOfMarkers,
   resolveTtl,
   TTL_CLASS_TAG_KEY,
   ttlDaysOf,
@@ -85,23 +86,19 @@ export class ExpiryService {
     filesPrefix: string,
   ): Promise<{ writeTags: Record<string, string>; isExpired(lastModified: Date): boolean; newestExpired(): Date }> {
     const userPrefix = userPrefixOf(filesPrefix);
-    let className = this.ttl.defaultClass;
-    let ttlDays = ttlDaysOf(this.ttl, className);
-    if (userPrefix !== undefined) {
+    const classes: string[] = [];
+    if (userPrefix !== undefined)
       for await (const object of listAll(this.store, classMarkerPrefix(userPrefix))) {
         const parsed = parseUserKey(object.key);
-        if (parsed.kind !== 'class') continue;
-        const days = ttlDaysOf(this.ttl, parsed.className);
-        if (days === undefined)
-          throw new MemvaultError(
-            'CONFIG',
-            'expiry: a stored user has a TTL class that is not configured; nothing was rewritten',
-          );
-        if (ttlDays === undefined || days > ttlDays || className === this.ttl.defaultClass)
-          [className, ttlDays] = [parsed.className, days];
+        if (parsed.kind === 'class') classes.push(parsed.className);
       }
-    }
-    const days = ttlDays ?? 0;
+    const decided = classOfMarkers(this.ttl, classes);
+    if (decided === undefined)
+      throw new MemvaultError(
+        'CONFIG',
+        'expiry: a stored user has a TTL class that is not configured; nothing was rewritten',
+      );
+    const { className, ttlDays: days } = decided;
     return {
       writeTags: { [TTL_CLASS_TAG_KEY]: className },
       isExpired: (lastModified) => isHidden(lastModified, days, this.now()),

@@ -102,6 +102,26 @@ export function ttlDaysOf(ttl: ResolvedTtl, className: string | undefined): numb
   return Object.hasOwn(ttl.classes, className) ? ttl.classes[className] : undefined;
 }
 
+/**
+ * A stored user's class from the class markers found under their prefix: none, the default class;
+ * several (a class change writes the new marker before it removes the old one), the one with the
+ * longest TTL, so that nothing is treated as expired early. Undefined when one of them is a class
+ * this configuration does not know. The sweeper and a host-side rewrite (re-keying) decide alike.
+ */
+export function classOfMarkers(
+  ttl: ResolvedTtl,
+  classes: string[],
+): { className: string; ttlDays: number } | undefined {
+  if (classes.length === 0) return { className: ttl.defaultClass, ttlDays: ttl.ttlDays };
+  let longest: { className: string; ttlDays: number } | undefined;
+  for (const className of classes) {
+    const days = ttlDaysOf(ttl, className);
+    if (days === undefined) return undefined;
+    if (longest === undefined || days > longest.ttlDays) longest = { className, ttlDays: days };
+  }
+  return longest;
+}
+
 function shortestTtlMs(ttl: ResolvedTtl): number {
   return Math.min(...Object.values(ttl.classes)) * DAY_MS;
 }

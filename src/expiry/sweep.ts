@@ -14,7 +14,7 @@ import { MemvaultError } from '../errors.js';
 import type { AuditEntry } from '../audit/record.js';
 import { listAll, type ObjectStore } from '../store/port.js';
 import { observeSweep } from '../telemetry/signals.js';
-import { DEFAULT_SWEEP_GRACE_MS, resolveTtl, ttlDaysOf, type ResolvedTtl, type TtlSettings } from './config.js';
+import { classOfMarkers, DEFAULT_SWEEP_GRACE_MS, resolveTtl, type ResolvedTtl, type TtlSettings } from './config.js';
 import { idleDays, isDeletable } from './decide.js';
 import { storeDeleter, type ConditionalDeleter, type DeleteMode, type ExpiryCandidate } from './deleter.js';
 import { classMarkerPrefix, parseUserKey, USERS_PREFIX } from './layout.js';
@@ -136,19 +136,6 @@ interface UserState {
   uid: string;
   classes: string[];
   ttlDays: number | undefined;
-}
-
-function ttlForUser(ttl: ResolvedTtl, classes: string[]): number | undefined {
-  if (classes.length === 0) return ttl.ttlDays;
-  // A class change writes the new marker before removing the old one; with both present, the
-  // longer TTL wins, so a sweep never deletes early. Any unknown class makes the user unknown.
-  let longest = 0;
-  for (const name of classes) {
-    const days = ttlDaysOf(ttl, name);
-    if (days === undefined) return undefined;
-    longest = Math.max(longest, days);
-  }
-  return longest;
 }
 
 export function sweep(options: SweepOptions): Promise<SweepSummary> {
@@ -296,7 +283,7 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
         }
       } else if (parsed.kind === 'class') {
         user.classes.push(parsed.className);
-        user.ttlDays = ttlForUser(ttl, user.classes);
+        user.ttlDays = classOfMarkers(ttl, user.classes)?.ttlDays;
       } else if (parsed.kind === 'file') {
         pruner.noteFile(parsed.uid, object.key);
         if (!expireFiles) continue;
@@ -381,7 +368,7 @@ async function resumedUser(
     const marker = parseUserKey(object.key);
     if (marker.kind === 'class') user.classes.push(marker.className);
   }
-  user.ttlDays = ttlForUser(ttl, user.classes);
+  user.ttlDays = classOfMarkers(ttl, user.classes)?.ttlDays;
   return user;
 }
 
