@@ -69,7 +69,12 @@ export class ExpiryService {
       writeTags: { [TTL_CLASS_TAG_KEY]: className },
       isExpired: (lastModified) => isHidden(lastModified, ttlDays, this.now()),
       newestExpired: () => newestHidden(ttlDays, this.now()),
-      afterRead: (key, object) => this.touch(key, object, { [TTL_CLASS_TAG_KEY]: className }),
+      // A touch is a write as well (it restarts the idle clock under the class's tag): the class is
+      // recorded before it, so that a user whose class changed and who only reads is swept by it.
+      afterRead: (key, object) =>
+        this.touch(key, object, { [TTL_CLASS_TAG_KEY]: className }, () =>
+          recordClass ? this.recordClass(userPrefix, className) : Promise.resolve(),
+        ),
       beforeWrite: async () => {
         if (recordClass) await this.recordClass(userPrefix, className);
       },
@@ -110,6 +115,7 @@ export class ExpiryService {
     key: string,
     object: TouchableObject,
     tags: Record<string, string>,
+    beforePut: () => Promise<void>,
   ): Promise<{ etag: string; lastModified: Date } | undefined> {
     const now = this.now().getTime();
     if (now - object.lastModified.getTime() < this.touchIntervalMs) return undefined;
@@ -119,6 +125,7 @@ export class ExpiryService {
     if (pending) return pending;
     const touch = (async () => {
       try {
+        await beforePut();
         const { etag } = await this.store.put(key, object.body, {
           ifMatch: object.etag,
           metadata: object.metadata,

@@ -78,9 +78,14 @@ export class HistoryPruner {
     this.files.add(key);
   }
 
-  /** This sweep deleted the file at `key`, an object last modified at `lastModified`. */
+  /**
+   * This sweep deleted the file at `key`, an object last modified at `lastModified`. Deletions are
+   * settled in batches, so one may be of a user the listing has passed: that user's versions (which
+   * sort before the next user's keys) are behind the sweep, and the user whose keys it is in now
+   * keeps what it knows of their files.
+   */
   noteExpired(uid: string, key: string, lastModified: Date): void {
-    this.enter(uid);
+    if (uid !== this.uid) return;
     this.expired.set(key, lastModified.getTime());
   }
 

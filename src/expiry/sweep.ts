@@ -224,7 +224,10 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
     if (batch.length === 0) return;
     if (dryRun) {
       summary.expired += batch.length;
-      for (const c of batch) options.onExpired?.(decision(c));
+      for (const c of batch) {
+        pruner.noteExpired(c.uid, c.key, c.lastModified); // its versions count as a real run's would
+        options.onExpired?.(decision(c));
+      }
       return;
     }
     const outcome = await deleter.deleteUnchanged(batch);
@@ -255,7 +258,10 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
   if (startAfter !== undefined) user = await resumedUser(options.store, ttl, startAfter, summary);
   if (user) await meetUser(user.uid);
   if (user) pruner.resumeInside(user.uid);
+  /** Every key up to `key` decided and its deletion done (the files' and the versions'), then the checkpoint. */
   const checkpoint = async (key: string | undefined): Promise<void> => {
+    await flush();
+    await dropVersions();
     if (key !== undefined) await options.onCheckpoint?.(key);
   };
   let lastKey: string | undefined;
@@ -284,9 +290,10 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
       } else if (parsed.kind === 'class') {
         user.classes.push(parsed.className);
         user.ttlDays = classOfMarkers(ttl, user.classes)?.ttlDays;
+      } else if (parsed.kind === 'file' && !expireFiles) {
+        pruner.noteFile(parsed.uid, object.key); // a sweep of the history only: no file is judged
       } else if (parsed.kind === 'file') {
         pruner.noteFile(parsed.uid, object.key);
-        if (!expireFiles) continue;
         summary.scanned += 1;
         sinceCheckpoint += 1;
         if (user.ttlDays === undefined) {
@@ -301,7 +308,6 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
             size: object.size,
           });
           if (pending.length >= deleter.batchSize) {
-            await flush();
             sinceCheckpoint = 0;
             await checkpoint(lastKey);
           }
@@ -312,7 +318,6 @@ async function runSweep(options: SweepOptions): Promise<SweepSummary> {
         // Bound the work a run that dies can lose: every so many files, delete what is pending
         // (a smaller batch, at most one extra request per checkpointEvery files) and checkpoint.
         if (sinceCheckpoint >= checkpointEvery) {
-          await flush();
           sinceCheckpoint = 0;
           await checkpoint(lastKey);
         }
