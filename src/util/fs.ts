@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync } from 'node:fs';
-import { open, rename } from 'node:fs/promises';
+import { link, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { hasErrno } from './errno.js';
 
@@ -55,12 +55,43 @@ export function temporaryPathFor(path: string): string {
 }
 
 export async function commitTemporary(temporary: string, path: string): Promise<void> {
-  const handle = await open(temporary, 'r+');
+  await syncFile(temporary);
+  await rename(temporary, path);
+  await fsyncDirectory(dirname(path));
+}
+
+/** The codes with which link(2) says the file system has no hard links (FAT, some network and FUSE mounts). */
+const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'ENOSYS', 'EOPNOTSUPP'];
+
+/**
+ * `commitTemporary` for a target that must not exist: it never replaces a file it did not write.
+ * The temporary is made durable, then link(2)ed to the target's name, which fails with EEXIST when
+ * anything is there by then (the look and the publish are one step, unlike a stat before a long
+ * write and a rename after it); the temporary's name is then removed and the directory synced.
+ * On EEXIST the error is thrown and the temporary left for the caller to remove. A file system
+ * without hard links takes the name with an exclusive create (O_EXCL, EEXIST likewise) and renames
+ * the temporary over that empty file of its own; a crash in between leaves that empty file.
+ */
+export async function publishTemporary(temporary: string, path: string): Promise<void> {
+  await syncFile(temporary);
+  try {
+    await link(temporary, path);
+  } catch (error) {
+    if (!hasErrno(error, ...NO_HARD_LINKS)) throw error;
+    await (await open(path, 'wx', 0o600)).close();
+    await rename(temporary, path);
+    await fsyncDirectory(dirname(path));
+    return;
+  }
+  await unlink(temporary);
+  await fsyncDirectory(dirname(path));
+}
+
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
   try {
     await handle.sync();
   } finally {
     await handle.close();
   }
-  await rename(temporary, path);
-  await fsyncDirectory(dirname(path));
 }

@@ -159,6 +159,29 @@ describe('ReadWriteLock, Mutex, KeyedMutex', () => {
   });
 });
 
+describe('publishTemporary', () => {
+  it('publishes a temporary at a free name and never replaces a file that is there (EEXIST, both files kept)', async () => {
+    const { readFileSync, writeFileSync, existsSync } = await import('node:fs');
+    const { publishTemporary, temporaryPathFor } = await import('../../src/util/fs.js');
+    const dir = mkdtempSync(join(tmpdir(), 'memvault-util-'));
+    try {
+      const target = join(dir, 'copy.db');
+      const first = temporaryPathFor(target);
+      writeFileSync(first, 'ours');
+      await publishTemporary(first, target);
+      expect(readFileSync(target, 'utf8')).toBe('ours');
+      expect(existsSync(first)).toBe(false);
+      const second = temporaryPathFor(target);
+      writeFileSync(second, 'another');
+      await expect(publishTemporary(second, target)).rejects.toMatchObject({ code: 'EEXIST' });
+      expect(readFileSync(target, 'utf8')).toBe('ours');
+      expect(readFileSync(second, 'utf8')).toBe('another');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('temporaryPathFor / commitTemporary', () => {
   it('names a file beside the target and moves it over the target whole; a missing temporary leaves the target as it was', async () => {
     const { readFileSync, writeFileSync, existsSync } = await import('node:fs');

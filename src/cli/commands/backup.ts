@@ -1,6 +1,7 @@
 import { open, rm, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { commitTemporary } from '../../util/fs.js';
+import { hasErrno } from '../../util/errno.js';
+import { publishTemporary } from '../../util/fs.js';
 import { EXIT, exitWithError, usageError } from '../errors.js';
 import { storeUrlFrom } from '../config.js';
 import { openCliStore } from '../store.js';
@@ -32,6 +33,8 @@ export function registerBackup(program: Command): void {
           throw usageError('backup copies a SQLite store (sqlite:...); copy other stores with memvault migrate');
         const target = outputTarget(flags.out);
         if (!target) throw usageError('--out must be a file');
+        // Looked at first so that a taken name costs no copy; the publish refuses it again (a file that
+        // appears meanwhile is never replaced: publishTemporary links, it does not rename over).
         if (await exists(target.path)) throw usageError(`${flags.out} exists already: nothing was written`);
         const store = await openCliStore(url);
         try {
@@ -41,7 +44,15 @@ export function registerBackup(program: Command): void {
           temporary = target.temporary;
           await (await open(temporary, 'wx', 0o600)).close();
           await store.backupTo(temporary);
-          await commitTemporary(temporary, target.path);
+          try {
+            await publishTemporary(temporary, target.path);
+          } catch (error) {
+            if (!hasErrno(error, 'EEXIST')) throw error;
+            throw usageError(
+              `${flags.out} appeared while the copy was made: it was left as it is and the copy removed; choose another --out`,
+              error,
+            );
+          }
           temporary = undefined;
         } finally {
           await store.close();
