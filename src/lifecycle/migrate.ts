@@ -5,9 +5,11 @@
  * content is kept), checked before anything is written and verified after, and fails closed:
  *
  * 1. Check: the source holds a deployment; the destination holds none or the same one, and no
- *    object of the scope that differs in size or that the source does not have. Else nothing is written.
+ *    object of the scope that differs in size or that the source does not have (whether the scope
+ *    is the whole store or one user's). Else nothing is written.
  * 2. Copy what is missing, create-only; an object there already is compared byte for byte.
- * 3. Verify: every object of the scope, read back at the destination, equals the source's.
+ * 3. Verify: every object of the scope, listed at either store, read back at the destination,
+ *    equals the source's; one only at the destination is a difference.
  * 4. The deployment record last: a destination stopped part-way holds users but no deployment,
  *    which every start-up refuses (STORE_INCONSISTENT), so it is never taken for a whole one.
  */
@@ -59,7 +61,6 @@ export async function migrateStore(
   const existing = await readCarried(to, DEPLOYMENT_RECORD_KEY);
   if (existing && !sameCarried(existing, record)) throw refused('the destination holds another deployment');
   const scopes = scopesOf(options.uid);
-  const wholeStore = options.uid === undefined;
   const result: MigrateResult = { objects: 1, copied: 0, kept: 0, bytes: 0, verified: 0 };
   const progress = (phase: MigrateProgress['phase'], done: number): void => options.onProgress?.({ phase, done });
 
@@ -67,10 +68,15 @@ export async function migrateStore(
   for (const scope of scopes)
     for await (const pair of pairedListing(from, to, scope.prefix, scope.only)) {
       if (pair.key === DEPLOYMENT_RECORD_KEY) continue;
+      // Every scope holds only what this migration carries (a --user scope only that user's key
+      // record and objects), so an object only at the destination is never another's: it is one
+      // deleted at the source since an earlier run, or written by something else. A resumed run's
+      // destination holds a part of the source's objects (nothing records a run: what is there is
+      // compared), never more, so it passes.
       if (!pair.source) {
-        // Another user's objects may be there (a --user migration into the same deployment); a
-        // whole store's destination must hold nothing the source lacks.
-        if (wholeStore) throw refused('the destination holds objects the source does not have');
+        throw refused(
+          `the destination holds objects${options.uid === undefined ? '' : ' of this user'} that the source does not have (deleted at the source since an earlier run, or written by something else); start again with a destination without them`,
+        );
       } else if (pair.destination && pair.destination.size !== pair.source.size) {
         throw refused('an object at the destination differs from the source');
       }
@@ -92,7 +98,7 @@ export async function migrateStore(
 
   for (const scope of scopes)
     for await (const pair of pairedListing(from, to, scope.prefix, scope.only)) {
-      if (pair.key === DEPLOYMENT_RECORD_KEY || (!pair.source && !wholeStore)) continue;
+      if (pair.key === DEPLOYMENT_RECORD_KEY) continue;
       const [a, b] = await Promise.all([readCarried(from, pair.key), readCarried(to, pair.key)]);
       if (!a || !b || !sameCarried(a, b)) throw differs('an object');
       result.verified += 1;
