@@ -260,7 +260,7 @@ export class SqliteStore implements ObjectStore {
     countRequest(type);
     if (this.closed) return Promise.reject(closedError());
     try {
-      return Promise.resolve(fn((sql) => this.connection.readStatement(sql)));
+      return Promise.resolve(this.connection.request(() => fn((sql) => this.connection.readStatement(sql))));
     } catch (e) {
       return Promise.reject(toSqliteStoreError(e));
     }
@@ -272,7 +272,7 @@ export class SqliteStore implements ObjectStore {
     const wait = this.connection.whenFree();
     if (wait) return wait.then(() => this.execute(fn));
     try {
-      return Promise.resolve(fn());
+      return Promise.resolve(this.connection.request(fn));
     } catch (e) {
       return Promise.reject(toSqliteStoreError(e));
     }

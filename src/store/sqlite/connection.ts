@@ -26,12 +26,19 @@ import { randomBytes } from 'node:crypto';
 import { open as openFile, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { MemvaultError } from '../../errors.js';
 import { Checkpointer } from './checkpointer.js';
 import { openDatabase, toSqliteStoreError, type SqliteDatabaseOptions, type SqliteDurability } from './database.js';
 
 interface OpenTransaction {
   connection: SqliteConnection;
   done: Promise<void>;
+  /**
+   * A request of the transaction failed in SQLite. SQLite may have rolled the whole transaction back
+   * itself (a full disk, an I/O error), and a request after that would commit on its own: the
+   * transaction fails as a whole instead, and nothing else of it runs.
+   */
+  failed: boolean;
 }
 
 /** The transaction the current async context runs in, if any. */
@@ -101,11 +108,27 @@ export class SqliteConnection {
     this.db.close();
   }
 
-  /** Resolves when a request of the current context may run: at once, unless another context's transaction is open. */
-  whenFree(): Promise<void> | undefined {
+  /**
+   * Resolves when a request of the current context may run: at once, unless another context's
+   * transaction is open. The wait is bounded by the busy timeout, as a wait for another process's
+   * transaction is: a transaction that awaits a write another command started meanwhile (two
+   * commands sharing one touch of a file) would otherwise wait for it for ever, and it for the
+   * transaction. That write fails (STORE_UNAVAILABLE) and the transaction goes on.
+   */
+  whenFree(deadline?: number): Promise<void> | undefined {
     const active = this.active;
     if (!active || current.getStore() === active) return undefined;
-    return active.done.then(() => this.whenFree());
+    const until = deadline ?? Date.now() + this.busyTimeoutMs;
+    const left = until - Date.now();
+    if (left <= 0) return Promise.reject(busyError());
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(busyError()), left);
+      timer.unref();
+    });
+    return Promise.race([active.done, timedOut])
+      .finally(() => clearTimeout(timer))
+      .then(() => this.whenFree(until));
   }
 
   /**
@@ -117,7 +140,11 @@ export class SqliteConnection {
     if (this.active && current.getStore() === this.active) return fn();
     while (this.active) await this.active.done;
     let finish!: () => void;
-    const tx: OpenTransaction = { connection: this, done: new Promise<void>((resolve) => (finish = resolve)) };
+    const tx: OpenTransaction = {
+      connection: this,
+      done: new Promise<void>((resolve) => (finish = resolve)),
+      failed: false,
+    };
     this.active = tx;
     try {
       try {
@@ -133,6 +160,7 @@ export class SqliteConnection {
         throw e;
       }
       try {
+        if (tx.failed) throw failedTransactionError();
         this.db.exec('COMMIT');
       } catch (e) {
         rollBack(this.db, 'ROLLBACK');
@@ -157,6 +185,21 @@ export class SqliteConnection {
   /** Whether the current async context runs in this connection's open transaction (its writes commit with it). */
   inTransaction(): boolean {
     return this.active !== null && current.getStore() === this.active;
+  }
+
+  /**
+   * `fn` (synchronous: SQLite requests) for the current context: inside its open transaction, which
+   * a failure in SQLite fails as a whole (checkOpen refuses what comes after), or on its own.
+   */
+  request<T>(fn: () => T): T {
+    const tx = this.inTransaction() ? this.active : null;
+    if (tx?.failed) throw failedTransactionError();
+    try {
+      return fn();
+    } catch (e) {
+      if (tx && typeof (e as { errcode?: unknown }).errcode === 'number') tx.failed = true;
+      throw e;
+    }
   }
 
   /**
@@ -242,6 +285,11 @@ export class SqliteConnection {
     return `${this.etagPrefix}${(++this.issued).toString(16).padStart(8, '0')}`;
   }
 }
+
+const busyError = (): MemvaultError => new MemvaultError('STORE_UNAVAILABLE', 'the SQLite store failed: SQLITE_BUSY');
+
+const failedTransactionError = (): MemvaultError =>
+  new MemvaultError('STORE_UNAVAILABLE', 'the SQLite store failed: a request of the transaction failed');
 
 /** Undo; a transaction SQLite already rolled back itself (a full disk, an I/O error) needs nothing. */
 function rollBack(db: DatabaseSync, sql: string): void {

@@ -4,6 +4,7 @@
  * the file system has it, else Open and Read). The vault calls these helpers and never branches on a
  * store's members itself.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { MemvaultError } from '../../errors.js';
 import { MARKER_BODY, markerMetadata, reap } from '../../store/fence.js';
 import { MAX_STORE_KEY_BYTES } from '../../store/layout.js';
@@ -108,7 +109,15 @@ export async function readTagsOf(store: ObjectStore, key: string): Promise<Recor
  */
 export function transactionOf(store: ObjectStore): (<T>(fn: () => Promise<T>) => Promise<T>) | undefined {
   if (!store.transaction) return undefined;
-  return <T>(fn: () => Promise<T>): Promise<T> => store.transaction!(fn);
+  return <T>(fn: () => Promise<T>): Promise<T> => store.transaction!(() => insideTransaction.run(true, fn));
+}
+
+/** Set while the vault runs steps as one store transaction (transactionOf). */
+const insideTransaction = new AsyncLocalStorage<true>();
+
+/** Whether the current async context runs inside a store transaction the vault opened. */
+export function inStoreTransaction(): boolean {
+  return insideTransaction.getStore() === true;
 }
 
 /**

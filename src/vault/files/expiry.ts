@@ -3,6 +3,7 @@
  * files, and the one place that asks it. Without a policy nothing expires, reads touch nothing and
  * writes carry no TTL tag.
  */
+import { inStoreTransaction } from './capabilities.js';
 
 /** What a read saw of a stored file: a touch writes exactly these bytes back, `If-Match` this ETag. */
 export interface TouchableObject {
@@ -49,9 +50,14 @@ export class Expiry {
     return this.access ? this.access.newestExpired?.() : null;
   }
 
-  /** Touch a live file just read; the version the touch wrote, if any. */
+  /**
+   * Touch a live file just read; the version the touch wrote, if any. Not inside a store transaction
+   * (a directory's rename or delete, a write's steps): the command rewrites or removes the file
+   * anyway, and the touch could join one another command started, which waits for the transaction.
+   */
   afterRead(key: string, object: TouchableObject): Promise<{ etag: string; lastModified: Date } | undefined> {
-    return this.access?.afterRead(key, object) ?? Promise.resolve(undefined);
+    if (!this.access || inStoreTransaction()) return Promise.resolve(undefined);
+    return this.access.afterRead(key, object);
   }
 
   /** Before a write of a user's file. */
