@@ -14,7 +14,7 @@ import {
   type StoredObject,
   type SummaryOptions,
 } from './port.js';
-import { SqliteConnection } from './sqlite/connection.js';
+import { sleep, SqliteConnection, type BusyRetry } from './sqlite/connection.js';
 import { toSqliteStoreError, type SqliteDatabaseOptions } from './sqlite/database.js';
 import { listStatement, prefixBounds, summaryStatement } from './sqlite/listing.js';
 
@@ -258,22 +258,29 @@ export class SqliteStore implements ObjectStore {
   /** A read runs now, never waiting for a transaction: outside it, on the connection that sees what was committed. */
   private read<T>(type: string, fn: (statement: (sql: string) => StatementSync) => T): Promise<T> {
     countRequest(type);
-    if (this.closed) return Promise.reject(closedError());
-    try {
-      return Promise.resolve(this.connection.request(() => fn((sql) => this.connection.readStatement(sql))));
-    } catch (e) {
-      return Promise.reject(toSqliteStoreError(e));
-    }
+    return this.attempt(() => fn((sql) => this.connection.readStatement(sql)));
   }
 
   /** Runs a request now, or once another context's transaction is over (never inside it). */
-  private execute<T>(fn: () => T): Promise<T> {
+  private execute<T>(fn: () => T, retry?: BusyRetry): Promise<T> {
     if (this.closed) return Promise.reject(closedError());
     const wait = this.connection.whenFree();
-    if (wait) return wait.then(() => this.execute(fn));
+    if (wait) return wait.then(() => this.execute(fn, retry));
+    return this.attempt(fn, retry, (next) => this.execute(fn, next));
+  }
+
+  /** `fn` now; while another process holds the lock it needs, again a moment later (the event loop runs meanwhile). */
+  private attempt<T>(
+    fn: () => T,
+    retry?: BusyRetry,
+    again: (next: BusyRetry) => Promise<T> = (next) => this.attempt(fn, next),
+  ): Promise<T> {
+    if (this.closed) return Promise.reject(closedError());
     try {
       return Promise.resolve(this.connection.request(fn));
     } catch (e) {
+      const next = this.connection.retryAfter(e, retry);
+      if (next) return sleep(next.delayMs).then(() => again(next));
       return Promise.reject(toSqliteStoreError(e));
     }
   }

@@ -69,6 +69,9 @@ export class SqliteConnection {
     private readonly durability: SqliteDurability,
   ) {
     this.checkpointer = new Checkpointer(db, path, busyTimeoutMs);
+    // SQLite's own busy wait sleeps on the thread: the event loop would stop while another process
+    // holds the write lock. The store waits for it asynchronously instead (busyRetry).
+    db.exec('PRAGMA busy_timeout = 0');
   }
 
   /** The process's connection to the file at `path` (opened, and by default created, on first use). */
@@ -147,11 +150,7 @@ export class SqliteConnection {
     };
     this.active = tx;
     try {
-      try {
-        this.db.exec('BEGIN IMMEDIATE');
-      } catch (e) {
-        throw toSqliteStoreError(e);
-      }
+      await this.begin();
       let result: T;
       try {
         result = await current.run(tx, fn);
@@ -175,6 +174,30 @@ export class SqliteConnection {
       if (this.active === tx) this.active = null;
       finish();
     }
+  }
+
+  /** BEGIN IMMEDIATE, tried again (asynchronously) while another connection holds the write lock. */
+  private async begin(): Promise<void> {
+    let retry: BusyRetry | undefined;
+    for (;;) {
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (e) {
+        retry = busyRetry(e, retry, this.busyTimeoutMs);
+        if (!retry) throw toSqliteStoreError(e);
+      }
+      await sleep(retry.delayMs);
+    }
+  }
+
+  /**
+   * A request that failed with SQLITE_BUSY (another connection holds the lock it needs, which it
+   * takes at its start: nothing of it ran) is tried again after the wait this returns, outside a
+   * transaction and until the busy timeout; undefined: it fails.
+   */
+  retryAfter(e: unknown, previous: BusyRetry | undefined): BusyRetry | undefined {
+    return this.inTransaction() ? undefined : busyRetry(e, previous, this.busyTimeoutMs);
   }
 
   /** A write committed on this connection (a transaction, or a request of its own): the checkpointer counts it. */
@@ -268,8 +291,7 @@ export class SqliteConnection {
     if (!this.reader) {
       const Database = this.db.constructor as new (path: string) => DatabaseSync;
       const db = new Database(this.path);
-      db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
-      db.exec('PRAGMA query_only = 1');
+      db.exec('PRAGMA query_only = 1'); // busy timeout 0: a read that finds a lock is tried again (busyRetry)
       this.reader = { db, statements: new Map() };
     }
     let statement = this.reader.statements.get(sql);
@@ -285,6 +307,30 @@ export class SqliteConnection {
     return `${this.etagPrefix}${(++this.issued).toString(16).padStart(8, '0')}`;
   }
 }
+
+/** Another try of a request that found a lock taken: when, and how many tries so far. */
+export interface BusyRetry {
+  deadline: number;
+  attempt: number;
+  delayMs: number;
+}
+
+/** The longest wait between two tries: a lock another process holds for a moment is taken soon after. */
+const MAX_BUSY_DELAY_MS = 25;
+
+/** The next try after SQLITE_BUSY (1, 2, 4 ... 25 ms apart) until `timeoutMs` from the first; undefined for any other error or past it. */
+function busyRetry(e: unknown, previous: BusyRetry | undefined, timeoutMs: number): BusyRetry | undefined {
+  const errcode = (e as { errcode?: unknown }).errcode;
+  if (typeof errcode !== 'number' || (errcode & 0xff) !== SQLITE_BUSY) return undefined;
+  const deadline = previous?.deadline ?? Date.now() + timeoutMs;
+  const attempt = (previous?.attempt ?? 0) + 1;
+  const delayMs = Math.min(2 ** (attempt - 1), MAX_BUSY_DELAY_MS);
+  return Date.now() + delayMs > deadline ? undefined : { deadline, attempt, delayMs };
+}
+
+const SQLITE_BUSY = 5;
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const busyError = (): MemvaultError => new MemvaultError('STORE_UNAVAILABLE', 'the SQLite store failed: SQLITE_BUSY');
 
