@@ -291,7 +291,11 @@ export function fileRoutes(vault: Vault) {
     if (ifMatch === undefined)
       throw new ProblemError('precondition-required', 'Send If-Match with the ETag you read, so no edit is deleted.');
     const precondition = { ifMatch: hashOfIfMatch(ifMatch) };
-    const result = await vault.run(caller.userId, { command: 'delete', path }, { precondition, actor: caller.actor });
+    const result = await vault.run(
+      caller.userId,
+      { command: 'delete', path },
+      { precondition, actor: caller.actor, writer: writerOf(caller) },
+    );
     if (result.isError) commandProblem(result);
     return { path: path.slice(1), content: result.content };
   }
