@@ -20,7 +20,7 @@ import { memoryRoute } from './memory-route.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, problem, problemOfFrameworkError, ProblemError, type Problem } from './problems.js';
 import { Readiness } from './readiness.js';
-import { ROUTES } from './routes.js';
+import { NO_QUERY, ROUTES, type JsonSchema } from './routes.js';
 import { Draining } from './shutdown.js';
 
 export interface ServeAuthOptions {
@@ -89,6 +89,23 @@ function verifiersOf(auth: ServeAuthOptions): CredentialVerifier[] {
   return verifiers;
 }
 
+/**
+ * The one coercion the service does: a query parameter the route's schema types as an integer, sent
+ * as plain decimal digits, becomes that number before validation. Nothing else is coerced (bodies
+ * are checked as sent), so `depth=x` or `depth=1.5` stays text and is a 400.
+ */
+function queryIntegers(schema: JsonSchema) {
+  const properties = (schema['properties'] ?? {}) as Record<string, JsonSchema>;
+  const integers = Object.keys(properties).filter((name) => properties[name]!['type'] === 'integer');
+  return async (request: FastifyRequest) => {
+    const query = request.query as Record<string, unknown>;
+    for (const name of integers) {
+      const value = query[name];
+      if (typeof value === 'string' && /^(0|-?[1-9]\d{0,14})$/.test(value)) query[name] = Number(value);
+    }
+  };
+}
+
 function sendProblem(reply: FastifyReply, body: Problem, headers: Record<string, string> = {}): FastifyReply {
   return reply.code(body.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(body);
 }
@@ -104,8 +121,9 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
     requestTimeout: limits.requestTimeoutMs,
     connectionTimeout: limits.requestTimeoutMs,
     return503OnClosing: false,
-    // Query strings are typed by the route schemas; nothing is removed from or added to a body.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: false, allErrors: false } },
+    // Nothing is coerced, removed or added: a body is valid as sent or it is a 400 (an argument of the
+    // wrong type never becomes a default that changes data); query integers: queryIntegers.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
   app.decorateRequest('caller', null);
   // Results are sent as vault.run gives them; the response schemas are for the description only.
@@ -202,8 +220,10 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
       method: route.method,
       url: route.url,
       config: { auth: route.auth, ...(route.auth && options.rateLimit !== false ? { rateLimit: {} } : {}) },
+      preValidation: queryIntegers(route.query ?? NO_QUERY),
+      // Every route has a query schema: a parameter it does not define is a 400, never ignored.
       schema: {
-        ...(route.query ? { querystring: route.query } : {}),
+        querystring: route.query ?? NO_QUERY,
         ...(route.validateBody && route.body ? { body: route.body } : {}),
       },
       handler: handlers[route.operationId]!,

@@ -13,6 +13,7 @@ import { isMemvaultError, type ErrorCode } from '../errors.js';
 import type { Vault } from '../memvault.js';
 import type { CommandResult, Precondition } from '../pipeline/context.js';
 import { canonicalizePath } from '../pipeline/path-guard.js';
+import { parseRfc3339 } from './date-time.js';
 import type { Caller } from './identity.js';
 import { ProblemError, type ProblemName } from './problems.js';
 
@@ -104,6 +105,43 @@ function contentOf(body: unknown): string {
   )
     throw new ProblemError('invalid-request', 'The body must be {"content": "<the file\'s text>"}.');
   return content;
+}
+
+interface RestoreArgs {
+  asOf: Date;
+  path?: string;
+  dryRun?: boolean;
+}
+
+/**
+ * The body of a restore, its types checked exactly (the route's schema too, without coercion): a
+ * dry_run that is not a boolean or an as_of that is not a strict RFC 3339 date-time is a 400, never
+ * a default that turns a preview into a restore or a date nobody meant.
+ */
+export function restoreArgsOf(body: unknown): RestoreArgs {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new ProblemError(
+      'invalid-request',
+      'The body must be {"as_of": "<RFC 3339 date-time>"} with path and dry_run optional.',
+    );
+  const { path, as_of: asOfText, dry_run: dryRun, ...rest } = body as Record<string, unknown>;
+  if (Object.keys(rest).length > 0)
+    throw new ProblemError('invalid-request', 'A restore takes path, as_of and dry_run only.');
+  const asOf = parseRfc3339(asOfText);
+  if (asOf === undefined)
+    throw new ProblemError(
+      'invalid-request',
+      'as_of must be an RFC 3339 date-time with a timezone that exists, e.g. 2026-03-07T12:00:00Z.',
+    );
+  if (dryRun !== undefined && typeof dryRun !== 'boolean')
+    throw new ProblemError('invalid-request', 'dry_run must be true or false.');
+  if (path !== undefined && typeof path !== 'string')
+    throw new ProblemError('invalid-request', 'path must be a memory path (a string), or left out.');
+  return {
+    asOf,
+    ...(path !== undefined ? { path: memoryPathOf(path) } : {}),
+    ...(dryRun !== undefined ? { dryRun } : {}),
+  };
 }
 
 /** A command's typed error as the problem a resource client expects; its detail is the vault's own text. */
@@ -200,19 +238,11 @@ export function fileRoutes(vault: Vault) {
     }
   }
 
-  async function restore(request: FastifyRequest<{ Body: { path?: string; as_of: string; dry_run?: boolean } }>) {
+  async function restore(request: FastifyRequest<{ Body: unknown }>) {
     const caller = callerOf(request);
-    const body = request.body;
-    const asOf = new Date(body.as_of);
-    if (Number.isNaN(asOf.getTime())) throw new ProblemError('invalid-request', 'as_of must be an RFC 3339 date-time.');
-    const path = body.path === undefined ? undefined : memoryPathOf(body.path);
+    const args = restoreArgsOf(request.body);
     try {
-      const result = await vault.restore(caller.userId, {
-        asOf,
-        actor: caller.actor,
-        ...(path !== undefined ? { path } : {}),
-        ...(body.dry_run !== undefined ? { dryRun: body.dry_run } : {}),
-      });
+      const result = await vault.restore(caller.userId, { ...args, actor: caller.actor });
       return {
         as_of: result.asOf.toISOString(),
         dry_run: result.dryRun,

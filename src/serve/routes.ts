@@ -19,6 +19,7 @@ export interface RouteSpec {
   summary: string;
   /** Needs a verified caller (every route except health, readiness and this description). */
   auth: boolean;
+  /** The query parameters the route takes; without one, NO_QUERY (any parameter is a 400). */
   query?: JsonSchema;
   params?: JsonSchema;
   headers?: JsonSchema;
@@ -52,6 +53,16 @@ export const PROBLEM_SCHEMA: JsonSchema = {
     detail: { type: 'string' },
   },
 };
+
+/**
+ * The query of a route that takes no parameters: any parameter is refused (400), never ignored, so a
+ * `?version=1` or `?dry_run=true` the route does not know cannot pass for one it acted on.
+ */
+export const NO_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+
+/** Every route refuses a query parameter it does not define. */
+const UNKNOWN_QUERY = 'a query parameter the route does not define';
+const capital = (text: string) => text[0]!.toUpperCase() + text.slice(1);
 
 const authProblems = {
   '401': { description: 'No credential, or one that does not verify (problem+json).' },
@@ -149,7 +160,7 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
           properties: { data: { type: 'array', items: fileEntry }, truncated: { type: 'boolean' } },
         },
       },
-      '400': { description: 'The prefix is not a memory path (problem+json).' },
+      '400': { description: `The prefix is not a memory path, a bad depth, or ${UNKNOWN_QUERY} (problem+json).` },
       ...authProblems,
     },
   },
@@ -170,7 +181,7 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
         contentType: 'application/octet-stream',
       },
       '304': { description: 'If-None-Match named the current ETag.' },
-      '400': { description: 'Not a memory path (problem+json).' },
+      '400': { description: `Not a memory path, or ${UNKNOWN_QUERY} (problem+json).` },
       ...authProblems,
       '404': { description: 'No file there (problem+json).' },
     },
@@ -188,7 +199,7 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
       '* : create the file only if there is none.',
     ),
     params: pathParameter,
-    // Checked by the handler: the service's Ajv coerces types (a number would become a text).
+    // Checked by the handler, which names the one shape it takes in its problem's detail.
     validateBody: false,
     body: {
       type: 'object',
@@ -199,7 +210,9 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
     responses: {
       '200': { description: 'Replaced (If-Match).', schema: writeResult },
       '201': { description: 'Created (If-None-Match: *).', schema: writeResult },
-      '400': { description: 'Not a memory path, a malformed condition or body (problem+json).' },
+      '400': {
+        description: `Not a memory path, a malformed condition or body, or ${UNKNOWN_QUERY} (problem+json).`,
+      },
       ...authProblems,
       '409': { description: 'Too many concurrent changes of the file; retry (problem+json).' },
       '412': {
@@ -225,7 +238,7 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
     params: pathParameter,
     responses: {
       '200': { description: 'Deleted.', schema: writeResult },
-      '400': { description: 'Not a memory path, or a malformed If-Match (problem+json).' },
+      '400': { description: `Not a memory path, a malformed If-Match, or ${UNKNOWN_QUERY} (problem+json).` },
       ...authProblems,
       '412': { description: 'The file is not the version named, or is gone; nothing changed (problem+json).' },
       '428': { description: 'If-Match was not sent (problem+json).' },
@@ -246,13 +259,20 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
       required: ['as_of'],
       properties: {
         path: { type: 'string', maxLength: 4096 },
-        as_of: { type: 'string', maxLength: 64, description: 'RFC 3339 date-time.' },
-        dry_run: { type: 'boolean' },
+        as_of: {
+          type: 'string',
+          format: 'date-time',
+          maxLength: 64,
+          description: 'RFC 3339 date-time with a timezone (Z or an offset), e.g. 2026-03-07T12:00:00Z.',
+        },
+        dry_run: { type: 'boolean', description: 'true: only report what would change. A boolean, nothing else.' },
       },
     },
     responses: {
       '200': { description: 'What was (or, in a dry run, would be) restored.', schema: { type: 'object' } },
-      '400': { description: 'A bad path or date, or file history is off (problem+json).' },
+      '400': {
+        description: `A bad path, a date that is not a strict RFC 3339 date-time, an argument of the wrong type (never coerced), file history off, or ${UNKNOWN_QUERY} (problem+json).`,
+      },
       ...authProblems,
     },
   },
@@ -269,6 +289,7 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
         schema: { type: 'string', format: 'binary' },
         contentType: 'application/x-tar',
       },
+      '400': { description: `${capital(UNKNOWN_QUERY)} (problem+json).` },
       ...authProblems,
       '404': { description: 'Nothing stored for this user (problem+json).' },
     },
@@ -287,6 +308,7 @@ export const FILE_ROUTES: readonly RouteSpec[] = [
     },
     responses: {
       '200': { description: 'Erased.', schema: { type: 'object' } },
+      '400': { description: `${capital(UNKNOWN_QUERY)} (problem+json).` },
       ...authProblems,
       '428': { description: 'The confirmation is missing (problem+json).' },
     },
@@ -314,7 +336,9 @@ const CORE_ROUTES: readonly RouteSpec[] = [
         description: 'The tool result, as vault.run gives it (errors of the command are is_error: true).',
         schema: toolResult,
       },
-      '400': { description: 'The body is not JSON, not UTF-8, or nested too deep (problem+json).' },
+      '400': {
+        description: `The body is not JSON, not UTF-8, or nested too deep, or ${UNKNOWN_QUERY} (problem+json).`,
+      },
       ...authProblems,
       '409': { description: 'The first request with this Idempotency-Key is still running (problem+json).' },
       '413': { description: 'The body is larger than the vault’s limits allow (problem+json).' },
@@ -332,7 +356,10 @@ const CORE_ROUTES: readonly RouteSpec[] = [
     operationId: 'health',
     summary: 'The process is up.',
     auth: false,
-    responses: { '200': { description: 'Up.', schema: { type: 'object', properties: { status: { const: 'ok' } } } } },
+    responses: {
+      '200': { description: 'Up.', schema: { type: 'object', properties: { status: { const: 'ok' } } } },
+      '400': { description: `${capital(UNKNOWN_QUERY)} (problem+json).` },
+    },
   },
   {
     method: 'GET',
@@ -342,6 +369,7 @@ const CORE_ROUTES: readonly RouteSpec[] = [
     auth: false,
     responses: {
       '200': { description: 'Ready.', schema: { type: 'object', properties: { status: { const: 'ready' } } } },
+      '400': { description: `${capital(UNKNOWN_QUERY)} (problem+json).` },
       '503': {
         description:
           'The store does not answer (unavailable), the key does not open the deployment (key-unavailable), or the service is shutting down (problem+json).',
@@ -354,7 +382,10 @@ const CORE_ROUTES: readonly RouteSpec[] = [
     operationId: 'openapi',
     summary: 'This description (OpenAPI 3.1).',
     auth: false,
-    responses: { '200': { description: 'The OpenAPI document.', schema: { type: 'object' } } },
+    responses: {
+      '200': { description: 'The OpenAPI document.', schema: { type: 'object' } },
+      '400': { description: `${capital(UNKNOWN_QUERY)} (problem+json).` },
+    },
   },
 ];
 

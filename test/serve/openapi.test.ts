@@ -28,6 +28,19 @@ describe('openapi.json', () => {
     ]);
     expect(paths['/v1/memory']!['post']!.security).toBeUndefined();
     expect(paths['/healthz']!['get']!.security).toEqual([]);
+    // Every route refuses a query parameter it does not define (app.ts), so every operation says so.
+    for (const [path, operations] of Object.entries(paths))
+      for (const [method, operation] of Object.entries(operations)) {
+        const bad = (operation as { responses: Record<string, { description: string }> }).responses['400'];
+        expect(bad?.description, `${method} ${path}`).toMatch(/query parameter the route does not define/i);
+      }
+    const restore = paths['/v1/restore']!['post'] as unknown as {
+      requestBody: { content: { 'application/json': { schema: { properties: Record<string, unknown> } } } };
+    };
+    expect(restore.requestBody.content['application/json'].schema.properties['as_of']).toMatchObject({
+      type: 'string',
+      format: 'date-time',
+    });
     const types = JSON.stringify(checkedIn);
     for (const name of Object.keys(PROBLEMS)) expect(types).toContain(`urn:memvault:problem:${name}`);
     const idp = await startIdp();

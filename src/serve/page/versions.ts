@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { isMemvaultError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
 import type { VersionInfo } from '../../vault/history.js';
+import { parseRfc3339 } from '../date-time.js';
 import { memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
 import type { PageContext } from './context.js';
@@ -108,11 +109,19 @@ export function versionRoutes(scope: FastifyInstance, vault: Vault, page: PageCo
   scope.post('/restore', async (request, reply) => {
     const form = (request.body ?? {}) as Record<string, string>;
     const session = await page.writeSession(request, reply, form);
-    const asOf = new Date(form['as_of'] ?? '');
-    if (Number.isNaN(asOf.getTime()))
-      throw new ProblemError('invalid-request', 'Give the date and time to restore to.');
+    // Strictly RFC 3339 with a timezone (as the versions screen writes it): a date nobody meant is
+    // refused, never guessed (new Date() would take "1" or "March 7").
+    const asOf = parseRfc3339(form['as_of']);
+    if (asOf === undefined)
+      throw new ProblemError(
+        'invalid-request',
+        'Give the date and time to restore to as 2026-03-07T12:00:00Z (with its timezone); nothing was changed.',
+      );
     const raw = form['path'] ?? '';
     const path = raw === '' ? undefined : memoryPathOf(raw.replace(/^\//, ''));
+    // Absent (the confirmation form) or 1 (the preview); any other value is no default for a restore.
+    if (form['preview'] !== undefined && form['preview'] !== '1')
+      throw new ProblemError('invalid-request', 'The form is not one this page sent; nothing was changed.');
     const preview = form['preview'] === '1';
     const result = await vault
       .restore(session.user, { asOf, dryRun: preview, actor: page.actor, ...(path ? { path } : {}) })
