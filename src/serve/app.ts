@@ -13,13 +13,14 @@ import { apiKeyVerifier, type ApiKeyEntry } from './api-keys.js';
 import { developmentVerifier } from './development.js';
 import { IdempotencyRecords, type IdempotencyOptions } from './idempotency.js';
 import { resolveCaller, type Caller, type CredentialVerifier } from './identity.js';
-import { jwtVerifier, type JwtOptions } from './jwt.js';
+import { checkJwtOptions, jwtVerifier, type JwtOptions } from './jwt.js';
 import { parseJsonBody, resolveLimits, type ServeLimits } from './limits.js';
 import { fileRoutes } from './file-routes.js';
 import { memoryRoute } from './memory-route.js';
 import { openApiDocument } from './openapi.js';
 import { PROBLEM_CONTENT_TYPE, problem, problemOfFrameworkError, ProblemError, type Problem } from './problems.js';
 import { Readiness } from './readiness.js';
+import { RateWindow } from './page/rate.js';
 import { NO_QUERY, ROUTES, type JsonSchema } from './routes.js';
 import { Draining } from './shutdown.js';
 
@@ -42,7 +43,10 @@ export interface ServeOptions {
   limits?: Partial<ServeLimits>;
   /** The vault's file size limit (VaultOptions.limits.maxFileBytes), which bounds request bodies. */
   maxFileBytes?: number;
-  /** Requests per credential per window (default 600 a minute); false turns rate limits off. */
+  /**
+   * Requests per credential per window (default 600 a minute); requests whose credential fails count
+   * per client address against the same budget. false turns rate limits off.
+   */
   rateLimit?: { max: number; windowMs: number } | false;
   idempotency?: IdempotencyOptions;
   /** How long /readyz keeps the outcome of its check (store answers, key opens); default 5 s. */
@@ -150,9 +154,20 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
   });
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, problem('not-found', 'No such resource.')));
 
+  // Requests whose credential fails count per client address (the rate limiter below only sees callers
+  // that verified): past the budget they get 429 instead of 401. A verified credential is never
+  // refused for its address, so clients behind one proxy address are not shut out by another's.
+  const budget = options.rateLimit === false ? undefined : (options.rateLimit ?? { max: 600, windowMs: 60_000 });
+  const failures = budget && new RateWindow(budget, 'requests with a missing or bad credential from your address');
   app.addHook('onRequest', async (request) => {
     draining.enter();
-    if (request.routeOptions.config.auth) request.caller = await resolveCaller(verifiers, request);
+    if (!request.routeOptions.config.auth) return;
+    try {
+      request.caller = await resolveCaller(verifiers, request);
+    } catch (error) {
+      if (error instanceof ProblemError && error.problem.status === 401) failures?.take(`ip:${request.ip}`, Date.now());
+      throw error;
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     // The route's template, never the URL (it can hold a file name); the caller's kind, never the user.
@@ -169,8 +184,8 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
     );
   });
 
-  if (options.rateLimit !== false) {
-    const { max, windowMs } = options.rateLimit ?? { max: 600, windowMs: 60_000 };
+  if (budget) {
+    const { max, windowMs } = budget;
     await app.register(rateLimit, {
       global: false,
       hook: 'preHandler',
@@ -196,7 +211,8 @@ export async function createServer(vault: Vault, options: ServeOptions): Promise
     (error) => logger?.warn({ err: loggableError(error) }, 'memvault serve is not ready'),
   );
   const document = openApiDocument('1');
-  const files = fileRoutes(vault);
+  // An erasure token's iat may be in the future by the clock skew the JWT's exp and nbf get.
+  const files = fileRoutes(vault, options.auth.jwt ? checkJwtOptions(options.auth.jwt).clockSkewSeconds : undefined);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each handler types its own request
   const handlers: Record<string, (request: FastifyRequest<any>, reply: FastifyReply) => Promise<unknown>> = {
     runMemoryCommand: memoryRoute(vault, idempotency),

@@ -15,6 +15,7 @@ import type { CommandResult, Precondition } from '../pipeline/context.js';
 import { canonicalizePath } from '../pipeline/path-guard.js';
 import { parseRfc3339 } from './date-time.js';
 import type { Caller } from './identity.js';
+import { DEFAULT_CLOCK_SKEW_SECONDS } from './jwt.js';
 import { ProblemError, type ProblemName } from './problems.js';
 
 /** Entries one listing answers at most (then `truncated: true`). */
@@ -169,7 +170,8 @@ function commandProblem(result: CommandResult): never {
   throw new ProblemError(name, detail);
 }
 
-export function fileRoutes(vault: Vault) {
+/** `issuedAtSkewSeconds`: how far in the future a token's iat may be (the JWT's clock skew on exp and nbf). */
+export function fileRoutes(vault: Vault, issuedAtSkewSeconds = DEFAULT_CLOCK_SKEW_SECONDS) {
   async function list(request: FastifyRequest<{ Querystring: { prefix?: string; depth?: number } }>) {
     const caller = callerOf(request);
     const dir = memoryPathOf(request.query.prefix ?? 'memories');
@@ -282,10 +284,12 @@ export function fileRoutes(vault: Vault) {
       );
     if (request.query.confirm !== ERASURE_CONFIRMATION)
       throw new ProblemError('precondition-required', `Confirm the erasure with ?confirm=${ERASURE_CONFIRMATION}.`);
-    const now = Math.floor(Date.now() / 1000);
+    // Fresh: issued in the last 300 s, and not later than now (give or take the clock skew): an iat
+    // in the future would otherwise keep a token "fresh" for as long as it lives.
+    const age = caller.issuedAt === undefined ? undefined : Math.floor(Date.now() / 1000) - caller.issuedAt;
     if (
       caller.kind === 'user-token' &&
-      (caller.issuedAt === undefined || now - caller.issuedAt > FRESH_CREDENTIAL_SECONDS)
+      (age === undefined || age > FRESH_CREDENTIAL_SECONDS || age < -issuedAtSkewSeconds)
     )
       throw new ProblemError(
         'forbidden',

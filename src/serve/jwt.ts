@@ -34,6 +34,9 @@ export const ALLOWED_JWT_ALGORITHMS = [
   'EdDSA',
 ] as const;
 
+/** Seconds of clock skew tolerated on a token's times unless JwtOptions.clockSkewSeconds says otherwise. */
+export const DEFAULT_CLOCK_SKEW_SECONDS = 30;
+
 export interface JwtOptions {
   /** The JWKS URL of the identity provider (https, or http on loopback for tests). */
   jwksUrl: string | URL;
@@ -62,7 +65,7 @@ export function checkJwtOptions(
   const algorithms = options.algorithms ?? [...ALLOWED_JWT_ALGORITHMS];
   if (algorithms.length === 0 || algorithms.some((a) => !(ALLOWED_JWT_ALGORITHMS as readonly string[]).includes(a)))
     throw new RangeError(`JWT algorithms must be among ${ALLOWED_JWT_ALGORITHMS.join(', ')}`);
-  const clockSkewSeconds = options.clockSkewSeconds ?? 30;
+  const clockSkewSeconds = options.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
   if (!Number.isInteger(clockSkewSeconds) || clockSkewSeconds < 0 || clockSkewSeconds > 300)
     throw new RangeError('the JWT clock skew must be 0 to 300 seconds');
   if (typeof options.issuer !== 'string' || options.issuer === '') throw new RangeError('a JWT issuer is required');
