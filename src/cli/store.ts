@@ -9,15 +9,20 @@ import type { S3Store } from '../store/s3.js';
 
 /**
  * How every CLI command opens a store: the URL as given, the S3 settings of `env` through the one
- * resolver (store/s3/settings.ts), and never created unless `create` says it is a store the command
- * writes to (expire's --audit-store; the commands that create data go through createVault).
+ * resolver (store/s3/settings.ts). By default the command only reads it (backup, doctor, audit
+ * verify and export): it must exist and opening writes nothing, not even a schema upgrade (a
+ * SQLite store of an older version is CONFIG). `writes` is an existing store the command changes
+ * (expire): it must exist, and opens as the service opens it. `create` is a store the command may
+ * create (migrate's destination, expire's --audit-store; the commands that create data go through
+ * createVault).
  */
 export function openCliStore(
   url: string,
   env: NodeJS.ProcessEnv = process.env,
-  options: { create?: boolean } = {},
+  options: { create?: boolean; writes?: boolean } = {},
 ): Promise<ObjectStore> {
-  return options.create === true ? openStore(url, { env }) : openExistingStore(url, { env });
+  if (options.create === true) return openStore(url, { env });
+  return options.writes === true ? openExistingStore(url, { env }) : openStore(url, { env, onlyReads: true });
 }
 
 /** An s3:// store with its client, for the commands that talk to the bucket itself (doctor, expire's deleter). */

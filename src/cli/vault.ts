@@ -35,7 +35,11 @@ export async function openCliVault(
   });
 }
 
-/** The vault of an existing deployment: for commands that only read, erase or re-wrap (nothing is created). */
+/**
+ * The vault of an existing deployment: for commands that read, erase or re-wrap through the vault
+ * (nothing is created). It opens the store as the service does, so an older SQLite schema is moved
+ * to this version; the commands that only read a store itself use openCliStore (no write at all).
+ */
 export function openExistingVault(flags: VaultFlags): Promise<Vault> {
   return openCliVault(flags, { create: false });
 }

@@ -15,9 +15,11 @@ export interface OpenStoreOptions {
   /** An environment whose MEMVAULT_S3_* settings apply (under `s3`). None by default: the library never reads process.env itself. */
   env?: NodeJS.ProcessEnv;
   /**
-   * true (default): a file store's directory is created when missing. false: the store must exist
-   * (a file store's directory must be there; S3 buckets are never created, and an empty prefix is
-   * caught by the deployment check), for tools that only read or erase.
+   * true (default): a file store's directory (a SQLite store's file) is created when missing.
+   * false: the store must exist (a file store's directory must be there; a SQLite file must hold a
+   * store, an empty file is refused; S3 buckets are never created, and an empty prefix is caught by
+   * the deployment check), for a host or command opening an existing deployment to use it: a
+   * SQLite store of an older schema is still moved to this version, as the service does.
    */
   create?: boolean;
 }

@@ -52,17 +52,32 @@ export function localStoreBase(url: string | undefined): string | undefined {
   return undefined;
 }
 
+/** openStore's options inside the package: the public ones, and `onlyReads` for the CLI's tools. */
+export interface InternalOpenStoreOptions extends OpenStoreOptions {
+  /**
+   * The caller only reads (doctor, backup, audit verify and export): implies `create: false`, and
+   * opening writes nothing; a SQLite store that would need a write first (an older schema) is
+   * CONFIG (src/store/sqlite/database.ts). `create: false` alone may still upgrade a schema.
+   */
+  onlyReads?: boolean;
+}
+
 /**
  * Opens a store from a URL: `sqlite:/path/store.db` (one database file), `file:///abs/dir` (a
  * directory), `s3://bucket/prefix`, or `memory:` (tests). Adapters are imported lazily so that the
  * local stores never load the AWS SDK (nor the others node:sqlite).
  */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<ObjectStore> {
+export async function openStore(url: string, options: InternalOpenStoreOptions = {}): Promise<ObjectStore> {
   if (url === 'memory:' || url === 'memory://') return new MemoryStore();
+  const mustExist = options.create === false || options.onlyReads === true;
   if (url.startsWith('sqlite:')) {
     const { path, durability } = parseSqliteUrl(url);
     const { SqliteStore } = await import('./sqlite.js');
-    return SqliteStore.open(path, { durability, create: options.create !== false });
+    return SqliteStore.open(path, {
+      durability,
+      create: !mustExist,
+      ...(options.onlyReads === true ? { onlyReads: true } : {}),
+    });
   }
   if (url.startsWith('file:')) {
     let dir: string;
@@ -71,7 +86,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     } catch {
       throw new MemvaultError('CONFIG', BAD_URL);
     }
-    if (options.create === false) await requireDirectory(dir);
+    if (mustExist) await requireDirectory(dir);
     const { FileStore } = await import('./file.js');
     return FileStore.open(dir);
   }

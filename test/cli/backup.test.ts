@@ -2,9 +2,11 @@
  * `memvault backup --out FILE` never replaces a file it did not write: the look before the copy is
  * not enough (VACUUM INTO takes long), so the finished copy is published with link(2), which fails
  * when a file appeared at FILE meanwhile. That file is left as it was, the copy removed, and the
- * command answers a usage error saying so. (The end-to-end backup is in migrate.test.ts.)
+ * command answers a usage error saying so. And backup only reads: a store that would need a write
+ * first (an older schema) is refused, never upgraded. (The end-to-end backup is in migrate.test.ts.)
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -74,5 +76,26 @@ describe('memvault backup: the copy is published without replacing anything', ()
     const copy = await SqliteStore.open(out, { create: false });
     expect(Array.from((await copy.get('a'))!.body)).toEqual([1, 2, 3]);
     await copy.close();
+  });
+
+  it('refuses a version 1 store (CONFIG, exit 2), leaving it at version 1 and writing no copy', async () => {
+    const t = tempDir('memvault-backup');
+    cleanup = t.cleanup;
+    const db = join(t.dir, 'v1.db');
+    const { DatabaseSync } = await import('node:sqlite');
+    const v1 = new DatabaseSync(db);
+    v1.exec('PRAGMA journal_mode = WAL');
+    v1.exec(`CREATE TABLE objects (key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, size INTEGER NOT NULL,
+      etag TEXT NOT NULL, modified INTEGER NOT NULL, metadata TEXT NOT NULL, tags TEXT NOT NULL)`);
+    v1.exec('PRAGMA application_id = 1836477556');
+    v1.exec('PRAGMA user_version = 1');
+    v1.close();
+    const before = await readFile(db);
+    const out = join(t.dir, 'copy.db');
+    const { code, stderr } = await runBackup(['--store', `sqlite:${db}`, '--out', out]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/schema version 1, and this command only reads/);
+    expect((await readFile(db)).equals(before)).toBe(true);
+    expect(existsSync(out)).toBe(false);
   });
 });

@@ -67,7 +67,7 @@ interface SweepTarget {
 }
 
 async function openTarget(url: string, env: NodeJS.ProcessEnv, mode: 'native' | 'recheck'): Promise<SweepTarget> {
-  if (!url.startsWith('s3://')) return { store: await openCliStore(url, env) };
+  if (!url.startsWith('s3://')) return { store: await openCliStore(url, env, { writes: true }) };
   // Loaded only for S3, so that a file-store sweep never loads the AWS SDK.
   const { s3Deleter } = await import('../../expiry/deleter.js');
   const store = await openCliS3Store(url, env);

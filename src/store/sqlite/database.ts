@@ -23,8 +23,19 @@ export interface SqliteDatabaseOptions {
   durability?: SqliteDurability;
   /** How long a write waits for another connection's transaction before failing (default 15 s). */
   busyTimeoutMs?: number;
-  /** false: the database file must exist already (tools that only read or erase). Default true. */
+  /**
+   * false: the store must exist already (the service or a command opening an existing deployment
+   * to use it): a missing file, or one that holds no store (an empty file), is CONFIG and nothing
+   * is created; an older schema is still moved to this version. Default true.
+   */
   create?: boolean;
+  /**
+   * The caller only reads (doctor, backup, audit verify and export): implies `create: false`, and
+   * opening writes nothing at all. A store that would need a write first (an older schema, not in
+   * WAL mode) is CONFIG, which says to open it once with the service. Not enforced on the
+   * connection, which the process's stores on the file share: the caller makes no writes.
+   */
+  onlyReads?: boolean;
 }
 
 /** Marks the file as memvault's (PRAGMA application_id), so that another program's database is refused. */
@@ -64,7 +75,8 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
   const busyTimeoutMs = options.busyTimeoutMs ?? 15_000;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
     throw new MemvaultError('CONFIG', 'memvault: the SQLite busy timeout must be a whole number of milliseconds.');
-  if (options.create === false) await requireFile(path);
+  const mustExist = options.create === false || options.onlyReads === true;
+  if (mustExist) await requireFile(path);
   else await createPrivateFile(path);
   const { DatabaseSync } = await import('node:sqlite');
   let db: DatabaseSync | undefined;
@@ -73,13 +85,17 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
     // The busy timeout first: setting WAL and creating the table take the write lock.
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
     checkApplication(db);
+    // An empty file (a `touch`, a mistyped URL naming some other empty file) holds no store: one
+    // that must exist is not made here (checkApplication refused any other program's tables).
+    if (mustExist && applicationId(db) !== APPLICATION_ID) throw noStore(path);
+    if (options.onlyReads === true) return readOnlyUse(db, path);
     const mode = db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: string } | undefined;
     if (mode?.journal_mode !== 'wal') throw new MemvaultError('STORE_UNAVAILABLE', 'the SQLite store cannot use WAL');
     // NORMAL for both: in WAL mode it never corrupts the database (the WAL is fsync'd before every
     // checkpoint); 'full' makes every commit durable itself, by a WAL fsync before it answers
     // (SqliteConnection.durable), so that the fsync runs off the event loop and is shared.
     db.exec('PRAGMA synchronous = NORMAL');
-    // A database that is already this version's opens without a write (doctor, a read-only tool).
+    // A database that is already this version's needs nothing more (the usual case).
     if (isCurrent(db)) return db;
     db.exec('BEGIN IMMEDIATE');
     try {
@@ -100,11 +116,46 @@ export async function openDatabase(path: string, options: SqliteDatabaseOptions 
   }
 }
 
+/**
+ * A store opened by a caller that only reads: used as it is, or refused (CONFIG) when it would need
+ * a write first; no pragma that changes the file is set (synchronous is the connection's own).
+ */
+function readOnlyUse(db: DatabaseSync, path: string): DatabaseSync {
+  const upgrade =
+    'start the service on it once (memvault serve, or createVault in the host), which does that in one transaction. Nothing was changed.';
+  const mode = (db.prepare('PRAGMA journal_mode').get() as { journal_mode?: string } | undefined)?.journal_mode;
+  if (mode !== 'wal')
+    throw new MemvaultError(
+      'CONFIG',
+      `memvault: the SQLite store at ${path} is not in WAL mode, and this command only reads: ${upgrade}`,
+    );
+  if (isCurrent(db)) {
+    db.exec('PRAGMA synchronous = NORMAL');
+    return db;
+  }
+  const version = userVersion(db);
+  throw new MemvaultError(
+    'CONFIG',
+    version < SCHEMA_VERSION
+      ? `memvault: the SQLite store at ${path} is of schema version ${version}, and this command only reads, never moving it to version ${SCHEMA_VERSION}: ${upgrade}`
+      : `memvault: the SQLite store at ${path} has no objects table (a damaged file?): restore a backup. Nothing was changed.`,
+  );
+}
+
+const noStore = (path: string): MemvaultError =>
+  new MemvaultError(
+    'CONFIG',
+    `memvault: there is no store at ${path} (an empty file, never made a memvault store): check the store URL. Nothing was created.`,
+  );
+
 /** Memvault's, at this schema version, with its table: nothing to create or migrate. */
 function isCurrent(db: DatabaseSync): boolean {
-  const id = (db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id;
   const table = db.prepare("SELECT 1 AS found FROM sqlite_schema WHERE type = 'table' AND name = 'objects'").get();
-  return id === APPLICATION_ID && userVersion(db) === SCHEMA_VERSION && table !== undefined;
+  return applicationId(db) === APPLICATION_ID && userVersion(db) === SCHEMA_VERSION && table !== undefined;
+}
+
+function applicationId(db: DatabaseSync): number {
+  return (db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id;
 }
 
 function userVersion(db: DatabaseSync): number {
@@ -113,7 +164,7 @@ function userVersion(db: DatabaseSync): number {
 
 /** A database another program made, or a newer memvault's, is refused before anything is written to it. */
 function checkApplication(db: DatabaseSync): void {
-  const id = (db.prepare('PRAGMA application_id').get() as { application_id: number }).application_id;
+  const id = applicationId(db);
   const version = userVersion(db);
   const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table'").get() as { n: number }).n;
   if (tables > 0 && id !== APPLICATION_ID)
