@@ -3,7 +3,9 @@
  * memvault store of a schema this version reads), WAL mode, the durability the URL asks for, the
  * busy timeout, SQLite's quick_check, the WAL's size and the free disk, then the key file and the
  * deployment record as for the file store. The database is opened read-only, after a look that it
- * exists: doctor never creates, migrates or writes one. A check that cannot be made fails closed.
+ * exists, and the deployment as a tool that only reads (src/store/sqlite/database.ts, `onlyReads`):
+ * doctor never creates, migrates or writes one, so an older schema is reported, and the deployment
+ * check that would need it moved is not made. A check that cannot be made fails closed.
  */
 import { stat, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -21,7 +23,7 @@ export interface SqliteDoctorOptions {
   busyTimeoutMs?: number;
   keyFile?: string;
   keySource?: string;
-  /** Opens the deployment with the configured key; run only once the database checks passed (it then changes nothing). */
+  /** Opens the deployment with the configured key, writing nothing; run only once the database checks passed at this schema version. */
   openDeployment: DeploymentOpener;
 }
 
@@ -61,21 +63,27 @@ export async function runSqliteDoctor(options: SqliteDoctorOptions): Promise<Doc
         },
   );
   let databaseOk = false;
+  let olderSchema = false;
   if (file.present) {
     const found = await databaseChecks(path);
     checks.push(...found);
     databaseOk = found.every((c) => !c.required || c.status === 'ok');
+    olderSchema = found.some((c) => c.id === 'schema' && c.status === 'warn');
     checks.push(...(await diskChecks(path)));
   }
   checks.push(await keyFileCheck(options.keyFile, options.keySource));
-  if (databaseOk) checks.push(...(await deploymentChecks(options.openDeployment, Date.now)));
+  // The deployment is opened as a tool that only reads, which an older schema refuses: doctor
+  // never moves it, so that check waits for the service to have done so.
+  if (databaseOk && !olderSchema) checks.push(...(await deploymentChecks(options.openDeployment, Date.now)));
   else
     checks.push({
       id: 'deployment',
       title: 'Deployment record (k/_deployment)',
       status: 'unknown',
       required: true,
-      detail: 'could not check: the database checks above did not pass',
+      detail: olderSchema
+        ? `could not check: the schema is older than version ${SCHEMA_VERSION}, and doctor never migrates it (see Schema)`
+        : 'could not check: the database checks above did not pass',
     });
   return checks;
 }
@@ -137,7 +145,8 @@ async function databaseChecks(path: string): Promise<DoctorCheck[]> {
               title: 'Schema',
               status: 'warn',
               required: false,
-              detail: `version ${version}: the next memvault that opens it moves it to version ${SCHEMA_VERSION} (one transaction)`,
+              detail: `version ${version}: the service moves it to version ${SCHEMA_VERSION} when it next opens it (one transaction); doctor and the other commands that only read leave it as it is, and refuse it until then`,
+              fix: 'start the service on it once (memvault serve), then run doctor again',
             }
           : {
               id: 'schema',

@@ -1,9 +1,11 @@
 /**
  * doctor on a SQLite store: a healthy deployment passes (WAL, schema, quick_check, durability,
  * free disk, key file, deployment record); a missing file, another program's database and a damaged
- * one fail (exit 1), and doctor creates nothing it was asked to check.
+ * one fail (exit 1), and doctor creates nothing it was asked to check. A database of an older
+ * schema is reported and left at its version: the deployment check, which would need it moved, is
+ * not made (the service moves it when it next opens it).
  */
-import { existsSync, mkdtempSync, openSync, rmSync, writeSync, closeSync, chmodSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync, closeSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -109,5 +111,47 @@ describe('doctor on a SQLite store', () => {
     expect(failed.some((id) => id === 'integrity' || id === 'database')).toBe(true);
     for (const check of report.checks.filter((c) => c.id === 'integrity' || c.id === 'database'))
       expect(check.detail).not.toContain(dir); // counts and codes, never a path or SQLite's text
+  });
+
+  it('reports a version 1 database and leaves it at version 1, byte for byte (the deployment is not checked)', async () => {
+    const path = join(dir, 'v1.db');
+    const { DatabaseSync } = await import('node:sqlite');
+    const v1 = new DatabaseSync(path);
+    v1.exec('PRAGMA journal_mode = WAL');
+    v1.exec(`CREATE TABLE objects (key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, size INTEGER NOT NULL,
+      etag TEXT NOT NULL, modified INTEGER NOT NULL, metadata TEXT NOT NULL, tags TEXT NOT NULL)`);
+    v1.exec('PRAGMA application_id = 1836477556');
+    v1.exec('PRAGMA user_version = 1');
+    v1.prepare('INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      Buffer.from('a/1'),
+      Buffer.from('one'),
+      3,
+      'e1',
+      1000,
+      '{}',
+      '{}',
+    );
+    v1.close();
+    chmodSync(path, 0o600);
+    const before = readFileSync(path);
+    const r = await doctor(['--store', `sqlite:${path}`, '--json'], { MEMVAULT_MASTER_KEY: KEY });
+    const report = JSON.parse(r.out) as {
+      checks: Array<{ id: string; status: string; detail: string; fix?: string }>;
+    };
+    const check = (id: string) => report.checks.find((c) => c.id === id);
+    expect(check('schema')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/^version 1: the service moves it to version 2/),
+      fix: expect.stringMatching(/memvault serve/),
+    });
+    expect(check('deployment')).toMatchObject({
+      status: 'unknown',
+      detail: expect.stringMatching(/doctor never migrates it/),
+    });
+    expect(r.code).toBe(1);
+    const probe = new DatabaseSync(path, { readOnly: true });
+    expect(probe.prepare('PRAGMA user_version').get()).toEqual({ user_version: 1 });
+    probe.close();
+    expect(readFileSync(path).equals(before)).toBe(true);
   });
 });
