@@ -78,7 +78,7 @@ export interface AuditRecord extends Omit<AuditEntry, 'type'> {
   prevHash: string;
   /** seal records: what the segment holds. */
   segment?: SegmentSummary;
-  /** start records after a crash: bytes of a torn last line that were cut off. */
+  /** Bytes of a torn last line that were cut off: the start record after a crash, or a shared-mode record. */
   recovered?: { discardedBytes: number };
   hash: string;
   /** v2: HMAC-SHA256 of `hash` under the audit key (hex). */

@@ -5,7 +5,7 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { MemvaultError } from '../errors.js';
 import { observeAuditWrite } from '../telemetry/signals.js';
 import { fsyncDirectorySync } from '../util/fs.js';
-import { readHead, recoverActiveFile } from './chain-head.js';
+import { readHead, recoverActiveFile, settleActiveFile } from './chain-head.js';
 import { ChainState } from './chain-state.js';
 import { withFileLock } from './file-lock.js';
 import { encodeCheckpoint } from './line.js';
@@ -243,8 +243,11 @@ export class AuditWriter {
     const file = this.options.file!;
     try {
       return withFileLock(file, () => {
-        this.syncHeadFromFile(file);
-        const encoded = this.chain.encodeNext(type, fields);
+        const discardedBytes = this.syncHeadFromFile(file, { settle: true }) + (fields.recovered?.discardedBytes ?? 0);
+        const encoded = this.chain.encodeNext(
+          type,
+          discardedBytes > 0 ? { ...fields, recovered: { discardedBytes } } : fields,
+        );
         const fsync = this.options.fsync ?? false;
         observeAuditWrite(type, () => {
           this.sharedFile = appendLineSync(file, encoded.line, fsync);
@@ -275,19 +278,27 @@ export class AuditWriter {
     }
   }
 
-  /** Shared mode: take the head from the file unless it is as this process left it (same inode, same size). */
-  private syncHeadFromFile(file: string): void {
+  /**
+   * Shared mode: take the head from the file unless it is as this process left it (same inode, same
+   * size). `settle` (before an append): first repair what a process that died mid-append left, as
+   * open does; returns the bytes of a torn line cut off, which the next record notes.
+   */
+  private syncHeadFromFile(file: string, { settle = false } = {}): number {
     const now = statOrUndefined(file);
     const known = this.sharedFile;
-    if (now && known && now.ino === known.ino && now.size === known.size) return;
-    const { last, segment } = readHead(file);
+    if (now && known && now.ino === known.ino && now.size === known.size) return 0;
+    const { last, segment, discardedBytes, rotated } = settle
+      ? settleActiveFile(file, this.chain.macKey)
+      : { ...readHead(file), discardedBytes: 0, rotated: undefined };
     this.chain.segment = segment;
     if (last) this.chain.resumeAfter(last, Math.max(this.chain.lastTimeMs, Date.parse(last.time) || 0));
+    if (rotated !== undefined) this.scheduleUploads();
+    return discardedBytes;
   }
 
   /** Resumes the chain from the files of an earlier run; returns the bytes of a torn line cut off. */
   private recover(file: string): number {
-    const { last, segment, sealedCount, discardedBytes } = recoverActiveFile(file);
+    const { last, segment, sealedCount, discardedBytes } = recoverActiveFile(file, this.chain.macKey);
     this.sealedCount = sealedCount;
     this.chain.segment = segment;
     if (last) {
