@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, renameSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { MemvaultError } from '../errors.js';
@@ -9,6 +9,7 @@ import { readHead, recoverActiveFile, settleActiveFile } from './chain-head.js';
 import { ChainState } from './chain-state.js';
 import { withFileLock } from './file-lock.js';
 import { encodeCheckpoint } from './line.js';
+import { AuditWriteError, sealTargetTaken } from './write-error.js';
 import {
   sanitizeEntry,
   type AuditEntry,
@@ -27,6 +28,7 @@ import {
   type AuditWriterOptions,
 } from './writer-options.js';
 
+export { AuditWriteError } from './write-error.js';
 export {
   DEFAULT_CHECKPOINT_EVERY,
   DEFAULT_MAX_SEGMENT_BYTES,
@@ -38,23 +40,8 @@ export {
  * The audit writer: the order of its steps. The jobs around it each have a module: the chain's
  * state (chain-state.ts), line encoding (line.ts: the bytes written are the bytes hashed), the
  * appenders (sink.ts), the head on disk and crash recovery (chain-head.ts), the shared mode's lock
- * (file-lock.ts), segment paths (segments.ts) and shipping sealed segments (segment-shipper.ts).
+ * (file-lock.ts), the append's error (write-error.ts), segment paths (segments.ts) and shipping sealed segments (segment-shipper.ts).
  */
-
-/**
- * Thrown by `append` when the record could not be written. The message is what the model would
- * read; it says the command's fate is unknown because the command ran before its record failed.
- */
-export class AuditWriteError extends MemvaultError {
-  constructor(cause: unknown) {
-    super(
-      'INTERNAL',
-      'Error: The memory store could not record this command in its audit log, so the result cannot be confirmed. Please view the affected path before retrying.',
-      { cause },
-    );
-    this.name = 'AuditWriteError';
-  }
-}
 
 /**
  * The one writer of an instance's chain. `append` is synchronous: seq assignment, hashing and the
@@ -173,16 +160,20 @@ export class AuditWriter {
         // a failed witness on close is reported by verify
       }
     }
+    let sealError: Error | undefined;
     if (
       file &&
       this.fileSink &&
       this.failure === undefined &&
       (this.options.sealOnClose ?? this.options.upload !== undefined)
     ) {
-      this.rotate({ reopen: false });
-    } else if (this.fileSink) {
-      this.trackClose(this.fileSink.end());
+      try {
+        this.rotate({ reopen: false });
+      } catch (error) {
+        sealError = asError(error); // reported once the sinks are closed
+      }
     }
+    if (this.fileSink) this.trackClose(this.fileSink.end());
     this.fileSink = undefined;
     if (this.stdoutSink) this.trackClose(this.stdoutSink.end());
     this.stdoutSink = undefined;
@@ -190,6 +181,7 @@ export class AuditWriter {
     await Promise.all([...this.pendingCloses]);
     this.scheduleUploads();
     await this.shipper?.idle();
+    if (sealError !== undefined) throw sealError;
   }
 
   private writeRecord(type: AuditRecordType, fields: Partial<AuditRecord>): AuditRecord {
@@ -256,6 +248,8 @@ export class AuditWriter {
         if (type !== 'seal' && this.chain.segment.bytes >= this.maxSegmentBytes) {
           this.sealedCount = listSealedSegments(file).at(-1)?.index ?? 0;
           const index = this.sealedCount + 1;
+          // Fail closed before the seal: a seal that cannot be renamed would have records follow it.
+          if (existsSync(sealedSegmentPath(file, index))) throw sealTargetTaken(index);
           const seal = this.chain.encodeNext('seal', {
             segment: { index, firstSeq: this.chain.segment.firstSeq, records: this.chain.segment.records },
           });
@@ -338,11 +332,19 @@ export class AuditWriter {
       firstSeq: this.chain.segment.firstSeq,
       records: this.chain.segment.records,
     };
+    const target = sealedSegmentPath(file, index);
+    // Fail closed: a seal left in FILE unrenamed would have the next records follow it. A taken name
+    // is found before the seal is written; a rename that fails anyway stops the writer.
+    if (existsSync(target)) this.fail(sealTargetTaken(index));
     this.writeRecord('seal', { segment: summary });
-    // Renaming an open file is safe on POSIX: buffered writes (async mode) still reach it through
-    // its descriptor, so the seal record lands in the sealed file.
-    renameSync(file, sealedSegmentPath(file, index));
-    if (this.options.fsync) fsyncDirectorySync(dirname(file));
+    try {
+      // Renaming an open file is safe on POSIX: buffered writes (async mode) still reach it through
+      // its descriptor, so the seal record lands in the sealed file.
+      renameSync(file, target);
+      if (this.options.fsync) fsyncDirectorySync(dirname(file));
+    } catch (error) {
+      this.fail(error);
+    }
     this.sealedCount = index;
     this.chain.startSegment();
     this.maybeCheckpoint('seal');
@@ -352,6 +354,12 @@ export class AuditWriter {
       this.openSinks();
       this.scheduleUploads();
     }
+  }
+
+  /** Stops the writer: every later append throws. */
+  private fail(error: unknown): never {
+    this.failure ??= asError(error);
+    throw new AuditWriteError(this.failure);
   }
 
   private trackClose(closing: Promise<void>): void {
