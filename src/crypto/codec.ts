@@ -275,6 +275,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
     // evicts once it wrote a new one) may mean that what this load read is stale: it is then given
     // to the commands that waited for it but never cached, so no later command gets an erased key.
     const evictionsBefore = this.evictions;
+    const readAt = this.now();
     const wipe = (bytes: Uint8Array) => this.sodium.memzero(bytes);
     const opened = create
       ? await readOrCreateUserSecret(this.store, uid, this.binding, this.primary, this.providers, wipe)
@@ -294,7 +295,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
       this.assertOpen();
     }
     if (this.evictions !== evictionsBefore) return this.cache.detached(keys);
-    return this.cache.set(uid, keys);
+    return this.cache.set(uid, keys, readAt);
   }
 }
 

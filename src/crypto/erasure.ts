@@ -55,6 +55,9 @@ export async function forgetUid(options: {
       'The user key could not be deleted; nothing else was deleted. Run the command again.',
     );
   }
+  // Again, now that the record is gone: a load that began between the first eviction and the delete
+  // read the record and would cache the erased key; an eviction after it keeps it from being cached.
+  options.codecProvider?.evict(uid);
   options.onProgress?.({ phase: 'key', deleted: 1, total: 1 });
 
   const keys: string[] = [];

@@ -59,9 +59,14 @@ export class KeyCache {
     return entry;
   }
 
-  set(uid: string, keys: UserKeyring): CachedKeys {
+  /**
+   * Caches `keys`, read from the store at `readAt` (default now). The age counts from the read, not
+   * from the end of the load: a re-key waits out the cache's age after its new record, and a load
+   * that read the record before it and took long to unwrap (a slow KMS) must not outlive that wait.
+   */
+  set(uid: string, keys: UserKeyring, readAt = this.now()): CachedKeys {
     this.evict(uid);
-    const entry: CachedKeys = { keys, loadedAt: this.now(), wiped: false };
+    const entry: CachedKeys = { keys, loadedAt: readAt, wiped: false };
     this.entries.set(uid, entry);
     return entry;
   }

@@ -36,7 +36,7 @@ import { PreconditionFailedError } from '../store/port.js';
 import { describeKey, encodeKeyRecord, NAME_ROOT_KEY_VERSION, sealKeyRecord, type KeyRecord } from './key-provider.js';
 import { isUid, iterateUsers, userKeyKey } from './layout.js';
 import { loadSodium } from './sodium.js';
-import { keyStateOf, markKeyState } from './key-state.js';
+import { keyStateMarkKey, keyStateOf, markKeyState } from './key-state.js';
 import { newSecret, readUserRecord, type ReadUserRecord } from './wrapped-secret.js';
 import { openDeployment } from './operations.js';
 import { resealPass } from './rekey-reseal.js';
@@ -227,9 +227,15 @@ async function startVersion(ctx: Context, uid: string): Promise<boolean> {
 
 /** Rewrite the record without the older content versions (version 1 stays: the name root). */
 async function dropOlderVersions(ctx: Context, uid: string, keyVersion: number): Promise<void> {
+  const marked: string[] = [];
   for (let attempt = 1; attempt <= 5; attempt++) {
     const read = await readRecord(ctx, uid);
-    if (!read) throw noRecordError();
+    if (!read) {
+      // Erased meanwhile: a mark this drop wrote after the erasure listed the user's objects would
+      // outlive it, and the user id could never start afresh (its next key would look rolled back).
+      if (marked.length > 0) await ctx.store.deleteMany(marked).catch(() => undefined);
+      throw noRecordError();
+    }
     const { record, etag } = read;
     // Another run dropped them already, or a new re-key started after that: nothing to do here.
     if (record.keyVersion !== keyVersion || !isPending(record)) return;
@@ -250,6 +256,7 @@ async function dropOlderVersions(ctx: Context, uid: string, keyVersion: number):
     );
     // Marked before the put: from here on no reader uses the older versions, whatever record it meets.
     await markKeyState(ctx.store, uid, keyStateOf(dropped), ctx.binding);
+    marked.push(keyStateMarkKey(uid, keyStateOf(dropped), ctx.binding));
     try {
       await ctx.store.put(userKeyKey(uid), encodeKeyRecord(dropped), { ifMatch: etag });
       ctx.evict?.(uid);
