@@ -52,7 +52,10 @@ export interface ChainWitness {
 export interface VerifyOptions {
   /** The audit key: every v2 record's MAC is checked, and a chain with none is a failure. */
   macKey?: Uint8Array;
-  /** Tail witnesses; the chain must reach the latest one of its instance, with the same hash. */
+  /**
+   * Tail witnesses; the chain must reach the latest one of its instance, and the record at each
+   * witness's seq must carry its hash.
+   */
   witnesses?: readonly ChainWitness[];
 }
 
@@ -72,17 +75,18 @@ export async function verifyChains(collected: CollectedChains, options: VerifyOp
     reason: u.reason,
   }));
   const chains: ChainSummary[] = [];
-  const witnesses = latestWitnesses(options.witnesses ?? [], collected.chains, options.macKey, failures);
+  const witnesses = witnessesByInstance(options.witnesses ?? [], collected.chains, options.macKey, failures);
   for (const chain of collected.chains) {
     const { summary, failure } = await verifyChain(chain, {
-      ...options,
-      ...(witnesses.has(chain.instance) ? { witness: witnesses.get(chain.instance)! } : {}),
+      ...(options.macKey ? { macKey: options.macKey } : {}),
+      witnesses: witnesses.get(chain.instance) ?? [],
     });
     chains.push(summary);
     if (failure) failures.push(failure);
     witnesses.delete(chain.instance);
   }
-  for (const [instance, witness] of witnesses) {
+  for (const [instance, list] of witnesses) {
+    const witness = latestOf(list)!;
     failures.push({
       instance,
       source: witness.source,
@@ -110,10 +114,13 @@ export async function verifyChains(collected: CollectedChains, options: VerifyOp
  * Walks one instance's chain from seq 1 (whose prevHash is the genesis hash). Each record must
  * carry the next seq, the previous record's hash, a hash matching its own content, and a time not
  * before its predecessor's; each sealed segment must end with a seal record that describes it.
+ * Every witness (`witness`, `witnesses`) must agree with the record at its seq, not only the latest:
+ * a chain deleted and restarted under the same instance id contradicts the older checkpoints; the
+ * chain must reach the latest one.
  */
 export async function verifyChain(
   chain: InstanceChain,
-  options: { macKey?: Uint8Array; witness?: ChainWitness } = {},
+  options: { macKey?: Uint8Array; witness?: ChainWitness; witnesses?: readonly ChainWitness[] } = {},
 ): Promise<{ summary: ChainSummary; failure?: VerifyFailure }> {
   const summary: ChainSummary = {
     instance: chain.instance,
@@ -122,7 +129,12 @@ export async function verifyChain(
     lastSeq: 0,
     macsUnchecked: 0,
   };
-  const { macKey, witness } = options;
+  const { macKey } = options;
+  const allWitnesses = [...(options.witnesses ?? []), ...(options.witness ? [options.witness] : [])];
+  const witness = latestOf(allWitnesses);
+  // seq -> the witnesses at that seq: bounded by the number of witnesses, not the chain's length.
+  const witnessesAt = new Map<number, ChainWitness[]>();
+  for (const w of allWitnesses) witnessesAt.set(w.seq, [...(witnessesAt.get(w.seq) ?? []), w]);
   let expectedSeq = 1;
   let expectedPrev = GENESIS_HASH;
   let lastTimeMs = -Infinity;
@@ -201,22 +213,26 @@ export async function verifyChain(
           record,
         );
       }
-      if (witness && record.seq === witness.seq) {
-        if (record.hash !== witness.hash) {
+      for (const seen of witnessesAt.get(record.seq) ?? []) {
+        // The writer MACs its checkpoints whenever it MACs its records: a MAC-less checkpoint of an
+        // authenticated record was stripped or forged. It is refused where it would pass a cut tail
+        // off as witnessed (the latest); an earlier one is not believed, and so not compared.
+        const unauthenticated =
+          seen.mac === undefined && !seen.givenByOperator && record.v === AUDIT_MAC_FORMAT_VERSION;
+        if (unauthenticated && seen !== witness) continue;
+        if (record.hash !== seen.hash) {
           return fail(
             segment.name,
             lineNumber,
-            `the record differs from the one ${witness.source} witnessed at seq ${witness.seq}: the chain was rewritten`,
+            `the record differs from the one ${seen.source} witnessed at seq ${seen.seq}: the chain was rewritten`,
             record,
           );
         }
-        // The writer MACs its checkpoints whenever it MACs its records: a MAC-less checkpoint of an
-        // authenticated record was stripped or forged (a cut tail passed off as witnessed).
-        if (witness.mac === undefined && !witness.givenByOperator && record.v === AUDIT_MAC_FORMAT_VERSION) {
+        if (unauthenticated) {
           return fail(
             segment.name,
             lineNumber,
-            `${witness.source} carries no MAC but witnesses an authenticated record: the checkpoint was forged or its MAC stripped`,
+            `${seen.source} carries no MAC but witnesses an authenticated record: the checkpoint was forged or its MAC stripped`,
             record,
           );
         }
@@ -288,18 +304,25 @@ export async function verifyChain(
   return { summary };
 }
 
+/** The witness with the highest seq (the one the chain must reach). */
+function latestOf(witnesses: readonly ChainWitness[]): ChainWitness | undefined {
+  let latest: ChainWitness | undefined;
+  for (const w of witnesses) if (!latest || w.seq > latest.seq) latest = w;
+  return latest;
+}
+
 /**
- * The latest witness per instance. With a key, a checkpoint whose MAC does not match is reported
+ * The witnesses per instance. With a key, a checkpoint whose MAC does not match is reported
  * (someone wrote it without the key) and not used; a witness naming no instance applies to the
  * only chain there is.
  */
-function latestWitnesses(
+function witnessesByInstance(
   witnesses: readonly ChainWitness[],
   chains: readonly InstanceChain[],
   macKey: Uint8Array | undefined,
   failures: VerifyFailure[],
-): Map<string, ChainWitness> {
-  const latest = new Map<string, ChainWitness>();
+): Map<string, ChainWitness[]> {
+  const byInstance = new Map<string, ChainWitness[]>();
   for (const witness of witnesses) {
     const instance = witness.instance ?? (chains.length === 1 ? chains[0]!.instance : undefined);
     if (instance === undefined) {
@@ -322,8 +345,9 @@ function latestWitnesses(
         continue;
       }
     }
-    const current = latest.get(instance);
-    if (!current || witness.seq > current.seq) latest.set(instance, { ...witness, instance });
+    const list = byInstance.get(instance) ?? [];
+    list.push({ ...witness, instance });
+    byInstance.set(instance, list);
   }
-  return latest;
+  return byInstance;
 }
