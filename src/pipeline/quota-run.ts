@@ -50,39 +50,56 @@ export class QuotaRun {
     this.known.set(path, size);
   }
 
-  /** Checks a write and reserves its delta, in one synchronous step; throws when it would cross a limit. */
+  /**
+   * The checks of a write that no pruning can make pass (bytes per file, files and bytes per user):
+   * throws when it would cross one, changing nothing. A rename moves bytes that are already counted:
+   * its writes are accounted, never refused (the history's room for it was checked before it
+   * started: admitRename).
+   */
+  check(path: string, newBytes: number, oldBytes: number | null): void {
+    if (this.command.command === 'rename') return;
+    const u = this.usage;
+    const l = this.limits;
+    const newFile = oldBytes === null;
+    const delta = newBytes - (oldBytes ?? 0);
+    if (newBytes > l.maxFileBytes) {
+      this.refuse(quotaMessages.fileBytes(path, newBytes, oldBytes, l.maxFileBytes), {
+        rule: 'file_bytes',
+        limit: l.maxFileBytes,
+        used: oldBytes ?? 0,
+        delta,
+      });
+    }
+    if (newFile && u.files + u.pendingFiles + 1 > l.maxUserFiles) {
+      this.refuse(quotaMessages.userFiles(path, u.files + u.pendingFiles, l.maxUserFiles), {
+        rule: 'user_files',
+        limit: l.maxUserFiles,
+        used: u.files + u.pendingFiles,
+        delta: 1,
+      });
+    }
+    const used = u.bytes + u.pendingBytes;
+    if (delta > 0 && used + delta > l.maxUserBytes) {
+      this.refuse(quotaMessages.userBytes(this.command.command, delta, used, l.maxUserBytes), {
+        rule: 'user_bytes',
+        limit: l.maxUserBytes,
+        used,
+        delta,
+      });
+    }
+  }
+
+  /**
+   * Checks a write (check, then the history's allowance, which the caller made room in first:
+   * pruneHistory) and reserves its delta, in one synchronous step; throws when it would cross a limit.
+   */
   admit(path: string, newBytes: number, oldBytes: number | null): Reservation {
     const u = this.usage;
     const newFile = oldBytes === null;
     const delta = newBytes - (oldBytes ?? 0);
-    // A rename moves bytes that are already counted: its writes are accounted, never refused (the history's room for it was checked before it started: admitRename).
     if (this.command.command !== 'rename') {
       const l = this.limits;
-      if (newBytes > l.maxFileBytes) {
-        this.refuse(quotaMessages.fileBytes(path, newBytes, oldBytes, l.maxFileBytes), {
-          rule: 'file_bytes',
-          limit: l.maxFileBytes,
-          used: oldBytes ?? 0,
-          delta,
-        });
-      }
-      if (newFile && u.files + u.pendingFiles + 1 > l.maxUserFiles) {
-        this.refuse(quotaMessages.userFiles(path, u.files + u.pendingFiles, l.maxUserFiles), {
-          rule: 'user_files',
-          limit: l.maxUserFiles,
-          used: u.files + u.pendingFiles,
-          delta: 1,
-        });
-      }
-      const used = u.bytes + u.pendingBytes;
-      if (delta > 0 && used + delta > l.maxUserBytes) {
-        this.refuse(quotaMessages.userBytes(this.command.command, delta, used, l.maxUserBytes), {
-          rule: 'user_bytes',
-          limit: l.maxUserBytes,
-          used,
-          delta,
-        });
-      }
+      this.check(path, newBytes, oldBytes);
       if (this.historyOverflows(newBytes)) {
         const cost = versionCost(newBytes);
         const kept = u.historyBytes! + u.pendingHistoryBytes;
@@ -102,6 +119,7 @@ export class QuotaRun {
           delta: 1,
         });
       }
+      const used = u.bytes + u.pendingBytes;
       this.decide({ checked: true, rule: 'user_bytes', limit: l.maxUserBytes, used, delta, allowed: true });
     }
     const keeps = u.historyBytes !== null;
@@ -237,6 +255,11 @@ export class QuotaRun {
 
   commit(r: Reservation): void {
     this.release(r);
+    this.landed(r);
+  }
+
+  /** A write reserved so (and released when it seemed to fail) is known to have landed: its delta is usage. */
+  landed(r: Reservation): void {
     this.usage.bytes += r.delta;
     this.usage.files += r.files;
     if (this.usage.historyBytes !== null) {
@@ -244,6 +267,11 @@ export class QuotaRun {
       this.usage.historyVersions += r.versions;
     }
     if (this.command.command !== 'rename') this.usage.writesSinceRefresh += 1;
+  }
+
+  /** A change whose outcome or size is unknown: only a new listing can tell, before the next check. */
+  outcomeUnknown(): void {
+    this.usage.stale = true;
   }
 
   removed(path: string): void {

@@ -98,12 +98,6 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
     }
 
     const writes = WRITING_COMMANDS.has(command.command);
-    // A delete or rename before this process knows the user's usage needs no accounting: the first
-    // listing will see its outcome.
-    if (!writes && !users.has(ctx.uid)) {
-      ctx.decisions.quota = { checked: false } satisfies QuotaDecision;
-      return next();
-    }
     const usage = users.of(ctx.uid);
     if (writes) {
       try {
@@ -116,16 +110,28 @@ export function quota(options: QuotaOptions = {}): QuotaMiddleware {
     }
     ctx.decisions.quota = { checked: false } satisfies QuotaDecision;
     const release = await usage.gate.acquire(false);
+    // A delete or rename before this process knows the user's usage needs no accounting: the first
+    // listing will see its outcome, since it waits for the gate this command holds (shared): run
+    // beside a listing, the command could be counted by it as not yet done.
+    if (!usage.loaded) {
+      try {
+        return await next();
+      } finally {
+        release();
+      }
+    }
     const mutable = ctx as { files: TreeFiles };
     const original = mutable.files;
     // The command's files, seen through the quota: the only way to check a write with its exact size.
     const run = new QuotaRun(usage, limits, ctx, command);
-    mutable.files = new QuotaFiles(original, run);
+    const files = new QuotaFiles(original, run);
+    mutable.files = files;
     try {
       // A rename keeps versions the history cannot drop: it needs their room before it starts (quota-run.ts).
       if (command.command === 'rename') await run.admitRename(original);
       return await next();
     } finally {
+      files.finish();
       mutable.files = original;
       release();
     }
