@@ -22,10 +22,23 @@ export async function rename(command: RenameCommand, env: CommandEnv): Promise<s
   const from = command.old_path;
   const to = command.new_path;
   if (from === MEMORY_ROOT) fail('INVALID_PATH', messages.renameRoot());
-  if (to === MEMORY_ROOT || from === to) fail('ALREADY_EXISTS', messages.destinationExists(to));
+  if (to === MEMORY_ROOT) fail('ALREADY_EXISTS', messages.destinationExists(to));
+  // Onto itself: the destination exists exactly when the source does; a missing source has the
+  // spec's answer for one.
+  if (from === to) {
+    if (await exists(from, env)) fail('ALREADY_EXISTS', messages.destinationExists(to));
+    fail('NOT_FOUND', messages.renameMissing(from));
+  }
   if (isWithin(to, from)) fail('INVALID_PATH', messages.renameIntoItself(from, to));
   return env.locks.withTree(env.files.uid, async () => {
     await env.tree.rename(from, to);
     return messages.renamed(from, to);
   });
+}
+
+/** Whether a file or a directory (a file below it) is at `path`. */
+async function exists(path: string, env: CommandEnv): Promise<boolean> {
+  if (await env.files.read(path)) return true;
+  for await (const _ of env.files.listFiles(path)) return true;
+  return false;
 }

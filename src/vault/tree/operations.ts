@@ -4,6 +4,7 @@
  * directory rename is journalled (move-directory.ts). Each runs under the user's tree lock, held by
  * the caller, and answers by returning (the caller says what was done) or with a MemvaultError.
  */
+import { createHash } from 'node:crypto';
 import { MemvaultError } from '../../errors.js';
 import { newFenceId } from '../../store/fence.js';
 import { forEachLimit } from '../../util/concurrency.js';
@@ -67,11 +68,22 @@ export async function renameTree(from: string, to: string, env: TreeEnv): Promis
 }
 
 /**
+ * The `origin` a file rename's copy carries: derived from the source's path and the version copied
+ * (its ETag), so that the same rename run again after a crash finds its copy, and nothing else is
+ * taken for one (a file created at the destination carries no origin; an edit drops it). Hashed, so
+ * no path is written in the clear into the copy's metadata.
+ */
+export function renameOrigin(from: string, sourceEtag: string): string {
+  return `rename-${createHash('sha256').update(from).update('\0').update(sourceEtag).digest('hex').slice(0, 32)}`;
+}
+
+/**
  * A file: put the target only if nothing is there (`If-None-Match: *`), then delete the source
  * only if it is still the version that was copied (`If-Match`). If it was edited in between, copy
  * the newer version over our own target and try again, so no edit is lost. A crash leaves the file
- * at its old place, its new place or both; renaming again completes it (a target that already holds
- * exactly the source's bytes is taken as our own earlier copy).
+ * at its old place, its new place or both; renaming again completes it: a target that this rename
+ * wrote (its origin, renameOrigin, and the source's bytes) is taken as our own earlier copy. Any
+ * other file at the destination, even one with the same bytes, is refused: a rename never overwrites.
  */
 export async function moveFile(
   from: string,
@@ -79,22 +91,24 @@ export async function moveFile(
   source: { data: Uint8Array; etag: string },
   env: TreeEnv,
 ): Promise<void> {
+  const origin = renameOrigin(from, source.etag);
   // No look at the destination before the copy: its create-only PUT refuses a file there, and the
   // check the created name runs after it lands (src/vault/names.ts) a directory there or a file
   // above it, taking the copy back before the error.
   let target: { etag: string };
   try {
-    target = await env.files.write(to, source.data, { ifNoneMatch: true });
+    target = await env.files.write(to, source.data, { ifNoneMatch: true, origin });
   } catch (error) {
     if (error instanceof NameConflictError) failOnConflict(to, error.conflict, env);
     if (!(error instanceof PreconditionFailedError)) throw error;
     const existing = await env.files.read(to);
-    if (!existing || !sameBytes(existing.data, source.data)) fail('ALREADY_EXISTS', env.messages.destinationExists(to));
+    if (!existing || existing.origin !== origin || !sameBytes(existing.data, source.data))
+      fail('ALREADY_EXISTS', env.messages.destinationExists(to));
     target = { etag: existing.etag };
     // Our own earlier (or answer-lost) copy: the check its write would have run after landing.
     const conflict = await fileNameConflict(env.files, to);
     if (conflict) failOnConflict(to, conflict, env);
   }
-  if (!(await fenceSource(from, to, source.etag, target.etag, newFenceId(), env, { withdrawable: true })))
+  if (!(await fenceSource(from, to, source.etag, target.etag, newFenceId(), env, { origin, withdrawable: true })))
     fail('NOT_FOUND', env.messages.renameMissing(from));
 }
