@@ -19,6 +19,8 @@ export function echo(text: string): string {
 export const messages = {
   // validation (memvault)
   unreadableInput: 'Error: The tool input could not be read as a memory command object.',
+  nulInText: (command: string, field: string) =>
+    `Error: \`${field}\` of ${command} contains a NUL character (U+0000). Memory files hold text, and a file with a NUL in it could no longer be viewed or edited. Nothing was written; remove the NUL characters and try again.`,
   // preconditions of a host's conditional write (memvault; vault.run's options, PUT/DELETE /v1/files)
   versionChanged: (path: string) =>
     `Error: The file ${path} is not the version this change was based on (it changed, or is gone). Nothing was changed; read it again and retry.`,
@@ -76,6 +78,9 @@ export const messages = {
   manyMatches: (oldStr: string, lines: number[], moreLines = 0) =>
     `No replacement was performed. Multiple occurrences of old_str \`${echo(oldStr)}\` in lines: ${lines.join(', ')}${moreLines > 0 ? ` and ${moreLines.toLocaleString('en-US')} more` : ''}. Please ensure it is unique`,
   emptyOldStr: () => 'Error: old_str must not be empty: give the exact text to replace.',
+  // str_replace (memvault): the snippet of a long new_str is capped as view is
+  snippetTruncated: (nextLine: number, lastLine: number, limit: number) =>
+    `[The snippet is capped at ${limit.toLocaleString('en-US')} characters. To see the rest of the edit, call view with view_range [${nextLine}, ${lastLine}].]`,
 
   // insert (spec)
   inserted: (path: string) => `The file ${path} has been edited.`,

@@ -1,4 +1,5 @@
 import { MemvaultError } from '../errors.js';
+import { messages } from './messages.js';
 import { COMMAND_NAMES, type CommandName, type MemoryCommand } from './types.js';
 
 /**
@@ -25,8 +26,15 @@ function requireString(input: Record<string, unknown>, field: string, command: s
   return value;
 }
 
-function optionalString(input: Record<string, unknown>, field: string, command: string): string | undefined {
-  return input[field] === undefined || input[field] === null ? undefined : requireString(input, field, command);
+/** A text the command writes into a file: a NUL would make the file binary to view and to every edit (text.ts, decodeText). */
+function requireText(input: Record<string, unknown>, field: string, command: string): string {
+  const value = requireString(input, field, command);
+  if (value.includes('\u0000')) throw new MemvaultError('INVALID_INPUT', messages.nulInText(command, field));
+  return value;
+}
+
+function optionalText(input: Record<string, unknown>, field: string, command: string): string | undefined {
+  return input[field] === undefined || input[field] === null ? undefined : requireText(input, field, command);
 }
 
 /** A short, safe rendering of an unknown command name for the error message. */
@@ -74,7 +82,7 @@ export function parseCommand(input: unknown): MemoryCommand {
       return {
         command,
         path: requireString(fields, 'path', command),
-        file_text: requireString(fields, 'file_text', command),
+        file_text: requireText(fields, 'file_text', command),
       };
     case 'str_replace':
       return {
@@ -82,7 +90,7 @@ export function parseCommand(input: unknown): MemoryCommand {
         path: requireString(fields, 'path', command),
         old_str: requireString(fields, 'old_str', command),
         // The protocol makes new_str optional: a missing new_str deletes old_str.
-        new_str: optionalString(fields, 'new_str', command) ?? '',
+        new_str: optionalText(fields, 'new_str', command) ?? '',
       };
     case 'insert': {
       const path = requireString(fields, 'path', command);
@@ -96,7 +104,7 @@ export function parseCommand(input: unknown): MemoryCommand {
           `Invalid \`insert_line\` parameter: ${showName(line)}. It must be a whole number from 0 (0 inserts at the start of the file).`,
         );
       }
-      return { command, path, insert_line: line, insert_text: requireString(fields, 'insert_text', command) };
+      return { command, path, insert_line: line, insert_text: requireText(fields, 'insert_text', command) };
     }
     case 'delete':
       return { command, path: requireString(fields, 'path', command) };

@@ -113,7 +113,7 @@ describe('with the PII filter: old_str as the model wrote it, and what an edit s
 });
 
 describe('CRLF files', () => {
-  it('an old_str that already has the CRLF endings is taken verbatim, and so is its new_str', async () => {
+  it("an old_str that already has the CRLF endings is taken verbatim; new_str takes the file's CRLF", async () => {
     const vault = await createVault({ store: new MemoryStore(), pii: false });
     await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'one\r\ntwo\r\nthree\r\n' });
     const edit = await vault.run(USER, {
@@ -123,10 +123,10 @@ describe('CRLF files', () => {
       new_str: 'uno\ndos',
     });
     expect(edit.isError).toBe(false);
-    expect(await content(vault, '/memories/c.md')).toBe('uno\ndos\r\nthree\r\n');
+    expect(await content(vault, '/memories/c.md')).toBe('uno\r\ndos\r\nthree\r\n');
   });
 
-  it('a one-line old_str in a CRLF file leaves the line breaks of new_str as they are', async () => {
+  it('a one-line old_str in a CRLF file: the line breaks of new_str become CRLF too', async () => {
     const vault = await createVault({ store: new MemoryStore(), pii: false });
     await vault.run(USER, { command: 'create', path: '/memories/c.md', file_text: 'one\r\ntwo\r\n' });
     expect(
@@ -139,7 +139,7 @@ describe('CRLF files', () => {
         })
       ).isError,
     ).toBe(false);
-    expect(await content(vault, '/memories/c.md')).toBe('one\r\ndeux\ntrois\r\n');
+    expect(await content(vault, '/memories/c.md')).toBe('one\r\ndeux\r\ntrois\r\n');
   });
 });
 

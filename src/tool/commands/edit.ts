@@ -6,6 +6,7 @@ import {
   eolOf,
   forEachOccurrence,
   LineCounter,
+  LINE_NUMBER_WIDTH,
   lineCount,
   MAX_LINES,
   numbered,
@@ -195,8 +196,12 @@ function storedOldStr(oldStr: string, env: CommandEnv): string | undefined {
   return stored === undefined || stored === oldStr ? undefined : stored;
 }
 
-/** Lines firstLine-2 .. lastLine+2 of the text, numbered; found by walking to them, not by splitting the file. */
-function snippet(text: string, firstLine: number, lastLine: number): string {
+/**
+ * Lines firstLine-2 .. lastLine+2 of the text, numbered; found by walking to them, not by splitting
+ * the file. At most `limit` characters, counted as view counts them (number, tab, text, line
+ * break): an edit of a long new_str shows its first lines and says how to view the rest.
+ */
+function snippet(text: string, firstLine: number, lastLine: number, limit: number): string {
   const from = Math.max(1, firstLine - 2);
   let start = 0;
   for (let n = 1; n < from; n++) {
@@ -205,10 +210,27 @@ function snippet(text: string, firstLine: number, lastLine: number): string {
     start = nl + 1;
   }
   const out: string[] = [];
+  let used = 0;
   for (let n = from; n <= lastLine + 2 && start < text.length; n++) {
     const nl = text.indexOf('\n', start);
     const line = nl === -1 ? text.slice(start) : text.slice(start, nl);
-    out.push(numbered(line.endsWith('\r') ? line.slice(0, -1) : line, n));
+    const shown = line.endsWith('\r') ? line.slice(0, -1) : line;
+    const cost = LINE_NUMBER_WIDTH + 1 + shown.length + 1;
+    if (used + cost > limit) {
+      let next = n;
+      if (out.length === 0) {
+        // The first line alone is over the limit: its start, as view shows such a line.
+        out.push(
+          numbered(shown.slice(0, Math.max(0, limit - LINE_NUMBER_WIDTH - 2)), n),
+          messages.lineTruncated(n, limit),
+        );
+        next = nl === -1 || nl + 1 >= text.length ? lastLine + 3 : n + 1;
+      }
+      if (next <= lastLine + 2) out.push(messages.snippetTruncated(next, Math.max(next, lastLine), limit));
+      break;
+    }
+    used += cost;
+    out.push(numbered(shown, n));
     if (nl === -1) break;
     start = nl + 1;
   }
@@ -223,10 +245,11 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
     let newStr = command.new_str;
     let found = await findMatches(text, oldStr);
     // The model sees CRLF files with plain line breaks; match its multi-line old_str against the
-    // file's own endings, and write new_str with them, so the file keeps CRLF.
-    if (found.count === 0 && oldStr.includes('\n') && eolOf(text) === '\r\n') {
+    // file's own endings, and write new_str with them whatever old_str was, so the file keeps CRLF.
+    const crlf = eolOf(text) === '\r\n';
+    if (crlf) newStr = newStr.replace(/\r?\n/g, '\r\n');
+    if (found.count === 0 && oldStr.includes('\n') && crlf) {
       oldStr = oldStr.replace(/\r?\n/g, '\r\n');
-      newStr = newStr.replace(/\r?\n/g, '\r\n');
       found = await findMatches(text, oldStr);
     }
     const stored = found.count === 0 ? storedOldStr(oldStr, env) : undefined;
@@ -242,7 +265,7 @@ export async function strReplace(command: StrReplaceCommand, env: CommandEnv): P
     const lines = new LineCounter(updated.text);
     const firstLine = lines.lineOf(at);
     const lastLine = lines.lineOf(at + Math.max(newStr.length - 1, 0));
-    return { updated, result: messages.edited(snippet(updated.text, firstLine, lastLine)) };
+    return { updated, result: messages.edited(snippet(updated.text, firstLine, lastLine, env.limits.viewChars)) };
   });
 }
 
