@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerBackup } from '../../src/cli/commands/backup.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { tempDir } from '../kit/temp.js';
+import { writeVersion1Database } from '../kit/sqlite-v1.js';
 
 let cleanup: (() => void) | undefined;
 afterEach(() => {
@@ -82,14 +83,7 @@ describe('memvault backup: the copy is published without replacing anything', ()
     const t = tempDir('memvault-backup');
     cleanup = t.cleanup;
     const db = join(t.dir, 'v1.db');
-    const { DatabaseSync } = await import('node:sqlite');
-    const v1 = new DatabaseSync(db);
-    v1.exec('PRAGMA journal_mode = WAL');
-    v1.exec(`CREATE TABLE objects (key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, size INTEGER NOT NULL,
-      etag TEXT NOT NULL, modified INTEGER NOT NULL, metadata TEXT NOT NULL, tags TEXT NOT NULL)`);
-    v1.exec('PRAGMA application_id = 1836477556');
-    v1.exec('PRAGMA user_version = 1');
-    v1.close();
+    await writeVersion1Database(db);
     const before = await readFile(db);
     const out = join(t.dir, 'copy.db');
     const { code, stderr } = await runBackup(['--store', `sqlite:${db}`, '--out', out]);

@@ -12,6 +12,7 @@ import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerDoctor } from '../../src/cli/commands/doctor.js';
 import { createVault } from '../../src/index.js';
+import { writeVersion1Database } from '../kit/sqlite-v1.js';
 
 let dir: string;
 beforeEach(() => {
@@ -115,23 +116,7 @@ describe('doctor on a SQLite store', () => {
 
   it('reports a version 1 database and leaves it at version 1, byte for byte (the deployment is not checked)', async () => {
     const path = join(dir, 'v1.db');
-    const { DatabaseSync } = await import('node:sqlite');
-    const v1 = new DatabaseSync(path);
-    v1.exec('PRAGMA journal_mode = WAL');
-    v1.exec(`CREATE TABLE objects (key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, size INTEGER NOT NULL,
-      etag TEXT NOT NULL, modified INTEGER NOT NULL, metadata TEXT NOT NULL, tags TEXT NOT NULL)`);
-    v1.exec('PRAGMA application_id = 1836477556');
-    v1.exec('PRAGMA user_version = 1');
-    v1.prepare('INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-      Buffer.from('a/1'),
-      Buffer.from('one'),
-      3,
-      'e1',
-      1000,
-      '{}',
-      '{}',
-    );
-    v1.close();
+    await writeVersion1Database(path, [['a/1', Buffer.from('one')]]);
     chmodSync(path, 0o600);
     const before = readFileSync(path);
     const r = await doctor(['--store', `sqlite:${path}`, '--json'], { MEMVAULT_MASTER_KEY: KEY });
@@ -149,6 +134,7 @@ describe('doctor on a SQLite store', () => {
       detail: expect.stringMatching(/doctor never migrates it/),
     });
     expect(r.code).toBe(1);
+    const { DatabaseSync } = await import('node:sqlite');
     const probe = new DatabaseSync(path, { readOnly: true });
     expect(probe.prepare('PRAGMA user_version').get()).toEqual({ user_version: 1 });
     probe.close();

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { writeVersion1Database } from '../kit/sqlite-v1.js';
 
 const sandboxes: string[] = [];
 async function sandbox(): Promise<string> {
@@ -25,25 +26,7 @@ afterAll(async () => {
 });
 
 /** A version 1 database (the body second), as earlier builds of this release wrote it. */
-async function version1(path: string): Promise<void> {
-  const { DatabaseSync } = await import('node:sqlite');
-  const v1 = new DatabaseSync(path);
-  v1.exec('PRAGMA journal_mode = WAL');
-  v1.exec(`CREATE TABLE objects (key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, size INTEGER NOT NULL,
-    etag TEXT NOT NULL, modified INTEGER NOT NULL, metadata TEXT NOT NULL, tags TEXT NOT NULL)`);
-  v1.exec('PRAGMA application_id = 1836477556');
-  v1.exec('PRAGMA user_version = 1');
-  v1.prepare('INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-    Buffer.from('a/1'),
-    Buffer.from('one'),
-    3,
-    'e1',
-    1000,
-    '{}',
-    '{}',
-  );
-  v1.close();
-}
+const version1 = (path: string): Promise<void> => writeVersion1Database(path, [['a/1', Buffer.from('one')]]);
 
 async function pragma(path: string, name: string): Promise<unknown> {
   const { DatabaseSync } = await import('node:sqlite');

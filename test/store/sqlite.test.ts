@@ -6,6 +6,7 @@ import { localStoreBase, openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { parseSqliteUrl } from '../../src/store/sqlite/url.js';
 import { runStoreContract } from './contract.js';
+import { writeVersion1Database } from '../kit/sqlite-v1.js';
 
 const sandboxes: string[] = [];
 async function sandbox(): Promise<string> {
@@ -79,17 +80,10 @@ describe('sqlite: schema versions', () => {
   it('moves a version 1 database (the body second) to version 2 (the body last) as it opens, every object intact', async () => {
     const dir = await sandbox();
     const path = join(dir, 'v1.db');
-    const { DatabaseSync } = await import('node:sqlite');
-    const v1 = new DatabaseSync(path);
-    v1.exec('PRAGMA journal_mode = WAL');
-    v1.exec(`CREATE TABLE objects (key BLOB NOT NULL UNIQUE, body BLOB NOT NULL, size INTEGER NOT NULL,
-      etag TEXT NOT NULL, modified INTEGER NOT NULL, metadata TEXT NOT NULL, tags TEXT NOT NULL)`);
-    v1.exec('PRAGMA application_id = 1836477556');
-    v1.exec('PRAGMA user_version = 1');
-    const insert = v1.prepare('INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?, ?)');
-    insert.run(Buffer.from('a/1'), Buffer.from('one'), 3, 'e1', 1000, '{"m":"1"}', '{"t":"x"}');
-    insert.run(Buffer.from('a/2'), Buffer.alloc(5000, 7), 5000, 'e2', 2000, '{}', '{}');
-    v1.close();
+    await writeVersion1Database(path, [
+      ['a/1', Buffer.from('one'), '{"m":"1"}', '{"t":"x"}'],
+      ['a/2', Buffer.alloc(5000, 7)],
+    ]);
 
     const store = await SqliteStore.open(path);
     const one = await store.get('a/1');
@@ -107,6 +101,7 @@ describe('sqlite: schema versions', () => {
     ]);
     await store.put('a/3', new Uint8Array([1]));
     await store.close();
+    const { DatabaseSync } = await import('node:sqlite');
     const check = new DatabaseSync(path, { readOnly: true });
     expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 2 });
     const columns = (check.prepare('PRAGMA table_info(objects)').all() as Array<{ name: string }>).map((c) => c.name);
