@@ -422,7 +422,11 @@ export const targets = [
   {
     name: 'quota',
     mutate: ['src/pipeline/quota*.ts'],
-    tests: ['test/pipeline/quota.test.ts', 'test/pipeline/quota*.mutation.test.ts'],
+    tests: [
+      'test/pipeline/quota.test.ts',
+      'test/pipeline/quota-outcomes.test.ts',
+      'test/pipeline/quota*.mutation.test.ts',
+    ],
     threshold: 85,
     equivalent: [
       {
