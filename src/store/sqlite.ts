@@ -1,4 +1,5 @@
 import type { StatementSync } from 'node:sqlite';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
 import { countRequest } from './accounting.js';
 import { assertValidKey, isWellFormed } from './file/keys.js';
@@ -14,7 +15,7 @@ import {
   type StoredObject,
   type SummaryOptions,
 } from './port.js';
-import { sleep, SqliteConnection, type BusyRetry } from './sqlite/connection.js';
+import { SqliteConnection, type BusyRetry } from './sqlite/connection.js';
 import { toSqliteStoreError, type SqliteDatabaseOptions } from './sqlite/database.js';
 import { listStatement, prefixBounds, summaryStatement } from './sqlite/listing.js';
 

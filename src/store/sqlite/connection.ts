@@ -23,6 +23,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { open as openFile, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
@@ -212,7 +213,7 @@ export class SqliteConnection {
 
   /**
    * `fn` (synchronous: SQLite requests) for the current context: inside its open transaction, which
-   * a failure in SQLite fails as a whole (checkOpen refuses what comes after), or on its own.
+   * a failure in SQLite fails as a whole (nothing of it runs after that), or on its own.
    */
   request<T>(fn: () => T): T {
     const tx = this.inTransaction() ? this.active : null;
@@ -329,8 +330,6 @@ function busyRetry(e: unknown, previous: BusyRetry | undefined, timeoutMs: numbe
 }
 
 const SQLITE_BUSY = 5;
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const busyError = (): MemvaultError => new MemvaultError('STORE_UNAVAILABLE', 'the SQLite store failed: SQLITE_BUSY');
 
