@@ -13,7 +13,7 @@ import { isMemvaultError, type ErrorCode } from '../errors.js';
 import type { Vault } from '../memvault.js';
 import type { CommandResult, Precondition } from '../pipeline/context.js';
 import { canonicalizePath } from '../pipeline/path-guard.js';
-import { parseRfc3339 } from './date-time.js';
+import { parseRfc3339 } from '../util/date-time.js';
 import type { Caller } from './identity.js';
 import { DEFAULT_CLOCK_SKEW_SECONDS } from './jwt.js';
 import { ProblemError, type ProblemName } from './problems.js';

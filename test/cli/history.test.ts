@@ -188,6 +188,15 @@ describe('memvault user history / restore', () => {
     });
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toMatch(/not a date/);
+    // What `new Date` reads as a date is not one: "1" is 2001, and a restore to then empties the memory.
+    for (const loose of ['1', '2026-12-01', 'March 7, 2026', '2026-12-01T09:30:00']) {
+      const refused = await runCli(['user', 'restore', '--user', 'ann', '--store', store, '--as-of', loose], {
+        cwd,
+        env,
+      });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/not a date \(use an RFC 3339 date-time/);
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, type Vault } from '../../src/memvault.js';
 import { createServer, type MemvaultServer } from '../../src/serve.js';
-import { parseRfc3339 } from '../../src/serve/date-time.js';
+import { parseRfc3339 } from '../../src/util/date-time.js';
 import { registerPage, SESSION_COOKIE, WRITE_COOKIE } from '../../src/serve/page/plugin.js';
 import { CookieSealer, newSession } from '../../src/serve/page/session.js';
 import { MemoryStore } from '../../src/store/memory.js';

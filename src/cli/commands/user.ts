@@ -10,6 +10,7 @@ import { openCliVault, type VaultFlags } from '../vault.js';
 import type { Vault } from '../../memvault.js';
 import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
 import { historyFromEnv } from '../../config/from-env.js';
+import { parseRfc3339 } from '../../util/date-time.js';
 import { checkDate, checkNumber } from '../../util/validate.js';
 
 /** History and restore need history on; the environment may set its retention knobs (MEMVAULT_HISTORY_*). */
@@ -18,10 +19,13 @@ function openHistoryVault(flags: VaultFlags): Promise<Vault> {
   return openCliVault(flags, { create: false, history: fromEnv === undefined || fromEnv === false ? true : fromEnv });
 }
 
+/** Strict RFC 3339 with a timezone, as the service takes `as_of`: `new Date` reads "1" as 2001 and a restore to then empties the memory. */
 function asOfFrom(value: string): Date {
-  const at = new Date(value);
-  if (Number.isNaN(at.getTime()))
-    throw usageError(`--as-of ${value} is not a date (use ISO 8601, e.g. 2026-12-01T09:30:00Z)`);
+  const at = parseRfc3339(value);
+  if (at === undefined)
+    throw usageError(
+      `--as-of ${value} is not a date (use an RFC 3339 date-time with a timezone, e.g. 2026-12-01T09:30:00Z)`,
+    );
   return checkDate('--as-of', at);
 }
 
@@ -157,7 +161,7 @@ export function registerUser(program: Command): void {
         "restore a user's file, directory or whole memory as it was at a point in time; each file restored is a new version (so it can be undone)",
       )
       .requiredOption('--user <id>', 'the user id as the host application knows it')
-      .requiredOption('--as-of <time>', 'the point in time (ISO 8601)')
+      .requiredOption('--as-of <time>', 'the point in time (RFC 3339, with a timezone)')
       .option('--path <path>', 'a file or directory below /memories (default: the whole memory)')
       .option('--dry-run', 'say what would be restored or deleted, change nothing'),
   ).action((flags: UserFlags & { path?: string; asOf: string; dryRun?: boolean }) => {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { isMemvaultError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
 import type { VersionInfo } from '../../vault/history.js';
-import { parseRfc3339 } from '../date-time.js';
+import { parseRfc3339 } from '../../util/date-time.js';
 import { memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
 import type { PageContext } from './context.js';
