@@ -9,12 +9,13 @@ import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerDoctor } from '../../src/cli/commands/doctor.js';
-import { registerExpire } from '../../src/cli/commands/expire.js';
+import { parseAsOf, registerExpire } from '../../src/cli/commands/expire.js';
 import { DAY_MS } from '../../src/expiry/config.js';
 import { FileStore } from '../../src/store/file.js';
 import { listAll } from '../../src/store/port.js';
 import { expiryFor, filesOf, type ManualClock } from './helpers.js';
 import { encode } from '../kit/text.js';
+import { ONE_LINE, runCli } from '../cli/helpers.js';
 
 let dir: string;
 let url: string;
@@ -54,7 +55,7 @@ async function run(
     setExitCode: (c: number) => void (code = c),
     progress: false,
   };
-  const program = new Command().exitOverride();
+  const program = new Command().exitOverride().configureOutput({ writeErr: (s) => void (err += s) });
   registerExpire(program, deps);
   registerDoctor(program, deps);
   await program.parseAsync(['node', 'memvault', ...args]);
@@ -136,6 +137,27 @@ describe('memvault expire', () => {
       MEMVAULT_CONDITIONAL_DELETE: 'maybe',
     });
     expect(mode.code).toBe(2);
+    expect(await fileCount()).toBe(3);
+  });
+
+  it('--as-of is a date or a strict RFC 3339 date-time: what `new Date` guesses ("1" is 2001) is no date', async () => {
+    expect(parseAsOf('2026-03-07').toISOString()).toBe('2026-03-07T23:59:59.999Z');
+    expect(parseAsOf('2026-03-07T12:00:00Z').toISOString()).toBe('2026-03-07T12:00:00.000Z');
+    expect(parseAsOf('2026-03-07T12:00:00.5+01:00').toISOString()).toBe('2026-03-07T11:00:00.500Z');
+    for (const loose of ['1', '2026-02-31', '2026-03-07T12:00:00', 'March 7, 2026', '2026-3-7', ' 2026-03-07', ''])
+      expect(() => parseAsOf(loose), loose).toThrow(/RFC 3339 date-time with a timezone/);
+    // Refused before anything opens the store: nothing swept, not "now" as a default.
+    await expect(
+      run(['expire', '--store', url, '--dry-run', '--as-of', '1'], { MEMVAULT_TTL_DAYS: '30' }),
+    ).rejects.toMatchObject({ code: 'commander.invalidArgument' });
+    // The built CLI: exit 2, one line that names the flag.
+    const r = await runCli(['expire', '--store', url, '--as-of', '1'], {
+      cwd: dir,
+      env: { MEMVAULT_TTL_DAYS: '30' },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(ONE_LINE);
+    expect(r.stderr).toMatch(/--as-of.*'1' is invalid.*RFC 3339/);
     expect(await fileCount()).toBe(3);
   });
 

@@ -17,6 +17,7 @@ import { reportError } from '../errors.js';
 import { storeUrlFrom } from '../config.js';
 import { openCliS3Store, openCliStore } from '../store.js';
 import { parseS3Url } from '../../store/s3/url.js';
+import { parseRfc3339 } from '../../util/date-time.js';
 
 export interface ExpireCommandDeps {
   env?: NodeJS.ProcessEnv;
@@ -53,11 +54,18 @@ function nonNegative(value: string): number {
   return n;
 }
 
-/** YYYY-MM-DD (the end of that day, UTC: "idle as of that date") or an ISO 8601 instant. */
+/**
+ * YYYY-MM-DD (the end of that day, UTC: "idle as of that date") or a strict RFC 3339 date-time
+ * with a timezone. `new Date` read "1" as 2001 and rolled 2026-02-31 into March: a typo must not
+ * pick the date files are judged idle against.
+ */
 export function parseAsOf(value: string): Date {
   const day = /^\d{4}-\d{2}-\d{2}$/.test(value);
-  const date = new Date(day ? `${value}T23:59:59.999Z` : value);
-  if (Number.isNaN(date.getTime())) throw new InvalidArgumentError('must be YYYY-MM-DD or an ISO 8601 instant');
+  const date = parseRfc3339(day ? `${value}T23:59:59.999Z` : value);
+  if (date === undefined)
+    throw new InvalidArgumentError(
+      'must be a date YYYY-MM-DD or an RFC 3339 date-time with a timezone (e.g. 2026-12-01T09:30:00Z)',
+    );
   return date;
 }
 
@@ -126,7 +134,7 @@ export function registerExpire(program: Command, deps: ExpireCommandDeps = {}): 
     .option('--dry-run', 'report what a real run at the same --as-of would delete; delete nothing')
     .option(
       '--as-of <date>',
-      'judge idleness as of this date (YYYY-MM-DD = end of that day UTC, or ISO 8601); default now',
+      'judge idleness as of this date (YYYY-MM-DD = end of that day UTC, or RFC 3339 with a timezone); default now',
       parseAsOf,
     )
     .option('--json', 'print the summary as one JSON object')
