@@ -134,6 +134,44 @@ describe('attacks on the memory page', () => {
     expect(dialogs).toBe(0);
   });
 
+  it('takes only its own forms: a JSON, text or multipart body is a 415, never a 500 or a change', async () => {
+    const page = await signIn(bench, await bench.newContext(), 'alice');
+    const csrf = await csrfOf(page);
+    // Each with the person's CSRF token and Origin: fields of the wrong type (once a 500), and forms
+    // that would have worked as JSON (a pause, a sign-out).
+    const bodies: [string, Record<string, unknown>][] = [
+      ['/forget', { csrf, confirm: 5 }],
+      ['/restore', { csrf, as_of: '2026-01-01T00:00:00Z', path: 5 }],
+      ['/file', { csrf, path: 'memories/keep.md', base: '', text: ['x'] }],
+      ['/delete', { csrf, path: { p: 1 }, base: '' }],
+      ['/pause', { csrf, paused: 'on' }],
+      ['/logout', { csrf }],
+    ];
+    for (const [route, body] of bodies) {
+      const response = await page.request.post(`${bench.base}${route}`, {
+        headers: { origin: bench.origin, 'content-type': 'application/json' },
+        data: JSON.stringify(body),
+      });
+      expect(response.status(), route).toBe(415);
+      expect(await response.text(), route).toContain('only its own forms');
+    }
+    for (const type of ['text/plain', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded-not']) {
+      const response = await page.request.post(`${bench.base}/pause`, {
+        headers: { origin: bench.origin, 'content-type': type },
+        data: `csrf=${csrf}&paused=on`,
+      });
+      expect(response.status(), type).toBe(415);
+    }
+    expect(await aliceText()).toBe('alice keeps this');
+    expect(await bench.vault.memoryPaused('alice')).toBe(false);
+    // Still signed in: the JSON sign-out did nothing, and the form itself still works.
+    const pause = await page.request.post(`${bench.base}/pause`, {
+      headers: { origin: bench.origin },
+      form: { csrf, paused: 'off' },
+    });
+    expect(pause.status()).toBe(200);
+  });
+
   it('refuses a tampered cookie and one past its idle timeout', async () => {
     const context = await bench.newContext();
     const page = await signIn(bench, context, 'alice');

@@ -3,7 +3,7 @@
  * the edit was based on), delete, download everything, forget me. Edits and deletes are tool
  * commands through vault.run, so the path guard, PII redactor, quotas and audit apply as to an agent.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { isMemvaultError } from '../../errors.js';
 import type { Vault } from '../../memvault.js';
 import { etagOf, memoryPathOf } from '../file-routes.js';
@@ -20,6 +20,7 @@ import {
 } from './screens.js';
 import type { PageContext } from './context.js';
 import { versionRoutes } from './versions.js';
+import { formOf } from './form.js';
 
 /** Files the tree shows at most. */
 export const MAX_TREE_FILES = 5_000;
@@ -54,12 +55,6 @@ function resultText(content: unknown): string {
 export function pageActions(scope: FastifyInstance, vault: Vault, page: PageContext): void {
   const { prefix, send } = page;
   versionRoutes(scope, vault, page);
-
-  function formOf(request: FastifyRequest): Record<string, string> {
-    if (typeof request.body !== 'object' || request.body === null)
-      throw new ProblemError('invalid-request', 'Send the form.');
-    return request.body as Record<string, string>;
-  }
 
   function pathOf(value: unknown): string {
     if (typeof value !== 'string') throw new ProblemError('invalid-request', 'Name a file.');

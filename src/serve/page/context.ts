@@ -1,5 +1,6 @@
 /** What the page's route groups share: the prefix, the actor, the clock, sessions and the layout. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Form } from './form.js';
 import type { Safe } from './html.js';
 import type { PageSession } from './session.js';
 
@@ -8,7 +9,7 @@ export interface PageContext {
   actor: string;
   now: () => number;
   readSession: (request: FastifyRequest, reply: FastifyReply) => Promise<PageSession | undefined>;
-  writeSession: (request: FastifyRequest, reply: FastifyReply, form: Record<string, string>) => Promise<PageSession>;
+  writeSession: (request: FastifyRequest, reply: FastifyReply, form: Form) => Promise<PageSession>;
   send: (reply: FastifyReply, status: number, title: string, body: Safe, session?: PageSession) => FastifyReply;
   signedOut: (reply: FastifyReply) => FastifyReply;
   /** Ends the session here and, through the store, on every instance. */

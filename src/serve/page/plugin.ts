@@ -27,6 +27,7 @@ import {
   type SessionTimeouts,
 } from './session.js';
 import { PAGE_CSS } from './style.js';
+import { FORM_TYPE, formOf, parseForm, type Form } from './form.js';
 import { SessionEnds } from './session-ends.js';
 import { DEFAULT_PAGE_RATE_LIMITS, RateWindow, type PageRateLimits } from './rate.js';
 
@@ -75,15 +76,6 @@ export function cookiesOf(request: FastifyRequest): Map<string, string> {
     else jar.set(name, part.slice(eq + 1).trim());
   }
   return jar;
-}
-
-function parseForm(body: string): Record<string, string> {
-  const form: Record<string, string> = {};
-  for (const [key, value] of new URLSearchParams(body)) {
-    if (Object.hasOwn(form, key)) throw new ProblemError('invalid-request', `The form sent ${key} twice.`);
-    form[key] = value;
-  }
-  return form;
 }
 
 export async function registerPage(app: FastifyInstance, vault: Vault, options: PageOptions): Promise<void> {
@@ -137,11 +129,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
   }
 
   /** The session of a change: strict cookie, same-origin Origin and the session's CSRF token, or a 403. */
-  async function writeSession(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    form: Record<string, string>,
-  ): Promise<PageSession> {
+  async function writeSession(request: FastifyRequest, reply: FastifyReply, form: Form): Promise<PageSession> {
     if (request.headers.origin !== origin)
       throw new ProblemError('forbidden', 'This change did not come from this page; open the page and try again.');
     const session = openSession(sealer, cookiesOf(request).get(WRITE_COOKIE), timeouts, now());
@@ -159,17 +147,16 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
 
   await app.register(
     async (scope) => {
-      scope.addContentTypeParser(
-        'application/x-www-form-urlencoded',
-        { parseAs: 'string', bodyLimit: maxFormBytes },
-        (_request, body, done) => {
-          try {
-            done(null, parseForm(body as string));
-          } catch (error) {
-            done(error as Error, undefined);
-          }
-        },
-      );
+      // The page's forms only: the service's JSON parser is not inherited, so a JSON body (fields of
+      // any type, behind the person's CSRF token) is a 415 before any action reads it.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser(FORM_TYPE, { parseAs: 'string', bodyLimit: maxFormBytes }, (_request, body, done) => {
+        try {
+          done(null, parseForm(body as string));
+        } catch (error) {
+          done(error as Error, undefined);
+        }
+      });
       scope.setErrorHandler((error, request, reply) => {
         const code = (error as { statusCode?: number }).statusCode;
         const finalStatus =
@@ -179,9 +166,11 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
             ? error.problem.detail
             : code === 413
               ? 'The form is too large.'
-              : finalStatus < 500
-                ? 'The request was not understood; nothing was changed.'
-                : 'Something went wrong; nothing was changed by this request.';
+              : code === 415
+                ? `This page takes only its own forms (${FORM_TYPE}); nothing was changed.`
+                : finalStatus < 500
+                  ? 'The request was not understood; nothing was changed.'
+                  : 'Something went wrong; nothing was changed by this request.';
         if (error instanceof ProblemError) void reply.headers(error.headers);
         if (finalStatus >= 500)
           options.logger?.error({ reqId: request.id, err: loggableError(error) }, 'memvault page request failed');
@@ -227,7 +216,7 @@ export async function registerPage(app: FastifyInstance, vault: Vault, options: 
       });
 
       scope.post('/logout', async (request, reply) => {
-        const session = await writeSession(request, reply, (request.body ?? {}) as Record<string, string>);
+        const session = await writeSession(request, reply, formOf(request));
         revoked.revoke(session, now());
         await ends.endAll(session.user, now());
         void reply.removeHeader('set-cookie');

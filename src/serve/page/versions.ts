@@ -11,6 +11,7 @@ import { parseRfc3339 } from '../../util/date-time.js';
 import { memoryPathOf } from '../file-routes.js';
 import { ProblemError } from '../problems.js';
 import type { PageContext } from './context.js';
+import { formOf } from './form.js';
 import { csrfField, html, Safe } from './html.js';
 import { diffRoutes } from './diff-screen.js';
 import { actorLabel, messageScreen } from './screens.js';
@@ -107,7 +108,7 @@ export function versionRoutes(scope: FastifyInstance, vault: Vault, page: PageCo
   });
 
   scope.post('/restore', async (request, reply) => {
-    const form = (request.body ?? {}) as Record<string, string>;
+    const form = formOf(request);
     const session = await page.writeSession(request, reply, form);
     // Strictly RFC 3339 with a timezone (as the versions screen writes it): a date nobody meant is
     // refused, never guessed (new Date() would take "1" or "March 7").
