@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { HeadObjectCommand, PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type PutObjectCommandInput,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import type { SegmentRetention, SegmentUploader } from './uploader.js';
 
 export interface S3SegmentUploaderOptions {
@@ -47,6 +53,23 @@ export class S3SegmentUploader implements SegmentUploader {
     } catch (error) {
       // 412: a segment is already at this key (an earlier upload that lost its progress record).
       if (httpStatusOf(error) === 412) return 'exists';
+      throw error;
+    }
+  }
+
+  async holds(key: string, body: Uint8Array): Promise<boolean> {
+    // One byte past the local segment: a longer object shows itself without being read whole.
+    const range = `bytes=0-${body.byteLength}`;
+    try {
+      const out = await this.options.client.send(
+        new GetObjectCommand({ Bucket: this.options.bucket, Key: key, Range: range }),
+      );
+      if (!out.Body) return false;
+      return Buffer.from(body).equals(await out.Body.transformToByteArray());
+    } catch (error) {
+      // 404: gone since the 'exists'; 416: an empty object (no byte 0). Neither is this segment.
+      const status = httpStatusOf(error);
+      if (status === 404 || status === 416) return false;
       throw error;
     }
   }

@@ -2,10 +2,11 @@
  * Shipping sealed segments: after each seal (and on close) every sealed segment not yet uploaded
  * goes to the uploader, oldest first, stopping at the first failure (the next seal or close
  * retries). Progress lives in FILE.upload-state.json so a restart does not re-send everything;
- * create-only uploads make a lost progress file harmless.
+ * create-only uploads, and the byte comparison behind an 'exists', make a lost progress file harmless.
  */
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
+import { MemvaultError } from '../errors.js';
 import { commitTemporary, temporaryPathFor } from '../util/fs.js';
 import { recordOrConfigError } from './chain-head.js';
 import { listSealedSegments } from './segments.js';
@@ -75,7 +76,8 @@ export class SegmentShipper {
       const retention = objectLock
         ? { mode: objectLock.mode, retainUntil: new Date(now() + objectLock.days * DAY_MS) }
         : undefined;
-      await uploader.upload(segmentKey(first.instance, first.seq, prefix), body, retention);
+      const key = segmentKey(first.instance, first.seq, prefix);
+      if ((await uploader.upload(key, body, retention)) === 'exists') await checkSame(uploader, key, body);
       state.uploadedThrough = segment.index;
       const temporary = temporaryPathFor(statePath);
       try {
@@ -87,6 +89,24 @@ export class SegmentShipper {
       }
     }
   }
+}
+
+/**
+ * An 'exists' counts as shipped only when the object there is this segment, byte for byte: another
+ * writer under the same instance id, or a copy altered in the store, is reported and the local
+ * segment stays unshipped (the next pass asks again).
+ */
+async function checkSame(uploader: SegmentUploader, key: string, body: Uint8Array): Promise<void> {
+  if (!uploader.holds)
+    throw new MemvaultError(
+      'CONFIG',
+      `audit: segment ${key} is already in the audit store and this uploader cannot compare it (it has no holds method); not counted as shipped, the local segment is kept`,
+    );
+  if (!(await uploader.holds(key, body)))
+    throw new MemvaultError(
+      'STORE_INCONSISTENT',
+      `audit: segment ${key} was not shipped: the audit store already holds different content at that key (another writer with this instance id, or an altered copy); the local segment is kept`,
+    );
 }
 
 function readUploadState(path: string): UploadState {

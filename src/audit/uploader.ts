@@ -9,8 +9,14 @@ import { PreconditionFailedError, type ObjectStore } from '../store/port.js';
 export interface SegmentUploader {
   /** True when the uploader can set Object Lock retention (an S3 bucket with Object Lock enabled). */
   readonly supportsRetention: boolean;
-  /** 'exists' when an object is already at the key (an earlier upload of the same segment). */
+  /** 'exists' when an object is already at the key (an earlier upload of the same segment, or not). */
   upload(key: string, body: Uint8Array, retention?: SegmentRetention): Promise<'uploaded' | 'exists'>;
+  /**
+   * Whether the object at `key` is exactly `body`, reading at most `body.byteLength + 1` bytes of it.
+   * The shipper asks after an 'exists': a key another writer filled (a reused instance id) must not
+   * count as this segment shipped. An uploader without it cannot answer 'exists' (fail closed).
+   */
+  holds?(key: string, body: Uint8Array): Promise<boolean>;
 }
 
 export type ObjectLockMode = 'GOVERNANCE' | 'COMPLIANCE';
@@ -60,5 +66,13 @@ export class ObjectStoreSegmentUploader implements SegmentUploader {
       if (error instanceof PreconditionFailedError) return 'exists';
       throw error;
     }
+  }
+
+  async holds(key: string, body: Uint8Array): Promise<boolean> {
+    // The port has no ranged read: the size from a HEAD bounds the GET to the local segment's size.
+    const info = await this.store.head(key);
+    if (info?.size !== body.byteLength) return false;
+    const stored = await this.store.get(key);
+    return stored !== null && Buffer.from(body).equals(stored.body);
   }
 }

@@ -4,6 +4,7 @@
  * otherwise skips, like the suites under test/s3/.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   CreateBucketCommand,
@@ -68,6 +69,12 @@ describe.skipIf(!s3Available())(
 
       // A second upload of the same segment (lost progress file) is create-only: reported, not overwritten.
       expect(await uploader.upload(key, new TextEncoder().encode('forged\n'))).toBe('exists');
+      // ...and the shipper counts an 'exists' only when the object there is this segment, byte for byte.
+      const segment = readFileSync(listSealedSegments(file)[0]!.file);
+      expect(await uploader.holds(key, segment)).toBe(true);
+      expect(await uploader.holds(key, new TextEncoder().encode('forged\n'))).toBe(false);
+      expect(await uploader.holds(key, segment.subarray(0, segment.byteLength - 1))).toBe(false);
+      expect(await uploader.holds(`${key}.absent`, segment)).toBe(false);
       expect((await verifyChains(await collectStoreChains(store))).ok).toBe(true);
 
       // A delete without a version id only hides a segment behind a delete marker: the locked

@@ -226,6 +226,72 @@ describe('audit writer', () => {
     expect(uploaded).toHaveLength(2);
   });
 
+  it("counts an 'exists' as shipped only when the object there is the local segment, byte for byte", async () => {
+    const file = auditFile();
+    const store = new MemoryStore();
+    // Another writer with the same instance id (a copied state directory) got there first.
+    const key = 'audit/reused-id/000000000001.jsonl';
+    await store.put(key, new TextEncoder().encode('{"forged":true}\n'));
+    const errors: Error[] = [];
+    const logger = await createAuditLogger({
+      file,
+      instanceId: 'reused-id',
+      maxSegmentBytes: 1200,
+      upload: { store },
+      onError: (e) => errors.push(e),
+    });
+    for (let i = 0; i < 20; i++) logger.append({ type: 'expire', counts: { objects: i } });
+    await logger.close();
+    // Reported, not shipped: no progress, the local segments kept, the object there left as it was.
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.at(-1)!.message).toMatch(/already holds different content.*kept/);
+    expect(errors.at(-1)!.message).not.toContain(file);
+    expect(existsSync(`${file}.upload-state.json`)).toBe(false);
+    const sealed = listSealedSegments(file);
+    expect(sealed.length).toBeGreaterThan(1);
+    for (const segment of sealed) expect(existsSync(segment.file)).toBe(true);
+    expect(new TextDecoder().decode((await store.get(key))!.body)).toBe('{"forged":true}\n');
+    expect((await store.list('audit/')).objects.map((o) => o.key)).toEqual([key]);
+
+    // The same bytes there (an upload whose progress file was lost) are shipped: no error.
+    const copy = new MemoryStore();
+    for (const segment of sealed.slice(0, 2)) {
+      const body = readFileSync(segment.file);
+      const first = readRecords(segment.file)[0]!;
+      await copy.put(`audit/reused-id/${String(first.seq).padStart(12, '0')}.jsonl`, body);
+    }
+    const retried: Error[] = [];
+    const reopened = await createAuditLogger({ file, upload: { store: copy }, onError: (e) => retried.push(e) });
+    await reopened.close();
+    expect(retried).toEqual([]);
+    expect((await copy.list('audit/')).objects).toHaveLength(listSealedSegments(file).length);
+    expect((await verifyChains(await collectStoreChains(copy))).failures).toEqual([]);
+  });
+
+  it("fails closed on an 'exists' from an uploader that cannot compare, and on a longer object", async () => {
+    const file = auditFile();
+    const errors: Error[] = [];
+    const blind: SegmentUploader = { supportsRetention: false, upload: async () => 'exists' };
+    const logger = await createAuditLogger({ file, upload: { uploader: blind }, onError: (e) => errors.push(e) });
+    await logger.close();
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/cannot compare/)]);
+    expect(existsSync(`${file}.upload-state.json`)).toBe(false);
+
+    // The local segment followed by more bytes is not the segment either.
+    const store = new MemoryStore();
+    const [segment] = listSealedSegments(file);
+    const body = readFileSync(segment!.file);
+    const key = `audit/${logger.instanceId}/000000000001.jsonl`;
+    await store.put(key, Buffer.concat([body, Buffer.from('{"appended":true}\n')]));
+    const longer: Error[] = [];
+    const reopened = await createAuditLogger({ file, upload: { store }, onError: (e) => longer.push(e) });
+    await reopened.close();
+    // Reported by each pass (at open and at close), never counted.
+    expect(longer.length).toBeGreaterThan(0);
+    for (const e of longer) expect(e.message).toMatch(/already holds different content/);
+    expect(existsSync(`${file}.upload-state.json`)).toBe(false);
+  });
+
   it('refuses Object Lock with an uploader that cannot set retention', async () => {
     const file = auditFile();
     await expect(
