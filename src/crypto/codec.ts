@@ -178,16 +178,23 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   async forUser(userId: string): Promise<UserCodec> {
     const uid = this.uidOf(userId);
     await this.revalidateDeployment();
-    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, true), this.maxKeyBytes, () =>
-      this.reloadKeys(uid),
-    );
+    return this.codecOf(uid, await this.keysOf(uid, true));
   }
 
   async forUid(uid: string): Promise<UserCodec> {
     if (!isUid(uid)) throw new MemvaultError('INVALID_USER', 'Error: Not a memvault uid.');
     await this.revalidateDeployment();
-    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, false), this.maxKeyBytes, () =>
-      this.reloadKeys(uid),
+    return this.codecOf(uid, await this.keysOf(uid, false));
+  }
+
+  private codecOf(uid: string, cached: CachedKeys): EncryptedUserCodec {
+    return new EncryptedUserCodec(
+      uid,
+      this.deploymentId,
+      cached,
+      this.maxKeyBytes,
+      () => this.reloadKeys(uid),
+      (entry) => this.cache.isUsable(entry),
     );
   }
 
@@ -294,7 +301,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
       wipeKeyring(keys);
       this.assertOpen();
     }
-    if (this.evictions !== evictionsBefore) return this.cache.detached(keys);
+    if (this.evictions !== evictionsBefore) return this.cache.detached(keys, readAt);
     return this.cache.set(uid, keys, readAt);
   }
 }
