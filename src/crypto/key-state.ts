@@ -24,7 +24,8 @@ import {
   utf8,
 } from './bytes.js';
 import { keyedHash } from './format.js';
-import type { KeyRecord } from './key-provider.js';
+import { decodeKeyRecord, type KeyRecord } from './key-provider.js';
+import { userKeyKey } from './layout.js';
 import { userKeyStatePrefix } from '../store/layout.js';
 
 const MARK_MAC_BYTES = 16;
@@ -138,10 +139,49 @@ export async function markKeyState(
   state: KeyState,
   binding: KeyStateBinding,
 ): Promise<void> {
-  if (state.keyVersion <= 1) return;
+  await putMark(store, uid, state, binding);
+}
+
+/** markKeyState; true when this call created the mark. */
+async function putMark(store: ObjectStore, uid: string, state: KeyState, binding: KeyStateBinding): Promise<boolean> {
+  if (state.keyVersion <= 1) return false;
   try {
     await store.put(keyStateMarkKey(uid, state, binding), new Uint8Array(0), { ifNoneMatch: '*' });
+    return true;
   } catch (e) {
     if (!(e instanceof PreconditionFailedError)) throw e;
+    return false;
   }
+}
+
+/**
+ * markKeyState for the state of the record read with ETag `etag`, which an erasure may delete
+ * meanwhile: a mark landing after the erasure listed the user's objects would outlive it, a genuine
+ * witness of the erased key, and the user id could never start afresh. So a mark this call created
+ * is checked against the record (mark, then HEAD: an erasure that deletes the record after the HEAD
+ * lists the mark); the record gone, or rewritten at an older state (a new key since), the mark is
+ * taken away and false returned. One HEAD more, only when a mark is written.
+ */
+export async function markKeyStateWhileCurrent(
+  store: ObjectStore,
+  uid: string,
+  state: KeyState,
+  binding: KeyStateBinding,
+  etag: string,
+): Promise<boolean> {
+  if (!(await putMark(store, uid, state, binding))) return true;
+  const head = await store.head(userKeyKey(uid));
+  if (head?.etag === etag) return true;
+  const stored = head ? await store.get(userKeyKey(uid)) : null;
+  if (stored) {
+    let current: KeyState;
+    try {
+      current = keyStateOf(decodeKeyRecord(stored.body));
+    } catch {
+      return true; // not a record to judge by: the mark stays, a load refuses the record itself
+    }
+    if (!isOlderKeyState(current, state)) return true;
+  }
+  await store.delete(keyStateMarkKey(uid, state, binding));
+  return false;
 }

@@ -36,7 +36,7 @@ import { PreconditionFailedError } from '../store/port.js';
 import { describeKey, encodeKeyRecord, NAME_ROOT_KEY_VERSION, sealKeyRecord, type KeyRecord } from './key-provider.js';
 import { isUid, iterateUsers, userKeyKey } from './layout.js';
 import { loadSodium } from './sodium.js';
-import { keyStateMarkKey, keyStateOf, markKeyState } from './key-state.js';
+import { keyStateMarkKey, keyStateOf, markKeyState, markKeyStateWhileCurrent } from './key-state.js';
 import { newSecret, readUserRecord, type ReadUserRecord } from './wrapped-secret.js';
 import { openDeployment } from './operations.js';
 import { resealPass } from './rekey-reseal.js';
@@ -212,9 +212,12 @@ async function startVersion(ctx: Context, uid: string): Promise<boolean> {
       ctx.binding.macKey,
     );
     try {
-      await ctx.store.put(userKeyKey(uid), encodeKeyRecord(updated), { ifMatch: etag });
-      await markKeyState(ctx.store, uid, keyStateOf(updated), ctx.binding); // after the put: the old record is refused from now on
+      const written = await ctx.store.put(userKeyKey(uid), encodeKeyRecord(updated), { ifMatch: etag });
+      // After the put: the old record is refused from now on. Erased right after it: no mark stays.
+      const state = keyStateOf(updated);
+      const current = await markKeyStateWhileCurrent(ctx.store, uid, state, ctx.binding, written.etag);
       ctx.evict?.(uid);
+      if (!current) throw noRecordError();
       ctx.onProgress?.({ uid, phase: 'version', keyVersion: next, scanned: 0, resealed: 0 });
       return true;
     } catch (e) {

@@ -33,7 +33,7 @@ import {
   isOlderKeyState,
   keyStateMarkPrefix,
   keyStateOf,
-  markKeyState,
+  markKeyStateWhileCurrent,
   newestKeyStateMark,
   withoutDroppedVersions,
 } from './key-state.js';
@@ -269,6 +269,7 @@ export async function readUserRecord(
   store: ObjectStore,
   uid: string,
   binding: DeploymentBinding,
+  rereads = 2,
 ): Promise<ReadUserRecord | null> {
   const [stored, marks] = await Promise.all([
     store.get(userKeyKey(uid)),
@@ -282,10 +283,17 @@ export async function readUserRecord(
   const state = keyStateOf(record);
   if (mark === null || isOlderKeyState(mark, state)) {
     // Best effort: the record verified, so this read succeeds; the next read tries the mark again.
-    await markKeyState(store, uid, state, binding).catch(() => undefined);
+    const current = await markKeyStateWhileCurrent(store, uid, state, binding, stored.etag).catch(() => true);
+    // Erased (or a new key) since the GET: what was read is gone, so it is read again.
+    if (!current) {
+      if (rereads === 0) throw new MemvaultError('CONFLICT', RECORD_CHANGING_MESSAGE);
+      return readUserRecord(store, uid, binding, rereads - 1);
+    }
   }
   return { record, usable: withoutDroppedVersions(record, mark), etag: stored.etag, lastModified: stored.lastModified };
 }
+
+const RECORD_CHANGING_MESSAGE = "Error: This user's key record kept changing while it was read; please try again.";
 
 async function openUserSecret(
   found: ReadUserRecord,

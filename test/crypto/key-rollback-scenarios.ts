@@ -191,7 +191,8 @@ export async function staleInstanceScenario(makeStore: MakeStore, history: boole
  * user's first command in a process, or the first after the key-cache age) is one GET of the record
  * and, sent beside it, one LIST of one key of the marks' folder; a cached key costs nothing. A PUT is
  * added once per state the record reaches (by the re-key, or by the first load that finds its mark
- * missing), and a second LIST only when a key that is no genuine mark was planted before the newest.
+ * missing, with a HEAD that the record is still there: an erasure must not leave the mark behind),
+ * and a second LIST only when a key that is no genuine mark was planted before the newest.
  * A user's very first key: the same two, then the LIST of one key that proves the user has no
  * objects, then the record's PUT.
  */
@@ -218,7 +219,7 @@ export async function keyLoadCostScenario(makeStore: MakeStore): Promise<void> {
   // A record ahead of its marks (a record of before the marks existed, or a crash between a new
   // version and its mark): the first load writes the mark, the next costs the usual two.
   for (const key of await marks(store, uid)) await store.delete(key);
-  expect(await load()).toEqual({ GET: 1, LIST: 1, PUT: 1 });
+  expect(await load()).toEqual({ GET: 1, LIST: 1, PUT: 1, HEAD: 1 });
   expect(await marks(store, uid)).toHaveLength(1);
   expect(await load()).toEqual({ GET: 1, LIST: 1 });
 
