@@ -1,5 +1,4 @@
 import type { StatementSync } from 'node:sqlite';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MemvaultError } from '../errors.js';
 import { countRequest } from './accounting.js';
 import { assertValidKey, isWellFormed } from './file/keys.js';
@@ -16,7 +15,7 @@ import {
   type SummaryOptions,
 } from './port.js';
 import { SqliteConnection, type BusyRetry } from './sqlite/connection.js';
-import { toSqliteStoreError, type SqliteDatabaseOptions } from './sqlite/database.js';
+import type { SqliteDatabaseOptions } from './sqlite/database.js';
 import { listStatement, prefixBounds, summaryStatement } from './sqlite/listing.js';
 
 export type { SqliteDurability } from './sqlite/database.js';
@@ -277,13 +276,7 @@ export class SqliteStore implements ObjectStore {
     again: (next: BusyRetry) => Promise<T> = (next) => this.attempt(fn, next),
   ): Promise<T> {
     if (this.closed) return Promise.reject(closedError());
-    try {
-      return Promise.resolve(this.connection.request(fn));
-    } catch (e) {
-      const next = this.connection.retryAfter(e, retry);
-      if (next) return sleep(next.delayMs).then(() => again(next));
-      return Promise.reject(toSqliteStoreError(e));
-    }
+    return this.connection.retrying(() => this.connection.request(fn), retry, again);
   }
 }
 

@@ -34,6 +34,38 @@ async function ticksDuring<T>(p: Promise<T>): Promise<{ outcome: PromiseSettledR
   return { outcome: outcome!, ticks };
 }
 
+/** Microtask turns until `p` settles: what the busy retry must not add to an uncontended request. */
+async function turnsUntil(p: Promise<unknown>): Promise<number> {
+  let settled = false;
+  void p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  let turns = 0;
+  while (!settled && turns < 100) {
+    await Promise.resolve();
+    turns += 1;
+  }
+  return turns;
+}
+
+describe('the SQLite store without contention', () => {
+  it('answers with no timer and no await of the busy retry on the way', async () => {
+    const t = tempDir('sqlite-busy');
+    cleanup = t.cleanup;
+    const store = await SqliteStore.open(join(t.dir, 's.db'), { durability: 'normal' });
+    try {
+      await store.put('k', new Uint8Array([1]));
+      expect(await turnsUntil(store.head('k'))).toBe(1);
+      expect(await turnsUntil(store.get('k'))).toBe(1);
+      expect(await turnsUntil(store.put('k', new Uint8Array([2])))).toBe(3);
+      expect(await turnsUntil(store.transaction(() => store.head('k')))).toBe(4);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('the SQLite store while another connection holds the write lock', () => {
   it.each([
     ['a write', (store: SqliteStore) => store.put('k', new Uint8Array([2]))],
@@ -80,6 +112,32 @@ describe('the SQLite store while another connection holds the write lock', () =>
       other.exec('COMMIT');
       expect(await store.head('k')).toBeNull();
       await store.put('k', new Uint8Array([3])); // free again: it lands
+      expect((await store.get('k'))?.body).toEqual(new Uint8Array([3]));
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it("a transaction's BEGIN fails with STORE_UNAVAILABLE once the busy timeout has passed; its body never runs", async () => {
+    const { store, other } = await lockedStore(300);
+    try {
+      let ran = false;
+      const { outcome, ticks } = await ticksDuring(
+        store.transaction(async () => {
+          ran = true;
+          await store.put('k', new Uint8Array([2]));
+        }),
+      );
+      expect(outcome.status).toBe('rejected');
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: 'the SQLite store failed: SQLITE_BUSY',
+      });
+      expect(ran).toBe(false);
+      expect(ticks).toBeGreaterThanOrEqual(10);
+      other.exec('COMMIT');
+      await store.transaction(() => store.put('k', new Uint8Array([3]))); // free again: it lands
       expect((await store.get('k'))?.body).toEqual(new Uint8Array([3]));
     } finally {
       other.close();

@@ -178,27 +178,29 @@ export class SqliteConnection {
   }
 
   /** BEGIN IMMEDIATE, tried again (asynchronously) while another connection holds the write lock. */
-  private async begin(): Promise<void> {
-    let retry: BusyRetry | undefined;
-    for (;;) {
-      try {
-        this.db.exec('BEGIN IMMEDIATE');
-        return;
-      } catch (e) {
-        retry = busyRetry(e, retry, this.busyTimeoutMs);
-        if (!retry) throw toSqliteStoreError(e);
-      }
-      await sleep(retry.delayMs);
-    }
+  private begin(retry?: BusyRetry): Promise<void> {
+    return this.retrying(
+      () => void this.db.exec('BEGIN IMMEDIATE'),
+      retry,
+      (next) => this.begin(next),
+    );
   }
 
   /**
-   * A request that failed with SQLITE_BUSY (another connection holds the lock it needs, which it
-   * takes at its start: nothing of it ran) is tried again after the wait this returns, outside a
-   * transaction and until the busy timeout; undefined: it fails.
+   * `step` now; when it fails with SQLITE_BUSY (another connection holds the lock it takes at its
+   * start: nothing of it ran), outside a transaction and until the busy timeout, `again(next)` after
+   * the wait, the event loop running meanwhile; any other failure rejects as the store's error.
+   * Promises chained, not an async loop: an uncontended step settles with no await of its own (a
+   * request is the hot path). `again` lets a request check again whether it may run at all.
    */
-  retryAfter(e: unknown, previous: BusyRetry | undefined): BusyRetry | undefined {
-    return this.inTransaction() ? undefined : busyRetry(e, previous, this.busyTimeoutMs);
+  retrying<T>(step: () => T, retry: BusyRetry | undefined, again: (next: BusyRetry) => Promise<T>): Promise<T> {
+    try {
+      return Promise.resolve(step());
+    } catch (e) {
+      const next = this.inTransaction() ? undefined : busyRetry(e, retry, this.busyTimeoutMs);
+      if (next) return sleep(next.delayMs).then(() => again(next));
+      return Promise.reject(toSqliteStoreError(e));
+    }
   }
 
   /** A write committed on this connection (a transaction, or a request of its own): the checkpointer counts it. */
