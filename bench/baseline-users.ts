@@ -17,7 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { formatNumber, median, printTable, userMix } from './stats.js';
+import { formatNumber, median, printTable, usersMixPerSecond } from './stats.js';
 
 interface AnyVault {
   run(user: string, input: Record<string, unknown>): Promise<{ isError?: boolean; content: unknown }>;
@@ -41,15 +41,9 @@ async function child(checkout: string, kind: 'file' | 'sqlite', users: number, c
       const result = await vault.run(user, input);
       if (result.isError) throw new Error(`${String(input['command'])} failed: ${JSON.stringify(result.content)}`);
     };
-    const rounds = Math.max(1, Math.round(commands / 4 / users));
-    const row = (tag: string) =>
-      Promise.all(Array.from({ length: users }, (_, u) => userMix((input) => run(`${tag}-${u}`, input), rounds)));
-    await row('warm');
-    const t0 = performance.now();
-    await row('timed');
-    const seconds = (performance.now() - t0) / 1000;
+    const perSecond = await usersMixPerSecond(run, users, commands);
     await vault.close();
-    console.log(String((rounds * 4 * users) / seconds));
+    console.log(String(perSecond));
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { formatNumber, median, printTable } from './stats.js';
+import { formatNumber, median, printTable, usersMixPerSecond } from './stats.js';
 import type * as Stats from './stats.js';
 
 /** In the child: one checkout's commands/s for `users` users. */
@@ -25,19 +25,10 @@ async function child(checkout: string, users: number, commands: number): Promise
       history: true,
       audit: { file: join(root, 'audit.jsonl') },
     });
-    const rounds = Math.max(1, Math.round(commands / 4 / users));
-    const row = (tag: string) =>
-      Promise.all(
-        Array.from({ length: users }, (_, u) =>
-          stats.userMix((input) => stats.mustRun(vault, `${tag}-${u}`, input), rounds),
-        ),
-      );
-    await row('warm');
-    const t0 = performance.now();
-    await row('timed');
-    const seconds = (performance.now() - t0) / 1000;
+    // The mix and its timing are this checkout's, so both checkouts run the very same workload.
+    const perSecond = await usersMixPerSecond((user, input) => stats.mustRun(vault, user, input), users, commands);
     await vault.close();
-    console.log(String((rounds * 4 * users) / seconds));
+    console.log(String(perSecond));
   } finally {
     await rm(root, { recursive: true, force: true });
   }

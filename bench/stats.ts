@@ -29,6 +29,25 @@ export async function userMix(
     await run({ command: 'view', path: '/memories/load' });
   }
 }
+/**
+ * Commands/s of `users` users at once, each running userMix on its own files (`commands` in all, a
+ * quarter per step of the mix), after one untimed row of the same (the JIT, the statement caches and
+ * the first fsyncs are the process's start, not its throughput).
+ */
+export async function usersMixPerSecond(
+  run: (user: string, input: Record<string, unknown>) => Promise<unknown>,
+  users: number,
+  commands: number,
+): Promise<number> {
+  const rounds = Math.max(1, Math.round(commands / 4 / users));
+  const row = (tag: string) =>
+    Promise.all(Array.from({ length: users }, (_, u) => userMix((input) => run(`${tag}-${u}`, input), rounds)));
+  await row('warm');
+  const t0 = performance.now();
+  await row('timed');
+  return (rounds * 4 * users) / ((performance.now() - t0) / 1000);
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
