@@ -60,9 +60,26 @@ export function memoryTool(vault: Vault, userId: string, options?: LangChainMemo
   };
   const tool = tools.memory_20250818({ execute });
   tool.schema = ANY_OBJECT as unknown as typeof tool.schema;
+  runArgsAsSent(tool);
   if (checked.tags) tool.tags = checked.tags;
   if (checked.metadata) tool.metadata = checked.metadata;
   return tool;
+}
+
+/**
+ * invoke(toolCall) hands call() the call's args, and call() takes args with `type: 'tool_call'` for
+ * a tool call itself: it would run their `args` field (a model's extra field turning a view into a
+ * delete) or reject args without one. Handing call() the tool call instead, when the args are its
+ * args, has it unwrap them once: the command is the input the model sent, as under vault.run.
+ */
+function runArgsAsSent(tool: LangChainMemoryTool): void {
+  const call = tool.call.bind(tool) as (arg: unknown, config?: unknown, tags?: string[]) => Promise<unknown>;
+  const asSent = (arg: unknown, config?: unknown, tags?: string[]) => {
+    const toolCall = (config as { toolCall?: { type?: unknown; args?: unknown } } | undefined)?.toolCall;
+    const whole = toolCall?.type === 'tool_call' && toolCall.args === arg;
+    return call(whole ? toolCall : arg, config, tags);
+  };
+  tool.call = asSent as typeof tool.call;
 }
 
 /**
