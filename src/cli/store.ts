@@ -6,6 +6,9 @@ import { openExistingStore, openStore } from '../store/open.js';
 import { openS3Store } from '../store/open-s3.js';
 import type { ObjectStore } from '../store/port.js';
 import type { S3Store } from '../store/s3.js';
+import type { Vault } from '../memvault.js';
+import { storeUrlFrom } from './config.js';
+import { openCliVault, type VaultFlags } from './vault.js';
 
 /**
  * How every CLI command opens a store: the URL as given, the S3 settings of `env` through the one
@@ -23,6 +26,19 @@ export function openCliStore(
 ): Promise<ObjectStore> {
   if (options.create === true) return openStore(url, { env });
   return options.writes === true ? openExistingStore(url, { env }) : openStore(url, { env, onlyReads: true });
+}
+
+/**
+ * The vault of an existing deployment for a command that only reads its store (migrate's source,
+ * user export). The vault opens its store as the service does, which moves an older SQLite schema
+ * to this version: so the store is opened first as the other tools that only read open it, where a
+ * missing store or one that would need a write is CONFIG and nothing is written. Once that passed,
+ * the vault's own open writes nothing either (a current store in WAL mode, a directory that exists).
+ */
+export async function openReadingVault(flags: VaultFlags, env: NodeJS.ProcessEnv = process.env): Promise<Vault> {
+  const store = await openCliStore(storeUrlFrom(flags, env), env);
+  await store.close();
+  return openCliVault(flags, { create: false }, env);
 }
 
 /** An s3:// store with its client, for the commands that talk to the bucket itself (doctor, expire's deleter). */

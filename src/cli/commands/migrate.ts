@@ -5,7 +5,7 @@ import { migrateStore, type MigrateResult } from '../../lifecycle/migrate.js';
 import { validateUserId } from '../../memvault.js';
 import { usageError } from '../errors.js';
 import { lifecycleAction } from '../lifecycle.js';
-import { openCliStore, openStoreWithEncryption } from '../store.js';
+import { openCliStore, openReadingVault, openStoreWithEncryption } from '../store.js';
 import type { VaultFlags } from '../vault.js';
 
 interface MigrateFlags extends VaultFlags {
@@ -19,8 +19,9 @@ interface MigrateFlags extends VaultFlags {
 /**
  * `memvault migrate --from URL --to URL [--user ID]`: the deployment (or one user) copied to another
  * store as it is stored (src/lifecycle/migrate.ts). The source is opened as the service opens it
- * (its key must match its deployment record) and never created; the destination is created where a
- * store can be (a SQLite file, a directory; never an S3 bucket). One `migrate` audit record, in the
+ * (its key must match its deployment record) but only read: never created, and never changed (a
+ * SQLite source of an older schema is CONFIG, not moved to this version). The destination is
+ * created where a store can be (a SQLite file, a directory; never an S3 bucket). One `migrate` audit record, in the
  * source deployment's audit log (--audit-file, MEMVAULT_AUDIT_FILE).
  */
 export function registerMigrate(program: Command): void {
@@ -75,6 +76,7 @@ export function registerMigrate(program: Command): void {
           }
         },
         {
+          open: openReadingVault,
           check: () => {
             if (flags.from === flags.to) throw usageError('--from and --to are the same store');
             if (flags.user !== undefined) validateUserId(flags.user);

@@ -7,6 +7,7 @@ import { validateUserId } from '../../memvault.js';
 import { EXIT, usageError } from '../errors.js';
 import { addLifecycleOptions, lifecycleAction } from '../lifecycle.js';
 import { openCliVault, type VaultFlags } from '../vault.js';
+import { openReadingVault } from '../store.js';
 import type { Vault } from '../../memvault.js';
 import { commitTemporary, temporaryPathFor } from '../../util/fs.js';
 import { historyFromEnv } from '../../config/from-env.js';
@@ -120,6 +121,8 @@ export function registerUser(program: Command): void {
           validateUserId(flags.user);
           target = outputTarget(flags.out);
         },
+        // An export only reads: an older SQLite schema is CONFIG, not moved to this version.
+        open: openReadingVault,
         onFailure: async () => {
           if (target && !finished) await rm(target.temporary, { force: true });
         },
