@@ -10,8 +10,9 @@
  * 2. Copy what is missing, create-only; an object there already is compared byte for byte.
  * 3. Verify: every object of the scope, listed at either store, read back at the destination,
  *    equals the source's; one only at the destination is a difference.
- * 4. The deployment record last: a destination stopped part-way holds users but no deployment,
- *    which every start-up refuses (STORE_INCONSISTENT), so it is never taken for a whole one.
+ * 4. The deployment record last, once the source's is still the one read at the start: a
+ *    destination stopped part-way holds users but no deployment, which every start-up refuses
+ *    (STORE_INCONSISTENT), so it is never taken for a whole one.
  */
 import { MemvaultError } from '../errors.js';
 import { DEPLOYMENT_RECORD_KEY, KEYS_PREFIX, userPrefix } from '../store/layout.js';
@@ -106,6 +107,14 @@ export async function migrateStore(
       progress('verify', result.verified);
     }
 
+  // Compared with the source as it is now, as every other object is, not only with the copy read at
+  // the start: a record rewritten meanwhile (keys rotate re-wraps it first) would be a stale one.
+  const current = await readCarried(from, DEPLOYMENT_RECORD_KEY);
+  if (!current || !sameCarried(current, record))
+    throw new MemvaultError(
+      'STORE_INCONSISTENT',
+      "memvault migrate: the source's deployment record changed during the migration (a key rotation?); the migration stopped before writing it. Stop what writes to the source, then run it again.",
+    );
   if (!existing) await putCarried(to, DEPLOYMENT_RECORD_KEY, record);
   const written = await readCarried(to, DEPLOYMENT_RECORD_KEY);
   if (!written || !sameCarried(written, record)) throw differs('the deployment record');

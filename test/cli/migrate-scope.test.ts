@@ -4,7 +4,8 @@
  * destination (a file deleted at the source since an earlier run, anything else written there)
  * refuses the run before anything is written, or fails the verification, as for a whole store.
  * A resumed run (the destination holding part of the same migration) and another user's objects
- * beside the scope still pass. (The CLI round trips are in migrate.test.ts.)
+ * beside the scope still pass. A deployment record changed at the source during the run (a key
+ * rotation) stops it before the stale one is written. (The CLI round trips are in migrate.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { migrateStore } from '../../src/lifecycle/migrate.js';
@@ -82,5 +83,29 @@ describe('migrate --user: an object of the user only at the destination fails cl
       verified: 4,
     });
     expect([...(await snapshot(to)).keys()]).toEqual([...(await snapshot(from)).keys()]);
+  });
+});
+
+describe('migrate: the deployment record is verified against the source as it is at the end', () => {
+  it('stops, writing no record, when the source record changed during the copy (a key rotation)', async () => {
+    const from = await source();
+    const to = new MemoryStore();
+    let rotated = false;
+    const run = migrateStore(from, to, {
+      onProgress: (p) => {
+        if (p.phase !== 'copy' || rotated) return;
+        rotated = true;
+        void from.put(DEPLOYMENT_RECORD_KEY, bytes('deployment, re-wrapped'));
+      },
+    });
+    await expect(run).rejects.toMatchObject({
+      code: 'STORE_INCONSISTENT',
+      message: expect.stringMatching(/deployment record changed during the migration/),
+    });
+    expect(rotated).toBe(true);
+    expect(await to.head(DEPLOYMENT_RECORD_KEY)).toBeNull();
+    // Run again once the source is still: the new record is copied and verified.
+    await expect(migrateStore(from, to)).resolves.toMatchObject({ kept: 6, copied: 1, verified: 7 });
+    expect(new TextDecoder().decode((await to.get(DEPLOYMENT_RECORD_KEY))!.body)).toBe('deployment, re-wrapped');
   });
 });
