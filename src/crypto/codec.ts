@@ -178,23 +178,16 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
   async forUser(userId: string): Promise<UserCodec> {
     const uid = this.uidOf(userId);
     await this.revalidateDeployment();
-    return this.codecOf(uid, await this.keysOf(uid, true));
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, true), this.maxKeyBytes, () =>
+      this.reloadKeys(uid),
+    );
   }
 
   async forUid(uid: string): Promise<UserCodec> {
     if (!isUid(uid)) throw new MemvaultError('INVALID_USER', 'Error: Not a memvault uid.');
     await this.revalidateDeployment();
-    return this.codecOf(uid, await this.keysOf(uid, false));
-  }
-
-  private codecOf(uid: string, cached: CachedKeys): EncryptedUserCodec {
-    return new EncryptedUserCodec(
-      uid,
-      this.deploymentId,
-      cached,
-      this.maxKeyBytes,
-      () => this.reloadKeys(uid),
-      (entry) => this.cache.isUsable(entry),
+    return new EncryptedUserCodec(uid, this.deploymentId, await this.keysOf(uid, false), this.maxKeyBytes, () =>
+      this.reloadKeys(uid),
     );
   }
 
@@ -301,7 +294,7 @@ class EncryptedCodecProviderImpl implements EncryptedCodecProvider {
       wipeKeyring(keys);
       this.assertOpen();
     }
-    if (this.evictions !== evictionsBefore) return this.cache.detached(keys, readAt);
+    if (this.evictions !== evictionsBefore) return this.cache.detached(keys);
     return this.cache.set(uid, keys, readAt);
   }
 }

@@ -79,8 +79,6 @@ export class EncryptedUserCodec implements UserCodec {
     private cached: CachedKeys,
     private readonly maxKeyBytes: number,
     private readonly reload: () => Promise<CachedKeys>,
-    /** KeyCache.isUsable: not wiped and within the cache's age and grace. */
-    private readonly usable: (cached: CachedKeys) => boolean,
   ) {
     this.filesPrefix = userFilesPrefix(uid);
     // Names derive from the name root, the same in every version: the memo survives a reload.
@@ -88,7 +86,7 @@ export class EncryptedUserCodec implements UserCodec {
   }
 
   private get keyring(): UserKeyring {
-    if (!this.usable(this.cached)) {
+    if (this.cached.wiped) {
       throw new MemvaultError(
         'KEY_UNAVAILABLE',
         'Error: The memory key was released while this command ran; please try again.',

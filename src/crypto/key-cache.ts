@@ -3,8 +3,7 @@
  * key is re-read and re-unwrapped after `maxAgeMs`, so a forgotten user's key leaves every process
  * within that time). Evicted keys are wiped with sodium.memzero after `wipeGraceMs`: a codec handed
  * out just before the eviction may still be finishing its command; after the grace it refuses to
- * work (KEY_UNAVAILABLE, retry) rather than use zeroed keys. A codec held past the age and the grace
- * refuses the same way (`isUsable`), whether or not anything evicted its entry.
+ * work (KEY_UNAVAILABLE, retry) rather than use zeroed keys.
  */
 import { keyCacheLookup } from '../telemetry/signals.js';
 import { LruMap } from '../util/lru.js';
@@ -80,22 +79,12 @@ export class KeyCache {
   }
 
   /**
-   * Whether a codec may still use an entry it holds. The entry's age is checked only when the cache
-   * is asked again, so a codec held by a long command (or a host's handle) would go on using a key
-   * an erasure elsewhere destroyed: past the age and the grace (what an evicted entry gets before
-   * its wipe, so a command that took the entry just before its age finishes) it is not used.
-   */
-  isUsable(entry: CachedKeys): boolean {
-    return !entry.wiped && this.now() - entry.loadedAt < this.maxAgeMs + this.wipeGraceMs;
-  }
-
-  /**
    * Keys that must not be cached (their load was overtaken by an eviction: an erasure or a re-key
    * may have made them stale): handed to the commands that waited for them, and wiped after the
-   * grace like an evicted entry. Their age counts from the read, like a cached entry's.
+   * grace like an evicted entry.
    */
-  detached(keys: UserKeyring, readAt = this.now()): CachedKeys {
-    const entry: CachedKeys = { keys, loadedAt: readAt, wiped: false };
+  detached(keys: UserKeyring): CachedKeys {
+    const entry: CachedKeys = { keys, loadedAt: this.now(), wiped: false };
     this.retire(entry);
     return entry;
   }
