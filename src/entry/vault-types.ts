@@ -145,11 +145,7 @@ export interface Vault {
    * an INVALID_INPUT result, never a default.
    */
   run(userId: string, input: unknown, options?: RunOptions): Promise<CommandResult>;
-  /**
-   * Host-side access to a user's files (import, export), bypassing the model-facing chain. Open it per
-   * task: once its key was read longer ago than the key cache's age and grace (10 min 5 s by default),
-   * the handle refuses it (KEY_UNAVAILABLE), so that it never writes under a key erased elsewhere.
-   */
+  /** Host-side access to a user's files (import, export), bypassing the model-facing chain. */
   files(userId: string): Promise<TreeFiles>;
   /**
    * Records a host keeps beside a user's files (serve's idempotency records): named by a keyed hash,
